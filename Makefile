@@ -1,0 +1,38 @@
+# The two commands of the README: `make demo` and `make test`. Everything else supports them.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Reinstall when the declared or the locked dependencies change.
+STAMP := $(VENV)/.installed
+
+# Tests use the PostgreSQL and Redis that answer on this machine (CI has both).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: demo test lint venv clean bench
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch is pinned to the CPU build (2.13.0): an unpinned torch would pull CUDA wheels.
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[trainers,dev]"
+	touch $(STAMP)
+
+demo: venv
+	$(BIN)/python -m controlplane.demo
+
+lint: venv
+	$(BIN)/ruff check .
+
+test: venv lint
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: venv
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf var .pytest_cache .ruff_cache

@@ -1,0 +1,98 @@
+"""`make demo`: the whole product on one machine, no servers installed by hand.
+
+SQLite for the database; Redis at REDIS_URL when one answers, otherwise an embedded broker in a
+SQLite file (kombu's SQLAlchemy transport); the local Vertex emulator; a Celery worker and beat;
+the web server; a demo user and team; and a sample 2-replica DDP job that trains and finishes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from controlplane.devstack import ROOT, Stack, StackConfig, redis_answers
+
+TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
+
+
+def choose_broker(var_dir: Path) -> tuple[str, str]:
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    if redis_answers(redis_url):
+        return redis_url, f"Redis at {redis_url}"
+    url = f"sqla+sqlite:///{var_dir / 'broker.sqlite3'}"
+    return url, f"no Redis answered at {redis_url}: using an embedded broker in {url}"
+
+
+def job_state(stack: Stack, token: str, job_id: int) -> dict:
+    request = urllib.request.Request(f"{stack.web_url}/api/v1/jobs/{job_id}/",
+                                     headers={"Authorization": f"Token {token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--var-dir", type=Path, default=ROOT / "var" / "demo")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--emulator-port", type=int, default=8470)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--exit-when-done", action="store_true",
+                        help="stop when the sample job ends; exit 0 only if it SUCCEEDED")
+    parser.add_argument("--timeout", type=float, default=600)
+    args = parser.parse_args(argv)
+
+    var_dir = args.var_dir.resolve()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    broker, said = choose_broker(var_dir)
+    print(f"broker: {said}", flush=True)
+    stack = Stack(StackConfig(
+        var_dir=var_dir, database_url=f"sqlite:///{var_dir / 'controlplane.sqlite3'}",
+        broker_url=broker, web_port=args.port, emulator_port=args.emulator_port,
+        queue_prefix="cp-demo",
+    ))
+    try:
+        stack.start()
+        seeded = json.loads(stack.manage("seed_demo", "--sample-job", "--steps", str(args.steps),
+                                         capture=True))
+        job_id = seeded["job"]
+        print(f"""
+The control plane is running.
+  open      {stack.web_url}/jobs/{job_id}/   (the sample job)
+  log in    user {seeded['username']}, password {seeded['password']}
+  API       curl -H 'Authorization: Token {seeded['token']}' {stack.web_url}/api/v1/jobs/
+  logs      {stack.log_dir}/
+Press Ctrl-C to stop.
+""", flush=True)
+        started = time.monotonic()
+        last = ""
+        while True:
+            if stack.dead():
+                print(f"a process stopped: {stack.dead()}", file=sys.stderr)
+                for name in stack.dead():
+                    print(stack.log_tail(name), file=sys.stderr)
+                return 1
+            state = job_state(stack, seeded["token"], job_id)
+            line = f"sample job {job_id}: {state['state']} step {state['last_step']}"
+            if line != last:
+                print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
+                last = line
+            if args.exit_when_done and state["state"] in TERMINAL:
+                return 0 if state["state"] == "SUCCEEDED" else 1
+            if args.exit_when_done and time.monotonic() - started > args.timeout:
+                print("the sample job did not finish in time", file=sys.stderr)
+                return 1
+            time.sleep(2)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        print("stopping...", flush=True)
+        stack.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The interface the control plane needs from a training backend, and the data it returns.
+
+Everything crossing this boundary is plain Python: CustomJobs as Vertex REST JSON dicts
+(camelCase, as `gcloud` and the REST API write them), results as the dataclasses below.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+# Cloud Logging's LogSeverity numbers.
+SEVERITY_NUMBERS: dict[str, int] = {
+    "DEFAULT": 0, "DEBUG": 100, "INFO": 200, "NOTICE": 300, "WARNING": 400,
+    "ERROR": 500, "CRITICAL": 600, "ALERT": 700, "EMERGENCY": 800,
+}
+
+# Vertex JobState names whose job will not change any more (VERTEX_FACTS.md section 2).
+TERMINAL_VERTEX_STATES = frozenset({
+    "JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED",
+    "JOB_STATE_PARTIALLY_SUCCEEDED",
+})
+
+
+@dataclass(frozen=True)
+class RemoteJob:
+    name: str                     # projects/{p}/locations/{l}/customJobs/{id}
+    display_name: str
+    state: str                    # a JobState enum name, e.g. "JOB_STATE_RUNNING"
+    labels: dict[str, str] = field(default_factory=dict)
+    create_time: datetime | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    error_code: int = 0
+    error_message: str = ""
+
+    @property
+    def job_id(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_VERTEX_STATES
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    insert_id: str
+    timestamp: datetime
+    severity: int
+    job_id: str
+    task_name: str
+    json_payload: dict[str, Any] | None = None
+    text_payload: str | None = None
+
+
+@dataclass(frozen=True)
+class LogPage:
+    entries: list[LogEntry]
+    next_page_token: str
+
+
+class Backend(abc.ABC):
+    """A place that runs CustomJobs: Vertex AI, or the local emulator speaking its protocol."""
+
+    project: str
+    region: str
+
+    @abc.abstractmethod
+    def create_custom_job(self, custom_job: dict[str, Any]) -> RemoteJob: ...
+
+    @abc.abstractmethod
+    def find_custom_job(self, display_name: str, labels: dict[str, str]) -> RemoteJob | None:
+        """The CustomJob an earlier try created with this display name and labels, if any."""
+
+    @abc.abstractmethod
+    def get_custom_job(self, name: str) -> RemoteJob: ...
+
+    @abc.abstractmethod
+    def cancel_custom_job(self, name: str) -> None: ...
+
+    @abc.abstractmethod
+    def list_log_entries(
+        self, filter_: str, *, page_size: int, page_token: str = "", order_by: str = "timestamp asc"
+    ) -> LogPage: ...
+
+
+@cache
+def get_backend() -> Backend:
+    return import_string(settings.CP_BACKEND)()

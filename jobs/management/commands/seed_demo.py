@@ -1,0 +1,66 @@
+"""Create a user, a team and an API token (idempotent); optionally submit the sample job.
+
+Prints one JSON object (username, password, team, token, job id) for scripts and tests.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from jobs import lifecycle, requests
+from jobs.models import Membership, Role, Team
+
+SAMPLE_JOB: dict[str, Any] = {
+    "name": "sample-ddp-2-replicas",
+    "strategy": "ddp",
+    "spot": False,
+    "args": ["--preset", "tiny", "--steps", "300", "--checkpoint-every", "50"],
+    "chief": {"machine_type": "n1-standard-4", "boot_disk_type": "pd-ssd",
+              "boot_disk_size_gb": 100},
+    "workers": {"replica_count": 1},
+}
+
+
+class Command(BaseCommand):
+    help = __doc__
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--username", default="demo")
+        parser.add_argument("--password", default="demo-password")
+        parser.add_argument("--team", default="demo")
+        parser.add_argument("--role", default=Role.ADMIN, choices=[r.value for r in Role])
+        parser.add_argument("--sample-job", action="store_true",
+                            help="also submit the sample 2-replica DDP job")
+        parser.add_argument("--steps", type=int, default=300)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        with transaction.atomic():
+            user_model = get_user_model()
+            user, created = user_model.objects.get_or_create(username=options["username"])
+            if created:
+                user.set_password(options["password"])
+                user.save()
+            team, _ = Team.objects.get_or_create(
+                slug=options["team"], defaults={"name": options["team"].replace("-", " ").title()})
+            Membership.objects.update_or_create(user=user, team=team,
+                                                defaults={"role": options["role"]})
+            token, _ = Token.objects.get_or_create(user=user)
+        out: dict[str, Any] = {"username": user.username, "password": options["password"],
+                               "team": team.slug, "token": token.key, "job": None}
+        if options["sample_job"]:
+            request = {**SAMPLE_JOB}
+            request["args"] = ["--preset", "tiny", "--steps", str(options["steps"]),
+                               "--checkpoint-every", "50"]
+            checked = requests.check(request, team)
+            if not checked.ok:
+                raise CommandError(f"the sample job does not validate: {checked.errors}")
+            job = lifecycle.create_job(team=team, user=user, request=checked.request,
+                                       composition=checked.composition)
+            out["job"] = job.pk
+        self.stdout.write(json.dumps(out))

@@ -1,0 +1,41 @@
+"""Shared fixtures. With CI=true, a test that would skip for want of a service fails instead."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+CI = os.environ.get("CI", "").lower() == "true"
+
+
+def require(condition: bool, why: str) -> None:
+    if condition:
+        return
+    if CI:
+        pytest.fail(f"{why} (CI=true: the service is required)", pytrace=False)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    require(url.startswith(("postgres://", "postgresql://")),
+            f"DATABASE_URL is not PostgreSQL ({url or 'unset'}); `make test` sets it")
+    try:
+        import psycopg
+
+        with psycopg.connect(url, connect_timeout=3) as conn:
+            conn.execute("select 1")
+    except Exception as exc:  # any failure: no usable PostgreSQL
+        require(False, f"PostgreSQL at {url} does not answer: {exc}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    from controlplane.devstack import redis_answers
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
+    require(redis_answers(url, timeout_s=2), f"Redis at {url} does not answer")
+    return url

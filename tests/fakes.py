@@ -1,0 +1,62 @@
+"""An in-memory Backend for unit tests of the lifecycle's own logic.
+
+The integration tests (tests/integration/) exercise the real client libraries against the real
+emulator; this double only lets unit tests script backend answers and crashes precisely.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from jobs.backends import errors
+from jobs.backends.base import Backend, LogPage, RemoteJob
+
+
+class FakeBackend(Backend):
+    def __init__(self) -> None:
+        self.project = "fake-project"
+        self.region = "us-central1"
+        self.jobs: dict[str, RemoteJob] = {}
+        self.created: list[dict[str, Any]] = []
+        self.cancelled: list[str] = []
+        self.fail_creates: list[Exception] = []
+        self.crash_after_create = False
+        self._ids = itertools.count(1000)
+
+    def create_custom_job(self, custom_job: dict[str, Any]) -> RemoteJob:
+        if self.fail_creates:
+            raise self.fail_creates.pop(0)
+        name = f"projects/{self.project}/locations/{self.region}/customJobs/{next(self._ids)}"
+        job = RemoteJob(name=name, display_name=custom_job["displayName"],
+                        state="JOB_STATE_QUEUED", labels=dict(custom_job.get("labels", {})))
+        self.jobs[name] = job
+        self.created.append(custom_job)
+        if self.crash_after_create:
+            self.crash_after_create = False
+            raise errors.TransientBackendError("connection lost after the job was created")
+        return job
+
+    def find_custom_job(self, display_name: str, labels: dict[str, str]) -> RemoteJob | None:
+        for job in self.jobs.values():
+            if job.display_name == display_name and all(
+                    job.labels.get(k) == v for k, v in labels.items()):
+                return job
+        return None
+
+    def get_custom_job(self, name: str) -> RemoteJob:
+        if name not in self.jobs:
+            raise errors.NotFound(name)
+        return self.jobs[name]
+
+    def set_state(self, name: str, state: str, **fields: Any) -> None:
+        from dataclasses import replace
+
+        self.jobs[name] = replace(self.jobs[name], state=state, **fields)
+
+    def cancel_custom_job(self, name: str) -> None:
+        self.cancelled.append(name)
+
+    def list_log_entries(self, filter_: str, *, page_size: int, page_token: str = "",
+                         order_by: str = "timestamp asc") -> LogPage:
+        return LogPage([], "")

@@ -1,0 +1,94 @@
+"""The whole stack as real processes: PostgreSQL, Redis, the emulator, worker, beat, web.
+
+Started once per test session through controlplane.devstack (the same code `make demo` uses),
+on a database of its own so it never touches pytest-django's test database.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+import requests
+
+from controlplane.devstack import Stack, StackConfig, free_port
+
+
+class Api:
+    """A scripted user of the REST API, as the README's curl examples."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Token {token}"
+
+    def get(self, path: str, **params: Any) -> Any:
+        response = self.session.get(self.base + path, params=params, timeout=30)
+        response.raise_for_status()
+        return response.json()
+
+    def post(self, path: str, body: Any = None) -> requests.Response:
+        return self.session.post(self.base + path, json=body, timeout=30)
+
+    def wait_for(self, job_id: int, predicate: Callable[[dict], bool], *, timeout_s: float,
+                 what: str, stack: Stack) -> dict:
+        deadline = time.monotonic() + timeout_s
+        job: dict = {}
+        while time.monotonic() < deadline:
+            job = self.get(f"/api/v1/jobs/{job_id}/")
+            if predicate(job):
+                return job
+            dead = stack.dead()
+            assert not dead, f"stack processes died: {dead}\n" + "\n".join(
+                stack.log_tail(n) for n in dead)
+            time.sleep(1)
+        raise AssertionError(f"timed out waiting for {what}; last seen: {json.dumps(job)[:2000]}"
+                             f"\n--- worker ---\n{stack.log_tail('worker')}"
+                             f"\n--- emulator ---\n{stack.log_tail('emulator')}")
+
+
+def _database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@pytest.fixture(scope="session")
+def stack(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[Stack]:
+    name = f"cp_it_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    var_dir: Path = tmp_path_factory.mktemp("stack")
+    stack = Stack(StackConfig(
+        var_dir=var_dir, database_url=_database(postgres_url, name), broker_url=redis_url,
+        web_port=free_port(), emulator_port=free_port(),
+        # A queue of its own: messages left by another run can never reach this one.
+        queue_prefix=f"cp-it-{uuid.uuid4().hex[:6]}",
+        reconcile_interval_s=1.0, follow_interval_s=1.0,
+        extra_env={"CP_RESUBMIT_AFTER_S": "10"},
+    ))
+    try:
+        stack.start()
+        yield stack
+    finally:
+        stack.stop()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def seeded(stack: Stack) -> dict[str, Any]:
+    return json.loads(stack.manage("seed_demo", "--username", "alice", "--team", "vision",
+                                   capture=True))
+
+
+@pytest.fixture(scope="session")
+def api(stack: Stack, seeded: dict[str, Any]) -> Api:
+    return Api(stack.web_url, seeded["token"])

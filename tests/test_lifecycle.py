@@ -1,0 +1,112 @@
+"""Submission exactly once and reconciliation, against a scripted backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from jobs import lifecycle, requests
+from jobs.backends import base, errors
+from jobs.models import Job, JobState, Team
+from tests.fakes import FakeBackend
+
+
+@pytest.fixture
+def backend(settings: pytest.FixtureRequest) -> Iterator[FakeBackend]:
+    settings.CP_BACKEND = "tests.fakes.FakeBackend"
+    base.get_backend.cache_clear()
+    yield base.get_backend()
+    base.get_backend.cache_clear()
+
+
+@pytest.fixture
+def job(db: None, backend: FakeBackend, django_capture_on_commit_callbacks) -> Job:
+    team = Team.objects.create(name="Vision", slug="vision")
+    user = get_user_model().objects.create(username="ann")
+    body = {"name": "exp", "chief": {"machine_type": "n1-standard-4"},
+            "workers": {"replica_count": 1}}
+    checked = requests.check(body, team)
+    assert checked.ok, checked.errors
+    # The on-commit submit is captured, not run: each test drives the lifecycle itself.
+    with django_capture_on_commit_callbacks(execute=False):
+        return lifecycle.create_job(team=team, user=user, request=checked.request,
+                                    composition=checked.composition)
+
+
+def test_submit_twice_creates_one_custom_job(job: Job, backend: FakeBackend) -> None:
+    lifecycle.submit(job.pk)
+    lifecycle.submit(job.pk)
+    assert len(backend.created) == 1
+    created = backend.created[0]
+    assert created["displayName"] == f"cp-{job.pk}-a1"
+    assert created["labels"] == {"cp-job": str(job.pk), "cp-attempt": "1", "cp-team": "vision"}
+    assert created["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"].endswith(
+        f"/vision/job-{job.pk}")
+    job.refresh_from_db()
+    assert job.current_attempt().vertex_name in backend.jobs
+
+
+def test_a_crash_after_create_is_repaired_by_looking_up_first(job: Job,
+                                                              backend: FakeBackend) -> None:
+    backend.crash_after_create = True
+    with pytest.raises(errors.TransientBackendError):
+        lifecycle.submit(job.pk)
+    job.refresh_from_db()
+    assert job.current_attempt().vertex_name == "", "nothing saved: the transaction rolled back"
+    lifecycle.submit(job.pk)  # the retry
+    assert len(backend.created) == 1, "found, not created again"
+    assert job.current_attempt().vertex_name in backend.jobs
+
+
+def test_an_invalid_spec_fails_the_job_once(job: Job, backend: FakeBackend) -> None:
+    backend.fail_creates = [errors.InvalidJobSpec("image not found")]
+    lifecycle.submit(job.pk)
+    lifecycle.submit(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.FAILED and "image not found" in job.error_message
+    assert backend.created == []
+
+
+def test_reconcile_follows_the_backend_and_terminal_is_final(job: Job,
+                                                             backend: FakeBackend) -> None:
+    lifecycle.submit(job.pk)
+    name = Job.objects.get(pk=job.pk).current_attempt().vertex_name
+    started = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    backend.set_state(name, "JOB_STATE_RUNNING", start_time=started)
+    lifecycle.reconcile(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.RUNNING and job.started_at == started
+
+    backend.set_state(name, "JOB_STATE_FAILED", error_code=13, error_message="replica died")
+    lifecycle.reconcile(job.pk)
+    lifecycle.reconcile(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.FAILED and job.error_message == "replica died"
+    # A stale observation cannot move a finished job.
+    assert not job.update_state(JobState.RUNNING)
+    states = list(job.events.filter(kind="state").values_list("data__to", flat=True))
+    assert states == ["QUEUED", "RUNNING", "FAILED"]
+
+
+def test_cancel_before_submission_needs_no_backend(job: Job, backend: FakeBackend) -> None:
+    assert lifecycle.request_cancel(job.pk)
+    lifecycle.submit(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.CANCELLED and backend.created == []
+
+
+def test_cancel_a_submitted_job(job: Job, backend: FakeBackend,
+                                django_capture_on_commit_callbacks) -> None:
+    lifecycle.submit(job.pk)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        assert lifecycle.request_cancel(job.pk)
+    assert len(callbacks) == 1, "the backend call is queued once the state is committed"
+    lifecycle.send_cancel(job.pk)
+    name = Job.objects.get(pk=job.pk).current_attempt().vertex_name
+    assert backend.cancelled == [name]
+    backend.set_state(name, "JOB_STATE_CANCELLED", error_code=1, error_message="CANCELED")
+    lifecycle.reconcile(job.pk)
+    assert Job.objects.get(pk=job.pk).state == JobState.CANCELLED
