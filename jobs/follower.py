@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -61,7 +61,7 @@ def job_filters(job_ids: Iterable[str], since: datetime) -> list[str]:
 
 
 def _rfc3339(moment: datetime) -> str:
-    return moment.astimezone(timezone.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def follow() -> int:

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from jobs import composer
 from jobs.backends import errors
-from jobs.backends.base import RemoteJob, get_backend
+from jobs.backends.base import TERMINAL_VERTEX_STATES, RemoteJob, get_backend
 from jobs.models import ACTIVE_STATES, Job, JobAttempt, JobState, Team, display_name_for
 
 logger = logging.getLogger(__name__)
@@ -134,6 +134,17 @@ def reconcile(job_id: int) -> None:
                              error=f"CustomJob {attempt.vertex_name} no longer exists on Vertex")
             return
         _record_remote(job, attempt, remote, source="reconcile")
+        if job.state == JobState.CANCELLING and remote.state not in (
+                "JOB_STATE_CANCELLING", *TERMINAL_VERTEX_STATES):
+            _resend_cancel_if_lost(job)
+
+
+def _resend_cancel_if_lost(job: Job) -> None:
+    """We asked to cancel but the backend still runs it: the request was lost; ask again."""
+    from jobs.tasks import cancel_job
+
+    if timezone.now() - job.state_changed_at > timedelta(seconds=settings.CP_RESUBMIT_AFTER_S):
+        transaction.on_commit(lambda: cancel_job.delay(str(job.pk)))
 
 
 def _repair_unsubmitted(job: Job) -> None:

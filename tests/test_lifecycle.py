@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from jobs import lifecycle, requests
 from jobs.backends import base, errors
@@ -15,7 +16,7 @@ from tests.fakes import FakeBackend
 
 
 @pytest.fixture
-def backend(settings: pytest.FixtureRequest) -> Iterator[FakeBackend]:
+def backend(settings: Any) -> Iterator[FakeBackend]:
     settings.CP_BACKEND = "tests.fakes.FakeBackend"
     base.get_backend.cache_clear()
     yield base.get_backend()
@@ -74,7 +75,7 @@ def test_reconcile_follows_the_backend_and_terminal_is_final(job: Job,
                                                              backend: FakeBackend) -> None:
     lifecycle.submit(job.pk)
     name = Job.objects.get(pk=job.pk).current_attempt().vertex_name
-    started = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    started = timezone.now()
     backend.set_state(name, "JOB_STATE_RUNNING", start_time=started)
     lifecycle.reconcile(job.pk)
     job.refresh_from_db()
