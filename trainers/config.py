@@ -1,0 +1,183 @@
+"""Training configuration: one dataclass, presets as small functions, `key=value` overrides.
+
+The CLI sets the handful of fields people change per run; everything else is reachable with
+`--set field=value` (or `--set model.n_layer=4`) instead of a flag per knob.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A byte-level GPT: tokens are the bytes 0..255."""
+
+    block_size: int = 64  # context length in tokens
+    n_layer: int = 2
+    n_head: int = 2
+    n_embd: int = 64
+    vocab_size: int = 256
+    dropout: float = 0.0  # 0 keeps runs reproducible across world sizes
+    bias: bool = True
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    preset: str = "tiny"
+    strategy: str = "ddp"
+    model: ModelConfig = field(default_factory=ModelConfig)
+
+    steps: int = 300
+    seed: int = 1337
+    batch_size: int = 16  # GLOBAL batch, in sequences, summed over all data-parallel ranks
+    micro_batch_size: int = 0  # sequences per rank per forward pass; 0 = the whole rank batch
+    precision: str = "fp32"  # fp32 | bf16 (autocast on GPU)
+
+    lr: float = 3e-3
+    min_lr_ratio: float = 0.1  # cosine decays to lr * min_lr_ratio at the last step
+    warmup_steps: int = 20
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = 1.0  # 0 disables
+
+    log_every: int = 1  # step events every N steps (the last step is always printed)
+    eval_every: int = 100  # 0 disables evaluation
+    eval_batches: int = 2  # global batches of held-out text per evaluation
+
+    checkpoint_every: int = 100  # 0 = only the final and the emergency (preemption) checkpoints
+    keep: int = 3  # committed checkpoints kept; 0 keeps all
+    checkpoint_dir: str | None = None  # local path (gs:// later); None = no checkpoints
+    model_dir: str | None = None  # where the final model is exported; None = not exported
+
+    data: str | None = None  # a text file; None = the Python standard library's sources
+    corpus_max_bytes: int = 4 * 1024 * 1024
+
+    device: str = "auto"  # auto (a GPU when there is one) | cpu | cuda
+    cpu_threads: int = 1  # torch threads per process on CPU (replicas often share a few cores)
+    collective_timeout_s: int = 600  # how long a rank waits for the others before failing
+
+    def to_dict(self) -> dict[str, typing.Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, typing.Any]) -> TrainConfig:
+        values = dict(data)
+        values["model"] = ModelConfig(**values.get("model", {}))
+        return cls(**values)
+
+
+def tiny() -> TrainConfig:
+    """~0.12M parameters: two CPU processes run 300 steps in seconds. The test and demo preset."""
+    return TrainConfig(preset="tiny")
+
+
+def small() -> TrainConfig:
+    """~10.8M parameters (nanoGPT's Shakespeare-char shape): minutes on one GPU."""
+    return TrainConfig(
+        preset="small",
+        model=ModelConfig(block_size=256, n_layer=6, n_head=6, n_embd=384),
+        steps=5000,
+        batch_size=64,
+        lr=1e-3,
+        warmup_steps=100,
+        log_every=10,
+        eval_every=500,
+        eval_batches=8,
+        checkpoint_every=500,
+        corpus_max_bytes=16 * 1024 * 1024,
+    )
+
+
+PRESETS: dict[str, Callable[[], TrainConfig]] = {"tiny": tiny, "small": small}
+
+
+def preset(name: str) -> TrainConfig:
+    try:
+        return PRESETS[name]()
+    except KeyError:
+        raise ValueError(f"unknown preset {name!r}; valid: {', '.join(PRESETS)}") from None
+
+
+def apply_overrides(config: TrainConfig, assignments: Iterable[str]) -> TrainConfig:
+    """Apply `field=value` / `model.field=value` strings, converting values to the field's type."""
+    for assignment in assignments:
+        key, sep, raw = assignment.partition("=")
+        if not sep:
+            raise ValueError(f"--set expects KEY=VALUE, got {assignment!r}")
+        path = key.strip().split(".")
+        config = _replace_path(config, path, raw.strip(), key)
+    return config
+
+
+def _replace_path(obj: typing.Any, path: list[str], raw: str, key: str) -> typing.Any:
+    hints = typing.get_type_hints(type(obj))
+    name = path[0]
+    if name not in hints:
+        valid = ", ".join(f.name for f in dataclasses.fields(obj))
+        raise ValueError(f"unknown setting {key!r}; fields here: {valid}")
+    if len(path) > 1:
+        child = getattr(obj, name)
+        if not dataclasses.is_dataclass(child):
+            raise ValueError(f"{key!r}: {name} has no sub-fields")
+        return dataclasses.replace(obj, **{name: _replace_path(child, path[1:], raw, key)})
+    return dataclasses.replace(obj, **{name: _convert(raw, hints[name], key)})
+
+
+def _convert(raw: str, hint: typing.Any, key: str) -> typing.Any:
+    args = typing.get_args(hint)
+    if type(None) in args:  # Optional[X]
+        if raw.lower() in ("", "none", "null"):
+            return None
+        hint = next(a for a in args if a is not type(None))
+    try:
+        if hint is bool:
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if hint in (int, float, str):
+            return hint(raw)
+    except ValueError:
+        raise ValueError(f"{key}: {raw!r} is not a valid {hint.__name__}") from None
+    raise ValueError(f"{key} cannot be set from the command line")
+
+
+def validate(config: TrainConfig, world_size: int) -> None:
+    """Fail before any work starts, with a message that says what to change."""
+    m = config.model
+    problems = []
+    if config.steps < 1:
+        problems.append("steps must be >= 1")
+    if config.batch_size < 1 or config.batch_size % world_size:
+        problems.append(
+            f"batch_size {config.batch_size} (global) must be a positive multiple of the "
+            f"world size {world_size}"
+        )
+    else:
+        per_rank = config.batch_size // world_size
+        if config.micro_batch_size < 0 or (
+            config.micro_batch_size and per_rank % config.micro_batch_size
+        ):
+            problems.append(
+                f"micro_batch_size {config.micro_batch_size} must divide the per-rank batch "
+                f"{per_rank}"
+            )
+    if m.n_embd % m.n_head:
+        problems.append(f"model.n_embd {m.n_embd} must be a multiple of model.n_head {m.n_head}")
+    if config.device not in ("auto", "cpu", "cuda"):
+        problems.append(f"device must be auto, cpu or cuda, not {config.device!r}")
+    if config.precision not in ("fp32", "bf16"):
+        problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
+    for name in ("checkpoint_every", "keep", "eval_every", "eval_batches", "warmup_steps"):
+        if getattr(config, name) < 0:
+            problems.append(f"{name} must be >= 0")
+    if config.log_every < 1:
+        problems.append("log_every must be >= 1")
+    if problems:
+        raise ValueError("invalid configuration: " + "; ".join(problems))

@@ -1,0 +1,113 @@
+"""The events the control plane reads: one JSON object per line on stdout, flushed.
+
+Cloud Logging turns each line into a jsonPayload and lifts `severity` and `message`; the control
+plane relies on `event` and the fields below (DESIGN.md, "Contract between trainers and the
+control plane"). Only rank 0 prints step, checkpoint, eval, preemption and finish events; every
+rank prints `run_started` and errors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+
+def emit(event: str, message: str, severity: str = "INFO", **fields: Any) -> None:
+    record = {"severity": severity, "message": message, "event": event, **fields}
+    line = json.dumps(_finite(record), allow_nan=False, separators=(",", ":"))
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()  # a replica can be killed at any moment: never leave an event buffered
+
+
+def run_started(
+    rank: int, world_size: int, strategy: str, params: int, resumed_from_step: int | None
+) -> None:
+    emit(
+        "run_started",
+        f"rank {rank}/{world_size} started ({strategy}, {params:,} parameters)",
+        rank=rank,
+        world_size=world_size,
+        strategy=strategy,
+        params=params,
+        resumed_from_step=resumed_from_step,
+    )
+
+
+def step(
+    step: int, total_steps: int, loss: float, lr: float, tokens_per_s: float, step_time_s: float
+) -> None:
+    emit(
+        "step",
+        f"step {step}/{total_steps} loss {loss:.4f}",
+        step=step,
+        total_steps=total_steps,
+        loss=loss,
+        lr=lr,
+        tokens_per_s=round(tokens_per_s, 1),
+        step_time_s=round(step_time_s, 6),
+    )
+
+
+def checkpoint_saved(step: int, path: str, size: int, seconds: float) -> None:
+    emit(
+        "checkpoint_saved",
+        f"checkpoint of step {step} saved to {path}",
+        step=step,
+        path=path,
+        bytes=size,
+        seconds=round(seconds, 3),
+    )
+
+
+def resumed(step: int, path: str) -> None:
+    emit("resumed", f"resumed from step {step} ({path})", step=step, path=path)
+
+
+def preempted(signal_name: str, step: int, checkpoint_path: str | None) -> None:
+    where = f"checkpoint {checkpoint_path}" if checkpoint_path else "no checkpoint directory"
+    emit(
+        "preempted",
+        f"{signal_name} received: stopped after step {step}, {where}",
+        severity="WARNING",
+        signal=signal_name,
+        step=step,
+        checkpoint_path=checkpoint_path,
+    )
+
+
+def evaluation(step: int, metrics: dict[str, float]) -> None:
+    shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
+    emit("eval", f"eval at step {step}: {shown}", step=step, metrics=metrics)
+
+
+def run_finished(step: int, final_loss: float | None, wall_s: float) -> None:
+    emit(
+        "run_finished",
+        f"finished at step {step} in {wall_s:.1f} s",
+        step=step,
+        final_loss=final_loss,
+        wall_s=round(wall_s, 3),
+    )
+
+
+def error(rank: int | None, exc: BaseException) -> None:
+    emit(
+        "error",
+        f"{type(exc).__name__}: {exc}",
+        severity="ERROR",
+        rank=rank,
+        error_type=type(exc).__name__,
+    )
+
+
+def _finite(value: Any) -> Any:
+    """NaN/inf are not JSON: a line holding them would reach Cloud Logging as plain text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

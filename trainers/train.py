@@ -1,0 +1,210 @@
+"""Train a byte-level GPT with data parallelism; built to be preempted and resumed.
+
+One process (world size 1, CPU or one GPU):
+
+    python -m trainers.train --preset tiny --steps 300 --checkpoint-dir /tmp/ckpt
+
+Several processes on one machine (torchrun sets RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT):
+
+    torchrun --nproc-per-node=2 -m trainers.train --preset tiny --strategy ddp
+    python -m trainers.train --preset tiny --nproc-per-node 2      # starts torchrun itself
+
+On Vertex AI (a CustomJob; every replica runs the same command):
+
+    python -m trainers.train --preset small --strategy ddp
+
+  Each replica reads CLUSTER_SPEC: ranks are the replicas of workerpool0 then workerpool1, the
+  master is workerpool0[0]; workerpool2/3 replicas (Reduction Server, evaluators) exit 0. With
+  several GPUs per replica, `--nproc-per-node auto` (the default) starts one process per GPU
+  through torchrun. Checkpoints go to AIP_CHECKPOINT_DIR and the final model to AIP_MODEL_DIR
+  unless --checkpoint-dir / --model-dir say otherwise.
+
+The local Vertex emulator sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT as well; those win.
+
+Events: one JSON object per line on stdout (see trainers/events.py).
+Exit codes: 0 finished (or a replica that runs no trainer); 1 error; 2 bad configuration;
+128+N stopped by signal N after an emergency checkpoint (143 for SIGTERM, 130 for SIGINT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import torch
+
+from trainers import cluster, events, strategies
+from trainers.config import PRESETS, TrainConfig, apply_overrides, preset, validate
+from trainers.preemption import StopRequest
+from trainers.trainer import Trainer
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_CONFIG = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> typing.NoReturn:
+        # Also as a JSON event: on Vertex stderr text reaches the control plane unclassified.
+        events.emit("error", message, severity="ERROR", rank=None, error_type="UsageError")
+        super().error(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    def strategy_name(value: str) -> str:
+        try:
+            return strategies.check_name(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parser = _Parser(
+        prog="python -m trainers.train",
+        description="Train a byte-level GPT (DDP); preset values apply where a flag is omitted.",
+    )
+    parser.add_argument(
+        "--strategy",
+        type=strategy_name,
+        default="ddp",
+        help=f"parallelism strategy: {', '.join(strategies.SUPPORTED)} "
+        "(default: ddp; single = one process)",
+    )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="tiny",
+        help="model and schedule preset (default: tiny)",
+    )
+    parser.add_argument("--steps", type=int, help="optimizer steps (tiny: 300, small: 5000)")
+    parser.add_argument("--seed", type=int, help="seed for weights and data (default: 1337)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        help="GLOBAL batch in sequences, over all ranks (tiny: 16, small: 64)",
+    )
+    parser.add_argument("--lr", type=float, help="peak learning rate (tiny: 3e-3, small: 1e-3)")
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        help="checkpoint every N steps; 0 = only final/emergency (tiny: 100)",
+    )
+    parser.add_argument("--keep", type=int, help="complete checkpoints kept; 0 = all (default: 3)")
+    parser.add_argument(
+        "--checkpoint-dir", help="default: $AIP_CHECKPOINT_DIR; neither = no checkpoints"
+    )
+    parser.add_argument(
+        "--model-dir", help="final model export; default: $AIP_MODEL_DIR; neither = no export"
+    )
+    parser.add_argument(
+        "--data", help="a text file to train on (default: the Python standard library)"
+    )
+    parser.add_argument(
+        "--eval-every", type=int, help="evaluate every N steps; 0 = never (tiny: 100, small: 500)"
+    )
+    parser.add_argument(
+        "--nproc-per-node",
+        default="auto",
+        help="processes per machine: 'auto' = one per GPU (1 on CPU), or a "
+        "number; above 1 the trainer starts itself under torchrun",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other TrainConfig field, e.g. --set warmup_steps=50 "
+        "--set model.n_layer=4 --set micro_batch_size=4",
+    )
+    return parser
+
+
+def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainConfig:
+    config = preset(args.preset)
+    flags = {
+        "strategy": args.strategy,
+        "steps": args.steps,
+        "seed": args.seed,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "checkpoint_every": args.checkpoint_every,
+        "keep": args.keep,
+        "checkpoint_dir": args.checkpoint_dir or env.get("AIP_CHECKPOINT_DIR") or None,
+        "model_dir": args.model_dir or env.get("AIP_MODEL_DIR") or None,
+        "data": args.data,
+        "eval_every": args.eval_every,
+    }
+    config = replace(config, **{k: v for k, v in flags.items() if v is not None})
+    return apply_overrides(config, args.overrides)
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    env = os.environ if env is None else env
+    args = build_parser().parse_args(argv)
+
+    # Configuration: anything wrong here is the caller's to fix (exit 2), before any work.
+    try:
+        config = config_from_args(args, env)
+        process = cluster.process_from_env(env)
+    except cluster.NotATrainer as exc:
+        events.emit(
+            "not_a_trainer",
+            f"{exc.reason}: no trainer runs here, exiting 0",
+            task_type=exc.task_type,
+        )
+        return EXIT_OK
+    except ValueError as exc:
+        events.error(None, exc)
+        return EXIT_CONFIG
+
+    try:
+        nproc = cluster.resolve_nproc_per_node(
+            args.nproc_per_node, torch.cuda.device_count() if config.device != "cpu" else 0
+        )
+    except ValueError as exc:
+        events.error(process.rank, exc)
+        return EXIT_CONFIG
+    if nproc > 1 and not cluster.under_launcher(env):
+        # Replace this process by torchrun (same PID: SIGTERM still reaches the launcher,
+        # which forwards it to every trainer process).
+        command = cluster.launcher_argv(cluster.node_from_env(env), nproc, argv)
+        events.emit(
+            "launching",
+            f"starting {nproc} processes on this node: {' '.join(command)}",
+            nproc_per_node=nproc,
+        )
+        os.execv(command[0], command)
+
+    return run(config, process)
+
+
+def run(config: TrainConfig, process: cluster.Process) -> int:
+    # Installed first: a notice that arrives during start-up still stops after the first step.
+    stop = StopRequest()
+    stop.install()
+    try:
+        validate(config, process.world_size)
+        strategies.check_world(config.strategy, process.world_size)
+    except ValueError as exc:
+        events.error(process.rank, exc)
+        return EXIT_CONFIG
+    try:
+        _, device = cluster.init_process_group(process, config.collective_timeout_s, config.device)
+        if device == "cpu":
+            torch.set_num_threads(config.cpu_threads)  # replicas often share a few cores
+        return Trainer(config, process, device, stop).run()
+    except Exception as exc:
+        events.error(process.rank, exc)
+        traceback.print_exc(file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        cluster.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
