@@ -1,0 +1,98 @@
+"""python -m localvertex: run the local Vertex AI emulator until SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from pathlib import Path
+
+from localvertex.config import REPO_ROOT, Settings
+from localvertex.server import Emulator
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m localvertex",
+        description="A local emulator of Vertex AI's training API and Cloud Logging (gRPC).",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8470, help="0 picks a free port")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        required=True,
+        help="SQLite state, pid files and the local stand-in for GCS (gcs/)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=REPO_ROOT,
+        help="replicas' working directory, prepended to PYTHONPATH",
+    )
+    parser.add_argument(
+        "--logging-quota-per-minute",
+        type=int,
+        default=60,
+        help="ListLogEntries calls per project per minute (0: unlimited)",
+    )
+    parser.add_argument("--queue-delay", type=float, default=0.3, help="seconds in QUEUED")
+    parser.add_argument("--pending-delay", type=float, default=0.3, help="seconds in PENDING")
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=5,
+        help="restarts of a failing replica before the job fails",
+    )
+    parser.add_argument(
+        "--max-preemptions",
+        type=int,
+        default=6,
+        help="spot preemptions survived before the job fails",
+    )
+    parser.add_argument(
+        "--cancel-grace",
+        type=float,
+        default=5.0,
+        help="seconds from SIGTERM to SIGKILL when stopping replicas",
+    )
+    parser.add_argument(
+        "--preempt-grace", type=float, default=30.0, help="default notice a preempted replica gets"
+    )
+    parser.add_argument("--log-level", default="INFO")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = Settings(
+        data_dir=args.data_dir.absolute(),
+        workdir=args.workdir.absolute(),
+        host=args.host,
+        port=args.port,
+        logging_quota_per_minute=args.logging_quota_per_minute,
+        queue_delay_s=args.queue_delay,
+        pending_delay_s=args.pending_delay,
+        max_restarts=args.max_restarts,
+        max_preemptions=args.max_preemptions,
+        cancel_grace_s=args.cancel_grace,
+        preempt_grace_s=args.preempt_grace,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    emulator = Emulator(settings)
+    emulator.start()
+    try:
+        stop.wait()
+    finally:
+        emulator.stop()
+
+
+if __name__ == "__main__":
+    main()

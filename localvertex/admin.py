@@ -1,0 +1,91 @@
+"""Client and command line for the emulator's admin service (admin_service.py).
+
+    python -m localvertex.admin preempt --target 127.0.0.1:8470 --job 123 [--grace 30]
+    python -m localvertex.admin faults  --target 127.0.0.1:8470 --method CreateCustomJob \
+        --code UNAVAILABLE --rate 0.2
+    python -m localvertex.admin job     --target 127.0.0.1:8470 --job 123
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import grpc
+
+SERVICE = "localvertex.v1.Admin"
+
+
+class AdminClient:
+    def __init__(self, target: str, timeout: float = 10.0) -> None:
+        self._channel = grpc.insecure_channel(target)
+        self._timeout = timeout
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(self, method: str, request: dict) -> dict:
+        rpc = self._channel.unary_unary(
+            f"/{SERVICE}/{method}",
+            request_serializer=lambda value: json.dumps(value).encode(),
+            response_deserializer=json.loads,
+        )
+        return rpc(request, timeout=self._timeout)
+
+    def preempt(self, job_id: str, grace_s: float = 30.0) -> dict:
+        return self.call("PreemptJob", {"job_id": job_id, "grace_s": grace_s})
+
+    def set_faults(self, method: str = "*", code: str = "UNAVAILABLE", rate: float = 1.0) -> dict:
+        """Fail `rate` of the calls to `method` with `code`; rate 0 removes the fault."""
+        return self.call("SetFaults", {"method": method, "code": code, "rate": rate})
+
+    def job(self, job_id: str) -> dict:
+        return self.call("GetJob", {"job_id": job_id})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m localvertex.admin",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--target", default="127.0.0.1:8470", help="the emulator's address")
+    commands = parser.add_subparsers(dest="command", required=True)
+    preempt = commands.add_parser("preempt", help="preempt every replica of a running job")
+    preempt.add_argument("--target", default=argparse.SUPPRESS)
+    preempt.add_argument("--job", required=True, help="job id or full resource name")
+    preempt.add_argument("--grace", type=float, default=30.0, help="SIGTERM to SIGKILL, seconds")
+    faults = commands.add_parser("faults", help="make a fraction of API calls fail")
+    faults.add_argument("--target", default=argparse.SUPPRESS)
+    faults.add_argument("--method", default="*", help="e.g. CreateCustomJob, ListLogEntries, *")
+    faults.add_argument("--code", default="UNAVAILABLE", help="gRPC status code name")
+    faults.add_argument("--rate", type=float, default=1.0, help="0..1; 0 removes the fault")
+    job = commands.add_parser("job", help="restart and preemption counts and pids of a job")
+    job.add_argument("--target", default=argparse.SUPPRESS)
+    job.add_argument("--job", required=True)
+    args = parser.parse_args(argv)
+
+    with AdminClient(args.target) as client:
+        try:
+            if args.command == "preempt":
+                result = client.preempt(args.job, args.grace)
+            elif args.command == "faults":
+                result = client.set_faults(args.method, args.code, args.rate)
+            else:
+                result = client.job(args.job)
+        except grpc.RpcError as exc:
+            print(f"{exc.code().name}: {exc.details()}", file=sys.stderr)
+            return 1
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""localvertex.v1.Admin: what Vertex does not offer but tests need (JSON in, JSON out).
+
+PreemptJob {"job_id", "grace_s": 30}        spot preemption of every replica of a RUNNING job
+SetFaults  {"method", "code", "rate"}       fail a fraction of API calls ("*": every method)
+GetJob     {"job_id"}                       restart and preemption counts, replicas' pids
+"""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+
+from localvertex import errors
+from localvertex.faults import FaultInjector
+from localvertex.jobstore import JobState
+from localvertex.supervisor import JobManager
+
+SERVICE = "localvertex.v1.Admin"
+
+
+def decode(raw: bytes) -> dict:
+    try:
+        value = json.loads(raw or b"{}")
+    except ValueError as exc:
+        raise errors.invalid(f"request is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise errors.invalid("request must be a JSON object")
+    return value
+
+
+def encode(value: dict) -> bytes:
+    return json.dumps(value).encode()
+
+
+class AdminService:
+    def __init__(self, manager: JobManager, faults: FaultInjector) -> None:
+        self.manager = manager
+        self.faults = faults
+
+    def _job_id(self, request: dict) -> str:
+        job_id = str(request.get("job_id", "")).rsplit("/", 1)[-1]
+        if not job_id:
+            raise errors.invalid("job_id is required")
+        return job_id
+
+    def preempt_job(self, request: dict, context: grpc.ServicerContext) -> dict:
+        job_id = self._job_id(request)
+        grace = float(request.get("grace_s", self.manager.settings.preempt_grace_s))
+        if grace < 0:
+            raise errors.invalid("grace_s must not be negative")
+        record = self.manager.jobs.get(job_id)
+        if record is None:
+            raise errors.not_found(f"job {job_id} not found")
+        if record.state != JobState.JOB_STATE_RUNNING or not self.manager.preempt(job_id, grace):
+            raise errors.failed_precondition(
+                f"job {job_id} is {JobState(record.state).name}; only a running job is preempted"
+            )
+        return {"job_id": job_id, "grace_s": grace}
+
+    def set_faults(self, request: dict, context: grpc.ServicerContext) -> dict:
+        try:
+            self.faults.set(
+                str(request.get("method", "*")),
+                str(request.get("code", "UNAVAILABLE")),
+                float(request.get("rate", 1.0)),
+            )
+        except ValueError as exc:
+            raise errors.invalid(str(exc)) from exc
+        return {"faults": self.faults.snapshot()}
+
+    def get_job(self, request: dict, context: grpc.ServicerContext) -> dict:
+        job_id = self._job_id(request)
+        record = self.manager.jobs.get(job_id)
+        if record is None:
+            raise errors.not_found(f"job {job_id} not found")
+        live = self.manager.live_pids(job_id)
+        replicas = {
+            task: {**info, "pid": live.get(task, info.get("pid"))}
+            for task, info in record.replicas.items()
+        }
+        return {
+            "job_id": job_id,
+            "state": JobState(record.state).name,
+            "restart_count": record.restart_count,
+            "preemption_count": record.preemption_count,
+            "replicas": replicas,
+        }
+
+    def methods(self) -> dict[str, object]:
+        return {
+            "PreemptJob": self.preempt_job,
+            "SetFaults": self.set_faults,
+            "GetJob": self.get_job,
+        }

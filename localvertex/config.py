@@ -1,0 +1,39 @@
+"""The emulator's settings, filled from the command line (see __main__.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# The repository root: replicas run from here by default so `python -m trainers.train` resolves.
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    workdir: Path = REPO_ROOT
+    host: str = "127.0.0.1"
+    port: int = 8470
+    # Cloud Logging allows 60 entries.list calls per minute per project; 0 turns the limit off.
+    logging_quota_per_minute: int = 60
+    # How long a job stays QUEUED and PENDING, so clients can observe every state.
+    queue_delay_s: float = 0.3
+    pending_delay_s: float = 0.3
+    # Vertex restarts a failing worker up to 5 times before the job fails.
+    max_restarts: int = 5
+    # Vertex retries a preempted SPOT job up to 6 times.
+    max_preemptions: int = 6
+    # Time between SIGTERM and SIGKILL when a job is cancelled or finishes while others still run.
+    cancel_grace_s: float = 5.0
+    # The default notice a preempted spot VM gets.
+    preempt_grace_s: float = 30.0
+    max_workers: int = 32
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "localvertex.sqlite3"
+
+    @property
+    def jobs_dir(self) -> Path:
+        return self.data_dir / "jobs"

@@ -1,0 +1,214 @@
+"""What each replica runs and the environment it runs in, as a Vertex replica would see it.
+
+See VERTEX_FACTS.md section 4: CLUSTER_SPEC and TF_CONFIG describe the cluster, AIP_*_DIR come
+from base_output_directory, CLOUD_ML_* name the job. MASTER_ADDR/PORT, RANK and WORLD_SIZE are
+derived from CLUSTER_SPEC the way PyTorch containers do: rank 0 is the chief (workerpool0-0),
+workers follow; parameter servers and evaluators take no rank.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from localvertex import storage
+from localvertex.config import Settings
+
+LOCALHOST = "127.0.0.1"
+TF_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
+
+# Variables a replica must get only from the emulator, never inherited from the shell that
+# started it (a stale RANK or TF_CONFIG would silently change what the replica does).
+_INHERITED_DROPPED = re.compile(
+    r"^(AIP_.*|CLOUD_ML_.*|LOCALVERTEX_.*|CLUSTER_SPEC|TF_CONFIG|RANK|WORLD_SIZE|LOCAL_RANK"
+    r"|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|ROLE_RANK|TORCHELASTIC_.*)$"
+)
+_REFERENCE = re.compile(r"\$(\$|\(([A-Za-z_][A-Za-z0-9_]*)\))")
+
+# Markers that let the emulator recognise its own replicas (and their children) later, e.g. to
+# kill those left behind by an emulator that was killed (see processes.py).
+ENV_DATA_DIR = "LOCALVERTEX_DATA_DIR"
+ENV_JOB_ID = "LOCALVERTEX_JOB_ID"
+ENV_TASK = "LOCALVERTEX_TASK"
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    pool: int
+    index: int
+    task_name: str
+    port: int
+    argv: list[str]
+    env: dict[str, str]
+
+
+def task_name(pool: int, index: int) -> str:
+    return f"workerpool{pool}-{index}"
+
+
+def expand_references(value: str, env: dict[str, str]) -> str:
+    """Kubernetes-style `$(VAR)` expansion as Vertex applies it to env values.
+
+    `$(VAR)` becomes VAR's value when VAR is defined and stays as written otherwise; `$$` is an
+    escaped `$`, so `$$(VAR)` yields the literal `$(VAR)`.
+    """
+
+    def replace(m: re.Match[str]) -> str:
+        if m.group(1) == "$":
+            return "$"
+        name = m.group(2)
+        return env.get(name, m.group(0))
+
+    return _REFERENCE.sub(replace, value)
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports free right now (all sockets held open until every port is chosen)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((LOCALHOST, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def replica_argv(pool_spec) -> list[str]:  # aiplatform.v1 WorkerPoolSpec (protobuf)
+    if pool_spec.WhichOneof("task") == "python_package_spec":
+        pkg = pool_spec.python_package_spec
+        argv = ["python", "-m", pkg.python_module, *pkg.args]
+    else:
+        spec = pool_spec.container_spec
+        # With no command the image's entrypoint would run; locally there is no image, so the
+        # args are taken as the command line.
+        argv = [*spec.command, *spec.args] if spec.command else list(spec.args)
+    if argv and argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    return argv
+
+
+def job_spec_dict(job_spec) -> dict:
+    return json_format.MessageToDict(job_spec, preserving_proto_field_name=True)
+
+
+def output_dirs(settings: Settings, job_spec) -> dict[str, str]:
+    base = job_spec.base_output_directory.output_uri_prefix
+    if not base:
+        return {}
+    root = storage.local_path(settings.data_dir, base).rstrip("/")
+    return {
+        "AIP_MODEL_DIR": f"{root}/model/",
+        "AIP_CHECKPOINT_DIR": f"{root}/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": f"{root}/logs/",
+    }
+
+
+def build_replicas(
+    *,
+    settings: Settings,
+    project: str,
+    job_id: str,
+    job_spec,  # aiplatform.v1 CustomJobSpec (protobuf)
+    ports: dict[str, int] | None = None,
+    base_env: dict[str, str] | None = None,
+) -> list[ReplicaSpec]:
+    """One ReplicaSpec per replica of every non-empty pool, in pool then index order.
+
+    `ports` keeps each task's port across restarts (a restarted Vertex replica keeps its VM and
+    hostname); tasks without one get a fresh free port.
+    """
+    tasks = [
+        (pool, index)
+        for pool, pool_spec in enumerate(job_spec.worker_pool_specs)
+        for index in range(pool_spec.replica_count)
+    ]
+    known = dict(ports or {})
+    missing = [task_name(p, i) for p, i in tasks if task_name(p, i) not in known]
+    known.update(zip(missing, free_ports(len(missing)), strict=True))
+
+    cluster: dict[str, list[str]] = {}
+    for pool, index in tasks:
+        cluster.setdefault(f"workerpool{pool}", []).append(
+            f"{LOCALHOST}:{known[task_name(pool, index)]}"
+        )
+    spec_dict = job_spec_dict(job_spec)
+    tf_cluster = {
+        TF_TASK_TYPES[int(name.removeprefix("workerpool"))]: hosts
+        for name, hosts in cluster.items()
+    }
+    master = cluster.get("workerpool0", [f"{LOCALHOST}:0"])[0]
+    world_size = len(cluster.get("workerpool0", [])) + len(cluster.get("workerpool1", []))
+
+    inherited = {
+        k: v
+        for k, v in (os.environ if base_env is None else base_env).items()
+        if not _INHERITED_DROPPED.match(k)
+    }
+    workdir = str(Path(settings.workdir).absolute())
+    pythonpath = inherited.get("PYTHONPATH")
+    inherited["PYTHONPATH"] = workdir + (os.pathsep + pythonpath if pythonpath else "")
+    inherited["PYTHONUNBUFFERED"] = "1"
+    outputs = output_dirs(settings, job_spec)
+
+    replicas = []
+    for pool, index in tasks:
+        name = task_name(pool, index)
+        pool_spec = job_spec.worker_pool_specs[pool]
+        env = dict(inherited)
+        env.update(outputs)
+        env["CLUSTER_SPEC"] = json.dumps(
+            {
+                "cluster": cluster,
+                "environment": "cloud",
+                "task": {"type": f"workerpool{pool}", "index": index, "trial": ""},
+                "job": spec_dict,
+            }
+        )
+        env["TF_CONFIG"] = json.dumps(
+            {
+                "cluster": tf_cluster,
+                "task": {"type": TF_TASK_TYPES[pool], "index": index},
+                "environment": "cloud",
+                "job": spec_dict,
+            }
+        )
+        env["CLOUD_ML_PROJECT_ID"] = project
+        env["CLOUD_ML_JOB_ID"] = job_id
+        env["MASTER_ADDR"] = master.rsplit(":", 1)[0]
+        env["MASTER_PORT"] = master.rsplit(":", 1)[1]
+        env["WORLD_SIZE"] = str(world_size)
+        if pool == 0:
+            env["RANK"] = "0"
+        elif pool == 1:
+            env["RANK"] = str(len(cluster.get("workerpool0", [])) + index)
+        env[ENV_DATA_DIR] = str(Path(settings.data_dir).absolute())
+        env[ENV_JOB_ID] = job_id
+        env[ENV_TASK] = name
+        task_spec = (
+            pool_spec.python_package_spec
+            if pool_spec.WhichOneof("task") == "python_package_spec"
+            else pool_spec.container_spec
+        )
+        for var in task_spec.env:
+            env[var.name] = expand_references(var.value, env)
+        replicas.append(
+            ReplicaSpec(
+                pool=pool,
+                index=index,
+                task_name=name,
+                port=known[name],
+                argv=replica_argv(pool_spec),
+                env=env,
+            )
+        )
+    return replicas

@@ -1,0 +1,257 @@
+"""google.cloud.aiplatform.v1.JobService: the CustomJob methods."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import time
+
+import grpc
+from google.cloud import aiplatform_v1
+from google.longrunning import operations_pb2
+from google.protobuf import empty_pb2
+
+from localvertex import errors, timeutil
+from localvertex.filters import FilterError
+from localvertex.jobfilter import compile_job_filter
+from localvertex.jobstore import CustomJobPb, JobRecord, JobState
+from localvertex.supervisor import JobManager
+
+SERVICE = "google.cloud.aiplatform.v1.JobService"
+
+CreateCustomJobRequest = aiplatform_v1.CreateCustomJobRequest.pb()
+GetCustomJobRequest = aiplatform_v1.GetCustomJobRequest.pb()
+ListCustomJobsRequest = aiplatform_v1.ListCustomJobsRequest.pb()
+ListCustomJobsResponse = aiplatform_v1.ListCustomJobsResponse.pb()
+CancelCustomJobRequest = aiplatform_v1.CancelCustomJobRequest.pb()
+DeleteCustomJobRequest = aiplatform_v1.DeleteCustomJobRequest.pb()
+DeleteOperationMetadata = aiplatform_v1.DeleteOperationMetadata.pb()
+
+_PARENT = re.compile(r"^projects/([^/]+)/locations/([^/]+)$")
+_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/customJobs/([^/]+)$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DEFAULT_PAGE_SIZE = 100
+_MAX_PAGE_SIZE = 1000
+_MAX_POOLS = 4
+
+
+def _label_key_ok(key: str) -> bool:
+    return (
+        0 < len(key) <= 63
+        and key[0].isalpha()
+        and key[0].islower()
+        and all((ch.isalnum() and not ch.isupper()) or ch in "_-" for ch in key)
+    )
+
+
+def _label_value_ok(value: str) -> bool:
+    return len(value) <= 63 and all(
+        (ch.isalnum() and not ch.isupper()) or ch in "_-" for ch in value
+    )
+
+
+def validate_custom_job(job: CustomJobPb) -> None:  # type: ignore[valid-type]
+    """The checks Vertex makes that a local run depends on; raises INVALID_ARGUMENT."""
+    if not job.display_name:
+        raise errors.invalid("custom_job.display_name is required.")
+    if len(job.display_name) > 128:
+        raise errors.invalid("custom_job.display_name must be at most 128 characters.")
+    if len(job.labels) > 64:
+        raise errors.invalid("custom_job.labels can have at most 64 entries.")
+    for key, value in job.labels.items():
+        if not _label_key_ok(key):
+            raise errors.invalid(
+                f"custom_job.labels: invalid key {key!r} (lowercase letters, digits, '_' and '-',"
+                " starting with a letter, at most 63 characters)."
+            )
+        if not _label_value_ok(value):
+            raise errors.invalid(
+                f"custom_job.labels[{key!r}]: invalid value {value!r} (lowercase letters, digits,"
+                " '_' and '-', at most 63 characters)."
+            )
+    pools = job.job_spec.worker_pool_specs
+    if not pools:
+        raise errors.invalid("custom_job.job_spec.worker_pool_specs is required.")
+    if len(pools) > _MAX_POOLS:
+        raise errors.invalid(
+            f"custom_job.job_spec.worker_pool_specs has {len(pools)} pools; at most 4."
+        )
+    for i, pool in enumerate(pools):
+        where = f"custom_job.job_spec.worker_pool_specs[{i}]"
+        if i > 0 and pool.replica_count == 0:
+            continue  # a placeholder keeping the pools' positions
+        if i == 0 and pool.replica_count != 1:
+            raise errors.invalid(f"{where}.replica_count must be 1 for the primary worker pool.")
+        if pool.replica_count < 0:
+            raise errors.invalid(f"{where}.replica_count must not be negative.")
+        if not pool.machine_spec.machine_type:
+            raise errors.invalid(f"{where}.machine_spec.machine_type is required.")
+        task = pool.WhichOneof("task")
+        if task == "container_spec":
+            spec = pool.container_spec
+            if not spec.image_uri:
+                raise errors.invalid(f"{where}.container_spec.image_uri is required.")
+            if not spec.command and not spec.args:
+                raise errors.invalid(
+                    f"{where}.container_spec.command is required by the local emulator, which"
+                    " cannot run an image's entrypoint."
+                )
+            env = spec.env
+        elif task == "python_package_spec":
+            spec = pool.python_package_spec
+            if not spec.executor_image_uri:
+                raise errors.invalid(f"{where}.python_package_spec.executor_image_uri is required.")
+            if not spec.python_module:
+                raise errors.invalid(f"{where}.python_package_spec.python_module is required.")
+            env = spec.env
+        else:
+            raise errors.invalid(f"{where}: container_spec or python_package_spec is required.")
+        if len(env) > 100:
+            raise errors.invalid(f"{where}: at most 100 environment variables.")
+        for var in env:
+            if not _ENV_NAME.match(var.name):
+                raise errors.invalid(f"{where}: invalid environment variable name {var.name!r}.")
+
+
+def _parse_parent(parent: str) -> tuple[str, str]:
+    m = _PARENT.match(parent)
+    if not m:
+        raise errors.invalid(f"parent {parent!r} is not projects/PROJECT/locations/LOCATION.")
+    return m.group(1), m.group(2)
+
+
+class JobService:
+    def __init__(self, manager: JobManager) -> None:
+        self.manager = manager
+        self.jobs = manager.jobs
+
+    def _load(self, name: str) -> JobRecord:
+        m = _NAME.match(name)
+        if not m:
+            raise errors.invalid(
+                f"name {name!r} is not projects/PROJECT/locations/LOCATION/customJobs/ID."
+            )
+        record = self.jobs.get(m.group(3))
+        if record is None or (record.project, record.location) != (m.group(1), m.group(2)):
+            raise errors.not_found(f'CustomJob "{name}" not found.')
+        return record
+
+    def create_custom_job(self, request, context: grpc.ServicerContext):
+        project, location = _parse_parent(request.parent)
+        job = CustomJobPb()
+        job.CopyFrom(request.custom_job)
+        validate_custom_job(job)
+        job_id = self.jobs.next_id()
+        # Output-only fields are the service's to set.
+        for output_field in (
+            "name",
+            "state",
+            "create_time",
+            "start_time",
+            "end_time",
+            "update_time",
+            "error",
+            "web_access_uris",
+        ):
+            job.ClearField(output_field)
+        now = timeutil.to_timestamp(time.time_ns())
+        job.name = f"{request.parent}/customJobs/{job_id}"
+        job.state = JobState.JOB_STATE_QUEUED
+        job.create_time.CopyFrom(now)
+        job.update_time.CopyFrom(now)
+        self.jobs.insert(JobRecord(id=job_id, project=project, location=location, job=job))
+        self.manager.start(job_id)
+        return job
+
+    def get_custom_job(self, request, context: grpc.ServicerContext):
+        return self._load(request.name).job
+
+    def list_custom_jobs(self, request, context: grpc.ServicerContext):
+        project, location = _parse_parent(request.parent)
+        try:
+            predicate = compile_job_filter(request.filter)
+        except FilterError as exc:
+            raise errors.invalid(f"Invalid filter: {exc}") from exc
+        query_key = hashlib.sha256(f"{request.parent}\n{request.filter}".encode()).hexdigest()[:16]
+        after = None
+        if request.page_token:
+            after = _decode_token(request.page_token, query_key)
+        size = request.page_size if request.page_size > 0 else _DEFAULT_PAGE_SIZE
+        size = min(size, _MAX_PAGE_SIZE)
+        response = ListCustomJobsResponse()
+        records = [
+            r
+            for r in self.jobs.list(project, location)
+            if (after is None or int(r.id) < after) and predicate(r.job)
+        ]
+        for record in records[:size]:
+            response.custom_jobs.append(record.job)
+        if len(records) > size:
+            response.next_page_token = _encode_token(int(records[size - 1].id), query_key)
+        return response
+
+    def cancel_custom_job(self, request, context: grpc.ServicerContext):
+        record = self._load(request.name)
+
+        def to_cancelling(r: JobRecord) -> None:
+            if r.terminal:
+                raise errors.failed_precondition(
+                    f"CustomJob {request.name} is in state {JobState(r.state).name}"
+                    " and cannot be cancelled."
+                )
+            if r.state != JobState.JOB_STATE_CANCELLING:
+                r.job.state = JobState.JOB_STATE_CANCELLING
+                r.job.update_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+
+        self.jobs.update(record.id, to_cancelling)
+        self.manager.cancel(record.id)
+        return empty_pb2.Empty()
+
+    def delete_custom_job(self, request, context: grpc.ServicerContext):
+        record = self._load(request.name)
+        if not record.terminal:
+            raise errors.failed_precondition(
+                f"CustomJob {request.name} is in state {JobState(record.state).name}; only a"
+                " finished job can be deleted. Cancel it first."
+            )
+        self.jobs.delete(record.id)
+        now = timeutil.to_timestamp(time.time_ns())
+        metadata = DeleteOperationMetadata()
+        metadata.generic_metadata.create_time.CopyFrom(now)
+        metadata.generic_metadata.update_time.CopyFrom(now)
+        operation = operations_pb2.Operation(
+            name=f"projects/{record.project}/locations/{record.location}/operations/"
+            f"{self.jobs.next_id()}",
+            done=True,
+        )
+        operation.metadata.Pack(metadata)
+        operation.response.Pack(empty_pb2.Empty())
+        return operation
+
+    def methods(self) -> dict[str, tuple[object, object]]:
+        """gRPC method name -> (handler, request message class)."""
+        return {
+            "CreateCustomJob": (self.create_custom_job, CreateCustomJobRequest),
+            "GetCustomJob": (self.get_custom_job, GetCustomJobRequest),
+            "ListCustomJobs": (self.list_custom_jobs, ListCustomJobsRequest),
+            "CancelCustomJob": (self.cancel_custom_job, CancelCustomJobRequest),
+            "DeleteCustomJob": (self.delete_custom_job, DeleteCustomJobRequest),
+        }
+
+
+def _encode_token(after_id: int, query_key: str) -> str:
+    raw = json.dumps({"a": after_id, "q": query_key}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_token(token: str, query_key: str) -> int:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        after, key = int(data["a"]), data["q"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise errors.invalid("Invalid page_token.") from exc
+    if key != query_key:
+        raise errors.invalid("page_token does not match the request's parent and filter.")
+    return after

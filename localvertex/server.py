@@ -1,0 +1,158 @@
+"""The emulator's gRPC server: JobService, LoggingServiceV2 and the admin service on one port.
+
+No generated servicers: each method is a generic handler that (de)serializes Google's own
+protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
+logging.googleapis.com.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from concurrent import futures
+
+import grpc
+from google.rpc import status_pb2
+
+from localvertex import admin_service
+from localvertex.admin_service import AdminService
+from localvertex.config import Settings
+from localvertex.errors import ApiError
+from localvertex.faults import FaultInjector
+from localvertex.jobs_service import SERVICE as JOB_SERVICE
+from localvertex.jobs_service import JobService
+from localvertex.jobstore import JobStore
+from localvertex.logging_service import SERVICE as LOGGING_SERVICE
+from localvertex.logging_service import LoggingService
+from localvertex.logstore import LogStore
+from localvertex.supervisor import JobManager
+
+log = logging.getLogger(__name__)
+
+
+def _abort(context: grpc.ServicerContext, exc: ApiError) -> None:
+    if exc.details:
+        # google.rpc.Status with details travels in this trailer (what grpcio-status does);
+        # google-api-core reads it into the exception's `details` / `reason`.
+        status = status_pb2.Status(code=exc.code.value[0], message=exc.message)
+        for detail in exc.details:
+            status.details.add().Pack(detail)
+        context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
+    context.abort(exc.code, exc.message)
+
+
+def _serialize(message) -> bytes:
+    return message.SerializeToString()
+
+
+def unary(
+    method: str,
+    fn: Callable,
+    deserialize: Callable[[bytes], object],
+    serialize: Callable[[object], bytes] = _serialize,
+    faults: FaultInjector | None = None,
+) -> grpc.RpcMethodHandler:
+    def handle(request, context: grpc.ServicerContext):
+        try:
+            if faults is not None:
+                faults.check(method)
+            return fn(request, context)
+        except ApiError as exc:
+            _abort(context, exc)
+        except Exception:
+            log.exception("%s failed", method)
+            context.abort(grpc.StatusCode.INTERNAL, f"Internal error in {method}.")
+
+    return grpc.unary_unary_rpc_method_handler(
+        handle, request_deserializer=deserialize, response_serializer=serialize
+    )
+
+
+def bidi_stream(
+    method: str,
+    fn: Callable,
+    deserialize: Callable[[bytes], object],
+    faults: FaultInjector | None = None,
+) -> grpc.RpcMethodHandler:
+    def handle(requests: Iterator, context: grpc.ServicerContext):
+        try:
+            if faults is not None:
+                faults.check(method)
+            yield from fn(requests, context)
+        except ApiError as exc:
+            _abort(context, exc)
+        except Exception:
+            log.exception("%s failed", method)
+            context.abort(grpc.StatusCode.INTERNAL, f"Internal error in {method}.")
+
+    return grpc.stream_stream_rpc_method_handler(
+        handle, request_deserializer=deserialize, response_serializer=_serialize
+    )
+
+
+class Emulator:
+    """Everything the emulator runs, wired together; start() and stop() it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        settings.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.jobs = JobStore(settings.db_path)
+        self.logs = LogStore(settings.db_path)
+        self.manager = JobManager(settings, self.jobs, self.logs)
+        self.faults = FaultInjector()
+        self.logging = LoggingService(
+            self.logs, self.manager.clock, settings.logging_quota_per_minute
+        )
+        self.job_service = JobService(self.manager)
+        self.admin = AdminService(self.manager, self.faults)
+
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc")
+        )
+        job_handlers = {
+            name: unary(name, fn, cls.FromString, faults=self.faults)
+            for name, (fn, cls) in self.job_service.methods().items()
+        }
+        logging_handlers = {
+            name: unary(name, fn, cls.FromString, faults=self.faults)
+            for name, (fn, cls) in self.logging.methods().items()
+        }
+        logging_handlers.update(
+            {
+                name: bidi_stream(name, fn, cls.FromString, faults=self.faults)
+                for name, (fn, cls) in self.logging.streaming_methods().items()
+            }
+        )
+        admin_handlers = {
+            name: unary(name, fn, admin_service.decode, admin_service.encode)
+            for name, fn in self.admin.methods().items()
+        }
+        self.server.add_generic_rpc_handlers(
+            (
+                grpc.method_handlers_generic_handler(JOB_SERVICE, job_handlers),
+                grpc.method_handlers_generic_handler(LOGGING_SERVICE, logging_handlers),
+                grpc.method_handlers_generic_handler(admin_service.SERVICE, admin_handlers),
+            )
+        )
+        self.port = self.server.add_insecure_port(f"{settings.host}:{settings.port}")
+        if self.port == 0:
+            raise OSError(f"cannot listen on {settings.host}:{settings.port}")
+
+    @property
+    def address(self) -> str:
+        return f"{self.settings.host}:{self.port}"
+
+    def start(self) -> None:
+        self.manager.resume()
+        self.server.start()
+        log.info("localvertex listening on %s (data in %s)", self.address, self.settings.data_dir)
+
+    def stop(self) -> None:
+        log.info("localvertex stopping")
+        self.logging.stopping.set()
+        self.server.stop(grace=1).wait(5)
+        self.manager.shutdown()
+        self.logs.close()
+        self.jobs.close()
+        log.info("localvertex stopped")

@@ -1,0 +1,159 @@
+"""Cloud Logging through Google's LoggingServiceV2Client: the follower's query shapes, paging,
+writing and tailing."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from google.api_core import exceptions
+from google.cloud import aiplatform_v1
+from google.cloud.logging_v2.types import LogEntry, TailLogEntriesRequest
+
+from localvertex import timeutil
+from tests.localvertex.helpers import (
+    PARENT,
+    PROJECT,
+    EmulatorProcess,
+    custom_job,
+    entries,
+    job_id,
+    python_pool,
+    wait_state,
+)
+
+State = aiplatform_v1.JobState
+COUNT_LINES = (
+    "import sys\n"
+    "for i in range(25):\n"
+    "    print(f'line {i}')\n"
+    "    if i % 5 == 0: print(f'problem {i}', file=sys.stderr)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def two_jobs(emulator: EmulatorProcess) -> list[str]:
+    jobs = [
+        emulator.jobs.create_custom_job(
+            parent=PARENT, custom_job=custom_job(f"lines-{n}", [python_pool(COUNT_LINES)])
+        )
+        for n in range(2)
+    ]
+    for job in jobs:
+        wait_state(emulator.jobs, job.name, State.JOB_STATE_SUCCEEDED)
+    return [job_id(job) for job in jobs]
+
+
+def ids_filter(ids: list[str]) -> str:
+    # The follower's shape: one query for every running job, hundreds of ids.
+    decoys = [str(10**15 + n) for n in range(300)]
+    group = " OR ".join(f'resource.labels.job_id="{i}"' for i in [*decoys, *ids])
+    return f'resource.type="ml_job" AND ({group})'
+
+
+def replica_lines(items) -> list:
+    return [e for e in items if e.resource.labels.get("task_name")]
+
+
+def test_or_of_job_ids_pages_without_duplicates(emulator, two_jobs) -> None:
+    everything = entries(emulator.logs, ids_filter(two_jobs), page_size=1000)
+    assert len(replica_lines(everything)) == 2 * 30
+    assert {e.resource.labels["job_id"] for e in everything} == set(two_jobs)
+
+    pages = list(
+        emulator.logs.list_log_entries(
+            request={
+                "resource_names": [f"projects/{PROJECT}"],
+                "filter": ids_filter(two_jobs),
+                "page_size": 7,
+            }
+        ).pages
+    )
+    assert all(len(p.entries) <= 7 for p in pages) and len(pages) > 8
+    paged = [e for p in pages for e in p.entries]
+    assert [e.insert_id for e in paged] == [e.insert_id for e in everything]
+    keys = [(e.timestamp, e.insert_id) for e in paged]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+
+    newest_first = entries(
+        emulator.logs, ids_filter(two_jobs), order_by="timestamp desc", page_size=9
+    )
+    assert [e.insert_id for e in newest_first] == [e.insert_id for e in reversed(everything)]
+
+
+def test_severity_task_timestamp_and_insert_id_filters(emulator, two_jobs) -> None:
+    first = two_jobs[0]
+    job_filter = f'resource.labels.job_id="{first}"'
+    errors = entries(emulator.logs, f"{job_filter} AND severity>=ERROR")
+    assert sorted(e.text_payload for e in errors) == sorted(f"problem {i}" for i in range(0, 25, 5))
+    assert entries(emulator.logs, f'{job_filter}\nresource.labels.task_name="workerpool1-0"') == []
+
+    lines = replica_lines(entries(emulator.logs, job_filter))
+    pivot = lines[9]
+    stamp = timeutil.format_rfc3339(timeutil.from_timestamp(LogEntry.pb(pivot).timestamp))
+    after = replica_lines(entries(emulator.logs, f'{job_filter} AND timestamp>"{stamp}"'))
+    assert [e.insert_id for e in after] == [e.insert_id for e in lines[10:]]
+    from_pivot = replica_lines(entries(emulator.logs, f'{job_filter} AND timestamp>="{stamp}"'))
+    assert [e.insert_id for e in from_pivot] == [e.insert_id for e in lines[9:]]
+    by_insert = replica_lines(
+        entries(emulator.logs, f'{job_filter} AND insertId>"{pivot.insert_id}"')
+    )
+    assert [e.insert_id for e in by_insert] == [e.insert_id for e in lines[10:]]
+
+
+def test_bad_requests_are_invalid_arguments(emulator) -> None:
+    with pytest.raises(exceptions.InvalidArgument, match="protoPayload"):
+        entries(emulator.logs, 'protoPayload.method="x"')
+    with pytest.raises(exceptions.InvalidArgument, match="20000"):
+        entries(emulator.logs, 'resource.type="ml_job"' + " " * 20_000)
+    with pytest.raises(exceptions.InvalidArgument, match="order_by"):
+        entries(emulator.logs, "", order_by="severity desc")
+    with pytest.raises(exceptions.InvalidArgument, match="page_token"):
+        entries(emulator.logs, "", page_token="bogus")
+
+
+def test_write_then_list_and_tail(emulator: EmulatorProcess) -> None:
+    log_name = f"projects/{PROJECT}/logs/written"
+    resource = {"type": "ml_job", "labels": {"job_id": "777", "task_name": "workerpool0-0"}}
+    received: list = []
+    got_two = threading.Event()
+
+    def requests():
+        yield TailLogEntriesRequest(
+            resource_names=[f"projects/{PROJECT}"],
+            filter='resource.labels.job_id="777"',
+            buffer_window={"nanos": 200_000_000},
+        )
+        got_two.wait(15)  # keep the request stream open while tailing
+
+    stream = emulator.logs.tail_log_entries(requests=requests(), timeout=20)
+
+    def follow() -> None:
+        for response in stream:  # the first response, confirming the session, is empty
+            received.extend(response.entries)
+            if len(received) >= 2:
+                got_two.set()
+                return
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    try:
+        # Written after the tail opens (its first poll is after one buffer window).
+        threading.Event().wait(0.5)
+        emulator.logs.write_log_entries(
+            log_name=log_name,
+            resource=resource,
+            entries=[
+                {"text_payload": "written one", "severity": "WARNING"},
+                {"json_payload": {"event": "step", "step": 1}},
+            ],
+        )
+        assert got_two.wait(15)
+    finally:
+        got_two.set()
+        stream.cancel()
+        follower.join(10)
+    assert [e.text_payload for e in received] == ["written one", ""]
+    listed = entries(emulator.logs, 'resource.labels.job_id="777" AND severity=WARNING')
+    assert [e.text_payload for e in listed] == ["written one"]
+    assert listed[0].log_name == log_name and listed[0].insert_id

@@ -1,0 +1,200 @@
+"""Replica failures, restarts, spot preemption and injected API faults."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from google.api_core import exceptions
+from google.cloud import aiplatform_v1
+
+from localvertex.admin import AdminClient
+from tests.localvertex.helpers import (
+    PARENT,
+    REPO,
+    EmulatorProcess,
+    custom_job,
+    entries,
+    job_id,
+    pid_alive,
+    python_pool,
+    wait_for,
+    wait_state,
+)
+
+State = aiplatform_v1.JobState
+SLEEPER = "import time\nprint('started', flush=True)\ntime.sleep(60)"
+
+
+def read_pid(emulator: EmulatorProcess, job: aiplatform_v1.CustomJob, task: str) -> int | None:
+    path = emulator.data_dir / "jobs" / job_id(job) / f"{task}.pid"
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def texts(emulator: EmulatorProcess, job: aiplatform_v1.CustomJob, extra: str = "") -> list[str]:
+    return [
+        e.text_payload
+        for e in entries(emulator.logs, f'resource.labels.job_id="{job_id(job)}" {extra}')
+    ]
+
+
+def test_killed_replica_is_restarted(emulator: EmulatorProcess) -> None:
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT, custom_job=custom_job("kill-9", [python_pool(SLEEPER)])
+    )
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_RUNNING)
+    first = wait_for(lambda: read_pid(emulator, job, "workerpool0-0"))
+    wait_for(lambda: texts(emulator, job).count("started") == 1)
+
+    os.kill(first, signal.SIGKILL)
+    second = wait_for(
+        lambda: (pid := read_pid(emulator, job, "workerpool0-0")) not in (None, first) and pid
+    )
+    wait_for(lambda: texts(emulator, job).count("started") == 2)
+    assert pid_alive(second)
+    assert emulator.jobs.get_custom_job(name=job.name).state == State.JOB_STATE_RUNNING
+    restarts = entries(
+        emulator.logs,
+        f'resource.labels.job_id="{job_id(job)}" resource.labels.task_name="workerpool0-0" '
+        "severity=WARNING",
+    )
+    assert [e.text_payload for e in restarts] == [
+        "Restarting replica workerpool0-0 (restart 1 of 2), exit code -9"
+    ]
+    with AdminClient(emulator.address) as admin:
+        info = admin.job(job_id(job))
+    assert info["restart_count"] == 1
+    assert info["replicas"]["workerpool0-0"]["pid"] == second
+
+    emulator.jobs.cancel_custom_job(name=job.name)
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_CANCELLED)
+    assert not pid_alive(second)
+
+
+def test_failing_replica_fails_the_job_after_its_restarts(emulator: EmulatorProcess) -> None:
+    failing = "import sys\nprint('boom', file=sys.stderr)\nsys.exit(3)"
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT,
+        custom_job=custom_job("always-fails", [python_pool(SLEEPER), python_pool(failing)]),
+    )
+    done = wait_state(emulator.jobs, job.name, State.JOB_STATE_FAILED)
+    assert done.error.code == 13
+    assert "workerpool1-0" in done.error.message and "status of 3" in done.error.message
+    lines = texts(emulator, job)
+    assert lines.count("boom") == 3  # the first run and 2 restarts
+    assert [t for t in lines if t.startswith("Restarting")] == [
+        "Restarting replica workerpool1-0 (restart 1 of 2), exit code 3",
+        "Restarting replica workerpool1-0 (restart 2 of 2), exit code 3",
+    ]
+    # The healthy chief was stopped with the job.
+    assert read_pid(emulator, job, "workerpool0-0") is None
+
+
+def test_restart_job_on_worker_restart_restarts_every_replica(
+    emulator: EmulatorProcess, tmp_path
+) -> None:
+    marker = tmp_path / "failed-once"
+    # The worker fails the first time only; the chief waits for the worker's second run.
+    worker = textwrap.dedent(
+        f"""
+        import os, sys
+        if not os.path.exists({str(marker)!r}):
+            open({str(marker)!r}, "w").close()
+            sys.exit(1)
+        print("worker ok", flush=True)
+        """
+    )
+    chief = textwrap.dedent(
+        """
+        import time
+        print("chief started", flush=True)
+        time.sleep(1.5)
+        """
+    )
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT,
+        custom_job=custom_job(
+            "restart-all",
+            [python_pool(chief), python_pool(worker)],
+            scheduling={"restart_job_on_worker_restart": True},
+        ),
+    )
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_SUCCEEDED)
+    lines = texts(emulator, job)
+    assert lines.count("chief started") == 2
+    assert lines.count("worker ok") == 1
+    assert any(t.startswith("Restarting replica workerpool0-0 with the whole job") for t in lines)
+
+
+def test_spot_preemption_from_the_cli(emulator: EmulatorProcess) -> None:
+    handles_sigterm = textwrap.dedent(
+        """
+        import json, signal, sys, time
+        def preempted(signum, frame):
+            print(json.dumps({"event": "preempted", "signal": signum}), flush=True)
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, preempted)
+        print("started", flush=True)
+        time.sleep(60)
+        """
+    )
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT,
+        custom_job=custom_job(
+            "spot", [python_pool(handles_sigterm)], scheduling={"strategy": "SPOT"}
+        ),
+    )
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_RUNNING)
+    first = wait_for(lambda: read_pid(emulator, job, "workerpool0-0"))
+    result = subprocess.run(
+        [sys.executable, "-m", "localvertex.admin", "preempt",
+         "--target", emulator.address, "--job", job_id(job), "--grace", "5"],
+        cwd=REPO, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    wait_for(lambda: texts(emulator, job).count("started") == 2)
+    assert emulator.jobs.get_custom_job(name=job.name).state == State.JOB_STATE_RUNNING
+    assert read_pid(emulator, job, "workerpool0-0") != first
+    events = entries(
+        emulator.logs, f'resource.labels.job_id="{job_id(job)}" jsonPayload.event=preempted'
+    )
+    assert len(events) == 1
+    with AdminClient(emulator.address) as admin:
+        assert admin.job(job_id(job))["preemption_count"] == 1
+    emulator.jobs.cancel_custom_job(name=job.name)
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_CANCELLED)
+
+
+def test_injected_faults(emulator: EmulatorProcess) -> None:
+    with AdminClient(emulator.address) as admin:
+        admin.set_faults("CreateCustomJob", "UNAVAILABLE", 1.0)
+        try:
+            with pytest.raises(exceptions.ServiceUnavailable, match="Injected"):
+                emulator.jobs.create_custom_job(
+                    parent=PARENT, custom_job=custom_job("faulty", [python_pool("pass")])
+                )
+        finally:
+            admin.set_faults("CreateCustomJob", "UNAVAILABLE", 0)
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT, custom_job=custom_job("not-faulty", [python_pool("pass")])
+    )
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_SUCCEEDED)
+
+
+def test_scheduling_timeout_fails_the_job(emulator: EmulatorProcess) -> None:
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT,
+        custom_job=custom_job(
+            "too-slow", [python_pool(SLEEPER)], scheduling={"timeout": {"seconds": 1}}
+        ),
+    )
+    done = wait_state(emulator.jobs, job.name, State.JOB_STATE_FAILED)
+    assert done.error.code == 4
+    assert "scheduling.timeout" in done.error.message
