@@ -1,0 +1,48 @@
+"""Micro-dollar arithmetic: Decimal in, integers out, one half-up rounding."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+
+from jobs.pricing import format_usd, micros_to_usd, usd_to_micros
+from jobs.pricing.money import cost_of_seconds, round_half_up, to_decimal
+
+
+def test_half_up():
+    assert round_half_up(Fraction(5, 2)) == 3
+    assert round_half_up(Fraction(7, 2)) == 4  # not banker's rounding
+    assert round_half_up(Fraction(249, 100)) == 2
+    with pytest.raises(ValueError):
+        round_half_up(Fraction(-1, 2))
+
+
+def test_dollars_and_micro_dollars():
+    assert usd_to_micros(Decimal("0.4369977")) == 436_998
+    assert usd_to_micros(Decimal("0.0000005")) == 1
+    assert usd_to_micros(Fraction(Decimal("0.046")) * 100 / 730) == 6_301  # 6_301.37
+    assert micros_to_usd(1_268_778) == Decimal("1.268778")
+
+
+def test_to_decimal_never_keeps_a_binary_float_expansion():
+    assert to_decimal(0.1) == Decimal("0.1")
+    assert to_decimal("2.50") == Decimal("2.50")
+    with pytest.raises(TypeError):
+        to_decimal(True)
+    with pytest.raises(ValueError):
+        to_decimal("inf")
+
+
+def test_cost_of_seconds():
+    assert cost_of_seconds(3_600_000, 1) == 1_000
+    assert cost_of_seconds(3_600_000, Decimal("0.0005")) == 1  # 0.5 -> 1
+
+
+def test_format_usd():
+    assert format_usd(136_648_131) == "$136.65"
+    assert format_usd(1_234_567_890_000) == "$1,234,567.89"
+    assert format_usd(4_999) == "$0.00"
+    assert format_usd(5_000) == "$0.01"
+    assert format_usd(1_268_778, places=4) == "$1.2688"
