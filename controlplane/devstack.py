@@ -110,7 +110,7 @@ class Stack:
                      "--schedule", str(c.var_dir / "celerybeat-schedule")],
             "web": [py, "-m", "gunicorn", "controlplane.wsgi", "--bind",
                     f"127.0.0.1:{c.web_port}", "--workers", "2", "--threads", "4",
-                    "--access-logfile", "-"],
+                    "--keep-alive", "5", "--access-logfile", "-"],
         }
 
     def manage(self, *args: str, capture: bool = False) -> str:

@@ -135,8 +135,11 @@ CELERY_BROKER_URL = envurl(
 )
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE_PREFIX", "cp") + "-default"
 # Tasks are short (seconds); the visibility timeout only needs to exceed the longest one,
-# so a task lost with its worker is redelivered within minutes, not hours.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
+# so a task lost with its worker is redelivered within minutes, not hours. (Redis only: the
+# SQLAlchemy transport of the demo hands its options to create_engine.)
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {"visibility_timeout": 600} if CELERY_BROKER_URL.startswith("redis") else {}
+)
 CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -28,6 +28,9 @@ class Api:
         self.base = base
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Token {token}"
+        # A fresh connection per call: a kept-alive one can be closed by the server just as a
+        # request goes out on it, which would fail a test for a reason that is not the app's.
+        self.session.headers["Connection"] = "close"
 
     def get(self, path: str, **params: Any) -> Any:
         response = self.session.get(self.base + path, params=params, timeout=30)
