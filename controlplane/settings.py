@@ -100,6 +100,8 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# WhiteNoise scans STATIC_ROOT at start-up; an empty one is fine (files come from the finders).
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Serve from the finders in development so `make demo` needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
 

@@ -58,6 +58,18 @@ def _worker_pool(pool: dict[str, Any], replicas: int, container: dict[str, Any])
     }
 
 
+def _inherited_fields(workers: dict[str, Any]) -> tuple[str, ...]:
+    """Which workers-pool fields default to the chief's.
+
+    A workers pool with no machine of its own runs on the chief's machine and accelerators, as
+    DDP wants. One with its own machine type keeps only the chief's disk: another machine's
+    accelerators rarely fit it, and leaving them blank must be able to mean "none".
+    """
+    if workers.get("machine_type"):
+        return ("boot_disk_type", "boot_disk_size_gb")
+    return POOL_FIELDS
+
+
 def _int(value: Any, default: int) -> int:
     return default if value in (None, "") else int(value)
 
@@ -76,9 +88,9 @@ def compose(request: dict[str, Any]) -> Composition:
     workers_in = dict(workers_in) if has_workers else {}
     worker_replicas = _int(workers_in.get("replica_count"), 1)
     chief_replicas = _int(chief.get("replica_count"), 1)
-    # A workers pool with no machine of its own runs on the chief's machine type, as DDP wants.
     workers = {k: (workers_in.get(k) if workers_in.get(k) not in (None, "") else chief.get(k))
-               for k in POOL_FIELDS}
+               for k in POOL_FIELDS if k in _inherited_fields(workers_in)}
+    workers.update({k: v for k, v in workers_in.items() if k in POOL_FIELDS})
 
     strategy = request.get("strategy") or "ddp"
     command = list(request.get("command") or [])
@@ -166,7 +178,8 @@ def request_field_for(path: str, *, workers_explicit: dict[str, Any]) -> str:
         if rest == spec_path or rest.startswith((spec_path + ".", spec_path + "[")):
             if name in ("image_uri", "args", "command", "env"):
                 return name
-            if pool == "workers" and name != "replica_count" and not workers_explicit.get(name):
+            if (pool == "workers" and name in _inherited_fields(workers_explicit)
+                    and not workers_explicit.get(name)):
                 # The workers pool inherited this from the chief: the chief's field is at fault.
                 return f"chief.{name}"
             return f"{pool}.{name}"

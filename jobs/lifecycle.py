@@ -52,7 +52,7 @@ def create_job(*, team: Team, user: Any, request: dict[str, Any],
     with transaction.atomic():
         job = Job.objects.create(
             team=team, created_by=user, name=request["name"], request=request,
-            custom_job=composition.custom_job, project=get_backend().project,
+            custom_job=composition.custom_job, project=settings.VERTEX_PROJECT,
             region=request.get("region") or settings.VERTEX_REGION,
         )
         JobAttempt.objects.create(job=job, number=1, display_name=display_name_for(job.pk, 1))

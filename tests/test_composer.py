@@ -97,3 +97,20 @@ def test_for_attempt_sets_name_labels_and_output() -> None:
 def test_nested_errors() -> None:
     assert nested({"chief.accelerator_count": ["a"], "": ["b"], "name": ["c"]}) == {
         "chief": {"accelerator_count": ["a"]}, "non_field_errors": ["b"], "name": ["c"]}
+
+
+def test_workers_on_their_own_machine_do_not_inherit_the_chief_accelerators() -> None:
+    body = request(workers={"replica_count": 2, "machine_type": "n1-standard-4"})
+    result = composer.compose(body)
+    assert result.ok, result.errors
+    workers = result.custom_job["jobSpec"]["workerPoolSpecs"][1]
+    assert workers["machineSpec"] == {"machineType": "n1-standard-4"}
+    assert result.world_size == 2 + 2
+
+
+def test_an_error_of_workers_on_their_own_machine_stays_on_the_workers() -> None:
+    body = request(chief={"machine_type": "n1-standard-4"},
+                   workers={"replica_count": 1, "machine_type": "a2-highgpu-1g"})
+    result = composer.compose(body)
+    assert any(k.startswith("workers.accelerator") for k in result.errors), result.errors
+    assert not any(k.startswith("chief.") for k in result.errors), result.errors

@@ -1,0 +1,142 @@
+"""The job page: header, timeline, checkpoints, logs, the loss curve's data, polling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from jobs.models import Job, JobEvent, JobState, LogLine, StepMetric, Team
+
+
+@pytest.fixture
+def job(member: Any, team: Team, make_job: Callable[..., Job]) -> Job:
+    job = make_job(team, member, name="gpt-tiny", last_step=40, total_steps=100,
+                   last_loss=2.5, error_message="")
+    t0 = timezone.now() - timedelta(minutes=5)
+    JobEvent.objects.bulk_create([
+        JobEvent(job=job, kind="state", timestamp=t0,
+                 data={"from": "QUEUED", "to": "RUNNING", "error": "", "source": "reconcile"}),
+        JobEvent(job=job, kind="run_started", timestamp=t0 + timedelta(seconds=1),
+                 replica="workerpool0-0",
+                 data={"rank": 0, "world_size": 2, "strategy": "ddp", "params": 1000,
+                       "resumed_from_step": None}),
+        JobEvent(job=job, kind="checkpoint_saved", timestamp=t0 + timedelta(seconds=30),
+                 step=20, replica="workerpool0-0",
+                 data={"step": 20, "path": "gs://bucket/job/step-20", "bytes": 3 * 1024 ** 2,
+                       "seconds": 1.25}),
+        JobEvent(job=job, kind="preempted", timestamp=t0 + timedelta(seconds=40), step=25,
+                 data={"signal": "SIGTERM", "step": 25,
+                       "checkpoint_path": "gs://bucket/job/step-25"}),
+        JobEvent(job=job, attempt=1, kind="resumed", timestamp=t0 + timedelta(seconds=50),
+                 step=25, data={"step": 25, "path": "gs://bucket/job/step-25"}),
+    ])
+    LogLine.objects.bulk_create([
+        LogLine(job=job, timestamp=t0 + timedelta(seconds=i), severity=severity,
+                replica="workerpool0-0", message=message, insert_id=f"log-{i}")
+        for i, (severity, message) in enumerate([
+            (200, "hello from rank 0"), (400, "NCCL slow"), (500, "Traceback: boom")])
+    ])
+    return job
+
+
+def test_detail_renders_header_timeline_checkpoints_and_logs(member_client: Client,
+                                                             job: Job) -> None:
+    response = member_client.get(reverse("job-detail", args=[job.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "gpt-tiny" in html and "Vision" in html and "RUNNING" in html
+    assert "40 / 100" in html
+    # The timeline, newest first.
+    assert html.index("resumed") < html.index("preempted") < html.index("run started")
+    assert "SIGTERM" in html
+    assert "gs://bucket/job/step-20" in html and "3.0\xa0MB" in html
+    # Log lines with a colour per severity.
+    assert "hello from rank 0" in html
+    assert 'class="log-line sev-warning"' in html and 'class="log-line sev-error"' in html
+    assert "Traceback: boom" in html
+    # Live parts poll while the job is active; the chart and its data come from local files.
+    assert html.count('hx-trigger="every 3s"') == 4
+    assert reverse("job-metrics", args=[job.pk]) in html
+    assert "/static/vendor/plotly-4.1.2.min.js" in html
+    assert "1 x n1-standard-4" in html
+
+
+def test_terminal_job_stops_polling_and_offers_no_cancel(member_client: Client,
+                                                         job: Job) -> None:
+    job.state = JobState.FAILED
+    job.error_message = "replica workerpool0-0 exited with code 1"
+    job.save()
+    html = member_client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    assert "every 3s" not in html
+    assert 'data-active="false"' in html
+    assert reverse("job-cancel", args=[job.pk]) not in html
+    assert "exited with code 1" in html
+    for name in ("header", "timeline", "checkpoints", "logs"):
+        part = member_client.get(reverse("job-partial", args=[job.pk, name]))
+        assert part.status_code == 200
+        assert "hx-trigger" not in part.content.decode()
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("header", "gpt-tiny"), ("timeline", "checkpoint"), ("checkpoints", "step-20"),
+    ("logs", "NCCL slow"),
+])
+def test_partials_render_and_keep_polling_while_active(member_client: Client, job: Job,
+                                                       name: str, expected: str) -> None:
+    response = member_client.get(reverse("job-partial", args=[job.pk, name]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert expected in html
+    assert "<html" not in html
+    assert f'hx-get="{reverse("job-partial", args=[job.pk, name])}"' in html
+
+
+def test_unknown_partial_is_404(member_client: Client, job: Job) -> None:
+    assert member_client.get(reverse("job-partial", args=[job.pk, "nope"])).status_code == 404
+
+
+def test_log_panel_shows_the_latest_200_lines_oldest_first(member_client: Client,
+                                                           job: Job) -> None:
+    t0 = timezone.now()
+    LogLine.objects.bulk_create([
+        LogLine(job=job, timestamp=t0 + timedelta(seconds=i), message=f"line {i:03d}",
+                insert_id=f"bulk-{i:03d}") for i in range(250)])
+    html = member_client.get(reverse("job-partial", args=[job.pk, "logs"])).content.decode()
+    assert "line 049" not in html and "hello from rank 0" not in html
+    assert html.index("line 050") < html.index("line 249")
+
+
+def test_metrics_json_returns_steps_in_order(member_client: Client, job: Job) -> None:
+    t0 = timezone.now()
+    # Stored out of order, and a second attempt that resumed at step 2.
+    rows = [(1, 3, 2.0), (1, 1, 3.0), (1, 2, 2.5), (2, 3, 1.9), (2, 2, 2.4)]
+    StepMetric.objects.bulk_create([
+        StepMetric(job=job, attempt=attempt, step=step, loss=loss, lr=1e-3, tokens_per_s=10.0,
+                   timestamp=t0 + timedelta(seconds=i), insert_id=f"s{i}")
+        for i, (attempt, step, loss) in enumerate(rows)])
+
+    response = member_client.get(reverse("job-metrics", args=[job.pk]))
+    assert response.status_code == 200
+    data = response.json()
+    assert data["steps"] == [1, 2, 3, 2, 3]
+    assert data["attempt"] == [1, 1, 1, 2, 2]
+    assert data["loss"] == [3.0, 2.5, 2.0, 2.4, 1.9]
+    assert data["lr"] == [1e-3] * 5 and data["tokens_per_s"] == [10.0] * 5
+    assert data["state"] == "RUNNING" and data["active"] is True
+
+
+def test_metrics_json_thins_long_runs_but_keeps_the_last_step(member_client: Client,
+                                                              job: Job) -> None:
+    t0 = timezone.now()
+    StepMetric.objects.bulk_create([
+        StepMetric(job=job, step=step, loss=1.0, timestamp=t0, insert_id=f"m{step}")
+        for step in range(1, 10_002)])
+    steps = member_client.get(reverse("job-metrics", args=[job.pk])).json()["steps"]
+    assert len(steps) <= 4001
+    assert steps == sorted(steps) and steps[0] == 1 and steps[-1] == 10_001
