@@ -14,7 +14,7 @@ import grpc
 from localvertex import errors
 from localvertex.faults import FaultInjector
 from localvertex.jobstore import JobState
-from localvertex.supervisor import JobManager
+from localvertex.manager import JobManager
 
 SERVICE = "localvertex.v1.Admin"
 

@@ -17,7 +17,7 @@ from localvertex import errors, timeutil
 from localvertex.filters import FilterError
 from localvertex.jobfilter import compile_job_filter
 from localvertex.jobstore import CustomJobPb, JobRecord, JobState
-from localvertex.supervisor import JobManager
+from localvertex.manager import JobManager
 
 SERVICE = "google.cloud.aiplatform.v1.JobService"
 

@@ -26,15 +26,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from google.protobuf import duration_pb2
 
 from localvertex import environment, logentries, processes, timeutil
-from localvertex.config import Settings
 from localvertex.environment import ReplicaSpec
-from localvertex.jobstore import JobRecord, JobState, JobStore
-from localvertex.logstore import LogStore
+from localvertex.jobstore import JobRecord, JobState
+
+if TYPE_CHECKING:
+    from localvertex.manager import JobManager
 
 log = logging.getLogger(__name__)
 
@@ -90,105 +91,6 @@ def describe_exit(rc: int) -> str:
         except ValueError:
             return f"killed by signal {-rc}"
     return "Error"
-
-
-class JobManager:
-    """The emulator's jobs: starts a runner per job and routes requests to it."""
-
-    def __init__(self, settings: Settings, jobs: JobStore, logs: LogStore) -> None:
-        self.settings = settings
-        self.jobs = jobs
-        self.logs = logs
-        self.clock = timeutil.MonotonicClock()
-        self._runners: dict[str, JobRunner] = {}
-        self._lock = threading.Lock()
-        self._stopping = False
-
-    # -- log lines -------------------------------------------------------------------------
-
-    def log_line(
-        self,
-        project: str,
-        job_id: str,
-        task_name: str | None,
-        line: str,
-        severity: int,
-        log_id: str | None = None,
-    ) -> None:
-        self.logs.append(
-            logentries.from_line(
-                project=project,
-                job_id=job_id,
-                task_name=task_name,
-                line=line,
-                default_severity=severity,
-                timestamp_ns=self.clock.now_ns(),
-                insert_id=self.logs.next_insert_id(),
-                log_id=log_id,
-            )
-        )
-
-    # -- lifecycle -------------------------------------------------------------------------
-
-    def start(self, job_id: str) -> None:
-        with self._lock:
-            if self._stopping or job_id in self._runners:
-                return
-            runner = JobRunner(self, job_id)
-            self._runners[job_id] = runner
-        runner.start()
-
-    def resume(self) -> None:
-        """Take over the jobs an earlier emulator left unfinished (after killing its replicas)."""
-        killed = processes.kill_strays(self.settings.data_dir)
-        if killed:
-            log.info("killed %d replica processes left by an earlier emulator", killed)
-        for record in self.jobs.unfinished():
-            log.info("resuming job %s (%s)", record.id, JobState(record.state).name)
-            self.start(record.id)
-
-    def runner_finished(self, job_id: str) -> None:
-        with self._lock:
-            self._runners.pop(job_id, None)
-
-    def _runner(self, job_id: str) -> JobRunner | None:
-        with self._lock:
-            return self._runners.get(job_id)
-
-    def cancel(self, job_id: str) -> None:
-        """Ask the job's runner to cancel; the caller has already set CANCELLING."""
-        runner = self._runner(job_id)
-        if runner is not None:
-            runner.send("cancel")
-            return
-        # No runner (the job never started here, or the emulator is stopping): nothing runs.
-        record = self.jobs.get(job_id)
-        if record is not None and not record.terminal and not self._stopping:
-            finish_record(self, record.id, JobState.JOB_STATE_CANCELLED, CODE_CANCELLED, "CANCELED")
-
-    def preempt(self, job_id: str, grace_s: float) -> bool:
-        runner = self._runner(job_id)
-        if runner is None:
-            return False
-        runner.send("preempt", grace_s)
-        return True
-
-    def live_pids(self, job_id: str) -> dict[str, int | None]:
-        runner = self._runner(job_id)
-        return runner.pids() if runner is not None else {}
-
-    def shutdown(self, timeout: float = 15.0) -> None:
-        """Stop every runner (their replicas get SIGTERM, then SIGKILL); job states are kept."""
-        with self._lock:
-            self._stopping = True
-            runners = list(self._runners.values())
-        for runner in runners:
-            runner.send("shutdown")
-        deadline = time.monotonic() + timeout
-        for runner in runners:
-            runner.join(max(0.0, deadline - time.monotonic()))
-        # Anything still alive now belongs to no runner.
-        processes.kill_strays(self.settings.data_dir)
 
 
 def finish_record(
