@@ -25,7 +25,7 @@ from localvertex.jobstore import JobStore
 from localvertex.logging_service import SERVICE as LOGGING_SERVICE
 from localvertex.logging_service import LoggingService
 from localvertex.logstore import LogStore
-from localvertex.supervisor import JobManager
+from localvertex.manager import JobManager
 
 log = logging.getLogger(__name__)
 
