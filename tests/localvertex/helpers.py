@@ -140,7 +140,7 @@ def job_id(job: aiplatform_v1.CustomJob) -> str:
     return job.name.rsplit("/", 1)[1]
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 20.0, interval: float = 0.05):
+def wait_for(predicate: Callable[[], object], timeout: float = 60.0, interval: float = 0.05):
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -152,7 +152,7 @@ def wait_for(predicate: Callable[[], object], timeout: float = 20.0, interval: f
 
 
 def wait_state(
-    jobs: aiplatform_v1.JobServiceClient, name: str, states, timeout: float = 20.0
+    jobs: aiplatform_v1.JobServiceClient, name: str, states, timeout: float = 60.0
 ) -> aiplatform_v1.CustomJob:
     states = {states} if isinstance(states, int) else set(states)
     found: list[aiplatform_v1.CustomJob] = []
@@ -166,7 +166,7 @@ def wait_state(
     return found[0]
 
 
-def watch_states(jobs: aiplatform_v1.JobServiceClient, name: str, timeout: float = 20.0):
+def watch_states(jobs: aiplatform_v1.JobServiceClient, name: str, timeout: float = 60.0):
     """Every distinct state seen until the job ends, and the final job."""
     seen: list[int] = []
     deadline = time.monotonic() + timeout
