@@ -52,6 +52,11 @@ def test_jobs_and_logs_survive_an_emulator_restart(start_emulator) -> None:
     wait_state(jobs, running.name, State.JOB_STATE_RUNNING)
     pid_file = emulator.data_dir / "jobs" / job_id(running) / "workerpool0-0.pid"
     old_pid = int(wait_for(pid_file.read_text))
+    # The replica's first line must be stored before the stop, or there is nothing to compare.
+    wait_for(lambda: "started" in [
+        e.text_payload
+        for e in entries(emulator.logs, f'resource.labels.job_id="{job_id(running)}"')
+    ])
 
     assert emulator.stop() == 0  # SIGTERM: a clean exit
     assert not pid_alive(old_pid)
