@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import time
+from datetime import datetime
 from typing import Any
 
 import grpc
@@ -137,7 +138,9 @@ def test_killed_trainer_resumes_from_its_checkpoint(stack: Stack, api: Api) -> N
 
     steps = api.get(f"/api/v1/jobs/{job_id}/steps/", limit=2000)["results"]
     assert max(s["step"] for s in steps) == 400
-    after = [s["step"] for s in steps if s["timestamp"] > resumed[0]["timestamp"]]
+    # Compare instants, not strings: ISO text drops zero microseconds and would misorder.
+    resumed_at = datetime.fromisoformat(resumed[0]["timestamp"])
+    after = [s["step"] for s in steps if datetime.fromisoformat(s["timestamp"]) > resumed_at]
     assert after and after[0] == resumed[0]["step"] + 1, "training continued after the checkpoint"
 
 
