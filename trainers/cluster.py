@@ -138,6 +138,19 @@ def process_from_env(env: Mapping[str, str]) -> Process:
     return Process(0, 1, 0, 1, "127.0.0.1", 0, "single")
 
 
+def torchrun_env(process: Process) -> dict[str, str]:
+    """The variables torchrun would have set for this process (for libraries that read them,
+    such as DeepSpeed), whichever source the process was derived from."""
+    return {
+        "RANK": str(process.rank),
+        "WORLD_SIZE": str(process.world_size),
+        "LOCAL_RANK": str(process.local_rank),
+        "LOCAL_WORLD_SIZE": str(process.local_world_size),
+        "MASTER_ADDR": process.master_addr,
+        "MASTER_PORT": str(process.master_port),
+    }
+
+
 def under_launcher(env: Mapping[str, str]) -> bool:
     """True inside a process started by torchrun (it sets these; the emulator does not)."""
     return bool(env.get("TORCHELASTIC_RUN_ID") or env.get("LOCAL_RANK"))

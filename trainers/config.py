@@ -7,9 +7,16 @@ The CLI sets the handful of fields people change per run; everything else is rea
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+
+from trainers.parallel import resolve_dims
+from trainers.storage import StorageError, storage_for
+
+FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
+ZERO_STAGES = {"zero1": 1, "zero2": 2, "zero3": 3}
 
 
 @dataclass(frozen=True)
@@ -26,10 +33,32 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
+class FSDPConfig:
+    """FSDP2 (`fully_shard`) settings: `--fsdp-config PATH` (a JSON object with these keys),
+    `--fsdp-mode`, or `--set fsdp.shard_size=8`."""
+
+    # full_shard: parameters are re-sharded after forward (least memory, a second all-gather
+    # in backward); shard_grad_op: kept gathered until backward ends (ZeRO-2-like);
+    # hybrid_shard: sharded within a group of `shard_size` ranks, replicated across groups.
+    mode: str = "full_shard"
+    shard_size: int = 0  # hybrid_shard group size; 0 = the processes of one node (its GPUs)
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     preset: str = "tiny"
     strategy: str = "ddp"
     model: ModelConfig = field(default_factory=ModelConfig)
+
+    # Parallelism degrees (torchtitan's parallel dims): dp x tp x pp must equal WORLD_SIZE.
+    dp: int = 0  # data-parallel degree; 0 = WORLD_SIZE / (tp x pp)
+    tp: int = 1  # tensor-parallel degree (only 1 trains in this trainer)
+    pp: int = 1  # pipeline-parallel degree (only 1 trains in this trainer)
+    fsdp: FSDPConfig = field(default_factory=FSDPConfig)
+    # The DeepSpeed JSON read from --deepspeed-config (zero1/2/3); None = built from this config.
+    deepspeed: dict[str, typing.Any] | None = None
+    offload_optimizer: bool = False  # zero1/2/3: optimizer states and step on the CPU
+    offload_params: bool = False  # zero3: parameters on the CPU between uses
 
     steps: int = 300
     seed: int = 1337
@@ -51,8 +80,11 @@ class TrainConfig:
 
     checkpoint_every: int = 100  # 0 = only the final and the emergency (preemption) checkpoints
     keep: int = 3  # committed checkpoints kept; 0 keeps all
-    checkpoint_dir: str | None = None  # local path (gs:// later); None = no checkpoints
+    checkpoint_dir: str | None = None  # local path or gs://; None = no checkpoints
     model_dir: str | None = None  # where the final model is exported; None = not exported
+    # Write checkpoints in the background (ddp, fsdp): training goes on while they are written,
+    # and they are committed at the first step boundary where every rank has finished.
+    async_checkpoint: bool = False
 
     data: str | None = None  # a text file; None = the Python standard library's sources
     corpus_max_bytes: int = 4 * 1024 * 1024
@@ -68,6 +100,7 @@ class TrainConfig:
     def from_dict(cls, data: dict[str, typing.Any]) -> TrainConfig:
         values = dict(data)
         values["model"] = ModelConfig(**values.get("model", {}))
+        values["fsdp"] = FSDPConfig(**values.get("fsdp", {}))
         return cls(**values)
 
 
@@ -150,17 +183,18 @@ def _convert(raw: str, hint: typing.Any, key: str) -> typing.Any:
 
 def validate(config: TrainConfig, world_size: int) -> None:
     """Fail before any work starts, with a message that says what to change."""
+    dims = resolve_dims(config.dp, config.tp, config.pp, world_size)  # raises on its own
     m = config.model
     problems = []
     if config.steps < 1:
         problems.append("steps must be >= 1")
-    if config.batch_size < 1 or config.batch_size % world_size:
+    if config.batch_size < 1 or config.batch_size % dims.dp:
         problems.append(
             f"batch_size {config.batch_size} (global) must be a positive multiple of the "
-            f"world size {world_size}"
+            f"data-parallel size {dims.dp}"
         )
     else:
-        per_rank = config.batch_size // world_size
+        per_rank = config.batch_size // dims.dp
         if config.micro_batch_size < 0 or (
             config.micro_batch_size and per_rank % config.micro_batch_size
         ):
@@ -181,3 +215,46 @@ def validate(config: TrainConfig, world_size: int) -> None:
         problems.append("log_every must be >= 1")
     if problems:
         raise ValueError("invalid configuration: " + "; ".join(problems))
+
+
+def read_json_object(path: str, what: str) -> dict[str, typing.Any]:
+    """A JSON object from a local path or gs://."""
+    try:
+        raw = storage_for(path).read_bytes(path)
+    except (OSError, StorageError) as exc:
+        raise ValueError(f"{what} {path}: {exc}") from None
+    return parse_json_object(raw, f"{what} {path}")
+
+
+def parse_json_object(raw: str | bytes, what: str) -> dict[str, typing.Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{what}: expected a JSON object")
+    return data
+
+
+def parallel_from_json(data: dict[str, typing.Any]) -> dict[str, int]:
+    """The degrees of a CP_PARALLELISM_JSON object ({"dp": D, "tp": T, "pp": P})."""
+    unknown = sorted(set(data) - {"dp", "tp", "pp"})
+    if unknown:
+        raise ValueError(f"parallelism: unknown keys {', '.join(unknown)}; valid: dp, tp, pp")
+    for key, value in data.items():
+        if type(value) is not int:
+            raise ValueError(f"parallelism: {key} must be an integer, not {value!r}")
+    return dict(data)
+
+
+def fsdp_from_json(data: dict[str, typing.Any]) -> FSDPConfig:
+    """An --fsdp-config file: a JSON object with FSDPConfig's keys."""
+    defaults = FSDPConfig()
+    valid = sorted(f.name for f in dataclasses.fields(FSDPConfig))
+    for key, value in data.items():
+        if key not in valid:
+            raise ValueError(f"FSDP config: unknown key {key!r}; valid: {', '.join(valid)}")
+        expected = type(getattr(defaults, key))
+        if type(value) is not expected:
+            raise ValueError(f"FSDP config: {key} must be a {expected.__name__}, not {value!r}")
+    return FSDPConfig(**data)

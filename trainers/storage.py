@@ -1,19 +1,25 @@
 """The few file operations checkpoints and exports need, behind one small interface.
 
 Checkpoint and export code talks to a `Storage` and never to `os.path` directly, so object
-stores slot in next to the local file system. Object stores have no atomic directory rename:
-`atomic_rename` tells the checkpoint code to commit by writing the marker file last instead.
+stores slot in next to the local file system: `LocalStorage` for paths (and the Cloud Storage
+FUSE mount /gcs/...), `FsspecStorage` for gs:// (gcsfs in the image; fsspec's memory file
+system in tests). Object stores have no atomic directory rename: `atomic_rename` tells the
+checkpoint code to commit by writing the marker file last instead.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+# URL schemes served through fsspec: gs:// in production, memory:// for tests and experiments.
+FSSPEC_SCHEMES = ("gs", "memory")
 
 
 class StorageError(RuntimeError):
@@ -22,6 +28,7 @@ class StorageError(RuntimeError):
 
 class Storage(ABC):
     atomic_rename: bool
+    local: bool  # paths are local file system paths any library can open directly
 
     @abstractmethod
     def join(self, base: str, *parts: str) -> str: ...
@@ -72,9 +79,20 @@ class Storage(ABC):
         self.write_bytes(tmp, data)
         self.rename(tmp, path)
 
+    @abstractmethod
+    def put_tree(self, local_dir: str, path: str) -> None:
+        """Copy the files under a local folder to `path` (for libraries that write only to
+        local disks, such as DeepSpeed)."""
+
+    @abstractmethod
+    def get_tree(self, path: str, local_dir: str) -> None:
+        """Copy the files under `path` into a local folder."""
+
 
 class LocalStorage(Storage):
     """A local (or mounted) file system."""
+
+    local = True
 
     def __init__(self, atomic_rename: bool = True) -> None:
         self.atomic_rename = atomic_rename
@@ -125,18 +143,109 @@ class LocalStorage(Storage):
             for name in names
         )
 
+    def put_tree(self, local_dir: str, path: str) -> None:
+        shutil.copytree(local_dir, path, dirs_exist_ok=True)
+
+    def get_tree(self, path: str, local_dir: str) -> None:
+        shutil.copytree(path, local_dir, dirs_exist_ok=True)
+
+
+class FsspecStorage(Storage):
+    """An fsspec file system addressed by URLs (gs://bucket/a/b). An object store: a folder is
+    a name prefix, objects appear whole when their upload completes, and there is no rename of
+    a folder, so checkpoints commit by their marker object alone."""
+
+    atomic_rename = False
+    local = False
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+
+    def join(self, base: str, *parts: str) -> str:
+        return posixpath.join(base, *parts)
+
+    def exists(self, path: str) -> bool:
+        self._forget(path)
+        return self.fs.exists(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        self._forget(path)
+        try:
+            entries = self.fs.ls(path, detail=False)
+        except FileNotFoundError:
+            return []
+        return sorted(posixpath.basename(e.rstrip("/")) for e in entries)
+
+    def make_dirs(self, path: str) -> None:
+        self.fs.makedirs(path, exist_ok=True)  # a no-op on object stores
+
+    @contextmanager
+    def open_write(self, path: str) -> Iterator[BinaryIO]:
+        # The object is published when the file closes without an error (the upload ends).
+        with self.fs.open(path, "wb") as f:
+            yield f
+
+    @contextmanager
+    def open_read(self, path: str) -> Iterator[BinaryIO]:
+        with self.fs.open(path, "rb") as f:
+            yield f
+
+    def rename(self, src: str, dst: str) -> None:
+        self.fs.mv(src, dst, recursive=True)
+
+    def remove_tree(self, path: str) -> None:
+        self._forget(path)
+        if self.fs.exists(path):
+            self.fs.rm(path, recursive=True)
+
+    def size(self, path: str) -> int:
+        self._forget(path)
+        return int(self.fs.du(path, total=True))
+
+    def put_tree(self, local_dir: str, path: str) -> None:
+        for folder, _, names in os.walk(local_dir):
+            for name in names:
+                source = os.path.join(folder, name)
+                relative = os.path.relpath(source, local_dir).replace(os.sep, "/")
+                self.fs.put_file(source, self.join(path, relative))
+
+    def get_tree(self, path: str, local_dir: str) -> None:
+        self._forget(path)
+        base = self.fs._strip_protocol(path)
+        for remote in self.fs.find(path):
+            relative = posixpath.relpath(self.fs._strip_protocol(remote), base)
+            target = os.path.join(local_dir, *relative.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            self.fs.get_file(remote, target)
+
+    def _forget(self, path: str) -> None:
+        # Listings are cached per process; other ranks (and other attempts) write too.
+        self.fs.invalidate_cache(path)
+
 
 def storage_for(url: str) -> Storage:
-    """The storage that serves `url`: local paths now; gs:// is refused with a clear message."""
-    if url.startswith("gs://"):
-        raise StorageError(
-            f"{url}: gs:// storage needs fsspec/gcsfs, which this trainer image does not include "
-            "yet; use a local path or the Cloud Storage FUSE mount /gcs/<bucket>/..."
-        )
-    if "://" in url:
-        raise StorageError(f"{url}: unsupported storage scheme")
+    """The storage that serves `url`: a local path, /gcs/... (FUSE), gs:// or memory://."""
+    scheme, sep, _ = url.partition("://")
+    if sep:
+        if scheme not in FSSPEC_SCHEMES:
+            raise StorageError(
+                f"{url}: unsupported storage scheme {scheme!r}; use a local path, /gcs/... or gs://"
+            )
+        return FsspecStorage(_filesystem(scheme, url))
     # Cloud Storage FUSE copies objects one by one on a folder rename: not atomic.
     return LocalStorage(atomic_rename=not os.path.abspath(url).startswith("/gcs/"))
+
+
+def _filesystem(scheme: str, url: str) -> Any:
+    try:
+        import fsspec
+
+        return fsspec.filesystem(scheme)
+    except ImportError as exc:
+        # fsspec names the missing package (gcsfs for gs://).
+        raise StorageError(
+            f"{url}: {exc}; or use the Cloud Storage FUSE mount /gcs/<bucket>/..."
+        ) from None
 
 
 def _fsync_dir(path: str) -> None:

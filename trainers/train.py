@@ -1,4 +1,4 @@
-"""Train a byte-level GPT with data parallelism; built to be preempted and resumed.
+"""Train a byte-level GPT with DDP, FSDP or DeepSpeed ZeRO; built to be preempted and resumed.
 
 One process (world size 1, CPU or one GPU):
 
@@ -8,6 +8,24 @@ Several processes on one machine (torchrun sets RANK, WORLD_SIZE, MASTER_ADDR, M
 
     torchrun --nproc-per-node=2 -m trainers.train --preset tiny --strategy ddp
     python -m trainers.train --preset tiny --nproc-per-node 2      # starts torchrun itself
+
+Strategies (all train on CPU with gloo as well as on GPUs with NCCL):
+
+    --strategy ddp | single                       replicated model, all-reduced gradients
+    --strategy fsdp --fsdp-mode full_shard        FSDP2 (fully_shard); also shard_grad_op,
+                                                  hybrid_shard (--set fsdp.shard_size=N)
+    --strategy zero1 | zero2 | zero3              DeepSpeed ZeRO; --deepspeed-config ds.json,
+                                                  --set offload_optimizer=true / offload_params=true
+
+    python -m trainers.train --strategy zero3 --deepspeed-config gs://bucket/job/ds.json \
+        --nproc-per-node auto --checkpoint-dir gs://bucket/job/checkpoints
+
+  Parallel degrees: --set dp=N --set tp=N --set pp=N; dp x tp x pp must equal WORLD_SIZE
+  (dp=0, the default, takes what is left). Only tp=1 and pp=1 train here.
+  From the control plane, the same settings arrive as JSON in the environment:
+  CP_DEEPSPEED_CONFIG_JSON (as --deepspeed-config), CP_FSDP_CONFIG_JSON (as --fsdp-config),
+  CP_PARALLELISM_JSON ({"dp": D, "tp": T, "pp": P}); flags and --set still win.
+  Background checkpoint writes (ddp, fsdp): --set async_checkpoint=true.
 
 On Vertex AI (a CustomJob; every replica runs the same command):
 
@@ -38,14 +56,30 @@ from dataclasses import replace
 
 import torch
 
-from trainers import cluster, events, strategies
-from trainers.config import PRESETS, TrainConfig, apply_overrides, preset, validate
+from trainers import cluster, deepspeed_config, events, strategies
+from trainers.config import (
+    FSDP_MODES,
+    PRESETS,
+    TrainConfig,
+    apply_overrides,
+    fsdp_from_json,
+    parallel_from_json,
+    parse_json_object,
+    preset,
+    read_json_object,
+    validate,
+)
 from trainers.preemption import StopRequest
 from trainers.trainer import Trainer
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_CONFIG = 2
+# The control plane passes the generated configuration in the CustomJob's environment (it shares
+# no file system with the container); a path flag wins over these.
+DEEPSPEED_ENV = "CP_DEEPSPEED_CONFIG_JSON"
+FSDP_ENV = "CP_FSDP_CONFIG_JSON"
+PARALLELISM_ENV = "CP_PARALLELISM_JSON"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog="python -m trainers.train",
-        description="Train a byte-level GPT (DDP); preset values apply where a flag is omitted.",
+        description="Train a byte-level GPT (DDP, FSDP, ZeRO); preset values apply where a flag "
+        "is omitted.",
     )
     parser.add_argument(
         "--strategy",
@@ -72,6 +107,24 @@ def build_parser() -> argparse.ArgumentParser:
         default="ddp",
         help=f"parallelism strategy: {', '.join(strategies.SUPPORTED)} "
         "(default: ddp; single = one process)",
+    )
+    parser.add_argument(
+        "--fsdp-mode",
+        choices=FSDP_MODES,
+        help="with --strategy fsdp (default: full_shard, or the --fsdp-config file's mode)",
+    )
+    parser.add_argument(
+        "--fsdp-config",
+        metavar="PATH",
+        help='FSDP settings as JSON, e.g. {"mode": "hybrid_shard", "shard_size": 8} '
+        "(local path or gs://; default: $CP_FSDP_CONFIG_JSON, the JSON itself)",
+    )
+    parser.add_argument(
+        "--deepspeed-config",
+        metavar="PATH",
+        help="DeepSpeed JSON for zero1/2/3 (local path or gs://; default: "
+        "$CP_DEEPSPEED_CONFIG_JSON, the JSON itself); its batch, clipping, bf16 and "
+        "offload settings become defaults under the other flags, and must agree with them",
     )
     parser.add_argument(
         "--preset",
@@ -124,7 +177,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainConfig:
+    """Preset, then the config files' values (a path flag, else the control plane's JSON in
+    the environment), then the flags, then --set overrides."""
     config = preset(args.preset)
+    if env.get(PARALLELISM_ENV):
+        degrees = parse_json_object(env[PARALLELISM_ENV], PARALLELISM_ENV)
+        config = replace(config, **parallel_from_json(degrees))
+    fsdp = _config_object(args.fsdp_config, env, FSDP_ENV, "FSDP config")
+    if fsdp is not None:
+        config = replace(config, fsdp=fsdp_from_json(fsdp))
+    ds = _config_object(args.deepspeed_config, env, DEEPSPEED_ENV, "DeepSpeed config")
+    if ds is not None:
+        config = replace(config, deepspeed=ds, **deepspeed_config.defaults_from(ds))
+    if args.fsdp_mode:
+        config = replace(config, fsdp=replace(config.fsdp, mode=args.fsdp_mode))
     flags = {
         "strategy": args.strategy,
         "steps": args.steps,
@@ -140,6 +206,16 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
     }
     config = replace(config, **{k: v for k, v in flags.items() if v is not None})
     return apply_overrides(config, args.overrides)
+
+
+def _config_object(
+    path: str | None, env: Mapping[str, str], variable: str, what: str
+) -> dict | None:
+    if path:
+        return read_json_object(path, what)
+    if env.get(variable):
+        return parse_json_object(env[variable], f"{what} in ${variable}")
+    return None
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
@@ -189,7 +265,7 @@ def run(config: TrainConfig, process: cluster.Process) -> int:
     stop.install()
     try:
         validate(config, process.world_size)
-        strategies.check_world(config.strategy, process.world_size)
+        strategies.check_config(config, process)
     except ValueError as exc:
         events.error(process.rank, exc)
         return EXIT_CONFIG

@@ -1,9 +1,9 @@
 """One training run on one rank: set up, resume, train, checkpoint, evaluate, export.
 
 Every rank runs this same code; the process group is already joined. Collectives happen in the
-same order on every rank (one all-reduce per step for the loss and the stop flags, one per
-evaluation, and the checkpoint manager's broadcasts), so no rank waits for a call another rank
-never makes.
+same order on every rank (one all-reduce per step for the loss, the stop flags and whether a
+background checkpoint write has finished; one per evaluation; the checkpoint manager's
+broadcasts), so no rank waits for a call another rank never makes.
 """
 
 from __future__ import annotations
@@ -15,23 +15,29 @@ import math
 import random
 import signal
 import time
-from dataclasses import asdict
+from concurrent.futures import Future
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
-from trainers import events, preemption, strategies
-from trainers.checkpoint import CheckpointInfo, CheckpointManager
+from trainers import events, faults, preemption, run_state, strategies
+from trainers.checkpoint import (
+    CheckpointInfo,
+    CheckpointManager,
+    describe_failure,
+    skip_zip_crc32,
+    step_folder_name,
+)
 from trainers.cluster import Process
 from trainers.config import TrainConfig
 from trainers.data import EVAL_STREAM, Corpus, load_corpus, local_batch
 from trainers.model import GPT
-from trainers.optim import build_optimizer, lr_at, set_lr
+from trainers.optim import lr_at, set_lr
 from trainers.storage import Storage, storage_for
 
-TRAINER_STATE_FILE = "trainer.pt"
 CONFIG_FILE = "config.json"
 EXPORTED_MODEL_FILE = "model.pt"
 EXPORTED_CONFIG_FILE = "config.json"
@@ -56,21 +62,17 @@ class Trainer:
         self.corpus: Corpus = load_corpus(
             config.data, config.corpus_max_bytes, config.model.block_size
         )
-        self.strategy = strategies.create(config.strategy, process, device)
+        self.strategy = strategies.create(config, process, device)
         model = GPT(config.model, seed=config.seed).to(device)
         self.params = model.num_parameters()
-        self.model = self.strategy.wrap(model)
-        self.optimizer = build_optimizer(self.model, config)
-        self.autocast = (
-            torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
-            if config.precision == "bf16"
-            else contextlib.nullcontext()
-        )
+        self.model, self.optimizer = self.strategy.setup(model)
+        self.pending: _PendingSave | None = None  # a checkpoint being written in the background
         self.checkpoints = (
             CheckpointManager(config.checkpoint_dir, config.keep, process.rank, process.world_size)
             if config.checkpoint_dir
             else None
         )
+        skip_zip_crc32()  # checkpoints must be written fast: a preemption gives 30 s
         # Fail now, not after hours of training, when the export destination is unusable.
         self.model_storage = storage_for(config.model_dir) if config.model_dir else None
 
@@ -96,6 +98,8 @@ class Trainer:
             step += 1
             last_loss, stop_signal = self._train_step(step)
             if stop_signal is not None:
+                # The emergency checkpoint is written now, not in the background: the process
+                # exits right after, within the preemption notice.
                 path = self._save(step, last_loss) if self.checkpoints else None
                 if self.is_main:
                     events.preempted(stop_signal.name, step, path)
@@ -106,8 +110,9 @@ class Trainer:
             if self.checkpoints and (
                 finishing or (config.checkpoint_every and step % config.checkpoint_every == 0)
             ):
-                self._save(step, last_loss)
+                self._save(step, last_loss, background=config.async_checkpoint and not finishing)
 
+        self._finish_pending()
         self._export(step, last_loss)
         if self.is_main:
             events.run_finished(step, last_loss, time.monotonic() - started)
@@ -134,28 +139,32 @@ class Trainer:
         per_rank = len(x)
         micro = config.micro_batch_size or per_rank
         accumulation = per_rank // micro
+        strategy, model = self.strategy, self.model
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         for i in range(accumulation):
             rows = slice(i * micro, (i + 1) * micro)
             last = i == accumulation - 1
             # Gradients are averaged across ranks only on the last micro-step.
-            with contextlib.nullcontext() if last else self.strategy.no_sync(self.model):
-                with self.autocast:
-                    _, loss = self.model(x[rows], y[rows])
-                (loss / accumulation).backward()
+            with contextlib.nullcontext() if last else strategy.accumulating(model):
+                with strategy.autocast():
+                    _, loss = model(x[rows], y[rows])
+                strategy.backward(model, loss, accumulation)
             loss_sum += loss.detach().double()
-        if config.grad_clip:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_clip)
-        self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
+        strategy.optimizer_step(model, self.optimizer)
 
-        # One all-reduce per step carries the loss and every rank's stop flags.
-        flags = torch.tensor(self.stop.flags(), dtype=torch.float64, device=self.device)
+        # One all-reduce per step carries the loss, every rank's stop flags and whether its
+        # part of a background checkpoint is written.
+        written = self.pending is not None and self.pending.future.done()
+        flags = torch.tensor(
+            [*self.stop.flags(), float(written)], dtype=torch.float64, device=self.device
+        )
         stats = torch.cat([(loss_sum / accumulation).reshape(1), flags])
         dist.all_reduce(stats)
         stats = stats.tolist()
         loss = stats[0] / process.world_size
-        stop_signal = preemption.agreed_signal(stats[1:])
+        stop_signal = preemption.agreed_signal(stats[1:-1])
+        if stats[-1] == process.world_size:
+            self._finish_pending()  # every rank is done writing: commit without waiting
 
         elapsed = time.perf_counter() - started
         if self.is_main and (step % config.log_every == 0 or step == config.steps):
@@ -181,7 +190,7 @@ class Trainer:
                 process.world_size,
                 stream=EVAL_STREAM,
             )
-            with self.autocast:
+            with self.strategy.autocast():
                 _, loss = self.model(x.to(self.device), y.to(self.device))
             total += loss.double()
         self.model.train()
@@ -207,34 +216,71 @@ class Trainer:
             )
         return found
 
-    def _save(self, step: int, loss: float | None) -> str:
+    def _save(self, step: int, loss: float | None, background: bool = False) -> str:
+        """Checkpoint `step` on every rank; returns its path. In the background, the path is
+        where it will be once committed (at a later step boundary, see `_train_step`)."""
         assert self.checkpoints is not None
+        self._finish_pending()  # one checkpoint in flight at a time, committed in order
         started = time.monotonic()
+        storage = self.checkpoints.storage
+        if background:
+            folder = self.checkpoints.begin(step)
+            try:
+                self._write_trainer_state(storage, folder, step, loss)
+                future = self.strategy.save_async(storage, folder, self.model, self.optimizer)
+            except Exception as exc:
+                future = Future()
+                future.set_exception(exc)
+            self.pending = _PendingSave(step, folder, loss, future, started)
+            return storage.join(self.checkpoints.root, step_folder_name(step))
 
         def write(storage: Storage, folder: str) -> None:
             self.strategy.save(storage, folder, self.model, self.optimizer)
-            if self.is_main:
-                with storage.open_write(storage.join(folder, TRAINER_STATE_FILE)) as f:
-                    torch.save(self._trainer_state(step, loss), f)
-                storage.write_bytes(
-                    storage.join(folder, CONFIG_FILE),
-                    json.dumps(self.config.to_dict(), indent=1).encode(),
-                )
+            faults.pause_if_requested("checkpoint_write", step, self.process.rank, folder)
+            self._write_trainer_state(storage, folder, step, loss)
 
-        info = self.checkpoints.save(
-            step,
-            write,
-            {
-                "world_size": self.process.world_size,
-                "strategy": self.config.strategy,
-                "loss": loss,
-            },
+        info = self.checkpoints.save(step, write, self._metadata(loss))
+        self._saved(info, started)
+        return info.path
+
+    def _finish_pending(self) -> None:
+        """Commit the background checkpoint, waiting for its write if needed (every rank)."""
+        pending, self.pending = self.pending, None
+        if pending is None or self.checkpoints is None:
+            return
+        failure = None
+        try:
+            pending.future.result()
+        except Exception as exc:
+            failure = describe_failure(self.process.rank, exc)
+        info = self.checkpoints.finish(
+            pending.step, pending.folder, failure, self._metadata(pending.loss)
         )
+        self._saved(info, pending.started)
+
+    def _saved(self, info: CheckpointInfo, started: float) -> None:
         if self.is_main:
             events.checkpoint_saved(
-                step, info.path, info.metadata["bytes"], time.monotonic() - started
+                info.step, info.path, info.metadata["bytes"], time.monotonic() - started
             )
-        return info.path
+
+    def _metadata(self, loss: float | None) -> dict[str, Any]:
+        return {
+            "world_size": self.process.world_size,
+            "strategy": self.config.strategy,
+            "format": self.strategy.checkpoint_format,
+            "loss": loss,
+        }
+
+    def _write_trainer_state(
+        self, storage: Storage, folder: str, step: int, loss: float | None
+    ) -> None:
+        run_state.write(storage, folder, self.process.rank, self._trainer_state(step, loss))
+        if self.is_main:
+            storage.write_bytes(
+                storage.join(folder, CONFIG_FILE),
+                json.dumps(self.config.to_dict(), indent=1).encode(),
+            )
 
     def _trainer_state(self, step: int, loss: float | None) -> dict[str, Any]:
         return {
@@ -243,21 +289,21 @@ class Trainer:
             "model": asdict(self.config.model),
             # The batches are a function of (seed, step): the position is the next step.
             "data": {"next_step": step + 1, "seed": self.config.seed, **self.corpus.describe()},
-            "rng": _capture_rng(self.device),
+            "rng": run_state.capture_rng(self.device),
         }
 
     def _restore(self, info: CheckpointInfo) -> tuple[int, float | None]:
         assert self.checkpoints is not None
         storage = self.checkpoints.storage
-        with storage.open_read(storage.join(info.path, TRAINER_STATE_FILE)) as f:
-            state = torch.load(f, map_location="cpu", weights_only=True)
+        self.strategy.check_resumable(info.metadata, info.path)
+        state = run_state.read(storage, info.path, self.process.rank)
         if state["model"] != asdict(self.config.model):
             raise ValueError(
                 f"checkpoint {info.path} holds a model {state['model']}, this run builds "
                 f"{asdict(self.config.model)}: use another checkpoint directory"
             )
         self.strategy.load(storage, info.path, self.model, self.optimizer)
-        _restore_rng(state["rng"], self.device)
+        run_state.restore_rng(state["rng"], self.device)
         data = state["data"]
         if self.is_main and (data["sha256"], data["seed"]) != (
             self.corpus.sha256,
@@ -300,35 +346,10 @@ class Trainer:
         )
 
 
-def _capture_rng(device: str) -> dict[str, Any]:
-    name, key, pos, has_gauss, cached = np.random.get_state()
-    return {
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state(device) if device.startswith("cuda") else None,
-        "python": random.getstate(),
-        # As a tensor: checkpoints load with weights_only=True, which refuses numpy arrays.
-        "numpy": {
-            "name": name,
-            "key": torch.from_numpy(key.astype(np.int64)),
-            "pos": pos,
-            "has_gauss": has_gauss,
-            "cached_gaussian": cached,
-        },
-    }
-
-
-def _restore_rng(state: dict[str, Any], device: str) -> None:
-    torch.set_rng_state(state["torch"])
-    if state["cuda"] is not None and device.startswith("cuda"):
-        torch.cuda.set_rng_state(state["cuda"], device)
-    random.setstate(state["python"])
-    n = state["numpy"]
-    np.random.set_state(
-        (
-            n["name"],
-            n["key"].numpy().astype(np.uint32),
-            n["pos"],
-            n["has_gauss"],
-            n["cached_gaussian"],
-        )
-    )
+@dataclass
+class _PendingSave:
+    step: int
+    folder: str
+    loss: float | None
+    future: Future[None]
+    started: float

@@ -1,16 +1,18 @@
 """Reference runs shared by the trainer tests: each is a real training run, made once.
 
-Both use the same global batch and seed, so their losses must agree step by step.
+All use the same global batch and seed, so their losses must agree step by step.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.trainers.replicas import Result, train, train_world
+from tests.trainers.replicas import Result, finish_all, start_world, train, train_world
 
 # Without the `trainers` extra (torch) there is nothing here to test.
 if importlib.util.find_spec("torch") is None:
@@ -65,3 +67,94 @@ def ddp_run(tmp_path_factory) -> tuple[list[Result], Path]:
     for result in results:
         assert result.returncode == 0, result.stderr
     return results, ckpt
+
+
+# The strategy group: every strategy at world size 2 in one group of processes (see
+# strategy_group.py). Its runs are 20 steps long: the warmup, whose learning rate does not depend
+# on the run's length, so their losses must equal the first 20 of `single_run`.
+GROUP_STEPS = 20
+STRATEGIES = {
+    "ddp": ["--strategy", "ddp"],
+    "fsdp-full_shard": ["--strategy", "fsdp", "--fsdp-mode", "full_shard"],
+    "fsdp-shard_grad_op": ["--strategy", "fsdp", "--fsdp-mode", "shard_grad_op"],
+    "fsdp-hybrid_shard": ["--strategy", "fsdp", "--fsdp-mode", "hybrid_shard"],
+    "zero1": ["--strategy", "zero1"],
+    "zero2": ["--strategy", "zero2"],
+    "zero3": ["--strategy", "zero3"],
+}
+SHARDED = [name for name in STRATEGIES if name != "ddp"]
+ASYNC = ["ddp", "fsdp-full_shard"]
+# These keep their checkpoints at gs:// URLs, served by a local fake GCS through fsspec.
+ON_GCS = {"fsdp-hybrid_shard", "zero2"}
+SIGTERM_AT = 7
+GROUP_ARGS = [*COMMON, "--steps", str(GROUP_STEPS), "--checkpoint-every", "5", "--keep", "0"]
+
+
+@dataclass
+class Group:
+    result: Result  # rank 0's events
+    base: Path  # checkpoints under <base>/<name>/..., or <base>/gcs/bucket/<name>/... on gs://
+
+    def events(self, run: str) -> list[dict]:
+        out, inside = [], False
+        for event in self.result.events:
+            if event.get("event") == "harness_run":
+                inside = event["name"] == run
+            elif inside:
+                out.append(event)
+        assert out, f"no events for run {run!r}"
+        return out
+
+    def of(self, run: str, name: str) -> list[dict]:
+        return [e for e in self.events(run) if e.get("event") == name]
+
+    def losses(self, run: str) -> dict[int, float]:
+        return {e["step"]: e["loss"] for e in self.of(run, "step")}
+
+    def exit_code(self, run: str) -> int:
+        return self.of(run, "harness_done")[0]["exit_code"]
+
+    def checkpoint_root(self, name: str) -> str:
+        return checkpoint_root(self.base, name)
+
+    def local_root(self, name: str) -> Path:
+        """Where the checkpoints of `name` are on this machine (the fake bucket for gs://)."""
+        return self.base / "gcs" / "bucket" / name if name in ON_GCS else self.base / name
+
+
+def checkpoint_root(base: Path, name: str) -> str:
+    return f"gs://bucket/{name}" if name in ON_GCS else str(base / name)
+
+
+@pytest.fixture(scope="session")
+def strategy_group(tmp_path_factory) -> Group:
+    """For every strategy: an uninterrupted run; for the sharded ones also a run that rank 1
+    SIGTERMs at step 7 and its resumption; for ddp and fsdp a run with async checkpoints."""
+    base = tmp_path_factory.mktemp("group")
+    runs = []
+    for name, args in STRATEGIES.items():
+        root = checkpoint_root(base, name)
+        runs.append(
+            {"name": name, "args": [*GROUP_ARGS, *args, "--checkpoint-dir", f"{root}/full"]}
+        )
+        if name in SHARDED:
+            resume = [*GROUP_ARGS, *args, "--checkpoint-dir", f"{root}/resume"]
+            runs.append({"name": f"{name}/stopped", "args": resume, "sigterm_at": SIGTERM_AT})
+            runs.append({"name": f"{name}/resumed", "args": resume})
+        if name in ASYNC:
+            background = [*args, "--set", "async_checkpoint=true"]
+            runs.append(
+                {
+                    "name": f"{name}/async",
+                    "args": [*GROUP_ARGS, *background, "--checkpoint-dir", f"{root}/async"],
+                }
+            )
+    spec = base / "spec.json"
+    spec.write_text(json.dumps({"runs": runs}))
+    replicas = start_world(
+        [str(spec)], module="tests.trainers.strategy_group", FAKE_GCS_ROOT=str(base / "gcs")
+    )
+    results = finish_all(replicas, timeout=300)
+    for result in results:
+        assert result.returncode == 0, result.stderr[-5000:]
+    return Group(results[0], base)

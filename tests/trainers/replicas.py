@@ -38,6 +38,9 @@ CLUSTER_VARS = (
     "TORCHELASTIC_RUN_ID",
     "GROUP_RANK",
     "ROLE_RANK",
+    "CP_DEEPSPEED_CONFIG_JSON",
+    "CP_FSDP_CONFIG_JSON",
+    "CP_PARALLELISM_JSON",
 )
 
 
@@ -46,6 +49,8 @@ def child_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = str(ROOT)
     env["OMP_NUM_THREADS"] = "1"
     env["CUDA_VISIBLE_DEVICES"] = ""  # these tests cover the CPU path
+    # Should DeepSpeed ever compile an op, it goes to the project's cache, not $HOME.
+    env["TORCH_EXTENSIONS_DIR"] = str(ROOT / "var" / "torch_extensions")
     env.update(extra)
     return env
 
@@ -81,9 +86,11 @@ class Replica:
     readers: list[threading.Thread] = field(default_factory=list)
 
     @classmethod
-    def start(cls, args: Sequence[str], env: dict[str, str]) -> Replica:
+    def start(
+        cls, args: Sequence[str], env: dict[str, str], module: str = "trainers.train"
+    ) -> Replica:
         process = subprocess.Popen(
-            [sys.executable, "-m", "trainers.train", *args],
+            [sys.executable, "-m", module, *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -150,7 +157,9 @@ def train(args: Sequence[str], timeout: float = TIMEOUT_S, **env: str) -> Result
     return Replica.start(args, child_env(**env)).finish(timeout)
 
 
-def start_world(args: Sequence[str], world_size: int = 2) -> list[Replica]:
+def start_world(
+    args: Sequence[str], world_size: int = 2, module: str = "trainers.train", **extra: str
+) -> list[Replica]:
     """`world_size` processes joined through RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, as the
     local Vertex emulator starts replicas."""
     port = str(free_port())
@@ -162,8 +171,9 @@ def start_world(args: Sequence[str], world_size: int = 2) -> list[Replica]:
                 WORLD_SIZE=str(world_size),
                 MASTER_ADDR="127.0.0.1",
                 MASTER_PORT=port,
+                **extra,
             )
-            replicas.append(Replica.start(args, env))
+            replicas.append(Replica.start(args, env, module))
     except BaseException:
         stop_all(replicas)
         raise

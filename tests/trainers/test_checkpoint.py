@@ -8,7 +8,7 @@ import pytest
 
 from trainers import checkpoint
 from trainers.checkpoint import MARKER, CheckpointManager
-from trainers.storage import LocalStorage, StorageError, storage_for
+from trainers.storage import LocalStorage
 
 pytestmark = pytest.mark.trainers
 
@@ -91,10 +91,3 @@ def test_manager_reports_a_failed_write_and_commits_nothing(tmp_path):
     with pytest.raises(RuntimeError, match="disk full"):
         manager.save(3, broken, {})
     assert list(tmp_path.iterdir()) == []
-
-
-def test_cloud_storage_urls_are_refused_clearly_for_now():
-    with pytest.raises(StorageError, match="fsspec"):
-        storage_for("gs://bucket/checkpoints")
-    assert storage_for("/gcs/bucket/checkpoints").atomic_rename is False
-    assert storage_for("/tmp/checkpoints").atomic_rename is True

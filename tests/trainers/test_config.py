@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from trainers import strategies
 from trainers.config import PRESETS, TrainConfig, apply_overrides, preset, validate
 
 pytestmark = pytest.mark.trainers
@@ -51,7 +50,7 @@ def test_bad_overrides_say_what_is_wrong(assignment, message):
 
 
 def test_global_batch_must_split_evenly_across_ranks():
-    with pytest.raises(ValueError, match="multiple of the world size 2"):
+    with pytest.raises(ValueError, match="multiple of the data-parallel size 2"):
         validate(TrainConfig(batch_size=7), 2)
     with pytest.raises(ValueError, match="micro_batch_size 3 must divide"):
         validate(TrainConfig(batch_size=8, micro_batch_size=3), 2)
@@ -62,14 +61,7 @@ def test_config_round_trips_through_a_dict():
     assert TrainConfig.from_dict(config.to_dict()) == config
 
 
-def test_planned_strategies_are_not_supported_yet_and_the_valid_ones_are_listed():
-    with pytest.raises(ValueError, match=r"'fsdp' is not supported yet; valid strategies: ddp"):
-        strategies.check_name("fsdp")
-    with pytest.raises(ValueError, match=r"unknown strategy 'horovod'; valid strategies: ddp"):
-        strategies.check_name("horovod")
-
-
-def test_single_strategy_needs_world_size_one():
-    strategies.check_world("single", 1)
-    with pytest.raises(ValueError, match="use --strategy ddp"):
-        strategies.check_world("single", 2)
+def test_global_batch_splits_across_the_data_parallel_ranks_only():
+    validate(TrainConfig(batch_size=8, dp=0), 2)
+    with pytest.raises(ValueError, match="multiple of the data-parallel size 4"):
+        validate(TrainConfig(batch_size=6), 4)

@@ -1,0 +1,300 @@
+"""The trainer's tokens/s against a bare PyTorch loop of the same model and strategy.
+
+    python -m bench.trainer_throughput [--steps 20] [--rounds 4] [--strategies ddp,fsdp,zero2]
+
+Starts two processes (world size 2, gloo on CPU, one torch thread each). In each process and
+for each strategy, rounds alternate between:
+- bare: the strategy's wrapped model, batches made up front, and nothing but forward,
+  backward, clipping and the optimizer step (the DeepSpeed engine's backward/step for ZeRO);
+- trainer: `Trainer.run()` as the CLI runs it (batches drawn per step, the per-step all-reduce
+  of loss and stop flags, learning-rate schedule, JSON step events), checkpoints and evaluation
+  off. Its step times are the intervals between its step events on stdout.
+The first steps of every round are warmup and not timed. Throughput = tokens per step / the
+median step time over all rounds, by the wall clock and by rank 0's CPU time: on a shared
+machine the wall clock also measures the neighbours' load, the CPU time only this process's
+work (gloo waits for the other rank without spinning). Last, the trainer's own per-step work
+(batch, all-reduce of loss and stop flags, step event) is timed alone, as a share of a step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from contextlib import redirect_stdout
+from dataclasses import replace
+
+WARMUP = 5
+# Large enough that a step is compute, as on a real job (~0.85M parameters, 4096 tokens a step).
+MODEL = {"block_size": 128, "n_layer": 4, "n_head": 4, "n_embd": 128}
+BATCH = 32
+ZERO_STAGES = ("zero1", "zero2", "zero3")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20, help="timed steps per round")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--strategies", default="ddp,fsdp,zero2")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args.strategies.split(","), args.steps, args.rounds)
+
+    from trainers.cluster import free_port
+
+    port = str(free_port())
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    env.setdefault("TORCH_EXTENSIONS_DIR", os.path.abspath("var/torch_extensions"))
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bench.trainer_throughput", "--worker", *sys.argv[1:]],
+            env={
+                **env,
+                "RANK": str(rank),
+                "LOCAL_RANK": str(rank),
+                "WORLD_SIZE": "2",
+                "LOCAL_WORLD_SIZE": "2",
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": port,
+            },
+            stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for rank in range(2)
+    ]
+    try:
+        out, _ = workers[0].communicate(timeout=1800)
+        workers[1].wait(timeout=60)
+    finally:
+        for process in workers:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    if workers[0].returncode:
+        print(f"worker failed (exit {workers[0].returncode})", file=sys.stderr)
+        return 1
+    report([json.loads(line) for line in out.splitlines() if line.startswith("{")])
+    return 0
+
+
+def report(lines: list[dict]) -> None:
+    results = [line for line in lines if "strategy" in line]
+    own_work = next(line["own_work_s"] for line in lines if "own_work_s" in line)
+    print(
+        f"machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; world size 2 (gloo), "
+        f"1 torch thread per process"
+    )
+    print(f"model: {MODEL}, global batch {BATCH} x {MODEL['block_size']} tokens")
+    print("tokens per second of wall time, and per second of rank 0's CPU time (the latter is")
+    print("what the code costs, whatever else the machine runs)")
+    print(f"{'strategy':<10} {'clock':<5} {'bare':>10} {'trainer':>10} {'ratio':>7}")
+    for r in results:
+        for clock in ("wall", "cpu"):
+            bare, trainer = r[clock]["bare"], r[clock]["trainer"]
+            print(
+                f"{r['strategy']:<10} {clock:<5} {bare:>10,.0f} {trainer:>10,.0f} "
+                f"{trainer / bare:>7.3f}"
+            )
+    print(
+        f"the trainer's own work per step (batch, all-reduce of loss and stop flags, event), "
+        f"timed alone: {own_work * 1e3:.2f} ms"
+    )
+    for r in results:
+        step_s = BATCH * MODEL["block_size"] / r["wall"]["bare"]
+        print(
+            f"  {r['strategy']}: {own_work / step_s:.2%} of a bare step ({step_s * 1e3:.0f} ms) "
+            f"-> expected ratio {step_s / (step_s + own_work):.4f}"
+        )
+
+
+def cpu_model() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return platform.processor() or "unknown CPU"
+    for line in out.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def worker(names: list[str], steps: int, rounds: int) -> int:
+    import torch
+
+    from trainers import cluster
+    from trainers.config import ModelConfig, preset
+    from trainers.data import load_corpus, local_batch
+
+    torch.set_num_threads(1)
+    process = cluster.process_from_env(os.environ)
+    _, device = cluster.init_process_group(process, timeout_s=300, device="cpu")
+    total = WARMUP + steps
+    for name in names:
+        config = replace(
+            preset("tiny"),
+            strategy=name,
+            model=ModelConfig(**MODEL),
+            batch_size=BATCH,
+            steps=total,
+            eval_every=0,
+            checkpoint_every=0,
+            checkpoint_dir=None,
+            model_dir=None,
+        )
+        corpus = load_corpus(None, config.corpus_max_bytes, config.model.block_size)
+        batches = [
+            local_batch(
+                corpus.train,
+                config.seed,
+                step,
+                BATCH,
+                config.model.block_size,
+                process.rank,
+                process.world_size,
+            )
+            for step in range(1, total + 1)
+        ]
+        samples: dict[str, list[tuple[float, float]]] = {"bare": [], "trainer": []}
+        for round_ in range(rounds):
+            # Alternate which goes first, so neither always gets the warmer caches.
+            order = ("bare", "trainer") if round_ % 2 == 0 else ("trainer", "bare")
+            for kind in order:
+                samples[kind] += RUNS[kind](config, process, device, batches)
+        if process.rank == 0:
+            tokens = BATCH * config.model.block_size
+            rates = {
+                clock: {
+                    kind: tokens / statistics.median(sample[i] for sample in values)
+                    for kind, values in samples.items()
+                }
+                for i, clock in enumerate(("wall", "cpu"))
+            }
+            print(json.dumps({"strategy": name, **rates}), flush=True)
+    overhead = own_work_seconds(config, process, corpus)
+    if process.rank == 0:
+        print(json.dumps({"own_work_s": overhead}), flush=True)
+    cluster.destroy_process_group()
+    return 0
+
+
+def own_work_seconds(config, process, corpus, samples: int = 300) -> float:
+    """Median seconds of what a trainer step adds to forward, backward and optimizer step:
+    drawing this rank's batch, the learning rate, the all-reduce of loss and stop flags (and
+    reading it back), the step event. Timed alone, it does not drown in the load of others."""
+    import torch
+    import torch.distributed as dist
+
+    from trainers import events
+    from trainers.data import local_batch
+    from trainers.optim import lr_at
+
+    times = []
+    for step in range(1, samples + 1):
+        started = time.perf_counter()
+        local_batch(
+            corpus.train,
+            config.seed,
+            step,
+            BATCH,
+            config.model.block_size,
+            process.rank,
+            process.world_size,
+        )
+        lr_at(step, config)
+        stats = torch.tensor([4.2, 0.0, 0.0, 0.0], dtype=torch.float64)
+        dist.all_reduce(stats)
+        stats.tolist()
+        with redirect_stdout(io.StringIO()):
+            events.step(step, samples, 4.2, 1e-3, 1.0, 1.0)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def run_bare(config, process, device, batches) -> list[tuple[float, float]]:
+    from trainers import strategies
+    from trainers.model import GPT
+
+    strategy = strategies.create(config, process, device)
+    model, optimizer = strategy.setup(GPT(config.model, seed=config.seed))
+    deepspeed = config.strategy in ZERO_STAGES
+    return bare_loop(model, optimizer, batches, deepspeed, config)
+
+
+def run_trainer(config, process, device, batches) -> list[tuple[float, float]]:
+    from trainers.preemption import StopRequest
+    from trainers.trainer import Trainer
+
+    capture = TimedLines()
+    with redirect_stdout(capture):
+        Trainer(config, process, device, StopRequest()).run()
+    return capture.step_seconds(WARMUP)
+
+
+def bare_loop(model, optimizer, batches, deepspeed: bool, config) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of each step after the warmup. The learning rate follows the trainer's
+    schedule: the same arithmetic on both sides (the step time depends on the weights' values
+    a little, e.g. through denormal floats)."""
+    import torch
+
+    from trainers.optim import lr_at, set_lr
+
+    times = []
+    for step, (x, y) in enumerate(batches, start=1):
+        set_lr(optimizer, lr_at(step, config))
+        _, loss = model(x, y)
+        if deepspeed:
+            model.backward(loss)
+            model.step()
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        loss.item()  # the step is done (the trainer too reads its loss every step)
+        times.append(clocks())
+    return intervals(times[WARMUP - 1 :])
+
+
+RUNS = {"bare": run_bare, "trainer": run_trainer}
+
+
+class TimedLines(io.StringIO):
+    """stdout that remembers when each step event was printed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step_times: dict[int, tuple[float, float]] = {}
+
+    def write(self, text: str) -> int:
+        now = clocks()
+        for line in text.splitlines():
+            if line.startswith("{"):
+                event = json.loads(line)
+                if event.get("event") == "step":
+                    self.step_times[event["step"]] = now
+        return len(text)
+
+    def step_seconds(self, after: int) -> list[tuple[float, float]]:
+        """(wall, CPU) seconds between consecutive step events after step `after` (rank 0)."""
+        return intervals([self.step_times[s] for s in sorted(self.step_times) if s >= after])
+
+
+def clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def intervals(times: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    return [(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(times)]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Run several trainer runs, one after another, in ONE group of processes.
+
+    python -m tests.trainers.strategy_group SPEC.json     (one process per rank, RANK etc. set)
+
+Starting Python, torch and DeepSpeed costs seconds per process on the shared test machine, so
+the strategy tests join the process group once and run every strategy's trainer in it. SPEC is
+{"runs": [{"name": ..., "args": [trainer CLI args], "sigterm_at": STEP or null}, ...]}. Each run
+goes through the trainer's own CLI parsing, validation and `Trainer.run()`; its events are
+framed by `harness_run` / `harness_done` events (the latter with the exit code). `sigterm_at`
+makes rank 1 send itself a real SIGTERM as step STEP starts, as a spot VM's notice would.
+
+With FAKE_GCS_ROOT set, gs:// URLs are served from that local folder through fsspec, the way
+gcsfs serves them in production: an object store without folder renames.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+import fsspec
+import torch
+import torch.distributed as dist
+from fsspec.implementations.dirfs import DirFileSystem
+from fsspec.implementations.local import LocalFileSystem
+
+from trainers import cluster, events, strategies
+from trainers.config import validate
+from trainers.preemption import StopRequest
+from trainers.train import build_parser, config_from_args
+from trainers.trainer import Trainer
+
+
+class FakeGCS(DirFileSystem):
+    """gs://bucket/path -> $FAKE_GCS_ROOT/bucket/path."""
+
+    protocol = "gs"
+
+    def __init__(self, **kwargs) -> None:
+        root = os.environ["FAKE_GCS_ROOT"]
+        os.makedirs(root, exist_ok=True)
+        # auto_mkdir: an object store has no folders to create before writing an object.
+        super().__init__(path=root, fs=LocalFileSystem(auto_mkdir=True), **kwargs)
+
+
+class SigtermAt(Trainer):
+    sigterm_at: int | None = None
+
+    def _train_step(self, step: int):
+        if step == self.sigterm_at and self.process.rank == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return super()._train_step(step)
+
+
+def main(spec_path: str) -> int:
+    with open(spec_path) as f:
+        spec = json.load(f)
+    if os.environ.get("FAKE_GCS_ROOT"):
+        fsspec.register_implementation("gs", FakeGCS, clobber=True)
+    torch.set_num_threads(1)
+    process = cluster.process_from_env(os.environ)
+    _, device = cluster.init_process_group(process, timeout_s=60, device="cpu")
+    stop = StopRequest()
+    stop.install()
+    try:
+        for run in spec["runs"]:
+            events.emit("harness_run", run["name"], name=run["name"])
+            config = config_from_args(build_parser().parse_args(run["args"]), os.environ)
+            validate(config, process.world_size)
+            strategies.check_config(config, process)
+            stop.received = None
+            trainer = SigtermAt(config, process, device, stop)
+            trainer.sigterm_at = run.get("sigterm_at")
+            code = trainer.run()
+            events.emit("harness_done", run["name"], name=run["name"], exit_code=code)
+            dist.barrier()
+    finally:
+        cluster.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

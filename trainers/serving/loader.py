@@ -1,0 +1,90 @@
+"""Loading a model to serve from what training wrote: the exported model folder (AIP_MODEL_DIR:
+`model.pt` + `config.json`) or one committed checkpoint (`step-NNNNNNNN/` with its COMMITTED
+marker), on a local path or gs://.
+
+Only checkpoints in the `torch` format (ddp, single) hold the whole model in one file. Sharded
+formats (FSDP's dcp/, DeepSpeed's) are refused with a message naming the export instead: every
+strategy exports full weights to the model folder at the end of a run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from trainers.checkpoint import MARKER, read_marker
+from trainers.config import ModelConfig
+from trainers.model import GPT
+from trainers.storage import Storage, storage_for
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.pt"
+
+
+class ModelLoadError(Exception):
+    """The folder holds no model this server can load; the message says why."""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    model: GPT
+    config: ModelConfig
+    source: str  # the folder it came from
+    step: int | None  # the training step of the weights, when known
+    params: int
+
+
+def load(folder: str, device: str = "cpu") -> LoadedModel:
+    storage = storage_for(folder)
+    folder = folder.rstrip("/") or folder
+    step = None
+    if storage.exists(storage.join(folder, MARKER)):
+        metadata = read_marker(storage, folder)
+        if metadata is None:
+            raise ModelLoadError(f"{folder}: the COMMITTED marker is unreadable")
+        found = metadata.get("format", "torch")
+        if found != "torch":
+            raise ModelLoadError(
+                f"{folder} is a {found!r} checkpoint (strategy {metadata.get('strategy')!r}): "
+                "only single-file checkpoints (ddp) are served; deploy the job's exported "
+                "model folder instead"
+            )
+        step = metadata.get("step")
+    config_data = _read_json(storage, storage.join(folder, CONFIG_FILE))
+    model_fields = config_data.get("model")
+    if not isinstance(model_fields, dict):
+        raise ModelLoadError(f"{folder}/{CONFIG_FILE} has no 'model' object")
+    try:
+        config = ModelConfig(**model_fields)
+    except TypeError as exc:
+        raise ModelLoadError(f"{folder}/{CONFIG_FILE}: {exc}") from exc
+    if step is None and isinstance(config_data.get("step"), int):
+        step = config_data["step"]
+    weights_path = storage.join(folder, WEIGHTS_FILE)
+    if not storage.exists(weights_path):
+        raise ModelLoadError(f"{folder} has no {WEIGHTS_FILE}")
+    with storage.open_read(weights_path) as f:
+        state = torch.load(f, map_location=device, weights_only=True)
+    # Dropout off and no training-time behaviour: the seed only shapes weights load replaces.
+    model = GPT(config, seed=0)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        raise ModelLoadError(f"{weights_path} does not fit the config: {exc}") from exc
+    model.to(device).eval()
+    return LoadedModel(model, config, folder, step, model.num_parameters())
+
+
+def _read_json(storage: Storage, path: str) -> dict[str, Any]:
+    if not storage.exists(path):
+        raise ModelLoadError(f"{path} not found")
+    try:
+        value = json.loads(storage.read_bytes(path))
+    except ValueError as exc:
+        raise ModelLoadError(f"{path} is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ModelLoadError(f"{path} is not a JSON object")
+    return value

@@ -1,0 +1,93 @@
+"""The interface the trainer talks to: how the model is wrapped and stepped, and what each rank
+saves and loads. One subclass per family: DDP (`ddp.py`), FSDP2 (`fsdp.py`), DeepSpeed ZeRO
+(`zero.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from concurrent.futures import Future
+from typing import Any
+
+import torch
+from torch import nn
+
+from trainers.cluster import Process
+from trainers.config import TrainConfig
+from trainers.optim import build_optimizer
+from trainers.storage import Storage
+
+
+class Strategy(ABC):
+    # What `save` writes. A checkpoint is resumed only by a strategy that writes the same format.
+    checkpoint_format: str
+    every_rank_writes: bool  # False: the state is replicated and rank 0 alone writes it
+    supports_async_save = False
+
+    def __init__(self, config: TrainConfig, process: Process, device: str) -> None:
+        self.config = config
+        self.name = config.strategy
+        self.process = process
+        self.device = device
+
+    def setup(self, model: nn.Module) -> tuple[nn.Module, torch.optim.Optimizer]:
+        """The model the training step runs and the optimizer whose learning rate the trainer
+        sets every step. `model` is already on the device."""
+        wrapped = self.wrap(model)
+        return wrapped, build_optimizer(wrapped, self.config)
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        raise NotImplementedError(f"{type(self).__name__} overrides setup() instead")
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        """The forward pass's precision context."""
+        if self.config.precision != "bf16":
+            return contextlib.nullcontext()
+        return torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16)
+
+    def accumulating(self, wrapped: nn.Module) -> contextlib.AbstractContextManager:
+        """Around a micro-step that is not the last of its optimizer step: gradients are not
+        synchronised across ranks yet."""
+        return contextlib.nullcontext()
+
+    def backward(self, wrapped: nn.Module, loss: torch.Tensor, accumulation: int) -> None:
+        (loss / accumulation).backward()
+
+    def optimizer_step(self, wrapped: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+        """Clip, step and clear the gradients once the last micro-step's backward has run."""
+        if self.config.grad_clip:
+            torch.nn.utils.clip_grad_norm_(wrapped.parameters(), self.config.grad_clip)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    @abstractmethod
+    def save(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
+        """Write model and optimizer state into `folder`; called on every rank."""
+
+    def save_async(
+        self, storage: Storage, folder: str, wrapped: nn.Module, optimizer
+    ) -> Future[None]:
+        """Like `save`, but returns once the state is copied: the write goes on in the
+        background and the future completes when it is durable. Called on every rank."""
+        raise NotImplementedError(f"{self.name} writes checkpoints synchronously")
+
+    @abstractmethod
+    def load(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
+        """Restore what `save` wrote; called on every rank."""
+
+    @abstractmethod
+    def full_state_dict(self, wrapped: nn.Module) -> dict[str, torch.Tensor] | None:
+        """Complete CPU weights for export on rank 0 (None on other ranks). Called on every
+        rank: sharded strategies gather."""
+
+    def check_resumable(self, metadata: dict[str, Any], path: str) -> None:
+        """Refuse, with a message, a checkpoint this strategy cannot load."""
+        # Checkpoints from before formats were recorded were all written by DDP.
+        found = metadata.get("format", "torch")
+        if found != self.checkpoint_format:
+            raise ValueError(
+                f"checkpoint {path} was written by strategy {metadata.get('strategy')!r} "
+                f"({found} format); {self.name} reads {self.checkpoint_format} checkpoints: "
+                "resume with the same strategy family or use another checkpoint directory"
+            )
