@@ -4,6 +4,7 @@
     python -m localvertex.admin faults  --target 127.0.0.1:8470 --method CreateCustomJob \
         --code UNAVAILABLE --rate 0.2
     python -m localvertex.admin job     --target 127.0.0.1:8470 --job 123
+    python -m localvertex.admin latency --target 127.0.0.1:8470 --endpoint 42 --extra-ms 500
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ class AdminClient:
     def job(self, job_id: str) -> dict:
         return self.call("GetJob", {"job_id": job_id})
 
+    def set_endpoint_latency(self, endpoint_id: str, extra_ms: float) -> dict:
+        """Add `extra_ms` to every prediction of an endpoint (0 removes it); serving_admin.py."""
+        return self.call("SetEndpointLatency", {"endpoint_id": endpoint_id, "extra_ms": extra_ms})
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -70,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     job = commands.add_parser("job", help="restart and preemption counts and pids of a job")
     job.add_argument("--target", default=argparse.SUPPRESS)
     job.add_argument("--job", required=True)
+    latency = commands.add_parser("latency", help="slow an endpoint's predictions on purpose")
+    latency.add_argument("--target", default=argparse.SUPPRESS)
+    latency.add_argument("--endpoint", required=True, help="endpoint id or resource name")
+    latency.add_argument("--extra-ms", type=float, required=True, help="0 removes it")
     args = parser.parse_args(argv)
 
     with AdminClient(args.target) as client:
@@ -78,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                 result = client.preempt(args.job, args.grace)
             elif args.command == "faults":
                 result = client.set_faults(args.method, args.code, args.rate)
+            elif args.command == "latency":
+                result = client.set_endpoint_latency(args.endpoint, args.extra_ms)
             else:
                 result = client.job(args.job)
         except grpc.RpcError as exc:

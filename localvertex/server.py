@@ -26,6 +26,7 @@ from localvertex.logging_service import SERVICE as LOGGING_SERVICE
 from localvertex.logging_service import LoggingService
 from localvertex.logstore import LogStore
 from localvertex.manager import JobManager
+from localvertex.serving import Serving
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ class Emulator:
         )
         self.job_service = JobService(self.manager)
         self.admin = AdminService(self.manager, self.faults)
+        self.serving = Serving(settings, self.faults)
 
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc")
@@ -133,6 +135,7 @@ class Emulator:
                 grpc.method_handlers_generic_handler(JOB_SERVICE, job_handlers),
                 grpc.method_handlers_generic_handler(LOGGING_SERVICE, logging_handlers),
                 grpc.method_handlers_generic_handler(admin_service.SERVICE, admin_handlers),
+                *self.serving.handlers(unary),
             )
         )
         self.port = self.server.add_insecure_port(f"{settings.host}:{settings.port}")
@@ -145,6 +148,7 @@ class Emulator:
 
     def start(self) -> None:
         self.manager.resume()
+        self.serving.start()
         self.server.start()
         log.info("localvertex listening on %s (data in %s)", self.address, self.settings.data_dir)
 
@@ -152,6 +156,7 @@ class Emulator:
         log.info("localvertex stopping")
         self.logging.stopping.set()
         self.server.stop(grace=1).wait(5)
+        self.serving.stop()
         self.manager.shutdown()
         self.logs.close()
         self.jobs.close()
