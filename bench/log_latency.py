@@ -1,0 +1,162 @@
+"""Trainer print -> visible on the job page: p50 and p95.
+
+    python -m bench.log_latency [--lines 100] [--every 0.5] [--modes list,tail]
+
+A real CustomJob on the emulator (quota 60 calls/min) runs a replica that prints a probe line
+every --every seconds, each holding the wall time it was printed. The follower runs as in
+production (list mode: a sweep every CP_FOLLOW_INTERVAL_S = 3 s, as the beat runs it; tail
+mode: TailLogEntries with a 2 s buffer window, the sweeps settling), on a scratch PostgreSQL
+database. Two latencies per probe line:
+  stored    print -> the line is in PostgreSQL (polled every 50 ms), i.e. what the next
+            request for the page would show;
+  on page   print -> the line is in the job page's log panel as a browser sees it: the panel
+            (GET /jobs/<id>/partials/logs/, the real view and template) is polled every 3 s,
+            as htmx does, starting at a random phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import sys
+import threading
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench.follower_quota import emulator, use_emulator
+from bench.logs_ingest import machine, postgres_version, scratch_database
+
+PAGE_POLL_S = 3.0
+PROBE = re.compile(r"probe (\d+) at ([0-9.]+)")
+
+
+def replica_code(lines: int, every: float) -> str:
+    return (
+        "import time\n"
+        f"for i in range({lines}):\n"
+        "    print(f'probe {i} at {time.time():.6f}', flush=True)\n"
+        f"    time.sleep({every})\n"
+    )
+
+
+def start_job(address: str, lines: int, every: float) -> tuple[Any, str]:
+    """The Job (and attempt) of a CustomJob that prints the probes; its resource name."""
+    from django.contrib.auth import get_user_model
+    from google.cloud import aiplatform_v1
+
+    from jobs.models import Job, JobAttempt, JobState, Membership, Role, Team
+    from localvertex.client import job_client
+
+    team, _ = Team.objects.get_or_create(name="Bench", slug="bench")
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    Membership.objects.get_or_create(user=user, team=team, defaults={"role": Role.MEMBER})
+    created = datetime.now(UTC)
+    remote = job_client(address).create_custom_job(
+        parent="projects/bench-project/locations/us-central1",
+        custom_job=aiplatform_v1.CustomJob(
+            display_name="latency-probe",
+            job_spec=aiplatform_v1.CustomJobSpec(worker_pool_specs=[{
+                "machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": 1,
+                "container_spec": {"image_uri": "us-docker.pkg.dev/bench/probe:1",
+                                   "command": [sys.executable, "-c",
+                                               replica_code(lines, every)]}}])))
+    job = Job.objects.create(team=team, created_by=user, name="latency-probe", request={},
+                             custom_job={}, project="bench-project", region="us-central1",
+                             state=JobState.RUNNING)
+    JobAttempt.objects.create(job=job, number=1, display_name=f"cp-{job.pk}-a1",
+                              vertex_job_id=remote.name.rsplit("/", 1)[1],
+                              created_at=created - timedelta(seconds=1), submitted_at=created)
+    return job, remote.name
+
+
+def run_mode(address: str, mode: str, lines: int, every: float) -> dict[str, list[float]]:
+    from django.db import connections
+    from django.test import Client
+
+    from jobs import follower
+    from jobs.logs import tail
+    from jobs.logs.config import follow_config
+    from jobs.models import LogLine
+
+    backend = use_emulator(address)
+    config = replace(follow_config(), tail=(mode == "tail"))
+    job, _ = start_job(address, lines, every)
+    stop = threading.Event()
+
+    def sweeps() -> None:
+        try:
+            while not stop.is_set():
+                began = time.monotonic()
+                follower.follow(backend, config)
+                stop.wait(max(0.0, 3.0 - (time.monotonic() - began)))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=sweeps)]
+    if mode == "tail":
+        threads.append(threading.Thread(target=tail.run, args=(
+            backend, config, lambda: follower.followed_targets(backend.project, config), stop),
+            kwargs={"refresh_s": 1.0}))
+    for t in threads:
+        t.start()
+
+    stored: dict[int, float] = {}
+    on_page: dict[int, float] = {}
+    printed: dict[int, float] = {}
+    client = Client(HTTP_HOST="127.0.0.1")  # an allowed host, as a browser would send
+    client.force_login(job.created_by)
+    url = f"/jobs/{job.pk}/partials/logs/"
+    next_page = time.time() + random.uniform(0, PAGE_POLL_S)
+    deadline = time.monotonic() + lines * every + 120
+    while len(on_page) < lines and time.monotonic() < deadline:
+        now = time.time()
+        for message in LogLine.objects.filter(job=job, message__startswith="probe") \
+                .values_list("message", flat=True):
+            m = PROBE.search(message)
+            if m and int(m[1]) not in stored:
+                stored[int(m[1])] = now
+                printed[int(m[1])] = float(m[2])
+        if now >= next_page:
+            html = client.get(url).content.decode()
+            for m in PROBE.finditer(html):
+                on_page.setdefault(int(m[1]), now)
+                printed.setdefault(int(m[1]), float(m[2]))
+            next_page += PAGE_POLL_S
+        time.sleep(0.05)
+    stop.set()
+    for t in threads:
+        t.join()
+    return {"stored": [stored[i] - printed[i] for i in stored],
+            "on page": [on_page[i] - printed[i] for i in on_page]}
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
+        else (values[0] if values else float("nan"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=100)
+    parser.add_argument("--every", type=float, default=0.5)
+    parser.add_argument("--modes", default="list,tail")
+    args = parser.parse_args()
+    with scratch_database("latency"), emulator() as address:
+        print(f"machine: {machine()}; {postgres_version()}; emulator quota 60 calls/min; "
+              f"{args.lines} probe lines, one every {args.every:g} s; page polled every "
+              f"{PAGE_POLL_S:g} s")
+        for mode in args.modes.split(","):
+            results = run_mode(address, mode, args.lines, args.every)
+            for what, values in results.items():
+                print(f"  {mode:<5} print -> {what:<8}: p50 {percentile(values, 50):5.2f} s, "
+                      f"p95 {percentile(values, 95):5.2f} s, max {max(values):5.2f} s "
+                      f"({len(values)} lines)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
