@@ -1,0 +1,212 @@
+"""Known training failures, recognised in log text. Pure: no database, no network.
+
+Each kind has a plain explanation and a suggested fix for the job page. Single lines are
+classified by `classify_line`; a Python traceback spans many log entries (one per line on
+Vertex), so `TracebackScanner` is fed one replica's lines in order and reports each traceback
+when its exception line arrives, with the innermost frame. A traceback whose exception is a
+known kind (torch.OutOfMemoryError...) is reported as that kind, with the frame.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    title: str
+    explanation: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: str
+    summary: str          # the line (or the exception) that gave it away
+    last_frame: str = ""  # a traceback's innermost frame: 'File "x.py", line 3, in f: code'
+
+    @property
+    def info(self) -> Kind:
+        return KINDS[self.kind]
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("gpu_oom", "GPU out of memory",
+         "A process asked an accelerator for more memory than was free: the model, its "
+         "optimizer state, the activations and the batch did not fit on one device.",
+         "Lower the per-device batch size (keep the global batch with gradient accumulation), "
+         "turn on activation checkpointing, shard parameters and optimizer state (FSDP "
+         "full_shard or ZeRO-3), or choose an accelerator with more memory."),
+    Kind("host_oom", "Host out of memory",
+         "The VM's RAM ran out: the kernel killed the process (exit code 137, SIGKILL) or an "
+         "allocation failed. Data-loader workers, a dataset held in memory, too little shared "
+         "memory or CPU offload of optimizer state are the usual causes.",
+         "Choose a machine type with more memory (a highmem type), use fewer DataLoader "
+         "workers, stream the dataset instead of loading it whole, or turn CPU offload off."),
+    Kind("nccl_timeout", "NCCL collective timed out",
+         "A collective operation (all-reduce, all-gather...) did not finish within the process "
+         "group's timeout: one rank was stuck, far slower than the others, or dead, and the "
+         "others waited for it.",
+         "Read the other replicas' logs for the first error (the stuck rank usually failed "
+         "first); check that every rank runs the same steps and collectives; raise the "
+         "timeout only when a long step on one rank (a checkpoint, an evaluation) is expected."),
+    Kind("nccl_error", "NCCL system error",
+         "NCCL failed outside the GPU: usually the network between replicas (a reset "
+         "connection, a firewall rule, the wrong interface) or shared memory in the container.",
+         "Run again with NCCL_DEBUG=INFO to see the failing call; set NCCL_SOCKET_IFNAME to "
+         "the VM's network interface; keep every replica in one region and zone; make sure "
+         "/dev/shm is large enough."),
+    Kind("quota_exceeded", "Quota exceeded",
+         "The project had no quota left for what the job asked: accelerators of this type in "
+         "this region, CPUs, disks, or API requests.",
+         "Request more quota for the metric named in the message (IAM & Admin > Quotas), pick "
+         "another region or accelerator type, or use Spot or Flex-start, which have their own "
+         "quotas."),
+    Kind("image_pull", "Container image could not be pulled",
+         "Vertex could not fetch the container image: the URI, tag or digest does not exist, "
+         "or the service agent may not read the registry.",
+         "Check that the image and tag exist (gcloud artifacts docker images list); grant the "
+         "Vertex AI service agent roles/artifactregistry.reader on the repository; keep the "
+         "registry in the job's region."),
+    Kind("permission_denied", "Permission denied",
+         "The job's service account was refused access to a resource: a Cloud Storage bucket, "
+         "BigQuery, Secret Manager, or another service account.",
+         "Grant the job's service account the role the error names (for checkpoints, "
+         "roles/storage.objectAdmin on the bucket), or run the job as a service account that "
+         "has it."),
+    Kind("python_traceback", "Python exception",
+         "The training process raised an exception it did not catch; the last frame shows "
+         "where.",
+         "Fix the error at the last frame shown; when only some ranks or only resumed runs "
+         "fail, compare with the other replicas' logs."),
+)}
+
+# Most specific first: a traceback ending in "CUDA out of memory" is an OOM, and an NCCL
+# timeout message often also says "unhandled system error" further down.
+_RULES: tuple[tuple[str, str], ...] = (
+    ("gpu_oom", r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory"
+                r"|HIP out of memory|Ran out of memory in memory space hbm"
+                r"|RESOURCE_EXHAUSTED: Out of memory|CUBLAS_STATUS_ALLOC_FAILED"),
+    ("nccl_timeout", r"Watchdog caught collective operation timeout|NCCL.{0,80}tim(ed|ing) ?out"
+                     r"|collective operation timeout|ProcessGroupNCCL.{0,80}timeout"
+                     r"|Timed out waiting .{0,40}for (the )?(store|collective)"),
+    ("nccl_error", r"unhandled system error|ncclSystemError|ncclInternalError"
+                   r"|ncclUnhandledCudaError|unhandled cuda error|NCCL communicator was aborted"
+                   r"|NCCL error"),
+    ("host_oom", r"\bMemoryError\b|Cannot allocate memory|std::bad_alloc|OOMKilled"
+                 r"|out of memory.{0,40}(host|RAM|system memory)|Out of memory: Killed process"
+                 r"|non-zero status of 137|exit(ed)? (with )?code 137|signal: Killed"
+                 r"|insufficient shared memory"),
+    ("quota_exceeded", r"quota (metric|limit)s?|exceeds? (the )?quota|quota exceeded"
+                       r"|QUOTA_EXCEEDED|rateLimitExceeded|insufficient quota"),
+    ("image_pull", r"(fail(ed|ure)?|unable|could not|cannot|error) (to )?pull(ing)?\b.{0,60}image"
+                   r"|ErrImagePull|ImagePullBackOff|pull access denied"
+                   r"|manifest (for \S+ )?(unknown|not found)"),
+    ("permission_denied", r"PERMISSION_DENIED|Permission '?[\w.]+'? denied"
+                          r"|does not have [\w.]+ access"
+                          r"|does not have (the )?(required )?permission"
+                          r"|AccessDeniedException|\b403\b.{0,80}(Forbidden|denied|access)"
+                          r"|Forbidden: 403|iam\.serviceAccounts\.actAs"),
+)
+_PATTERNS = tuple((kind, re.compile(rx, re.IGNORECASE)) for kind, rx in _RULES)
+
+TRACEBACK_HEAD = "Traceback (most recent call last):"
+_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(, in (?P<func>.+))?$')
+_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(: (?P<message>.*))?$")
+# Lines Python 3.11+ adds under a frame to point at the failing expression.
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")
+# torchrun's per-process prefix ("[rank0]: ", "[default3]:").
+_RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]: ?")
+MAX_SUMMARY = 500
+
+
+def classify_line(text: str) -> str | None:
+    """The known failure a single line reports, or None."""
+    for kind, pattern in _PATTERNS:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+def is_traceback_continuation(text: str) -> bool:
+    """Whether a line could sit inside a traceback (so the lines before it matter)."""
+    prefix = _RANK_PREFIX.match(text)
+    line = text[prefix.end():] if prefix else text
+    return line.startswith((" ", *_CHAIN)) or bool(_EXCEPTION.match(line))
+
+
+class TracebackScanner:
+    """Follows one replica's lines in order and reports failures as they complete.
+
+    feed() returns the failure a line completes: a classified single line, or a traceback
+    whose exception line just arrived. Lines inside a traceback are not classified on their
+    own, so one failure is reported once. Several processes on one replica (torchrun) write
+    "[rank3]: ..." prefixed lines that interleave: each prefix is followed on its own.
+    """
+
+    def __init__(self) -> None:
+        self._streams: dict[str, _Stream] = {}
+
+    def feed(self, text: str) -> Failure | None:
+        line = text.rstrip("\n")
+        prefix = _RANK_PREFIX.match(line)
+        key = prefix.group(0).strip() if prefix else ""
+        if prefix:
+            line = line[prefix.end():]
+        stream = self._streams.get(key)
+        if stream is None:
+            stream = self._streams[key] = _Stream()
+        return stream.feed(line)
+
+    def prime(self, lines: Iterable[str]) -> None:
+        """Replay lines already handled (an earlier page) without reporting anything."""
+        for line in lines:
+            self.feed(line)
+
+
+class _Stream:
+    def __init__(self) -> None:
+        self._in_traceback = False
+        self._frame = ""
+        self._code = ""
+
+    def feed(self, line: str) -> Failure | None:
+        if line.startswith(TRACEBACK_HEAD):
+            self._in_traceback, self._frame, self._code = True, "", ""
+            return None
+        if not self._in_traceback:
+            kind = classify_line(line)
+            return Failure(kind, _clip(line)) if kind else None
+        frame = _FRAME.match(line)
+        if frame:
+            func = f", in {frame['func']}" if frame["func"] else ""
+            self._frame = f'File "{frame["file"]}", line {frame["line"]}{func}'
+            self._code = ""
+            return None
+        if line.startswith(" ") or not line.strip() or line.startswith(_CHAIN):
+            if line.strip() and not _CARETS.match(line) and self._frame and not self._code:
+                self._code = line.strip()
+            return None
+        # The first unindented line after the frames is the exception.
+        self._in_traceback = False
+        exception = _EXCEPTION.match(line)
+        summary = _clip(line)
+        where = f"{self._frame}: {self._code}" if self._code else self._frame
+        if exception is None:
+            return Failure("python_traceback", summary, where)
+        return Failure(classify_line(line) or "python_traceback", summary, where)
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 1] + "\u2026"
+
+
+def scan(lines: Iterable[str]) -> list[Failure]:
+    """Every failure in one replica's lines, in order (a convenience over TracebackScanner)."""
+    scanner = TracebackScanner()
+    return [f for f in map(scanner.feed, lines) if f is not None]

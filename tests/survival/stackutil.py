@@ -1,0 +1,79 @@
+"""Helpers for the survival tests that drive the real stack."""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Callable, Iterable
+
+import grpc
+from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
+
+from controlplane.devstack import Stack
+from localvertex.admin import AdminClient
+from tests.integration.conftest import Api
+
+TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
+PARENT = "projects/local-project/locations/us-central1"
+VERTEX_TERMINAL = {"JOB_STATE_SUCCEEDED": "SUCCEEDED", "JOB_STATE_FAILED": "FAILED",
+                   "JOB_STATE_CANCELLED": "CANCELLED"}
+
+
+def emulator_addr(stack: Stack) -> str:
+    return f"127.0.0.1:{stack.config.emulator_port}"
+
+
+def custom_jobs(stack: Stack) -> list[aiplatform_v1.CustomJob]:
+    """Every CustomJob the emulator has (call with no API faults injected)."""
+    channel = grpc.insecure_channel(emulator_addr(stack))
+    try:
+        client = aiplatform_v1.JobServiceClient(
+            transport=JobServiceGrpcTransport(channel=channel))
+        return list(client.list_custom_jobs(request={"parent": PARENT, "page_size": 1000}))
+    finally:
+        channel.close()
+
+
+def custom_jobs_by_job(stack: Stack, job_ids: Iterable[int]
+                       ) -> dict[int, list[aiplatform_v1.CustomJob]]:
+    wanted = {str(j) for j in job_ids}
+    found: dict[int, list[aiplatform_v1.CustomJob]] = collections.defaultdict(list)
+    for custom_job in custom_jobs(stack):
+        if custom_job.labels.get("cp-job") in wanted:
+            found[int(custom_job.labels["cp-job"])].append(custom_job)
+    return found
+
+
+def admin(stack: Stack) -> AdminClient:
+    return AdminClient(emulator_addr(stack))
+
+
+def wait(predicate: Callable[[], object], *, timeout_s: float, what: str, stack: Stack,
+         interval_s: float = 1.0) -> object:
+    """Poll until predicate() is truthy; fail with the stack's logs when it never is."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out waiting for {what}\n--- worker ---\n"
+                         f"{stack.log_tail('worker', 60)}\n--- emulator ---\n"
+                         f"{stack.log_tail('emulator', 30)}")
+
+
+def jobs_named(api: Api, prefix: str) -> list[dict]:
+    jobs: list[dict] = []
+    offset = 0
+    while True:
+        page = api.get("/api/v1/jobs/", limit=200, offset=offset)
+        jobs += [j for j in page["results"] if j["name"].startswith(prefix)]
+        offset += len(page["results"])
+        if not page["next"]:
+            return jobs
+
+
+def vertex_job_id(job: dict) -> str:
+    attempt = next(a for a in job["attempts"] if a["number"] == job["attempt"])
+    return attempt["vertex_name"].rsplit("/", 1)[-1]

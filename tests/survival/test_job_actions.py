@@ -1,0 +1,129 @@
+"""Cancel, clone, resubmit from a checkpoint, attempts and restarts through the REST API."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from jobs.models import Job, JobState, Membership, Role, Team
+from tests.fakes import FakeBackend
+
+
+@pytest.fixture
+def api(client: Client, admin_user: Any) -> Client:
+    client.force_login(admin_user)
+    return client
+
+
+def _checkpoint(job: Job, step: int) -> None:
+    job.events.create(kind="checkpoint_saved", attempt=1, step=step,
+                      data={"step": step, "path": f"gs://b/job-{job.pk}/checkpoints/"
+                                                  f"step-{step:08d}"})
+
+
+def test_cancel(api: Client, make_job: Callable[..., Job], backend: FakeBackend) -> None:
+    job = make_job()
+    response = api.post(f"/api/v1/jobs/{job.pk}/cancel/")
+    assert response.status_code == 202 and response.json()["state"] == "CANCELLED"
+    again = api.post(f"/api/v1/jobs/{job.pk}/cancel/")
+    assert again.status_code == 400 and "already CANCELLED" in again.content.decode()
+
+
+def test_clone_returns_a_body_the_api_accepts(api: Client, make_job: Callable[..., Job],
+                                              backend: FakeBackend,
+                                              django_capture_on_commit_callbacks: Any) -> None:
+    job = make_job("bert", spot=True)
+    body = api.get(f"/api/v1/jobs/{job.pk}/clone/").json()
+    assert body["name"] == "bert-clone" and body["team"] == "vision"
+    with django_capture_on_commit_callbacks(execute=False):
+        created = api.post("/api/v1/jobs/", body, content_type="application/json")
+    assert created.status_code == 201, created.content
+    clone = Job.objects.get(pk=created.json()["id"])
+    assert clone.custom_job["jobSpec"]["workerPoolSpecs"] == \
+        job.custom_job["jobSpec"]["workerPoolSpecs"]
+
+
+def test_resubmit_from_a_chosen_checkpoint(api: Client, make_job: Callable[..., Job],
+                                           backend: FakeBackend,
+                                           django_capture_on_commit_callbacks: Any) -> None:
+    job = make_job("gpt", spot=True)
+    _checkpoint(job, 100)
+    _checkpoint(job, 200)
+    missing = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 150},
+                       content_type="application/json")
+    assert missing.status_code == 400 and "[100, 200]" in missing.content.decode()
+    with django_capture_on_commit_callbacks(execute=False):
+        response = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 100},
+                            content_type="application/json")
+    assert response.status_code == 201, response.content
+    new = Job.objects.get(pk=response.json()["id"])
+    assert new.resubmitted_from == job and new.resume_from_step == 100
+    assert new.resume_from.endswith("step-00000100") and new.name == "gpt-resumed"
+    env = new.custom_job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["env"]
+    assert {"name": "CP_RESUME_FROM", "value": new.resume_from} in env
+    assert new.state == JobState.QUEUED and new.attempts.get().resume_step == 100
+
+
+def test_attempts_and_restarts(api: Client, make_job: Callable[..., Job],
+                               backend: FakeBackend) -> None:
+    from jobs import lifecycle
+
+    job = make_job()
+    lifecycle.submit(job.pk)
+    attempts = api.get(f"/api/v1/jobs/{job.pk}/attempts/").json()["results"]
+    assert attempts[0]["number"] == 1 and attempts[0]["reason"] == "submit"
+    assert attempts[0]["scheduling"] == "STANDARD" and attempts[0]["vertex_name"]
+    assert api.get(f"/api/v1/jobs/{job.pk}/restarts/").json()["results"] == []
+    detail = api.get(f"/api/v1/jobs/{job.pk}/").json()
+    assert detail["restarts"] == 0
+
+
+def test_who_may_do_what(client: Client, make_job: Callable[..., Job], team: Team,
+                         backend: FakeBackend) -> None:
+    job = make_job()
+    viewer = get_user_model().objects.create_user(username="vi")
+    Membership.objects.create(user=viewer, team=team, role=Role.VIEWER)
+    client.force_login(viewer)
+    assert client.get(f"/api/v1/jobs/{job.pk}/attempts/").status_code == 200
+    assert client.get(f"/api/v1/jobs/{job.pk}/clone/").status_code == 200
+    assert client.post(f"/api/v1/jobs/{job.pk}/cancel/").status_code == 403
+    assert client.post(f"/api/v1/jobs/{job.pk}/resubmit/", {}).status_code == 403
+    outsider = get_user_model().objects.create_user(username="out")
+    client.force_login(outsider)
+    assert client.get(f"/api/v1/jobs/{job.pk}/restarts/").status_code == 404
+    assert client.post(f"/api/v1/jobs/{job.pk}/cancel/").status_code == 404
+
+
+def test_the_job_page_shows_attempts_restarts_and_recoveries(
+        client: Client, admin_user: Any, make_job: Callable[..., Job],
+        backend: FakeBackend) -> None:
+    from django.utils import timezone
+
+    from jobs import lifecycle
+    from tests.survival.test_restart_detection import Log
+
+    job = make_job("llama", spot=True)
+    lifecycle.submit(job.pk)
+    name = job.current_attempt().vertex_name
+    backend.set_state(name, "JOB_STATE_RUNNING", start_time=timezone.now())
+    log = Log(job)
+    log.event("run_started", rank=0, world_size=1, resumed_from_step=None)
+    log.steps(1, 7)
+    log.preemption(7)
+    lifecycle.reconcile(job.pk)
+    backend.set_state(name, "JOB_STATE_FAILED", end_time=timezone.now(), error_code=8,
+                      error_message="STOCKOUT")
+    lifecycle.reconcile(job.pk)
+    client.force_login(admin_user)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "spot preemption" in page and "resumed from" in page
+    assert "recovery</span> 1 of 3" in page and "failover" in page
+    assert 'id="job-attempts"' in page and "stockout" in page
+    checkpoint = job.events.get(kind="checkpoint_saved")
+    assert f'href="#event-{checkpoint.pk}"' in page and f'id="event-{checkpoint.pk}"' in page
+    header = client.get(f"/jobs/{job.pk}/partials/header/").content.decode()
+    assert "Restarts" in header and "1 of 3 used" in header
