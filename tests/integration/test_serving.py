@@ -1,0 +1,218 @@
+"""Serving the real way: a job trains on the emulator, its checkpoint is registered and deployed
+to an endpoint whose replicas run trainers.serve, the prober's samples fill the latency series
+and the charts render; slowing the endpoint on purpose breaches its SLO, which posts exactly one
+Slack message, and its recovery exactly one more.
+
+The stack is this module's own, so its Slack webhook posts can go to a recorder here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import psycopg
+import pytest
+
+from controlplane.devstack import Stack, StackConfig, free_port
+from localvertex.admin import AdminClient
+from tests.integration.conftest import Api, _database
+from tests.integration.test_end_to_end import browser_session
+
+pytestmark = pytest.mark.integration
+
+# A warm probe takes tens of milliseconds on an idle machine, a cold one (a new gRPC channel,
+# the replica's first forward pass) about 0.6 s, and seconds when other work saturates the
+# CPUs. The target sits above all of that and far below the slowed endpoint, so the machine's
+# own hiccups never decide the test.
+SLO = {"p95_ms": 4000, "error_rate": 0.5, "window_s": 20, "min_samples": 3}
+SLOW_MS = 7000
+
+
+class SlackRecorder(ThreadingHTTPServer):
+    """Answers Slack webhook posts with 200 "ok" and keeps their JSON bodies."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        self.posts: list[dict[str, Any]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                recorder.posts.append(json.loads(body or b"{}"))
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_port}/"
+
+
+@pytest.fixture(scope="module")
+def slack() -> Iterator[SlackRecorder]:
+    recorder = SlackRecorder()
+    threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    yield recorder
+    recorder.shutdown()
+
+
+@pytest.fixture(scope="module")
+def serving_stack(postgres_url: str, redis_url: str, slack: SlackRecorder,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    name = f"cp_serving_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    stack = Stack(StackConfig(
+        var_dir=tmp_path_factory.mktemp("serving-stack"),
+        database_url=_database(postgres_url, name), broker_url=redis_url,
+        web_port=free_port(), emulator_port=free_port(),
+        queue_prefix=f"cp-sv-{uuid.uuid4().hex[:6]}",
+        reconcile_interval_s=1.0, follow_interval_s=1.0,
+        extra_env={"CP_RESUBMIT_AFTER_S": "10", "CP_SLACK_WEBHOOK_BASE_URL": slack.url,
+                   "CP_PROBE_TICK_S": "0.5"},
+    ))
+    try:
+        stack.start()
+        yield stack
+    finally:
+        stack.stop()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def wait(stack: Stack, what: str, check: Callable[[], Any], timeout_s: float = 120) -> Any:
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        dead = stack.dead()
+        assert not dead, f"stack processes died: {dead}\n" + "\n".join(
+            stack.log_tail(n) for n in dead)
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}; last seen: {str(last)[:1500]}"
+                         f"\n--- worker ---\n{stack.log_tail('worker', 60)}"
+                         f"\n--- emulator ---\n{stack.log_tail('emulator', 30)}")
+
+
+def test_train_deploy_measure_and_alert(serving_stack: Stack, slack: SlackRecorder) -> None:
+    stack = serving_stack
+    seeded = json.loads(stack.manage("seed_demo", "--username", "sam", "--team", "serving",
+                                     capture=True))
+    api = Api(stack.web_url, seeded["token"])
+    team = seeded["team"]
+    response = api.post(f"/api/v1/teams/{team}/channels/", {
+        "name": "ml-alerts", "kind": "webhook", "notify_on": ["failed"],
+        "webhook_url": "https://hooks.slack.com/services/T000/B000/serving"})
+    assert response.status_code == 201, response.text
+
+    # 1. A small model trains on the emulator and saves checkpoints.
+    response = api.post("/api/v1/jobs/", {
+        "name": "gpt-to-serve", "strategy": "ddp", "chief": {"machine_type": "n1-standard-4"},
+        "args": ["--preset", "tiny", "--steps", "40", "--checkpoint-every", "20"]})
+    assert response.status_code == 201, response.text
+    job_id = response.json()["id"]
+    job = wait(stack, "the job to end", lambda: (lambda j: j if j["state"] in (
+        "SUCCEEDED", "FAILED", "CANCELLED") else None)(api.get(f"/api/v1/jobs/{job_id}/")),
+        timeout_s=240)
+    assert job["state"] == "SUCCEEDED", job["error_message"]
+    steps = wait(stack, "the checkpoint events", lambda: (lambda s: s if 40 in s else None)(
+        api.get(f"/api/v1/serving/jobs/{job_id}/")["checkpoint_steps"]))
+    assert steps == [20, 40]
+
+    # 2. Its checkpoint becomes a registry entry, uploaded to the Model Registry.
+    response = api.post("/api/v1/serving/models/", {"job": job_id, "step": 40})
+    assert response.status_code == 201, response.text
+    model_id = response.json()["id"]
+    entry = wait(stack, "the upload", lambda: (lambda m: m if m["state"] != "UPLOADING" else None)(
+        api.get(f"/api/v1/serving/models/{model_id}/")))
+    assert entry["state"] == "READY", entry["error_message"]
+    assert entry["artifact_uri"].endswith(f"/job-{job_id}/checkpoints/step-00000040")
+
+    # 3. An endpoint, probed every second, with an SLO; the model deployed to it.
+    response = api.post("/api/v1/serving/endpoints/", {"name": "gpt-prod",
+                                                       "probe_interval_s": 1})
+    assert response.status_code == 201, response.text
+    endpoint_id = response.json()["id"]
+    wait(stack, "the endpoint", lambda: api.get(
+        f"/api/v1/serving/endpoints/{endpoint_id}/")["state"] == "READY")
+    response = api.session.put(f"{api.base}/api/v1/serving/endpoints/{endpoint_id}/slo/",
+                               json=SLO, timeout=30)
+    assert response.status_code == 200, response.text
+    response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/deployments/", {
+        "model": model_id, "machine_type": "n1-standard-4", "min_replicas": 1,
+        "max_replicas": 2, "autoscaling_metric": "cpu", "autoscaling_target": 60})
+    assert response.status_code == 201, response.text
+    deployment = wait(stack, "the deployment", lambda: (
+        lambda d: d if d["state"] in ("DEPLOYED", "FAILED") else None)(
+        api.get(f"/api/v1/serving/deployments/{response.json()['id']}/")))
+    assert deployment["state"] == "DEPLOYED", deployment["error_message"]
+    assert deployment["available_replicas"] == 1
+
+    response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/predict/",
+                        {"instances": [{"prompt": "def ", "max_tokens": 5}]})
+    assert response.status_code == 200, response.text
+    assert response.json()["predictions"][0]["tokens"] == 5
+
+    # 4. The prober's samples fill the latency series; the charts render.
+    wait(stack, "probe samples", lambda: api.get(
+        f"/api/v1/serving/endpoints/{endpoint_id}/samples/")["count"] >= 6)
+    latency = api.get(f"/api/v1/serving/endpoints/{endpoint_id}/latency/", minutes=10)
+    assert sum(latency["probe"]["samples"]) >= 6
+    assert any(v is not None for v in latency["probe"]["p95"])
+    assert latency["slo"]["p95_ms"] == SLO["p95_ms"]
+    assert latency["slo"]["status"] == "OK", api.get(
+        f"/api/v1/serving/endpoints/{endpoint_id}/samples/")
+    session = browser_session(stack, seeded["username"], seeded["password"])
+    page = session.get(f"{stack.web_url}/serving/endpoints/{endpoint_id}/", timeout=10)
+    assert page.status_code == 200 and 'class="chart latency-chart"' in page.text
+    panel = session.get(f"{stack.web_url}/serving/jobs/{job_id}/panel/", timeout=10)
+    assert panel.status_code == 200 and "gpt-prod" in panel.text
+    for_job = session.get(f"{stack.web_url}/serving/jobs/{job_id}/latency.json", timeout=10)
+    assert sum(for_job.json()["endpoints"][0]["probe"]["samples"]) >= 6
+
+    # 5. Slowed on purpose: one breach alert on Slack, however long the breach lasts.
+    alerts_url = f"/api/v1/serving/endpoints/{endpoint_id}/alerts/"
+    samples_url = f"/api/v1/serving/endpoints/{endpoint_id}/samples/"
+    with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as admin:
+        admin.set_endpoint_latency(f"cp-ep-{endpoint_id}", SLOW_MS)
+        wait(stack, "the breach alert on Slack", lambda: len(slack.posts) >= 1)
+        seen = api.get(samples_url)["count"]
+        wait(stack, "more slow probes", lambda: api.get(samples_url)["count"] >= seen + 2)
+        assert len(slack.posts) == 1
+        assert "SLO breached on endpoint gpt-prod" in slack.posts[0]["text"]
+        assert [a["kind"] for a in api.get(alerts_url)["results"]] == ["BREACH"]
+        assert api.get(f"/api/v1/serving/endpoints/{endpoint_id}/slo/")["status"] == "BREACHED"
+
+        # 6. Back to normal: one recovery alert.
+        admin.set_endpoint_latency(f"cp-ep-{endpoint_id}", 0)
+        wait(stack, "the recovery alert on Slack", lambda: len(slack.posts) >= 2)
+    seen = api.get(samples_url)["count"]
+    wait(stack, "more fast probes", lambda: api.get(samples_url)["count"] >= seen + 4)
+    assert len(slack.posts) == 2
+    assert "SLO recovered on endpoint gpt-prod" in slack.posts[1]["text"]
+    alerts = api.get(alerts_url)["results"]
+    assert [a["kind"] for a in alerts] == ["RECOVERY", "BREACH"]
+    assert {a["delivery"] for a in alerts} == {"SENT"}
+
+    # 7. Undeploy and delete: the replicas stop and the endpoint goes.
+    response = api.session.delete(f"{api.base}/api/v1/serving/endpoints/{endpoint_id}/",
+                                  timeout=30)
+    assert response.status_code == 202, response.text
+    wait(stack, "the endpoint to be deleted", lambda: api.get(
+        f"/api/v1/serving/endpoints/{endpoint_id}/")["state"] == "DELETED")

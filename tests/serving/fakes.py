@@ -1,0 +1,132 @@
+"""An in-memory ServingBackend: scripts Vertex's answers for the serving logic's unit tests.
+The emulator tests (test_emulator.py) and tests/integration/test_serving.py use the real
+client libraries."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Any
+
+from jobs.backends import errors
+from jobs.serving.remote import (
+    Container,
+    DeploySpec,
+    Operation,
+    PredictResult,
+    RemoteDeployedModel,
+    RemoteEndpoint,
+    ServingBackend,
+)
+
+
+class FakeServing(ServingBackend):
+    def __init__(self) -> None:
+        self.project = "fake-project"
+        self.region = "us-central1"
+        self.models: dict[str, dict[str, Any]] = {}
+        self.endpoints: dict[str, RemoteEndpoint] = {}
+        self.operations: dict[str, Operation] = {}
+        self.calls: list[tuple[str, Any]] = []
+        self.hold_operations = False  # deploys and undeploys stay running until finish_all()
+        self.predict_error: Exception | None = None
+        self.pending: dict[str, Any] = {}
+        self._ids = itertools.count(1)
+
+    def _op(self, done: bool = True, error: str = "") -> Operation:
+        op = Operation(f"{self.parent}/operations/{next(self._ids)}", done, 9 if error else 0,
+                       error)
+        self.operations[op.name] = op
+        return op
+
+    def upload_model(self, model_id: str, display_name: str, artifact_uri: str,
+                     container: Container, labels: dict[str, str]) -> Operation:
+        self.calls.append(("upload", model_id))
+        self.models[self.model_name(model_id)] = {"artifact_uri": artifact_uri,
+                                                  "container": container, "labels": labels}
+        return self._op()
+
+    def model_exists(self, name: str) -> bool:
+        return name in self.models
+
+    def create_endpoint(self, endpoint_id: str, display_name: str,
+                        labels: dict[str, str]) -> Operation:
+        self.calls.append(("create_endpoint", endpoint_id))
+        name = self.endpoint_name(endpoint_id)
+        self.endpoints.setdefault(name, RemoteEndpoint(name, display_name, labels, (), {}))
+        return self._op()
+
+    def get_endpoint(self, name: str) -> RemoteEndpoint:
+        if name not in self.endpoints:
+            raise errors.NotFound(name)
+        return self.endpoints[name]
+
+    def delete_endpoint(self, name: str) -> Operation:
+        self.calls.append(("delete_endpoint", name))
+        self.endpoints.pop(name, None)
+        return self._op()
+
+    def deploy_model(self, endpoint: str, spec: DeploySpec,
+                     traffic_split: dict[str, int]) -> Operation:
+        self.calls.append(("deploy", (spec, dict(traffic_split))))
+        op = self._op(done=not self.hold_operations)
+
+        def land() -> None:
+            current = self.endpoints[endpoint]
+            split = {(spec.deployed_model_id if k == "0" else k): v
+                     for k, v in traffic_split.items() if v}
+            deployed = RemoteDeployedModel(spec.deployed_model_id, spec.model_name,
+                                           spec.min_replicas, spec.max_replicas,
+                                           spec.min_replicas)
+            self.endpoints[endpoint] = replace(
+                current, deployed_models=(*current.deployed_models, deployed),
+                traffic_split=split)
+
+        self._finish_or_hold(op, land)
+        return op
+
+    def undeploy_model(self, endpoint: str, deployed_model_id: str,
+                       traffic_split: dict[str, int]) -> Operation:
+        self.calls.append(("undeploy", (deployed_model_id, dict(traffic_split))))
+        op = self._op(done=not self.hold_operations)
+
+        def leave() -> None:
+            current = self.endpoints[endpoint]
+            self.endpoints[endpoint] = replace(
+                current,
+                deployed_models=tuple(d for d in current.deployed_models
+                                      if d.id != deployed_model_id),
+                traffic_split={k: v for k, v in traffic_split.items() if v})
+
+        self._finish_or_hold(op, leave)
+        return op
+
+    def _finish_or_hold(self, op: Operation, effect: Any) -> None:
+        if self.hold_operations:
+            self.pending[op.name] = effect
+        else:
+            effect()
+
+    def finish_all(self, error: str = "") -> None:
+        for name, effect in list(self.pending.items()):
+            if not error:
+                effect()
+            self.operations[name] = replace(self.operations[name], done=True,
+                                            error_code=9 if error else 0, error_message=error)
+            del self.pending[name]
+
+    def set_autoscaling(self, endpoint: str, spec: DeploySpec) -> Operation:
+        self.calls.append(("mutate", spec))
+        return self._op()
+
+    def get_operation(self, name: str) -> Operation:
+        return self.operations[name]
+
+    def predict(self, endpoint: str, instances: list[Any], parameters: Any = None,
+                timeout_s: float | None = None) -> PredictResult:
+        self.calls.append(("predict", endpoint))
+        if self.predict_error is not None:
+            raise self.predict_error
+        deployed = self.endpoints[endpoint].deployed_models
+        return PredictResult([{"text": "x", "tokens": 1} for _ in instances],
+                             deployed[0].id if deployed else "")
