@@ -112,5 +112,7 @@ def test_an_error_of_workers_on_their_own_machine_stays_on_the_workers() -> None
     body = request(chief={"machine_type": "n1-standard-4"},
                    workers={"replica_count": 1, "machine_type": "a2-highgpu-1g"})
     result = composer.compose(body)
-    assert any(k.startswith("workers.accelerator") for k in result.errors), result.errors
+    # The workers left the accelerator out: the error is keyed by the field they did give.
+    assert any(k.startswith("workers.") for k in result.errors), result.errors
+    assert "NVIDIA_TESLA_A100" in " ".join(m for ms in result.errors.values() for m in ms)
     assert not any(k.startswith("chief.") for k in result.errors), result.errors

@@ -53,6 +53,10 @@ MISSING_FIELD_PATHS: frozenset[str] = frozenset(
         "jobSpec.workerPoolSpecs[*].pythonPackageSpec.pythonModule",
         "jobSpec.workerPoolSpecs[*].pythonPackageSpec.env[*].name",
         "jobSpec.baseOutputDirectory.outputUriPrefix",
+        "jobSpec.workerPoolSpecs[*].nfsMounts[*].server",
+        "jobSpec.workerPoolSpecs[*].nfsMounts[*].path",
+        "jobSpec.workerPoolSpecs[*].nfsMounts[*].mountPoint",
+        "jobSpec.pscInterfaceConfig.networkAttachment",
     }
 )
 

@@ -96,7 +96,7 @@ def test_another_teams_slug_is_refused(member_client: Client, backend: Backend,
 def test_valid_compose_creates_the_job_and_redirects(
         member_client: Client, backend: Backend, member: Any,
         django_capture_on_commit_callbacks: Any) -> None:
-    data = form_data(spot="on", workers_enabled="on", workers_replica_count="2",
+    data = form_data(scheduling_strategy="SPOT", workers_enabled="on", workers_replica_count="2",
                      chief_machine_type="a2-highgpu-1g",
                      chief_accelerator_type="NVIDIA_TESLA_A100", chief_accelerator_count="1")
     # The submission task is queued on commit: capture it instead of needing a broker.
@@ -174,7 +174,7 @@ def test_clone_prefills_the_form(member_client: Client, member: Any, team: Team,
     form = response.context["form"]
     assert form.initial["name"] == "original"
     assert form.initial["team"] == "vision"
-    assert form.initial["spot"] is True
+    assert form.initial["scheduling_strategy"] == "SPOT"  # stored as the older spot: true
     assert form.initial["args"] == "--steps 7"
     assert form.initial["chief_machine_type"] == "n1-standard-8"
     assert form.initial["chief_boot_disk_size_gb"] == 200
@@ -195,10 +195,16 @@ def test_compose_page_defaults(member_client: Client) -> None:
     ("workers.replica_count", "workers_replica_count"),
     ("workers.machine_type", "workers_machine_type"),
     ("name", "name"),
-    ("spot", "spot"),
+    ("spot", "scheduling_strategy"),  # the older spelling of the provisioning choice
     ("", None),
     ("chief.replica_count", None),
-    ("command", None),
+    ("command", "command"),
+    ("deepspeed.offload_params", "ds_offload_params"),
+    ("batch.global_batch_size", "batch_global"),
+    ("reduction_server.replica_count", "reduction_server_replica_count"),
+    ("evaluators.machine_type", "evaluators_machine_type"),
+    ('labels["cp-job"]', "labels"),
+    ("nfs_mounts[0].server", "nfs_mounts"),
     ("workers", None),
 ])
 def test_error_keys_map_to_fields(member: Any, key: str, field: str | None) -> None:

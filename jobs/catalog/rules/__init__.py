@@ -36,6 +36,7 @@ from .scheduling import (
     check_spot_on_tpu_pods,
     check_strategy,
 )
+from .storage import check_nfs_mounts, check_persistent_disks, check_psc_interface
 from .tasks import check_tasks
 from .tpu import check_tpu_alone, check_tpu_topology
 
@@ -52,6 +53,8 @@ RULES: tuple[Rule, ...] = (
     check_tpu_alone,
     check_reservation_affinity,
     check_disks,
+    check_persistent_disks,
+    check_nfs_mounts,
     check_tasks,
     check_reduction_server,
     check_scheduling_object,
@@ -64,6 +67,7 @@ RULES: tuple[Rule, ...] = (
     check_service_account,
     check_output_directory,
     check_reserved_ip_ranges,
+    check_psc_interface,
     check_flags,
 )
 

@@ -1,0 +1,329 @@
+"""Per-device memory of a training job: parameters, gradients, optimizer states, activations.
+
+Pure functions, no Django and no torch. Sizes are in GiB (2**30 bytes), the unit DeepSpeed's
+estimators print as "GB" and the one the accelerator table uses.
+
+Model states follow DeepSpeed's own accounting, so the ZeRO figures agree with
+``estimate_zero2_model_states_mem_needs`` / ``estimate_zero3_model_states_mem_needs`` (with
+``zero_init`` and their default ``additional_buffer_factor`` of 1.5 for host memory):
+
+* 16-bit mixed precision (bf16, fp16) keeps 2-byte parameters and gradients on the device and an
+  fp32 master copy, fp32 gradients and Adam's two fp32 moments: 2 + 2 + 4 + 4 + 8 = 20 bytes a
+  parameter before sharding, of which ZeRO shards what its stage says;
+* fp32 training keeps 4-byte parameters and gradients and Adam's 8 bytes.
+
+Activations are optional: with the model's shape (hidden size, layers, sequence length) they
+follow Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
+(2022): ``s*b*h*(34 + 5*a*s/h)`` bytes a layer in 16-bit, ``2*s*b*h`` with full activation
+checkpointing, divided by the tensor-parallel degree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+GIB = 2**30
+DS_BUFFER_FACTOR = 1.5  # DeepSpeed's additional_buffer_factor default (host memory)
+# CUDA context, NCCL and allocator slack: not in DeepSpeed's model-state estimate, but a job
+# that fills a GPU to the last byte of its model states still runs out of memory.
+GPU_RUNTIME_RESERVE_GIB = 1.0
+DTYPES = ("fp32", "bf16", "fp16")
+ZERO_STAGES = {"zero1": 1, "zero2": 2, "zero3": 3}
+FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
+# When nothing says how big the largest layer is: a share of the model that covers the embedding
+# of GPT-style models from ~1B parameters up (it is 2% of Llama-7B, 0.4% of Llama-70B).
+DEFAULT_LARGEST_LAYER_SHARE = 0.02
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the planner needs to know about the model; only ``parameters`` is required."""
+
+    parameters: int
+    dtype: str = "fp32"  # training precision: fp32, bf16 or fp16 (mixed precision)
+    # Parameters the optimizer updates; the rest (a frozen base under adapters) need only their
+    # weights. None: all of them.
+    trainable_parameters: int | None = None
+    largest_layer_parameters: int | None = None
+    hidden_size: int | None = None
+    layers: int | None = None
+    sequence_length: int | None = None
+    attention_heads: int | None = None
+    vocab_size: int | None = None
+    micro_batch_size: int = 1
+    activation_checkpointing: bool = False
+
+    @property
+    def largest_layer(self) -> int:
+        """Parameters of the largest layer: given, or from the shape, or a share of the model."""
+        if self.largest_layer_parameters:
+            return self.largest_layer_parameters
+        if self.hidden_size:
+            # The embedding (vocab x hidden) or a 4h MLP projection, whichever is larger.
+            return max(self.vocab_size or 0, 4 * self.hidden_size) * self.hidden_size
+        return int(self.parameters * DEFAULT_LARGEST_LAYER_SHARE)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the job spreads the model: the strategy and the devices it runs on."""
+
+    strategy: str  # ddp, fsdp, zero1, zero2, zero3, tpu_jax, tpu_xla
+    devices_per_node: int
+    nodes: int
+    fsdp_mode: str = "full_shard"
+    fsdp_shard_size: int = 0  # hybrid_shard group; 0 = the devices of one node
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    tpu_sharding: str = "replicated"  # replicated or fsdp (JAX / PyTorch-XLA SPMD)
+
+    @property
+    def world_size(self) -> int:
+        return self.devices_per_node * self.nodes
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tensor_parallel * self.pipeline_parallel
+
+    @property
+    def data_parallel(self) -> int:
+        return max(self.world_size // self.model_parallel, 1)
+
+
+@dataclass
+class MemoryPlan:
+    """Per-device memory in GiB, and the host memory per node that offloading needs."""
+
+    strategy: str
+    world_size: int
+    data_parallel: int
+    shard_group: int  # devices that share one copy of the sharded states
+    parameters_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    gathered_gib: float  # the largest layer gathered whole (ZeRO-3, FSDP)
+    activations_gib: float | None  # None: the model's shape was not given
+    reserve_gib: float
+    host_per_node_gib: float
+    device_memory_gib: float | None = None  # what one device has (None: unknown)
+    host_memory_gib: float | None = None  # what one node (replica) has
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def model_states_gib(self) -> float:
+        """What DeepSpeed's estimators call the model states (their "per GPU" column)."""
+        return self.parameters_gib + self.gradients_gib + self.optimizer_gib + self.gathered_gib
+
+    @property
+    def total_gib(self) -> float:
+        return self.model_states_gib + (self.activations_gib or 0.0) + self.reserve_gib
+
+    @property
+    def fits(self) -> bool | None:
+        if self.device_memory_gib is None:
+            return None
+        return self.total_gib <= self.device_memory_gib
+
+    @property
+    def host_fits(self) -> bool | None:
+        if self.host_memory_gib is None:
+            return None
+        return self.host_per_node_gib <= self.host_memory_gib
+
+    @property
+    def headroom_gib(self) -> float | None:
+        if self.device_memory_gib is None:
+            return None
+        return self.device_memory_gib - self.total_gib
+
+    def as_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        for name in ("model_states_gib", "total_gib", "fits", "host_fits", "headroom_gib"):
+            data[name] = getattr(self, name)
+        return {k: round(v, 3) if isinstance(v, float) else v for k, v in data.items()}
+
+
+@dataclass(frozen=True)
+class _States:
+    """Bytes per device of each model state, before dividing by GIB."""
+
+    params: float
+    grads: float
+    optimizer: float
+    gathered: float = 0.0
+    host: float = 0.0
+
+
+def _bytes(dtype: str) -> tuple[int, int, int]:
+    """(weight, gradient, optimizer) bytes per parameter, unsharded.
+
+    Mixed precision: 2-byte weights, and gradients of 2 bytes in 16 bit plus 4 in fp32 (the
+    partition the optimizer steps on), and 12 bytes of optimizer state (fp32 master weights and
+    Adam's two moments). fp32: 4, 4 and Adam's 8.
+    """
+    if dtype == "fp32":
+        return 4, 4, 8
+    return 2, 6, 12
+
+
+def _zero(stage: int, p: float, n: int, layer: float, dtype: str, layout: Layout,
+          nodes: int) -> _States:
+    w, g, o = _bytes(dtype)
+    gpus_per_node = layout.devices_per_node
+    if stage in (1, 2) and layout.offload_optimizer:
+        # Gradients and optimizer live on the host; the device keeps the 16-bit weights.
+        host = p * max(4 * n, 16) * DS_BUFFER_FACTOR
+        return _States(w * p, 0.0, 0.0, host=host)
+    if stage == 1:
+        # Optimizer states (and their fp32 gradient partition) sharded; 16-bit gradients whole.
+        grad16 = g - 4 if dtype != "fp32" else g
+        fp32_grads = 4 if dtype != "fp32" else 0
+        return _States(w * p, grad16 * p + fp32_grads * p / n, o * p / n,
+                       host=4 * p * gpus_per_node * DS_BUFFER_FACTOR)
+    if stage == 2:
+        return _States(w * p, g * p / n, o * p / n,
+                       host=4 * p * gpus_per_node * DS_BUFFER_FACTOR)
+    # Stage 3: everything sharded, the largest layer gathered whole (weights and gradients).
+    gathered = 4 * layer if dtype != "fp32" else 8 * layer
+    grads3 = 4 if dtype != "fp32" else g  # ZeRO-3 keeps no separate 16-bit gradient partition
+    if layout.offload_optimizer and layout.offload_params:
+        return _States(0.0, 0.0, 0.0, gathered, host=p * 18 / nodes * DS_BUFFER_FACTOR)
+    if layout.offload_optimizer:
+        return _States(w * p / n, 0.0, 0.0, gathered, host=p * 16 / nodes * DS_BUFFER_FACTOR)
+    if layout.offload_params:
+        return _States(0.0, grads3 * p / n, o * p / n, gathered,
+                       host=w * p / nodes * DS_BUFFER_FACTOR)
+    return _States(w * p / n, grads3 * p / n, o * p / n, gathered,
+                   host=layer * 4 * gpus_per_node * DS_BUFFER_FACTOR)
+
+
+def _fsdp(mode: str, p: float, n: int, layer: float, dtype: str, gpus_per_node: int) -> _States:
+    w, g, o = _bytes(dtype)
+    if dtype != "fp32":
+        # FSDP's mixed precision keeps sharded fp32 parameters (the optimizer's copy) and
+        # gradients reduced to fp32 shards; 16-bit weights exist only while gathered.
+        w, g, o = 0, 4, 12
+    gathered = (4 if dtype != "fp32" else 8) * layer
+    host = 4 * layer * gpus_per_node * DS_BUFFER_FACTOR
+    if mode == "shard_grad_op":
+        # Weights stay gathered between forward and backward (ZeRO-2-like).
+        full = 2 if dtype != "fp32" else 4
+        return _States(full * p + w * p / n, g * p / n, o * p / n, 0.0, host)
+    return _States(w * p / n, g * p / n, o * p / n, gathered, host)
+
+
+def _activations(model: ModelShape, layout: Layout) -> float | None:
+    if not (model.hidden_size and model.layers and model.sequence_length):
+        return None
+    s, b, h = model.sequence_length, model.micro_batch_size, model.hidden_size
+    heads = model.attention_heads or max(h // 128, 1)
+    per_layer = s * b * h * (34 + 5 * heads * s / h) / layout.tensor_parallel
+    if model.activation_checkpointing:
+        # Each layer's input is kept; one layer at a time is recomputed in full.
+        total = 2 * s * b * h * model.layers + per_layer
+    else:
+        # 1F1B pipelining keeps as many micro-batches in flight on the first stage as there are
+        # stages, so its peak is the whole model's layers' worth whatever the pipeline degree.
+        total = per_layer * model.layers
+    return total * (2 if model.dtype == "fp32" else 1)
+
+
+def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None = None,
+         host_memory_gib: float | None = None, gpu: bool = True) -> MemoryPlan:
+    """The memory plan of one device of this job. Raises ValueError for inputs it cannot plan."""
+    if model.parameters <= 0:
+        raise ValueError("the model needs a positive parameter count")
+    if model.dtype not in DTYPES:
+        raise ValueError(f"dtype {model.dtype!r}: use {', '.join(DTYPES)}")
+    if layout.devices_per_node < 1 or layout.nodes < 1:
+        raise ValueError("a job has at least one device on one node")
+    notes: list[str] = []
+    trainable = model.trainable_parameters or model.parameters
+    if not 0 < trainable <= model.parameters:
+        raise ValueError("trainable parameters must be between 1 and the parameter count")
+    # Tensor and pipeline parallelism give each device its slice of the model first.
+    p = trainable / layout.model_parallel
+    frozen = (model.parameters - trainable) / layout.model_parallel
+    layer = model.largest_layer / layout.tensor_parallel
+    dp = layout.data_parallel
+    strategy = layout.strategy
+    shard = 1
+    if strategy in ZERO_STAGES:
+        shard = dp
+        states = _zero(ZERO_STAGES[strategy], p, dp, layer, model.dtype, layout, layout.nodes)
+        if model.dtype == "fp32":
+            notes.append("DeepSpeed's estimators assume 16-bit training; fp32 is planned with "
+                         "4-byte weights and gradients")
+        if layout.offload_params and not layout.offload_optimizer:
+            notes.append("parameter offload without optimizer offload is outside DeepSpeed's "
+                         "estimator; planned from the same per-parameter bytes")
+    elif strategy == "fsdp" or (strategy.startswith("tpu") and layout.tpu_sharding == "fsdp"):
+        mode = layout.fsdp_mode if strategy == "fsdp" else "full_shard"
+        shard = dp
+        if mode == "hybrid_shard":
+            shard = min(layout.fsdp_shard_size or layout.devices_per_node, dp)
+            notes.append(f"hybrid_shard: states sharded over groups of {shard} devices, "
+                         f"replicated across {max(dp // shard, 1)} groups")
+        states = _fsdp(mode, p, shard, layer, model.dtype, layout.devices_per_node)
+    else:
+        w, g, o = _bytes(model.dtype)
+        if model.dtype != "fp32":
+            # Autocast keeps fp32 weights and gradients; no separate master copy.
+            w, g, o = 4, 4, 8
+        states = _States(w * p, g * p, o * p,
+                         host=4 * p * layout.devices_per_node * DS_BUFFER_FACTOR)
+        if strategy.startswith("tpu"):
+            notes.append("TPU data parallel keeps a full copy per chip; a sharded program "
+                         "(tpu sharding fsdp) needs about 1/N of it")
+    if frozen:
+        # Frozen weights are stored like the trainable ones but carry no gradients or
+        # optimizer states.
+        weight = 4 if model.dtype == "fp32" else 2
+        sharded = (strategy == "zero3" and not layout.offload_params) or (
+            shard > 1 and strategy not in ZERO_STAGES
+            and not (strategy == "fsdp" and layout.fsdp_mode == "shard_grad_op"))
+        on_device = 0.0 if strategy == "zero3" and layout.offload_params else weight * frozen
+        states = _States(states.params + on_device / (shard if sharded else 1), states.grads,
+                         states.optimizer, states.gathered, states.host)
+        notes.append(f"{model.parameters - trainable:,} frozen parameters: weights only")
+    if states.gathered and not model.largest_layer_parameters and not model.hidden_size:
+        notes.append(f"largest layer assumed {DEFAULT_LARGEST_LAYER_SHARE:.0%} of the model; "
+                     "give largest_layer_parameters or hidden_size for a closer figure")
+    activations = _activations(model, layout)
+    if activations is None:
+        notes.append("activations not estimated: give hidden_size, layers and "
+                     "sequence_length to include them")
+    return MemoryPlan(
+        strategy=strategy,
+        world_size=layout.world_size,
+        data_parallel=dp,
+        shard_group=shard,
+        parameters_gib=states.params / GIB,
+        gradients_gib=states.grads / GIB,
+        optimizer_gib=states.optimizer / GIB,
+        gathered_gib=states.gathered / GIB,
+        activations_gib=None if activations is None else activations / GIB,
+        reserve_gib=GPU_RUNTIME_RESERVE_GIB if gpu else 0.0,
+        host_per_node_gib=states.host / GIB,
+        device_memory_gib=device_memory_gib,
+        host_memory_gib=host_memory_gib,
+        notes=notes,
+    )
+
+
+def describe(memory: MemoryPlan) -> str:
+    """One line for messages: '37.2 GB per device (parameters 4.4, ...) on a 40 GB device'."""
+    parts = [f"parameters {memory.parameters_gib:.1f}", f"gradients {memory.gradients_gib:.1f}",
+             f"optimizer states {memory.optimizer_gib:.1f}"]
+    if memory.gathered_gib:
+        parts.append(f"gathered layer {memory.gathered_gib:.1f}")
+    if memory.activations_gib is not None:
+        parts.append(f"activations {memory.activations_gib:.1f}")
+    if memory.reserve_gib:
+        parts.append(f"runtime {memory.reserve_gib:.1f}")
+    text = f"{memory.total_gib:.1f} GB per device ({', '.join(parts)})"
+    if memory.device_memory_gib is not None:
+        text += f" on a {memory.device_memory_gib:g} GB device"
+    return text

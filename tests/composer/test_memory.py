@@ -1,0 +1,157 @@
+"""The memory plan: DeepSpeed's own estimators agree with it, and its parts add up."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import pytest
+
+from jobs import memory
+
+GIB = 2**30
+# 5 model sizes (total, largest layer) x 3 device layouts (GPUs per node, nodes).
+SIZES = [
+    (1_300_000_000, 103_000_000),
+    (2_350_000_000, 160_000_000),
+    (6_700_000_000, 131_000_000),
+    (13_000_000_000, 164_000_000),
+    (70_000_000_000, 262_000_000),
+]
+LAYOUTS = [(8, 1), (8, 2), (8, 4)]
+_ROW = re.compile(r"^\s*([\d.]+)GB \|\s*([\d.]+)GB \| (.*)$")
+
+
+def _printed(function, *args) -> dict[str, tuple[float, float]]:
+    """The table an ..._all_cold estimator prints: options -> (per CPU GB, per GPU GB)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        function(*args)
+    rows = {}
+    for line in out.getvalue().splitlines():
+        match = _ROW.match(line)
+        if match:
+            # "offload_optimizer=OffloadDeviceEnum.cpu" on Pythons whose enums print so
+            options = match.group(3).replace(" ", "").replace("OffloadDeviceEnum.", "")
+            rows[options] = (float(match.group(1)),
+                                                       float(match.group(2)))
+    return rows
+
+
+def _plan(strategy: str, total: int, layer: int, gpus: int, nodes: int,
+          **options: bool) -> memory.MemoryPlan:
+    return memory.plan(
+        memory.ModelShape(parameters=total, dtype="bf16", largest_layer_parameters=layer),
+        memory.Layout(strategy=strategy, devices_per_node=gpus, nodes=nodes, **options))
+
+
+def _close(mine: float, theirs_printed: float, theirs_exact: float) -> None:
+    # Their exact figure to 1%, and the rounded one they print to its 0.01 GB rounding.
+    assert mine == pytest.approx(theirs_exact, rel=0.01)
+    assert mine == pytest.approx(theirs_printed, rel=0.01, abs=0.006)
+
+
+@pytest.mark.trainers
+@pytest.mark.parametrize(("gpus", "nodes"), LAYOUTS)
+@pytest.mark.parametrize(("total", "layer"), SIZES)
+def test_zero2_and_zero3_agree_with_deepspeeds_estimators(total: int, layer: int, gpus: int,
+                                                          nodes: int) -> None:
+    zero2 = pytest.importorskip("deepspeed.runtime.zero.stage_1_and_2")
+    zero3 = pytest.importorskip("deepspeed.runtime.zero.stage3")
+
+    printed = _printed(zero2.estimate_zero2_model_states_mem_needs_all_cold, total, gpus, nodes)
+    for offload, options in ((True, "offload_optimizer=cpu"), (False, "offload_optimizer=none")):
+        cpu, gpu = zero2.estimate_zero2_model_states_mem_needs(
+            total, gpus, nodes, cpu_offload=offload)
+        plan = _plan("zero2", total, layer, gpus, nodes, offload_optimizer=offload)
+        _close(plan.model_states_gib, printed[options][1], gpu / GIB)
+        _close(plan.host_per_node_gib, printed[options][0], cpu / GIB)
+
+    printed = _printed(zero3.estimate_zero3_model_states_mem_needs_all_cold, total, layer, gpus,
+                       nodes)
+    for opt, params in ((True, True), (True, False), (False, False)):
+        cpu, gpu, _ = zero3.estimate_zero3_model_states_mem_needs(
+            total, layer, gpus, nodes, cpu_offload=opt, cpu_offload_params=params,
+            zero_init=True)
+        key = (f"offload_param={'cpu' if params else 'none'},"
+               f"offload_optimizer={'cpu' if opt else 'none'},zero_init=1")
+        plan = _plan("zero3", total, layer, gpus, nodes, offload_optimizer=opt,
+                     offload_params=params)
+        _close(plan.model_states_gib, printed[key][1], gpu / GIB)
+        _close(plan.host_per_node_gib, printed[key][0], cpu / GIB)
+
+
+def test_the_parts_add_up_and_sharding_divides_the_states() -> None:
+    model = memory.ModelShape(parameters=7_000_000_000, dtype="bf16")
+    ddp = memory.plan(model, memory.Layout("ddp", 8, 1))
+    zero2 = memory.plan(model, memory.Layout("zero2", 8, 1))
+    zero3 = memory.plan(model, memory.Layout("zero3", 8, 1))
+    fsdp = memory.plan(model, memory.Layout("fsdp", 8, 1))
+    assert ddp.model_states_gib == pytest.approx(16 * 7e9 / GIB)
+    assert ddp.total_gib == pytest.approx(ddp.model_states_gib + ddp.reserve_gib)
+    assert ddp.model_states_gib > zero2.model_states_gib > zero3.model_states_gib
+    # FSDP full_shard keeps 16 bytes a parameter, all sharded, plus one gathered layer.
+    assert fsdp.model_states_gib == pytest.approx(16 * 7e9 / 8 / GIB + fsdp.gathered_gib)
+
+
+def test_hybrid_shard_shards_within_a_node_only() -> None:
+    model = memory.ModelShape(parameters=7_000_000_000, dtype="bf16")
+    full = memory.plan(model, memory.Layout("fsdp", 8, 4, fsdp_mode="full_shard"))
+    hybrid = memory.plan(model, memory.Layout("fsdp", 8, 4, fsdp_mode="hybrid_shard"))
+    assert (full.shard_group, hybrid.shard_group) == (32, 8)
+    assert hybrid.optimizer_gib == pytest.approx(full.optimizer_gib * 4)
+
+
+def test_tensor_and_pipeline_parallelism_slice_the_model_first() -> None:
+    model = memory.ModelShape(parameters=70_000_000_000, dtype="bf16")
+    plain = memory.plan(model, memory.Layout("zero1", 8, 4))
+    sliced = memory.plan(model, memory.Layout("zero1", 8, 4, tensor_parallel=8,
+                                              pipeline_parallel=2))
+    assert sliced.data_parallel == 2
+    assert sliced.parameters_gib == pytest.approx(plain.parameters_gib / 16)
+
+
+def test_frozen_parameters_need_only_their_weights() -> None:
+    full = memory.plan(memory.ModelShape(parameters=2_350_000_000, dtype="bf16"),
+                       memory.Layout("ddp", 1, 1))
+    adapters = memory.plan(memory.ModelShape(parameters=2_350_000_000, dtype="bf16",
+                                             trainable_parameters=350_000_000),
+                           memory.Layout("ddp", 1, 1))
+    assert adapters.model_states_gib == pytest.approx(
+        (16 * 350e6 + 2 * 2_000e6) / GIB)
+    assert adapters.model_states_gib < full.model_states_gib / 3
+
+
+def test_activations_follow_the_model_shape_and_checkpointing() -> None:
+    shape = dict(parameters=7_000_000_000, dtype="bf16", hidden_size=4096, layers=32,
+                 sequence_length=4096, attention_heads=32, micro_batch_size=1)
+    plain = memory.plan(memory.ModelShape(**shape), memory.Layout("zero3", 8, 1))
+    checkpointed = memory.plan(memory.ModelShape(**shape, activation_checkpointing=True),
+                               memory.Layout("zero3", 8, 1))
+    s, h, a = 4096, 4096, 32
+    assert plain.activations_gib == pytest.approx(32 * s * h * (34 + 5 * a * s / h) / GIB)
+    assert checkpointed.activations_gib < plain.activations_gib / 10
+    no_shape = memory.plan(memory.ModelShape(parameters=7_000_000_000),
+                           memory.Layout("zero3", 8, 1))
+    assert no_shape.activations_gib is None
+    assert any("activations not estimated" in n for n in no_shape.notes)
+
+
+def test_fits_compares_with_the_device() -> None:
+    model = memory.ModelShape(parameters=7_000_000_000, dtype="bf16")
+    assert memory.plan(model, memory.Layout("ddp", 8, 1), device_memory_gib=40).fits is False
+    assert memory.plan(model, memory.Layout("zero3", 8, 1), device_memory_gib=40).fits is True
+    assert memory.plan(model, memory.Layout("zero3", 8, 1)).fits is None
+
+
+@pytest.mark.parametrize(("model", "layout"), [
+    (memory.ModelShape(parameters=0), memory.Layout("ddp", 1, 1)),
+    (memory.ModelShape(parameters=10, dtype="int8"), memory.Layout("ddp", 1, 1)),
+    (memory.ModelShape(parameters=10, trainable_parameters=11), memory.Layout("ddp", 1, 1)),
+    (memory.ModelShape(parameters=10), memory.Layout("ddp", 0, 1)),
+])
+def test_inputs_it_cannot_plan_are_refused(model: memory.ModelShape,
+                                           layout: memory.Layout) -> None:
+    with pytest.raises(ValueError):
+        memory.plan(model, layout)
