@@ -1,0 +1,55 @@
+// Cost charts with Plotly. Each chart is a <div> next to a JSON <script> (Django's
+// json_script) holding its data, in dollars: a job's cost breakdown on the job page (redrawn
+// when htmx refreshes the cost panel), a team's spend over the month on the spend page.
+(function () {
+  "use strict";
+  var CONFIG = { displaylogo: false, responsive: true };
+
+  function data(id) {
+    var node = document.getElementById(id);
+    return node ? JSON.parse(node.textContent) : null;
+  }
+
+  function jobCost() {
+    var el = document.getElementById("cost-chart");
+    var d = data("cost-chart-data");
+    if (!el || !d || !window.Plotly) return;
+    var traces = [
+      { type: "bar", name: "by resource", x: d.resources, y: d.resource_usd,
+        marker: { color: "#1f77b4" }, hovertemplate: "%{x}: $%{y:.4f}<extra></extra>" },
+      { type: "bar", name: "useful", x: ["total"], y: [d.useful_usd],
+        marker: { color: "#2ca02c" }, hovertemplate: "useful: $%{y:.4f}<extra></extra>" },
+      { type: "bar", name: "lost to preemptions", x: ["total"], y: [d.lost_usd],
+        marker: { color: "#d62728" }, hovertemplate: "lost: $%{y:.4f}<extra></extra>" }
+    ];
+    window.Plotly.react(el, traces, {
+      barmode: "stack", margin: { t: 10, r: 10, b: 60, l: 60 },
+      yaxis: { title: { text: "USD" }, tickprefix: "$" }, legend: { orientation: "h" }
+    }, CONFIG);
+  }
+
+  function spendChart(elId, series, title) {
+    var el = document.getElementById(elId);
+    if (!el || !series || !window.Plotly) return;
+    var traces = series.map(function (s) {
+      return { type: "scatter", mode: "lines+markers", line: { shape: "hv" }, name: s.name,
+               x: s.days, y: s.usd, hovertemplate: "%{x}: $%{y:.2f}<extra>" + s.name + "</extra>" };
+    });
+    window.Plotly.react(el, traces, {
+      title: { text: title }, margin: { t: 40, r: 10, b: 40, l: 60 },
+      yaxis: { title: { text: "USD, cumulative" }, tickprefix: "$", rangemode: "tozero" },
+      xaxis: { type: "date" }, legend: { orientation: "h" }
+    }, CONFIG);
+  }
+
+  function teamSpend() {
+    var d = data("spend-data");
+    if (!d) return;
+    spendChart("spend-by-job", d.by_job, "By job");
+    spendChart("spend-by-accelerator", d.by_accelerator, "By accelerator");
+  }
+
+  function draw() { jobCost(); teamSpend(); }
+  document.addEventListener("DOMContentLoaded", draw);
+  document.body.addEventListener("htmx:afterSwap", jobCost);
+})();

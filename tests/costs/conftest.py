@@ -1,0 +1,16 @@
+"""Fixtures the cost tests share with the page, composer and survival tests: users and teams,
+the scripted backend, jobs made through the lifecycle, the Slack recorder, the real stack."""
+
+from tests.survival.conftest import (  # noqa: F401
+    admin_user,
+    backend,
+    eager,
+    make_job,
+    recorder,
+    slack,
+    survival_api,
+    survival_seeded,
+    survival_stack,
+    team,
+)
+from tests.web.conftest import member, member_client  # noqa: F401

@@ -1,0 +1,128 @@
+"""Costs where people see them: the job's API and page (cost so far, final cost, lost compute
+apart), the job list, the compose form's live estimate with its price date, the team's costs
+page with its budget form and charts; the price snapshot stored per attempt."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from jobs import lifecycle
+from jobs.budgets.models import TeamBudget
+from jobs.history import JobRestart, RestartCause
+from jobs.models import Job, Membership, Role, Team
+from tests.fakes import FakeBackend
+from tests.web.test_compose import form_data
+
+# Two n1-standard-4 (chief and worker) with 100 GB pd-ssd each, us-central1, spot, per hour.
+TWO_N1_4_SPOT = 2 * (95_510 + 26_780)
+
+
+def running_spot_job(make_job: Callable[..., Job], backend: FakeBackend) -> Job:
+    """A spot job started an hour ago whose chief was preempted for 10 minutes, 5 minutes of
+    work after its last checkpoint; the worker ran throughout."""
+    job = make_job("spot", spot=True, timeout_hours=2)
+    lifecycle.submit(job.pk)
+    attempt = job.current_attempt()
+    start = timezone.now() - timedelta(hours=1)
+    backend.set_state(attempt.vertex_name, "JOB_STATE_RUNNING", start_time=start)
+    lifecycle.reconcile(job.pk)
+    saved = job.events.create(kind="checkpoint_saved", attempt=1, step=100,
+                              timestamp=start + timedelta(minutes=15),
+                              data={"step": 100, "path": "gs://b/step-100"})
+    JobRestart.objects.create(job=job, attempt=1, replica="workerpool0-0", ordinal=1,
+                              cause=RestartCause.PREEMPTION,
+                              occurred_at=start + timedelta(minutes=20),
+                              resumed_at=start + timedelta(minutes=30), checkpoint=saved,
+                              resumed_from_step=100)
+    return job
+
+
+def test_the_attempt_stores_the_prices_it_is_billed_at(make_job: Callable[..., Job],
+                                                       backend: FakeBackend) -> None:
+    job = running_spot_job(make_job, backend)
+    attempt = job.current_attempt()
+    assert attempt.price_snapshot["rate"] == "spot"
+    assert attempt.price_snapshot["region"] == "us-central1"
+    assert attempt.price_snapshot["hourly"]["spot"] == TWO_N1_4_SPOT
+    assert job.price_snapshot["hourly"] == attempt.price_snapshot["hourly"]
+
+
+def test_api_detail_and_list_show_cost_so_far_and_lost_compute(
+        make_job: Callable[..., Job], backend: FakeBackend, admin_user: Any,
+        client: Client) -> None:
+    job = running_spot_job(make_job, backend)
+    client.force_login(admin_user)
+    cost = client.get(reverse("api-job-detail", args=[job.pk])).json()["cost"]
+    assert cost["status"] == "so far"
+    # Chief: 50 of 60 minutes billed; worker: 60. Mean of the pool... each pool is one
+    # replica: chief 50 min, worker 60 min, at the spot rate of one n1-standard-4 + disk.
+    one = 95_510 + 26_780
+    chief, worker = (95_510 * 50 + 30) // 60 + 26_780 * 50 // 60, one
+    assert abs(cost["billed_micros"] - (chief + worker)) <= 60, cost  # seconds of drift
+    # Lost: 10:15 checkpoint -> 10:20 preemption, 5 minutes of the chief.
+    assert cost["lost_micros"] == (one * 5 + 30) // 60 == 10_191
+    assert cost["useful_micros"] == cost["billed_micros"] - 10_191
+    [preemption] = cost["breakdown"]["preemptions"]
+    assert preemption["not_billed_s"] == 600 and preemption["lost_s"] == 300
+    assert cost["estimate_micros"] == 2 * TWO_N1_4_SPOT
+    assert cost["price_retrieved"] >= "2026"
+    Job.objects.filter(pk=job.pk).update(cost_micros=cost["billed_micros"], lost_micros=10_191)
+    [row] = client.get(reverse("api-job-list")).json()["results"]
+    assert row["cost_micros"] == cost["billed_micros"] and row["lost_micros"] == 10_191
+
+
+def test_job_page_and_list_show_the_cost(make_job: Callable[..., Job], backend: FakeBackend,
+                                          admin_user: Any, client: Client) -> None:
+    job = running_spot_job(make_job, backend)
+    client.force_login(admin_user)
+    page = client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    assert "Cost so far" in page and 'id="cost-lost">$0.01<' in page
+    assert "cost-chart-data" in page and "workerpool0-0" in page
+    partial = client.get(reverse("job-partial", args=[job.pk, "cost"])).content.decode()
+    assert 'id="job-cost"' in partial and "every 10s" in partial
+    Job.objects.filter(pk=job.pk).update(cost_micros=1_234_567)
+    rows = client.get(reverse("job-list")).content.decode()
+    assert "$1.23" in rows
+
+
+def test_compose_panel_estimates_live_with_the_price_date(
+        team: Team, admin_user: Any, client: Client) -> None:
+    client.force_login(admin_user)
+    compose = client.get(reverse("job-compose")).content.decode()
+    assert 'hx-trigger="change from:#compose-form' in compose and "estimate_hours" in compose
+    panel = client.post(reverse("job-validate"),
+                        form_data(timeout_hours="2", chief_boot_disk_size_gb="100"))
+    html = panel.content.decode()
+    # One n1-standard-4 + 100 GB pd-ssd for 2 h on demand: 2 x 245,279 micro-dollars.
+    assert 'id="estimate-on-demand">$0.49<' in html
+    assert "Prices read 2026-" in html and "for 2 h (its timeout)" in html
+    asked = client.post(reverse("job-validate"), {**form_data(), "estimate_hours": "10"})
+    assert 'id="estimate-on-demand">$2.45<' in asked.content.decode()
+
+
+def test_team_costs_page_budget_form_for_admins_only(team: Team, admin_user: Any,
+                                                     client: Client) -> None:
+    url = reverse("team-costs", args=[team.slug])
+    client.force_login(admin_user)
+    page = client.get(url).content.decode()
+    assert "spend-by-accelerator" in page and "spend-data" in page and "budget-form" in page
+    saved = client.post(url, {"monthly_usd": "250.50", "on_exceed": "cancel"})
+    assert saved.status_code == 302
+    budget = TeamBudget.objects.get(team=team)
+    assert (budget.monthly_micros, budget.on_exceed) == (250_500_000, "cancel")
+    member = get_user_model().objects.create_user(username="mo")
+    Membership.objects.create(user=member, team=team, role=Role.MEMBER)
+    client.force_login(member)
+    page = client.get(url).content.decode()
+    assert "$250.50" in page and "budget-form" not in page
+    assert client.post(url, {"monthly_usd": "1", "on_exceed": "notify"}).status_code == 403
+    spend = client.get(reverse("api-team-spend", args=[team.slug])).json()
+    assert spend["by_job"] == [] and json.dumps(spend)

@@ -1,0 +1,124 @@
+"""POST /api/v1/jobs/estimate/ and the estimate section of validate: the same figures the
+pure estimate gives, for the duration asked, per pool, with the price table's source and date;
+400 naming the field and the valid values for a bad region or duration."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal as D
+from typing import Any
+
+from django.test import Client
+from django.urls import reverse
+
+from .factories import REDUCTION_SERVER, micros
+
+T4_JOB = {"name": "t4", "chief": {"machine_type": "n1-standard-8",
+                                  "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 2}}
+# n1-standard-8 + 2 T4 + 100 GB pd-ssd in us-central1 (tests/costs/test_hourly.py).
+T4_HOURLY_ON_DEMAND = micros(D("0.4369977")) + micros(2 * D("0.4025")) + micros(
+    D("0.195494") * 100 / 730)
+T4_HOURLY_SPOT = micros(D("0.1910197")) + micros(2 * D("0.2275")) + micros(
+    D("0.195494") * 100 / 730)
+
+
+def post(client: Client, body: Any, name: str = "api-job-estimate") -> Any:
+    return client.post(reverse(name), data=json.dumps(body), content_type="application/json")
+
+
+def test_hours_give_the_total_and_per_pool_figures_at_every_rate(member_client: Client) -> None:
+    response = post(member_client, {**T4_JOB, "region": "us-central1", "hours": 10})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (T4_HOURLY_ON_DEMAND, T4_HOURLY_SPOT) == (1_268_778, 672_800)
+    assert body["hourly"] == {"on_demand": 1_268_778, "spot": 672_800, "flex": None}
+    assert body["total"] == {"on_demand": 12_687_780, "spot": 6_728_000, "flex": None}
+    assert body["duration"] == {"basis": "hours", "hours": "10", "steps": None,
+                                "step_time_s": None}
+    [chief] = body["pools"]
+    assert chief["role"] == "chief" and chief["total"] == body["total"]
+    assert [(r["resource"], r["name"], r["quantity"]) for r in chief["resources"]] == [
+        ("machine", "n1-standard-8", 1), ("accelerator", "NVIDIA_TESLA_T4", 2),
+        ("disk", "pd-ssd", 100)]
+    assert chief["resources"][1]["total"]["on_demand"] == 2 * 402_500 * 10
+    table = body["price_table"]
+    assert table["retrieved"] >= "2025" and "price table" in table["source"]
+    assert body["region"] == "us-central1" and body["rate"] == "on_demand"
+    assert body["money"].startswith("integer micro-dollars")
+
+
+def test_steps_times_step_time_and_a_custom_job_with_a_reduction_server(
+        member_client: Client) -> None:
+    a2 = {"machineSpec": {"machineType": "a2-highgpu-8g",
+                          "acceleratorType": "NVIDIA_TESLA_A100", "acceleratorCount": 8},
+          "replicaCount": "1", "containerSpec": {"imageUri": "us-docker.pkg.dev/p/t/x:1"}}
+    custom_job = {"displayName": "rs", "jobSpec": {"workerPoolSpecs": [
+        a2, {**a2, "replicaCount": "3"},
+        {"machineSpec": {"machineType": "n1-highcpu-16"}, "replicaCount": "2",
+         "containerSpec": {"imageUri": REDUCTION_SERVER}}]}}
+    response = post(member_client, {**custom_job, "region": "us-central1", "steps": 1800,
+                                     "step_time_s": "2"})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    # 1800 steps x 2 s = one hour: the totals are the hourly figures of test_hourly.py.
+    assert body["duration"]["basis"] == "steps" and body["duration"]["hours"] == "1"
+    assert body["total"] == {"on_demand": 136_648_131, "spot": 80_059_432, "flex": None}
+    assert [p["role"] for p in body["pools"]] == ["chief", "workers", "reduction server"]
+    assert body["pools"][2]["total"]["on_demand"] == 1_303_614 + 53_560
+    # FLEX_START applies to the A100 pools, not to the Reduction Server's CPU pool.
+    assert body["pools"][0]["total"]["flex"] == 33_795_959 + 26_780
+    assert body["pools"][2]["total"]["flex"] is None
+
+
+def test_bad_region_and_durations_are_400_naming_the_field_and_valid_values(
+        member_client: Client) -> None:
+    response = post(member_client, {**T4_JOB, "region": "mars-north1", "hours": 1})
+    assert response.status_code == 400
+    [message] = response.json()["region"]
+    assert "'mars-north1'" in message and "us-central1" in message
+    assert "europe-west4" in message and "asia-southeast1" in message
+    for bad in (0, -2, "ten", True, 10**6):
+        response = post(member_client, {**T4_JOB, "hours": bad})
+        assert response.status_code == 400, bad
+        assert "greater than 0" in response.json()["hours"][0]
+    response = post(member_client, {**T4_JOB, "steps": 100})
+    assert response.status_code == 400 and "step_time_s" in response.json()
+    response = post(member_client, {**T4_JOB, "steps": "1.5", "step_time_s": 1})
+    assert response.status_code == 400 and "whole number" in response.json()["steps"][0]
+    response = post(member_client, {**T4_JOB, "hours": 1, "steps": 2, "step_time_s": 1})
+    assert response.status_code == 400 and "not both" in response.json()["hours"][0]
+
+
+def test_an_invalid_job_is_400_with_its_field_errors(member_client: Client) -> None:
+    body = {"name": "bad", "chief": {"machine_type": "a2-highgpu-4g",
+                                     "accelerator_type": "NVIDIA_TESLA_A100",
+                                     "accelerator_count": 3}, "hours": 1}
+    response = post(member_client, body)
+    assert response.status_code == 400
+    assert any("accelerator_count" in key for key in response.json())
+
+
+def test_without_a_duration_the_timeout_and_validate_carries_the_same_estimate(
+        member_client: Client) -> None:
+    body = {**T4_JOB, "timeout_hours": 3, "scheduling_strategy": "SPOT"}
+    estimate = post(member_client, body).json()
+    assert estimate["duration"]["basis"] == "timeout" and estimate["duration"]["hours"] == "3"
+    assert estimate["total"]["spot"] == 3 * 672_800 and estimate["rate"] == "spot"
+    validated = post(member_client, body, "api-job-validate").json()
+    assert validated["valid"] is True
+    assert validated["estimate"] == estimate
+    # Vertex's own limit when the job sets no timeout: 7 days.
+    week = post(member_client, T4_JOB).json()
+    assert week["duration"]["hours"] == "168"
+    assert week["total"]["on_demand"] == 168 * 1_268_778
+
+
+def test_validate_says_why_a_job_cannot_be_priced(member_client: Client) -> None:
+    body = {**T4_JOB, "region": "us-east1"}
+    validated = post(member_client, body, "api-job-validate").json()
+    if validated["valid"]:
+        assert "no price" in validated["estimate"]["error"]
+        assert "us-central1" in validated["estimate"]["error"]
+    response = post(member_client, {**body, "hours": 1})
+    assert response.status_code == 400
+    assert "us-central1" in " ".join(response.json()["region"])

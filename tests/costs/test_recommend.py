@@ -1,0 +1,249 @@
+"""The recommender (jobs.recommend): the cheapest configurations that fit, ranked by cost, each
+a job request the composer accepts; priced in the region asked; spot and flex only where valid;
+nothing, with the reason, when nothing fits."""
+
+from __future__ import annotations
+
+from decimal import Decimal as D
+from fractions import Fraction
+
+import pytest
+
+from jobs import catalog, costs
+from jobs.composer import compose
+from jobs.memory import ModelShape
+from jobs.pricing import PricingError, default_table
+from jobs.recommend import Query, Recommendation, Workload, peak_tflops, recommend
+from jobs.recommend.alternatives import alternatives
+
+SEVEN_B = ModelShape(parameters=7_000_000_000, dtype="bf16")
+SMALL = ModelShape(parameters=100_000_000, dtype="bf16")
+
+
+def query(model: ModelShape | None = SEVEN_B, **changes: object) -> Query:
+    values: dict[str, object] = {"model": model, "strategy": "any", "region": "us-central1",
+                                 "workload": Workload(hours=D(10))}
+    values.update(changes)
+    return Query(**values)  # type: ignore[arg-type]
+
+
+def priced_as_composed(result: Recommendation, region: str) -> costs.Estimate:
+    composition = compose(result.request)
+    assert composition.ok, (result.label, composition.errors)
+    return costs.hourly(composition.custom_job, region, default_table())
+
+
+QUERIES = {
+    "any-7b-hours": query(limit=20),
+    "zero3-7b-europe": query(strategy="zero3", region="europe-west4"),
+    "fsdp-steps-deadline": query(strategy="fsdp", workload=Workload(
+        steps=20_000, step_time_s=D("1.5"), reference_device="NVIDIA_TESLA_A100",
+        reference_devices=8, deadline_hours=D(24))),
+    "tpu-xla-7b": query(strategy="tpu_xla", limit=20),
+    "ddp-small-asia": query(SMALL, strategy="ddp", region="asia-southeast1", limit=30),
+    "fp32-with-shape": query(ModelShape(1_300_000_000, "fp32", hidden_size=2048, layers=24,
+                                        sequence_length=2048, micro_batch_size=2),
+                             strategy="zero2"),
+}
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_every_result_is_a_job_the_composer_accepts_and_that_fits(name: str) -> None:
+    q = QUERIES[name]
+    found = recommend(q)
+    assert found.results, found.reason
+    assert len(found.results) <= q.limit
+    for result in found.results:
+        composition = compose(result.request)
+        assert composition.ok, (result.label, composition.errors)
+        plan = composition.memory_plan
+        assert plan is not None and plan.fits, result.label
+        assert plan.total_gib <= plan.device_memory_gib
+        assert result.request["region"] == q.region
+        assert result.request["strategy"] in ((q.strategy,) if q.strategy != "any" else
+                                              ("ddp", "zero2", "fsdp", "zero3"))
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_results_are_ranked_by_total_cost_then_by_fewer_devices(name: str) -> None:
+    results = recommend(QUERIES[name]).results
+    keys = [(r.total, r.hardware.devices) for r in results]
+    assert keys == sorted(keys)
+    assert [r.rank for r in results] == list(range(1, len(results) + 1))
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_costs_are_the_composed_jobs_price_for_the_duration(name: str) -> None:
+    q = QUERIES[name]
+    for result in recommend(q).results:
+        hourly = priced_as_composed(result, q.region).hourly
+        assert result.hourly == hourly
+        seconds = result.seconds
+        expected = costs.for_steps(costs.hourly(compose(result.request).custom_job, q.region,
+                                                default_table()), 1, seconds)
+        assert result.totals == expected
+        assert result.total == expected.get(result.rate)
+
+
+def test_the_first_result_is_the_cheapest_valid_configuration_that_fits() -> None:
+    # Brute force over every single-node GPU combination, judged by the composer itself.
+    cheapest = None
+    for machine, combos in catalog.get_catalog().combinations.items():
+        for accelerator, counts in combos.items():
+            if catalog.get_accelerator(accelerator).kind != "gpu" or \
+                    catalog.get_accelerator(accelerator).deprecated:
+                continue
+            for count in counts:
+                request = {"name": "probe", "strategy": "ddp", "precision": "bf16",
+                           "region": "us-central1", "timeout_hours": 13,
+                           "model": {"parameters": SMALL.parameters},
+                           "chief": {"machine_type": machine, "accelerator_type": accelerator,
+                                     "accelerator_count": count}}
+                composition = compose(request)
+                if not composition.ok:
+                    continue
+                try:
+                    estimate = costs.hourly(composition.custom_job, "us-central1",
+                                            default_table())
+                except PricingError:
+                    continue
+                total = costs.for_duration(estimate, 10).on_demand
+                if cheapest is None or total < cheapest[0]:
+                    cheapest = (total, machine, accelerator, count)
+    assert cheapest is not None
+    best = recommend(query(SMALL, strategy="ddp", max_nodes=1,
+                           schedules=("STANDARD",))).results[0]
+    assert best.total == cheapest[0]
+    assert best.hardware.device == cheapest[2]
+    assert best.hardware.accelerator_count == cheapest[3]
+
+
+def test_region_prices_decide_the_costs_and_unpriced_hardware_is_left_out() -> None:
+    unpriced_in_asia = {"NVIDIA_TESLA_V100", "NVIDIA_TESLA_P100", "NVIDIA_H200_141GB"}
+    wide = dict(strategy="ddp", schedules=("STANDARD",), limit=50, max_nodes=2)
+    us = recommend(query(SMALL, region="us-central1", **wide)).results
+    asia = recommend(query(SMALL, region="asia-southeast1", **wide)).results
+    assert unpriced_in_asia & {r.hardware.device for r in us}
+    assert not unpriced_in_asia & {r.hardware.device for r in asia}
+    by_hardware = {r.hardware: r for r in us}
+    differ = 0
+    for result in asia:
+        assert result.hourly == priced_as_composed(result, "asia-southeast1").hourly
+        twin = by_hardware.get(result.hardware)
+        if twin is not None and twin.total != result.total:
+            differ += 1
+    assert differ, "asia-southeast1 and us-central1 prices differ for the same hardware"
+
+
+def test_spot_only_where_a_spot_rate_applies_and_never_on_a_tpu_pod() -> None:
+    found = recommend(query(strategy="tpu_xla", limit=50)).results
+    assert {r.scheduling_strategy for r in found} >= {"STANDARD", "SPOT"}
+    for result in found:
+        assert result.scheduling_strategy != "FLEX_START"  # no TPU runs FLEX_START
+        if result.hardware.is_tpu_pod:
+            assert result.scheduling_strategy == "STANDARD"
+            assert result.totals.spot is None
+        if result.scheduling_strategy == "SPOT":
+            assert result.totals.spot is not None and not result.hardware.is_tpu_pod
+
+
+def test_flex_start_only_on_its_gpus_and_schedules_can_be_excluded() -> None:
+    found = recommend(query(limit=50)).results
+    flex = [r for r in found if r.scheduling_strategy == "FLEX_START"]
+    assert flex
+    for result in flex:
+        assert result.hardware.device in ("NVIDIA_L4", "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB",
+                                          "NVIDIA_H100_80GB", "NVIDIA_H100_MEGA_80GB",
+                                          "NVIDIA_H200_141GB", "NVIDIA_B200")
+    standard_only = recommend(query(schedules=("STANDARD",), limit=50)).results
+    assert {r.scheduling_strategy for r in standard_only} == {"STANDARD"}
+    # The same hardware costs less on spot than on demand: spot results come first.
+    assert found[0].scheduling_strategy == "SPOT"
+
+
+def test_step_time_scales_with_aggregate_peak_throughput() -> None:
+    # 1000 steps of 3.6 s on 8 A100 = 1 hour there.
+    workload = Workload(steps=1000, step_time_s=D("3.6"), reference_device="NVIDIA_TESLA_A100",
+                        reference_devices=8)
+    for result in recommend(query(workload=workload, limit=50)).results:
+        ratio = Fraction(8) * peak_tflops("NVIDIA_TESLA_A100") / (
+            result.hardware.devices * peak_tflops(result.hardware.device))
+        assert result.seconds == 3600 * ratio
+        if result.hardware.device == "NVIDIA_TESLA_A100" and result.hardware.devices == 8:
+            assert result.hours == 1
+
+
+def test_a_deadline_drops_the_slow_configurations() -> None:
+    workload = Workload(steps=1000, step_time_s=D("36"), reference_device="NVIDIA_TESLA_A100",
+                        reference_devices=8, deadline_hours=D(2))
+    found = recommend(query(workload=workload, limit=30))
+    assert found.results and found.rejected["deadline"]
+    assert all(r.seconds <= 2 * 3600 for r in found.results)
+    for result in found.results:
+        assert compose(result.request).request["timeout_hours"] == 2
+
+
+def test_nothing_fits_gives_no_results_and_says_why() -> None:
+    found = recommend(query(ModelShape(2_000_000_000_000, "bf16"), strategy="ddp"))
+    assert found.results == []
+    assert "do not fit 2,000,000,000,000 parameters" in found.reason
+    assert "the closest" in found.reason and "GB per device" in found.reason
+    assert "zero3" in found.reason  # what to try
+
+    late = recommend(query(workload=Workload(
+        steps=100_000, step_time_s=D(10), reference_device="NVIDIA_TESLA_T4",
+        deadline_hours=D("0.001"))))
+    assert late.results == []
+    assert "deadline" in late.reason and "the fastest" in late.reason
+
+
+def test_a_tpu_strategy_gets_tpu_slices_with_the_placeholders_it_needs() -> None:
+    found = recommend(query(strategy="tpu_jax")).results
+    assert found
+    for result in found:
+        assert result.hardware.kind == "tpu"
+        assert result.request["image_uri"] and result.request["command"]
+        assert any("your own image" in n for n in result.notes)
+
+
+def test_a_gpu_jobs_alternatives_are_comparable_tpu_slices_the_composer_accepts() -> None:
+    job = compose({"name": "a100", "strategy": "zero3", "precision": "bf16",
+                   "region": "us-central1", "model": {"parameters": 7_000_000_000},
+                   "chief": {"machine_type": "a2-highgpu-8g",
+                             "accelerator_type": "NVIDIA_TESLA_A100",
+                             "accelerator_count": 8}})
+    assert job.ok
+    found = alternatives(job.request, job.custom_job, job.world_size, "us-central1",
+                         Fraction(36_000), default_table())
+    assert found
+    aggregate = 8 * peak_tflops("NVIDIA_TESLA_A100")
+    for alt in found:
+        assert alt.hardware.kind == "tpu" and alt.strategy == "tpu_xla"
+        assert aggregate / 2 <= alt.hardware.devices * peak_tflops(alt.hardware.device) \
+            <= aggregate * 2
+        assert alt.seconds == 36_000 * aggregate / (
+            alt.hardware.devices * peak_tflops(alt.hardware.device))
+        assert compose(alt.request).ok
+    assert len({a.hardware for a in found}) == len(found)
+
+
+def test_a_cpu_job_has_no_alternatives() -> None:
+    job = compose({"name": "cpu", "chief": {"machine_type": "n1-standard-4"}})
+    assert alternatives(job.request, job.custom_job, job.world_size, "us-central1",
+                        Fraction(3600), default_table()) == []
+
+
+@pytest.mark.parametrize("bad", [
+    {"strategy": "megatron"}, {"schedules": ("PREEMPTIBLE",)}, {"max_nodes": 0}])
+def test_a_bad_query_is_refused(bad: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        query(**bad)
+
+
+def test_a_workload_needs_hours_or_steps_on_a_known_device() -> None:
+    with pytest.raises(ValueError):
+        Workload()
+    with pytest.raises(ValueError):
+        Workload(hours=D(1), steps=10, step_time_s=D(1), reference_device="NVIDIA_L4")
+    with pytest.raises(ValueError, match="no throughput figure"):
+        Workload(steps=10, step_time_s=D(1), reference_device="NVIDIA_TESLA_K80")
