@@ -1,0 +1,212 @@
+"""Job list and job detail response times (p50, p95) with a loaded database, next to a trivial
+view on the same server.
+
+    python -m bench.api_latency [--jobs 10000] [--log-lines 5000000] [--points 1000000]
+                                [--busy-jobs 1000] [--requests 200]
+
+A scratch PostgreSQL database (created on DATABASE_URL's server, dropped afterwards) is filled
+server-side (INSERT ... SELECT generate_series, no row crosses the wire): --jobs jobs in one
+team, and --log-lines log lines and --points step-metric points spread evenly over the first
+--busy-jobs of them (with the defaults: 5,000 lines and 1,000 steps per busy job). The web
+server is the one production runs (gunicorn, 2 workers x 4 threads, as controlplane/devstack.py
+starts it); one client sends the requests one after another on a kept-alive connection, so the
+figures are service times, not throughput. Detail requests pick a busy job at random each time.
+
+Measured, by the token (API) or the session (pages) of a member of the team:
+  healthz               GET /healthz/ (no session, no database): the server's floor
+  API job list          GET /api/v1/jobs/ (a page of 50, newest first, with the total count)
+  API job list, filter  GET /api/v1/jobs/?state=RUNNING&user=bench
+  API job detail        GET /api/v1/jobs/<id>/
+  API log tail          GET /api/v1/jobs/<id>/logs/?order=desc&limit=100
+  page job list         GET /
+  page job detail       GET /jobs/<id>/ (timeline, checkpoints, the log tail)
+  page metrics          GET /jobs/<id>/metrics.json (the charts' data: every step, thinned)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.logs_ingest import machine, postgres_version, scratch_database
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSWORD = "bench-password"
+
+
+def fill(jobs: int, log_lines: int, points: int, busy_jobs: int) -> tuple[str, list[int]]:
+    """The rows, made by PostgreSQL itself; returns a member's API key and the busy job ids."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from jobs.models import Job, JobState, Membership, Role, Team
+    from security import tokens
+
+    team = Team.objects.create(name="Bench", slug="bench")
+    user = get_user_model().objects.create_user(username="bench", password=PASSWORD)
+    Membership.objects.create(user=user, team=team, role=Role.MEMBER)
+    key = tokens.create(user, "bench").key
+    request = {"name": "bench", "strategy": "ddp", "chief": {"machine_type": "n1-standard-4"},
+               "workers": {"replica_count": 1}, "args": ["--preset", "tiny"]}
+    template = Job(team=team, created_by=user, name="bench", request=request, custom_job={},
+                   project="bench-project", region="us-central1", state=JobState.RUNNING)
+    template.save()
+    busy_jobs = min(busy_jobs, jobs)
+    with connection.cursor() as cursor:
+        # Every column as the template row has it (whatever columns the model has today),
+        # with the name, state and creation time varied.
+        cursor.execute("SELECT column_name FROM information_schema.columns "
+                       "WHERE table_name = 'jobs_job' AND column_name <> 'id'")
+        columns = [row[0] for row in cursor.fetchall()]
+        varied = {
+            "name": "'bench-' || n",
+            "state": "(ARRAY['RUNNING','SUCCEEDED','FAILED','CANCELLED'])[1 + n %% 4]",
+            "created_at": "now() - (n || ' minutes')::interval",
+        }
+        select = ", ".join(varied.get(c, f'j."{c}"') for c in columns)
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        cursor.execute(
+            f"INSERT INTO jobs_job ({quoted}) SELECT {select} FROM jobs_job j, "
+            f"generate_series(1, %s) n WHERE j.id = %s", [jobs - 1, template.pk])
+        cursor.execute("SELECT id FROM jobs_job ORDER BY id LIMIT %s", [busy_jobs])
+        busy = [row[0] for row in cursor.fetchall()]
+        per_job_lines = max(1, log_lines // busy_jobs)
+        per_job_points = max(1, points // busy_jobs)
+        cursor.execute(
+            "INSERT INTO jobs_logline (job_id, attempt, timestamp, severity, replica, message, "
+            "insert_id) SELECT j, 1, now() - ((%(n)s - i) || ' seconds')::interval, "
+            "(ARRAY[100,200,200,200,400,500])[1 + i %% 6], 'workerpool0-' || (i %% 2), "
+            "'step ' || i || ' loss 2.' || (i %% 97) || ' tokens/s 1834.2 lr 0.0003', "
+            "'b' || j || '-' || i FROM unnest(%(busy)s::bigint[]) j, generate_series(1, %(n)s) i",
+            {"busy": busy, "n": per_job_lines})
+        cursor.execute(
+            "INSERT INTO jobs_stepmetric (job_id, attempt, step, timestamp, loss, lr, "
+            "tokens_per_s, step_time_s, span, insert_id) SELECT j, 1, i, "
+            "now() - ((%(n)s - i) || ' seconds')::interval, 4.0 / (1 + i * 0.01), 0.0003, "
+            "1800 + i %% 50, 0.21, 1, 'm' || j || '-' || i "
+            "FROM unnest(%(busy)s::bigint[]) j, generate_series(1, %(n)s) i",
+            {"busy": busy, "n": per_job_points})
+        cursor.execute(
+            "INSERT INTO jobs_jobevent (job_id, attempt, kind, timestamp, replica, step, data, "
+            "insert_id) SELECT j, 1, 'checkpoint_saved', now() - ((%(n)s - i) || ' s')::interval, "
+            "'workerpool0-0', i, jsonb_build_object('step', i, 'path', 'gs://b/step-' || i, "
+            "'bytes', 1048576, 'seconds', 0.4), 'c' || j || '-' || i "
+            "FROM unnest(%(busy)s::bigint[]) j, generate_series(50, %(n)s, 50) i",
+            {"busy": busy, "n": per_job_points})
+        cursor.execute("UPDATE jobs_job SET last_step = %s, total_steps = %s WHERE id = ANY(%s)",
+                       [per_job_points, per_job_points, busy])
+        cursor.execute("ANALYZE")
+    return key, busy
+
+
+def counts() -> dict[str, int]:
+    from jobs.models import Job, LogLine, StepMetric
+
+    return {"jobs": Job.objects.count(), "log lines": LogLine.objects.count(),
+            "metric points": StepMetric.objects.count()}
+
+
+def start_server(database_url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "true",
+           "CP_API_RATE_USER": "off", "CP_API_RATE_ANON": "off", "LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "controlplane.wsgi", "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--threads", "4", "--log-level", "warning"],
+        cwd=ROOT, env=env)
+    from controlplane.devstack import wait_for_port
+
+    wait_for_port(port, 60, server)
+    return server
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def measure(session: Any, base: str, paths: list[str], requests: int) -> list[float]:
+    times = []
+    for i in range(requests + 5):
+        path = paths[i % len(paths)]
+        start = time.perf_counter()
+        response = session.get(base + path, timeout=60)
+        elapsed = time.perf_counter() - start
+        if response.status_code != 200:
+            raise SystemExit(f"GET {path}: {response.status_code} {response.text[:300]}")
+        if i >= 5:  # the first few warm the workers' connections and caches
+            times.append(elapsed * 1000)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument("--log-lines", type=int, default=5_000_000)
+    parser.add_argument("--points", type=int, default=1_000_000)
+    parser.add_argument("--busy-jobs", type=int, default=1_000)
+    parser.add_argument("--requests", type=int, default=200)
+    args = parser.parse_args(argv)
+
+    import requests
+
+    from controlplane.devstack import free_port
+
+    with scratch_database("api") as url:
+        started = time.perf_counter()
+        key, busy = fill(args.jobs, args.log_lines, args.points, args.busy_jobs)
+        filled_s = time.perf_counter() - started
+        sizes = counts()
+        port = free_port()
+        server = start_server(url, port)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            api = requests.Session()
+            api.headers["Authorization"] = f"Token {key}"
+            browser = requests.Session()
+            browser.get(f"{base}/login/", timeout=30)
+            login = browser.post(f"{base}/login/", data={
+                "username": "bench", "password": PASSWORD,
+                "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+                headers={"Referer": f"{base}/login/"}, timeout=30)
+            assert "/login/" not in login.url, "login failed"
+            anonymous = requests.Session()
+            rng = random.Random(7)
+            picks = [rng.choice(busy) for _ in range(args.requests)]
+            cases = [
+                ("healthz", anonymous, ["/healthz/"]),
+                ("API job list", api, ["/api/v1/jobs/"]),
+                ("API job list, filter", api, ["/api/v1/jobs/?state=RUNNING&user=bench"]),
+                ("API job detail", api, [f"/api/v1/jobs/{j}/" for j in picks]),
+                ("API log tail", api, [f"/api/v1/jobs/{j}/logs/?order=desc&limit=100"
+                                       for j in picks]),
+                ("page job list", browser, ["/"]),
+                ("page job detail", browser, [f"/jobs/{j}/" for j in picks]),
+                ("page metrics", browser, [f"/jobs/{j}/metrics.json" for j in picks]),
+            ]
+            results = [(name, *percentiles(measure(session, base, paths, args.requests)))
+                       for name, session, paths in cases]
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        print(f"machine: {machine()}, {postgres_version()}")
+        print(f"data: {sizes['jobs']:,} jobs, {sizes['log lines']:,} log lines, "
+              f"{sizes['metric points']:,} metric points over {len(busy):,} jobs "
+              f"(filled in {filled_s:.0f} s)")
+        print(f"server: gunicorn, 2 workers x 4 threads; {args.requests} sequential requests "
+              "per row")
+        print(f"{'request':24} {'p50 ms':>8} {'p95 ms':>8}")
+        for name, p50, p95 in results:
+            print(f"{name:24} {p50:8.1f} {p95:8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""API tokens (several per user, stored hashed), the audit log, and the API's rate limits."""

@@ -1,0 +1,11 @@
+"""Pages for tokens and the audit log; controlplane/urls.py includes this module."""
+
+from django.urls import path
+
+from security import views
+
+urlpatterns = [
+    path("tokens/", views.token_list, name="token-list"),
+    path("tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
+    path("teams/<slug:team>/audit/", views.team_audit, name="team-audit"),
+]

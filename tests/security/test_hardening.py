@@ -1,0 +1,124 @@
+"""Rate limits on the API and the production security settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from tests.security.conftest import World
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_user_rate_limit_answers_429_with_retry_after(
+        settings: Any, world: World, token_client: Callable[[Any], APIClient]) -> None:
+    settings.CP_API_RATE_USER = "3/minute"
+    api = token_client(world.users["viewer"])
+    codes = [api.get("/api/v1/jobs/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    limited = api.get("/api/v1/jobs/")
+    assert limited.status_code == 429
+    assert 0 < int(limited["Retry-After"]) <= 60
+    assert "throttled" in limited.json()["detail"].lower()
+    # The limit is per user: another user is not held back by the first.
+    assert token_client(world.users["member"]).get("/api/v1/jobs/").status_code == 200
+
+
+def test_anonymous_rate_limit(settings: Any, db: None) -> None:
+    """Per client address, on what answers without a login (the schema); everything else
+    answers 401 before any work is done."""
+    settings.CP_API_RATE_ANON = "2/minute"
+    api = APIClient()
+    codes = [api.get("/api/schema/").status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+
+
+def test_rate_limits_can_be_turned_off(settings: Any, world: World,
+                                       token_client: Callable[[Any], APIClient]) -> None:
+    settings.CP_API_RATE_USER = ""
+    api = token_client(world.users["viewer"])
+    assert {api.get("/api/v1/presets/").status_code for _ in range(30)} == {200}
+
+
+def _settings_in(env: dict[str, str], names: list[str]) -> dict[str, Any]:
+    code = ("import json, django; django.setup(); from django.conf import settings as s; "
+            f"print(json.dumps({{n: getattr(s, n, None) for n in {names!r}}}))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60,
+                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "controlplane.settings",
+                               **env})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+PRODUCTION = {"DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50),
+              "SECURE_COOKIES": "", "SECURE_SSL_REDIRECT": ""}
+
+
+def test_production_settings_are_secure() -> None:
+    values = _settings_in(PRODUCTION, [
+        "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY",
+        "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+        "SECURE_CONTENT_TYPE_NOSNIFF", "X_FRAME_OPTIONS", "SECURE_REFERRER_POLICY",
+        "CP_API_RATE_USER", "CP_API_RATE_ANON"])
+    assert values == {
+        "SESSION_COOKIE_SECURE": True, "CSRF_COOKIE_SECURE": True,
+        "SESSION_COOKIE_HTTPONLY": True, "SECURE_SSL_REDIRECT": True,
+        "SECURE_HSTS_SECONDS": 31_536_000, "SECURE_HSTS_INCLUDE_SUBDOMAINS": True,
+        "SECURE_CONTENT_TYPE_NOSNIFF": True, "X_FRAME_OPTIONS": "DENY",
+        "SECURE_REFERRER_POLICY": "same-origin",
+        "CP_API_RATE_USER": "1200/minute", "CP_API_RATE_ANON": "120/minute",
+    }
+
+
+def test_django_deploy_checks_pass_in_production() -> None:
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **PRODUCTION})
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_bad_rate_stops_the_start() -> None:
+    code = "import django; django.setup()"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60,
+                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "controlplane.settings",
+                               "CP_API_RATE_USER": "fast"})
+    assert done.returncode != 0
+    assert "CP_API_RATE_USER='fast' is not a rate" in done.stderr
+
+
+@pytest.mark.parametrize("header, value", [
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "same-origin"),
+])
+def test_pages_send_security_headers(client: Client, db: None, header: str,
+                                     value: str) -> None:
+    assert client.get("/login/")[header] == value
+
+
+def test_secrets_are_never_returned(world: World,
+                                    token_client: Callable[[Any], APIClient]) -> None:
+    """A channel's webhook goes in and never comes back out, through the API or the schema."""
+    api = token_client(world.users["admin"])
+    secret = "https://hooks.slack.com/services/T000/B000/abcdefghijklmnopqrstuvwx"
+    made = api.post(f"/api/v1/teams/{world.team.slug}/channels/",
+                    {"name": "alerts", "kind": "webhook", "webhook_url": secret,
+                     "notify_on": ["failed"]}, format="json")
+    assert made.status_code == 201, made.content
+    listed = api.get(f"/api/v1/teams/{world.team.slug}/channels/")
+    detail = api.get(f"/api/v1/teams/{world.team.slug}/channels/{made.json()['id']}/")
+    for response in (made, listed, detail):
+        assert secret not in response.content.decode()
+        assert "abcdefghijklmnop" not in response.content.decode()

@@ -1,0 +1,72 @@
+"""The job list's filters and paging."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from rest_framework.test import APIClient
+
+from jobs.models import Job, JobState
+from tests.security.conftest import World
+
+
+def _names(api: APIClient, **params: Any) -> list[str]:
+    response = api.get("/api/v1/jobs/", params)
+    assert response.status_code == 200, response.content
+    return sorted(j["name"] for j in response.json()["results"])
+
+
+def test_filters_combine(world: World, make_job: Callable[..., Job],
+                         token_client: Callable[[Any], APIClient]) -> None:
+    member, admin = world.users["member"], world.users["admin"]
+    t4 = make_job(world.team, member, name="t4")
+    t4.request = {**t4.request, "chief": {"machine_type": "n1-standard-8",
+                                          "accelerator_type": "NVIDIA_TESLA_T4",
+                                          "accelerator_count": 1}}
+    t4.created_at = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    t4.save()
+    a100 = make_job(world.team, admin, name="a100", state=JobState.SUCCEEDED)
+    a100.request = {**a100.request, "workers": {"accelerator_type": "NVIDIA_TESLA_A100"}}
+    a100.created_at = datetime(2026, 3, 5, tzinfo=UTC)
+    a100.save()
+    make_job(world.other_team, world.users["outsider"], name="theirs")
+    api = token_client(member)
+
+    assert _names(api) == ["a100", "t4"]
+    assert _names(api, state="succeeded") == ["a100"]
+    assert _names(api, user="ann") == ["t4"]
+    assert _names(api, accelerator="nvidia_tesla_t4") == ["t4"]
+    assert _names(api, accelerator="NVIDIA_TESLA_A100") == ["a100"]
+    assert _names(api, created_after="2026-03-03") == ["a100"]
+    assert _names(api, created_before="2026-03-03") == ["t4"]
+    assert _names(api, created_after="2026-03-02T12:00:00Z",
+                  created_before="2026-03-02T12:00:01Z") == ["t4"]
+    assert _names(api, team="vision", state="RUNNING", user="ann") == ["t4"]
+    # Another team's slug is not a way in.
+    assert _names(api, team="speech") == []
+
+
+def test_bad_filter_values_name_the_parameter(world: World,
+                                              token_client: Callable[[Any], APIClient]) -> None:
+    api = token_client(world.users["viewer"])
+    bad_state = api.get("/api/v1/jobs/", {"state": "EXPLODED"})
+    assert bad_state.status_code == 400 and "RUNNING" in bad_state.json()["state"][0]
+    bad_date = api.get("/api/v1/jobs/", {"created_after": "last week"})
+    assert bad_date.status_code == 400 and "created_after" in bad_date.json()
+
+
+def test_paging(world: World, make_job: Callable[..., Job],
+                token_client: Callable[[Any], APIClient]) -> None:
+    for i in range(5):
+        make_job(world.team, world.users["member"], name=f"j{i}")
+    api = token_client(world.users["viewer"])
+    first = api.get("/api/v1/jobs/", {"limit": 2}).json()
+    assert first["count"] == 5 and len(first["results"]) == 2 and first["next"]
+    rest = api.get("/api/v1/jobs/", {"limit": 2, "offset": 4}).json()
+    assert len(rest["results"]) == 1 and rest["next"] is None
+    # Newest first: the pages do not overlap.
+    seen = [j["id"] for j in first["results"]] + [
+        j["id"] for j in api.get("/api/v1/jobs/", {"limit": 2, "offset": 2}).json()["results"]]
+    assert len(set(seen)) == 4
