@@ -22,7 +22,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
 
 app = Celery("controlplane")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["jobs"])
+app.autodiscover_tasks(["jobs", "jobs.serving"])
 
 logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,7 +31,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _beat_schedule() -> dict[str, dict[str, Any]]:
     from django.conf import settings
 
+    from jobs.serving.schedule import beat_schedule as serving_schedule
+
     return {
+        **serving_schedule(),
         "reconcile-jobs": {
             "task": "jobs.tasks.reconcile_jobs",
             "schedule": settings.CP_RECONCILE_INTERVAL_S,
@@ -39,6 +42,16 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         "follow-logs": {
             "task": "jobs.tasks.follow_logs",
             "schedule": settings.CP_FOLLOW_INTERVAL_S,
+        },
+        # Teams whose month's spend crossed their budget (jobs/budgets/service.py).
+        "check-budgets": {
+            "task": "jobs.tasks.check_budgets",
+            "schedule": getattr(settings, "CP_BUDGET_CHECK_INTERVAL_S", 60.0),
+        },
+        # Each team's log retention and the downsampling of long runs' metrics.
+        "log-retention": {
+            "task": "jobs.logs.tasks.apply_log_retention",
+            "schedule": getattr(settings, "CP_LOG_RETENTION_INTERVAL_S", 3600.0),
         },
     }
 

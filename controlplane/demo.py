@@ -2,7 +2,9 @@
 
 SQLite for the database; Redis at REDIS_URL when one answers, otherwise an embedded broker in a
 SQLite file (kombu's SQLAlchemy transport); the local Vertex emulator; a Celery worker and beat;
-the web server; a demo user and team; and a sample 2-replica DDP job that trains and finishes.
+the web server; a demo user and team; and a sample 2-replica DDP job on spot VMs that trains,
+is preempted once (as Compute Engine reclaims a spot VM: SIGTERM, 30 s, SIGKILL), resumes from
+its checkpoint and finishes. `--no-preemption` leaves it alone.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import grpc
+
 from controlplane.devstack import ROOT, Stack, StackConfig, redis_answers
+from localvertex.admin import AdminClient
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 
@@ -35,6 +40,44 @@ def job_state(stack: Stack, token: str, job_id: int) -> dict:
         return json.load(response)
 
 
+def inject_preemption(stack: Stack, job: dict) -> bool:
+    """Preempt the job's current CustomJob on the emulator; False if it is not running yet."""
+    current = [a for a in job["attempts"] if a["number"] == job["attempt"]]
+    if not current or not current[0]["vertex_name"]:
+        return False
+    with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as client:
+        try:
+            client.preempt(current[0]["vertex_name"], grace_s=30)
+        except grpc.RpcError:
+            return False  # between states: try again on the next look
+    return True
+
+
+def finished_well(stack: Stack, token: str, job_id: int, args: argparse.Namespace) -> int:
+    """0 when the sample job did what the demo shows: SUCCEEDED, every step followed in from
+    its logs, and (unless --no-preemption) a preemption it came back from. The last lines may
+    land a moment after the state flips, as Cloud Logging lags."""
+    deadline = time.monotonic() + 30
+    while True:
+        state = job_state(stack, token, job_id)
+        problems = []
+        if state["state"] != "SUCCEEDED":
+            problems.append(f"it ended {state['state']}: {state['error_message']}")
+        if (state["last_step"] or 0) < args.steps:
+            problems.append(f"its logs show step {state['last_step']} of {args.steps}")
+        if not args.no_preemption and state["restarts"] < 1:
+            problems.append("no preemption was recorded")
+        if not problems:
+            print(f"sample job {job_id}: SUCCEEDED after {state['last_step']} steps and "
+                  f"{state['restarts']} restart(s)", flush=True)
+            return 0
+        if state["state"] != "SUCCEEDED" or time.monotonic() > deadline:
+            print("the sample job did not finish as the demo expects: " + "; ".join(problems),
+                  file=sys.stderr)
+            return 1
+        time.sleep(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--var-dir", type=Path, default=ROOT / "var" / "demo")
@@ -44,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exit-when-done", action="store_true",
                         help="stop when the sample job ends; exit 0 only if it SUCCEEDED")
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--no-preemption", action="store_true",
+                        help="do not preempt the sample spot job")
     args = parser.parse_args(argv)
 
     var_dir = args.var_dir.resolve()
@@ -70,6 +115,8 @@ Press Ctrl-C to stop.
 """, flush=True)
         started = time.monotonic()
         last = ""
+        # A third of the way in, so the checkpoint it resumes from is worth having.
+        preempt_at = None if args.no_preemption else max(1, args.steps // 3)
         while True:
             if stack.dead():
                 print(f"a process stopped: {stack.dead()}", file=sys.stderr)
@@ -77,12 +124,20 @@ Press Ctrl-C to stop.
                     print(stack.log_tail(name), file=sys.stderr)
                 return 1
             state = job_state(stack, seeded["token"], job_id)
-            line = f"sample job {job_id}: {state['state']} step {state['last_step']}"
+            if (preempt_at is not None and state["state"] == "RUNNING"
+                    and (state["last_step"] or 0) >= preempt_at
+                    and inject_preemption(stack, state)):
+                preempt_at = None
+                print("injected a spot preemption: the replicas get SIGTERM and 30 s, the "
+                      "trainer saves a checkpoint, the emulator restarts them as Vertex does; "
+                      "watch the job page's timeline", flush=True)
+            line = (f"sample job {job_id}: {state['state']} step {state['last_step']} "
+                    f"restarts {state['restarts']}")
             if line != last:
                 print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
                 last = line
             if args.exit_when_done and state["state"] in TERMINAL:
-                return 0 if state["state"] == "SUCCEEDED" else 1
+                return finished_well(stack, seeded["token"], job_id, args)
             if args.exit_when_done and time.monotonic() - started > args.timeout:
                 print("the sample job did not finish in time", file=sys.stderr)
                 return 1

@@ -81,3 +81,20 @@ def envurl(name: str, default: str, schemes: tuple[str, ...]) -> str:
             f"{name}={value!r} has scheme {scheme!r}; expected one of: {', '.join(schemes)}"
         )
     return value
+
+
+RATE_PERIODS = ("second", "minute", "hour", "day")
+
+
+def envrate(name: str, default: str) -> str:
+    """A rate limit as '<count>/<period>' (period: second, minute, hour or day); empty or
+    'off' turns the limit off."""
+    value = (os.environ.get(name) or default).strip()
+    if value.lower() in {"", "off", "none"}:
+        return ""
+    count, _, period = value.partition("/")
+    if not count.isdigit() or int(count) < 1 or period not in RATE_PERIODS:
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a rate: use <count>/<period>, period one of "
+            f"{', '.join(RATE_PERIODS)} (e.g. 600/minute), or off")
+    return value

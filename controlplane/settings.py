@@ -12,6 +12,7 @@ from controlplane.env import (
     envchoice,
     envfloat,
     envint,
+    envrate,
     envsecret,
     envstr,
     envurl,
@@ -38,9 +39,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "jobs",
+    "security",
 ]
 
 MIDDLEWARE = [
@@ -112,13 +114,45 @@ LOGOUT_REDIRECT_URL = "/login/"
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Production (DEBUG off) is served over HTTPS: redirect plain HTTP and tell browsers to stay on
+# HTTPS (HSTS). Behind a TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER=true so Django
+# trusts its X-Forwarded-Proto; SECURE_SSL_REDIRECT=false leaves the redirect to the proxy.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)
+if envbool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The health of a server behind a load balancer is asked over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
+
+# Throttle counters live in this cache; with several web processes, point CP_CACHE_URL at Redis
+# (redis://...) so the limits hold across them.
+_cache_url = envstr("CP_CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        if _cache_url else
+        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    ),
+}
+CP_API_RATE_USER = envrate("CP_API_RATE_USER", "1200/minute")
+CP_API_RATE_ANON = envrate("CP_API_RATE_ANON", "120/minute")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "security.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "security.throttling.UserRate",
+        "security.throttling.AnonRate",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -128,6 +162,15 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vertex Control Plane API",
     "VERSION": "1",
+    "DESCRIPTION": "Compose, validate, submit and follow Vertex AI training jobs. "
+                   "Authenticate with `Authorization: Token <key>` (keys are made at /tokens/) "
+                   "or, from the browser, with the session and its CSRF token.",
+    # Swagger UI's files come from drf-spectacular-sidecar: /api/docs/ loads nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # --- Celery -------------------------------------------------------------------------------
@@ -151,6 +194,12 @@ CP_RECONCILE_INTERVAL_S = envfloat("CP_RECONCILE_INTERVAL_S", 5.0, minimum=0.5)
 CP_FOLLOW_INTERVAL_S = envfloat("CP_FOLLOW_INTERVAL_S", 3.0, minimum=0.5)
 # A queued job with no CustomJob after this long gets its submission queued again.
 CP_RESUBMIT_AFTER_S = envfloat("CP_RESUBMIT_AFTER_S", 30.0, minimum=1.0)
+# Costs: how often team budgets are checked against the month's spend, and where
+# refresh_prices writes the price table it reads from the Cloud Billing Catalog API.
+CP_BUDGET_CHECK_INTERVAL_S = envfloat("CP_BUDGET_CHECK_INTERVAL_S", 60.0, minimum=0.5)
+CP_PRICES_FILE = envstr("CP_PRICES_FILE", str(VAR_DIR / "prices" / "vertex_training_prices.csv"))
+CP_BILLING_CATALOG_ADDR = envstr("CP_BILLING_CATALOG_ADDR", "")
+CP_COST_SO_FAR_HOOK = "jobs.spend.cost_so_far_micros"
 
 # --- Vertex AI --------------------------------------------------------------------------
 # CP_BACKEND is a dotted path: the Vertex backend talks to Google, or to the local emulator

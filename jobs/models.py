@@ -98,6 +98,34 @@ class Job(models.Model):
     total_steps = models.PositiveIntegerField(null=True, blank=True)
     last_loss = models.FloatField(null=True, blank=True)
 
+    # Recovery beyond Vertex's own retries (jobs/recovery.py): a named strategy, how many new
+    # attempts it may submit, and its options (scheduling fallbacks, other regions).
+    recovery_strategy = models.CharField(max_length=40, blank=True)
+    max_recoveries = models.PositiveSmallIntegerField(default=0)
+    recovery_options = models.JSONField(default=dict, blank=True)
+    recoveries = models.PositiveIntegerField(default=0)
+    # When the reconciler last compared this job with the backend: sweeps start with the
+    # longest-unseen jobs, so one slow sweep never starves the same jobs twice.
+    reconciled_at = models.DateTimeField(null=True, blank=True)
+    # How far jobs/restarts.py has read the job's signals: it skips a job whose events have
+    # not changed, and copies only new SIGTERM/preemption log lines.
+    restart_scan = models.CharField(max_length=64, blank=True)
+    notices_scanned_to = models.DateTimeField(null=True, blank=True)
+    # A resubmission starts from a checkpoint of an earlier job.
+    resubmitted_from = models.ForeignKey("self", null=True, blank=True,
+                                         on_delete=models.SET_NULL, related_name="resubmissions")
+    resume_from = models.CharField(max_length=1024, blank=True)
+    resume_from_step = models.PositiveIntegerField(null=True, blank=True)
+    # Costs (jobs/spend.py): the price snapshot the job was estimated with, the estimate its
+    # team's budget reserved (for its timeout), and the billed cost the reconciler keeps up to
+    # date, all in integer micro-dollars.
+    price_snapshot = models.JSONField(null=True, blank=True)
+    estimate_micros = models.BigIntegerField(null=True, blank=True)
+    estimate_hours = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
+    cost_micros = models.BigIntegerField(default=0)
+    lost_micros = models.BigIntegerField(default=0)
+    cost_updated_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["team", "-created_at"])]
@@ -148,10 +176,14 @@ class Job(models.Model):
             self.error_message = error
         self.save(update_fields=["state", "state_changed_at", "started_at", "ended_at",
                                  "error_message"])
-        JobEvent.objects.create(
+        event = JobEvent.objects.create(
             job=self, attempt=self.attempt, kind="state", timestamp=at,
             data={"from": old, "to": new_state, "error": error, "source": source},
         )
+        # Follow-ups of a state change: the team's Slack channels hear of it once it commits.
+        from jobs.notifications import service
+
+        service.on_state_change(self, event)
         return True
 
 
@@ -175,6 +207,24 @@ class JobAttempt(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     error_message = models.TextField(blank=True)
+    error_code = models.IntegerField(default=0)
+
+    # Why this attempt exists and where it runs (recovery may change both).
+    reason = models.CharField(max_length=20, default="submit")  # submit | recovery
+    scheduling = models.CharField(max_length=20, blank=True)    # SPOT, FLEX_START, STANDARD
+    region = models.CharField(max_length=40, blank=True)
+    # Backoff before a recovery attempt is submitted, and when a submit was last queued (the
+    # reconciler re-queues a lost one, at most once per CP_RESUBMIT_AFTER_S).
+    not_before = models.DateTimeField(null=True, blank=True)
+    submit_queued_at = models.DateTimeField(null=True, blank=True)
+    # The newest complete checkpoint when the attempt was created: what it resumes from.
+    resume_checkpoint = models.CharField(max_length=1024, blank=True)
+    resume_step = models.PositiveIntegerField(null=True, blank=True)
+    # How it ended, classified by jobs/recovery.classify (preemption, stockout, config, ...).
+    failure = models.CharField(max_length=20, blank=True)
+    submitted_spec = models.JSONField(null=True, blank=True)
+    # The prices of this attempt's region and scheduling when it was submitted: its bill.
+    price_snapshot = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["number"]
@@ -211,7 +261,11 @@ class JobEvent(models.Model):
 
 
 class StepMetric(models.Model):
-    """One row per training step reported by rank 0: the source of the loss curve."""
+    """One row per training step reported by rank 0: the source of the charts.
+
+    Long runs are downsampled by jobs.retention: a row then stands for `span` consecutive
+    steps (the mean of their values, at the last one's step and timestamp).
+    """
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="steps")
     attempt = models.PositiveIntegerField(default=1)
@@ -221,11 +275,17 @@ class StepMetric(models.Model):
     lr = models.FloatField(null=True)
     tokens_per_s = models.FloatField(null=True)
     step_time_s = models.FloatField(null=True)
+    span = models.PositiveIntegerField(default=1)
     insert_id = models.CharField(max_length=128)
 
     class Meta:
         ordering = ["step", "timestamp"]
-        indexes = [models.Index(fields=["job", "step"])]
+        indexes = [
+            # The charts read a job's series in (attempt, step) order.
+            models.Index(fields=["job", "attempt", "step"], name="step_series"),
+            # The progress bar reads the newest step.
+            models.Index(fields=["job", "timestamp"], name="step_newest"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["job", "insert_id"], name="step_once_per_log_entry"),
         ]
@@ -242,19 +302,92 @@ class LogLine(models.Model):
 
     class Meta:
         ordering = ["timestamp", "insert_id"]
-        indexes = [models.Index(fields=["job", "timestamp"])]
+        indexes = [
+            # The log tail and the API page newest-first through one job's lines.
+            models.Index(fields=["job", "timestamp", "insert_id"], name="log_tail"),
+            # Warnings and errors are rare among millions of lines: "ERROR and above" must not
+            # scan the job's whole log. Partial, so INFO lines cost nothing to index here.
+            models.Index(fields=["job", "timestamp"], name="log_warnings",
+                         condition=models.Q(severity__gte=400)),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["job", "insert_id"], name="log_once_per_entry"),
         ]
 
 
 class LogCursor(models.Model):
-    """How far the log follower has read, per Google Cloud project."""
+    """How far the log follower has read one attempt's entries (one CustomJob).
+
+    Two positions, each a timestamp and the insertId of the entry read there:
+    - head: where the next fresh read starts (the low-latency pass, every sweep);
+    - settled: every entry with an earlier timestamp is stored, late arrivals included.
+    The attempt is done when `settled` has passed its end: its last lines are in.
+    """
+
+    attempt = models.OneToOneField(JobAttempt, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="log_cursor")
+    project = models.CharField(max_length=100)
+    head_at = models.DateTimeField()
+    head_insert_id = models.CharField(max_length=128, blank=True)
+    settled_at = models.DateTimeField()
+    settled_insert_id = models.CharField(max_length=128, blank=True)
+    done = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "done"], name="log_cursor_open")]
+
+    def __str__(self) -> str:
+        return f"logs of {self.attempt_id}: head {self.head_at}, settled {self.settled_at}"
+
+
+class LogReadQuota(models.Model):
+    """Cloud Logging read calls made for one project in the last minute (a sliding window),
+    and the back-off after RESOURCE_EXHAUSTED: persisted, so successive sweeps, whichever
+    worker runs them, share one budget."""
 
     project = models.CharField(max_length=100, unique=True)
+    calls = models.JSONField(default=list)  # epoch seconds of the calls in the window
+    paused_until = models.DateTimeField(null=True, blank=True)
+    backoff_s = models.FloatField(default=0.0)
+
+
+class LogFailure(models.Model):
+    """A known failure recognised in a job's log (jobs.failures), shown with its explanation
+    and suggested fix on the job page."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="failures")
+    attempt = models.PositiveIntegerField(default=1)
+    kind = models.CharField(max_length=40)
     timestamp = models.DateTimeField()
-    insert_id = models.CharField(max_length=128, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    replica = models.CharField(max_length=40, blank=True)
+    summary = models.TextField()        # the line (or exception) that gave it away
+    last_frame = models.TextField(blank=True)  # a Python traceback's innermost frame
+    insert_id = models.CharField(max_length=128)
+
+    class Meta:
+        ordering = ["timestamp", "id"]
+        indexes = [models.Index(fields=["job", "timestamp"], name="failure_by_job")]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "insert_id"], name="failure_once_per_entry"),
+        ]
+
+
+class LogRetention(models.Model):
+    """How long a team's job logs are kept; unset fields fall back to the CP_LOG_* settings."""
+
+    team = models.OneToOneField(Team, on_delete=models.CASCADE, primary_key=True,
+                                related_name="log_retention")
+    days = models.PositiveIntegerField(null=True, blank=True,
+                                       help_text="Delete log lines older than this many days.")
+    max_lines_per_job = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Keep at most this many log lines per job (the newest).")
+    metric_points = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Downsample an attempt's step metrics beyond this many points.")
+
+    def __str__(self) -> str:
+        return f"log retention of {self.team}"
 
 
 class Lease(models.Model):
@@ -268,3 +401,12 @@ class Lease(models.Model):
 def event_payload(event: JobEvent) -> dict[str, Any]:
     return {"kind": event.kind, "step": event.step, "timestamp": event.timestamp.isoformat(),
             "replica": event.replica, **event.data}
+
+
+
+# Model classes that live in their own modules, registered with the app from here.
+from jobs.budgets.models import BudgetCrossing, TeamBudget  # noqa: E402, F401
+from jobs.history import JobRestart  # noqa: E402, F401
+from jobs.notifications.models import Notification, SlackChannel  # noqa: E402, F401
+from jobs.serving.models import *  # noqa: E402, F403 - serving models live in their package
+from jobs.templates_models import ComposerSettings, JobTemplate  # noqa: E402, F401

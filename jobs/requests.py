@@ -1,4 +1,11 @@
-"""Validating a job request (the form's fields, as a dict) the same way for form and API."""
+"""Validating a job the same way for the form, the API and seed_demo.
+
+A job arrives as a *job request* (the form's fields, as a dict) or as a Vertex CustomJob in its
+own REST JSON; ``check`` takes either. Errors are keyed by request field paths for a request
+("chief.accelerator_count") and by CustomJob paths for a CustomJob
+("jobSpec.workerPoolSpecs[0].machineSpec.acceleratorCount"), so a caller always sees the path
+of what it sent.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +14,41 @@ from typing import Any
 
 from django.conf import settings
 
-from jobs import composer
+from jobs import composer, interop
+from jobs.catalog import validate_custom_job
+from jobs.catalog.lookups import UnknownRegionError
 from jobs.models import Team
+from jobs.templates_models import memory_policy_for
 
 
 @dataclass
 class CheckedRequest:
     request: dict[str, Any]
     composition: composer.Composition | None
-    # Keyed by request field path ("chief.accelerator_count"); "" for the request as a whole.
+    # Keyed by request field path ("chief.accelerator_count"), or by CustomJob path when the job
+    # came as a CustomJob; "" for the job as a whole.
     errors: dict[str, list[str]] = field(default_factory=dict)
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+    suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    format: str = "request"  # or "custom_job"
+    memory_policy: str = "refuse"
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
 
-def check(request: dict[str, Any], team: Team | None) -> CheckedRequest:
+def is_custom_job(data: Any) -> bool:
+    """True for Vertex's REST JSON ({"displayName", "jobSpec"}), False for a job request."""
+    return isinstance(data, dict) and ("jobSpec" in data or "displayName" in data)
+
+
+def check(request: dict[str, Any], team: Team | None, *,
+          memory_policy: str | None = None) -> CheckedRequest:
     """Compose and validate. Changes nothing: safe for a dry run."""
+    policy = memory_policy or memory_policy_for(team)
+    if is_custom_job(request):
+        return check_custom_job(request, team, region=None, memory_policy=policy)
     request = {
         **request,
         "name": (request.get("name") or "").strip(),
@@ -33,10 +57,51 @@ def check(request: dict[str, Any], team: Team | None) -> CheckedRequest:
     errors: dict[str, list[str]] = {}
     if team is None:
         errors["team"] = ["choose a team you can submit to"]
-    composition = composer.compose(request)
+    composition = composer.compose(request, memory_policy=policy)
     for key, messages in composition.errors.items():
         errors.setdefault(key, []).extend(messages)
-    return CheckedRequest(request=request, composition=composition, errors=errors)
+    return CheckedRequest(request=composition.request or request, composition=composition,
+                          errors=errors, warnings=composition.warnings,
+                          suggestions=composition.suggestions, memory_policy=policy)
+
+
+def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | None,
+                     memory_policy: str = "refuse") -> CheckedRequest:
+    """A CustomJob in REST JSON: Vertex's rules on it as sent, then the composer's on the job
+    request it reads as (the strategy's configuration, memory), keyed by the sent paths."""
+    region = region or settings.VERTEX_REGION
+    errors: dict[str, list[str]] = {}
+    suggestions: dict[str, tuple[str, ...]] = {}
+    if team is None:
+        errors["team"] = ["choose a team you can submit to"]
+    try:
+        found = validate_custom_job(job, region)
+    except UnknownRegionError as exc:
+        return CheckedRequest(request={}, composition=None, format="custom_job",
+                              errors={"region": [f"{exc}"]}, suggestions={
+                                  "region": exc.suggestions})
+    for err in found:
+        errors.setdefault(err.path, []).append(composer.with_suggestions(err))
+        if err.suggestions:
+            suggestions.setdefault(err.path, err.suggestions)
+    imported = interop.to_request(job, region=region)
+    for path, messages in imported.errors.items():
+        errors.setdefault(path, []).extend(messages)
+    if errors:
+        return CheckedRequest(request=imported.request, composition=None, errors=errors,
+                              suggestions=suggestions, format="custom_job",
+                              memory_policy=memory_policy)
+    composition = composer.compose(imported.request, memory_policy=memory_policy)
+    warnings: dict[str, list[str]] = {}
+    for source, target in ((composition.errors, errors), (composition.warnings, warnings)):
+        for key, messages in source.items():
+            path = composer.custom_job_path_for(key, imported.request, job) if key else ""
+            target.setdefault(path, []).extend(messages)
+            if key in composition.suggestions:
+                suggestions.setdefault(path, composition.suggestions[key])
+    return CheckedRequest(request=composition.request, composition=composition, errors=errors,
+                          warnings=warnings, suggestions=suggestions, format="custom_job",
+                          memory_policy=memory_policy)
 
 
 def nested(errors: dict[str, list[str]]) -> dict[str, Any]:
@@ -49,6 +114,13 @@ def nested(errors: dict[str, list[str]]) -> dict[str, Any]:
         *parents, leaf = key.split(".")
         node = out
         for part in parents:
-            node = node.setdefault(part, {})
-        node.setdefault(leaf, []).extend(messages)
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):  # "deepspeed" and "deepspeed.x" both have errors
+                child = node[part] = {"non_field_errors": child}
+            node = child
+        existing = node.get(leaf)
+        if isinstance(existing, dict):
+            existing.setdefault("non_field_errors", []).extend(messages)
+        else:
+            node.setdefault(leaf, []).extend(messages)
     return out

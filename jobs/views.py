@@ -6,28 +6,42 @@ submits or cancels is a 403 for a role that cannot.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.decorators.http import require_GET, require_POST
 from django.views.generic import DetailView, ListView
+from rest_framework.exceptions import ValidationError
 
-from jobs import access, lifecycle
+from jobs import access, interop, lifecycle, presets, spend
+from jobs.api.filters import filter_jobs
+from jobs.backends.base import SEVERITY_NUMBERS
+from jobs.budgets.service import BudgetExceeded
 from jobs.forms import JobForm, clone_warnings, initial_from_request
+from jobs.logs import queries as log_queries
 from jobs.models import ACTIVE_STATES, Job, JobState
+from jobs.templates_models import JobTemplate
+from security import audit
 
 TIMELINE_LIMIT = 300
 CHECKPOINT_LIMIT = 100
 LOG_LINES = 200
+# The log panel's severity filter: this level and above.
+LOG_SEVERITIES = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # Enough points for a smooth curve; a long run is thinned so every poll stays small.
 MAX_CHART_POINTS = 4000
+# The job list's filters beyond state and team (the API's: jobs/api/filters.py).
+PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before")
 
 
 # --- job list ------------------------------------------------------------------------------
@@ -45,6 +59,10 @@ class JobListView(LoginRequiredMixin, ListView):
         team = self.request.GET.get("team", "")
         if team:
             jobs = jobs.filter(team__slug=team)
+        extra = {k: self.request.GET[k] for k in PAGE_FILTERS if self.request.GET.get(k)}
+        # A hand-edited URL with a bad date: the list without these filters, not an error page.
+        with contextlib.suppress(ValidationError):
+            jobs = filter_jobs(jobs, extra)
         return jobs.order_by("-created_at", "-id")
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
@@ -55,6 +73,7 @@ class JobListView(LoginRequiredMixin, ListView):
             teams=access.teams_of(self.request.user).order_by("name"),
             selected_state=self.request.GET.get("state", ""),
             selected_team=self.request.GET.get("team", ""),
+            selected={k: self.request.GET.get(k, "") for k in PAGE_FILTERS},
         )
         return context
 
@@ -77,44 +96,231 @@ class SubmitterRequiredMixin(LoginRequiredMixin):
 
 
 class JobComposeView(SubmitterRequiredMixin, View):
+    """The compose form; ?clone=<job>, ?template=<id>, ?preset=<slug> or ?recommended=<a job
+    request as JSON> fill it in."""
+
     template_name = "jobs/job_compose.html"
 
     def get(self, request: HttpRequest) -> HttpResponse:
         initial: dict[str, Any] = {}
-        warnings: list[str] = []
-        clone_of = None
+        context: dict[str, Any] = {"warnings": []}
+        teams = access.submit_teams(request.user)
+        only_team = teams[0].slug if teams.count() == 1 else ""
         if request.GET.get("clone"):
             clone_of = get_object_or_404(access.visible_jobs(request.user),
                                          pk=_int_or_404(request.GET["clone"]))
             team = clone_of.team.slug if access.can_submit(request.user, clone_of.team) else ""
             initial = initial_from_request(clone_of.request, team)
-            warnings = clone_warnings(clone_of.request)
+            context.update(clone_of=clone_of, warnings=clone_warnings(clone_of.request))
+            audit.record(request, "job.clone", clone_of)
+        elif request.GET.get("template"):
+            template = get_object_or_404(
+                JobTemplate.objects.filter(team__in=access.teams_of(request.user)),
+                pk=_int_or_404(request.GET["template"]))
+            team = template.team.slug if access.can_submit(request.user, template.team) else ""
+            initial = initial_from_request(template.request, team)
+            context["template"] = template
+        elif request.GET.get("preset"):
+            preset = presets.get(request.GET["preset"])
+            if preset is None:
+                raise Http404("no such preset")
+            initial = initial_from_request(preset.job_request(), only_team)
+            context["preset"] = preset
+        elif request.GET.get("recommended"):
+            # A recommender result's job request (jobs.recommend): shown, never stored.
+            recommended = _json_object_or_400(request.GET["recommended"])
+            initial = initial_from_request(recommended, only_team)
+            context["recommended"] = True
         form = JobForm(initial=initial, user=request.user)
-        return self._render(request, form, clone_of=clone_of, warnings=warnings)
+        return self._render(request, form, **context)
 
     def post(self, request: HttpRequest) -> HttpResponse:
         form = JobForm(request.POST, user=request.user)
         if not form.is_valid() or form.checked is None:
             return self._render(request, form, status=400)
         checked = form.checked
-        job = lifecycle.create_job(team=form.cleaned_data["team"], user=request.user,
-                                   request=checked.request, composition=checked.composition)
+        try:
+            job = lifecycle.create_job(team=form.cleaned_data["team"], user=request.user,
+                                       request=checked.request, composition=checked.composition)
+        except BudgetExceeded as exc:
+            form.add_error(None, str(exc))
+            return self._render(request, form, status=400)
+        audit.record(request, "job.submit", job)
         messages.success(request, f"Job {job.name} (#{job.pk}) queued for submission.")
         return redirect("job-detail", pk=job.pk)
 
     def _render(self, request: HttpRequest, form: JobForm, *, status: int = 200,
                 **context: Any) -> HttpResponse:
-        return render(request, self.template_name, {"form": form, **context}, status=status)
+        return render(request, self.template_name, {"form": form, **_compose_context(request),
+                                                    **context}, status=status)
+
+
+def _json_object_or_400(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise BadRequest("recommended must be a job request as a JSON object")
+    return value
+
+
+def _compose_context(request: HttpRequest) -> dict[str, Any]:
+    return {
+        "presets": presets.PRESETS,
+        "templates": JobTemplate.objects.filter(
+            team__in=access.teams_of(request.user)).select_related("team"),
+        "export_formats": interop.FORMATS,
+    }
 
 
 class JobValidateView(SubmitterRequiredMixin, View):
-    """A dry run of the compose form: errors, world size and CustomJob; creates nothing."""
+    """A dry run of the compose form: errors, memory plan, world size and CustomJob; creates
+    nothing."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        from jobs.api.costs import estimate_of_checked, hours_or_none
+
+        form = JobForm(request.POST, user=request.user)
+        form.is_valid()
+        estimate = None
+        if form.checked is not None:
+            estimate = estimate_of_checked(
+                form.checked, hours_or_none(request.POST.get("estimate_hours")))
+        return render(request, "jobs/partials/validation.html",
+                      {"form": form, "checked": form.checked, "estimate": estimate,
+                       "export_formats": interop.FORMATS})
+
+
+class JobExportView(SubmitterRequiredMixin, View):
+    """The compose form's job as gcloud YAML, REST JSON or a Python snippet (?format=)."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        fmt = request.GET.get("format") or request.POST.get("export_format") or "yaml"
+        if fmt not in interop.FORMATS:
+            raise Http404("no such export format")
+        form = JobForm(request.POST, user=request.user)
+        if not form.is_valid() or form.checked is None or form.checked.composition is None:
+            # An export is for running the job elsewhere: only a valid one is written.
+            return render(request, "jobs/job_compose.html",
+                          {"form": form, **_compose_context(request)}, status=400)
+        return _export_response(form.checked.composition.custom_job, fmt,
+                                region=form.checked.request.get("region") or "",
+                                name=form.checked.request.get("name") or "job")
+
+
+@login_required
+@require_GET
+def job_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """A submitted job's CustomJob (without the per-attempt name and labels) as a file."""
+    job = get_object_or_404(access.visible_jobs(request.user), pk=pk)
+    if fmt not in interop.FORMATS:
+        raise Http404("no such export format")
+    return _export_response(job.custom_job, fmt, region=job.region, name=job.name)
+
+
+_EXTENSIONS = {"yaml": ("yaml", "application/yaml"), "json": ("json", "application/json"),
+               "python": ("py", "text/x-python")}
+
+
+def _export_response(custom_job: dict[str, Any], fmt: str, *, region: str,
+                     name: str) -> HttpResponse:
+    ext, content_type = _EXTENSIONS[fmt]
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name) or "job"
+    text = interop.export(custom_job, fmt, region=region or settings.VERTEX_REGION,
+                          project=settings.VERTEX_PROJECT, filename=f"{safe}.yaml")
+    response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{safe}.{ext}"'
+    return response
+
+
+class JobImportView(SubmitterRequiredMixin, View):
+    """Paste or upload a CustomJob (YAML or JSON) or gcloud's --config file: it opens in the
+    compose form."""
+
+    template_name = "jobs/job_import.html"
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, self.template_name, {})
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        upload = request.FILES.get("file")
+        text = upload.read().decode("utf-8", "replace") if upload else request.POST.get(
+            "text", "")
+        try:
+            imported = interop.import_text(text, region=settings.VERTEX_REGION)
+        except interop.ImportFailed as exc:
+            return render(request, self.template_name, {"error": str(exc), "text": text},
+                          status=400)
+        teams = access.submit_teams(request.user)
+        initial = initial_from_request(imported.request,
+                                       teams[0].slug if teams.count() == 1 else "")
+        form = JobForm(initial=initial, user=request.user)
+        errors = [f"{path}: {message}" for path, messages in imported.errors.items()
+                  for message in messages]
+        context = {"form": form, **_compose_context(request), "imported": imported,
+                   "warnings": [*imported.warnings, *clone_warnings(imported.request),
+                                *errors]}
+        return render(request, "jobs/job_compose.html", context)
+
+
+class TemplateListView(LoginRequiredMixin, View):
+    """The shipped presets and the templates of the user's teams."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, "jobs/templates.html", {
+            "presets": presets.PRESETS,
+            "templates": JobTemplate.objects.filter(
+                team__in=access.teams_of(request.user)).select_related("team", "created_by"),
+            "can_edit": {t.pk for t in access.submit_teams(request.user)},
+        })
+
+
+class TemplateSaveView(SubmitterRequiredMixin, View):
+    """Save the compose form's job as a team template (the form must parse, not validate:
+    a template may be a starting point that still needs an image or a name)."""
 
     def post(self, request: HttpRequest) -> HttpResponse:
         form = JobForm(request.POST, user=request.user)
+        name = (request.POST.get("template_name") or "").strip()
         form.is_valid()
-        return render(request, "jobs/partials/validation.html",
-                      {"form": form, "checked": form.checked})
+        team = form.cleaned_data.get("team") if hasattr(form, "cleaned_data") else None
+        problems = [f"{field}: {' '.join(errs)}" for field, errs in form.errors.items()
+                    if field != "__all__" and field in form.fields
+                    and not _composer_error(form, field)]
+        if team is None:
+            problems.insert(0, "choose the team the template belongs to")
+        if not name:
+            problems.insert(0, "give the template a name")
+        if problems:
+            return render(request, "jobs/partials/template_saved.html",
+                          {"problems": problems}, status=400)
+        template, created = JobTemplate.objects.update_or_create(
+            team=team, name=name[:100],
+            defaults={"request": form.to_request(), "created_by": request.user,
+                      "description": (request.POST.get("template_description") or "")[:2000]})
+        audit.record(request, "template.save", template)
+        return render(request, "jobs/partials/template_saved.html",
+                      {"template": template, "created": created})
+
+
+def _composer_error(form: JobForm, field: str) -> bool:
+    """Whether a field's errors came from validating the job (not from parsing the input)."""
+    checked = form.checked
+    return checked is not None and any(form.field_for(key) == field for key in checked.errors)
+
+
+@login_required
+@require_POST
+def template_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    template = get_object_or_404(JobTemplate.objects.filter(
+        team__in=access.teams_of(request.user)), pk=pk)
+    if not access.can_submit(request.user, template.team):
+        raise PermissionDenied("your role in this team cannot change its templates")
+    audit.record(request, "template.delete", template)
+    template.delete()
+    messages.success(request, f"Template {template.name} deleted.")
+    return redirect("template-list")
 
 
 # --- job detail -------------------------------------------------------------------------------
@@ -129,15 +335,33 @@ def _int_or_404(value: str) -> int:
 def _header(request: HttpRequest, job: Job) -> dict[str, Any]:
     active = job.state in ACTIVE_STATES
     submitter = access.can_submit(request.user, job.team)
+    restart_records = list(job.restart_records.order_by("occurred_at", "id"))
     return {
         "can_cancel": active and submitter,
         "can_clone": access.submit_teams(request.user).exists(),
+        "can_resubmit": submitter and not active and job.events.filter(
+            kind="checkpoint_saved").exists(),
         "attempts": list(job.attempts.all()),
+        "restart_records": restart_records,
     }
 
 
+# Trainer and emulator detail the restart records already summarise.
+_TIMELINE_HIDDEN = ("preemption_notice",)
+
+
 def _timeline(request: HttpRequest, job: Job) -> dict[str, Any]:
-    return {"events": job.events.order_by("-timestamp", "-id")[:TIMELINE_LIMIT]}
+    """State changes, trainer events, recoveries and restarts, newest first."""
+    events = list(job.events.exclude(kind__in=_TIMELINE_HIDDEN)
+                  .order_by("-timestamp", "-id")[:TIMELINE_LIMIT])
+    items = [{"at": e.timestamp, "event": e} for e in events]
+    oldest = events[-1].timestamp if len(events) == TIMELINE_LIMIT else None
+    records = job.restart_records.select_related("checkpoint")
+    if oldest is not None:
+        records = records.filter(occurred_at__gte=oldest)
+    items += [{"at": r.occurred_at, "restart": r} for r in records]
+    items.sort(key=lambda item: item["at"], reverse=True)
+    return {"events": events, "timeline": items}
 
 
 def _checkpoints(request: HttpRequest, job: Job) -> dict[str, Any]:
@@ -146,9 +370,36 @@ def _checkpoints(request: HttpRequest, job: Job) -> dict[str, Any]:
 
 
 def _logs(request: HttpRequest, job: Job) -> dict[str, Any]:
-    newest = job.log_lines.order_by("-timestamp", "-insert_id")[:LOG_LINES]
-    # Shown oldest first, as a terminal shows them.
-    return {"log_lines": list(newest)[::-1], "log_limit": LOG_LINES}
+    """The log tail: the newest lines matching the panel's filters, oldest first."""
+    try:
+        log_filter = log_queries.LogFilter.from_params(request.GET)
+        error = ""
+    except log_queries.BadFilter as exc:
+        log_filter, error = log_queries.LogFilter(), str(exc)
+    return {
+        "log_lines": log_queries.tail(job, log_filter, LOG_LINES),
+        "log_limit": LOG_LINES,
+        "log_filter": log_filter,
+        "log_filter_error": error,
+        "log_severities": [(name, SEVERITY_NUMBERS[name] == log_filter.severity)
+                           for name in LOG_SEVERITIES],
+        "log_replicas": log_queries.replicas(job),
+    }
+
+
+def _cost(request: HttpRequest, job: Job) -> dict[str, Any]:
+    """Cost so far (or final), lost compute, and the breakdown chart's data (dollars)."""
+    cost = spend.cost_report(job)
+    chart = None
+    if cost["breakdown"] is not None:
+        by_resource: dict[str, int] = {}
+        for line in cost["breakdown"]["lines"]:
+            by_resource[line["name"]] = by_resource.get(line["name"], 0) + line["cost"]
+        chart = {"resources": list(by_resource),
+                 "resource_usd": [v / 1_000_000 for v in by_resource.values()],
+                 "useful_usd": cost["useful_micros"] / 1_000_000,
+                 "lost_usd": cost["lost_micros"] / 1_000_000}
+    return {"cost": cost, "cost_chart": chart}
 
 
 PARTIALS = {
@@ -156,6 +407,7 @@ PARTIALS = {
     "timeline": _timeline,
     "checkpoints": _checkpoints,
     "logs": _logs,
+    "cost": _cost,
 }
 
 
@@ -191,33 +443,28 @@ def job_partial(request: HttpRequest, pk: int, name: str) -> HttpResponse:
 @login_required
 @require_GET
 def job_metrics(request: HttpRequest, pk: int) -> JsonResponse:
-    """The loss curve's data, one row per step in order (attempt, then step)."""
+    """The charts' data, one row per step in order (attempt, then step), with the progress
+    bar's figures and the failures recognised in the logs."""
     job = get_object_or_404(access.visible_jobs(request.user), pk=pk)
-    rows = list(job.steps.order_by("attempt", "step", "timestamp")
-                .values_list("step", "loss", "lr", "tokens_per_s", "attempt"))
-    rows = _thin(rows, MAX_CHART_POINTS)
-    return JsonResponse({
-        "steps": [r[0] for r in rows],
-        "loss": [r[1] for r in rows],
-        "lr": [r[2] for r in rows],
-        "tokens_per_s": [r[3] for r in rows],
-        "attempt": [r[4] for r in rows],
+    active = job.state in ACTIVE_STATES
+    rows = log_queries.thin(log_queries.points(job, latest=True), MAX_CHART_POINTS)
+    body: dict[str, Any] = {
+        "steps": [p.step for p in rows],
+        "attempt": [p.attempt for p in rows],
+        # Six significant digits are more than a chart shows, and halve what each poll sends.
+        **{name: [_short(p.values[name]) for p in rows] for name in log_queries.SERIES},
         "state": job.state,
-        "active": job.state in ACTIVE_STATES,
+        "active": active,
         "last_step": job.last_step,
         "total_steps": job.total_steps,
-    })
+        "progress": log_queries.progress(job, active).as_dict(),
+        "failures": log_queries.diagnosis(job),
+    }
+    return JsonResponse(body)
 
 
-def _thin(rows: list[Any], limit: int) -> list[Any]:
-    """Every k-th row, keeping the last (the newest point is the one people look at)."""
-    if len(rows) <= limit:
-        return rows
-    stride = -(-len(rows) // limit)
-    thinned = rows[::stride]
-    if thinned[-1] is not rows[-1]:
-        thinned.append(rows[-1])
-    return thinned
+def _short(value: float | None) -> float | None:
+    return float(f"{value:.6g}") if value is not None else None
 
 
 @login_required
@@ -227,7 +474,29 @@ def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     if not access.can_submit(request.user, job.team):
         raise PermissionDenied("your role in this team cannot cancel jobs")
     if lifecycle.request_cancel(job.pk):
+        audit.record(request, "job.cancel", job)
         messages.success(request, f"Cancellation of {job.name} requested.")
     else:
         messages.info(request, f"{job.name} has already ended ({job.state}).")
     return redirect("job-detail", pk=job.pk)
+
+
+@login_required
+@require_POST
+def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
+    """A new job from one of this job's checkpoints (POST checkpoint_step; newest if blank)."""
+    job = get_object_or_404(access.visible_jobs(request.user), pk=pk)
+    if not access.can_submit(request.user, job.team):
+        raise PermissionDenied("your role in this team cannot resubmit jobs")
+    raw = request.POST.get("checkpoint_step", "").strip()
+    try:
+        new_job = lifecycle.resubmit(job, user=request.user,
+                                     checkpoint_step=int(raw) if raw.isdigit() else None)
+    except lifecycle.ResubmitError as exc:
+        messages.error(request, "; ".join(m for ms in exc.errors.values() for m in ms))
+        return redirect("job-detail", pk=job.pk)
+    audit.record(request, "job.resubmit", new_job,
+                 detail={"from_job": job.pk, "step": new_job.resume_from_step})
+    messages.success(request, f"Resubmitted as {new_job.name} (#{new_job.pk}), starting from "
+                              f"the checkpoint of step {new_job.resume_from_step}.")
+    return redirect("job-detail", pk=new_job.pk)

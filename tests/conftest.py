@@ -39,3 +39,16 @@ def redis_url() -> str:
     url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
     require(redis_answers(url, timeout_s=2), f"Redis at {url} does not answer")
     return url
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> None:
+    """Each test starts with empty API rate-limit counters (they live in the default cache),
+    so requests made by earlier tests in the same process never throttle a later one."""
+    from django.conf import settings
+
+    if not settings.configured:
+        return
+    from django.core.cache import cache
+
+    cache.clear()

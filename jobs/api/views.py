@@ -6,23 +6,25 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from jobs import access, lifecycle, requests
+from jobs.api.filters import JOB_LIST_PARAMETERS, filter_jobs
 from jobs.api.serializers import (
     EventSerializer,
     JobListSerializer,
     JobRequestSerializer,
     JobSerializer,
-    LogLineSerializer,
-    StepSerializer,
+    plain,
 )
+from jobs.budgets.service import BudgetExceeded
 from jobs.models import Job, Team
+from jobs.templates_models import memory_policy_for
+from security import audit
 
 
 def resolve_team(user: Any, slug: str | None) -> Team:
@@ -41,31 +43,44 @@ def resolve_team(user: Any, slug: str | None) -> Team:
     return teams[0]
 
 
+@extend_schema_view(get=extend_schema(parameters=JOB_LIST_PARAMETERS))
 class JobList(generics.ListCreateAPIView):
     def get_queryset(self) -> QuerySet[Job]:
         jobs = access.visible_jobs(self.request.user)
-        state = self.request.query_params.get("state")
-        if state:
-            jobs = jobs.filter(state=state.upper())
-        team = self.request.query_params.get("team")
-        if team:
-            jobs = jobs.filter(team__slug=team)
-        return jobs
+        if self.request.method != "GET":
+            return jobs
+        return filter_jobs(jobs, self.request.query_params)
 
     def get_serializer_class(self) -> type:
         return JobRequestSerializer if self.request.method == "POST" else JobListSerializer
 
     @extend_schema(request=JobRequestSerializer, responses={201: JobSerializer})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = JobRequestSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        team = resolve_team(request.user, data.pop("team", None))
-        checked = requests.check(data, team)
-        if not checked.ok:
-            raise ValidationError(requests.nested(checked.errors))
-        job = lifecycle.create_job(team=team, user=request.user, request=checked.request,
-                                   composition=checked.composition)
+        """Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
+        (?team=slug&region=... then name the team and region); errors of a CustomJob are keyed
+        by the path of the bad field in it."""
+        if requests.is_custom_job(request.data):
+            team = resolve_team(request.user, request.query_params.get("team"))
+            checked = requests.check_custom_job(
+                request.data, team, region=request.query_params.get("region"),
+                memory_policy=memory_policy_for(team))
+            if not checked.ok:
+                raise ValidationError(checked.errors)
+        else:
+            serializer = JobRequestSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            data = plain(serializer.validated_data)
+            team = resolve_team(request.user, data.pop("team", None))
+            checked = requests.check(data, team)
+            if not checked.ok:
+                raise ValidationError(requests.nested(checked.errors))
+        try:
+            job = lifecycle.create_job(team=team, user=request.user, request=checked.request,
+                                       composition=checked.composition)
+        except BudgetExceeded as exc:
+            # A Response, not a ValidationError: the figures stay integers.
+            return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        audit.record(request, "job.submit", job)
         body = JobSerializer(job, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -75,19 +90,6 @@ class JobDetail(generics.RetrieveAPIView):
 
     def get_queryset(self) -> QuerySet[Job]:
         return access.visible_jobs(self.request.user).prefetch_related("attempts")
-
-
-class JobCancel(APIView):
-    @extend_schema(request=None, responses={202: JobSerializer})
-    def post(self, request: Request, pk: int) -> Response:
-        job = get_object_or_404(access.visible_jobs(request.user), pk=pk)
-        if not access.can_submit(request.user, job.team):
-            raise PermissionDenied("your role in this team cannot cancel jobs")
-        if not lifecycle.request_cancel(job.pk):
-            raise ValidationError({"state": [f"the job is already {job.state}"]})
-        job.refresh_from_db()
-        return Response(JobSerializer(job, context={"request": request}).data,
-                        status=status.HTTP_202_ACCEPTED)
 
 
 class JobChildList(generics.ListAPIView):
@@ -105,28 +107,4 @@ class JobEvents(JobChildList):
     related_name = "events"
 
 
-class JobSteps(JobChildList):
-    serializer_class = StepSerializer
-    related_name = "steps"
-
-
-class JobLogs(JobChildList):
-    serializer_class = LogLineSerializer
-    related_name = "log_lines"
-
-    def get_queryset(self) -> QuerySet[Any]:
-        lines = super().get_queryset()
-        params = self.request.query_params
-        if params.get("replica"):
-            lines = lines.filter(replica=params["replica"])
-        if params.get("q"):
-            lines = lines.filter(message__icontains=params["q"])
-        if params.get("severity"):
-            from jobs.backends.base import SEVERITY_NUMBERS
-
-            level = SEVERITY_NUMBERS.get(params["severity"].upper())
-            if level is None:
-                raise ValidationError({"severity": [
-                    f"unknown severity; valid: {', '.join(SEVERITY_NUMBERS)}"]})
-            lines = lines.filter(severity__gte=level)
-        return lines
+# A job's steps, logs and metric series: jobs/api/logs.py.

@@ -7,6 +7,7 @@ Everything crossing this boundary is plain Python: CustomJobs as Vertex REST JSO
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -62,8 +63,32 @@ class LogEntry:
 
 @dataclass(frozen=True)
 class LogPage:
+    """One page of entries.list, oldest first. Cloud Logging may return an empty page with a
+    token (keep paging); no token means the query has been read to its end."""
+
     entries: list[LogEntry]
     next_page_token: str
+
+
+@dataclass(frozen=True)
+class TailBatch:
+    """One TailLogEntries response: entries in timestamp order within the buffer window, and
+    how many matching entries the service left out of the stream (rate limit, not consumed):
+    those are found later by a list query."""
+
+    entries: list[LogEntry]
+    suppressed: int = 0
+
+
+class TailStream(abc.ABC):
+    """An open TailLogEntries session. Iterating blocks for the next batch; cancel() ends it
+    (from any thread), after which iteration stops."""
+
+    @abc.abstractmethod
+    def __iter__(self) -> Iterator[TailBatch]: ...
+
+    @abc.abstractmethod
+    def cancel(self) -> None: ...
 
 
 class Backend(abc.ABC):
@@ -89,6 +114,13 @@ class Backend(abc.ABC):
     def list_log_entries(
         self, filter_: str, *, page_size: int, page_token: str = "", order_by: str = "timestamp asc"
     ) -> LogPage: ...
+
+    # TailLogEntries (streaming) is optional: only a backend that sets this supports it.
+    supports_tail: bool = False
+
+    def tail_log_entries(self, filter_: str, *, buffer_window_s: float = 2.0) -> TailStream:
+        """Open a streaming session for entries matching the filter from now on."""
+        raise NotImplementedError(f"{type(self).__name__} does not support TailLogEntries")
 
 
 @cache

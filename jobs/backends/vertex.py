@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -25,10 +26,11 @@ from google.cloud.logging_v2.services.logging_service_v2.transports import (
     LoggingServiceV2GrpcTransport,
 )
 from google.cloud.logging_v2.types import LogEntry as GLogEntry
+from google.cloud.logging_v2.types import TailLogEntriesRequest
 from google.protobuf.json_format import MessageToDict
 
 from jobs.backends import errors
-from jobs.backends.base import Backend, LogEntry, LogPage, RemoteJob
+from jobs.backends.base import Backend, LogEntry, LogPage, RemoteJob, TailBatch, TailStream
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -104,6 +106,44 @@ def _log_entry(entry: GLogEntry) -> LogEntry:
     )
 
 
+# A tail session is long-lived; the follower reopens it when its set of jobs changes.
+TAIL_SESSION_S = 3600.0
+
+
+class _VertexTail(TailStream):
+    """TailLogEntries over gRPC. The request stream stays open until cancel(): closing it
+    would end the session on some servers."""
+
+    def __init__(self, client: LoggingServiceV2Client, request: TailLogEntriesRequest) -> None:
+        self._closed = threading.Event()
+        self._cancelled = False
+
+        def requests() -> Iterator[TailLogEntriesRequest]:
+            yield request
+            self._closed.wait()
+
+        with translated_errors("TailLogEntries"):
+            self._responses = client.tail_log_entries(
+                requests=requests(), retry=None, timeout=TAIL_SESSION_S)
+
+    def __iter__(self) -> Iterator[TailBatch]:
+        try:
+            with translated_errors("TailLogEntries"):
+                for response in self._responses:
+                    suppressed = sum(s.suppressed_count for s in response.suppression_info)
+                    yield TailBatch([_log_entry(e) for e in response.entries], suppressed)
+        except errors.BackendError:
+            if not self._cancelled:
+                raise
+        finally:
+            self._closed.set()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._closed.set()
+        self._responses.cancel()
+
+
 
 class VertexBackend(Backend):
     def __init__(self) -> None:
@@ -171,3 +211,15 @@ class VertexBackend(Backend):
         with translated_errors("ListLogEntries"):
             page = next(iter(pager.pages))
         return LogPage([_log_entry(e) for e in page.entries], page.next_page_token)
+
+    supports_tail = True
+
+    def tail_log_entries(self, filter_: str, *, buffer_window_s: float = 2.0) -> TailStream:
+        seconds = int(buffer_window_s)
+        request = TailLogEntriesRequest(
+            resource_names=[f"projects/{self.project}"],
+            filter=filter_,
+            buffer_window={"seconds": seconds,
+                           "nanos": round((buffer_window_s - seconds) * 1e9)},
+        )
+        return _VertexTail(self.logs, request)

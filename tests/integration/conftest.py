@@ -57,6 +57,17 @@ class Api:
                              f"\n--- emulator ---\n{stack.log_tail('emulator')}")
 
 
+    def steps_through(self, job_id: int, last_step: int, *, timeout_s: float = 30) -> list[dict]:
+        """The job's step points once ``last_step`` is among them: the follower may store a
+        job's last lines a moment after its state flips to terminal, as Cloud Logging lags."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            steps = self.get(f"/api/v1/jobs/{job_id}/steps/", limit=5000)["results"]
+            if any(s["step"] >= last_step for s in steps) or time.monotonic() > deadline:
+                return steps
+            time.sleep(1)
+
+
 def _database(url: str, name: str) -> str:
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path=f"/{name}"))

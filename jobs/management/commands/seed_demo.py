@@ -1,6 +1,8 @@
-"""Create a user, a team and an API token (idempotent); optionally submit the sample job.
+"""Create a user and a team (idempotent) and a fresh API token; optionally submit the sample
+job.
 
-Prints one JSON object (username, password, team, token, job id) for scripts and tests.
+Prints one JSON object (username, password, team, token, job id) for scripts and tests. Only a
+hash of a token is stored, so each run makes a new "seed_demo" token and revokes the last one.
 """
 
 from __future__ import annotations
@@ -11,20 +13,25 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
 from jobs import lifecycle, requests
 from jobs.models import Membership, Role, Team
+from security import tokens
+from security.models import ApiToken
 
+# A spot job: `make demo` preempts it once so a newcomer sees it recover from its checkpoint.
 SAMPLE_JOB: dict[str, Any] = {
     "name": "sample-ddp-2-replicas",
     "strategy": "ddp",
-    "spot": False,
+    "spot": True,
     "args": ["--preset", "tiny", "--steps", "300", "--checkpoint-every", "50"],
     "chief": {"machine_type": "n1-standard-4", "boot_disk_type": "pd-ssd",
               "boot_disk_size_gb": 100},
     "workers": {"replica_count": 1},
 }
+
+
+TOKEN_NAME = "seed_demo"
 
 
 class Command(BaseCommand):
@@ -38,6 +45,8 @@ class Command(BaseCommand):
         parser.add_argument("--sample-job", action="store_true",
                             help="also submit the sample 2-replica DDP job")
         parser.add_argument("--steps", type=int, default=300)
+        parser.add_argument("--on-demand", action="store_true",
+                            help="run the sample job on STANDARD VMs instead of SPOT")
 
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
@@ -50,11 +59,14 @@ class Command(BaseCommand):
                 slug=options["team"], defaults={"name": options["team"].replace("-", " ").title()})
             Membership.objects.update_or_create(user=user, team=team,
                                                 defaults={"role": options["role"]})
-            token, _ = Token.objects.get_or_create(user=user)
+            for old in ApiToken.objects.filter(user=user, name=TOKEN_NAME,
+                                               revoked_at__isnull=True):
+                tokens.revoke(old)
+            token = tokens.create(user, TOKEN_NAME)
         out: dict[str, Any] = {"username": user.username, "password": options["password"],
                                "team": team.slug, "token": token.key, "job": None}
         if options["sample_job"]:
-            request = {**SAMPLE_JOB}
+            request = {**SAMPLE_JOB, "spot": not options["on_demand"]}
             request["args"] = ["--preset", "tiny", "--steps", str(options["steps"]),
                                "--checkpoint-every", "50"]
             checked = requests.check(request, team)
