@@ -40,8 +40,11 @@ class AdminClient:
         )
         return rpc(request, timeout=self._timeout)
 
-    def preempt(self, job_id: str, grace_s: float = 30.0) -> dict:
-        return self.call("PreemptJob", {"job_id": job_id, "grace_s": grace_s})
+    def preempt(self, job_id: str, grace_s: float = 30.0, at_step: int | None = None) -> dict:
+        request: dict = {"job_id": job_id, "grace_s": grace_s}
+        if at_step is not None:
+            request["at_step"] = at_step
+        return self.call("PreemptJob", request)
 
     def set_faults(self, method: str = "*", code: str = "UNAVAILABLE", rate: float = 1.0) -> dict:
         """Fail `rate` of the calls to `method` with `code`; rate 0 removes the fault."""
@@ -67,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     preempt.add_argument("--target", default=argparse.SUPPRESS)
     preempt.add_argument("--job", required=True, help="job id or full resource name")
     preempt.add_argument("--grace", type=float, default=30.0, help="SIGTERM to SIGKILL, seconds")
+    preempt.add_argument(
+        "--at-step",
+        type=int,
+        default=None,
+        help="arm it: preempt when a replica reports this step or a later one",
+    )
     faults = commands.add_parser("faults", help="make a fraction of API calls fail")
     faults.add_argument("--target", default=argparse.SUPPRESS)
     faults.add_argument("--method", default="*", help="e.g. CreateCustomJob, ListLogEntries, *")
@@ -84,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     with AdminClient(args.target) as client:
         try:
             if args.command == "preempt":
-                result = client.preempt(args.job, args.grace)
+                result = client.preempt(args.job, args.grace, args.at_step)
             elif args.command == "faults":
                 result = client.set_faults(args.method, args.code, args.rate)
             elif args.command == "latency":

@@ -1,6 +1,7 @@
 """localvertex.v1.Admin: what Vertex does not offer but tests need (JSON in, JSON out).
 
 PreemptJob {"job_id", "grace_s": 30}        spot preemption of every replica of a RUNNING job
+           {..., "at_step": N}              armed: preempt when a replica reports step N or later
 SetFaults  {"method", "code", "rate"}       fail a fraction of API calls ("*": every method)
 GetJob     {"job_id"}                       restart and preemption counts, replicas' pids
 """
@@ -52,6 +53,16 @@ class AdminService:
         record = self.manager.jobs.get(job_id)
         if record is None:
             raise errors.not_found(f"job {job_id} not found")
+        at_step = request.get("at_step")
+        if at_step is not None:
+            if not isinstance(at_step, int) or isinstance(at_step, bool) or at_step < 0:
+                raise errors.invalid("at_step must be a non-negative integer")
+            if record.terminal or not self.manager.preempt(job_id, grace, at_step):
+                raise errors.failed_precondition(
+                    f"job {job_id} is {JobState(record.state).name}; a preemption is armed only "
+                    "for a job that has not ended"
+                )
+            return {"job_id": job_id, "grace_s": grace, "at_step": at_step}
         if record.state != JobState.JOB_STATE_RUNNING or not self.manager.preempt(job_id, grace):
             raise errors.failed_precondition(
                 f"job {job_id} is {JobState(record.state).name}; only a running job is preempted"

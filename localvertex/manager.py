@@ -89,11 +89,14 @@ class JobManager:
         if record is not None and not record.terminal and not self._stopping:
             finish_record(self, record.id, JobState.JOB_STATE_CANCELLED, CODE_CANCELLED, "CANCELED")
 
-    def preempt(self, job_id: str, grace_s: float) -> bool:
+    def preempt(self, job_id: str, grace_s: float, at_step: int | None = None) -> bool:
         runner = self._runner(job_id)
         if runner is None:
             return False
-        runner.send("preempt", grace_s)
+        if at_step is None:
+            runner.send("preempt", grace_s)
+        else:
+            runner.arm_preemption(at_step, grace_s)
         return True
 
     def live_pids(self, job_id: str) -> dict[str, int | None]:

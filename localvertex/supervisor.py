@@ -18,6 +18,7 @@ turn lines into log entries (logentries.py) for the single log writer (logstore.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import queue
 import signal
@@ -134,6 +135,9 @@ class JobRunner:
         self._max_restarts = 0 if scheduling.disable_retries else self.settings.max_restarts
         self._timeout_s = _seconds(scheduling.timeout) if scheduling.HasField("timeout") else None
         self._started_at: float | None = None
+        # A preemption armed for a step (admin PreemptJob with at_step): (step, grace_s).
+        self._preempt_at: tuple[int, float] | None = None
+        self._preempt_lock = threading.Lock()
 
     # -- talking to the runner -------------------------------------------------------------
 
@@ -147,6 +151,29 @@ class JobRunner:
         if command in ("cancel", "shutdown"):
             self._urgent.set()
         self._commands.put((command, arg))
+
+    def arm_preemption(self, step: int, grace_s: float) -> None:
+        """Preempt once any replica reports a `step` event at or past STEP: a deterministic
+        moment for tests and the demo, however fast the machine trains."""
+        with self._preempt_lock:
+            self._preempt_at = (step, grace_s)
+
+    def _check_armed_preemption(self, line: str) -> None:
+        if self._preempt_at is None or '"step"' not in line:
+            return
+        try:
+            payload = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(payload, dict) or payload.get("event") != "step":
+            return
+        step = payload.get("step")
+        with self._preempt_lock:
+            if self._preempt_at is None or not isinstance(step, int) or step < self._preempt_at[0]:
+                return
+            grace_s = self._preempt_at[1]
+            self._preempt_at = None
+        self.send("preempt", grace_s)
 
     def pids(self) -> dict[str, int | None]:
         with self._pid_lock:
@@ -405,9 +432,7 @@ class JobRunner:
                 for raw in iter(stream.readline, b""):
                     line = raw.decode("utf-8", "replace").rstrip("\r\n")
                     if line.strip():
-                        self.manager.log_line(
-                            self.project, self.job_id, replica.task, line, severity
-                        )
+                        self._replica_line(replica, line, severity)
 
         thread = threading.Thread(target=read, name=f"{self.job_id}-{replica.task}", daemon=True)
         thread.start()
@@ -516,6 +541,7 @@ class JobRunner:
 
     def _replica_line(self, replica: _Replica, line: str, severity: int) -> None:
         self.manager.log_line(self.project, self.job_id, replica.task, line, severity)
+        self._check_armed_preemption(line)
 
 
 def _add_preemption(record: JobRecord) -> None:

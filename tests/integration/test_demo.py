@@ -31,5 +31,5 @@ def test_the_demo_trains_is_preempted_recovers_and_finishes(tmp_path: Path) -> N
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-6000:]
     assert "embedded broker" in out
-    assert "injected a spot preemption" in out
+    assert "armed a spot preemption for step 50" in out
     assert re.search(r"SUCCEEDED after 150 steps and [1-9]\d* restart\(s\)", out), out[-3000:]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import grpc
 import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1
@@ -20,6 +21,7 @@ from tests.localvertex.helpers import (
     custom_job,
     entries,
     job_id,
+    json_entries,
     pid_alive,
     python_pool,
     wait_for,
@@ -168,6 +170,61 @@ def test_spot_preemption_from_the_cli(emulator: EmulatorProcess) -> None:
     assert len(events) == 1
     with AdminClient(emulator.address) as admin:
         assert admin.job(job_id(job))["preemption_count"] == 1
+    emulator.jobs.cancel_custom_job(name=job.name)
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_CANCELLED)
+
+
+def test_a_preemption_armed_for_a_step_lands_at_that_step(emulator: EmulatorProcess) -> None:
+    """Armed before the replica runs at all; it fires on the first `step` event at or past 5,
+    once, and the restarted replica (which starts its steps again) is left alone."""
+    counts_steps = textwrap.dedent(
+        """
+        import json, signal, sys, time
+        def preempted(signum, frame):
+            print(json.dumps({"event": "preempted", "step": step}), flush=True)
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, preempted)
+        for step in range(1, 41):
+            print(json.dumps({"event": "step", "step": step}), flush=True)
+            time.sleep(0.05)
+        """
+    )
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT,
+        custom_job=custom_job(
+            "armed", [python_pool(counts_steps)], scheduling={"strategy": "SPOT"}
+        ),
+    )
+    with AdminClient(emulator.address) as admin:
+        armed = wait_for(lambda: _try_arm(admin, job_id(job), 5))
+        assert armed["at_step"] == 5
+    wait_state(emulator.jobs, job.name, State.JOB_STATE_SUCCEEDED)
+    events = json_entries(
+        entries(
+            emulator.logs, f'resource.labels.job_id="{job_id(job)}" jsonPayload.event=preempted'
+        )
+    )
+    assert len(events) == 1
+    assert 5 <= events[0]["step"] < 40
+    with AdminClient(emulator.address) as admin:
+        assert admin.job(job_id(job))["preemption_count"] == 1
+
+
+def _try_arm(admin: AdminClient, job: str, step: int) -> dict | None:
+    try:
+        return admin.preempt(job, grace_s=5, at_step=step)
+    except grpc.RpcError:
+        return None  # no runner yet
+
+
+def test_arming_refuses_a_bad_step(emulator: EmulatorProcess) -> None:
+    job = emulator.jobs.create_custom_job(
+        parent=PARENT, custom_job=custom_job("bad-step", [python_pool(SLEEPER)])
+    )
+    with AdminClient(emulator.address) as admin, pytest.raises(grpc.RpcError) as caught:
+        admin.preempt(job_id(job), grace_s=1, at_step=-3)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "at_step" in caught.value.details()
     emulator.jobs.cancel_custom_job(name=job.name)
     wait_state(emulator.jobs, job.name, State.JOB_STATE_CANCELLED)
 
