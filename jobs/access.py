@@ -40,3 +40,14 @@ def role_in(user: Any, team: Team) -> str | None:
 
 def can_submit(user: Any, team: Team) -> bool:
     return role_in(user, team) in SUBMIT_ROLES
+
+
+def can_manage(user: Any, team: Team) -> bool:
+    """Admins manage a team: its members, channels, budgets and templates."""
+    return role_in(user, team) == Role.ADMIN
+
+
+def managed_teams(user: Any) -> QuerySet[Team]:
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return Team.objects.filter(memberships__user=user, memberships__role=Role.ADMIN)

@@ -38,6 +38,11 @@ class Membership(models.Model):
     def can_submit(self) -> bool:
         return self.role in (Role.ADMIN, Role.MEMBER)
 
+    @property
+    def name(self) -> str:
+        """The member's username: what the audit log shows for a membership."""
+        return self.user.get_username()
+
     def __str__(self) -> str:
         return f"{self.user} in {self.team} ({self.role})"
 

@@ -171,6 +171,7 @@ def _compose_context(request: HttpRequest) -> dict[str, Any]:
         "templates": JobTemplate.objects.filter(
             team__in=access.teams_of(request.user)).select_related("team"),
         "export_formats": interop.FORMATS,
+        "manages_a_team": access.managed_teams(request.user).exists(),
     }
 
 
@@ -272,7 +273,7 @@ class TemplateListView(LoginRequiredMixin, View):
             "presets": presets.PRESETS,
             "templates": JobTemplate.objects.filter(
                 team__in=access.teams_of(request.user)).select_related("team", "created_by"),
-            "can_edit": {t.pk for t in access.submit_teams(request.user)},
+            "can_edit": {t.pk for t in access.managed_teams(request.user)},
         })
 
 
@@ -290,6 +291,10 @@ class TemplateSaveView(SubmitterRequiredMixin, View):
                     and not _composer_error(form, field)]
         if team is None:
             problems.insert(0, "choose the team the template belongs to")
+        elif not access.can_manage(request.user, team):
+            return render(request, "jobs/partials/template_saved.html",
+                          {"problems": [f"only the admins of team {team.slug} save its "
+                                        "templates"]}, status=403)
         if not name:
             problems.insert(0, "give the template a name")
         if problems:
@@ -315,8 +320,9 @@ def _composer_error(form: JobForm, field: str) -> bool:
 def template_delete(request: HttpRequest, pk: int) -> HttpResponse:
     template = get_object_or_404(JobTemplate.objects.filter(
         team__in=access.teams_of(request.user)), pk=pk)
-    if not access.can_submit(request.user, template.team):
-        raise PermissionDenied("your role in this team cannot change its templates")
+    if not access.can_manage(request.user, template.team):
+        raise PermissionDenied(f"only the admins of team {template.team.slug} change its "
+                               "templates")
     audit.record(request, "template.delete", template)
     template.delete()
     messages.success(request, f"Template {template.name} deleted.")

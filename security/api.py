@@ -4,6 +4,7 @@
     tokens/<id>/                 GET, DELETE revoke
     teams/<team>/audit/          GET the team's audit log (team admins only); filters action,
                                  actor, since, until
+    teams/, teams/<team>/members/[<id>/]   teams and their members (security/members_api.py)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rest_framework.response import Response
 
 from jobs import access
 from jobs.models import Role
-from security import audit, tokens
+from security import audit, members_api, tokens
 from security.models import ApiToken, AuditEntry
 from security.serializers import AuditEntrySerializer, NewTokenSerializer, TokenSerializer
 
@@ -106,4 +107,9 @@ urlpatterns = [
     path("tokens/", TokenList.as_view(), name="api-token-list"),
     path("tokens/<int:pk>/", TokenDetail.as_view(), name="api-token-detail"),
     path("teams/<slug:team>/audit/", TeamAudit.as_view(), name="api-team-audit"),
+    path("teams/", members_api.TeamList.as_view(), name="api-team-list"),
+    path("teams/<slug:team>/members/", members_api.MemberList.as_view(),
+         name="api-member-list"),
+    path("teams/<slug:team>/members/<int:pk>/", members_api.MemberDetail.as_view(),
+         name="api-member-detail"),
 ]

@@ -1,5 +1,5 @@
 """The audit log: who submitted, cancelled, cloned or resubmitted which job, and who changed a
-team's channels, templates, budgets or their own tokens.
+team's members, channels, templates, budgets or their own tokens.
 
 Views call `record(request, action, target)` after the change succeeded. The state change
 itself stays where it is (jobs/lifecycle.py for jobs); this only writes down who asked.
@@ -19,6 +19,7 @@ ACTIONS = (
     "channel.create", "channel.update", "channel.delete",
     "budget.create", "budget.update", "budget.delete",
     "token.create", "token.revoke",
+    "member.add", "member.change", "member.remove",
 )
 
 

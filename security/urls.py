@@ -1,4 +1,4 @@
-"""Pages for tokens and the audit log; controlplane/urls.py includes this module."""
+"""Pages for tokens, teams and members, and the audit log; controlplane/urls.py includes this module."""
 
 from django.urls import path
 
@@ -8,4 +8,6 @@ urlpatterns = [
     path("tokens/", views.token_list, name="token-list"),
     path("tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
     path("teams/<slug:team>/audit/", views.team_audit, name="team-audit"),
+    path("teams/", views.team_list, name="team-list"),
+    path("teams/<slug:team>/members/", views.team_members, name="team-members"),
 ]

@@ -1,4 +1,5 @@
-"""Pages: the user's API tokens (make one, see it once, revoke) and a team's audit log."""
+"""Pages: the user's API tokens (make one, see it once, revoke), the user's teams and their
+members (admins add, change and remove), and a team's audit log."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from jobs import access
-from jobs.models import Role
-from security import audit, tokens
+from jobs.models import Membership, Role, Team
+from security import audit, members, tokens
 from security.models import ApiToken, AuditEntry
 
 AUDIT_PAGE = 100
@@ -60,3 +61,64 @@ def team_audit(request: HttpRequest, team: str) -> HttpResponse:
     entries = AuditEntry.objects.filter(team=team_obj)
     page = Paginator(entries, AUDIT_PAGE).get_page(request.GET.get("page"))
     return render(request, "security/audit.html", {"team": team_obj, "page": page})
+
+
+@login_required
+@require_GET
+def team_list(request: HttpRequest) -> HttpResponse:
+    memberships = (Membership.objects.filter(user=request.user)
+                   .select_related("team").order_by("team__slug"))
+    return render(request, "security/teams.html", {"memberships": memberships})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def team_members(request: HttpRequest, team: str) -> HttpResponse:
+    """Everyone in the team sees who is in it; admins add, change roles and remove (POST with
+    action=add|role|remove). A refused change shows why and changes nothing."""
+    team_obj = get_object_or_404(access.teams_of(request.user), slug=team)
+    manages = access.can_manage(request.user, team_obj)
+    error, status = "", 200
+    if request.method == "POST":
+        if not manages:
+            raise PermissionDenied(f"only the admins of team {team_obj.slug} manage its members")
+        try:
+            _change_members(request, team_obj)
+            return redirect("team-members", team=team_obj.slug)
+        except members.MembershipError as exc:
+            error, status = str(exc), 400
+    return render(request, "security/members.html", {
+        "team": team_obj,
+        "manages": manages,
+        "members": Membership.objects.filter(team=team_obj).select_related("user")
+                                     .order_by("user__username"),
+        "roles": members.ROLES,
+        "error": error,
+        "form": request.POST if error else {},
+    }, status=status)
+
+
+def _change_members(request: HttpRequest, team: Team) -> None:
+    action = request.POST.get("action")
+    if action == "add":
+        made = members.add(team, request.POST.get("username", ""), request.POST.get("role", ""))
+        audit.record(request, "member.add", made, detail=members.describe(made))
+        messages.success(request, f"{made.name} joined {team.name} as {made.role}.")
+        return
+    membership = Membership.objects.filter(team=team, pk=request.POST.get("member") or 0
+                                           ).select_related("user", "team").first()
+    if membership is None:
+        raise members.MembershipError("member", "no such member of this team")
+    if action == "role":
+        before = membership.role
+        if members.change_role(membership, request.POST.get("role", "")):
+            audit.record(request, "member.change", membership,
+                         detail={**members.describe(membership), "was": before})
+            messages.success(request, f"{membership.name} is now {membership.role}.")
+    elif action == "remove":
+        detail = members.describe(membership)
+        members.remove(membership)
+        audit.record(request, "member.remove", None, team=team, detail=detail)
+        messages.success(request, f"{detail['username']} left {team.name}.")
+    else:
+        raise members.MembershipError("action", "one of: add, role, remove")

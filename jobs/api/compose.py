@@ -233,8 +233,8 @@ class PresetList(APIView):
 
 
 class TemplateList(generics.ListCreateAPIView):
-    """The templates of the caller's teams; POST saves one (name, description, request, and
-    ?team= or "team" when you are in several teams)."""
+    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    request, and ?team= or "team" when you are in several teams)."""
 
     serializer_class = TemplateSerializer
 
@@ -245,6 +245,8 @@ class TemplateList(generics.ListCreateAPIView):
     def perform_create(self, serializer: TemplateSerializer) -> None:
         slug = self.request.data.get("team") if isinstance(self.request.data, dict) else None
         team = resolve_team(self.request.user, slug or self.request.query_params.get("team"))
+        if not access.can_manage(self.request.user, team):
+            raise PermissionDenied(f"only the admins of team {team.slug!r} save its templates")
         body = serializer.validated_data.get("request")
         if not isinstance(body, dict):
             raise ValidationError({"request": ["a job request (the form's fields) or a "
@@ -271,7 +273,8 @@ class TemplateDetail(generics.RetrieveDestroyAPIView):
         return JobTemplate.objects.filter(team__in=access.teams_of(self.request.user))
 
     def perform_destroy(self, instance: JobTemplate) -> None:
-        if not access.can_submit(self.request.user, instance.team):
-            raise PermissionDenied("your role in this team cannot change its templates")
+        if not access.can_manage(self.request.user, instance.team):
+            raise PermissionDenied(f"only the admins of team {instance.team.slug!r} change its "
+                                   "templates")
         audit.record(self.request, "template.delete", instance)
         instance.delete()

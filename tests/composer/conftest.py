@@ -7,6 +7,8 @@ from tests.web.conftest import (  # noqa: F401
     member_client,
     other_team,
     team,
+    team_admin,
+    team_admin_client,
     viewer,
     viewer_client,
 )

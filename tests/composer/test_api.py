@@ -159,19 +159,23 @@ def test_a_stored_job_exports(member_client: Client, backend: Backend, make_job:
     assert response.content.decode().startswith("# gcloud ai custom-jobs create")
 
 
-def test_presets_and_templates(member_client: Client, backend: Backend, team: Team,
-                               viewer: Any) -> None:
+def test_presets_and_templates(member_client: Client, team_admin_client: Client,
+                               backend: Backend, team: Team, viewer: Any) -> None:
     listed = member_client.get(reverse("api-preset-list")).json()
     assert {p["slug"] for p in listed} == {p.slug for p in presets.PRESETS}
-    created = post(member_client, "api-template-list",
+    # Templates belong to the team's admins; a member uses them but may not save one.
+    refused = post(member_client, "api-template-list", {"name": "nightly", "request": job()})
+    assert refused.status_code == 403 and "admins of team 'vision'" in refused.json()["detail"]
+    assert not JobTemplate.objects.exists()
+    created = post(team_admin_client, "api-template-list",
                    {"name": "nightly", "description": "d", "request": job(strategy="zero2",
                                                                          chief=A100_8)})
     assert created.status_code == 201, created.content
     assert created.json()["team"] == "vision"
-    again = post(member_client, "api-template-list", {"name": "nightly", "request": job()})
+    again = post(team_admin_client, "api-template-list", {"name": "nightly", "request": job()})
     assert again.status_code == 400 and "already has a template" in again.json()["name"][0]
-    from_rest = post(member_client, "api-template-list", {"name": "from-vertex",
-                                                          "request": rest_json()})
+    from_rest = post(team_admin_client, "api-template-list", {"name": "from-vertex",
+                                                              "request": rest_json()})
     assert from_rest.status_code == 201
     assert from_rest.json()["request"]["command"] == ["python", "train.py"]
     template = JobTemplate.objects.get(name="nightly")
@@ -182,4 +186,6 @@ def test_presets_and_templates(member_client: Client, backend: Backend, team: Te
     assert viewer_client.delete(reverse("api-template-detail", args=[template.pk])
                                 ).status_code == 403
     assert member_client.delete(reverse("api-template-detail", args=[template.pk])
-                                ).status_code == 204
+                                ).status_code == 403
+    assert team_admin_client.delete(reverse("api-template-detail", args=[template.pk])
+                                    ).status_code == 204

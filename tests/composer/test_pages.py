@@ -113,12 +113,13 @@ def test_a_submitted_job_exports(member_client: Client, make_job: Any, team: Tea
     compile(response.content.decode(), "job.py", "exec")
 
 
-def test_save_a_template_and_start_a_job_from_it(member_client: Client, backend: Backend,
+def test_save_a_template_and_start_a_job_from_it(member_client: Client,
+                                                 team_admin_client: Client, backend: Backend,
                                                  team: Team) -> None:
-    data = shown_then_posted(member_client, reverse("job-compose"),
+    data = shown_then_posted(team_admin_client, reverse("job-compose"),
                              preset="single-node-fsdp-a100")
     data.update(template_name="fsdp nightly", template_description="every night")
-    saved = member_client.post(reverse("template-save"), data)
+    saved = team_admin_client.post(reverse("template-save"), data)
     assert saved.status_code == 200 and b"saved" in saved.content
     template = JobTemplate.objects.get()
     assert (template.team, template.request["strategy"]) == (team, "fsdp")
@@ -128,8 +129,19 @@ def test_save_a_template_and_start_a_job_from_it(member_client: Client, backend:
     checked = member_client.post(reverse("job-validate"), data).context["checked"]
     assert checked.ok, checked.errors
     assert checked.composition.custom_job == composer.compose(template.request).custom_job
-    unnamed = member_client.post(reverse("template-save"), {**data, "template_name": ""})
+    unnamed = team_admin_client.post(reverse("template-save"), {**data, "template_name": ""})
     assert unnamed.status_code == 400 and b"give the template a name" in unnamed.content
+
+
+def test_a_member_uses_templates_but_only_admins_save_them(member_client: Client,
+                                                           backend: Backend, team: Team) -> None:
+    page = member_client.get(reverse("job-compose")).content.decode()
+    assert "Save as a team template" not in page
+    data = shown_then_posted(member_client, reverse("job-compose"),
+                             preset="single-node-fsdp-a100")
+    refused = member_client.post(reverse("template-save"), {**data, "template_name": "mine"})
+    assert refused.status_code == 403 and b"only the admins of team vision" in refused.content
+    assert not JobTemplate.objects.exists()
 
 
 def test_another_teams_template_is_a_404(member_client: Client, other_team: Team) -> None:

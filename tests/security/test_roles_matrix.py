@@ -7,8 +7,8 @@ a member and an admin of Vision, and an admin of another team (the outsider). Th
 - anonymous: the API answers 401, a page redirects to the login (a few routes are public);
 - the outsider: 404 for every route that names a Vision object (ids leak nothing); on routes
   that name none, the outsider acts in their own team, where they are admin;
-- within Vision: a route needs viewer (reads), member (compose, submit, cancel, serving,
-  templates) or admin (channels, audit log); a lower role gets 403;
+- within Vision: a route needs viewer (reads), member (compose, submit, cancel, serving)
+  or admin (members, channels, budgets, templates, audit log); a lower role gets 403;
 - a refused request changes nothing in the database, and neither does a GET.
 
 Each caller's request runs in a savepoint that is rolled back, so every caller finds the same
@@ -27,13 +27,14 @@ from typing import Any
 import pytest
 from celery.app.task import Task
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from jobs.models import Job, JobState, Role, Team
+from jobs.models import Job, JobState, Membership, Role, Team
 from jobs.notifications.models import SlackChannel
 from jobs.serving import remote
 from jobs.serving.models import Deployment, Endpoint, ModelEntry, Slo
@@ -114,6 +115,11 @@ POLICY: dict[tuple[str, str], str] = {
     # So do budgets (members read them).
     ("api-team-budget", "put"): "admin", ("api-team-budget", "delete"): "admin",
     ("team-costs", "post"): "admin",
+    # Templates, and who is in the team, are the admins' to change (members use templates).
+    ("api-template-list", "post"): "admin", ("api-template-detail", "delete"): "admin",
+    ("template-save", "post"): "admin", ("template-delete", "post"): "admin",
+    ("api-member-list", "post"): "admin", ("api-member-detail", "patch"): "admin",
+    ("api-member-detail", "delete"): "admin", ("team-members", "post"): "admin",
     # Tokens are the caller's own.
     ("api-token-list", "get"): "user", ("api-token-list", "post"): "user",
     ("api-token-detail", "get"): "user", ("api-token-detail", "delete"): "user",
@@ -179,8 +185,11 @@ def build_world() -> World:
                                            state=Deployment.State.DEPLOYED,
                                            deployed_at=timezone.now())
     world = World(team=team, other=other, users=users)
+    # Someone in no team yet, for the admins to add.
+    get_user_model().objects.create_user(username="nina")
     world.objects = {"job": job, "template": template, "channel": channel, "model": entry,
-                     "endpoint": endpoint, "deployment": deployment}
+                     "endpoint": endpoint, "deployment": deployment,
+                     "membership": Membership.objects.get(team=team, user=users["member"])}
     # Each caller has a token of their own (for the API and the token routes).
     world.objects["tokens"] = {name: tokens.create(user, "matrix") for name, user in
                                users.items()}
@@ -192,6 +201,7 @@ PK_OWNERS = (
     ("serving/endpoints/", "endpoint"), ("serving/deployments/", "deployment"),
     ("serving/models/", "model"), ("serving/jobs/", "job"), ("templates/", "template"),
     ("channels/", "channel"), ("notifications/", "channel"), ("tokens/", "token"),
+    ("members/", "membership"),
     ("jobs/", "job"),
 )
 SLUGS = {"name": "logs", "fmt": "yaml"}
@@ -260,6 +270,10 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
         "api-serving-predict": {"instances": [{"prompt": "a"}]},
         "api-serving-deployment": {"min_replicas": 1, "max_replicas": 2},
         "api-token-list": {"name": "more"},
+        "api-member-list": {"username": "nina", "role": "viewer"},
+        "api-member-detail": {"role": "viewer"},
+        "team-members": {"action": "role", "member": world.objects["membership"].pk,
+                         "role": "viewer"},
         "api-team-budget": {"monthly_budget_micros": 100_000_000, "on_exceed": "notify"},
         "job-compose": form_job, "job-validate": form_job, "job-export-form": form_job,
         "template-save": {**form_job, "template_name": "matrix"},
@@ -442,6 +456,7 @@ def test_every_route_was_walked() -> None:
     names = {r.name for r in ROUTES}
     for expected_name in ("api-job-list", "api-job-cancel", "api-channel-detail",
                           "api-serving-endpoint", "api-token-list", "api-team-audit",
+                          "api-member-list", "api-member-detail", "team-members",
                           "job-list", "job-detail", "job-cancel", "token-list", "api-schema"):
         assert expected_name in names
     every = [r.route for r in _walk(get_resolver().url_patterns)]

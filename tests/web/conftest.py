@@ -62,6 +62,18 @@ def member(team: Team) -> Any:
 
 
 @pytest.fixture
+def team_admin(team: Team) -> Any:
+    return _user("ada", team, Role.ADMIN)
+
+
+@pytest.fixture
+def team_admin_client(team_admin: Any) -> Client:
+    client = Client()
+    client.force_login(team_admin)
+    return client
+
+
+@pytest.fixture
 def viewer(team: Team) -> Any:
     return _user("vic", team, Role.VIEWER)
 
