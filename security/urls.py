@@ -1,4 +1,4 @@
-"""Pages for tokens, teams and members, and the audit log; controlplane/urls.py includes this module."""
+"""Pages for tokens, teams and members, and the audit log (included by controlplane/urls.py)."""
 
 from django.urls import path
 

@@ -122,3 +122,18 @@ def test_secrets_are_never_returned(world: World,
     for response in (made, listed, detail):
         assert secret not in response.content.decode()
         assert "abcdefghijklmnop" not in response.content.decode()
+
+
+def test_a_huge_page_is_capped(world: World,
+                               token_client: Callable[[Any], APIClient]) -> None:
+    from jobs.models import Job
+    from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+
+    Job.objects.bulk_create(
+        Job(team=world.team, created_by=world.users["member"], name=f"exp-{n}",
+            request=CPU_REQUEST, custom_job=CPU_CUSTOM_JOB, project="p", region="us-central1")
+        for n in range(1003))
+    page = token_client(world.users["viewer"]).get("/api/v1/jobs/?limit=100000000").json()
+    assert page["count"] == 1003
+    assert len(page["results"]) == 1000
+    assert "limit=1000&" in page["next"] and "offset=1000" in page["next"]

@@ -114,4 +114,4 @@ def test_the_members_page(world: World) -> None:
     assert refused.status_code == 400 and "last admin" in refused.content.decode()
     teams = admin.get("/teams/").content.decode()
     assert 'data-team="vision"' in teams and "/teams/vision/audit/" in teams
-    assert Role.ADMIN == _roles(world)["ada"]
+    assert _roles(world)["ada"] == Role.ADMIN
