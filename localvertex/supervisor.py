@@ -135,8 +135,9 @@ class JobRunner:
         self._max_restarts = 0 if scheduling.disable_retries else self.settings.max_restarts
         self._timeout_s = _seconds(scheduling.timeout) if scheduling.HasField("timeout") else None
         self._started_at: float | None = None
-        # A preemption armed for a step (admin PreemptJob with at_step): (step, grace_s).
-        self._preempt_at: tuple[int, float] | None = None
+        # Preemptions armed for steps (admin PreemptJob with at_step): (step, grace_s), in
+        # step order; each fires once.
+        self._preempt_at: list[tuple[int, float]] = []
         self._preempt_lock = threading.Lock()
 
     # -- talking to the runner -------------------------------------------------------------
@@ -154,12 +155,13 @@ class JobRunner:
 
     def arm_preemption(self, step: int, grace_s: float) -> None:
         """Preempt once any replica reports a `step` event at or past STEP: a deterministic
-        moment for tests and the demo, however fast the machine trains."""
+        moment for tests and the demo, however fast the machine trains. Several may be armed
+        (the second for the run that resumes after the first); the lowest fires first."""
         with self._preempt_lock:
-            self._preempt_at = (step, grace_s)
+            self._preempt_at = sorted([*self._preempt_at, (step, grace_s)])
 
     def _check_armed_preemption(self, line: str) -> None:
-        if self._preempt_at is None or '"step"' not in line:
+        if not self._preempt_at or '"step"' not in line:
             return
         try:
             payload = json.loads(line)
@@ -169,10 +171,9 @@ class JobRunner:
             return
         step = payload.get("step")
         with self._preempt_lock:
-            if self._preempt_at is None or not isinstance(step, int) or step < self._preempt_at[0]:
+            if not self._preempt_at or not isinstance(step, int) or step < self._preempt_at[0][0]:
                 return
-            grace_s = self._preempt_at[1]
-            self._preempt_at = None
+            _, grace_s = self._preempt_at.pop(0)
         self.send("preempt", grace_s)
 
     def pids(self) -> dict[str, int | None]:

@@ -52,6 +52,8 @@ class Trainer:
         self.device = device
         self.stop = stop
         self.is_main = process.is_main
+        # Whether this run continues from a checkpoint (fault injection acts on first runs only).
+        self.resumed = False
 
         # Global RNGs are seeded (and checkpointed) for whatever uses them; the data and the
         # initial weights come from their own seeded generators.
@@ -236,7 +238,9 @@ class Trainer:
 
         def write(storage: Storage, folder: str) -> None:
             self.strategy.save(storage, folder, self.model, self.optimizer)
-            faults.pause_if_requested("checkpoint_write", step, self.process.rank, folder)
+            faults.pause_if_requested(
+                "checkpoint_write", step, self.process.rank, folder, resumed=self.resumed
+            )
             self._write_trainer_state(storage, folder, step, loss)
 
         info = self.checkpoints.save(step, write, self._metadata(loss))
@@ -319,6 +323,7 @@ class Trainer:
             )
         if self.is_main:
             events.resumed(state["step"], info.path)
+        self.resumed = True
         return int(state["step"]), state["loss"]
 
     # -- export ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
+import grpc
 import pytest
 
 from tests.integration.conftest import Api
@@ -44,28 +45,33 @@ def test_two_preemptions_billed_time_excludes_queued_and_preempted_time_lost_apa
     })
     assert response.status_code == 201, response.text
     job_id = response.json()["id"]
-    floor = 0
-    for preemption in (1, 2):
-        def progressed(low: int = floor) -> dict | None:
-            job = api.get(f"/api/v1/jobs/{job_id}/")
-            assert job["state"] not in TERMINAL, job
-            # Past a checkpoint, and some steps beyond it: work a preemption will lose.
-            return job if (job["last_step"] or 0) >= low + 30 else None
+    # Both preemptions are armed on the emulator for steps the trainer reports, so they land
+    # mid-run however fast this machine trains: at step 30 (ten steps past the checkpoint of
+    # step 20, work the preemption throws away), and at step 70 of the run that resumed.
+    def submitted() -> dict | None:
+        job = api.get(f"/api/v1/jobs/{job_id}/")
+        assert job["state"] not in TERMINAL, job
+        return job if job["attempts"] and job["attempts"][0]["vertex_name"] else None
 
-        job = wait(progressed, timeout_s=180, what=f"progress before preemption {preemption}",
-                   stack=stack)
+    job = wait(submitted, timeout_s=120, what="the CustomJob", stack=stack)
+
+    def armed(step: int) -> bool:
         with admin(stack) as client:
-            client.preempt(vertex_job_id(job), grace_s=0)
+            try:
+                return bool(client.preempt(vertex_job_id(job), grace_s=0, at_step=step))
+            except grpc.RpcError:
+                return False  # the emulator has not started the job's runner yet
 
-        def resumed(n: int = preemption) -> list | None:
-            rows = [r for r in api.get(f"/api/v1/jobs/{job_id}/restarts/")["results"]
-                    if r["replica"] == "workerpool0-0"]
-            return rows if len(rows) == n and rows[-1]["resumed_from_step"] is not None \
-                else None
+    wait(lambda: armed(30), timeout_s=60, what="the first preemption armed", stack=stack)
+    assert armed(70)
 
-        rows = wait(resumed, timeout_s=180, what=f"the resume after preemption {preemption}",
-                    stack=stack)
-        floor = rows[-1]["resumed_from_step"]
+    def resumed() -> list | None:
+        rows = [r for r in api.get(f"/api/v1/jobs/{job_id}/restarts/")["results"]
+                if r["replica"] == "workerpool0-0"]
+        return rows if len(rows) == 2 and all(r["resumed_from_step"] is not None
+                                              for r in rows) else None
+
+    wait(resumed, timeout_s=240, what="both preemptions and their resumes", stack=stack)
 
     job = wait(lambda: (lambda j: j if j["state"] in TERMINAL else None)(
         api.get(f"/api/v1/jobs/{job_id}/")), timeout_s=240, what="the job to end", stack=stack)
