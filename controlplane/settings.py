@@ -144,6 +144,10 @@ CACHES = {
 }
 CP_API_RATE_USER = envrate("CP_API_RATE_USER", "1200/minute")
 CP_API_RATE_ANON = envrate("CP_API_RATE_ANON", "120/minute")
+# Failed logins per account (five times as many per client address) before the login page
+# refuses for the rest of the window; 0 turns the limit off (security/login.py).
+CP_LOGIN_MAX_FAILURES = envint("CP_LOGIN_MAX_FAILURES", 10, minimum=0)
+CP_LOGIN_LOCKOUT_S = envint("CP_LOGIN_LOCKOUT_S", 900, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

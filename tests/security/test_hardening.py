@@ -137,3 +137,47 @@ def test_a_huge_page_is_capped(world: World,
     assert page["count"] == 1003
     assert len(page["results"]) == 1000
     assert "limit=1000&" in page["next"] and "offset=1000" in page["next"]
+
+
+def test_failed_logins_lock_the_account_out_and_a_correct_password_does_not_tell(
+        world: World, settings: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    settings.CP_LOGIN_MAX_FAILURES = 3
+    user = get_user_model().objects.get(username="ann")
+    user.set_password("right-password")
+    user.save()
+    client = Client()
+    for _ in range(3):
+        wrong = client.post("/login/", {"username": "ann", "password": "guess"})
+        assert wrong.status_code == 200 and b"correct username and password" in wrong.content
+    locked = client.post("/login/", {"username": "ann", "password": "right-password"})
+    assert locked.status_code == 429 and b"Too many failed logins" in locked.content
+    assert "_auth_user_id" not in client.session
+    # Another account from another address is not affected, and its success logs in.
+    other = get_user_model().objects.get(username="vic")
+    other.set_password("vic-password")
+    other.save()
+    elsewhere = Client(REMOTE_ADDR="10.0.0.9")
+    assert elsewhere.post("/login/", {"username": "vic", "password": "vic-password"}
+                          ).status_code == 302
+
+
+def test_a_success_clears_the_count(world: World, settings: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    settings.CP_LOGIN_MAX_FAILURES = 3
+    user = get_user_model().objects.get(username="ann")
+    user.set_password("right-password")
+    user.save()
+    client = Client()
+    for _ in range(2):
+        client.post("/login/", {"username": "ann", "password": "guess"})
+    assert client.post("/login/", {"username": "ann", "password": "right-password"}
+                       ).status_code == 302
+    client.logout()
+    for _ in range(2):
+        assert client.post("/login/", {"username": "ann", "password": "guess"}
+                           ).status_code == 200
+    assert client.post("/login/", {"username": "ann", "password": "right-password"}
+                       ).status_code == 302
