@@ -2,6 +2,8 @@
 
 Another team's objects are invisible (callers turn that into 404, never 403, so ids leak
 nothing). Roles: viewer reads; member also composes, submits and cancels; admin also manages.
+A request made with a narrowed API token (security/scope.py) sees only the token's teams, and
+a read-only token acts as a viewer in them.
 """
 
 from __future__ import annotations
@@ -11,20 +13,33 @@ from typing import Any
 from django.db.models import QuerySet
 
 from jobs.models import Job, Membership, Role, Team
+from security import scope
 
 SUBMIT_ROLES = (Role.ADMIN, Role.MEMBER)
+
+
+def _scoped(user: Any, teams: QuerySet[Team], *, writes: bool = False) -> QuerySet[Team]:
+    narrowed = scope.of(user)
+    if narrowed is None:
+        return teams
+    if writes and narrowed.read_only:
+        return teams.none()
+    if narrowed.team_ids is not None:
+        teams = teams.filter(pk__in=narrowed.team_ids)
+    return teams
 
 
 def teams_of(user: Any) -> QuerySet[Team]:
     if not user.is_authenticated:
         return Team.objects.none()
-    return Team.objects.filter(memberships__user=user).distinct()
+    return _scoped(user, Team.objects.filter(memberships__user=user).distinct())
 
 
 def submit_teams(user: Any) -> QuerySet[Team]:
     if not user.is_authenticated:
         return Team.objects.none()
-    return Team.objects.filter(memberships__user=user, memberships__role__in=SUBMIT_ROLES)
+    return _scoped(user, Team.objects.filter(memberships__user=user,
+                                             memberships__role__in=SUBMIT_ROLES), writes=True)
 
 
 def visible_jobs(user: Any) -> QuerySet[Job]:
@@ -34,8 +49,15 @@ def visible_jobs(user: Any) -> QuerySet[Job]:
 def role_in(user: Any, team: Team) -> str | None:
     if not user.is_authenticated:
         return None
+    narrowed = scope.of(user)
+    if narrowed is not None and not narrowed.allows_team(team.pk):
+        return None
     membership = Membership.objects.filter(user=user, team=team).only("role").first()
-    return membership.role if membership else None
+    if membership is None:
+        return None
+    if narrowed is not None and narrowed.read_only:
+        return Role.VIEWER
+    return membership.role
 
 
 def can_submit(user: Any, team: Team) -> bool:
@@ -50,4 +72,5 @@ def can_manage(user: Any, team: Team) -> bool:
 def managed_teams(user: Any) -> QuerySet[Team]:
     if not user.is_authenticated:
         return Team.objects.none()
-    return Team.objects.filter(memberships__user=user, memberships__role=Role.ADMIN)
+    return _scoped(user, Team.objects.filter(memberships__user=user,
+                                             memberships__role=Role.ADMIN), writes=True)

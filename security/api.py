@@ -38,8 +38,13 @@ class TokenList(generics.ListCreateAPIView):
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = TokenSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        made = tokens.create(request.user, body.validated_data["name"],
-                             expires_at=body.validated_data.get("expires_at"))
+        try:
+            made = tokens.create(request.user, body.validated_data["name"],
+                                 expires_at=body.validated_data.get("expires_at"),
+                                 team_slugs=body.validated_data.get("team_slugs", ()),
+                                 read_only=body.validated_data.get("read_only", False))
+        except tokens.ScopeError as exc:
+            raise ValidationError({exc.field: [str(exc)]}) from exc
         audit.record(request, "token.create", made.token)
         out = NewTokenSerializer(made.token).data
         out["key"] = made.key
@@ -57,6 +62,9 @@ class TokenDetail(generics.RetrieveDestroyAPIView):
     @extend_schema(responses={200: TokenSerializer})
     def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         token = self.get_object()
+        if not tokens.may_revoke(request.user, token):
+            raise PermissionDenied("a narrowed token revokes only tokens no wider than itself, "
+                                   "and a read-only one none")
         if tokens.revoke(token):
             audit.record(request, "token.revoke", token)
         return Response(TokenSerializer(token).data)

@@ -10,7 +10,7 @@ from typing import Any
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from security import tokens
+from security import scope, tokens
 
 KEYWORD = "Token"
 
@@ -32,6 +32,9 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         token = tokens.find(key)
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+        team_ids = frozenset(team.pk for team in token.teams.all())
+        scope.attach(token.user, scope.Scope(team_ids=team_ids or None,
+                                             read_only=token.read_only))
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:

@@ -12,7 +12,9 @@ class ApiToken(models.Model):
     gives no working token. The prefix is shown so a user can tell their tokens apart.
 
     A token acts as its user within the user's teams as they are at each request: leaving a
-    team or losing a role takes effect on the token at once.
+    team or losing a role takes effect on the token at once. It may be narrowed, never widened:
+    to some of those teams (`teams`; none chosen = all of them), and to reading only
+    (`read_only`: at most a viewer's rights, say for a dashboard).
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
@@ -24,12 +26,18 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    teams = models.ManyToManyField("jobs.Team", blank=True, related_name="+")
+    read_only = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def team_slugs(self) -> list[str]:
+        return sorted(team.slug for team in self.teams.all())
 
     @property
     def active(self) -> bool:

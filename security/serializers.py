@@ -9,11 +9,17 @@ from security.models import ApiToken, AuditEntry
 
 class TokenSerializer(serializers.ModelSerializer):
     active = serializers.BooleanField(read_only=True)
+    teams = serializers.ListField(
+        child=serializers.SlugField(), required=False, source="team_slugs",
+        help_text="Slugs of the teams the token may act in (some of yours); empty: all of them.")
+    read_only = serializers.BooleanField(
+        required=False, default=False,
+        help_text="At most a viewer's rights in those teams, e.g. for a dashboard.")
 
     class Meta:
         model = ApiToken
         fields = ["id", "name", "prefix", "created_at", "last_used_at", "expires_at",
-                  "revoked_at", "active"]
+                  "revoked_at", "active", "teams", "read_only"]
         read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at",
                             "active"]
 

@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
+from jobs import access
+from security import scope
 from security.models import ApiToken
 
 # A recognisable start lets secret scanners (and people) spot a leaked key.
@@ -29,11 +32,36 @@ def digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def create(user: Any, name: str, *, expires_at: Any = None) -> NewToken:
+class ScopeError(ValueError):
+    """A token asked for rights its maker does not have; `field` names what to change."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def create(user: Any, name: str, *, expires_at: Any = None, team_slugs: Any = (),
+           read_only: bool = False) -> NewToken:
+    """Make a token. Its teams must be among those the caller may act in now (with a narrowed
+    token, among that token's), and a read-only caller makes only read-only tokens: a token
+    never carries more than the credentials that made it."""
+    caller = scope.of(user)
+    if caller is not None and caller.read_only and not read_only:
+        raise ScopeError("read_only", "a read-only token makes only read-only tokens")
+    allowed = {team.slug: team for team in access.teams_of(user)}
+    unknown = sorted(set(team_slugs) - set(allowed))
+    if unknown:
+        raise ScopeError("teams", f"not teams of yours: {', '.join(unknown)} (yours: "
+                                  f"{', '.join(sorted(allowed)) or 'none'})")
+    teams = [allowed[slug] for slug in sorted(set(team_slugs))]
+    if not teams and caller is not None and caller.team_ids is not None:
+        teams = list(allowed.values())  # "all" from a narrowed token means all of its teams
     key = KEY_START + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(user=user, name=name.strip()[:100] or "token",
-                                    prefix=key[:PREFIX_LENGTH], key_hash=digest(key),
-                                    expires_at=expires_at)
+    with transaction.atomic():
+        token = ApiToken.objects.create(user=user, name=name.strip()[:100] or "token",
+                                        prefix=key[:PREFIX_LENGTH], key_hash=digest(key),
+                                        expires_at=expires_at, read_only=read_only)
+        token.teams.set(teams)
     return NewToken(token=token, key=key)
 
 
@@ -42,7 +70,8 @@ def find(key: str) -> ApiToken | None:
     never compared, so its timing reveals nothing about stored keys."""
     if not key.startswith(KEY_START):
         return None
-    token = ApiToken.objects.select_related("user").filter(key_hash=digest(key)).first()
+    token = (ApiToken.objects.select_related("user").prefetch_related("teams")
+             .filter(key_hash=digest(key)).first())
     if token is None or not token.active or not token.user.is_active:
         return None
     now = timezone.now()
@@ -50,6 +79,19 @@ def find(key: str) -> ApiToken | None:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
+
+
+def may_revoke(user: Any, token: ApiToken) -> bool:
+    """A session or a whole token revokes any of the user's tokens; a narrowed token only
+    those within its own teams, and a read-only token none (a leaked read-only key must not
+    be able to cut off the user's other scripts)."""
+    caller = scope.of(user)
+    if caller is None or (caller.team_ids is None and not caller.read_only):
+        return True
+    if caller.read_only:
+        return False
+    own = {team.pk for team in token.teams.all()}
+    return bool(own) and own <= caller.team_ids
 
 
 def revoke(token: ApiToken) -> bool:

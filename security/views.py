@@ -29,11 +29,18 @@ def token_list(request: HttpRequest) -> HttpResponse:
         if not name:
             error = "give the token a name, e.g. the script or machine that will use it"
         else:
-            made = tokens.create(request.user, name)
-            audit.record(request, "token.create", made.token)
-            new_key = made.key
+            try:
+                made = tokens.create(request.user, name,
+                                     team_slugs=request.POST.getlist("teams"),
+                                     read_only=request.POST.get("read_only") == "on")
+            except tokens.ScopeError as exc:
+                error = f"{exc.field}: {exc}"
+            else:
+                audit.record(request, "token.create", made.token)
+                new_key = made.key
     response = render(request, "security/tokens.html", {
-        "tokens": ApiToken.objects.filter(user=request.user),
+        "tokens": ApiToken.objects.filter(user=request.user).prefetch_related("teams"),
+        "teams": access.teams_of(request.user).order_by("name"),
         "new_key": new_key,
         "error": error,
     }, status=400 if error else 200)
