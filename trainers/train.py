@@ -269,17 +269,19 @@ def run(config: TrainConfig, process: cluster.Process) -> int:
     except ValueError as exc:
         events.error(process.rank, exc)
         return EXIT_CONFIG
+    code = EXIT_ERROR
     try:
         _, device = cluster.init_process_group(process, config.collective_timeout_s, config.device)
         if device == "cpu":
             torch.set_num_threads(config.cpu_threads)  # replicas often share a few cores
-        return Trainer(config, process, device, stop).run()
+        code = Trainer(config, process, device, stop).run()
+        return code
     except Exception as exc:
         events.error(process.rank, exc)
         traceback.print_exc(file=sys.stderr)
         return EXIT_ERROR
     finally:
-        cluster.destroy_process_group()
+        cluster.destroy_process_group(finished=code == 0)
 
 
 if __name__ == "__main__":
