@@ -219,15 +219,16 @@ def init_process_group(process: Process, timeout_s: int, device: str = "auto") -
     return backend, device
 
 
-def destroy_process_group(finished: bool = False) -> None:
-    """Leave the process group. After a finished run every rank meets at a barrier first: a
-    rank tearing gloo down while its peer still uses the connection can abort the process
-    (`terminate called without an active exception`) after the work is done. After a failure
-    there is no barrier, as the peer may be gone."""
+def destroy_process_group(together: bool = False) -> None:
+    """Leave the process group. When every rank ended the run at the same step (finished, or
+    stopped for a signal they agreed on), they meet at a barrier first: a rank tearing gloo
+    down while its peer still uses the connection can abort the process (`terminate called
+    without an active exception`) after the work is done. After a failure there is no
+    barrier, as the peer may be gone."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
-        if finished:
+        if together:
             # The work is done and saved: a peer that died since must not fail this rank.
             with contextlib.suppress(Exception):
                 dist.barrier()

@@ -87,6 +87,9 @@ ASYNC = ["ddp", "fsdp-full_shard"]
 # These keep their checkpoints at gs:// URLs, served by a local fake GCS through fsspec.
 ON_GCS = {"fsdp-hybrid_shard", "zero2"}
 SIGTERM_AT = 7
+# A step's reduction (which carries the stop flags) is waited for during the next step, unless
+# the step ends in an evaluation or a checkpoint (7 does neither): the run stops after step 8.
+STOPPED_AT = SIGTERM_AT + 1
 GROUP_ARGS = [*COMMON, "--steps", str(GROUP_STEPS), "--checkpoint-every", "5", "--keep", "0"]
 
 

@@ -14,7 +14,7 @@ from tests.trainers.conftest import (
     GROUP_STEPS,
     ON_GCS,
     SHARDED,
-    SIGTERM_AT,
+    STOPPED_AT,
     STRATEGIES,
 )
 from tests.trainers.replicas import assert_losses_close
@@ -45,14 +45,14 @@ def test_sigterm_then_resume_gives_the_uninterrupted_losses(name, strategy_group
     root = strategy_group.checkpoint_root(name)
     saved = strategy_group.of(stopped, "checkpoint_saved")[-1]
     preempted = strategy_group.of(stopped, "preempted")[0]
-    assert preempted["signal"] == "SIGTERM" and preempted["step"] == SIGTERM_AT
-    assert saved["path"] == preempted["checkpoint_path"] == f"{root}/resume/step-{SIGTERM_AT:08d}"
+    assert preempted["signal"] == "SIGTERM" and preempted["step"] == STOPPED_AT
+    assert saved["path"] == preempted["checkpoint_path"] == f"{root}/resume/step-{STOPPED_AT:08d}"
     assert strategy_group.events(stopped)[-3:-1] == [saved, preempted]  # then harness_done
 
     assert strategy_group.exit_code(resumed) == 0
     assert strategy_group.of(resumed, "resumed")[0]["path"] == saved["path"]
     losses = strategy_group.losses(resumed)
-    assert sorted(losses) == list(range(SIGTERM_AT + 1, GROUP_STEPS + 1))
+    assert sorted(losses) == list(range(STOPPED_AT + 1, GROUP_STEPS + 1))
     assert_losses_close(losses, strategy_group.losses(name), 1e-6)
 
 
