@@ -70,6 +70,9 @@ class Trainer:
         self.model, self.optimizer = self.strategy.setup(model)
         self.pending: _PendingSave | None = None  # a checkpoint being written in the background
         self.reductions: list[_Reduction] = []  # steps' all-reduces not waited for yet
+        # The per-step reduction has a process group of its own, so it never queues in front
+        # of (or behind) the strategy's gradient collectives on the default group.
+        self.stats_group = dist.new_group()
         self.checkpoints = (
             CheckpointManager(config.checkpoint_dir, config.keep, process.rank, process.world_size)
             if config.checkpoint_dir
@@ -168,7 +171,7 @@ class Trainer:
             [*self.stop.flags(), float(written)], dtype=torch.float64, device=self.device
         )
         stats = torch.cat([(loss_sum / accumulation).reshape(1), flags])
-        work = dist.all_reduce(stats, async_op=True)
+        work = dist.all_reduce(stats, group=self.stats_group, async_op=True)
         self.reductions.append(_Reduction(step, stats, work, lr, time.perf_counter() - started))
 
     def _complete_reductions(self, keep_latest: bool) -> tuple[float | None, signal.Signals | None]:
