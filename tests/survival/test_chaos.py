@@ -58,8 +58,12 @@ def test_exactly_once_under_worker_kills_and_api_faults(survival_stack: Survival
                 response = api.post("/api/v1/jobs/", sleeping_job(f"chaos-{n:03d}", 1))
                 assert response.status_code == 201, response.text
                 ids.append(response.json()["id"])
-            # Keep killing while the submissions and the first reconciles are in flight.
-            time.sleep(6)
+            # Keep killing while the submissions and the first reconciles are in flight: at
+            # least 6 s and at least 3 kills, however fast the submissions went.
+            deadline = time.monotonic() + 6
+            while time.monotonic() < deadline or killer.kills < 3:
+                assert killer.is_alive(), "the worker killer stopped"
+                time.sleep(0.2)
             killer.stop()
 
             def all_ended() -> list[dict] | None:
