@@ -35,6 +35,15 @@ def teams_of(user: Any) -> QuerySet[Team]:
     return _scoped(user, Team.objects.filter(memberships__user=user).distinct())
 
 
+def outside_credential_scope(user: Any, slug: str) -> bool:
+    """Whether the user is in team SLUG but the request's token is narrowed away from it."""
+    narrowed = scope.of(user)
+    if narrowed is None or narrowed.team_ids is None or not user.is_authenticated:
+        return False
+    return Team.objects.filter(slug=slug, memberships__user=user).exclude(
+        pk__in=narrowed.team_ids).exists()
+
+
 def submit_teams(user: Any) -> QuerySet[Team]:
     if not user.is_authenticated:
         return Team.objects.none()

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import access
-from jobs.budgets.models import BudgetAction, TeamBudget
+from jobs.budgets.models import MAX_BUDGET_MICROS, BudgetAction, TeamBudget
 from jobs.budgets.views_data import spend_series, summary
 from jobs.models import Role, Team
 from security import audit
@@ -22,7 +22,8 @@ from security import audit
 
 class BudgetSerializer(serializers.Serializer):
     monthly_budget_micros = serializers.IntegerField(
-        min_value=0, help_text="Integer micro-dollars a month (1 USD = 1000000).")
+        min_value=0, max_value=MAX_BUDGET_MICROS,
+        help_text="Integer micro-dollars a month (1 USD = 1000000).")
     on_exceed = serializers.ChoiceField(choices=BudgetAction.choices,
                                         default=BudgetAction.NOTIFY)
 

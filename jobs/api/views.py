@@ -32,6 +32,9 @@ def resolve_team(user: Any, slug: str | None) -> Team:
     if slug:
         team = access.teams_of(user).filter(slug=slug).first()
         if team is None:
+            if access.outside_credential_scope(user, slug):
+                raise ValidationError({"team": [f"this token is not for team {slug!r}: make "
+                                                "one that is, or use one without teams"]})
             raise ValidationError({"team": [f"you are not a member of a team {slug!r}"]})
         if not access.can_submit(user, team):
             raise PermissionDenied(f"your role in team {slug!r} cannot submit jobs")

@@ -6,6 +6,10 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+# The largest budget accepted: just under a trillion dollars a month, what the page's 12 digits
+# of dollars allow, and well inside PostgreSQL's bigint.
+MAX_BUDGET_MICROS = 999_999_999_999_990_000
+
 
 class BudgetAction(models.TextChoices):
     CANCEL = "cancel", "Cancel the team's running jobs"

@@ -190,5 +190,10 @@ def test_budget_api_admins_change_it_members_read_it(
     bad = client.put(url, data=json.dumps({"monthly_budget_micros": -1, "on_exceed": "explode"}),
                      content_type="application/json")
     assert bad.status_code == 400 and set(bad.json()) == {"monthly_budget_micros", "on_exceed"}
+    # Past bigint once: refused on the field, not a server error, and nothing changes.
+    huge = client.put(url, data=json.dumps({"monthly_budget_micros": 883135167348559595962368}),
+                      content_type="application/json")
+    assert huge.status_code == 400 and "monthly_budget_micros" in huge.json()
+    assert client.get(url).json()["monthly_budget_micros"] == 5_000_000
     other = Team.objects.create(name="Other", slug="other")
     assert client.get(reverse("api-team-budget", args=[other.slug])).status_code == 404

@@ -181,3 +181,39 @@ def test_a_success_clears_the_count(world: World, settings: Any) -> None:
                            ).status_code == 200
     assert client.post("/login/", {"username": "ann", "password": "right-password"}
                        ).status_code == 302
+
+
+GIANT = 10**400  # past a float, let alone a PostgreSQL bigint
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/api/v1/jobs/validate/", {"team": "vision", "chief": {"machine_type": "n1-standard-4",
+                                                             "replica_count": GIANT}}),
+    ("/api/v1/jobs/validate/", {"team": "vision", "chief": {"machine_type": "n1-standard-4",
+                                                             "boot_disk_size_gb": GIANT}}),
+    ("/api/v1/jobs/validate/", {"team": "vision", "chief": {"machine_type": "a2-highgpu-1g",
+                                                             "accelerator_count": GIANT}}),
+    ("/api/v1/jobs/validate/", {"team": "vision", "chief": {"machine_type": "n1-standard-4"},
+                                "model": {"parameters": GIANT}}),
+    ("/api/v1/jobs/validate/", {"team": "vision", "chief": {"machine_type": "n1-standard-4"},
+                                "model": {"parameters": 7_000_000_000, "layers": GIANT,
+                                          "hidden_size": GIANT, "sequence_length": GIANT}}),
+    ("/api/v1/jobs/validate/", {"team": "vision", "chief": {"machine_type": "n1-standard-4"},
+                                "global_batch_size": GIANT}),
+    ("/api/v1/jobs/estimate/", {"team": "vision", "chief": {"machine_type": "n1-standard-4"},
+                                "hours": GIANT}),
+])
+def test_giant_numbers_are_refused_not_a_server_error(
+        world: World, token_client: Callable[[Any], APIClient], path: str, body: dict) -> None:
+    api = token_client(world.users["member"])
+    response = api.post(path, json.loads(json.dumps(body)), format="json")
+    assert response.status_code < 500, response.content[:500]
+
+
+def test_a_giant_checkpoint_step_is_refused(world: World, make_job: Callable[..., Any],
+                                            token_client: Callable[[Any], APIClient]) -> None:
+    job = make_job(world.team, world.users["member"], state="SUCCEEDED")
+    api = token_client(world.users["member"])
+    response = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": GIANT},
+                        format="json")
+    assert response.status_code == 400 and "checkpoint_step" in response.json()

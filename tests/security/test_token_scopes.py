@@ -51,7 +51,8 @@ def test_a_token_for_one_team_sees_and_acts_only_there(
     assert api.post(f"/api/v1/jobs/{theirs.pk}/cancel/").status_code == 404
     assert [t["slug"] for t in api.get("/api/v1/teams/").json()["results"]] == ["vision"]
     refused = api.post("/api/v1/jobs/", {**BODY, "team": "speech"}, format="json")
-    assert refused.status_code == 400 and "team" in refused.json()
+    assert refused.status_code == 400
+    assert "this token is not for team 'speech'" in refused.json()["team"][0]
     made = api.post("/api/v1/jobs/", BODY, format="json")  # its only team: vision
     assert made.status_code == 201, made.content
     assert Job.objects.get(pk=made.json()["id"]).team == world.team
