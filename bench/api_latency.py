@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.logs_ingest import machine, postgres_version, scratch_database
+from bench.logs_ingest import postgres_version, scratch_database
+from bench.machine import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "bench-password"

@@ -43,7 +43,7 @@ def main() -> int:
 
     import torch
 
-    from bench.trainer_throughput import cpu_model
+    from bench.machine import cpu_model
     from trainers import cluster
     from trainers.cluster import Process
 

@@ -36,7 +36,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.logs_ingest import machine, make_jobs, postgres_version, scratch_database
+from bench.logs_ingest import make_jobs, postgres_version, scratch_database
+from bench.machine import machine
 
 QUOTA = 60
 SWEEP_S = 3.0

@@ -28,7 +28,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.follower_quota import emulator, use_emulator
-from bench.logs_ingest import machine, postgres_version, scratch_database
+from bench.logs_ingest import postgres_version, scratch_database
+from bench.machine import machine
 
 PAGE_POLL_S = 3.0
 PROBE = re.compile(r"probe (\d+) at ([0-9.]+)")

@@ -23,8 +23,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -32,23 +30,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from bench.machine import machine
+
 SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
 PAGE = 1000
 
 
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or "unknown CPU"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
-
-
-def machine() -> str:
-    return f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
 @contextlib.contextmanager

@@ -171,7 +171,7 @@ def main() -> int:
 
     import subprocess
 
-    from bench.trainer_throughput import cpu_model
+    from bench.machine import cpu_model
     from localvertex.client import wait_ready
     from localvertex.environment import free_ports
 

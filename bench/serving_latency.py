@@ -125,7 +125,7 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=16)
     args = parser.parse_args()
 
-    from bench.trainer_throughput import cpu_model
+    from bench.machine import cpu_model
 
     body = json.dumps({"instances": [{"prompt": PROMPT, "max_tokens": args.max_tokens}]}).encode()
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; server: {args.threads} torch "

@@ -23,13 +23,14 @@ import io
 import itertools
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from contextlib import redirect_stdout
 from dataclasses import replace
+
+from bench.machine import cpu_model
 
 WARMUP = 5
 # Large enough that a step is compute, as on a real job (~0.85M parameters, 4096 tokens a step).
@@ -115,16 +116,6 @@ def report(lines: list[dict]) -> None:
             f"-> expected ratio {step_s / (step_s + own_work):.4f}"
         )
 
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or "unknown CPU"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def worker(names: list[str], steps: int, rounds: int) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import grpc
 from django.conf import settings
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
@@ -27,7 +26,7 @@ from google.cloud.aiplatform_v1.services.prediction_service.transports import (
 from google.longrunning import operations_pb2
 from google.protobuf import field_mask_pb2, json_format
 
-from jobs.backends import errors
+from jobs.backends import clients, errors
 from jobs.backends.vertex import translated_errors
 from jobs.serving.remote import (
     AUTOSCALING_METRICS,
@@ -98,20 +97,13 @@ class VertexServing(ServingBackend):
         self.project = settings.VERTEX_PROJECT
         self.region = settings.VERTEX_REGION
         self.timeout = settings.VERTEX_RPC_TIMEOUT_S
-        addr = settings.VERTEX_EMULATOR_ADDR
-        if addr:
-            channel = grpc.insecure_channel(addr)
-            self.endpoints = aiplatform_v1.EndpointServiceClient(
-                transport=EndpointServiceGrpcTransport(channel=channel))
-            self.models = aiplatform_v1.ModelServiceClient(
-                transport=ModelServiceGrpcTransport(channel=channel))
-            self.predictions = aiplatform_v1.PredictionServiceClient(
-                transport=PredictionServiceGrpcTransport(channel=channel))
-        else:
-            options = {"api_endpoint": f"{self.region}-aiplatform.googleapis.com"}
-            self.endpoints = aiplatform_v1.EndpointServiceClient(client_options=options)
-            self.models = aiplatform_v1.ModelServiceClient(client_options=options)
-            self.predictions = aiplatform_v1.PredictionServiceClient(client_options=options)
+        channel = clients.emulator_channel()
+        self.endpoints = clients.google_client(aiplatform_v1.EndpointServiceClient,
+                                               EndpointServiceGrpcTransport, channel)
+        self.models = clients.google_client(aiplatform_v1.ModelServiceClient,
+                                            ModelServiceGrpcTransport, channel)
+        self.predictions = clients.google_client(aiplatform_v1.PredictionServiceClient,
+                                                 PredictionServiceGrpcTransport, channel)
 
     def _call(self, what: str, fn: Callable[..., T], timeout: float | None = None,
               **kwargs: Any) -> T:

@@ -29,7 +29,7 @@ from google.cloud.logging_v2.types import LogEntry as GLogEntry
 from google.cloud.logging_v2.types import TailLogEntriesRequest
 from google.protobuf.json_format import MessageToDict
 
-from jobs.backends import errors
+from jobs.backends import clients, errors
 from jobs.backends.base import Backend, LogEntry, LogPage, RemoteJob, TailBatch, TailStream
 
 logger = logging.getLogger(__name__)
@@ -150,18 +150,11 @@ class VertexBackend(Backend):
         self.project = settings.VERTEX_PROJECT
         self.region = settings.VERTEX_REGION
         self.timeout = settings.VERTEX_RPC_TIMEOUT_S
-        addr = settings.VERTEX_EMULATOR_ADDR
-        if addr:
-            # With a channel given, the clients look up no credentials.
-            channel = grpc.insecure_channel(addr)
-            self.jobs = aiplatform_v1.JobServiceClient(
-                transport=JobServiceGrpcTransport(channel=channel))
-            self.logs = LoggingServiceV2Client(
-                transport=LoggingServiceV2GrpcTransport(channel=channel))
-        else:
-            self.jobs = aiplatform_v1.JobServiceClient(
-                client_options={"api_endpoint": f"{self.region}-aiplatform.googleapis.com"})
-            self.logs = LoggingServiceV2Client()
+        channel = clients.emulator_channel()
+        self.jobs = clients.google_client(aiplatform_v1.JobServiceClient,
+                                          JobServiceGrpcTransport, channel)
+        self.logs = clients.google_client(LoggingServiceV2Client, LoggingServiceV2GrpcTransport,
+                                          channel, regional=False)
         self.parent = f"projects/{self.project}/locations/{self.region}"
 
     def _call(self, what: str, fn: Callable[..., T], **kwargs: Any) -> T:
