@@ -55,12 +55,14 @@ class LoginView(auth_views.LoginView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if settings.CP_LOGIN_MAX_FAILURES and locked_out(request):
-            form = self.get_form()
-            form.errors.clear()
-            form.add_error(None, "Too many failed logins: try again in "
-                                 f"{settings.CP_LOGIN_LOCKOUT_S // 60} minutes, or ask an "
-                                 "administrator to reset your password.")
-            return self.render_to_response(self.get_context_data(form=form), status=429)
+            # An unbound form: a bound one would authenticate as soon as its errors are read.
+            form = self.form_class(request=request,
+                                   initial={"username": request.POST.get("username", "")})
+            lockout = (f"Too many failed logins: try again in "
+                       f"{settings.CP_LOGIN_LOCKOUT_S // 60} minutes, or ask an administrator "
+                       "to reset your password.")
+            return self.render_to_response(
+                self.get_context_data(form=form, lockout=lockout), status=429)
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form: Any) -> HttpResponse:

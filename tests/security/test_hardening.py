@@ -140,7 +140,7 @@ def test_a_huge_page_is_capped(world: World,
 
 
 def test_failed_logins_lock_the_account_out_and_a_correct_password_does_not_tell(
-        world: World, settings: Any) -> None:
+        world: World, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from django.contrib.auth import get_user_model
 
     settings.CP_LOGIN_MAX_FAILURES = 3
@@ -151,8 +151,16 @@ def test_failed_logins_lock_the_account_out_and_a_correct_password_does_not_tell
     for _ in range(3):
         wrong = client.post("/login/", {"username": "ann", "password": "guess"})
         assert wrong.status_code == 200 and b"correct username and password" in wrong.content
+    from django.contrib.auth import forms as auth_forms
+
+    checked: list[str] = []
+    real = auth_forms.authenticate
+    monkeypatch.setattr(auth_forms, "authenticate",
+                        lambda *a, **kw: checked.append(kw["username"]) or real(*a, **kw))
     locked = client.post("/login/", {"username": "ann", "password": "right-password"})
     assert locked.status_code == 429 and b"Too many failed logins" in locked.content
+    assert b'value="ann"' in locked.content
+    assert checked == [], "a password was checked during the lockout"
     assert "_auth_user_id" not in client.session
     # Another account from another address is not affected, and its success logs in.
     other = get_user_model().objects.get(username="vic")
