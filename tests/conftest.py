@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # the models load once Django is set up, after this module
+    from jobs.models import Team
 
 CI = os.environ.get("CI", "").lower() == "true"
 
@@ -52,3 +57,30 @@ def _fresh_rate_limits() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+# --- fixtures every kind of test uses ----------------------------------------------------------
+
+@pytest.fixture
+def backend(settings: Any) -> Iterator[Any]:
+    """The scripted Vertex backend (tests/fakes.py) in place of Google's."""
+    from jobs.backends import base
+
+    settings.CP_BACKEND = "tests.fakes.FakeBackend"
+    base.get_backend.cache_clear()
+    yield base.get_backend()
+    base.get_backend.cache_clear()
+
+
+@pytest.fixture
+def team(db: None) -> Team:
+    from jobs.models import Team
+
+    return Team.objects.create(name="Vision", slug="vision")
+
+
+@pytest.fixture
+def other_team(db: None) -> Team:
+    from jobs.models import Team
+
+    return Team.objects.create(name="Speech", slug="speech")

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from jobs import lifecycle, requests
-from jobs.backends import base, errors
+from jobs.backends import errors
 from jobs.models import Job, JobState, Team
 from tests.fakes import FakeBackend
-
-
-@pytest.fixture
-def backend(settings: Any) -> Iterator[FakeBackend]:
-    settings.CP_BACKEND = "tests.fakes.FakeBackend"
-    base.get_backend.cache_clear()
-    yield base.get_backend()
-    base.get_backend.cache_clear()
 
 
 @pytest.fixture

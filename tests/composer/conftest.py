@@ -1,12 +1,9 @@
 """The page tests' users, teams and fake backend, for the composer's API and page tests."""
 
 from tests.web.conftest import (  # noqa: F401
-    backend,
     make_job,
     member,
     member_client,
-    other_team,
-    team,
     team_admin,
     team_admin_client,
     viewer,

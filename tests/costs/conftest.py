@@ -3,7 +3,6 @@ the scripted backend, jobs made through the lifecycle, the Slack recorder, the r
 
 from tests.survival.conftest import (  # noqa: F401
     admin_user,
-    backend,
     eager,
     make_job,
     recorder,
@@ -11,6 +10,5 @@ from tests.survival.conftest import (  # noqa: F401
     survival_api,
     survival_seeded,
     survival_stack,
-    team,
 )
 from tests.web.conftest import member, member_client  # noqa: F401

@@ -9,12 +9,11 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
-import grpc
 import pytest
 
 from tests.integration.conftest import Api
 from tests.survival.conftest import SurvivalStack
-from tests.survival.stackutil import TERMINAL, admin, vertex_job_id, wait
+from tests.survival.stackutil import TERMINAL, arm_preemptions, wait
 
 pytestmark = pytest.mark.integration
 
@@ -55,15 +54,7 @@ def test_two_preemptions_billed_time_excludes_queued_and_preempted_time_lost_apa
 
     job = wait(submitted, timeout_s=120, what="the CustomJob", stack=stack)
 
-    def armed(step: int) -> bool:
-        with admin(stack) as client:
-            try:
-                return bool(client.preempt(vertex_job_id(job), grace_s=0, at_step=step))
-            except grpc.RpcError:
-                return False  # the emulator has not started the job's runner yet
-
-    wait(lambda: armed(30), timeout_s=60, what="the first preemption armed", stack=stack)
-    assert armed(70)
+    arm_preemptions(stack, job, [30, 70], grace_s=0)
 
     def resumed() -> list | None:
         rows = [r for r in api.get(f"/api/v1/jobs/{job_id}/restarts/")["results"]

@@ -58,11 +58,6 @@ def committed_vertex(settings: Any, log_emulator: EmulatorProcess, postgres_url:
 
 
 @pytest.fixture
-def team(db: None) -> Team:
-    return Team.objects.create(name="Vision", slug="vision")
-
-
-@pytest.fixture
 def user(db: None) -> Any:
     return get_user_model().objects.create_user(username="ann")
 

@@ -3,17 +3,16 @@ that authenticate with real tokens."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from jobs.backends import base
-from jobs.models import Job, JobState, Membership, Role, Team
+from jobs.models import Job, JobState, Role, Team
 from security import tokens
+from tests.people import make_user
 from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
 
@@ -24,19 +23,6 @@ class World:
     users: dict[str, Any]  # viewer, member, admin (of team), outsider (admin of other_team)
 
 
-@pytest.fixture
-def backend(settings: Any) -> Iterator[base.Backend]:
-    # create_job asks the backend for its project name; no call reaches it in these tests.
-    settings.CP_BACKEND = "tests.fakes.FakeBackend"
-    base.get_backend.cache_clear()
-    yield base.get_backend()
-    base.get_backend.cache_clear()
-
-
-def make_user(name: str, team: Team, role: str) -> Any:
-    user = get_user_model().objects.create_user(username=name)
-    Membership.objects.create(user=user, team=team, role=role)
-    return user
 
 
 @pytest.fixture

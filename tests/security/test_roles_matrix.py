@@ -41,7 +41,7 @@ from jobs.serving.models import Deployment, Endpoint, ModelEntry, Slo
 from jobs.templates_models import JobTemplate
 from security import tokens
 from security.models import ApiToken
-from tests.security.conftest import make_user
+from tests.people import make_user
 from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

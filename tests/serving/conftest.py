@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from jobs.models import Job, JobState, Membership, Role, Team
+from jobs.models import Job, JobState, Role, Team
 from jobs.serving import remote, tasks
+from tests.people import make_user
 from tests.serving.fakes import FakeServing
 
 
@@ -37,15 +37,6 @@ def queued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
     return sent
 
 
-@pytest.fixture
-def team(db: None) -> Team:
-    return Team.objects.create(name="Vision", slug="vision")
-
-
-def make_user(name: str, team: Team, role: str) -> Any:
-    user = get_user_model().objects.create_user(username=name)
-    Membership.objects.create(user=user, team=team, role=role)
-    return user
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from django.contrib.auth import get_user_model
 from controlplane.celery import app as celery_app
 from controlplane.devstack import Stack, StackConfig, free_port
 from jobs import lifecycle, requests
-from jobs.backends import base
 from jobs.models import Job, Membership, Role, Team
 from tests.fakes import FakeBackend
 from tests.integration.conftest import Api, _database
@@ -34,19 +33,6 @@ def sleeping_job(name: str, seconds: float = 1.0, **extra: Any) -> dict[str, Any
 
 
 # --- unit tests ---------------------------------------------------------------------------
-
-@pytest.fixture
-def backend(settings: Any) -> Iterator[FakeBackend]:
-    settings.CP_BACKEND = "tests.fakes.FakeBackend"
-    base.get_backend.cache_clear()
-    yield base.get_backend()
-    base.get_backend.cache_clear()
-
-
-@pytest.fixture
-def team(db: None) -> Team:
-    return Team.objects.create(name="Vision", slug="vision")
-
 
 @pytest.fixture
 def admin_user(team: Team) -> Any:

@@ -49,6 +49,21 @@ def admin(stack: Stack) -> AdminClient:
     return AdminClient(emulator_addr(stack))
 
 
+def arm_preemptions(stack: Stack, job: dict, steps: list[int], grace_s: float) -> None:
+    """Arm a spot preemption of the job's CustomJob for each step its trainer reports, in
+    order; waits for the emulator to have started the job's runner."""
+    def arm(step: int) -> bool:
+        with admin(stack) as client:
+            try:
+                return bool(client.preempt(vertex_job_id(job), grace_s=grace_s, at_step=step))
+            except grpc.RpcError:
+                return False  # the emulator has not started the job's runner yet
+
+    wait(lambda: arm(steps[0]), timeout_s=60, what="the first preemption armed", stack=stack)
+    for step in steps[1:]:
+        assert arm(step), f"the preemption at step {step} was not armed"
+
+
 def wait(predicate: Callable[[], object], *, timeout_s: float, what: str, stack: Stack,
          interval_s: float = 1.0) -> object:
     """Poll until predicate() is truthy; fail with the stack's logs when it never is."""

@@ -8,7 +8,6 @@ import collections
 import time
 from typing import Any
 
-import grpc
 import pytest
 
 from tests.integration.conftest import Api
@@ -17,6 +16,7 @@ from tests.survival.slack_recorder import SlackRecorder
 from tests.survival.stackutil import (
     TERMINAL,
     admin,
+    arm_preemptions,
     custom_jobs_by_job,
     vertex_job_id,
     wait,
@@ -62,15 +62,7 @@ def test_three_preemptions_three_restarts_and_one_slack_message_per_transition(
     job = wait(running, timeout_s=120, what="RUNNING", stack=stack)
     seen = job["last_step"] or 0
 
-    def armed(step: int) -> bool:
-        with admin(stack) as client:
-            try:
-                return bool(client.preempt(vertex_job_id(job), grace_s=20, at_step=step))
-            except grpc.RpcError:
-                return False  # the emulator has not started the job's runner yet
-
-    wait(lambda: armed(seen + 15), timeout_s=60, what="the first preemption armed", stack=stack)
-    assert armed(seen + 40) and armed(seen + 65)
+    arm_preemptions(stack, job, [seen + 15, seen + 40, seen + 65], grace_s=20)
 
     def restarted() -> list | None:
         rows = api.get(f"/api/v1/jobs/{job_id}/restarts/")["results"]

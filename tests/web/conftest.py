@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from jobs.backends import base
-from jobs.models import Job, JobState, Membership, Role, Team
+from jobs.models import Job, JobState, Role, Team
+from tests.people import make_user
 
 # A CustomJob as the composer writes it: one chief on a CPU machine.
 CPU_CUSTOM_JOB = {
@@ -30,40 +29,16 @@ CPU_REQUEST = {"name": "exp", "strategy": "ddp", "spot": False,
                "workers": None, "region": "us-central1"}
 
 
-@pytest.fixture
-def backend(settings: Any) -> Iterator[base.Backend]:
-    # create_job asks the backend for its project name; no call reaches it in these tests.
-    settings.CP_BACKEND = "tests.fakes.FakeBackend"
-    base.get_backend.cache_clear()
-    yield base.get_backend()
-    base.get_backend.cache_clear()
-
-
-@pytest.fixture
-def team(db: None) -> Team:
-    return Team.objects.create(name="Vision", slug="vision")
-
-
-@pytest.fixture
-def other_team(db: None) -> Team:
-    return Team.objects.create(name="Speech", slug="speech")
-
-
-def _user(name: str, team: Team, role: str) -> Any:
-    # No password: the tests log in with force_login, and hashing one is slow.
-    user = get_user_model().objects.create_user(username=name)
-    Membership.objects.create(user=user, team=team, role=role)
-    return user
 
 
 @pytest.fixture
 def member(team: Team) -> Any:
-    return _user("ann", team, Role.MEMBER)
+    return make_user("ann", team, Role.MEMBER)
 
 
 @pytest.fixture
 def team_admin(team: Team) -> Any:
-    return _user("ada", team, Role.ADMIN)
+    return make_user("ada", team, Role.ADMIN)
 
 
 @pytest.fixture
@@ -75,12 +50,12 @@ def team_admin_client(team_admin: Any) -> Client:
 
 @pytest.fixture
 def viewer(team: Team) -> Any:
-    return _user("vic", team, Role.VIEWER)
+    return make_user("vic", team, Role.VIEWER)
 
 
 @pytest.fixture
 def outsider(other_team: Team) -> Any:
-    return _user("oscar", other_team, Role.ADMIN)
+    return make_user("oscar", other_team, Role.ADMIN)
 
 
 @pytest.fixture
