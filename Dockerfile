@@ -14,4 +14,4 @@ COPY manage.py ./
 COPY templates templates
 COPY static static
 EXPOSE 8000 8470
-CMD ["gunicorn", "controlplane.wsgi", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "4", "--keep-alive", "5"]
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "4", "--keep-alive", "5"]

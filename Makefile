@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 demo: venv
-	$(BIN)/python -m controlplane.demo $(DEMO_ARGS)
+	$(BIN)/python -m config.demo $(DEMO_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .

@@ -8,7 +8,7 @@ A scratch PostgreSQL database (created on DATABASE_URL's server, dropped afterwa
 server-side (INSERT ... SELECT generate_series, no row crosses the wire): --jobs jobs in one
 team, and --log-lines log lines and --points step-metric points spread evenly over the first
 --busy-jobs of them (with the defaults: 5,000 lines and 1,000 steps per busy job). The web
-server is the one production runs (gunicorn, 2 workers x 4 threads, as controlplane/devstack.py
+server is the one production runs (gunicorn, 2 workers x 4 threads, as config/devstack.py
 starts it); one client sends the requests one after another on a kept-alive connection, so the
 figures are service times, not throughput. Detail requests pick a busy job at random each time.
 
@@ -47,8 +47,9 @@ def fill(jobs: int, log_lines: int, points: int, busy_jobs: int) -> tuple[str, l
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from jobs.models import Job, JobState, Membership, Role, Team
-    from security import tokens
+    from controlplane.runs.models import Job, JobState
+    from controlplane.security import tokens
+    from controlplane.teams.models import Membership, Role, Team
 
     team = Team.objects.create(name="Bench", slug="bench")
     user = get_user_model().objects.create_user(username="bench", password=PASSWORD)
@@ -108,7 +109,8 @@ def fill(jobs: int, log_lines: int, points: int, busy_jobs: int) -> tuple[str, l
 
 
 def counts() -> dict[str, int]:
-    from jobs.models import Job, LogLine, StepMetric
+    from controlplane.logs.models import LogLine, StepMetric
+    from controlplane.runs.models import Job
 
     return {"jobs": Job.objects.count(), "log lines": LogLine.objects.count(),
             "metric points": StepMetric.objects.count()}
@@ -118,10 +120,10 @@ def start_server(database_url: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "true",
            "CP_API_RATE_USER": "off", "CP_API_RATE_ANON": "off", "LOG_LEVEL": "WARNING"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "controlplane.wsgi", "--bind", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
          "--workers", "2", "--threads", "4", "--log-level", "warning"],
         cwd=ROOT, env=env)
-    from controlplane.devstack import wait_for_port
+    from config.devstack import wait_for_port
 
     wait_for_port(port, 60, server)
     return server
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import requests
 
-    from controlplane.devstack import free_port
+    from config.devstack import free_port
 
     with scratch_database("api") as url:
         started = time.perf_counter()

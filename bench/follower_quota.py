@@ -88,11 +88,11 @@ class Counted:
 def use_emulator(address: str, project: str = "bench-project") -> Any:
     from django.conf import settings
 
-    from jobs.backends.base import get_backend
+    from controlplane.backends.base import get_backend
 
     settings.VERTEX_EMULATOR_ADDR = address
     settings.VERTEX_PROJECT = project
-    settings.CP_BACKEND = "jobs.backends.vertex.VertexBackend"
+    settings.CP_BACKEND = "controlplane.backends.training.VertexBackend"
     get_backend.cache_clear()
     return get_backend()
 
@@ -150,7 +150,7 @@ class Run:
 
 
 def lines() -> int:
-    from jobs.models import LogLine
+    from controlplane.logs.models import LogLine
 
     return LogLine.objects.count()
 
@@ -158,7 +158,7 @@ def lines() -> int:
 def follow_loop(backend: Any, config: Any, run: Run, stop: threading.Event) -> None:
     from django.db import connections
 
-    from jobs import follower
+    from controlplane.logs import follower
 
     counted = Counted(backend)
     run.calls = counted.calls
@@ -181,8 +181,8 @@ def reset() -> None:
 
 
 def live(address: str, jobs: int, seconds: float, rate: float, tail: bool = False) -> Run:
-    from jobs.logs import tail as tailing
-    from jobs.logs.config import follow_config
+    from controlplane.logs import tail as tailing
+    from controlplane.logs.options import follow_config
 
     reset()
     backend = use_emulator(address)
@@ -195,7 +195,7 @@ def live(address: str, jobs: int, seconds: float, rate: float, tail: bool = Fals
     loop = threading.Thread(target=follow_loop, args=(backend, config, run, stop))
     streaming = None
     if tail:
-        from jobs import follower
+        from controlplane.logs import follower
 
         streaming = threading.Thread(target=tailing.run, args=(
             backend, config, lambda: follower.followed_targets(backend.project, config), stop))
@@ -223,7 +223,7 @@ def live(address: str, jobs: int, seconds: float, rate: float, tail: bool = Fals
 
 
 def backlog(address: str, jobs: int, count: int) -> Run:
-    from jobs.logs.config import follow_config
+    from controlplane.logs.options import follow_config
 
     reset()
     backend = use_emulator(address)

@@ -49,7 +49,8 @@ def start_job(address: str, lines: int, every: float) -> tuple[Any, str]:
     from django.contrib.auth import get_user_model
     from google.cloud import aiplatform_v1
 
-    from jobs.models import Job, JobAttempt, JobState, Membership, Role, Team
+    from controlplane.runs.models import Job, JobAttempt, JobState
+    from controlplane.teams.models import Membership, Role, Team
     from localvertex.client import job_client
 
     team, _ = Team.objects.get_or_create(name="Bench", slug="bench")
@@ -78,10 +79,9 @@ def run_mode(address: str, mode: str, lines: int, every: float) -> dict[str, lis
     from django.db import connections
     from django.test import Client
 
-    from jobs import follower
-    from jobs.logs import tail
-    from jobs.logs.config import follow_config
-    from jobs.models import LogLine
+    from controlplane.logs import follower, tail
+    from controlplane.logs.models import LogLine
+    from controlplane.logs.options import follow_config
 
     backend = use_emulator(address)
     config = replace(follow_config(), tail=(mode == "tail"))

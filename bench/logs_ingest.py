@@ -8,7 +8,7 @@ the benchmark works in a scratch database of its own there, migrated, dropped at
 
 Entries look like a trainer's: over `--jobs` jobs and two replicas each, one in ten a JSON step
 event (a step metric too), one in fifty a warning, the rest plain lines of about 90 characters;
-stored a page of 1000 at a time as the follower stores them (jobs.logs.store.store_entries:
+stored a page of 1000 at a time as the follower stores them (controlplane.logs.store.store_entries:
 parse, COPY to a staging table, INSERT ... ON CONFLICT DO NOTHING into the indexed tables,
 progress of every job touched). Measured, best of --rounds each:
   store            entries/s through store_entries into empty tables
@@ -54,7 +54,7 @@ def scratch_database(tag: str) -> Iterator[str]:
     url = urlunsplit(parts._replace(path=f"/{name}"))
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DEBUG", "true")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
@@ -84,7 +84,8 @@ def make_jobs(count: int, project: str = "bench-project",
     their own."""
     from django.contrib.auth import get_user_model
 
-    from jobs.models import Job, JobAttempt, JobState, Team
+    from controlplane.runs.models import Job, JobAttempt, JobState
+    from controlplane.teams.models import Team
 
     team, _ = Team.objects.get_or_create(name="Bench", slug="bench")
     user, _ = get_user_model().objects.get_or_create(username="bench")
@@ -100,7 +101,7 @@ def make_jobs(count: int, project: str = "bench-project",
 
 
 def entries(attempts: list[Any], count: int, start: datetime, tag: str = "") -> list[Any]:
-    from jobs.backends.base import LogEntry
+    from controlplane.backends.base import LogEntry
 
     out = []
     steps = dict.fromkeys(range(len(attempts)), 0)
@@ -146,7 +147,7 @@ def main() -> int:
     with scratch_database("ingest"):
         from django.db import connection, transaction
 
-        from jobs.logs.store import Target, store_entries
+        from controlplane.logs.store import Target, store_entries
 
         print(f"machine: {machine()}; {postgres_version()}")
         attempts = make_jobs(args.jobs)

@@ -39,7 +39,7 @@ def _ms(values: list[float]) -> str:
 
 def setup_django(tmp: Path, emulator: str) -> None:
     os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "controlplane.settings", "DEBUG": "true",
+        "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "true",
         "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "CP_VAR_DIR": str(tmp),
         "VERTEX_EMULATOR_ADDR": emulator, "LOG_LEVEL": "WARNING",
     })
@@ -57,9 +57,11 @@ def control_plane_cost(probes: int, window: int, endpoints: int) -> None:
     from django.test import override_settings
     from django.utils import timezone
 
-    from jobs.models import Job, Team
-    from jobs.serving import prober, remote, slo, tasks
-    from jobs.serving.models import Deployment, Endpoint, LatencySample, ModelEntry, Slo
+    from controlplane.backends import serving_base
+    from controlplane.runs.models import Job
+    from controlplane.serving import prober, slo, tasks
+    from controlplane.serving.models import Deployment, Endpoint, LatencySample, ModelEntry, Slo
+    from controlplane.teams.models import Team
 
     team = Team.objects.create(name="bench", slug="bench")
     user = get_user_model().objects.create_user("bench")
@@ -82,7 +84,7 @@ def control_plane_cost(probes: int, window: int, endpoints: int) -> None:
         for i in range(window))
 
     with override_settings(CP_SERVING_BACKEND="bench.prober_overhead.InstantBackend"):
-        remote.get_serving_backend.cache_clear()
+        serving_base.get_serving_backend.cache_clear()
         cycle = []
         for _ in range(probes):
             t0 = time.perf_counter()
@@ -106,7 +108,7 @@ class InstantBackend:
 
     def predict(self, endpoint: str, instances: list[Any], parameters: Any = None,
                 timeout_s: float | None = None) -> Any:
-        from jobs.serving.remote import PredictResult
+        from controlplane.backends.serving_base import PredictResult
 
         return PredictResult([{"text": ""}] * len(instances), "1")
 
@@ -115,7 +117,7 @@ def measuring_path(tmp: Path, count: int) -> None:
     from google.cloud import aiplatform_v1 as v1
 
     from bench.serving_latency import export_tiny
-    from jobs.backends.endpoints import VertexServing
+    from controlplane.backends.serving import VertexServing
     from localvertex.admin import AdminClient
 
     export_tiny(tmp / "lv" / "gcs" / "bench" / "model")
@@ -155,7 +157,7 @@ def measuring_path(tmp: Path, count: int) -> None:
 
 
 def _spec(backend: Any) -> Any:
-    from jobs.serving.remote import DeploySpec
+    from controlplane.backends.serving_base import DeploySpec
 
     return DeploySpec(deployed_model_id="1", model_name=backend.model_name("bench"),
                       display_name="bench", machine_type="n1-standard-4")

@@ -30,8 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from controlplane.demo import choose_broker
-from controlplane.devstack import Stack, StackConfig, free_port
+from config.demo import choose_broker
+from config.devstack import Stack, StackConfig, free_port
 from localvertex.admin import AdminClient
 
 JOB = {"name": "bench-recovery", "spot": True, "args": [],

@@ -1,3 +1,1 @@
-from controlplane.celery import app as celery_app
-
-__all__ = ["celery_app"]
+"""The control plane's Django apps, one per domain (see README "Layout")."""

@@ -132,74 +132,29 @@ def build_replicas(
         for pool, pool_spec in enumerate(job_spec.worker_pool_specs)
         for index in range(pool_spec.replica_count)
     ]
-    known = dict(ports or {})
-    missing = [task_name(p, i) for p, i in tasks if task_name(p, i) not in known]
-    known.update(zip(missing, free_ports(len(missing)), strict=True))
-
-    cluster: dict[str, list[str]] = {}
-    for pool, index in tasks:
-        cluster.setdefault(f"workerpool{pool}", []).append(
-            f"{LOCALHOST}:{known[task_name(pool, index)]}"
-        )
+    known = _assign_ports(tasks, ports)
+    cluster = _cluster_hosts(tasks, known)
+    shared = {
+        **_inherited_env(settings, base_env),
+        **output_dirs(settings, job_spec),
+    }
     spec_dict = job_spec_dict(job_spec)
-    tf_cluster = {
-        TF_TASK_TYPES[int(name.removeprefix("workerpool"))]: hosts
-        for name, hosts in cluster.items()
-    }
-    master = cluster.get("workerpool0", [f"{LOCALHOST}:0"])[0]
-    world_size = len(cluster.get("workerpool0", [])) + len(cluster.get("workerpool1", []))
-
-    inherited = {
-        k: v
-        for k, v in (os.environ if base_env is None else base_env).items()
-        if not _INHERITED_DROPPED.match(k)
-    }
-    workdir = str(Path(settings.workdir).absolute())
-    pythonpath = inherited.get("PYTHONPATH")
-    inherited["PYTHONPATH"] = workdir + (os.pathsep + pythonpath if pythonpath else "")
-    inherited["PYTHONUNBUFFERED"] = "1"
-    outputs = output_dirs(settings, job_spec)
-
     replicas = []
     for pool, index in tasks:
         name = task_name(pool, index)
         pool_spec = job_spec.worker_pool_specs[pool]
-        env = dict(inherited)
-        env.update(outputs)
-        env["CLUSTER_SPEC"] = json.dumps(
-            {
-                "cluster": cluster,
-                "environment": "cloud",
-                "task": {"type": f"workerpool{pool}", "index": index, "trial": ""},
-                "job": spec_dict,
-            }
-        )
-        env["TF_CONFIG"] = json.dumps(
-            {
-                "cluster": tf_cluster,
-                "task": {"type": TF_TASK_TYPES[pool], "index": index},
-                "environment": "cloud",
-                "job": spec_dict,
-            }
-        )
-        env["CLOUD_ML_PROJECT_ID"] = project
-        env["CLOUD_ML_JOB_ID"] = job_id
-        env["MASTER_ADDR"] = master.rsplit(":", 1)[0]
-        env["MASTER_PORT"] = master.rsplit(":", 1)[1]
-        env["WORLD_SIZE"] = str(world_size)
-        if pool == 0:
-            env["RANK"] = "0"
-        elif pool == 1:
-            env["RANK"] = str(len(cluster.get("workerpool0", [])) + index)
-        env[ENV_DATA_DIR] = str(Path(settings.data_dir).absolute())
-        env[ENV_JOB_ID] = job_id
-        env[ENV_TASK] = name
-        task_spec = (
-            pool_spec.python_package_spec
-            if pool_spec.WhichOneof("task") == "python_package_spec"
-            else pool_spec.container_spec
-        )
-        for var in task_spec.env:
+        env = {
+            **shared,
+            **_cluster_env(cluster, pool, index, spec_dict),
+            "CLOUD_ML_PROJECT_ID": project,
+            "CLOUD_ML_JOB_ID": job_id,
+            **_torch_env(cluster, pool, index),
+            ENV_DATA_DIR: str(Path(settings.data_dir).absolute()),
+            ENV_JOB_ID: job_id,
+            ENV_TASK: name,
+        }
+        # The pool's own variables last, each expanded against everything set before it.
+        for var in _task_spec(pool_spec).env:
             env[var.name] = expand_references(var.value, env)
         replicas.append(
             ReplicaSpec(
@@ -212,3 +167,84 @@ def build_replicas(
             )
         )
     return replicas
+
+
+def _assign_ports(tasks: list[tuple[int, int]], ports: dict[str, int] | None) -> dict[str, int]:
+    """Each task's port: the one in `ports`, else a fresh free one."""
+    known = dict(ports or {})
+    missing = [task_name(p, i) for p, i in tasks if task_name(p, i) not in known]
+    known.update(zip(missing, free_ports(len(missing)), strict=True))
+    return known
+
+
+def _cluster_hosts(tasks: list[tuple[int, int]], ports: dict[str, int]) -> dict[str, list[str]]:
+    """CLUSTER_SPEC's `cluster`: each non-empty pool's replicas as host:port, by pool name."""
+    cluster: dict[str, list[str]] = {}
+    for pool, index in tasks:
+        cluster.setdefault(f"workerpool{pool}", []).append(
+            f"{LOCALHOST}:{ports[task_name(pool, index)]}"
+        )
+    return cluster
+
+
+def _inherited_env(settings: Settings, base_env: dict[str, str] | None) -> dict[str, str]:
+    """What every replica inherits from the emulator's environment (or `base_env`), less the
+    variables only the emulator may set, with the working directory first on PYTHONPATH."""
+    inherited = {
+        k: v
+        for k, v in (os.environ if base_env is None else base_env).items()
+        if not _INHERITED_DROPPED.match(k)
+    }
+    workdir = str(Path(settings.workdir).absolute())
+    pythonpath = inherited.get("PYTHONPATH")
+    inherited["PYTHONPATH"] = workdir + (os.pathsep + pythonpath if pythonpath else "")
+    inherited["PYTHONUNBUFFERED"] = "1"
+    return inherited
+
+
+def _cluster_env(
+    cluster: dict[str, list[str]], pool: int, index: int, spec_dict: dict
+) -> dict[str, str]:
+    """CLUSTER_SPEC and TF_CONFIG for replica `index` of pool `pool`."""
+    tf_cluster = {
+        TF_TASK_TYPES[int(name.removeprefix("workerpool"))]: hosts
+        for name, hosts in cluster.items()
+    }
+    cluster_spec = {
+        "cluster": cluster,
+        "environment": "cloud",
+        "task": {"type": f"workerpool{pool}", "index": index, "trial": ""},
+        "job": spec_dict,
+    }
+    tf_config = {
+        "cluster": tf_cluster,
+        "task": {"type": TF_TASK_TYPES[pool], "index": index},
+        "environment": "cloud",
+        "job": spec_dict,
+    }
+    return {"CLUSTER_SPEC": json.dumps(cluster_spec), "TF_CONFIG": json.dumps(tf_config)}
+
+
+def _torch_env(cluster: dict[str, list[str]], pool: int, index: int) -> dict[str, str]:
+    """MASTER_ADDR/PORT, WORLD_SIZE and RANK as PyTorch containers derive them from
+    CLUSTER_SPEC: workerpool0 then workerpool1 take ranks; other pools get no RANK."""
+    chiefs = cluster.get("workerpool0", [])
+    master = chiefs[0] if chiefs else f"{LOCALHOST}:0"
+    host, port = master.rsplit(":", 1)
+    env = {
+        "MASTER_ADDR": host,
+        "MASTER_PORT": port,
+        "WORLD_SIZE": str(len(chiefs) + len(cluster.get("workerpool1", []))),
+    }
+    if pool == 0:
+        env["RANK"] = "0"
+    elif pool == 1:
+        env["RANK"] = str(len(chiefs) + index)
+    return env
+
+
+def _task_spec(pool_spec):
+    """The pool's python_package_spec or container_spec, whichever it has."""
+    if pool_spec.WhichOneof("task") == "python_package_spec":
+        return pool_spec.python_package_spec
+    return pool_spec.container_spec

@@ -58,9 +58,24 @@ def validate_custom_job(job: CustomJobPb) -> None:  # type: ignore[valid-type]
         raise errors.invalid("custom_job.display_name is required.")
     if len(job.display_name) > 128:
         raise errors.invalid("custom_job.display_name must be at most 128 characters.")
-    if len(job.labels) > 64:
+    _check_labels(job.labels)
+    pools = job.job_spec.worker_pool_specs
+    if not pools:
+        raise errors.invalid("custom_job.job_spec.worker_pool_specs is required.")
+    if len(pools) > _MAX_POOLS:
+        raise errors.invalid(
+            f"custom_job.job_spec.worker_pool_specs has {len(pools)} pools; at most 4."
+        )
+    for i, pool in enumerate(pools):
+        if i > 0 and pool.replica_count == 0:
+            continue  # a placeholder keeping the pools' positions
+        _check_pool(i, pool)
+
+
+def _check_labels(labels) -> None:
+    if len(labels) > 64:
         raise errors.invalid("custom_job.labels can have at most 64 entries.")
-    for key, value in job.labels.items():
+    for key, value in labels.items():
         if not _label_key_ok(key):
             raise errors.invalid(
                 f"custom_job.labels: invalid key {key!r} (lowercase letters, digits, '_' and '-',"
@@ -71,48 +86,46 @@ def validate_custom_job(job: CustomJobPb) -> None:  # type: ignore[valid-type]
                 f"custom_job.labels[{key!r}]: invalid value {value!r} (lowercase letters, digits,"
                 " '_' and '-', at most 63 characters)."
             )
-    pools = job.job_spec.worker_pool_specs
-    if not pools:
-        raise errors.invalid("custom_job.job_spec.worker_pool_specs is required.")
-    if len(pools) > _MAX_POOLS:
-        raise errors.invalid(
-            f"custom_job.job_spec.worker_pool_specs has {len(pools)} pools; at most 4."
-        )
-    for i, pool in enumerate(pools):
-        where = f"custom_job.job_spec.worker_pool_specs[{i}]"
-        if i > 0 and pool.replica_count == 0:
-            continue  # a placeholder keeping the pools' positions
-        if i == 0 and pool.replica_count != 1:
-            raise errors.invalid(f"{where}.replica_count must be 1 for the primary worker pool.")
-        if pool.replica_count < 0:
-            raise errors.invalid(f"{where}.replica_count must not be negative.")
-        if not pool.machine_spec.machine_type:
-            raise errors.invalid(f"{where}.machine_spec.machine_type is required.")
-        task = pool.WhichOneof("task")
-        if task == "container_spec":
-            spec = pool.container_spec
-            if not spec.image_uri:
-                raise errors.invalid(f"{where}.container_spec.image_uri is required.")
-            if not spec.command and not spec.args:
-                raise errors.invalid(
-                    f"{where}.container_spec.command is required by the local emulator, which"
-                    " cannot run an image's entrypoint."
-                )
-            env = spec.env
-        elif task == "python_package_spec":
-            spec = pool.python_package_spec
-            if not spec.executor_image_uri:
-                raise errors.invalid(f"{where}.python_package_spec.executor_image_uri is required.")
-            if not spec.python_module:
-                raise errors.invalid(f"{where}.python_package_spec.python_module is required.")
-            env = spec.env
-        else:
-            raise errors.invalid(f"{where}: container_spec or python_package_spec is required.")
-        if len(env) > 100:
-            raise errors.invalid(f"{where}: at most 100 environment variables.")
-        for var in env:
-            if not _ENV_NAME.match(var.name):
-                raise errors.invalid(f"{where}: invalid environment variable name {var.name!r}.")
+
+
+def _check_pool(i: int, pool) -> None:
+    """One non-empty WorkerPoolSpec (aiplatform.v1 protobuf), the `i`th of the job."""
+    where = f"custom_job.job_spec.worker_pool_specs[{i}]"
+    if i == 0 and pool.replica_count != 1:
+        raise errors.invalid(f"{where}.replica_count must be 1 for the primary worker pool.")
+    if pool.replica_count < 0:
+        raise errors.invalid(f"{where}.replica_count must not be negative.")
+    if not pool.machine_spec.machine_type:
+        raise errors.invalid(f"{where}.machine_spec.machine_type is required.")
+    env = _checked_task(where, pool).env
+    if len(env) > 100:
+        raise errors.invalid(f"{where}: at most 100 environment variables.")
+    for var in env:
+        if not _ENV_NAME.match(var.name):
+            raise errors.invalid(f"{where}: invalid environment variable name {var.name!r}.")
+
+
+def _checked_task(where: str, pool):
+    """The pool's container_spec or python_package_spec, once it has what a local run needs."""
+    task = pool.WhichOneof("task")
+    if task == "container_spec":
+        spec = pool.container_spec
+        if not spec.image_uri:
+            raise errors.invalid(f"{where}.container_spec.image_uri is required.")
+        if not spec.command and not spec.args:
+            raise errors.invalid(
+                f"{where}.container_spec.command is required by the local emulator, which"
+                " cannot run an image's entrypoint."
+            )
+        return spec
+    if task == "python_package_spec":
+        spec = pool.python_package_spec
+        if not spec.executor_image_uri:
+            raise errors.invalid(f"{where}.python_package_spec.executor_image_uri is required.")
+        if not spec.python_module:
+            raise errors.invalid(f"{where}.python_package_spec.python_module is required.")
+        return spec
+    raise errors.invalid(f"{where}: container_spec or python_package_spec is required.")
 
 
 def _parse_parent(parent: str) -> tuple[str, str]:

@@ -8,9 +8,10 @@ import time
 
 from localvertex import logentries, processes, timeutil
 from localvertex.config import Settings
+from localvertex.job_updates import CODE_CANCELLED, finish_record
 from localvertex.jobstore import JobState, JobStore
 from localvertex.logstore import LogStore
-from localvertex.supervisor import CODE_CANCELLED, JobRunner, finish_record
+from localvertex.supervisor import JobRunner
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,13 @@ from collections.abc import Callable
 
 import grpc
 
-from localvertex import admin_service, endpoints_service, operations, prediction_service
+from localvertex import (
+    admin_service,
+    endpoints_service,
+    models_service,
+    operations,
+    prediction_service,
+)
 from localvertex.config import Settings
 from localvertex.deployments import Deployments
 from localvertex.endpointstore import ServingStore
@@ -24,7 +30,7 @@ class Serving:
         self.store = ServingStore(settings.db_path)
         self.operations = operations.Operations(self.store)
         self.deployments = Deployments(settings, self.store)
-        self.models = endpoints_service.ModelService(self.store, self.operations)
+        self.models = models_service.ModelService(self.store, self.operations)
         self.endpoints = endpoints_service.EndpointService(
             self.store, self.operations, self.deployments, self.models
         )
@@ -35,7 +41,7 @@ class Serving:
         """Generic handlers for server.add_generic_rpc_handlers; `unary` is server.unary."""
         services = {
             endpoints_service.ENDPOINT_SERVICE: self.endpoints.methods(),
-            endpoints_service.MODEL_SERVICE: self.models.methods(),
+            models_service.MODEL_SERVICE: self.models.methods(),
             prediction_service.SERVICE: self.predictions.methods(),
             operations.SERVICE: self.operations.methods(),
         }

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # the models load once Django is set up, after this module
-    from jobs.models import Team
+    from controlplane.teams.models import Team
 
 CI = os.environ.get("CI", "").lower() == "true"
 
@@ -39,7 +39,7 @@ def postgres_url() -> str:
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    from controlplane.devstack import redis_answers
+    from config.devstack import redis_answers
 
     url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
     require(redis_answers(url, timeout_s=2), f"Redis at {url} does not answer")
@@ -64,7 +64,7 @@ def _fresh_rate_limits() -> None:
 @pytest.fixture
 def backend(settings: Any) -> Iterator[Any]:
     """The scripted Vertex backend (tests/fakes.py) in place of Google's."""
-    from jobs.backends import base
+    from controlplane.backends import base
 
     settings.CP_BACKEND = "tests.fakes.FakeBackend"
     base.get_backend.cache_clear()
@@ -74,13 +74,13 @@ def backend(settings: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def team(db: None) -> Team:
-    from jobs.models import Team
+    from controlplane.teams.models import Team
 
     return Team.objects.create(name="Vision", slug="vision")
 
 
 @pytest.fixture
 def other_team(db: None) -> Team:
-    from jobs.models import Team
+    from controlplane.teams.models import Team
 
     return Team.objects.create(name="Speech", slug="speech")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from jobs.backends import errors
-from jobs.backends.base import Backend, LogPage, RemoteJob
+from controlplane.backends import errors
+from controlplane.backends.base import Backend, LogPage, RemoteJob
 
 
 class FakeBackend(Backend):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from jobs.models import Membership, Team
+from controlplane.teams.models import Membership, Team
 
 
 def make_user(name: str, team: Team, role: str) -> Any:

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from jobs import composer
-from jobs.requests import nested
+from controlplane.compose.validation import nested
+from vertexplan import composer
 
 
 def request(**overrides: Any) -> dict[str, Any]:

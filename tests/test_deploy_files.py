@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from controlplane.devstack import Stack, StackConfig
+from config.devstack import Stack, StackConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILES = ["Dockerfile", "Dockerfile.trainer"]

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from jobs import events
-from jobs.backends.base import LogEntry
+from controlplane.backends.base import LogEntry
+from vertexplan.logparse import events
 
 
 def entry(json_payload: dict | None = None, text: str | None = None) -> LogEntry:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from jobs.follower import MAX_FILTER_CHARS, job_filters
+from controlplane.logs.follower import MAX_FILTER_CHARS, job_filters
 
 SINCE = datetime(2026, 11, 1, 12, 0, 0, 123456, tzinfo=UTC)
 

@@ -6,9 +6,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from jobs import lifecycle, requests
-from jobs.backends import errors
-from jobs.models import Job, JobState, Team
+from controlplane.backends import errors
+from controlplane.compose import submission, validation
+from controlplane.runs import lifecycle
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Team
 from tests.fakes import FakeBackend
 
 
@@ -18,11 +20,11 @@ def job(db: None, backend: FakeBackend, django_capture_on_commit_callbacks) -> J
     user = get_user_model().objects.create(username="ann")
     body = {"name": "exp", "chief": {"machine_type": "n1-standard-4"},
             "workers": {"replica_count": 1}}
-    checked = requests.check(body, team)
+    checked = validation.check(body, team)
     assert checked.ok, checked.errors
     # The on-commit submit is captured, not run: each test drives the lifecycle itself.
     with django_capture_on_commit_callbacks(execute=False):
-        return lifecycle.create_job(team=team, user=user, request=checked.request,
+        return submission.create_job(team=team, user=user, request=checked.request,
                                     composition=checked.composition)
 
 

@@ -56,12 +56,31 @@ def defaults_from(ds: dict[str, Any]) -> dict[str, Any]:
 def build(config: TrainConfig, dp: int, stage: int) -> dict[str, Any]:
     """The DeepSpeed config for this run, or a ValueError naming the first disagreement."""
     ds = dict(config.deepspeed or {})
+    _refuse_unsupported(ds)
+    ds.update(_batch_settings(ds, config, dp))
+    ds["gradient_clipping"] = _gradient_clipping(ds, config)
+    ds["bf16"] = _bf16_section(ds, config)
+    ds["zero_optimization"] = _zero_section(ds, config, stage)
+    if config.offload_optimizer:
+        # Offloading otherwise insists on DeepSpeedCPUAdam, a C++ op compiled at start-up; the
+        # trainer's torch AdamW steps the CPU copy of the states just as well.
+        ds.setdefault("zero_force_ds_cpu_optimizer", False)
+    # DeepSpeed's own progress lines would interleave with the JSON events on stdout.
+    ds.setdefault("steps_per_print", 2**31 - 1)
+    ds.setdefault("wall_clock_breakdown", False)
+    return ds
+
+
+def _refuse_unsupported(ds: dict[str, Any]) -> None:
     for section, why in REFUSED_SECTIONS.items():
         if section in ds:
             raise ValueError(f"DeepSpeed config: remove the {section!r} section: {why}")
     if _enabled(ds.get("fp16")):
         raise ValueError("DeepSpeed config: fp16 is not supported by this trainer; use bf16")
 
+
+def _batch_settings(ds: dict[str, Any], config: TrainConfig, dp: int) -> dict[str, int]:
+    """The run's three batch numbers (BATCH_KEYS), after checking that the file agrees."""
     per_rank = config.batch_size // dp
     micro = config.micro_batch_size or per_rank
     effective = {
@@ -79,22 +98,30 @@ def build(config: TrainConfig, dp: int, stage: int) -> dict[str, Any]:
                 f"{per_rank // micro} x data-parallel size {dp}): make the file and the "
                 "command line agree"
             )
-    ds.update(effective)
+    return effective
 
+
+def _gradient_clipping(ds: dict[str, Any], config: TrainConfig) -> float:
     if "gradient_clipping" in ds and float(ds["gradient_clipping"]) != config.grad_clip:
         raise ValueError(
             f"DeepSpeed config: gradient_clipping {ds['gradient_clipping']} differs from the "
             f"trainer's grad_clip {config.grad_clip}"
         )
-    ds["gradient_clipping"] = config.grad_clip
+    return config.grad_clip
+
+
+def _bf16_section(ds: dict[str, Any], config: TrainConfig) -> dict[str, Any]:
     bf16 = config.precision == "bf16"
     if "bf16" in ds and _enabled(ds["bf16"]) != bf16:
         raise ValueError(
             f"DeepSpeed config: bf16.enabled is {_enabled(ds['bf16'])}, but precision is "
             f"{config.precision}"
         )
-    ds["bf16"] = {**(ds.get("bf16") or {}), "enabled": bf16}
+    return {**(ds.get("bf16") or {}), "enabled": bf16}
 
+
+def _zero_section(ds: dict[str, Any], config: TrainConfig, stage: int) -> dict[str, Any]:
+    """zero_optimization with the strategy's stage and the trainer's offload settings."""
     zero = dict(ds.get("zero_optimization") or {})
     if zero.get("stage", stage) != stage:
         raise ValueError(
@@ -113,15 +140,7 @@ def build(config: TrainConfig, dp: int, stage: int) -> dict[str, Any]:
             zero[section] = {"device": "cpu"}
     if config.offload_params and stage != 3:
         raise ValueError(f"offload_params needs zero3 (ZeRO stage 3), not zero{stage}")
-    ds["zero_optimization"] = zero
-    if config.offload_optimizer:
-        # Offloading otherwise insists on DeepSpeedCPUAdam, a C++ op compiled at start-up; the
-        # trainer's torch AdamW steps the CPU copy of the states just as well.
-        ds.setdefault("zero_force_ds_cpu_optimizer", False)
-    # DeepSpeed's own progress lines would interleave with the JSON events on stdout.
-    ds.setdefault("steps_per_print", 2**31 - 1)
-    ds.setdefault("wall_clock_breakdown", False)
-    return ds
+    return zero
 
 
 def _check_batch(ds: dict[str, Any], dp: int) -> None:

@@ -101,16 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = PredictionServer(
         (args.host, args.port), batcher, args.health_route, args.predict_route, info
     )
-    stopping = threading.Event()
-
-    def stop(signum: int, _frame: object) -> None:
-        if not stopping.is_set():
-            stopping.set()
-            # shutdown() waits for serve_forever to return: call it off the main thread.
-            threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    _shut_down_on_signals(server)
     events.emit(
         "serving_started",
         f"serving {loaded.source} ({loaded.params:,} parameters) on port {server.server_port}",
@@ -123,6 +114,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         health_route=args.health_route,
         predict_route=args.predict_route,
     )
+    _serve_until_stopped(server, batcher)
+    return 0
+
+
+def _shut_down_on_signals(server: PredictionServer) -> None:
+    """SIGTERM (Vertex undeploying) and SIGINT end serve_forever, once."""
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: object) -> None:
+        if not stopping.is_set():
+            stopping.set()
+            # shutdown() waits for serve_forever to return: call it off the main thread.
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _serve_until_stopped(server: PredictionServer, batcher: Batcher) -> None:
+    """Serve until a signal stops the server, then report what was served."""
     started = time.monotonic()
     try:
         server.serve_forever(poll_interval=0.2)
@@ -138,7 +149,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         largest_batch=stats.largest,
         wall_s=round(time.monotonic() - started, 3),
     )
-    return 0
 
 
 if __name__ == "__main__":

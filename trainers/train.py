@@ -90,20 +90,44 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    def strategy_name(value: str) -> str:
-        try:
-            return strategies.check_name(value)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
     parser = _Parser(
         prog="python -m trainers.train",
         description="Train a byte-level GPT (DDP, FSDP, ZeRO); preset values apply where a flag "
         "is omitted.",
     )
+    _add_strategy_arguments(parser)
+    _add_schedule_arguments(parser)
+    _add_storage_arguments(parser)
+    parser.add_argument(
+        "--nproc-per-node",
+        default="auto",
+        help="processes per machine: 'auto' = one per GPU (1 on CPU), or a "
+        "number; above 1 the trainer starts itself under torchrun",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other TrainConfig field, e.g. --set warmup_steps=50 "
+        "--set model.n_layer=4 --set micro_batch_size=4",
+    )
+    return parser
+
+
+def _strategy_name(value: str) -> str:
+    try:
+        return strategies.check_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
+    """--strategy and the FSDP and DeepSpeed settings."""
     parser.add_argument(
         "--strategy",
-        type=strategy_name,
+        type=_strategy_name,
         default="ddp",
         help=f"parallelism strategy: {', '.join(strategies.SUPPORTED)} "
         "(default: ddp; single = one process)",
@@ -126,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
         "$CP_DEEPSPEED_CONFIG_JSON, the JSON itself); its batch, clipping, bf16 and "
         "offload settings become defaults under the other flags, and must agree with them",
     )
+
+
+def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
+    """The preset, and the flags that override its model and schedule values."""
     parser.add_argument(
         "--preset",
         choices=sorted(PRESETS),
@@ -140,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="GLOBAL batch in sequences, over all ranks (tiny: 16, small: 64)",
     )
     parser.add_argument("--lr", type=float, help="peak learning rate (tiny: 3e-3, small: 1e-3)")
+
+
+def _add_storage_arguments(parser: argparse.ArgumentParser) -> None:
+    """Checkpoints, the exported model, the training data and evaluation."""
     parser.add_argument(
         "--checkpoint-every",
         type=int,
@@ -158,22 +190,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--eval-every", type=int, help="evaluate every N steps; 0 = never (tiny: 100, small: 500)"
     )
-    parser.add_argument(
-        "--nproc-per-node",
-        default="auto",
-        help="processes per machine: 'auto' = one per GPU (1 on CPU), or a "
-        "number; above 1 the trainer starts itself under torchrun",
-    )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="any other TrainConfig field, e.g. --set warmup_steps=50 "
-        "--set model.n_layer=4 --set micro_batch_size=4",
-    )
-    return parser
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainConfig:

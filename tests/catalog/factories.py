@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jobs.catalog import FieldError
+from vertexplan.catalog import FieldError
 
 IMAGE = "us-docker.pkg.dev/my-project/training/trainer:latest"
 REDUCTION_SERVER = "us-docker.pkg.dev/vertex-ai-restricted/training/reductionserver:latest"

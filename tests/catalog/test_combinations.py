@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.catalog import get_catalog, validate_custom_job
+from vertexplan.catalog import get_catalog, validate_custom_job
 
 from .factories import only_error, single
 

@@ -7,8 +7,8 @@ from importlib import resources
 
 import pytest
 
-from jobs.catalog import CatalogError, get_catalog
-from jobs.catalog.loader import build_catalog
+from vertexplan.catalog import CatalogError, get_catalog
+from vertexplan.catalog.loader import build_catalog
 
 DATA_FILES = (
     "machine_types.csv",
@@ -38,7 +38,7 @@ MEMORY_GB = {
 
 
 def _text(name: str) -> str:
-    return resources.files("jobs.catalog").joinpath("data", name).read_text("utf-8")
+    return resources.files("vertexplan.catalog").joinpath("data", name).read_text("utf-8")
 
 
 @pytest.mark.parametrize("name", DATA_FILES)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from jobs.catalog import (
+from vertexplan.catalog import (
     UnknownRegionError,
     accelerator_type_choices,
     allowed_accelerator_counts,
@@ -27,7 +27,7 @@ from jobs.catalog import (
     tpu_topology_choices,
     vms_per_replica,
 )
-from jobs.catalog.errors import child, entry, item, parent_path, split_path
+from vertexplan.catalog.errors import child, entry, item, parent_path, split_path
 
 
 def names(machines: list) -> list[str]:
@@ -154,7 +154,7 @@ def test_the_package_imports_nothing_heavy() -> None:
     """Forms, the REST API and workers import it: no Django, Google client or torch."""
     code = (
         "import sys; before = set(sys.modules); "
-        "import jobs.catalog as c; c.validate_custom_job({}); "
+        "import vertexplan.catalog as c; c.validate_custom_job({}); "
         "print(sorted(m for m in set(sys.modules) - before "
         "if m.split('.')[0] in ('django', 'google', 'grpc', 'proto', 'torch')))"
     )

@@ -14,15 +14,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.catalog import (
+from vertexplan.catalog import (
     MISSING_FIELD_PATHS,
     get_catalog,
     is_tpu_pod,
     resolve_path,
     validate_custom_job,
 )
-from jobs.catalog.enums import FLEX_START_ACCELERATORS
-from jobs.catalog.errors import parent_path, path_template
+from vertexplan.catalog.enums import FLEX_START_ACCELERATORS
+from vertexplan.catalog.errors import parent_path, path_template
 
 from .factories import REDUCTION_SERVER, job, machine_spec, pool
 

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from jobs.catalog import UnknownRegionError, validate_custom_job
+from vertexplan.catalog import UnknownRegionError, validate_custom_job
 
 from .factories import (
     IMAGE,

@@ -10,10 +10,11 @@ import yaml
 from django.test import Client
 from django.urls import reverse
 
-from jobs import composer, presets
-from jobs.backends.base import Backend
-from jobs.models import Job, Team
-from jobs.templates_models import ComposerSettings, JobTemplate
+from controlplane.backends.base import Backend
+from controlplane.compose.models import ComposerSettings, JobTemplate
+from controlplane.runs.models import Job
+from controlplane.teams.models import Team
+from vertexplan import composer, presets
 
 from .helpers import A100_8, job
 

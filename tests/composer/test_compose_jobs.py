@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from jobs import composer, presets, strategies
+from vertexplan import composer, presets
+from vertexplan.composer import parallelism as strategies
 
 from .helpers import A100_8, CPU, IMAGE, T4_2, deepspeed_json, env_of, job, messages, pools
 
@@ -417,7 +418,7 @@ def test_for_attempt_keeps_the_users_labels_and_output_directory() -> None:
 
 
 def test_a_persistent_disk_in_a_custom_job_is_explained_at_its_path() -> None:
-    from jobs.catalog import validate_custom_job
+    from vertexplan.catalog import validate_custom_job
 
     custom_job = composer.compose(job()).custom_job
     custom_job["jobSpec"]["workerPoolSpecs"][0]["diskSpec"]["persistentDiskSizeGb"] = 2000

@@ -11,7 +11,7 @@ import yaml
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from jobs import composer, interop, presets
+from vertexplan import composer, interop, presets
 
 from .helpers import A100_8, CPU, IMAGE, T4_2, job
 

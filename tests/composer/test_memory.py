@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from jobs import memory
+from vertexplan import memory
 
 GIB = 2**30
 # 5 model sizes (total, largest layer) x 3 device layouts (GPUs per node, nodes).

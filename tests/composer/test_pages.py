@@ -9,11 +9,12 @@ import yaml
 from django.test import Client
 from django.urls import reverse
 
-from jobs import composer, interop, presets
-from jobs.backends.base import Backend
-from jobs.forms import JobForm
-from jobs.models import Job, Team
-from jobs.templates_models import JobTemplate
+from controlplane.backends.base import Backend
+from controlplane.compose.forms import JobForm
+from controlplane.compose.models import JobTemplate
+from controlplane.runs.models import Job
+from controlplane.teams.models import Team
+from vertexplan import composer, interop, presets
 
 from .test_interop import VARIED
 

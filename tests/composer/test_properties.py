@@ -11,10 +11,11 @@ import copy
 from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import parallelism as st
 
-from jobs import composer, interop, strategies
-from jobs.catalog import get_catalog, is_tpu_pod, resolve_path
+from vertexplan import composer, interop
+from vertexplan.catalog import get_catalog, is_tpu_pod, resolve_path
+from vertexplan.composer import parallelism
 
 from .helpers import IMAGE
 from .test_interop import strip_defaults, vertex_reads
@@ -66,7 +67,7 @@ def pools(draw: st.DrawFn, *, replicas: bool = True) -> dict[str, Any]:
 def job_requests(draw: st.DrawFn) -> dict[str, Any]:
     request: dict[str, Any] = {
         "name": draw(st.sampled_from(["exp", "run-1", "", "x" * 130])),
-        "strategy": draw(st.sampled_from([*strategies.STRATEGIES, "zero4"])),
+        "strategy": draw(st.sampled_from([*parallelism.STRATEGIES, "zero4"])),
         "chief": draw(pools(replicas=False)),
     }
     if draw(st.booleans()):
@@ -136,15 +137,15 @@ def sound_requests(draw: st.DrawFn) -> dict[str, Any]:
         request["args"] = ["--preset", "tiny", "--steps", str(draw(st.integers(1, 500)))]
     if kind == "tpu":
         request["chief"] = dict(draw(st.sampled_from(TPU_POOLS)))
-        request["strategy"] = draw(st.sampled_from(strategies.TPU_STRATEGIES))
+        request["strategy"] = draw(st.sampled_from(parallelism.TPU_STRATEGIES))
         single = request["chief"] in SINGLE_HOST_TPUS
         request["scheduling_strategy"] = draw(st.sampled_from(
             ["STANDARD", "SPOT"] if single else ["STANDARD"]))
         if draw(st.booleans()):
-            request["tpu"] = {"sharding": draw(st.sampled_from(strategies.TPU_SHARDINGS))}
+            request["tpu"] = {"sharding": draw(st.sampled_from(parallelism.TPU_SHARDINGS))}
     else:
         request["chief"] = dict(draw(st.sampled_from(GPU_POOLS if kind == "gpu" else CPU_POOLS)))
-        request["strategy"] = draw(st.sampled_from(strategies.GPU_STRATEGIES))
+        request["strategy"] = draw(st.sampled_from(parallelism.GPU_STRATEGIES))
         if draw(st.booleans()):
             request["workers"] = {"replica_count": draw(st.integers(1, 3))}
         if kind == "gpu" and draw(st.integers(0, 2)) == 0:
@@ -175,7 +176,7 @@ def sound_requests(draw: st.DrawFn) -> dict[str, Any]:
                                                      "warmup_num_steps": 10,
                                                      "total_num_steps": 1000}
         if request["strategy"] == "fsdp":
-            request["fsdp"] = {"mode": draw(st.sampled_from(strategies.FSDP_MODES))}
+            request["fsdp"] = {"mode": draw(st.sampled_from(parallelism.FSDP_MODES))}
     if draw(st.booleans()):
         request["timeout_hours"] = draw(st.sampled_from([1, 24, 72, 1.5]))
     if draw(st.booleans()):

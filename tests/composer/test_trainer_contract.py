@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jobs import composer
+from vertexplan import composer
 
 from .helpers import A100_8, env_of, job, pools
 

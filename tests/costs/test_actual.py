@@ -1,4 +1,4 @@
-"""Actual cost from stored facts (jobs.pricing.actual.job_cost), against figures worked out by
+"""Actual cost from stored facts (vertexplan.pricing.actual.job_cost), against figures worked out by
 hand from vertex_training_prices.csv: billed running time only, at the attempt's own rate,
 lost compute per preemption shown apart."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal as D
 
-from jobs.costs import hourly
-from jobs.pricing.actual import AttemptFacts, PreemptionFacts, job_cost, rate_of
-from jobs.pricing.snapshot import restore, snapshot
+from vertexplan.pricing.actual import AttemptFacts, PreemptionFacts, job_cost, rate_of
+from vertexplan.pricing.job_estimate import hourly
+from vertexplan.pricing.snapshot import restore, snapshot
 
 from .factories import job, micros, pool
 

@@ -6,7 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.costs import Interval, Phase, actual_cost, billed_cost, billed_time, lost_compute
+from vertexplan.pricing.job_estimate import (
+    Interval,
+    Phase,
+    actual_cost,
+    billed_cost,
+    billed_time,
+    lost_compute,
+)
 
 RATE = 33_822_739  # a2-highgpu-8g + 100 GB pd-ssd in us-central1, micro-dollars per hour
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

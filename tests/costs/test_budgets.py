@@ -15,11 +15,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from jobs import lifecycle, spend
-from jobs.budgets import service
-from jobs.budgets.models import BudgetCrossing, TeamBudget
-from jobs.models import Job, JobState, Membership, Role, Team
-from jobs.notifications.models import Notification
+from controlplane.costs import budgets, spend
+from controlplane.costs.models import BudgetCrossing, TeamBudget
+from controlplane.notifications.models import Notification
+from controlplane.runs import lifecycle
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Membership, Role, Team
 from tests.fakes import FakeBackend
 from tests.survival.slack_recorder import SlackRecorder
 from tests.survival.test_slack import HOOK_PATH, channel
@@ -46,7 +47,7 @@ def test_a_submission_reserves_its_estimate_until_its_timeout(
     assert first.price_snapshot["hourly"]["on_demand"] == TWO_N1_4_HOURLY
     make_job("second", timeout_hours=4)
     # Two running jobs reserve $3.92 of $5; a third cannot fit, and nothing is recorded.
-    with pytest.raises(service.BudgetExceeded) as refused:
+    with pytest.raises(budgets.BudgetExceeded) as refused:
         make_job("third", timeout_hours=4)
     message = str(refused.value)
     assert "$1.96" in message and "$1.08 left" in message and "$5.00 monthly" in message
@@ -61,7 +62,7 @@ def test_without_a_timeout_a_job_reserves_vertexs_seven_days(
         make_job: Callable[..., Job], team: Team) -> None:
     budget(team, 50)
     assert 168 * TWO_N1_4_HOURLY == 82_413_744
-    with pytest.raises(service.BudgetExceeded, match=r"\$82.41 \(168 h, its timeout, at"):
+    with pytest.raises(budgets.BudgetExceeded, match=r"\$82.41 \(168 h, its timeout, at"):
         make_job("week")
     TeamBudget.objects.filter(team=team).delete()
     assert make_job("week").estimate_micros == 168 * TWO_N1_4_HOURLY
@@ -89,7 +90,7 @@ def test_the_api_refuses_with_the_numbers(team: Team, admin_user: Any, backend: 
 def test_a_job_that_cannot_be_priced_is_refused_only_where_a_budget_applies(
         make_job: Callable[..., Job], team: Team) -> None:
     budget(team, 100)
-    with pytest.raises(service.BudgetExceeded, match="cannot be priced"):
+    with pytest.raises(budgets.BudgetExceeded, match="cannot be priced"):
         make_job("east", timeout_hours=1, region="us-east1")
     TeamBudget.objects.filter(team=team).delete()
     job = make_job("east", timeout_hours=1, region="us-east1")
@@ -120,8 +121,8 @@ def test_crossing_with_cancel_cancels_running_jobs_once(
     # Two hours of two n1-standard-4 with their disks: $0.98 of a $0.50 budget.
     assert abs(job.cost_micros - 2 * TWO_N1_4_HOURLY) < 100
     with django_capture_on_commit_callbacks(execute=True):
-        [crossing] = service.check_crossings()
-        assert service.check_crossings() == [], "acted on once"
+        [crossing] = budgets.check_crossings()
+        assert budgets.check_crossings() == [], "acted on once"
     assert crossing.action == "cancel" and crossing.jobs == [job.pk]
     assert crossing.spent_micros > 500_000
     job.refresh_from_db()
@@ -141,8 +142,8 @@ def test_crossing_with_notify_lets_jobs_run_and_tells_once_per_budget(
     budget(team, 0.5, on_exceed="notify")
     with django_capture_on_commit_callbacks(execute=False):
         _run(job, backend, hours=2)
-        [crossing] = service.check_crossings()
-        service.check_crossings()
+        [crossing] = budgets.check_crossings()
+        budgets.check_crossings()
     job.refresh_from_db()
     assert crossing.action == "notify" and job.state == JobState.RUNNING
     assert backend.cancelled == []
@@ -151,10 +152,10 @@ def test_crossing_with_notify_lets_jobs_run_and_tells_once_per_budget(
     # Below the budget again after raising it: nothing; crossing the new one: told again.
     budget(team, 3, on_exceed="notify")
     with django_capture_on_commit_callbacks(execute=False):
-        assert service.check_crossings() == []
+        assert budgets.check_crossings() == []
     budget(team, 0.75, on_exceed="notify")
     with django_capture_on_commit_callbacks(execute=False):
-        assert len(service.check_crossings()) == 1
+        assert len(budgets.check_crossings()) == 1
     assert Notification.objects.filter(event="budget").count() == 2
     assert BudgetCrossing.objects.count() == 2
 

@@ -14,10 +14,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from jobs import lifecycle
-from jobs.budgets.models import TeamBudget
-from jobs.history import JobRestart, RestartCause
-from jobs.models import Job, Membership, Role, Team
+from controlplane.costs.models import TeamBudget
+from controlplane.runs import lifecycle
+from controlplane.runs.models import Job, JobRestart, RestartCause
+from controlplane.teams.models import Membership, Role, Team
 from tests.fakes import FakeBackend
 from tests.web.test_compose import form_data
 

@@ -11,8 +11,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from jobs.catalog import get_machine_type
-from jobs.pricing import default_table
+from vertexplan.catalog import get_machine_type
+from vertexplan.pricing import default_table
 
 MARKUP = D("1.15")  # Vertex = Compute Engine list price x 1.15
 FEE = D("0.15")  # management fee: 15% of the Compute Engine on-demand price

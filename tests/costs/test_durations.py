@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from jobs.costs import for_duration, for_steps, hourly
+from vertexplan.pricing.job_estimate import for_duration, for_steps, hourly
 
 from .factories import job, pool
 

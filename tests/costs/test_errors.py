@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.costs import PricingError, hourly
+from vertexplan.pricing.job_estimate import PricingError, hourly
 
 from .factories import job, pool
 

@@ -10,7 +10,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from jobs.costs import hourly
+from vertexplan.pricing.job_estimate import hourly
 
 from .factories import REDUCTION_SERVER, cents, job, micros, pool
 
@@ -225,7 +225,7 @@ def test_every_line_carries_its_source_and_date():
 
 
 def test_a_table_of_other_rows_prices_with_them_and_a3_ultra_boots_from_hyperdisk():
-    from jobs.pricing import load_table
+    from vertexplan.pricing import load_table
 
     csv = (
         "kind,name,region,unit,on_demand_usd,spot_usd,source,retrieved\n"

@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from jobs.pricing import format_usd, micros_to_usd, usd_to_micros
-from jobs.pricing.money import cost_of_seconds, round_half_up, to_decimal
+from vertexplan.pricing import format_usd, micros_to_usd, usd_to_micros
+from vertexplan.pricing.money import cost_of_seconds, round_half_up, to_decimal
 
 
 def test_half_up():

@@ -7,8 +7,8 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.costs import for_duration, hourly, restore, snapshot
-from jobs.pricing import Totals
+from vertexplan.pricing import Totals
+from vertexplan.pricing.job_estimate import for_duration, hourly, restore, snapshot
 
 from .factories import REDUCTION_SERVER, job, pool
 

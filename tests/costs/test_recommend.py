@@ -1,4 +1,4 @@
-"""The recommender (jobs.recommend): the cheapest configurations that fit, ranked by cost, each
+"""The recommender (vertexplan.recommend): the cheapest configurations that fit, ranked by cost, each
 a job request the composer accepts; priced in the region asked; spot and flex only where valid;
 nothing, with the reason, when nothing fits."""
 
@@ -9,12 +9,12 @@ from fractions import Fraction
 
 import pytest
 
-from jobs import catalog, costs
-from jobs.composer import compose
-from jobs.memory import ModelShape
-from jobs.pricing import PricingError, default_table
-from jobs.recommend import Query, Recommendation, Workload, peak_tflops, recommend
-from jobs.recommend.alternatives import alternatives
+from vertexplan import catalog
+from vertexplan.composer import compose
+from vertexplan.memory import ModelShape
+from vertexplan.pricing import PricingError, default_table, job_estimate
+from vertexplan.recommend import Query, Recommendation, Workload, peak_tflops, recommend
+from vertexplan.recommend.alternatives import alternatives
 
 SEVEN_B = ModelShape(parameters=7_000_000_000, dtype="bf16")
 SMALL = ModelShape(parameters=100_000_000, dtype="bf16")
@@ -27,10 +27,10 @@ def query(model: ModelShape | None = SEVEN_B, **changes: object) -> Query:
     return Query(**values)  # type: ignore[arg-type]
 
 
-def priced_as_composed(result: Recommendation, region: str) -> costs.Estimate:
+def priced_as_composed(result: Recommendation, region: str) -> job_estimate.Estimate:
     composition = compose(result.request)
     assert composition.ok, (result.label, composition.errors)
-    return costs.hourly(composition.custom_job, region, default_table())
+    return job_estimate.hourly(composition.custom_job, region, default_table())
 
 
 QUERIES = {
@@ -79,7 +79,7 @@ def test_costs_are_the_composed_jobs_price_for_the_duration(name: str) -> None:
         hourly = priced_as_composed(result, q.region).hourly
         assert result.hourly == hourly
         seconds = result.seconds
-        expected = costs.for_steps(costs.hourly(compose(result.request).custom_job, q.region,
+        expected = job_estimate.for_steps(job_estimate.hourly(compose(result.request).custom_job, q.region,
                                                 default_table()), 1, seconds)
         assert result.totals == expected
         assert result.total == expected.get(result.rate)
@@ -103,11 +103,11 @@ def test_the_first_result_is_the_cheapest_valid_configuration_that_fits() -> Non
                 if not composition.ok:
                     continue
                 try:
-                    estimate = costs.hourly(composition.custom_job, "us-central1",
+                    estimate = job_estimate.hourly(composition.custom_job, "us-central1",
                                             default_table())
                 except PricingError:
                     continue
-                total = costs.for_duration(estimate, 10).on_demand
+                total = job_estimate.for_duration(estimate, 10).on_demand
                 if cheapest is None or total < cheapest[0]:
                     cheapest = (total, machine, accelerator, count)
     assert cheapest is not None

@@ -11,11 +11,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from jobs import composer
-from jobs.backends.base import Backend
-from jobs.pricing import default_table
+from controlplane.backends.base import Backend
 from tests.composer.test_pages import post_data
 from tests.web.conftest import viewer  # noqa: F401
+from vertexplan import composer
+from vertexplan.pricing import default_table
 
 BODY = {"parameters": 7_000_000_000, "precision": "bf16", "strategy": "any",
         "region": "us-central1", "hours": 10}

@@ -13,8 +13,8 @@ import grpc
 import pytest
 from django.core.management import CommandError, call_command
 
-from jobs import prices
-from jobs.pricing import default_table
+from controlplane.core import price_table
+from vertexplan.pricing import default_table
 
 from .fake_billing import FakeCatalog, sku
 
@@ -43,15 +43,15 @@ SKUS = [
 def test_mapped_skus_replace_their_rows_and_say_so(catalog: FakeCatalog,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     catalog.skus = list(SKUS)
-    before = prices.current_table()
+    before = price_table.current_table()
     assert before is default_table()
     call_command("refresh_prices")
     assert len(catalog.requests) == 3, "three pages of two"
     out = capsys.readouterr().out
     # T4 in us-central1, and the seven n1 machines priced in europe-west4.
     assert f"8 of {len(before.rows)} rows updated" in out and "(5 SKUs)" in out
-    table = prices.current_table()
-    assert table.source == prices.REFRESHED_SOURCE
+    table = price_table.current_table()
+    assert table.source == price_table.REFRESHED_SOURCE
     t4 = table.get("accelerator", "NVIDIA_TESLA_T4", "us-central1")
     assert (t4.on_demand, t4.spot) == (Decimal("0.41"), Decimal("0.2"))
     assert t4.source == "Cloud Billing Catalog API: Vertex AI SKU AAAA-T4, AAAA-T4S"
@@ -67,7 +67,7 @@ def test_mapped_skus_replace_their_rows_and_say_so(catalog: FakeCatalog,
         assert table.get(kind, name, region) == before.get(kind, name, region)
     assert len(table.rows) == len(before.rows)
     # Estimates now use the refreshed prices.
-    assert prices.current_table().get("accelerator", "NVIDIA_TESLA_T4",
+    assert price_table.current_table().get("accelerator", "NVIDIA_TESLA_T4",
                                       "us-central1").on_demand == Decimal("0.41")
 
 
@@ -76,7 +76,7 @@ def test_a_failed_refresh_keeps_the_old_table_and_says_so(
         catalog: FakeCatalog, settings: Any, broken: str) -> None:
     catalog.skus = list(SKUS)
     call_command("refresh_prices")
-    path = prices.prices_file()
+    path = price_table.prices_file()
     kept = path.read_bytes()
     if broken == "unavailable":
         catalog.fail = grpc.StatusCode.UNAVAILABLE
@@ -91,5 +91,5 @@ def test_a_failed_refresh_keeps_the_old_table_and_says_so(
     assert "The price table in use is unchanged" in message
     assert path.read_bytes() == kept
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".prices-")]
-    assert prices.current_table().get("accelerator", "NVIDIA_TESLA_T4",
+    assert price_table.current_table().get("accelerator", "NVIDIA_TESLA_T4",
                                       "us-central1").on_demand == Decimal("0.41")

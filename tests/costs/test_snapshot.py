@@ -7,9 +7,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.costs import Interval, SnapshotError, billed_cost, hourly, restore, snapshot
-from jobs.pricing import load_table
-from jobs.pricing.table import COLUMNS
+from vertexplan.pricing import load_table
+from vertexplan.pricing.job_estimate import (
+    Interval,
+    SnapshotError,
+    billed_cost,
+    hourly,
+    restore,
+    snapshot,
+)
+from vertexplan.pricing.table import COLUMNS
 
 from .factories import REDUCTION_SERVER, job, pool
 

@@ -10,15 +10,15 @@ from importlib import resources
 
 import pytest
 
-from jobs.pricing import PriceRow, PriceTableError, default_table, load_table
-from jobs.pricing.parse import parse_fee_name, parse_tpu_name, retrieved_dates, split_name
-from jobs.pricing.table import COLUMNS
+from vertexplan.pricing import PriceRow, PriceTableError, default_table, load_table
+from vertexplan.pricing.parse import parse_fee_name, parse_tpu_name, retrieved_dates, split_name
+from vertexplan.pricing.table import COLUMNS
 
 HEADER = ",".join(COLUMNS) + "\n"
 
 
 def shipped_rows() -> list[dict[str, str]]:
-    text = resources.files("jobs.pricing").joinpath("data/vertex_training_prices.csv").read_text()
+    text = resources.files("vertexplan.pricing").joinpath("data/vertex_training_prices.csv").read_text()
     return list(csv.DictReader(io.StringIO(text)))
 
 

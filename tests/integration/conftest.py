@@ -1,6 +1,6 @@
 """The whole stack as real processes: PostgreSQL, Redis, the emulator, worker, beat, web.
 
-Started once per test session through controlplane.devstack (the same code `make demo` uses),
+Started once per test session through config.devstack (the same code `make demo` uses),
 on a database of its own so it never touches pytest-django's test database.
 """
 
@@ -18,7 +18,7 @@ import psycopg
 import pytest
 import requests
 
-from controlplane.devstack import Stack, StackConfig, free_port
+from config.devstack import Stack, StackConfig, free_port
 
 
 class Api:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from controlplane.devstack import Stack
+from config.devstack import Stack
 from tests.conftest import require
 from tests.integration.conftest import Api
 

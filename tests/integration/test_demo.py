@@ -24,7 +24,7 @@ def test_the_demo_trains_is_preempted_recovers_and_finishes(tmp_path: Path) -> N
            if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env["REDIS_URL"] = "redis://127.0.0.1:1/0"  # nothing answers there: the embedded broker
     result = subprocess.run(
-        [sys.executable, "-m", "controlplane.demo", "--exit-when-done", "--steps", "150",
+        [sys.executable, "-m", "config.demo", "--exit-when-done", "--steps", "150",
          "--timeout", "420", "--var-dir", str(tmp_path / "demo"),
          "--port", str(free_port()), "--emulator-port", str(free_port())],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

@@ -16,7 +16,7 @@ import requests
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
-from controlplane.devstack import Stack
+from config.devstack import Stack
 from tests.integration.conftest import Api
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from controlplane.devstack import Stack, StackConfig, free_port
+from config.devstack import Stack, StackConfig, free_port
 from localvertex.admin import AdminClient
 from tests.integration.conftest import Api, _database
 from tests.integration.test_end_to_end import browser_session

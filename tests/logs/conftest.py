@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
-from jobs.backends import base
-from jobs.backends.vertex import VertexBackend
-from jobs.models import Job, JobAttempt, JobState, Team
+from controlplane.backends import base
+from controlplane.backends.training import VertexBackend
+from controlplane.runs.models import Job, JobAttempt, JobState
+from controlplane.teams.models import Team
 from tests.localvertex.helpers import FAST_FLAGS, PROJECT, EmulatorProcess
 
 _vertex_ids = itertools.count(7_000_000_000_000_000_001)
@@ -32,7 +33,7 @@ def log_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorP
 def use_emulator(settings: Any, emu: EmulatorProcess) -> VertexBackend:
     settings.VERTEX_EMULATOR_ADDR = emu.address
     settings.VERTEX_PROJECT = PROJECT
-    settings.CP_BACKEND = "jobs.backends.vertex.VertexBackend"
+    settings.CP_BACKEND = "controlplane.backends.training.VertexBackend"
     base.get_backend.cache_clear()
     backend = base.get_backend()
     assert isinstance(backend, VertexBackend)

@@ -11,9 +11,11 @@ from django.urls import reverse
 from django.utils import timezone
 from google.cloud import aiplatform_v1
 
-from jobs import follower
-from jobs.backends.vertex import VertexBackend
-from jobs.models import Job, JobState, LogFailure, LogLine, Membership, Role, StepMetric
+from controlplane.backends.training import VertexBackend
+from controlplane.logs import follower
+from controlplane.logs.models import LogFailure, LogLine, StepMetric
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Membership, Role
 from tests.localvertex.helpers import PARENT, custom_job, job_id, python_pool, wait_state
 from tests.logs.conftest import AttemptFactory
 from tests.logs.test_follower import FAST

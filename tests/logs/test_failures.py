@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import failures
+from vertexplan.logparse import failures
 
 OOM_TRACEBACK = """\
 Traceback (most recent call last):

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from jobs import follower
-from jobs.backends.vertex import VertexBackend
-from jobs.logs import filters
-from jobs.logs.config import FollowConfig
-from jobs.models import Job, JobAttempt, LogCursor, LogLine, StepMetric
+from controlplane.backends.training import VertexBackend
+from controlplane.logs import filters, follower
+from controlplane.logs.models import LogCursor, LogLine, StepMetric
+from controlplane.logs.options import FollowConfig
+from controlplane.runs.models import Job, JobAttempt
 from tests.logs.conftest import AttemptFactory
 from tests.logs.helpers import Line, write
 

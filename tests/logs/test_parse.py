@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from jobs import events
-from jobs.backends.base import LogEntry
+from controlplane.backends.base import LogEntry
+from vertexplan.logparse import events
 
 
 def entry(severity: int = 200, text: str | None = None, payload: dict | None = None) -> LogEntry:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from jobs import follower
-from jobs.backends import base
-from jobs.logs.config import FollowConfig
-from jobs.logs.quota import ReadBudget
-from jobs.models import LogLine, LogReadQuota
+from controlplane.backends import base
+from controlplane.logs import follower
+from controlplane.logs.models import LogLine, LogReadQuota
+from controlplane.logs.options import FollowConfig
+from controlplane.logs.quota import ReadBudget
 from tests.localvertex.helpers import FAST_FLAGS, EmulatorProcess
 from tests.logs.conftest import AttemptFactory, use_emulator
 from tests.logs.helpers import Line, write

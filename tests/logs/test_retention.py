@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from jobs.logs import retention
-from jobs.logs.bulk import insert_ignoring_duplicates
-from jobs.logs.store import LINE_COLUMNS, STEP_COLUMNS
-from jobs.models import Job, JobState, LogLine, LogRetention, StepMetric, Team
+from controlplane.logs import retention
+from controlplane.logs.bulk import insert_ignoring_duplicates
+from controlplane.logs.models import LogLine, LogRetention, StepMetric
+from controlplane.logs.store import LINE_COLUMNS, STEP_COLUMNS
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Team
 
 NOW = timezone.now()
 

@@ -10,12 +10,12 @@ from typing import Any
 from django.core.management import call_command
 from django.utils import timezone
 
-from jobs import follower
-from jobs.backends.vertex import VertexBackend
-from jobs.logs.config import FollowConfig
-from jobs.logs.store import Target
-from jobs.logs.tail import TailFollower
-from jobs.models import LogLine
+from controlplane.backends.training import VertexBackend
+from controlplane.logs import follower
+from controlplane.logs.models import LogLine
+from controlplane.logs.options import FollowConfig
+from controlplane.logs.store import Target
+from controlplane.logs.tail import TailFollower
 from tests.logs.conftest import AttemptFactory
 from tests.logs.helpers import Line, write
 from tests.logs.test_follower import FAST, Clock
@@ -89,7 +89,7 @@ def test_follow_logs_command_runs_a_sweep(committed_vertex: VertexBackend,
 def test_config_reads_settings_over_defaults(settings: Any) -> None:
     settings.CP_LOG_TAIL = True
     settings.CP_LOG_READS_PER_MINUTE = 40
-    from jobs.logs.config import follow_config
+    from controlplane.logs.options import follow_config
 
     config = follow_config()
     assert config.tail and config.reads_per_minute == 40

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from jobs.models import Job, JobState, Role, Team
-from security import tokens
+from controlplane.runs.models import Job, JobState
+from controlplane.security import tokens
+from controlplane.teams.models import Role, Team
 from tests.people import make_user
 from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from jobs.models import Job
-from security.models import AuditEntry
+from controlplane.runs.models import Job
+from controlplane.security.models import AuditEntry
 from tests.security.conftest import World
 
 BODY = {"name": "exp", "team": "vision", "chief": {"machine_type": "n1-standard-4"},

@@ -55,7 +55,7 @@ def _settings_in(env: dict[str, str], names: list[str]) -> dict[str, Any]:
             f"print(json.dumps({{n: getattr(s, n, None) for n in {names!r}}}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60,
-                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "controlplane.settings",
+                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
                                **env})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -92,7 +92,7 @@ def test_a_bad_rate_stops_the_start() -> None:
     code = "import django; django.setup()"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60,
-                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "controlplane.settings",
+                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
                                "CP_API_RATE_USER": "fast"})
     assert done.returncode != 0
     assert "CP_API_RATE_USER='fast' is not a rate" in done.stderr
@@ -126,7 +126,7 @@ def test_secrets_are_never_returned(world: World,
 
 def test_a_huge_page_is_capped(world: World,
                                token_client: Callable[[Any], APIClient]) -> None:
-    from jobs.models import Job
+    from controlplane.runs.models import Job
     from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
     Job.objects.bulk_create(

@@ -8,7 +8,7 @@ from typing import Any
 
 from rest_framework.test import APIClient
 
-from jobs.models import Job, JobState
+from controlplane.runs.models import Job, JobState
 from tests.security.conftest import World
 
 

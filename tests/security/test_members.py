@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
-from jobs import access
-from jobs.models import Membership, Role
-from security.models import AuditEntry
+from controlplane.security.models import AuditEntry
+from controlplane.teams import access
+from controlplane.teams.models import Membership, Role
 from tests.security.conftest import World
 
 MEMBERS = "/api/v1/teams/vision/members/"

@@ -34,13 +34,14 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from jobs.models import Job, JobState, Membership, Role, Team
-from jobs.notifications.models import SlackChannel
-from jobs.serving import remote
-from jobs.serving.models import Deployment, Endpoint, ModelEntry, Slo
-from jobs.templates_models import JobTemplate
-from security import tokens
-from security.models import ApiToken
+from controlplane.backends import serving_base
+from controlplane.compose.models import JobTemplate
+from controlplane.notifications.models import SlackChannel
+from controlplane.runs.models import Job, JobState
+from controlplane.security import tokens
+from controlplane.security.models import ApiToken
+from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo
+from controlplane.teams.models import Membership, Role, Team
 from tests.people import make_user
 from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
@@ -174,7 +175,7 @@ def build_world() -> World:
                                       step=50, artifact_uri="gs://b/exp/step-00000050",
                                       image_uri="img", state=ModelEntry.State.READY,
                                       vertex_name="projects/p/locations/l/models/1")
-    serving = remote.get_serving_backend()
+    serving = serving_base.get_serving_backend()
     serving.create_endpoint("1", "ep", {})
     endpoint = Endpoint.objects.create(team=team, created_by=admin, name="ep",
                                        state=Endpoint.State.READY,
@@ -304,7 +305,7 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
 # --- the database, before and after ------------------------------------------------------------
 
 # Rows a request may write without changing anything a user owns.
-UNWATCHED = {"security.auditentry", "jobs.lease", "jobs.logreadquota", "sessions.session",
+UNWATCHED = {"controlplane.security.auditentry", "jobs.lease", "jobs.logreadquota", "sessions.session",
              "jobs.composersettings"}
 
 
@@ -401,13 +402,13 @@ def quiet(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[None]:
     settings.CP_SERVING_BACKEND = "tests.serving.fakes.FakeServing"
     settings.CP_API_RATE_USER = ""
     settings.CP_API_RATE_ANON = ""
-    from jobs.backends import base
+    from controlplane.backends import base
 
     base.get_backend.cache_clear()
-    remote.get_serving_backend.cache_clear()
+    serving_base.get_serving_backend.cache_clear()
     yield
     base.get_backend.cache_clear()
-    remote.get_serving_backend.cache_clear()
+    serving_base.get_serving_backend.cache_clear()
 
 
 MATRIX: list[str] = []

@@ -26,8 +26,8 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
-from jobs.serving import remote
-from security import tokens
+from controlplane.backends import serving_base
+from controlplane.security import tokens
 from tests.security.test_roles_matrix import PK_OWNERS, World, build_world
 
 # Requests per operation; with ~50 operations this is well over the 1000 asked for.
@@ -45,10 +45,10 @@ def quiet(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[None]:
     settings.CP_SERVING_BACKEND = "tests.serving.fakes.FakeServing"
     settings.CP_API_RATE_USER = ""
     settings.CP_API_RATE_ANON = ""
-    from jobs.backends import base
+    from controlplane.backends import base
 
     base.get_backend.cache_clear()
-    remote.get_serving_backend.cache_clear()
+    serving_base.get_serving_backend.cache_clear()
     # As Django's test client does: a request must not close the test's database connection.
     signals.request_started.disconnect(close_old_connections)
     signals.request_finished.disconnect(close_old_connections)
@@ -58,7 +58,7 @@ def quiet(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[None]:
         signals.request_started.connect(close_old_connections)
         signals.request_finished.connect(close_old_connections)
         base.get_backend.cache_clear()
-        remote.get_serving_backend.cache_clear()
+        serving_base.get_serving_backend.cache_clear()
 
 
 def real_ids(path: str, world: World, token_pk: int) -> dict[str, Any]:

@@ -11,9 +11,10 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from jobs.models import Job, Membership, Role
-from security import tokens
-from security.models import ApiToken
+from controlplane.runs.models import Job
+from controlplane.security import tokens
+from controlplane.security.models import ApiToken
+from controlplane.teams.models import Membership, Role
 from tests.security.conftest import World
 
 BODY = {"name": "exp", "chief": {"machine_type": "n1-standard-4"}, "args": ["--preset", "tiny"]}

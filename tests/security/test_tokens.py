@@ -11,8 +11,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from jobs.models import Job
-from security.models import ApiToken, AuditEntry
+from controlplane.runs.models import Job
+from controlplane.security.models import ApiToken, AuditEntry
 from tests.security.conftest import World
 
 

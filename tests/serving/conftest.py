@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from jobs.models import Job, JobState, Role, Team
-from jobs.serving import remote, tasks
+from controlplane.backends import serving_base
+from controlplane.runs.models import Job, JobState
+from controlplane.serving import tasks
+from controlplane.teams.models import Role, Team
 from tests.people import make_user
 from tests.serving.fakes import FakeServing
 
@@ -18,9 +20,9 @@ from tests.serving.fakes import FakeServing
 @pytest.fixture
 def fake(settings: Any) -> Iterator[FakeServing]:
     settings.CP_SERVING_BACKEND = "tests.serving.fakes.FakeServing"
-    remote.get_serving_backend.cache_clear()
-    yield remote.get_serving_backend()
-    remote.get_serving_backend.cache_clear()
+    serving_base.get_serving_backend.cache_clear()
+    yield serving_base.get_serving_backend()
+    serving_base.get_serving_backend.cache_clear()
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import itertools
 from dataclasses import replace
 from typing import Any
 
-from jobs.backends import errors
-from jobs.serving.remote import (
+from controlplane.backends import errors
+from controlplane.backends.serving_base import (
     Container,
     DeploySpec,
     Operation,

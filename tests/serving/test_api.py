@@ -10,9 +10,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from jobs.models import Job
-from jobs.serving import lifecycle
-from jobs.serving.models import Deployment, Endpoint, LatencySample, ModelEntry, Slo
+from controlplane.runs.models import Job
+from controlplane.serving import lifecycle
+from controlplane.serving.models import Deployment, Endpoint, LatencySample, ModelEntry, Slo
 from tests.serving.fakes import FakeServing
 from tests.serving.test_lifecycle import ready_endpoint, ready_entry
 
@@ -62,7 +62,7 @@ def test_a_member_registers_creates_deploys_and_sets_an_slo(
                            {"model": entry_id}, format="json")
     assert response.status_code == 400
     lifecycle.send_create(endpoint_id)
-    from jobs.serving import registry
+    from controlplane.serving import registry
     registry.upload(entry_id)
     response = client.post(f"/api/v1/serving/endpoints/{endpoint_id}/deployments/", {
         "model": entry_id, "machine_type": "n1-standard-4", "min_replicas": 1,

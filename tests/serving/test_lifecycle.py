@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from jobs.models import Job, JobState
-from jobs.serving import lifecycle, registry, traffic
-from jobs.serving.models import Deployment, Endpoint, ModelEntry
+from controlplane.runs.models import Job, JobState
+from controlplane.serving import lifecycle, registry, traffic
+from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 from tests.serving.fakes import FakeServing
 
 

@@ -1,5 +1,5 @@
 """Cloud Monitoring's latency figures: percentiles from merged distribution buckets, and the
-requests jobs/backends/monitoring.py makes (against a canned MetricServiceClient)."""
+requests controlplane/backends/monitoring.py makes (against a canned MetricServiceClient)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ monitoring_v3 = pytest.importorskip("google.cloud.monitoring_v3")
 
 from google.protobuf import timestamp_pb2  # noqa: E402
 
-from jobs.backends import monitoring  # noqa: E402
+from controlplane.backends import monitoring  # noqa: E402
 
 
 def test_monitoring_percentiles_come_from_merged_buckets() -> None:

@@ -9,17 +9,18 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from jobs.backends import errors
-from jobs.models import Job
-from jobs.serving import alerts, prober, slo
-from jobs.serving.models import Endpoint, LatencySample, Slo, SloAlert
+from controlplane.backends import errors
+from controlplane.notifications import slo_alerts
+from controlplane.runs.models import Job
+from controlplane.serving import prober, slo
+from controlplane.serving.models import Endpoint, LatencySample, Slo, SloAlert
 from tests.serving.fakes import FakeServing
 from tests.serving.test_lifecycle import ready_endpoint, ready_entry
 
 
 @pytest.fixture
 def live(fake: FakeServing, queued: list, trained_job: Job, member: Any) -> Endpoint:
-    from jobs.serving import lifecycle
+    from controlplane.serving import lifecycle
 
     entry = ready_entry(trained_job, member)
     endpoint = ready_endpoint(trained_job.team, member, probe_interval_s=5.0)
@@ -123,8 +124,8 @@ def test_a_losing_worker_records_no_second_alert(live: Endpoint, queued: list) -
 
 def test_an_alert_goes_to_every_enabled_channel_once(
         live: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
-    from jobs.notifications import slack
-    from jobs.notifications.models import SlackChannel
+    from controlplane.notifications import slack
+    from controlplane.notifications.models import SlackChannel
 
     for name, enabled in (("ops", True), ("ml", True), ("old", False)):
         channel = SlackChannel(team=live.team, name=name, kind="webhook", enabled=enabled,
@@ -136,15 +137,15 @@ def test_an_alert_goes_to_every_enabled_channel_once(
         (channel.name, text)))
     objective = Slo.objects.create(endpoint=live, p95_ms=100)
     alert = SloAlert.objects.create(slo=objective, kind=SloAlert.Kind.BREACH, message="slow!")
-    assert alerts.deliver(alert.pk) == SloAlert.Delivery.SENT
-    assert alerts.deliver(alert.pk) == SloAlert.Delivery.SENT  # a redelivered task
+    assert slo_alerts.deliver(alert.pk) == SloAlert.Delivery.SENT
+    assert slo_alerts.deliver(alert.pk) == SloAlert.Delivery.SENT  # a redelivered task
     assert sorted(posted) == [("ml", "slow!"), ("ops", "slow!")]
 
 
 def test_a_channel_that_fails_is_recorded(live: Endpoint,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from jobs.notifications import slack
-    from jobs.notifications.models import SlackChannel
+    from controlplane.notifications import slack
+    from controlplane.notifications.models import SlackChannel
 
     channel = SlackChannel(team=live.team, name="ops", kind="webhook", notify_on=[])
     channel.set_secret("https://hooks.slack.com/services/T0/B0/x")
@@ -156,7 +157,7 @@ def test_a_channel_that_fails_is_recorded(live: Endpoint,
     monkeypatch.setattr(slack, "send", refuse)
     alert = SloAlert.objects.create(slo=Slo.objects.create(endpoint=live, p95_ms=1),
                                     kind=SloAlert.Kind.BREACH, message="m")
-    assert alerts.deliver(alert.pk) == SloAlert.Delivery.FAILED
+    assert slo_alerts.deliver(alert.pk) == SloAlert.Delivery.FAILED
     alert.refresh_from_db()
     assert "no_service" in alert.delivery_error
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.serving import stats
+from controlplane.serving import stats
 
 
 def test_percentiles_interpolate_between_ranks() -> None:

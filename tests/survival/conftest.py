@@ -14,10 +14,11 @@ import psycopg
 import pytest
 from django.contrib.auth import get_user_model
 
-from controlplane.celery import app as celery_app
-from controlplane.devstack import Stack, StackConfig, free_port
-from jobs import lifecycle, requests
-from jobs.models import Job, Membership, Role, Team
+from config.celery import app as celery_app
+from config.devstack import Stack, StackConfig, free_port
+from controlplane.compose import submission, validation
+from controlplane.runs.models import Job
+from controlplane.teams.models import Membership, Role, Team
 from tests.fakes import FakeBackend
 from tests.integration.conftest import Api, _database
 from tests.survival import slack_recorder
@@ -49,10 +50,10 @@ def make_job(team: Team, admin_user: Any, backend: FakeBackend,
     def make(name: str = "exp", *, spot: bool = False, **extra: Any) -> Job:
         body = {"name": name, "spot": spot, "chief": {"machine_type": "n1-standard-4"},
                 "workers": {"replica_count": 1}, **extra}
-        checked = requests.check(body, team)
+        checked = validation.check(body, team)
         assert checked.ok, checked.errors
         with django_capture_on_commit_callbacks(execute=False):
-            return lifecycle.create_job(team=team, user=admin_user, request=checked.request,
+            return submission.create_job(team=team, user=admin_user, request=checked.request,
                                         composition=checked.composition)
 
     return make

@@ -10,7 +10,7 @@ import grpc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
-from controlplane.devstack import Stack
+from config.devstack import Stack
 from localvertex.admin import AdminClient
 from tests.integration.conftest import Api
 

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from jobs.models import Job, JobState, Membership, Role, Team
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Membership, Role, Team
 from tests.fakes import FakeBackend
 
 
@@ -70,7 +71,7 @@ def test_resubmit_from_a_chosen_checkpoint(api: Client, make_job: Callable[..., 
 
 def test_attempts_and_restarts(api: Client, make_job: Callable[..., Job],
                                backend: FakeBackend) -> None:
-    from jobs import lifecycle
+    from controlplane.runs import lifecycle
 
     job = make_job()
     lifecycle.submit(job.pk)
@@ -103,7 +104,7 @@ def test_the_job_page_shows_attempts_restarts_and_recoveries(
         backend: FakeBackend) -> None:
     from django.utils import timezone
 
-    from jobs import lifecycle
+    from controlplane.runs import lifecycle
     from tests.survival.test_restart_detection import Log
 
     job = make_job("llama", spot=True)

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from jobs import lifecycle
-from jobs.backends import errors
-from jobs.models import Job, JobAttempt, JobState
+from controlplane.backends import errors
+from controlplane.compose import submission
+from controlplane.runs import lifecycle
+from controlplane.runs.models import Job, JobAttempt, JobState
 from tests.fakes import FakeBackend
 
 STOCKOUT = {"error_code": 8, "error_message": "The job was preempted 7 times (STOCKOUT)."}
@@ -156,7 +157,7 @@ def test_a_lost_submission_is_requeued_at_a_measured_pace(
     settings.CP_RESUBMIT_AFTER_S = 30
     job = make_job()
     sent: list[str] = []
-    monkeypatch.setattr("jobs.tasks.submit_job.delay", lambda job_id: sent.append(job_id))
+    monkeypatch.setattr("controlplane.runs.tasks.submit_job.delay", lambda job_id: sent.append(job_id))
     lifecycle.reconcile(job.pk)
     assert sent == [], "its message may still be on its way"
     JobAttempt.objects.filter(job=job).update(
@@ -184,6 +185,6 @@ def test_clone_and_resubmit_requests(make_job: Callable[..., Job]) -> None:
     body = lifecycle.clone_request(job)
     assert body["name"] == "exp-clone" and body["team"] == "vision"
     assert body["scheduling_strategy"] == "SPOT"
-    again = lifecycle.resubmit_request(job, "gs://b/j/checkpoints/step-00000040")
+    again = submission.resubmit_request(job, "gs://b/j/checkpoints/step-00000040")
     assert again["env"] == {"CP_RESUME_FROM": "gs://b/j/checkpoints/step-00000040"}
     assert "team" not in again and again["name"] == "exp-resumed"

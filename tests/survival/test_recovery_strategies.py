@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from jobs import recovery
-from jobs.recovery import Failure, Placement, Policy
+from controlplane.runs import recovery
+from controlplane.runs.recovery import Failure, Placement, Policy
 
 CPU_JOB = {"displayName": "x", "jobSpec": {"workerPoolSpecs": [{
     "machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",

@@ -1,4 +1,4 @@
-"""Preemption and restart detection from stored events and log lines (jobs/restarts.py)."""
+"""Preemption and restart detection from stored events and log lines (controlplane/logs/restarts.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from jobs import restarts
-from jobs.history import JobRestart
-from jobs.models import Job, JobAttempt, JobEvent, LogLine, StepMetric
+from controlplane.logs import restarts
+from controlplane.logs.models import LogLine, StepMetric
+from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart
 
 _ids = itertools.count(1)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from controlplane.devstack import free_port, wait_for_port
+from config.devstack import free_port, wait_for_port
 from tests.integration.conftest import Api
 from tests.survival.conftest import SurvivalStack, drop_database, new_stack, sleeping_job
 from tests.survival.stackutil import (

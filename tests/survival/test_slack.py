@@ -10,10 +10,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from jobs import lifecycle
-from jobs.models import Job, JobState, Team
-from jobs.notifications import crypto, service
-from jobs.notifications.models import Notification, SlackChannel
+from controlplane.notifications import crypto, service
+from controlplane.notifications.models import Notification, SlackChannel
+from controlplane.runs import lifecycle
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Team
 from tests.fakes import FakeBackend
 from tests.survival.slack_recorder import SlackRecorder
 
@@ -193,7 +194,7 @@ def test_the_api_never_returns_a_webhook_url(client: Client, admin_user: Any,
 def test_only_team_admins_manage_channels(client: Client, team: Team, make_job: Any) -> None:
     from django.contrib.auth import get_user_model
 
-    from jobs.models import Membership, Role
+    from controlplane.teams.models import Membership, Role
 
     member = get_user_model().objects.create_user(username="mo")
     Membership.objects.create(user=member, team=team, role=Role.MEMBER)

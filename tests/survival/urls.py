@@ -1,8 +1,8 @@
-"""The project's urls plus the Slack channel pages, until jobs/urls.py includes them."""
+"""The project's urls plus the Slack channel pages, until controlplane/runs/urls.py includes them."""
 
 from django.urls import include, path
 
 urlpatterns = [
-    path("", include("jobs.notifications.urls")),
-    path("", include("controlplane.urls")),
+    path("", include("controlplane.notifications.urls")),
+    path("", include("config.urls")),
 ]

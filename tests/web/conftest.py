@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from jobs.models import Job, JobState, Role, Team
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Role, Team
 from tests.people import make_user
 
 # A CustomJob as the composer writes it: one chief on a CPU machine.

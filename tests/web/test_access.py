@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from jobs.models import Job, JobState, Team
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Team
 
 
 @pytest.mark.parametrize("url", [

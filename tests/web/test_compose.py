@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from jobs.backends.base import Backend
-from jobs.forms import JobForm
-from jobs.models import Job, JobState, Team
+from controlplane.backends.base import Backend
+from controlplane.compose.forms import JobForm
+from controlplane.runs.models import Job, JobState
+from controlplane.teams.models import Team
 
 
 def form_data(**overrides: Any) -> dict[str, Any]:

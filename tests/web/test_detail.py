@@ -11,7 +11,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from jobs.models import Job, JobEvent, JobState, LogLine, StepMetric, Team
+from controlplane.logs.models import LogLine, StepMetric
+from controlplane.runs.models import Job, JobEvent, JobState
+from controlplane.teams.models import Team
 
 
 @pytest.fixture

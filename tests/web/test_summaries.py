@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jobs.templatetags import summaries
+from vertexplan import summaries
 
 
 def custom_job(*pools: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""The Celery app and Celery beat's schedule.
+
+Tasks are registered where they live (each app's tasks.py, found through INSTALLED_APPS) with
+the one task decorator in controlplane/core/queue.py; beat queues them by name.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("controlplane")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+def _beat_schedule() -> dict[str, dict[str, Any]]:
+    from django.conf import settings
+
+    from controlplane.serving.schedule import beat_schedule as serving_schedule
+
+    return {
+        **serving_schedule(),
+        "reconcile-jobs": {
+            "task": "controlplane.runs.tasks.reconcile_jobs",
+            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+        },
+        "follow-logs": {
+            "task": "controlplane.logs.tasks.follow_logs",
+            "schedule": settings.CP_FOLLOW_INTERVAL_S,
+        },
+        # Teams whose month's spend crossed their budget (controlplane/costs/budgets.py).
+        "check-budgets": {
+            "task": "controlplane.costs.tasks.check_budgets",
+            "schedule": getattr(settings, "CP_BUDGET_CHECK_INTERVAL_S", 60.0),
+        },
+        # Slack messages whose delivery failed for a passing reason, tried again.
+        "deliver-notifications": {
+            "task": "controlplane.notifications.tasks.deliver_pending",
+            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+        },
+        # Each team's log retention and the downsampling of long runs' metrics.
+        "log-retention": {
+            "task": "controlplane.logs.tasks.apply_log_retention",
+            "schedule": getattr(settings, "CP_LOG_RETENTION_INTERVAL_S", 3600.0),
+        },
+    }
+
+
+@app.on_after_finalize.connect
+def _setup_periodic_tasks(sender: Celery, **_: Any) -> None:
+    sender.conf.beat_schedule = _beat_schedule()

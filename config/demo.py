@@ -1,0 +1,181 @@
+"""`make demo`: the whole product on one machine, no servers installed by hand.
+
+SQLite for the database; Redis at REDIS_URL when one answers, otherwise an embedded broker in a
+SQLite file (kombu's SQLAlchemy transport); the local Vertex emulator; a Celery worker and beat;
+the web server; a demo user and team; and a sample 2-replica DDP job on spot VMs that trains,
+is preempted once (as Compute Engine reclaims a spot VM: SIGTERM, 30 s, SIGKILL), resumes from
+its checkpoint and finishes. `--no-preemption` leaves it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import grpc
+
+from config.devstack import ROOT, Stack, StackConfig, redis_answers
+from localvertex.admin import AdminClient
+
+TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
+
+
+def choose_broker(var_dir: Path) -> tuple[str, str]:
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    if redis_answers(redis_url):
+        return redis_url, f"Redis at {redis_url}"
+    url = f"sqla+sqlite:///{var_dir / 'broker.sqlite3'}"
+    return url, f"no Redis answered at {redis_url}: using an embedded broker in {url}"
+
+
+def job_state(stack: Stack, token: str, job_id: int) -> dict:
+    request = urllib.request.Request(
+        f"{stack.web_url}/api/v1/jobs/{job_id}/", headers={"Authorization": f"Token {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def arm_preemption(stack: Stack, job: dict, at_step: int) -> bool:
+    """Arm a spot preemption of the job's CustomJob for when its trainer reports AT_STEP: the
+    emulator watches the replicas' own output, so however fast this machine trains, the
+    preemption lands mid-run. False if the CustomJob does not exist yet."""
+    current = [a for a in job["attempts"] if a["number"] == job["attempt"]]
+    if not current or not current[0]["vertex_name"]:
+        return False
+    with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as client:
+        try:
+            client.preempt(current[0]["vertex_name"], grace_s=30, at_step=at_step)
+        except grpc.RpcError:
+            return False  # between states: try again on the next look
+    return True
+
+
+def finished_well(stack: Stack, token: str, job_id: int, args: argparse.Namespace) -> int:
+    """0 when the sample job did what the demo shows: SUCCEEDED, every step followed in from
+    its logs, and (unless --no-preemption) a preemption it came back from. The last lines may
+    land a moment after the state flips, as Cloud Logging lags."""
+    deadline = time.monotonic() + 30
+    while True:
+        state = job_state(stack, token, job_id)
+        problems = []
+        if state["state"] != "SUCCEEDED":
+            problems.append(f"it ended {state['state']}: {state['error_message']}")
+        if (state["last_step"] or 0) < args.steps:
+            problems.append(f"its logs show step {state['last_step']} of {args.steps}")
+        if not args.no_preemption and state["restarts"] < 1:
+            problems.append("no preemption was recorded")
+        if not problems:
+            print(
+                f"sample job {job_id}: SUCCEEDED after {state['last_step']} steps and "
+                f"{state['restarts']} restart(s)",
+                flush=True,
+            )
+            return 0
+        if state["state"] != "SUCCEEDED" or time.monotonic() > deadline:
+            print(
+                "the sample job did not finish as the demo expects: " + "; ".join(problems),
+                file=sys.stderr,
+            )
+            return 1
+        time.sleep(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--var-dir", type=Path, default=ROOT / "var" / "demo")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--emulator-port", type=int, default=8470)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument(
+        "--exit-when-done",
+        action="store_true",
+        help="stop when the sample job ends; exit 0 only if it SUCCEEDED",
+    )
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument(
+        "--no-preemption", action="store_true", help="do not preempt the sample spot job"
+    )
+    args = parser.parse_args(argv)
+
+    var_dir = args.var_dir.resolve()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    broker, said = choose_broker(var_dir)
+    print(f"broker: {said}", flush=True)
+    stack = Stack(
+        StackConfig(
+            var_dir=var_dir,
+            database_url=f"sqlite:///{var_dir / 'controlplane.sqlite3'}",
+            broker_url=broker,
+            web_port=args.port,
+            emulator_port=args.emulator_port,
+            queue_prefix="cp-demo",
+        )
+    )
+    try:
+        stack.start()
+        seeded = json.loads(
+            stack.manage("seed_demo", "--sample-job", "--steps", str(args.steps), capture=True)
+        )
+        job_id = seeded["job"]
+        print(
+            f"""
+The control plane is running.
+  open      {stack.web_url}/jobs/{job_id}/   (the sample job)
+  log in    user {seeded["username"]}, password {seeded["password"]}
+  API       curl -H 'Authorization: Token {seeded["token"]}' {stack.web_url}/api/v1/jobs/
+  logs      {stack.log_dir}/
+Press Ctrl-C to stop.
+""",
+            flush=True,
+        )
+        started = time.monotonic()
+        last = ""
+        # A third of the way in, so the checkpoint it resumes from is worth having.
+        preempt_at = None if args.no_preemption else max(1, args.steps // 3)
+        while True:
+            if stack.dead():
+                print(f"a process stopped: {stack.dead()}", file=sys.stderr)
+                for name in stack.dead():
+                    print(stack.log_tail(name), file=sys.stderr)
+                return 1
+            state = job_state(stack, seeded["token"], job_id)
+            if (
+                preempt_at is not None
+                and state["state"] not in TERMINAL
+                and arm_preemption(stack, state, preempt_at)
+            ):
+                print(
+                    f"armed a spot preemption for step {preempt_at}: the replicas get SIGTERM "
+                    "and 30 s, the trainer saves a checkpoint, the emulator restarts them as "
+                    "Vertex does; watch the job page's timeline",
+                    flush=True,
+                )
+                preempt_at = None
+            line = (
+                f"sample job {job_id}: {state['state']} step {state['last_step']} "
+                f"restarts {state['restarts']}"
+            )
+            if line != last:
+                print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
+                last = line
+            if args.exit_when_done and state["state"] in TERMINAL:
+                return finished_well(stack, seeded["token"], job_id, args)
+            if args.exit_when_done and time.monotonic() - started > args.timeout:
+                print("the sample job did not finish in time", file=sys.stderr)
+                return 1
+            time.sleep(0.5 if preempt_at is not None else 2)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        print("stopping...", flush=True)
+        stack.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

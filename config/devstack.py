@@ -1,0 +1,178 @@
+"""Start and stop the whole stack as local processes: emulator, worker, beat, web server.
+
+`make demo` and the integration tests both run the stack through this module, with the same
+commands docker-compose.yml uses, so what the tests exercise is what a newcomer runs.
+Imports nothing from Django: it only launches processes and waits for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def redis_answers(url: str, timeout_s: float = 0.5) -> bool:
+    """Whether a Redis server answers PING at url (the demo falls back to a file broker)."""
+    try:
+        import redis
+
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=timeout_s,
+                                         socket_timeout=timeout_s).ping())
+    except Exception:  # any failure means "no usable Redis here"
+        return False
+
+
+def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
+        with socket.socket() as sock:
+            sock.settimeout(0.2)
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout_s:.0f} s")
+
+
+@dataclass
+class StackConfig:
+    var_dir: Path
+    database_url: str
+    broker_url: str
+    web_port: int = 8000
+    emulator_port: int = 8470
+    queue_prefix: str = "cp"
+    reconcile_interval_s: float = 2.0
+    follow_interval_s: float = 2.0
+    worker_concurrency: int = 2
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+class Stack:
+    def __init__(self, config: StackConfig) -> None:
+        self.config = config
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.log_dir = config.var_dir / "logs"
+
+    @property
+    def web_url(self) -> str:
+        return f"http://127.0.0.1:{self.config.web_port}"
+
+    @property
+    def emulator_data_dir(self) -> Path:
+        return self.config.var_dir / "localvertex"
+
+    def env(self) -> dict[str, str]:
+        c = self.config
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": c.database_url,
+            "CELERY_BROKER_URL": c.broker_url,
+            "CELERY_QUEUE_PREFIX": c.queue_prefix,
+            "VERTEX_EMULATOR_ADDR": f"127.0.0.1:{c.emulator_port}",
+            "CP_VAR_DIR": str(c.var_dir),
+            "CP_RECONCILE_INTERVAL_S": str(c.reconcile_interval_s),
+            "CP_FOLLOW_INTERVAL_S": str(c.follow_interval_s),
+            "CP_BASE_URL": self.web_url,
+            "PYTHONUNBUFFERED": "1",
+            **c.extra_env,
+        }
+        env.setdefault("DEBUG", "true")
+        return env
+
+    def commands(self) -> dict[str, list[str]]:
+        c, py = self.config, sys.executable
+        return {
+            "emulator": [py, "-m", "localvertex", "--host", "127.0.0.1",
+                         "--port", str(c.emulator_port), "--data-dir", str(self.emulator_data_dir)],
+            "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO",
+                       "--concurrency", str(c.worker_concurrency), "--without-mingle",
+                       "--without-gossip", "--hostname", f"worker-{c.queue_prefix}@%h"],
+            "beat": [py, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
+                     "--schedule", str(c.var_dir / "celerybeat-schedule")],
+            "web": [py, "-m", "gunicorn", "config.wsgi", "--bind",
+                    f"127.0.0.1:{c.web_port}", "--workers", "2", "--threads", "4",
+                    "--keep-alive", "5", "--access-logfile", "-"],
+        }
+
+    def manage(self, *args: str, capture: bool = False) -> str:
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=self.env(),
+            check=True, text=True, stdout=subprocess.PIPE if capture else None,
+        )
+        return result.stdout or ""
+
+    def start_process(self, name: str) -> subprocess.Popen:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
+        proc = subprocess.Popen(self.commands()[name], cwd=ROOT, env=self.env(), stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs[name] = proc
+        return proc
+
+    def start(self, *, timeout_s: float = 60) -> None:
+        self.config.var_dir.mkdir(parents=True, exist_ok=True)
+        self.manage("migrate", "--noinput", "-v", "0")
+        emulator = self.start_process("emulator")
+        wait_for_port(self.config.emulator_port, timeout_s, emulator)
+        for name in ("worker", "beat"):
+            self.start_process(name)
+        web = self.start_process("web")
+        wait_for_port(self.config.web_port, timeout_s, web)
+        self.wait_web(timeout_s)
+
+    def wait_web(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with (contextlib.suppress(OSError),
+                  urllib.request.urlopen(f"{self.web_url}/login/", timeout=2) as response):
+                if response.status == 200:
+                    return
+            time.sleep(0.2)
+        raise TimeoutError(f"the web server did not answer at {self.web_url}")
+
+    def dead(self) -> dict[str, int]:
+        """Processes that have exited, with their exit codes."""
+        return {name: p.returncode for name, p in self.procs.items() if p.poll() is not None}
+
+    def log_tail(self, name: str, lines: int = 40) -> str:
+        path = self.log_dir / f"{name}.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop_process(self, name: str, *, sig: int = signal.SIGTERM, timeout_s: float = 15) -> None:
+        proc = self.procs.pop(name, None)
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+    def stop(self) -> None:
+        # Web and beat first so nothing new is queued; the emulator last so it stops its replicas.
+        for name in ("web", "beat", "worker", "emulator"):
+            self.stop_process(name)

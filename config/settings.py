@@ -1,0 +1,246 @@
+"""Django settings, read from the environment (see README "Configuration")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from controlplane.core.env import (
+    envbool,
+    envchoice,
+    envfloat,
+    envint,
+    envrate,
+    envsecret,
+    envstr,
+    envurl,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(envstr("CP_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = envbool("DEBUG", False)
+SECRET_KEY = envsecret("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) must be set when DEBUG is off")
+    SECRET_KEY = "insecure-development-key-only-for-debug"
+
+ALLOWED_HOSTS = [h.strip() for h in envstr("ALLOWED_HOSTS", "localhost,127.0.0.1").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    # The control plane's apps, lowest layer first (README "Layout"; import-linter holds it).
+    "controlplane.core",
+    "controlplane.backends",
+    "controlplane.teams",
+    "controlplane.security",
+    "controlplane.runs",
+    "controlplane.logs",
+    "controlplane.costs",
+    "controlplane.serving",
+    "controlplane.notifications",
+    "controlplane.compose",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_database_url = envurl(
+    "DATABASE_URL",
+    f"sqlite:///{VAR_DIR / 'controlplane.sqlite3'}",
+    ("sqlite", "postgres", "postgresql", "pgsql"),
+)
+try:
+    DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL={_database_url!r} cannot be parsed: {exc}") from exc
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Workers, beat and the web server share one file: wait for locks instead of failing.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+# WhiteNoise scans STATIC_ROOT at start-up; an empty one is fine (files come from the finders).
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Serve from the finders in development so `make demo` needs no collectstatic.
+WHITENOISE_USE_FINDERS = True
+
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
+
+SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Production (DEBUG off) is served over HTTPS: redirect plain HTTP and tell browsers to stay on
+# HTTPS (HSTS). Behind a TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER=true so Django
+# trusts its X-Forwarded-Proto; SECURE_SSL_REDIRECT=false leaves the redirect to the proxy.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)
+if envbool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The health of a server behind a load balancer is asked over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
+
+# Throttle counters live in this cache; with several web processes, point CP_CACHE_URL at Redis
+# (redis://...) so the limits hold across them.
+_cache_url = envstr("CP_CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        if _cache_url else
+        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    ),
+}
+CP_API_RATE_USER = envrate("CP_API_RATE_USER", "1200/minute")
+CP_API_RATE_ANON = envrate("CP_API_RATE_ANON", "120/minute")
+# Failed logins per account (five times as many per client address) before the login page
+# refuses for the rest of the window; 0 turns the limit off (controlplane/security/login.py).
+CP_LOGIN_MAX_FAILURES = envint("CP_LOGIN_MAX_FAILURES", 10, minimum=0)
+CP_LOGIN_LOCKOUT_S = envint("CP_LOGIN_LOCKOUT_S", 900, minimum=1)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "controlplane.security.auth.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "controlplane.security.throttling.UserRate",
+        "controlplane.security.throttling.AnonRate",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "controlplane.core.pagination.CappedLimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Vertex Control Plane API",
+    "VERSION": "1",
+    "DESCRIPTION": "Compose, validate, submit and follow Vertex AI training jobs. "
+                   "Authenticate with `Authorization: Token <key>` (keys are made at /tokens/) "
+                   "or, from the browser, with the session and its CSRF token.",
+    # Swagger UI's files come from drf-spectacular-sidecar: /api/docs/ loads nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Celery -------------------------------------------------------------------------------
+REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = envurl(
+    "CELERY_BROKER_URL", REDIS_URL, ("redis", "rediss", "sqla+sqlite", "sqla+postgresql", "memory")
+)
+CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE_PREFIX", "cp") + "-default"
+# Tasks are short (seconds); the visibility timeout only needs to exceed the longest one,
+# so a task lost with its worker is redelivered within minutes, not hours. (Redis only: the
+# SQLAlchemy transport of the demo hands its options to create_engine.)
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {"visibility_timeout": 600} if CELERY_BROKER_URL.startswith("redis") else {}
+)
+CELERY_TASK_SOFT_TIME_LIMIT = 240
+CELERY_TASK_TIME_LIMIT = 300
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CP_RECONCILE_INTERVAL_S = envfloat("CP_RECONCILE_INTERVAL_S", 5.0, minimum=0.5)
+CP_FOLLOW_INTERVAL_S = envfloat("CP_FOLLOW_INTERVAL_S", 3.0, minimum=0.5)
+# A queued job with no CustomJob after this long gets its submission queued again.
+CP_RESUBMIT_AFTER_S = envfloat("CP_RESUBMIT_AFTER_S", 30.0, minimum=1.0)
+# Costs: how often team budgets are checked against the month's spend, and where
+# refresh_prices writes the price table it reads from the Cloud Billing Catalog API.
+CP_BUDGET_CHECK_INTERVAL_S = envfloat("CP_BUDGET_CHECK_INTERVAL_S", 60.0, minimum=0.5)
+CP_PRICES_FILE = envstr("CP_PRICES_FILE", str(VAR_DIR / "prices" / "vertex_training_prices.csv"))
+CP_BILLING_CATALOG_ADDR = envstr("CP_BILLING_CATALOG_ADDR", "")
+CP_COST_SO_FAR_HOOK = "controlplane.costs.spend.cost_so_far_micros"
+
+# --- Vertex AI --------------------------------------------------------------------------
+# CP_BACKEND is a dotted path: the Vertex backend talks to Google, or to the local emulator
+# when VERTEX_EMULATOR_ADDR (host:port, plaintext gRPC) is set.
+CP_BACKEND = envstr("CP_BACKEND", "controlplane.backends.training.VertexBackend")
+VERTEX_EMULATOR_ADDR = envstr("VERTEX_EMULATOR_ADDR", "")
+VERTEX_PROJECT = envstr("VERTEX_PROJECT", "local-project")
+VERTEX_REGION = envchoice(
+    "VERTEX_REGION",
+    "us-central1",
+    (
+        "us-central1", "us-east1", "us-east4", "us-west1", "us-west4", "europe-west1",
+        "europe-west4", "asia-east1", "asia-northeast1", "asia-southeast1",
+    ),
+)
+VERTEX_RPC_TIMEOUT_S = envfloat("VERTEX_RPC_TIMEOUT_S", 30.0, minimum=1.0)
+CP_OUTPUT_URI = envurl("CP_OUTPUT_URI", "gs://cp-local-bucket/jobs", ("gs",)).rstrip("/")
+CP_DEFAULT_IMAGE = envstr(
+    "CP_DEFAULT_IMAGE", "us-central1-docker.pkg.dev/local-project/training/trainers:0.1.0"
+)
+# Links in notifications point here.
+CP_BASE_URL = envstr("CP_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+CP_LOG_PAGE_SIZE = envint("CP_LOG_PAGE_SIZE", 1000, minimum=1)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

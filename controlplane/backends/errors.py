@@ -1,0 +1,35 @@
+"""The app's own view of what went wrong talking to a training backend.
+
+Google's exceptions are translated into these at the edge (controlplane/backends/training.py), so the rest
+of the code decides what to do by meaning, not by gRPC status code.
+"""
+
+from __future__ import annotations
+
+
+class BackendError(Exception):
+    """Something unexpected: shown to operators, not retried automatically."""
+
+
+class TransientBackendError(BackendError):
+    """Worth trying the same step again later (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL...)."""
+
+
+class QuotaExceeded(TransientBackendError):
+    """RESOURCE_EXHAUSTED: back off before the next call."""
+
+
+class InvalidJobSpec(BackendError):
+    """The backend refused the job as written: the user must change it; never retried."""
+
+
+class PermissionDenied(BackendError):
+    """The service account or caller lacks a permission: a configuration error, never retried."""
+
+
+class NotFound(BackendError):
+    """The resource does not exist (deleted, or never created)."""
+
+
+class FailedPrecondition(BackendError):
+    """The call does not apply in the resource's current state (e.g. cancel a finished job)."""

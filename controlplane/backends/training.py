@@ -1,0 +1,218 @@
+"""Vertex AI through Google's own client libraries: the only module that imports them.
+
+The same class talks to Google (`{region}-aiplatform.googleapis.com`, Application Default
+Credentials) or to the local emulator (`VERTEX_EMULATOR_ADDR`, plaintext gRPC) depending on
+settings alone; the requests on the wire are identical.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import grpc
+from django.conf import settings
+from google.api_core import exceptions as gexc
+from google.auth import exceptions as auth_exc
+from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
+from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
+from google.cloud.logging_v2.services.logging_service_v2.transports import (
+    LoggingServiceV2GrpcTransport,
+)
+from google.cloud.logging_v2.types import LogEntry as GLogEntry
+from google.cloud.logging_v2.types import TailLogEntriesRequest
+from google.protobuf.json_format import MessageToDict
+
+from controlplane.backends import clients, errors
+from controlplane.backends.base import Backend, LogEntry, LogPage, RemoteJob, TailBatch, TailStream
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# Status codes that say "the same call may work later".
+_TRANSIENT = (
+    gexc.ServiceUnavailable, gexc.DeadlineExceeded, gexc.InternalServerError, gexc.Aborted,
+    gexc.GatewayTimeout, gexc.BadGateway, gexc.Unknown,
+)
+
+
+@contextmanager
+def translated_errors(what: str) -> Iterator[None]:
+    """Turn Google's exceptions into the app's own (controlplane/backends/errors.py)."""
+    try:
+        yield
+    except gexc.ResourceExhausted as exc:
+        raise errors.QuotaExceeded(f"{what}: quota exceeded: {exc.message}") from exc
+    except _TRANSIENT as exc:
+        raise errors.TransientBackendError(f"{what}: {exc.__class__.__name__}: {exc.message}") \
+            from exc
+    except gexc.InvalidArgument as exc:
+        raise errors.InvalidJobSpec(f"{what}: {exc.message}") from exc
+    except (gexc.PermissionDenied, gexc.Unauthenticated) as exc:
+        raise errors.PermissionDenied(f"{what}: {exc.message}") from exc
+    except auth_exc.DefaultCredentialsError as exc:
+        raise errors.PermissionDenied(
+            f"{what}: no Google credentials found (set up Application Default Credentials, "
+            f"or VERTEX_EMULATOR_ADDR for the local emulator): {exc}"
+        ) from exc
+    except gexc.NotFound as exc:
+        raise errors.NotFound(f"{what}: {exc.message}") from exc
+    except gexc.FailedPrecondition as exc:
+        raise errors.FailedPrecondition(f"{what}: {exc.message}") from exc
+    except gexc.GoogleAPICallError as exc:
+        raise errors.BackendError(f"{what}: {exc.__class__.__name__}: {exc.message}") from exc
+    except grpc.RpcError as exc:  # a raw channel error the client did not wrap
+        raise errors.TransientBackendError(f"{what}: {exc}") from exc
+
+
+def _dt(value: Any) -> datetime | None:
+    # proto-plus gives DatetimeWithNanoseconds, or a falsy epoch when the field is unset.
+    if not value or (isinstance(value, datetime) and value.timestamp() == 0):
+        return None
+    return value
+
+
+def _remote(job: aiplatform_v1.CustomJob) -> RemoteJob:
+    return RemoteJob(
+        name=job.name,
+        display_name=job.display_name,
+        state=job.state.name,
+        labels=dict(job.labels),
+        create_time=_dt(job.create_time),
+        start_time=_dt(job.start_time),
+        end_time=_dt(job.end_time),
+        error_code=job.error.code if job.error else 0,
+        error_message=job.error.message if job.error else "",
+    )
+
+
+def _log_entry(entry: GLogEntry) -> LogEntry:
+    pb = GLogEntry.pb(entry)
+    labels = pb.resource.labels
+    return LogEntry(
+        insert_id=pb.insert_id,
+        timestamp=pb.timestamp.ToDatetime(tzinfo=UTC),
+        severity=int(pb.severity),
+        job_id=labels.get("job_id", ""),
+        task_name=labels.get("task_name", ""),
+        json_payload=MessageToDict(pb.json_payload) if pb.HasField("json_payload") else None,
+        text_payload=pb.text_payload if pb.HasField("text_payload") else None,
+    )
+
+
+# A tail session is long-lived; the follower reopens it when its set of jobs changes.
+TAIL_SESSION_S = 3600.0
+
+
+class _VertexTail(TailStream):
+    """TailLogEntries over gRPC. The request stream stays open until cancel(): closing it
+    would end the session on some servers."""
+
+    def __init__(self, client: LoggingServiceV2Client, request: TailLogEntriesRequest) -> None:
+        self._closed = threading.Event()
+        self._cancelled = False
+
+        def requests() -> Iterator[TailLogEntriesRequest]:
+            yield request
+            self._closed.wait()
+
+        with translated_errors("TailLogEntries"):
+            self._responses = client.tail_log_entries(
+                requests=requests(), retry=None, timeout=TAIL_SESSION_S)
+
+    def __iter__(self) -> Iterator[TailBatch]:
+        try:
+            with translated_errors("TailLogEntries"):
+                for response in self._responses:
+                    suppressed = sum(s.suppressed_count for s in response.suppression_info)
+                    yield TailBatch([_log_entry(e) for e in response.entries], suppressed)
+        except errors.BackendError:
+            if not self._cancelled:
+                raise
+        finally:
+            self._closed.set()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._closed.set()
+        self._responses.cancel()
+
+
+
+class VertexBackend(Backend):
+    def __init__(self) -> None:
+        self.project = settings.VERTEX_PROJECT
+        self.region = settings.VERTEX_REGION
+        self.timeout = settings.VERTEX_RPC_TIMEOUT_S
+        channel = clients.emulator_channel()
+        self.jobs = clients.google_client(aiplatform_v1.JobServiceClient,
+                                          JobServiceGrpcTransport, channel)
+        self.logs = clients.google_client(LoggingServiceV2Client, LoggingServiceV2GrpcTransport,
+                                          channel, regional=False)
+        self.parent = f"projects/{self.project}/locations/{self.region}"
+
+    def _call(self, what: str, fn: Callable[..., T], **kwargs: Any) -> T:
+        # retry=None: retries are the tasks' decision (config.celery.task), so a fault
+        # surfaces at once instead of inside a hidden 60 s retry loop.
+        with translated_errors(what):
+            return fn(retry=None, timeout=self.timeout, **kwargs)
+
+    def create_custom_job(self, custom_job: dict[str, Any]) -> RemoteJob:
+        try:
+            message = aiplatform_v1.CustomJob.from_json(json.dumps(custom_job))
+        except Exception as exc:  # json_format.ParseError and friends
+            raise errors.InvalidJobSpec(f"the CustomJob does not parse: {exc}") from exc
+        job = self._call("CreateCustomJob", self.jobs.create_custom_job,
+                         parent=self.parent, custom_job=message)
+        return _remote(job)
+
+    def find_custom_job(self, display_name: str, labels: dict[str, str]) -> RemoteJob | None:
+        pager = self._call(
+            "ListCustomJobs", self.jobs.list_custom_jobs,
+            request={"parent": self.parent, "filter": f'display_name="{display_name}"'},
+        )
+        with translated_errors("ListCustomJobs"):
+            for job in pager:
+                if all(job.labels.get(k) == v for k, v in labels.items()):
+                    return _remote(job)
+        return None
+
+    def get_custom_job(self, name: str) -> RemoteJob:
+        return _remote(self._call("GetCustomJob", self.jobs.get_custom_job, name=name))
+
+    def cancel_custom_job(self, name: str) -> None:
+        self._call("CancelCustomJob", self.jobs.cancel_custom_job, name=name)
+
+    def list_log_entries(
+        self, filter_: str, *, page_size: int, page_token: str = "", order_by: str = "timestamp asc"
+    ) -> LogPage:
+        request = {
+            "resource_names": [f"projects/{self.project}"],
+            "filter": filter_,
+            "order_by": order_by,
+            "page_size": page_size,
+            "page_token": page_token,
+        }
+        pager = self._call("ListLogEntries", self.logs.list_log_entries, request=request)
+        # One page per call: the follower paces its requests against the quota itself.
+        with translated_errors("ListLogEntries"):
+            page = next(iter(pager.pages))
+        return LogPage([_log_entry(e) for e in page.entries], page.next_page_token)
+
+    supports_tail = True
+
+    def tail_log_entries(self, filter_: str, *, buffer_window_s: float = 2.0) -> TailStream:
+        seconds = int(buffer_window_s)
+        request = TailLogEntriesRequest(
+            resource_names=[f"projects/{self.project}"],
+            filter=filter_,
+            buffer_window={"seconds": seconds,
+                           "nanos": round((buffer_window_s - seconds) * 1e9)},
+        )
+        return _VertexTail(self.logs, request)

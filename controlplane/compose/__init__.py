@@ -1,0 +1,1 @@
+"""Compose: the compose form, templates, validate / import / export, and creating jobs."""

@@ -1,0 +1,334 @@
+"""Composer endpoints: validate without creating, export, import, presets and templates.
+
+Every endpoint that takes a job takes it in either form the job list takes: the form's fields
+as JSON, or a Vertex CustomJob in REST JSON. Errors are keyed by the path of the field sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from controlplane.compose import submission, validation
+from controlplane.compose.models import JobTemplate, memory_policy_for
+from controlplane.costs.budgets import BudgetExceeded
+from controlplane.runs import access as runs_access
+from controlplane.runs import api as runs_api
+from controlplane.runs.filters import JOB_LIST_PARAMETERS
+from controlplane.runs.serializers import (
+    JobListSerializer,
+    JobRequestSerializer,
+    JobSerializer,
+    TemplateSerializer,
+    plain,
+)
+from controlplane.security import audit
+from controlplane.teams import access
+from controlplane.teams.models import Team
+from vertexplan import interop, presets
+
+# Not "format": DRF reads ?format= to choose its own renderer.
+FORMAT_PARAM = OpenApiParameter("fmt", str, enum=list(interop.FORMATS),
+                                description="yaml (gcloud --config), json (REST) or python")
+CONTENT_TYPES = {"yaml": "application/yaml", "json": "application/json",
+                 "python": "text/x-python"}
+# The export answers in the format asked for: the schema names each media type.
+# YAML and JSON are the CustomJob document itself; Python is a script.
+EXPORT_RESPONSES = {(200, media): OpenApiTypes.STR if fmt == "python" else OpenApiTypes.OBJECT
+                    for fmt, media in CONTENT_TYPES.items()}
+
+
+class TextParser(BaseParser):
+    """YAML or JSON sent as text (curl --data-binary @job.yaml -H 'Content-Type: ...')."""
+
+    media_type = "text/*"
+
+    def parse(self, stream: Any, media_type: str | None = None,
+              parser_context: Any = None) -> str:
+        return stream.read().decode("utf-8", "replace")
+
+
+class YamlParser(TextParser):
+    media_type = "application/yaml"
+
+
+class XYamlParser(TextParser):
+    media_type = "application/x-yaml"
+
+
+def _team_or_none(user: Any, slug: str | None) -> Team | None:
+    """The team to judge a dry run for; none (and no error) when the caller has several."""
+    try:
+        return runs_api.resolve_team(user, slug)
+    except ValidationError:
+        if slug:
+            raise
+        return None
+
+
+def check_body(request: Request, *, require_team: bool,
+               data: Any = None) -> validation.CheckedRequest:
+    """Validate the body (or ``data``, a body with extra keys taken out) in whichever form it
+    came; serializer errors come back as errors."""
+    data = request.data if data is None else data
+    slug = request.query_params.get("team")
+    if validation.is_custom_job(data):
+        team = runs_api.resolve_team(request.user, slug) if require_team else _team_or_none(
+            request.user, slug)
+        checked = validation.check_custom_job(data, team, region=request.query_params.get(
+            "region"), memory_policy=memory_policy_for(team))
+    else:
+        serializer = JobRequestSerializer(data=data)
+        if not serializer.is_valid():
+            return validation.CheckedRequest(request={}, composition=None,
+                                           errors=_flat(serializer.errors))
+        body = plain(serializer.validated_data)
+        slug = body.pop("team", None) or slug
+        team = runs_api.resolve_team(request.user, slug) if require_team else _team_or_none(
+            request.user, slug)
+        checked = validation.check(body, team)
+    if team is None and not require_team:
+        checked.errors.pop("team", None)
+    return checked
+
+
+def _flat(errors: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested serializer errors as {"chief.accelerator_count": [...]}."""
+    out: dict[str, list[str]] = {}
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            name = key if key != "non_field_errors" else ""
+            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
+            for k, v in _flat(value, path).items():
+                out.setdefault(k, []).extend(v)
+    elif isinstance(errors, list):
+        if all(isinstance(e, str) for e in errors):
+            out[prefix] = [str(e) for e in errors]
+        else:
+            for i, value in enumerate(errors):
+                for k, v in _flat(value, f"{prefix}[{i}]").items():
+                    out.setdefault(k, []).extend(v)
+    else:
+        out[prefix] = [str(errors)]
+    return out
+
+
+def result(checked: validation.CheckedRequest) -> dict[str, Any]:
+    composition = checked.composition
+    plan = composition.memory_plan if composition else None
+    return {
+        "valid": checked.ok,
+        "format": checked.format,
+        "errors": checked.errors,
+        "warnings": checked.warnings,
+        "suggestions": {k: list(v) for k, v in checked.suggestions.items()},
+        "memory_policy": checked.memory_policy,
+        "memory_plan": plan.as_dict() if plan else None,
+        "hints": composition.hints if composition else [],
+        "world_size": composition.world_size if composition else None,
+        "deepspeed_config": composition.deepspeed_config if composition else None,
+        "request": checked.request,
+        "custom_job": composition.custom_job if composition else None,
+    }
+
+
+class JobValidate(APIView):
+    """Validate a job without creating anything: the field errors, the memory plan, the
+    CustomJob it becomes. Always 200; ``valid`` says whether it would be accepted."""
+
+    @extend_schema(request=JobRequestSerializer, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        from controlplane.costs.estimate_api import estimate_of_checked
+
+        checked = check_body(request, require_team=False)
+        # What it would cost, per hour and until its timeout (the budget's rule).
+        return Response({**result(checked), "estimate": estimate_of_checked(checked)})
+
+
+def _export(custom_job: dict[str, Any], fmt: str | None, *, region: str, name: str,
+            ) -> HttpResponse:
+    fmt = fmt or "yaml"
+    if fmt not in interop.FORMATS:
+        raise ValidationError({"fmt": [f"unknown format {fmt!r}; valid: "
+                                          f"{', '.join(interop.FORMATS)}"]})
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name) or "job"
+    text = interop.export(custom_job, fmt, region=region, project=settings.VERTEX_PROJECT,
+                          filename=f"{safe}.yaml")
+    return HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
+
+
+class JobExport(APIView):
+    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if invalid."""
+
+    @extend_schema(request=JobRequestSerializer, parameters=[FORMAT_PARAM],
+                   responses=EXPORT_RESPONSES)
+    def post(self, request: Request) -> HttpResponse:
+        checked = check_body(request, require_team=False)
+        if not checked.ok or checked.composition is None:
+            raise ValidationError(checked.errors)
+        region = checked.request.get("region") or settings.VERTEX_REGION
+        return _export(checked.composition.custom_job, request.query_params.get("fmt"),
+                       region=region, name=checked.request.get("name") or "job")
+
+
+class StoredJobExport(APIView):
+    """A submitted job's CustomJob (as stored, before per-attempt names) in an export format."""
+
+    @extend_schema(parameters=[FORMAT_PARAM], responses=EXPORT_RESPONSES)
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+        return _export(job.custom_job, request.query_params.get("fmt"), region=job.region,
+                       name=job.name)
+
+
+class JobImport(APIView):
+    """A CustomJob or gcloud CustomJobSpec (YAML or JSON, as text or JSON) -> the job request
+    it composes from, with the errors of the document keyed by its own field paths."""
+
+    parser_classes = [JSONParser, TextParser, YamlParser, XYamlParser]
+
+    @extend_schema(request=str, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        data = request.data
+        region = request.query_params.get("region") or settings.VERTEX_REGION
+        try:
+            if isinstance(data, dict) and isinstance(data.get("text"), str):
+                imported = interop.import_text(data["text"], region=region)
+            elif isinstance(data, dict):
+                job, kind = (data, "CustomJob") if "jobSpec" in data else (
+                    {"displayName": "", "jobSpec": data}, "CustomJobSpec")
+                imported = interop.to_request(job, region=region)
+                imported.kind = kind
+            else:
+                imported = interop.import_text(str(data), region=region)
+        except interop.ImportFailed as exc:
+            raise ValidationError({"": [str(exc)]}) from exc
+        # The document's own errors (Vertex's rules, fields the composer cannot carry, the
+        # strategy read from it), keyed by its paths; the team is chosen when submitting.
+        checked = validation.check_custom_job(imported.custom_job, None, region=region)
+        checked.errors.pop("team", None)
+        return Response({"kind": imported.kind, "request": imported.request,
+                         "errors": checked.errors, "warnings": imported.warnings,
+                         "valid": not checked.errors})
+
+
+PRESET_SCHEMA = inline_serializer("Preset", {
+    "slug": serializers.CharField(), "title": serializers.CharField(),
+    "description": serializers.CharField(), "needs": serializers.CharField(),
+    "notes": serializers.ListField(child=serializers.CharField()),
+    "request": serializers.DictField(help_text="A body for POST /api/v1/jobs/."),
+}, many=True)
+
+
+class PresetList(APIView):
+    """The job presets the composer ships."""
+
+    @extend_schema(responses={200: PRESET_SCHEMA})
+    def get(self, request: Request) -> Response:
+        return Response([{"slug": p.slug, "title": p.title, "description": p.description,
+                          "needs": p.needs, "notes": list(p.notes), "request": p.request}
+                         for p in presets.PRESETS])
+
+
+class TemplateList(generics.ListCreateAPIView):
+    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    request, and ?team= or "team" when you are in several teams)."""
+
+    serializer_class = TemplateSerializer
+
+    def get_queryset(self) -> QuerySet[JobTemplate]:
+        return JobTemplate.objects.filter(
+            team__in=access.teams_of(self.request.user)).select_related("team", "created_by")
+
+    def perform_create(self, serializer: TemplateSerializer) -> None:
+        slug = self.request.data.get("team") if isinstance(self.request.data, dict) else None
+        team = runs_api.resolve_team(self.request.user, slug or self.request.query_params.get("team"))
+        if not access.can_manage(self.request.user, team):
+            raise PermissionDenied(f"only the admins of team {team.slug!r} save its templates")
+        body = serializer.validated_data.get("request")
+        if not isinstance(body, dict):
+            raise ValidationError({"request": ["a job request (the form's fields) or a "
+                                               "CustomJob in REST JSON"]})
+        if validation.is_custom_job(body):
+            imported = interop.to_request(body, region=settings.VERTEX_REGION)
+            if imported.errors:
+                raise ValidationError(imported.errors)
+            body = imported.request
+        try:
+            with transaction.atomic():  # a savepoint: the request's transaction goes on
+                template = serializer.save(team=team, created_by=self.request.user,
+                                           request=body)
+        except IntegrityError as exc:
+            raise ValidationError({"name": [f"team {team.slug} already has a template named "
+                                            f"{serializer.validated_data['name']!r}"]}) from exc
+        audit.record(self.request, "template.save", template)
+
+
+class TemplateDetail(generics.RetrieveDestroyAPIView):
+    serializer_class = TemplateSerializer
+
+    def get_queryset(self) -> QuerySet[JobTemplate]:
+        return JobTemplate.objects.filter(team__in=access.teams_of(self.request.user))
+
+    def perform_destroy(self, instance: JobTemplate) -> None:
+        if not access.can_manage(self.request.user, instance.team):
+            raise PermissionDenied(f"only the admins of team {instance.team.slug!r} change its "
+                                   "templates")
+        audit.record(self.request, "template.delete", instance)
+        instance.delete()
+
+
+@extend_schema_view(get=extend_schema(parameters=JOB_LIST_PARAMETERS))
+class JobListCreate(runs_api.JobList):
+    """GET lists the caller's jobs (runs' view); POST creates one."""
+
+    def get_serializer_class(self) -> type:
+        return JobRequestSerializer if self.request.method == "POST" else JobListSerializer
+
+    @extend_schema(request=JobRequestSerializer, responses={201: JobSerializer})
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
+        (?team=slug&region=... then name the team and region); errors of a CustomJob are keyed
+        by the path of the bad field in it."""
+        if validation.is_custom_job(request.data):
+            team = runs_api.resolve_team(request.user, request.query_params.get("team"))
+            checked = validation.check_custom_job(
+                request.data, team, region=request.query_params.get("region"),
+                memory_policy=memory_policy_for(team))
+            if not checked.ok:
+                raise ValidationError(checked.errors)
+        else:
+            serializer = JobRequestSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            data = plain(serializer.validated_data)
+            team = runs_api.resolve_team(request.user, data.pop("team", None))
+            checked = validation.check(data, team)
+            if not checked.ok:
+                raise ValidationError(validation.nested(checked.errors))
+        try:
+            job = submission.create_job(team=team, user=request.user, request=checked.request,
+                                       composition=checked.composition)
+        except BudgetExceeded as exc:
+            # A Response, not a ValidationError: the figures stay integers.
+            return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        audit.record(request, "job.submit", job)
+        body = JobSerializer(job, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)

@@ -1,0 +1,126 @@
+"""Validating a job the same way for the form, the API and seed_demo.
+
+A job arrives as a *job request* (the form's fields, as a dict) or as a Vertex CustomJob in its
+own REST JSON; ``check`` takes either. Errors are keyed by request field paths for a request
+("chief.accelerator_count") and by CustomJob paths for a CustomJob
+("jobSpec.workerPoolSpecs[0].machineSpec.acceleratorCount"), so a caller always sees the path
+of what it sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from controlplane.compose.models import memory_policy_for
+from controlplane.teams.models import Team
+from vertexplan import composer, interop
+from vertexplan.catalog import validate_custom_job
+from vertexplan.catalog.lookups import UnknownRegionError
+
+
+@dataclass
+class CheckedRequest:
+    request: dict[str, Any]
+    composition: composer.Composition | None
+    # Keyed by request field path ("chief.accelerator_count"), or by CustomJob path when the job
+    # came as a CustomJob; "" for the job as a whole.
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+    suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    format: str = "request"  # or "custom_job"
+    memory_policy: str = "refuse"
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def is_custom_job(data: Any) -> bool:
+    """True for Vertex's REST JSON ({"displayName", "jobSpec"}), False for a job request."""
+    return isinstance(data, dict) and ("jobSpec" in data or "displayName" in data)
+
+
+def check(request: dict[str, Any], team: Team | None, *,
+          memory_policy: str | None = None) -> CheckedRequest:
+    """Compose and validate. Changes nothing: safe for a dry run."""
+    policy = memory_policy or memory_policy_for(team)
+    if is_custom_job(request):
+        return check_custom_job(request, team, region=None, memory_policy=policy)
+    request = {
+        **request,
+        "name": (request.get("name") or "").strip(),
+        "region": request.get("region") or settings.VERTEX_REGION,
+    }
+    errors: dict[str, list[str]] = {}
+    if team is None:
+        errors["team"] = ["choose a team you can submit to"]
+    composition = composer.compose(request, memory_policy=policy)
+    for key, messages in composition.errors.items():
+        errors.setdefault(key, []).extend(messages)
+    return CheckedRequest(request=composition.request or request, composition=composition,
+                          errors=errors, warnings=composition.warnings,
+                          suggestions=composition.suggestions, memory_policy=policy)
+
+
+def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | None,
+                     memory_policy: str = "refuse") -> CheckedRequest:
+    """A CustomJob in REST JSON: Vertex's rules on it as sent, then the composer's on the job
+    request it reads as (the strategy's configuration, memory), keyed by the sent paths."""
+    region = region or settings.VERTEX_REGION
+    errors: dict[str, list[str]] = {}
+    suggestions: dict[str, tuple[str, ...]] = {}
+    if team is None:
+        errors["team"] = ["choose a team you can submit to"]
+    try:
+        found = validate_custom_job(job, region)
+    except UnknownRegionError as exc:
+        return CheckedRequest(request={}, composition=None, format="custom_job",
+                              errors={"region": [f"{exc}"]}, suggestions={
+                                  "region": exc.suggestions})
+    for err in found:
+        errors.setdefault(err.path, []).append(composer.with_suggestions(err))
+        if err.suggestions:
+            suggestions.setdefault(err.path, err.suggestions)
+    imported = interop.to_request(job, region=region)
+    for path, messages in imported.errors.items():
+        errors.setdefault(path, []).extend(messages)
+    if errors:
+        return CheckedRequest(request=imported.request, composition=None, errors=errors,
+                              suggestions=suggestions, format="custom_job",
+                              memory_policy=memory_policy)
+    composition = composer.compose(imported.request, memory_policy=memory_policy)
+    warnings: dict[str, list[str]] = {}
+    for source, target in ((composition.errors, errors), (composition.warnings, warnings)):
+        for key, messages in source.items():
+            path = composer.custom_job_path_for(key, imported.request, job) if key else ""
+            target.setdefault(path, []).extend(messages)
+            if key in composition.suggestions:
+                suggestions.setdefault(path, composition.suggestions[key])
+    return CheckedRequest(request=composition.request, composition=composition, errors=errors,
+                          warnings=warnings, suggestions=suggestions, format="custom_job",
+                          memory_policy=memory_policy)
+
+
+def nested(errors: dict[str, list[str]]) -> dict[str, Any]:
+    """{"chief.accelerator_count": [...]} -> {"chief": {"accelerator_count": [...]}}."""
+    out: dict[str, Any] = {}
+    for key, messages in errors.items():
+        if not key:
+            out.setdefault("non_field_errors", []).extend(messages)
+            continue
+        *parents, leaf = key.split(".")
+        node = out
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):  # "deepspeed" and "deepspeed.x" both have errors
+                child = node[part] = {"non_field_errors": child}
+            node = child
+        existing = node.get(leaf)
+        if isinstance(existing, dict):
+            existing.setdefault("non_field_errors", []).extend(messages)
+        else:
+            node.setdefault(leaf, []).extend(messages)
+    return out

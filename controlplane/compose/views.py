@@ -1,0 +1,290 @@
+"""Pages of the composer: compose, validate, export and import a job, team templates, and
+resubmitting a job from one of its checkpoints."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+from django.views.decorators.http import require_GET, require_POST
+
+from controlplane.compose import submission
+from controlplane.compose.forms import JobForm, clone_warnings, initial_from_request
+from controlplane.compose.models import JobTemplate
+from controlplane.costs.budgets import BudgetExceeded
+from controlplane.runs import access as runs_access
+from controlplane.runs.views import int_or_404
+from controlplane.security import audit
+from controlplane.teams import access
+from vertexplan import interop, presets
+
+_EXTENSIONS = {"yaml": ("yaml", "application/yaml"), "json": ("json", "application/json"),
+               "python": ("py", "text/x-python")}
+
+
+class SubmitterRequiredMixin(LoginRequiredMixin):
+    """Viewers may look but not compose: 403 for a user with no team to submit to."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated and not access.submit_teams(request.user).exists():
+            raise PermissionDenied("your role in your teams cannot submit jobs")
+        return super().dispatch(request, *args, **kwargs)
+
+
+class JobComposeView(SubmitterRequiredMixin, View):
+    """The compose form; ?clone=<job>, ?template=<id>, ?preset=<slug> or ?recommended=<a job
+    request as JSON> fill it in."""
+
+    template_name = "compose/job_compose.html"
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        initial: dict[str, Any] = {}
+        context: dict[str, Any] = {"warnings": []}
+        teams = access.submit_teams(request.user)
+        only_team = teams[0].slug if teams.count() == 1 else ""
+        if request.GET.get("clone"):
+            clone_of = get_object_or_404(runs_access.visible_jobs(request.user),
+                                         pk=int_or_404(request.GET["clone"]))
+            team = clone_of.team.slug if access.can_submit(request.user, clone_of.team) else ""
+            initial = initial_from_request(clone_of.request, team)
+            context.update(clone_of=clone_of, warnings=clone_warnings(clone_of.request))
+            audit.record(request, "job.clone", clone_of)
+        elif request.GET.get("template"):
+            template = get_object_or_404(
+                JobTemplate.objects.filter(team__in=access.teams_of(request.user)),
+                pk=int_or_404(request.GET["template"]))
+            team = template.team.slug if access.can_submit(request.user, template.team) else ""
+            initial = initial_from_request(template.request, team)
+            context["template"] = template
+        elif request.GET.get("preset"):
+            preset = presets.get(request.GET["preset"])
+            if preset is None:
+                raise Http404("no such preset")
+            initial = initial_from_request(preset.job_request(), only_team)
+            context["preset"] = preset
+        elif request.GET.get("recommended"):
+            # A recommender result's job request (vertexplan.recommend): shown, never stored.
+            recommended = _json_object_or_400(request.GET["recommended"])
+            initial = initial_from_request(recommended, only_team)
+            context["recommended"] = True
+        form = JobForm(initial=initial, user=request.user)
+        return self._render(request, form, **context)
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = JobForm(request.POST, user=request.user)
+        if not form.is_valid() or form.checked is None:
+            return self._render(request, form, status=400)
+        checked = form.checked
+        try:
+            job = submission.create_job(team=form.cleaned_data["team"], user=request.user,
+                                       request=checked.request, composition=checked.composition)
+        except BudgetExceeded as exc:
+            form.add_error(None, str(exc))
+            return self._render(request, form, status=400)
+        audit.record(request, "job.submit", job)
+        messages.success(request, f"Job {job.name} (#{job.pk}) queued for submission.")
+        return redirect("job-detail", pk=job.pk)
+
+    def _render(self, request: HttpRequest, form: JobForm, *, status: int = 200,
+                **context: Any) -> HttpResponse:
+        return render(request, self.template_name, {"form": form, **_compose_context(request),
+                                                    **context}, status=status)
+
+
+def _json_object_or_400(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise BadRequest("recommended must be a job request as a JSON object")
+    return value
+
+
+def _compose_context(request: HttpRequest) -> dict[str, Any]:
+    return {
+        "presets": presets.PRESETS,
+        "templates": JobTemplate.objects.filter(
+            team__in=access.teams_of(request.user)).select_related("team"),
+        "export_formats": interop.FORMATS,
+        "manages_a_team": access.managed_teams(request.user).exists(),
+    }
+
+
+class JobValidateView(SubmitterRequiredMixin, View):
+    """A dry run of the compose form: errors, memory plan, world size and CustomJob; creates
+    nothing."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        from controlplane.costs.estimate_api import estimate_of_checked, hours_or_none
+
+        form = JobForm(request.POST, user=request.user)
+        form.is_valid()
+        estimate = None
+        if form.checked is not None:
+            estimate = estimate_of_checked(
+                form.checked, hours_or_none(request.POST.get("estimate_hours")))
+        return render(request, "compose/partials/validation.html",
+                      {"form": form, "checked": form.checked, "estimate": estimate,
+                       "export_formats": interop.FORMATS})
+
+
+class JobExportView(SubmitterRequiredMixin, View):
+    """The compose form's job as gcloud YAML, REST JSON or a Python snippet (?format=)."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        fmt = request.GET.get("format") or request.POST.get("export_format") or "yaml"
+        if fmt not in interop.FORMATS:
+            raise Http404("no such export format")
+        form = JobForm(request.POST, user=request.user)
+        if not form.is_valid() or form.checked is None or form.checked.composition is None:
+            # An export is for running the job elsewhere: only a valid one is written.
+            return render(request, "compose/job_compose.html",
+                          {"form": form, **_compose_context(request)}, status=400)
+        return _export_response(form.checked.composition.custom_job, fmt,
+                                region=form.checked.request.get("region") or "",
+                                name=form.checked.request.get("name") or "job")
+
+
+@login_required
+@require_GET
+def job_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """A submitted job's CustomJob (without the per-attempt name and labels) as a file."""
+    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    if fmt not in interop.FORMATS:
+        raise Http404("no such export format")
+    return _export_response(job.custom_job, fmt, region=job.region, name=job.name)
+
+
+def _export_response(custom_job: dict[str, Any], fmt: str, *, region: str,
+                     name: str) -> HttpResponse:
+    ext, content_type = _EXTENSIONS[fmt]
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name) or "job"
+    text = interop.export(custom_job, fmt, region=region or settings.VERTEX_REGION,
+                          project=settings.VERTEX_PROJECT, filename=f"{safe}.yaml")
+    response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{safe}.{ext}"'
+    return response
+
+
+class JobImportView(SubmitterRequiredMixin, View):
+    """Paste or upload a CustomJob (YAML or JSON) or gcloud's --config file: it opens in the
+    compose form."""
+
+    template_name = "compose/job_import.html"
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, self.template_name, {})
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        upload = request.FILES.get("file")
+        text = upload.read().decode("utf-8", "replace") if upload else request.POST.get(
+            "text", "")
+        try:
+            imported = interop.import_text(text, region=settings.VERTEX_REGION)
+        except interop.ImportFailed as exc:
+            return render(request, self.template_name, {"error": str(exc), "text": text},
+                          status=400)
+        teams = access.submit_teams(request.user)
+        initial = initial_from_request(imported.request,
+                                       teams[0].slug if teams.count() == 1 else "")
+        form = JobForm(initial=initial, user=request.user)
+        errors = [f"{path}: {message}" for path, messages in imported.errors.items()
+                  for message in messages]
+        context = {"form": form, **_compose_context(request), "imported": imported,
+                   "warnings": [*imported.warnings, *clone_warnings(imported.request),
+                                *errors]}
+        return render(request, "compose/job_compose.html", context)
+
+
+class TemplateListView(LoginRequiredMixin, View):
+    """The shipped presets and the templates of the user's teams."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, "compose/templates.html", {
+            "presets": presets.PRESETS,
+            "templates": JobTemplate.objects.filter(
+                team__in=access.teams_of(request.user)).select_related("team", "created_by"),
+            "can_edit": {t.pk for t in access.managed_teams(request.user)},
+        })
+
+
+class TemplateSaveView(SubmitterRequiredMixin, View):
+    """Save the compose form's job as a team template (the form must parse, not validate:
+    a template may be a starting point that still needs an image or a name)."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = JobForm(request.POST, user=request.user)
+        name = (request.POST.get("template_name") or "").strip()
+        form.is_valid()
+        team = form.cleaned_data.get("team") if hasattr(form, "cleaned_data") else None
+        problems = [f"{field}: {' '.join(errs)}" for field, errs in form.errors.items()
+                    if field != "__all__" and field in form.fields
+                    and not _composer_error(form, field)]
+        if team is None:
+            problems.insert(0, "choose the team the template belongs to")
+        elif not access.can_manage(request.user, team):
+            return render(request, "compose/partials/template_saved.html",
+                          {"problems": [f"only the admins of team {team.slug} save its "
+                                        "templates"]}, status=403)
+        if not name:
+            problems.insert(0, "give the template a name")
+        if problems:
+            return render(request, "compose/partials/template_saved.html",
+                          {"problems": problems}, status=400)
+        template, created = JobTemplate.objects.update_or_create(
+            team=team, name=name[:100],
+            defaults={"request": form.to_request(), "created_by": request.user,
+                      "description": (request.POST.get("template_description") or "")[:2000]})
+        audit.record(request, "template.save", template)
+        return render(request, "compose/partials/template_saved.html",
+                      {"template": template, "created": created})
+
+
+def _composer_error(form: JobForm, field: str) -> bool:
+    """Whether a field's errors came from validating the job (not from parsing the input)."""
+    checked = form.checked
+    return checked is not None and any(form.field_for(key) == field for key in checked.errors)
+
+
+@login_required
+@require_POST
+def template_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    template = get_object_or_404(JobTemplate.objects.filter(
+        team__in=access.teams_of(request.user)), pk=pk)
+    if not access.can_manage(request.user, template.team):
+        raise PermissionDenied(f"only the admins of team {template.team.slug} change its "
+                               "templates")
+    audit.record(request, "template.delete", template)
+    template.delete()
+    messages.success(request, f"Template {template.name} deleted.")
+    return redirect("template-list")
+
+
+@login_required
+@require_POST
+def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
+    """A new job from one of this job's checkpoints (POST checkpoint_step; newest if blank)."""
+    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    if not access.can_submit(request.user, job.team):
+        raise PermissionDenied("your role in this team cannot resubmit jobs")
+    raw = request.POST.get("checkpoint_step", "").strip()
+    try:
+        new_job = submission.resubmit(job, user=request.user,
+                                     checkpoint_step=int(raw) if raw.isdigit() else None)
+    except submission.ResubmitError as exc:
+        messages.error(request, "; ".join(m for ms in exc.errors.values() for m in ms))
+        return redirect("job-detail", pk=job.pk)
+    audit.record(request, "job.resubmit", new_job,
+                 detail={"from_job": job.pk, "step": new_job.resume_from_step})
+    messages.success(request, f"Resubmitted as {new_job.name} (#{new_job.pk}), starting from "
+                              f"the checkpoint of step {new_job.resume_from_step}.")
+    return redirect("job-detail", pk=new_job.pk)

@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class CostsConfig(AppConfig):
+    name = "controlplane.costs"
+    label = "costs"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from controlplane.core import signals
+        from controlplane.costs import receivers, views
+        from controlplane.runs import panels
+
+        panels.register("cost", "costs/partials/cost.html", views.cost_panel)
+        signals.job_reconciled.connect(receivers.on_job_reconciled,
+                                       dispatch_uid="costs.job_reconciled")

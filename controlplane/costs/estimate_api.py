@@ -1,0 +1,233 @@
+"""Cost endpoints: the estimate of a job before it is submitted.
+
+POST /api/v1/jobs/estimate/ takes the body validate takes (the form's fields, or a CustomJob in
+REST JSON) plus ``region`` and either ``hours`` or ``steps`` and ``step_time_s``, and answers in
+integer micro-dollars (1 USD = 1000000): per hour and for that duration, in total and per pool
+and resource, at the on-demand, spot and flex rates (null where a rate does not apply), with the
+price table's source and the date its prices were read. Without a duration, the job's timeout
+(Vertex's 7 days when it sets none) is used: the most it can cost, what a budget reserves.
+
+``alternatives`` lists the same work on the other kind of accelerator (a GPU job on TPU, a TPU
+job on GPUs) where a comparable configuration is valid, cheapest first, with how they were
+compared in ``alternatives_basis`` (vertexplan.recommend.alternatives); it may be empty.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from controlplane.compose import validation
+from controlplane.compose.api import _team_or_none, check_body, result
+from controlplane.compose.models import memory_policy_for
+from controlplane.core import price_table
+from controlplane.costs.recommend_api import result_json
+from vertexplan.pricing import RATE_NAMES, Estimate, Totals, job_estimate
+from vertexplan.pricing.estimate import LineItem
+from vertexplan.pricing.money import cost_of_seconds, seconds_of
+from vertexplan.recommend import alternatives as tpu_gpu
+
+DURATION_KEYS = ("hours", "steps", "step_time_s")
+MAX_HOURS = Decimal(24 * 366)
+
+
+def totals_json(totals: Totals) -> dict[str, int | None]:
+    return {rate: totals.get(rate) for rate in RATE_NAMES}
+
+
+class Duration:
+    """How long the estimate is for: hours, steps x step time, or the job's timeout."""
+
+    def __init__(self, *, hours: Decimal | None = None, steps: int | None = None,
+                 step_time_s: Decimal | None = None, timeout: Decimal | None = None) -> None:
+        self.steps, self.step_time_s = steps, step_time_s
+        if steps is not None and step_time_s is not None:
+            self.basis, self.hours = "steps", steps * step_time_s / 3600
+        elif hours is not None:
+            self.basis, self.hours = "hours", hours
+        else:
+            self.basis, self.hours = "timeout", timeout or price_table.DEFAULT_TIMEOUT_HOURS
+
+    @property
+    def seconds(self) -> Fraction:
+        if self.basis == "steps":
+            assert self.steps is not None and self.step_time_s is not None
+            return self.steps * seconds_of(self.step_time_s)
+        return seconds_of(self.hours) * 3600
+
+    def total(self, hourly: Totals) -> Totals:
+        """The same arithmetic as vertexplan.pricing.job_estimate.for_duration: one rounding per figure."""
+        seconds = self.seconds
+        return hourly.map(lambda rate: cost_of_seconds(rate, seconds))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"basis": self.basis, "hours": _decimal_text(self.hours), "steps": self.steps,
+                "step_time_s": _decimal_text(self.step_time_s)}
+
+
+def _decimal_text(value: Decimal | None) -> str | None:
+    if value is None:
+        return None
+    return f"{value.quantize(Decimal('0.000001')).normalize():f}"
+
+
+def _line_json(line: LineItem, duration: Duration) -> dict[str, Any]:
+    prices_ = line.unit_prices
+    return {
+        "resource": line.resource, "name": line.name, "quantity": line.quantity,
+        "description": line.description, "unit": line.unit,
+        "unit_prices_usd": {rate: None if value is None else format(value, "f") for rate, value
+                            in (("on_demand", prices_.on_demand), ("spot", prices_.spot),
+                                ("flex", prices_.flex))},
+        "hourly": totals_json(line.hourly),
+        "total": totals_json(duration.total(line.hourly)),
+        "source": line.source, "retrieved": line.retrieved,
+    }
+
+
+def estimate_json(estimate: Estimate, duration: Duration,
+                  alternatives: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The estimate in micro-dollars, per hour and for ``duration``, total and per pool."""
+    pools = []
+    for pool in sorted({line.pool for line in estimate.lines}):
+        lines = [line for line in estimate.lines if line.pool == pool]
+        hourly = estimate.pool_hourly(pool)
+        pools.append({"pool": pool, "role": lines[0].role, "hourly": totals_json(hourly),
+                      "total": totals_json(duration.total(hourly)),
+                      "resources": [_line_json(line, duration) for line in lines]})
+    return {
+        "currency": "USD",
+        "money": "integer micro-dollars (1 USD = 1000000)",
+        "region": estimate.region,
+        "strategy": estimate.strategy,
+        "rate": estimate.rate_name,
+        "duration": duration.as_dict(),
+        "hourly": totals_json(estimate.hourly),
+        "total": totals_json(duration.total(estimate.hourly)),
+        "pools": pools,
+        "price_table": price_table.table_info(estimate=estimate),
+        "notes": list(estimate.notes),
+        "alternatives": alternatives or [],
+        "alternatives_basis": tpu_gpu.BASIS,
+    }
+
+
+def alternatives_of(checked: validation.CheckedRequest, region: str,
+                    duration: Duration) -> list[dict[str, Any]]:
+    """The same job on TPU instead of GPU (or the reverse), as recommender results."""
+    composition = checked.composition
+    if composition is None:
+        return []
+    found = tpu_gpu.alternatives(checked.request, composition.custom_job,
+                                 composition.world_size, region, duration.seconds,
+                                 price_table.current_table())
+    return [result_json(r) for r in found]
+
+
+def estimate_of_checked(checked: validation.CheckedRequest,
+                        hours: Decimal | None = None) -> dict[str, Any] | None:
+    """Validate's ``estimate`` section: for ``hours`` or the job's timeout; ``error`` when it
+    cannot be priced; None when there is no CustomJob to price."""
+    if checked.composition is None:
+        return None
+    custom_job = checked.composition.custom_job
+    region = checked.request.get("region") or settings.VERTEX_REGION
+    try:
+        estimate = price_table.estimate(custom_job, region)
+    except job_estimate.PricingError as exc:
+        return {"error": str(exc), "price_table": price_table.table_info()}
+    duration = Duration(hours=hours, timeout=price_table.timeout_hours(custom_job))
+    return estimate_json(estimate, duration, alternatives_of(checked, region, duration))
+
+
+def hours_or_none(text: str | None) -> Decimal | None:
+    """The compose page's optional 'estimate for' hours; blank or invalid: None."""
+    try:
+        return _positive({"hours": text}, "hours", MAX_HOURS)
+    except ValidationError:
+        return None
+
+
+# --- parsing the extra fields -----------------------------------------------------------
+
+def _positive(data: dict[str, Any], key: str, limit: Decimal) -> Decimal | None:
+    raw = data.get(key)
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, bool):
+        raw = "bad"
+    try:
+        value = Decimal(str(raw))
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value <= 0 or value > limit:
+        raise ValidationError({key: [f"{raw!r} is not valid: a number greater than 0 and at "
+                                     f"most {limit}"]})
+    return value
+
+
+def parse_duration(data: dict[str, Any], timeout: Decimal) -> Duration:
+    hours = _positive(data, "hours", MAX_HOURS)
+    step_time = _positive(data, "step_time_s", Decimal(86400))
+    raw_steps = data.get("steps")
+    steps = None
+    if raw_steps not in (None, ""):
+        if isinstance(raw_steps, bool) or not str(raw_steps).isdigit() or int(raw_steps) < 1:
+            raise ValidationError({"steps": [f"{raw_steps!r} is not valid: a whole number of "
+                                             "training steps, at least 1"]})
+        steps = int(raw_steps)
+    if (steps is None) != (step_time is None):
+        missing = "step_time_s" if step_time is None else "steps"
+        raise ValidationError({missing: ["give steps and step_time_s together (or hours)"]})
+    if hours is not None and steps is not None:
+        raise ValidationError({"hours": ["give hours, or steps and step_time_s, not both"]})
+    return Duration(hours=hours, steps=steps, step_time_s=step_time, timeout=timeout)
+
+
+def parse_region(region: Any) -> str:
+    priced = price_table.current_table().regions
+    if not isinstance(region, str) or region not in priced:
+        raise ValidationError({"region": [f"{region!r} has no prices; valid regions: "
+                                          f"{', '.join(priced)}"]})
+    return region
+
+
+class JobEstimate(APIView):
+    """What a job would cost: total and per pool, at on-demand, spot and flex rates."""
+
+    @extend_schema(request=dict, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        if not isinstance(request.data, dict):
+            raise ValidationError({"": ["a JSON object: the job (as for validate) plus region "
+                                        "and hours, or steps and step_time_s"]})
+        data = {k: v for k, v in request.data.items() if k not in DURATION_KEYS}
+        extra = {k: request.data[k] for k in DURATION_KEYS if k in request.data}
+        if validation.is_custom_job(data):
+            region = parse_region(data.pop("region", None) or request.query_params.get(
+                "region") or settings.VERTEX_REGION)
+            team = _team_or_none(request.user, request.query_params.get("team"))
+            checked = validation.check_custom_job(data, team, region=region,
+                                                memory_policy=memory_policy_for(team))
+            checked.errors.pop("team", None)
+        else:
+            region = parse_region(data.get("region") or settings.VERTEX_REGION)
+            data["region"] = region
+            checked = check_body(request, require_team=False, data=data)
+        if not checked.ok or checked.composition is None:
+            raise ValidationError({**result(checked)["errors"]} or {"": ["invalid job"]})
+        custom_job = checked.composition.custom_job
+        duration = parse_duration(extra, price_table.timeout_hours(custom_job))
+        try:
+            estimate = price_table.estimate(custom_job, region)
+        except job_estimate.PricingError as exc:
+            raise ValidationError({"region": [str(p) for p in exc.problems]}) from exc
+        return Response(estimate_json(estimate, duration,
+                                      alternatives_of(checked, region, duration)))

@@ -1,0 +1,180 @@
+"""A job's actual cost from its stored facts, kept on the job row, and a team's spend.
+
+vertexplan/pricing/actual.py does the arithmetic; this module reads what it needs (the attempts and
+their price snapshots, the preemption records, the checkpoints) in a handful of queries, so the
+reconciler can recompute a running job's cost on every sweep and pages can show it live.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django.db.models import Q, QuerySet, Sum
+from django.utils import timezone
+
+from controlplane.runs import recovery
+from controlplane.runs.models import (
+    ACTIVE_STATES,
+    Job,
+    JobAttempt,
+    JobEvent,
+    JobRestart,
+    RestartCause,
+)
+from controlplane.teams.models import Team
+from vertexplan.pricing import PricingError
+from vertexplan.pricing.actual import (
+    AttemptFacts,
+    JobCost,
+    PreemptionFacts,
+    job_cost,
+    rate_of,
+    replica_pool,
+)
+from vertexplan.pricing.snapshot import SnapshotError, restore
+
+logger = logging.getLogger(__name__)
+
+# Failures of the platform, not of the user's job: Vertex does not bill the attempt.
+SYSTEM_FAILURES = frozenset({recovery.Failure.STOCKOUT, recovery.Failure.PREEMPTION})
+
+
+def pool_replicas(custom_job: dict[str, Any]) -> dict[int, int]:
+    """Replica count of each worker pool (Vertex reads a missing count as 0)."""
+    pools = (custom_job.get("jobSpec") or {}).get("workerPoolSpecs") or []
+    out: dict[int, int] = {}
+    for index, pool in enumerate(pools):
+        try:
+            out[index] = int((pool or {}).get("replicaCount") or 0)
+        except (TypeError, ValueError):
+            out[index] = 0
+    return out
+
+
+def _attempt_facts(job: Job, attempt: JobAttempt) -> AttemptFacts | None:
+    data = attempt.price_snapshot or job.price_snapshot
+    if not data:
+        return None
+    try:
+        estimate = restore(data)
+    except SnapshotError:
+        logger.warning("job %s attempt %s: unreadable price snapshot", job.pk, attempt.number)
+        return None
+    return AttemptFacts(
+        number=attempt.number, estimate=estimate,
+        rate=rate_of(attempt.scheduling or estimate.strategy),
+        started_at=attempt.started_at, ended_at=attempt.ended_at,
+        system_failure=attempt.failure in SYSTEM_FAILURES,
+    )
+
+
+def _preemptions(job: Job) -> list[PreemptionFacts]:
+    rows = list(JobRestart.objects.filter(job=job, cause__in=(
+        RestartCause.PREEMPTION, RestartCause.STOCKOUT)).select_related("checkpoint"))
+    saves = sorted((e.attempt, e.timestamp) for e in JobEvent.objects.filter(
+        job=job, kind="checkpoint_saved").only("attempt", "timestamp"))
+    out = []
+    for row in rows:
+        if replica_pool(row.replica) is None:
+            continue
+        if row.checkpoint_id is not None and row.checkpoint is not None:
+            preserved = row.checkpoint.timestamp
+        else:
+            # Not resumed yet: the newest checkpoint written before the preemption.
+            before = [at for _, at in saves if at <= row.occurred_at]
+            preserved = before[-1] if before else None
+        out.append(PreemptionFacts(attempt=row.attempt, replica=row.replica,
+                                   occurred_at=row.occurred_at, resumed_at=row.resumed_at,
+                                   preserved_at=preserved))
+    return out
+
+
+def cost_of(job: Job, now: datetime | None = None) -> JobCost | None:
+    """The job's billed cost so far (final once it has ended); None without a snapshot."""
+    attempts = [f for a in job.attempts.all() if (f := _attempt_facts(job, a)) is not None]
+    if not attempts:
+        return None
+    return job_cost(attempts, _preemptions(job), pool_replicas(job.custom_job),
+                    now or timezone.now())
+
+
+def refresh(job_id: int) -> JobCost | None:
+    """Recompute and store the job's cost (idempotent; a plain UPDATE, no lock needed)."""
+    job = Job.objects.get(pk=job_id)
+    now = timezone.now()
+    cost = cost_of(job, now)
+    if cost is None:
+        return None
+    Job.objects.filter(pk=job_id).update(cost_micros=cost.billed, lost_micros=cost.lost,
+                                         cost_updated_at=now)
+    return cost
+
+
+def refresh_many(job_ids: Iterable[int]) -> None:
+    for job_id in job_ids:
+        try:
+            refresh(job_id)
+        except (PricingError, SnapshotError, Job.DoesNotExist):
+            logger.exception("cost of job %s", job_id)
+
+
+# --- a team's month ---------------------------------------------------------------------
+
+def month_start(at: datetime | None = None) -> date:
+    """The first day of the (UTC) month of ``at``."""
+    at = (at or timezone.now()).astimezone(UTC)
+    return date(at.year, at.month, 1)
+
+
+def _month_jobs(team: Team, month: date) -> QuerySet[Job]:
+    """A job's cost counts in the month it was created (UTC)."""
+    return Job.objects.filter(team=team, created_at__year=month.year,
+                              created_at__month=month.month)
+
+
+def month_spent(team: Team, month: date | None = None) -> int:
+    """Micro-dollars billed this month by the team's jobs, as last stored."""
+    month = month or month_start()
+    return int(_month_jobs(team, month).aggregate(s=Sum("cost_micros"))["s"] or 0)
+
+
+def month_committed(team: Team, month: date | None = None) -> int:
+    """What the month has spent plus what its running jobs may still spend: an active job
+    reserves its whole estimate (or its bill so far, if that is more)."""
+    month = month or month_start()
+    jobs = _month_jobs(team, month)
+    ended = jobs.filter(~Q(state__in=ACTIVE_STATES)).aggregate(s=Sum("cost_micros"))["s"] or 0
+    active = sum(max(cost, estimate or 0) for cost, estimate in jobs.filter(
+        state__in=ACTIVE_STATES).values_list("cost_micros", "estimate_micros"))
+    return int(ended + active)
+
+
+def cost_report(job: Job, now: datetime | None = None) -> dict[str, Any]:
+    """The job's cost for its page and its API: billed so far or final, lost to preemptions,
+    useful, the estimate it was submitted with, and the breakdown, in micro-dollars."""
+    from controlplane.core import price_table
+
+    cost = cost_of(job, now)
+    ended = job.state not in ACTIVE_STATES
+    body: dict[str, Any] = {
+        "money": "integer micro-dollars (1 USD = 1000000)",
+        "status": "final" if ended else "so far",
+        "estimate_micros": job.estimate_micros,
+        "estimate_hours": str(job.estimate_hours) if job.estimate_hours is not None else None,
+        "price_retrieved": price_table.snapshot_date(job.price_snapshot),
+        "price_source": (job.price_snapshot or {}).get("table", {}).get("source"),
+    }
+    if cost is None:
+        return {**body, "billed_micros": None, "lost_micros": None, "useful_micros": None,
+                "breakdown": None}
+    return {**body, "billed_micros": cost.billed, "lost_micros": cost.lost,
+            "useful_micros": cost.useful, "breakdown": cost.as_dict()}
+
+
+def cost_so_far_micros(job: Job) -> int | None:
+    """The progress bar's figure (CP_COST_SO_FAR_HOOK)."""
+    cost = cost_of(job)
+    return cost.billed if cost is not None else None

@@ -1,0 +1,235 @@
+"""What the job page and the API read: filtered log lines, metric series, progress, failures.
+
+Each query is shaped for an index of controlplane.runs.models (log_tail, log_warnings, step_series,
+step_newest), so a page stays fast on a job with millions of lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, Max, QuerySet
+from django.utils.module_loading import import_string
+
+from controlplane.backends.base import SEVERITY_NUMBERS
+from controlplane.logs.models import LogFailure, LogLine, StepMetric
+from controlplane.runs.models import Job
+from vertexplan.logparse import failures
+from vertexplan.summaries import pool_summaries
+
+SERIES = ("loss", "lr", "tokens_per_s", "step_time_s")
+# Steps per second is measured over this many of the newest points.
+RATE_POINTS = 50
+
+
+class BadFilter(ValueError):
+    """A filter value the caller must fix (an unknown severity...)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class LogFilter:
+    severity: int | None = None   # this level and above
+    q: str = ""                   # case-insensitive substring of the message
+    replica: str = ""             # task name, e.g. workerpool1-0
+    attempt: int | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> LogFilter:
+        severity = None
+        raw = (params.get("severity") or "").strip().upper()
+        if raw:
+            severity = SEVERITY_NUMBERS.get(raw)
+            if severity is None and raw.isdigit():
+                severity = int(raw)
+            if severity is None:
+                raise BadFilter("severity",
+                                f"unknown severity; valid: {', '.join(SEVERITY_NUMBERS)}")
+        attempt = None
+        if params.get("attempt"):
+            try:
+                attempt = int(params["attempt"])
+            except ValueError as exc:
+                raise BadFilter("attempt", "attempt is a number") from exc
+        return cls(severity=severity, q=(params.get("q") or "").strip()[:200],
+                   replica=(params.get("replica") or "").strip()[:40], attempt=attempt)
+
+    def apply(self, lines: QuerySet[LogLine]) -> QuerySet[LogLine]:
+        if self.severity:
+            lines = lines.filter(severity__gte=self.severity)
+        if self.replica:
+            lines = lines.filter(replica=self.replica)
+        if self.attempt is not None:
+            lines = lines.filter(attempt=self.attempt)
+        if self.q:
+            lines = lines.filter(message__icontains=self.q)
+        return lines
+
+    @property
+    def active(self) -> bool:
+        return bool(self.severity or self.q or self.replica or self.attempt is not None)
+
+
+def log_lines(job: Job, log_filter: LogFilter) -> QuerySet[LogLine]:
+    """The job's lines matching the filter, oldest first (reverse it for a tail)."""
+    return log_filter.apply(LogLine.objects.filter(job=job)).order_by("timestamp", "insert_id")
+
+
+def tail(job: Job, log_filter: LogFilter, limit: int) -> list[LogLine]:
+    """The newest `limit` matching lines, oldest first, as a terminal shows them."""
+    newest = log_filter.apply(LogLine.objects.filter(job=job)).order_by("-timestamp",
+                                                                        "-insert_id")
+    return list(newest[:limit])[::-1]
+
+
+def replicas(job: Job) -> list[str]:
+    """The job's task names, from its worker pools (no scan of its log lines)."""
+    names = []
+    for index, pool in enumerate(pool_summaries(job.custom_job)):
+        names += [f"workerpool{index}-{n}" for n in range(max(pool.replicas, 1))]
+    return names
+
+
+# --- metrics ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Point:
+    attempt: int
+    step: int
+    timestamp: datetime
+    span: int
+    values: dict[str, float | None]
+
+
+def points(job: Job, attempt: int | None = None, *, latest: bool = False) -> list[Point]:
+    """Every stored step row in chart order: attempt, then step (a resumed attempt repeats
+    the steps after its checkpoint, so each attempt is its own line). latest: of the rows of
+    one step in one attempt (a replica restarted from a checkpoint ran it again), only the
+    newest."""
+    rows = StepMetric.objects.filter(job=job)
+    if attempt is not None:
+        rows = rows.filter(attempt=attempt)
+    fields = ("attempt", "step", "timestamp", "span", *SERIES)
+    out = [Point(r[0], r[1], r[2], r[3], dict(zip(SERIES, r[4:], strict=True)))
+           for r in rows.order_by("attempt", "step", "timestamp").values_list(*fields)]
+    if latest and out:
+        out = [p for p, after in zip(out, [*out[1:], None], strict=True)
+               if after is None or (after.attempt, after.step) != (p.attempt, p.step)]
+    return out
+
+
+def thin(rows: Sequence[Any], limit: int) -> list[Any]:
+    """Every k-th row, keeping the last (the newest point is the one people look at)."""
+    rows = list(rows)
+    if len(rows) <= limit:
+        return rows
+    stride = -(-len(rows) // limit)
+    thinned = rows[::stride]
+    if thinned[-1] is not rows[-1]:
+        thinned.append(rows[-1])
+    return thinned
+
+
+def series(rows: Sequence[Point], names: Sequence[str] = SERIES) -> list[dict[str, Any]]:
+    """One column set per metric, without the points where it is missing."""
+    out = []
+    for name in names:
+        kept = [p for p in rows if p.values.get(name) is not None]
+        out.append({
+            "name": name,
+            "attempt": [p.attempt for p in kept],
+            "step": [p.step for p in kept],
+            "timestamp": [p.timestamp.isoformat() for p in kept],
+            "value": [p.values[name] for p in kept],
+        })
+    return out
+
+
+# --- progress -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Progress:
+    last_step: int | None
+    total_steps: int | None
+    percent: int | None
+    steps_per_s: float | None
+    eta_s: float | None
+    cost_so_far_micros: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"last_step": self.last_step, "total_steps": self.total_steps,
+                "percent": self.percent, "steps_per_s": self.steps_per_s, "eta_s": self.eta_s,
+                "cost_so_far_micros": self.cost_so_far_micros}
+
+
+def progress(job: Job, active: bool) -> Progress:
+    rate = steps_per_second(job) if active else None
+    eta = None
+    if rate and job.total_steps and job.last_step is not None:
+        eta = max(job.total_steps - job.last_step, 0) / rate
+    percent = None
+    if job.total_steps and job.last_step is not None:
+        percent = max(0, min(100, round(100 * job.last_step / job.total_steps)))
+    return Progress(job.last_step, job.total_steps, percent, rate, eta, cost_so_far_micros(job))
+
+
+def steps_per_second(job: Job) -> float | None:
+    """The recent training speed: steps over time across the newest points of the newest
+    attempt (after a restart, the new run's own pace)."""
+    newest = list(StepMetric.objects.filter(job=job).order_by("-timestamp", "-step")
+                  .values_list("attempt", "step", "timestamp")[:RATE_POINTS])
+    run = [r for r in newest if r[0] == newest[0][0]] if newest else []
+    # Stop at a step going backwards: the run before a restart is another pace.
+    kept = run[:1]
+    for row in run[1:]:
+        if row[1] >= kept[-1][1]:
+            break
+        kept.append(row)
+    if len(kept) < 2:
+        return None
+    seconds = (kept[0][2] - kept[-1][2]).total_seconds()
+    steps = kept[0][1] - kept[-1][1]
+    return steps / seconds if seconds > 0 and steps > 0 else None
+
+
+def cost_so_far_micros(job: Job) -> int | None:
+    """HOOK for the job's actual cost so far (micro-dollars) on the progress bar.
+
+    Costs are computed elsewhere (vertexplan.pricing.job_estimate); set CP_COST_SO_FAR_HOOK to the dotted path of
+    a function (job) -> int | None to show them. None shows the cost as not known yet.
+    """
+    path = getattr(settings, "CP_COST_SO_FAR_HOOK", "")
+    if not path:
+        return None
+    hook = import_string(path)
+    value = hook(job)
+    return int(value) if value is not None else None
+
+
+# --- failures -----------------------------------------------------------------------------------
+
+def diagnosis(job: Job) -> list[dict[str, Any]]:
+    """One entry per kind of failure seen, newest kind first, with what to do about it."""
+    rows = (LogFailure.objects.filter(job=job).values("kind")
+            .annotate(n=Count("id"), newest=Max("timestamp")).order_by("-newest"))
+    out = []
+    for row in rows:
+        latest = (LogFailure.objects.filter(job=job, kind=row["kind"])
+                  .order_by("-timestamp", "-id").first())
+        if latest is None:
+            continue
+        kind = failures.KINDS.get(row["kind"], failures.KINDS["python_traceback"])
+        out.append({
+            "kind": row["kind"], "title": kind.title, "explanation": kind.explanation,
+            "fix": kind.fix, "count": row["n"], "summary": latest.summary,
+            "last_frame": latest.last_frame, "replica": latest.replica,
+            "attempt": latest.attempt, "timestamp": latest.timestamp.isoformat(),
+        })
+    return out

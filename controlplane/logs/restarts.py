@@ -1,0 +1,313 @@
+"""Preemptions and restarts, detected from every signal the logs and the backend give.
+
+Signals, all read from what the follower stored (JobEvent, LogLine) and from the attempt's end:
+  preempted            the trainer's own event: signal, step, emergency checkpoint
+  preemption_notice    a log line saying SIGTERM or preempted (the emulator's and Vertex's
+                       "Spot VM preempted", a replica's "was preempted, exit code 143"); copied
+                       here into JobEvents, so detection reads one small table
+  replica_restarted    "Restarting replica ..." (Vertex's and the emulator's restarts): a new run
+  run_started          a replica's log starting over: a new run, even with no restart line
+  resumed              the step and checkpoint the new run resumed from
+  stockout             the attempt ended FAILED with a STOCKOUT (code 8)
+
+Each replica's events of one attempt are cut into runs; every run that ended and started over
+(or that has been told it is being preempted) becomes one JobRestart row, keyed by (attempt,
+replica, run number), so running detection again updates rows instead of adding them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from controlplane.core import signals
+from controlplane.logs.models import LogLine, StepMetric
+from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart, RestartCause
+
+logger = logging.getLogger(__name__)
+
+PRIMARY = "workerpool0-0"
+NOTICE = "preemption_notice"
+SIGNAL_KINDS = ("run_started", "replica_restarted", "preempted", "resumed", NOTICE)
+# Log lines that announce a preemption (or the SIGTERM that delivers one).
+_NOTICE_TEXT = r"SIGTERM|preempt"
+_NOTICE_RE = re.compile(_NOTICE_TEXT, re.IGNORECASE)
+# Lines reach storage a little late (the follower re-reads a 30 s overlap): scan back this far.
+LINE_OVERLAP = timedelta(seconds=60)
+
+
+@dataclass
+class Run:
+    """One run of one replica: from its (re)start to the next."""
+
+    marker: JobEvent | None = None          # the "Restarting replica" line that began it
+    started: JobEvent | None = None         # its run_started event
+    resumed: JobEvent | None = None
+    signals: list[JobEvent] = field(default_factory=list)
+
+    @property
+    def start_time(self) -> datetime | None:
+        first = self.marker or self.started
+        return first.timestamp if first else None
+
+
+def refresh(job_id: int, *, force: bool = False) -> int:
+    """Bring the job's restart records up to date; returns its restart count. Idempotent."""
+    job = Job.objects.get(pk=job_id)
+    _copy_notices(job)
+    newest = job.events.filter(kind__in=SIGNAL_KINDS).aggregate(m=Max("pk"))["m"] or 0
+    attempts = list(job.attempts.order_by("number"))
+    fingerprint = (f"{newest}:{len(attempts)}:{sum(1 for a in attempts if a.started_at)}:"
+                   f"{sum(1 for a in attempts if a.ended_at)}")
+    if not force and fingerprint == job.restart_scan:
+        return job.restarts
+    events = list(job.events.filter(kind__in=(*SIGNAL_KINDS, "state", "checkpoint_saved"))
+                  .order_by("timestamp", "pk"))
+    wanted = detect(job, attempts, events)
+    saved = [_save(job, row) for row in wanted]
+    count = sum(1 for r in saved if r.replica == PRIMARY)
+    Job.objects.filter(pk=job.pk).update(restarts=count, restart_scan=fingerprint)
+    return count
+
+
+def _copy_notices(job: Job) -> None:
+    """Copy new SIGTERM / preempted log lines into JobEvents (idempotent by insert id)."""
+    since = job.notices_scanned_to
+    lines = LogLine.objects.filter(job_id=job.pk)
+    newest = lines.order_by("-timestamp").values_list("timestamp", flat=True).first()
+    if newest is None or (since is not None and newest <= since):
+        return
+    if since is not None:
+        lines = lines.filter(timestamp__gte=since - LINE_OVERLAP)
+    found = [
+        JobEvent(job_id=job.pk, attempt=line.attempt, kind=NOTICE, timestamp=line.timestamp,
+                 replica=line.replica, data={"text": line.message[:500]},
+                 insert_id=line.insert_id)
+        for line in lines.filter(message__iregex=_NOTICE_TEXT)
+        if not line.message.lstrip().startswith("Restarting replica")
+    ]
+    JobEvent.objects.bulk_create(found, ignore_conflicts=True)
+    Job.objects.filter(pk=job.pk).update(notices_scanned_to=newest)
+
+
+# --- cutting events into runs ----------------------------------------------------------------
+
+def _runs(events: list[JobEvent], replica: str) -> list[Run]:
+    runs = [Run()]
+    for event in events:
+        if event.replica not in (replica, ""):
+            continue
+        kind = event.kind
+        if kind == "replica_restarted" and event.replica == replica:
+            runs.append(Run(marker=event))
+        elif kind == "run_started" and event.replica == replica:
+            if runs[-1].started is None:
+                runs[-1].started = event
+            else:  # the log started over with no restart line: a restart all the same
+                runs.append(Run(started=event))
+        elif kind in ("preempted", NOTICE):
+            runs[-1].signals.append(event)
+        elif kind == "resumed" and event.replica == replica and runs[-1].resumed is None:
+            runs[-1].resumed = event
+    return runs
+
+
+def _replicas(events: list[JobEvent]) -> list[str]:
+    names = {e.replica for e in events if e.replica and e.kind in SIGNAL_KINDS}
+    return sorted(names | {PRIMARY})
+
+
+def _quiet_after(events: list[JobEvent], attempt: JobAttempt) -> datetime | None:
+    """When the control plane asked to cancel the attempt: SIGTERMs after it are not
+    preemptions."""
+    for event in events:
+        if event.kind == "state" and event.attempt == attempt.number and \
+                event.data.get("to") == "CANCELLING":
+            return event.timestamp
+    return None
+
+
+@dataclass
+class Wanted:
+    attempt: int
+    replica: str
+    ordinal: int
+    fields: dict[str, Any]
+
+
+def detect(job: Job, attempts: list[JobAttempt], events: list[JobEvent]) -> list[Wanted]:
+    """The restart records the job's events call for (pure apart from step look-ups)."""
+    by_attempt: dict[int, list[JobEvent]] = {}
+    for event in events:
+        by_attempt.setdefault(event.attempt, []).append(event)
+    checkpoints = [e for e in events if e.kind == "checkpoint_saved"]
+    wanted: list[Wanted] = []
+    for index, attempt in enumerate(attempts):
+        mine = by_attempt.get(attempt.number, [])
+        following = attempts[index + 1] if index + 1 < len(attempts) else None
+        quiet = _quiet_after(events, attempt)
+        for replica in _replicas(mine):
+            runs = _runs([e for e in mine if quiet is None or e.timestamp < quiet
+                          or e.kind not in ("preempted", NOTICE)], replica)
+            for number, run in enumerate(runs, start=1):
+                last = number == len(runs)
+                nxt = runs[number] if not last else _first_run_of(following, by_attempt,
+                                                                  replica)
+                fields = _describe(job, attempt, replica, run, nxt, last=last,
+                                   next_attempt=following if last else None,
+                                   checkpoints=checkpoints)
+                if fields is not None:
+                    wanted.append(Wanted(attempt.number, replica, number, fields))
+    return wanted
+
+
+def _first_run_of(attempt: JobAttempt | None, by_attempt: dict[int, list[JobEvent]],
+                  replica: str) -> Run | None:
+    if attempt is None:
+        return None
+    runs = _runs(by_attempt.get(attempt.number, []), replica)
+    return runs[0]
+
+
+def _describe(job: Job, attempt: JobAttempt, replica: str, run: Run, nxt: Run | None, *,
+              last: bool, next_attempt: JobAttempt | None,
+              checkpoints: list[JobEvent]) -> dict[str, Any] | None:
+    """The record of one run that ended, or None when it has not ended abnormally."""
+    preempted = [s for s in run.signals if s.kind == "preempted" and s.replica == replica]
+    notices = [s for s in run.signals if s.kind == NOTICE]
+    marker_text = (nxt.marker.data.get("text", "") if nxt and nxt.marker else "") or ""
+    stockout = last and attempt.failure == "stockout"
+    if last and not stockout and not (preempted or notices):
+        return None  # still running, or ended without a restart
+    if last and attempt.failure in ("", "cancelled") and attempt.vertex_state in (
+            "JOB_STATE_SUCCEEDED", "JOB_STATE_CANCELLED"):
+        return None  # replicas are stopped with SIGTERM when a job ends: not a preemption
+
+    sources: list[str] = []
+    if preempted:
+        sources.append("preempted")
+    if notices:
+        sources.append("sigterm_line")
+    if nxt and nxt.marker:
+        sources.append("replica_restarted")
+    if nxt and nxt.started and not nxt.marker:
+        sources.append("log_started_over")
+    if stockout:
+        sources.append("stockout")
+
+    if "emulator restarted" in marker_text or "backend restarted" in marker_text:
+        cause = RestartCause.BACKEND
+    elif preempted or notices or "preempt" in marker_text.lower():
+        cause = RestartCause.PREEMPTION
+    elif stockout:
+        cause = RestartCause.STOCKOUT
+    elif "exit code" in marker_text or "exited" in marker_text:
+        cause = RestartCause.CRASH
+    else:
+        cause = RestartCause.UNKNOWN
+
+    first_signal = min((s.timestamp for s in run.signals), default=None)
+    if first_signal is None and nxt is not None:
+        first_signal = nxt.start_time
+    occurred = first_signal or attempt.ended_at or attempt.started_at or attempt.created_at
+    signal = _signal_text(preempted, notices, marker_text, attempt if stockout else None)
+
+    step, checkpoint_path = None, ""
+    if preempted:
+        step = preempted[-1].step
+        checkpoint_path = preempted[-1].data.get("checkpoint_path") or ""
+    if step is None:
+        step = _last_step(job, attempt.number, run.start_time, nxt.start_time if nxt else None)
+
+    resumed_at = nxt.start_time if nxt else None
+    if resumed_at is None and next_attempt is not None and next_attempt.started_at:
+        resumed_at = next_attempt.started_at
+    resumed_step, resumed_path = None, ""
+    if nxt and nxt.resumed:
+        resumed_step = nxt.resumed.step if nxt.resumed.step is not None else \
+            nxt.resumed.data.get("step")
+        resumed_path = nxt.resumed.data.get("path", "")
+    elif nxt and nxt.started:
+        resumed_step = nxt.started.data.get("resumed_from_step")
+    checkpoint = _checkpoint_event(checkpoints, resumed_step, resumed_path)
+    steps_lost = None
+    if step is not None and nxt is not None and nxt.started is not None:
+        steps_lost = max(step - (resumed_step or 0), 0)
+    return {
+        "cause": cause, "signal": signal[:200], "occurred_at": occurred, "step": step,
+        "checkpoint_path": checkpoint_path, "resumed_at": resumed_at,
+        "resumed_from_step": resumed_step, "resumed_from_path": resumed_path,
+        "checkpoint": checkpoint, "steps_lost": steps_lost, "sources": sources,
+    }
+
+
+def _signal_text(preempted: list[JobEvent], notices: list[JobEvent], marker_text: str,
+                 stockout_of: JobAttempt | None) -> str:
+    if preempted:
+        return f"trainer: preempted by {preempted[-1].data.get('signal') or 'a signal'}"
+    if notices:
+        return notices[0].data.get("text", "")
+    if stockout_of is not None:
+        return stockout_of.error_message or "STOCKOUT"
+    return marker_text
+
+
+def _last_step(job: Job, attempt: int, start: datetime | None, end: datetime | None) -> int | None:
+    steps = StepMetric.objects.filter(job_id=job.pk, attempt=attempt)
+    if start is not None:
+        steps = steps.filter(timestamp__gte=start)
+    if end is not None:
+        steps = steps.filter(timestamp__lt=end)
+    return steps.aggregate(m=Max("step"))["m"]
+
+
+def _checkpoint_event(checkpoints: list[JobEvent], step: int | None,
+                      path: str) -> JobEvent | None:
+    if step is None:
+        return None
+    matches = [c for c in checkpoints if c.step == step or c.data.get("step") == step]
+    exact = [c for c in matches if path and c.data.get("path", "").rstrip("/") ==
+             path.rstrip("/")]
+    found = exact or matches
+    return found[-1] if found else None
+
+
+# --- storing -----------------------------------------------------------------------------------
+
+def _save(job: Job, row: Wanted) -> JobRestart:
+    """Create or update one record; tell the team when a primary replica's record is new (a
+    preemption or restart) and when it first resumes (recovered)."""
+    key = {"job": job, "attempt": row.attempt, "replica": row.replica, "ordinal": row.ordinal}
+    with transaction.atomic():
+        record = JobRestart.objects.select_for_update().filter(**key).first()
+        created = record is None
+        if created:
+            try:
+                with transaction.atomic():
+                    record = JobRestart.objects.create(**key, **row.fields)
+            except IntegrityError:  # created by a concurrent detection: update that one
+                record = JobRestart.objects.select_for_update().get(**key)
+                created = False
+        was_resumed = not created and record.resumed_at is not None
+        if not created:
+            changed = [name for name, value in row.fields.items()
+                       if getattr(record, name) != value]
+            for name in changed:
+                setattr(record, name, row.fields[name])
+            if changed:
+                record.save(update_fields=changed)
+        if row.replica == PRIMARY:
+            _notify(job, record, created=created, resumed_now=not was_resumed and
+                    record.resumed_at is not None)
+    return record
+
+
+def _notify(job: Job, record: JobRestart, *, created: bool, resumed_now: bool) -> None:
+    signals.restart_recorded.send(sender=JobRestart, job=job, record=record, created=created,
+                                  resumed_now=resumed_now)

@@ -1,0 +1,20 @@
+from django.apps import AppConfig
+
+
+class NotificationsConfig(AppConfig):
+    name = "controlplane.notifications"
+    label = "notifications"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from controlplane.core import signals
+        from controlplane.notifications import receivers
+
+        for signal, receiver in (
+            (signals.job_state_changed, receivers.on_job_state_changed),
+            (signals.attempt_submitted, receivers.on_attempt_submitted),
+            (signals.budget_crossed, receivers.on_budget_crossed),
+            (signals.restart_recorded, receivers.on_restart_recorded),
+            (signals.slo_alert_raised, receivers.on_slo_alert_raised),
+        ):
+            signal.connect(receiver, dispatch_uid=f"notifications.{receiver.__name__}")

@@ -1,0 +1,45 @@
+"""What the other apps' signals mean for a team's Slack channels (connected in apps.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controlplane.core.queue import enqueue
+from controlplane.notifications import service
+from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart
+from controlplane.serving.models import SloAlert
+
+
+def on_job_state_changed(job: Job, event: JobEvent, **_: Any) -> None:
+    service.on_state_change(job, event)
+
+
+def on_attempt_submitted(job: Job, attempt: JobAttempt, **_: Any) -> None:
+    if attempt.number == 1:  # recoveries have their own messages
+        service.notify(job, "submitted", key="submitted",
+                       detail={"vertex_name": attempt.vertex_name})
+
+
+def on_budget_crossed(job: Job, key: str, detail: dict[str, Any], **_: Any) -> None:
+    service.notify(job, "budget", key=key, detail=detail)
+
+
+def on_restart_recorded(job: Job, record: JobRestart, created: bool, resumed_now: bool,
+                        **_: Any) -> None:
+    key = f"restart-a{record.attempt}-r{record.ordinal}"
+    if created:
+        service.notify(job, "preempted", key=key, detail={
+            "cause": record.get_cause_display(), "replica": record.replica, "step": record.step,
+            "note": record.signal, "restarts": job.restarts + 1,
+        })
+    if resumed_now:
+        how = "running again"
+        if record.resumed_from_step is not None:
+            how += f", resumed from the checkpoint of step {record.resumed_from_step}"
+        if record.steps_lost is not None:
+            how += f" ({record.steps_lost} steps lost)"
+        service.notify(job, "recovered", key=f"{key}-resumed", detail={"how": how})
+
+
+def on_slo_alert_raised(alert: SloAlert, **_: Any) -> None:
+    enqueue("controlplane.notifications.tasks.send_slo_alert", str(alert.pk))

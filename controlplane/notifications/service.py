@@ -1,0 +1,168 @@
+"""What is sent when, and delivering it: an outbox with one row per (channel, transition).
+
+Rows are written in the transaction that makes the transition (so a rolled-back transition
+sends nothing, and a committed one is never forgotten), and the (channel, key) constraint
+makes a second write of the same transition a no-op. A worker claims a row with a conditional
+UPDATE, so two workers never both send it; a worker that dies mid-send leaves the row marked
+UNKNOWN rather than risking a second message.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from datetime import timedelta
+from typing import Any
+
+from celery import current_app
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from controlplane.notifications import messages, slack
+from controlplane.notifications.crypto import SecretUnreadable
+from controlplane.notifications.models import (
+    Notification,
+    NotificationStatus,
+    NotifyOn,
+    SlackChannel,
+)
+from controlplane.runs.models import Job, JobEvent
+
+logger = logging.getLogger(__name__)
+
+# Job states a channel can ask to hear about.
+STATE_EVENTS = {
+    "RUNNING": NotifyOn.RUNNING,
+    "SUCCEEDED": NotifyOn.SUCCEEDED,
+    "FAILED": NotifyOn.FAILED,
+    "CANCELLED": NotifyOn.CANCELLED,
+}
+# A claimed row older than this belongs to a worker that died while sending.
+STALE_CLAIM = timedelta(minutes=5)
+MAX_BACKOFF_S = 600.0
+
+
+def on_state_change(job: Job, event: JobEvent) -> None:
+    """Called by Job.update_state inside its transaction."""
+    new_state = event.data.get("to", "")
+    kind = STATE_EVENTS.get(new_state)
+    if kind is None:
+        return
+    # The first RUNNING only: a job running again after a preemption is "recovered".
+    key = "running" if kind == NotifyOn.RUNNING else f"state-{event.pk}"
+    notify(job, kind, key=key, detail={
+        "state": new_state, "from": event.data.get("from", ""), "error": event.data.get("error"),
+        "restarts": job.restarts, "attempt": job.attempt,
+    })
+
+
+def notify(job: Job, event: str, *, key: str, detail: dict[str, Any] | None = None) -> int:
+    """Queue one message per channel of the job's team that wants `event`. `key` names the
+    transition (unique per job); calling again with the same key adds nothing. Returns how
+    many messages were queued now."""
+    detail = {"state": job.state, "restarts": job.restarts, "attempt": job.attempt,
+              **(detail or {})}
+    queued: list[int] = []
+    for channel in SlackChannel.objects.filter(team_id=job.team_id, enabled=True):
+        if not channel.wants(event):
+            continue
+        try:
+            with transaction.atomic():
+                row, created = Notification.objects.get_or_create(
+                    channel=channel, key=f"job-{job.pk}:{key}",
+                    defaults={"job": job, "event": event, "detail": detail},
+                )
+        except IntegrityError:
+            continue  # written concurrently by another worker: theirs is the one
+        if created:
+            queued.append(row.pk)
+    if queued:
+        transaction.on_commit(lambda: _enqueue(queued), robust=True)
+    return len(queued)
+
+
+SEND_TASK = "controlplane.notifications.tasks.send_notification"
+
+
+def _enqueue(ids: list[int], countdown: float | None = None) -> None:
+    for pk in ids:
+        current_app.send_task(SEND_TASK, args=(str(pk),), countdown=countdown)
+
+
+def deliver(notification_id: int) -> str:
+    """Send one queued message if it is due and nobody else has it. Returns its status."""
+    now = timezone.now()
+    claimed = Notification.objects.filter(
+        pk=notification_id, status=NotificationStatus.PENDING, next_try_at__lte=now,
+    ).update(status=NotificationStatus.SENDING, claimed_at=now)
+    row = Notification.objects.select_related("channel", "job", "job__team").get(
+        pk=notification_id)
+    if claimed != 1:
+        return row.status
+    channel = row.channel
+    row.tries += 1
+    if not channel.enabled:
+        return _finish(row, NotificationStatus.FAILED,
+                       f"channel disabled: {channel.disabled_reason}")
+    text, blocks = messages.build(row)
+    try:
+        slack.send(channel, text, blocks)
+    except SecretUnreadable as exc:
+        _disable(channel, str(exc))
+        return _finish(row, NotificationStatus.FAILED, str(exc))
+    except slack.TransportError as exc:
+        if exc.disable_channel:
+            _disable(channel, exc.message)
+        if exc.permanent:
+            return _finish(row, NotificationStatus.FAILED, exc.message)
+        return _retry_later(row, exc)
+    SlackChannel.objects.filter(pk=channel.pk).update(last_sent_at=timezone.now())
+    return _finish(row, NotificationStatus.SENT, "")
+
+
+def _finish(row: Notification, status: str, error: str) -> str:
+    Notification.objects.filter(pk=row.pk).update(
+        status=status, tries=row.tries, last_error=error,
+        sent_at=timezone.now() if status == NotificationStatus.SENT else None,
+    )
+    if status == NotificationStatus.FAILED:
+        logger.warning("notification %s to channel %s failed: %s", row.pk, row.channel_id, error)
+    return status
+
+
+def _retry_later(row: Notification, exc: slack.TransportError) -> str:
+    from controlplane.notifications import options
+
+    if row.tries >= options.get("CP_NOTIFY_MAX_TRIES"):
+        return _finish(row, NotificationStatus.FAILED, f"gave up after {row.tries} tries: {exc}")
+    # Exponential backoff with full jitter; Slack's Retry-After wins when it asks for longer.
+    delay = random.uniform(0.5, 1.0) * min(MAX_BACKOFF_S, 2.0 ** row.tries)
+    delay = max(delay, exc.retry_after_s or 0.0)
+    Notification.objects.filter(pk=row.pk).update(
+        status=NotificationStatus.PENDING, tries=row.tries, last_error=exc.message,
+        next_try_at=timezone.now() + timedelta(seconds=delay),
+    )
+    transaction.on_commit(lambda: _enqueue([row.pk], countdown=delay), robust=True)
+    return NotificationStatus.PENDING
+
+
+def _disable(channel: SlackChannel, reason: str) -> None:
+    SlackChannel.objects.filter(pk=channel.pk, enabled=True).update(
+        enabled=False, disabled_reason=reason, disabled_at=timezone.now())
+    channel.enabled = False
+    logger.warning("Slack channel %s (%s) disabled: %s", channel.pk, channel.name, reason)
+
+
+def sweep(limit: int = 200) -> int:
+    """Queue the due messages whose task was lost (a broker restart, a killed worker) and give
+    up on claims left by dead workers. Run from the periodic reconcile sweep."""
+    now = timezone.now()
+    Notification.objects.filter(status=NotificationStatus.SENDING,
+                                claimed_at__lt=now - STALE_CLAIM).update(
+        status=NotificationStatus.UNKNOWN,
+        last_error="the worker stopped while sending; not resent, so it is never sent twice")
+    due = list(Notification.objects.filter(
+        status=NotificationStatus.PENDING, next_try_at__lte=now - timedelta(seconds=5),
+    ).values_list("pk", flat=True)[:limit])
+    _enqueue(due)
+    return len(due)

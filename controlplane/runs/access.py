@@ -1,0 +1,14 @@
+"""Which jobs a user sees: those of the teams controlplane/teams/access.py lets them see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from controlplane.runs.models import Job
+from controlplane.teams.access import teams_of
+
+
+def visible_jobs(user: Any) -> QuerySet[Job]:
+    return Job.objects.filter(team__in=teams_of(user)).select_related("team", "created_by")

@@ -1,0 +1,150 @@
+"""REST API of jobs as they run: the list, a job, its events, attempts and restarts, and cancel.
+(Creating jobs, through the same validation as the pages, is compose's: compose/api.py.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from controlplane.runs import access as runs_access
+from controlplane.runs import lifecycle
+from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
+from controlplane.runs.models import Job, JobAttempt, JobRestart
+from controlplane.runs.serializers import (
+    EventSerializer,
+    JobListSerializer,
+    JobSerializer,
+)
+from controlplane.security import audit
+from controlplane.teams import access
+from controlplane.teams.models import Team
+
+
+def resolve_team(user: Any, slug: str | None) -> Team:
+    """The team a request submits to: named, or the caller's only team with submit rights."""
+    if slug:
+        team = access.teams_of(user).filter(slug=slug).first()
+        if team is None:
+            if access.outside_credential_scope(user, slug):
+                raise ValidationError({"team": [f"this token is not for team {slug!r}: make "
+                                                "one that is, or use one without teams"]})
+            raise ValidationError({"team": [f"you are not a member of a team {slug!r}"]})
+        if not access.can_submit(user, team):
+            raise PermissionDenied(f"your role in team {slug!r} cannot submit jobs")
+        return team
+    teams = list(access.submit_teams(user)[:2])
+    if len(teams) != 1:
+        names = ", ".join(t.slug for t in access.submit_teams(user)) or "none"
+        raise ValidationError({"team": [f"name the team to submit to (yours: {names})"]})
+    return teams[0]
+
+
+@extend_schema_view(get=extend_schema(parameters=JOB_LIST_PARAMETERS))
+class JobList(generics.ListAPIView):
+    def get_queryset(self) -> QuerySet[Job]:
+        jobs = runs_access.visible_jobs(self.request.user)
+        if self.request.method != "GET":
+            return jobs
+        return filter_jobs(jobs, self.request.query_params)
+
+    def get_serializer_class(self) -> type:
+        return JobListSerializer
+
+
+class JobDetail(generics.RetrieveAPIView):
+    serializer_class = JobSerializer
+
+    def get_queryset(self) -> QuerySet[Job]:
+        return runs_access.visible_jobs(self.request.user).prefetch_related("attempts")
+
+
+class JobChildList(generics.ListAPIView):
+    """Rows that belong to one visible job (404 for a job outside the caller's teams)."""
+
+    related_name = ""
+
+    def get_queryset(self) -> QuerySet[Any]:
+        job = get_object_or_404(runs_access.visible_jobs(self.request.user), pk=self.kwargs["pk"])
+        return getattr(job, self.related_name).all()
+
+
+class JobEvents(JobChildList):
+    serializer_class = EventSerializer
+    related_name = "events"
+
+
+# A job's steps, logs and metric series: controlplane/logs/api.py.
+
+
+def job_for_change(request: Request, pk: int, verb: str) -> Job:
+    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    if not access.can_submit(request.user, job.team):
+        raise PermissionDenied(f"your role in this team cannot {verb} jobs")
+    return job
+
+
+class JobCancel(APIView):
+    @extend_schema(request=None, responses={202: JobSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        job = job_for_change(request, pk, "cancel")
+        if not lifecycle.request_cancel(job.pk):
+            raise ValidationError({"state": [f"the job is already {job.state}"]})
+        audit.record(request, "job.cancel", job)
+        job.refresh_from_db()
+        return Response(JobSerializer(job, context={"request": request}).data,
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class AttemptDetailSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = JobAttempt
+        fields = ["number", "reason", "display_name", "vertex_name", "vertex_state",
+                  "scheduling", "region", "not_before", "submitted_at", "started_at",
+                  "ended_at", "error_code", "error_message", "failure", "resume_step",
+                  "resume_checkpoint"]
+        read_only_fields = fields
+
+
+class RestartSerializer(serializers.ModelSerializer):
+    checkpoint_step = serializers.IntegerField(source="checkpoint.step", read_only=True,
+                                               allow_null=True, default=None)
+
+    class Meta:
+        model = JobRestart
+        fields = ["attempt", "replica", "ordinal", "cause", "signal", "occurred_at",
+                  "detected_at", "step", "checkpoint_path", "resumed_at", "resumed_from_step",
+                  "resumed_from_path", "checkpoint_step", "steps_lost", "sources"]
+        read_only_fields = fields
+
+
+class _OfOneJob(generics.ListAPIView):
+    related_name = ""
+
+    def get_queryset(self) -> QuerySet[Any]:
+        job = get_object_or_404(runs_access.visible_jobs(self.request.user), pk=self.kwargs["pk"])
+        return getattr(job, self.related_name).all()
+
+
+class JobAttempts(_OfOneJob):
+    """Every attempt (one CustomJob each): why it was made, where it ran, how it ended."""
+
+    serializer_class = AttemptDetailSerializer
+    related_name = "attempts"
+
+
+class JobRestarts(_OfOneJob):
+    """Every preemption and restart detected, with the checkpoint it resumed from."""
+
+    serializer_class = RestartSerializer
+    related_name = "restart_records"
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return super().get_queryset().select_related("checkpoint")

@@ -1,0 +1,302 @@
+"""Jobs and what happened to them: attempts (one CustomJob each), timeline events, restarts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from controlplane.core import signals
+from controlplane.teams.models import Team
+
+
+class JobState(models.TextChoices):
+    QUEUED = "QUEUED"          # accepted; no CustomJob yet, or Vertex has it queued
+    PENDING = "PENDING"        # Vertex is provisioning machines
+    RUNNING = "RUNNING"
+    CANCELLING = "CANCELLING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
+
+# Which moves are legal. A terminal state is final: late or reordered observations of an
+# earlier state (a reconcile that read Vertex before the job ended) are ignored, never applied.
+_ALLOWED: dict[str, frozenset[str]] = {
+    JobState.QUEUED: frozenset(ACTIVE_STATES | TERMINAL_STATES) - {JobState.QUEUED},
+    JobState.PENDING: frozenset({JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING}
+                                | TERMINAL_STATES),
+    JobState.RUNNING: frozenset({JobState.QUEUED, JobState.PENDING, JobState.CANCELLING}
+                                | TERMINAL_STATES),
+    JobState.CANCELLING: frozenset(TERMINAL_STATES),
+    JobState.SUCCEEDED: frozenset(),
+    JobState.FAILED: frozenset(),
+    JobState.CANCELLED: frozenset(),
+}
+
+
+class Job(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="jobs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="jobs")
+    name = models.CharField(max_length=100)
+    # What the user asked for (the composer's input) and what it became (Vertex REST JSON,
+    # without the per-attempt display name and labels).
+    request = models.JSONField()
+    custom_job = models.JSONField()
+    project = models.CharField(max_length=100)
+    region = models.CharField(max_length=40)
+
+    state = models.CharField(max_length=12, choices=JobState.choices, default=JobState.QUEUED,
+                             db_index=True)
+    state_changed_at = models.DateTimeField(default=timezone.now)
+    error_message = models.TextField(blank=True)
+    attempt = models.PositiveIntegerField(default=1)
+    restarts = models.PositiveIntegerField(default=0)
+
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    # Progress, denormalised from step events so lists need no aggregate queries.
+    last_step = models.PositiveIntegerField(null=True, blank=True)
+    total_steps = models.PositiveIntegerField(null=True, blank=True)
+    last_loss = models.FloatField(null=True, blank=True)
+
+    # Recovery beyond Vertex's own retries (controlplane/runs/recovery.py): a named strategy, how many new
+    # attempts it may submit, and its options (scheduling fallbacks, other regions).
+    recovery_strategy = models.CharField(max_length=40, blank=True)
+    max_recoveries = models.PositiveSmallIntegerField(default=0)
+    recovery_options = models.JSONField(default=dict, blank=True)
+    recoveries = models.PositiveIntegerField(default=0)
+    # When the reconciler last compared this job with the backend: sweeps start with the
+    # longest-unseen jobs, so one slow sweep never starves the same jobs twice.
+    reconciled_at = models.DateTimeField(null=True, blank=True)
+    # How far controlplane/logs/restarts.py has read the job's signals: it skips a job whose events have
+    # not changed, and copies only new SIGTERM/preemption log lines.
+    restart_scan = models.CharField(max_length=64, blank=True)
+    notices_scanned_to = models.DateTimeField(null=True, blank=True)
+    # A resubmission starts from a checkpoint of an earlier job.
+    resubmitted_from = models.ForeignKey("self", null=True, blank=True,
+                                         on_delete=models.SET_NULL, related_name="resubmissions")
+    resume_from = models.CharField(max_length=1024, blank=True)
+    resume_from_step = models.PositiveIntegerField(null=True, blank=True)
+    # Costs (controlplane/costs/spend.py): the price snapshot the job was estimated with, the estimate its
+    # team's budget reserved (for its timeout), and the billed cost the reconciler keeps up to
+    # date, all in integer micro-dollars.
+    price_snapshot = models.JSONField(null=True, blank=True)
+    estimate_micros = models.BigIntegerField(null=True, blank=True)
+    estimate_hours = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
+    cost_micros = models.BigIntegerField(default=0)
+    lost_micros = models.BigIntegerField(default=0)
+    cost_updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "jobs_job"  # kept from the app it was first created in
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["team", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} (#{self.pk})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+    @property
+    def display_name(self) -> str:
+        return display_name_for(self.pk, self.attempt)
+
+    @property
+    def output_uri(self) -> str:
+        # Shared by every attempt, so a new attempt resumes from the previous one's checkpoints.
+        return f"{settings.CP_OUTPUT_URI}/{self.team.slug}/job-{self.pk}"
+
+    def current_attempt(self) -> JobAttempt | None:
+        return self.attempts.filter(number=self.attempt).first()
+
+    def update_state(
+        self,
+        new_state: str,
+        *,
+        at: datetime | None = None,
+        error: str = "",
+        source: str = "",
+    ) -> bool:
+        """The one place a job's state changes. Returns whether it changed.
+
+        The caller holds the row lock (select_for_update) so two workers never interleave.
+        Records the change on the job's timeline.
+        """
+        if new_state == self.state or new_state not in _ALLOWED[self.state]:
+            return False
+        at = at or timezone.now()
+        old = self.state
+        self.state = new_state
+        self.state_changed_at = at
+        if new_state == JobState.RUNNING and self.started_at is None:
+            self.started_at = at
+        if new_state in TERMINAL_STATES:
+            self.ended_at = at
+        if error:
+            self.error_message = error
+        self.save(update_fields=["state", "state_changed_at", "started_at", "ended_at",
+                                 "error_message"])
+        event = JobEvent.objects.create(
+            job=self, attempt=self.attempt, kind="state", timestamp=at,
+            data={"from": old, "to": new_state, "error": error, "source": source},
+        )
+        # Follow-ups of a state change (Slack, once it commits) belong to the apps that listen.
+        signals.job_state_changed.send(sender=Job, job=self, event=event)
+        return True
+
+
+def display_name_for(job_id: int, attempt: int) -> str:
+    """Deterministic, so a retried submission finds the CustomJob an earlier try created."""
+    return f"cp-{job_id}-a{attempt}"
+
+
+class JobAttempt(models.Model):
+    """One CustomJob on Vertex. A job has one per submission (recovery adds more)."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField()
+    display_name = models.CharField(max_length=128)
+    vertex_name = models.CharField(max_length=200, blank=True)
+    # The numeric id in the resource name: Cloud Logging's resource.labels.job_id.
+    vertex_job_id = models.CharField(max_length=40, blank=True, db_index=True)
+    vertex_state = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    error_message = models.TextField(blank=True)
+    error_code = models.IntegerField(default=0)
+
+    # Why this attempt exists and where it runs (recovery may change both).
+    reason = models.CharField(max_length=20, default="submit")  # submit | recovery
+    scheduling = models.CharField(max_length=20, blank=True)    # SPOT, FLEX_START, STANDARD
+    region = models.CharField(max_length=40, blank=True)
+    # Backoff before a recovery attempt is submitted, and when a submit was last queued (the
+    # reconciler re-queues a lost one, at most once per CP_RESUBMIT_AFTER_S).
+    not_before = models.DateTimeField(null=True, blank=True)
+    submit_queued_at = models.DateTimeField(null=True, blank=True)
+    # The newest complete checkpoint when the attempt was created: what it resumes from.
+    resume_checkpoint = models.CharField(max_length=1024, blank=True)
+    resume_step = models.PositiveIntegerField(null=True, blank=True)
+    # How it ended, classified by jobs/recovery.classify (preemption, stockout, config, ...).
+    failure = models.CharField(max_length=20, blank=True)
+    submitted_spec = models.JSONField(null=True, blank=True)
+    # The prices of this attempt's region and scheduling when it was submitted: its bill.
+    price_snapshot = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        db_table = "jobs_jobattempt"  # kept from the app it was first created in
+        ordering = ["number"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "number"], name="one_row_per_attempt"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class JobEvent(models.Model):
+    """A point on a job's timeline: state changes and the trainer's structured events."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="events")
+    attempt = models.PositiveIntegerField(default=1)
+    kind = models.CharField(max_length=40)
+    timestamp = models.DateTimeField(default=timezone.now)
+    replica = models.CharField(max_length=40, blank=True)
+    step = models.PositiveIntegerField(null=True, blank=True)
+    data = models.JSONField(default=dict)
+    # The log entry it came from; empty for events the control plane itself records.
+    insert_id = models.CharField(max_length=128, blank=True)
+
+    class Meta:
+        db_table = "jobs_jobevent"  # kept from the app it was first created in
+        ordering = ["timestamp", "id"]
+        indexes = [models.Index(fields=["job", "timestamp"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "insert_id"], condition=~models.Q(insert_id=""),
+                name="event_once_per_log_entry",
+            ),
+        ]
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def event_payload(event: JobEvent) -> dict[str, Any]:
+    return {"kind": event.kind, "step": event.step, "timestamp": event.timestamp.isoformat(),
+            "replica": event.replica, **event.data}
+
+
+class RestartCause(models.TextChoices):
+    PREEMPTION = "preemption", "spot preemption"
+    STOCKOUT = "stockout", "stockout"
+    CRASH = "crash", "replica exited with an error"
+    BACKEND = "backend", "the backend restarted"
+    UNKNOWN = "restart", "restart"
+
+
+class JobRestart(models.Model):
+    """One run of one replica that ended and (usually) started over.
+
+    `ordinal` is the number of the run that ended (1 = the replica's first run in the attempt),
+    so a row is found again, not duplicated, each time detection runs.
+    """
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="restart_records")
+    attempt = models.PositiveIntegerField()
+    replica = models.CharField(max_length=40, blank=True)
+    ordinal = models.PositiveIntegerField()
+    cause = models.CharField(max_length=12, choices=RestartCause.choices)
+    signal = models.CharField(max_length=200, blank=True)  # the line or event that said so
+    occurred_at = models.DateTimeField()
+    detected_at = models.DateTimeField(default=timezone.now)
+    # Where the run was when it stopped, and the emergency checkpoint it wrote, if any.
+    step = models.PositiveIntegerField(null=True, blank=True)
+    checkpoint_path = models.CharField(max_length=1024, blank=True)
+    # The run after it: when it started and the checkpoint it resumed from.
+    resumed_at = models.DateTimeField(null=True, blank=True)
+    resumed_from_step = models.PositiveIntegerField(null=True, blank=True)
+    resumed_from_path = models.CharField(max_length=1024, blank=True)
+    checkpoint = models.ForeignKey(JobEvent, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    steps_lost = models.PositiveIntegerField(null=True, blank=True)
+    sources = models.JSONField(default=list)
+
+    class Meta:
+        db_table = "jobs_jobrestart"  # kept from the app it was first created in
+        ordering = ["occurred_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "attempt", "replica", "ordinal"],
+                                    name="one_row_per_replica_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cause} of {self.replica or 'the job'} (attempt {self.attempt})"
+
+    @property
+    def resumed(self) -> bool:
+        return self.resumed_at is not None

@@ -1,0 +1,36 @@
+"""The parts of the job page, each refreshed on its own (htmx), registered by the app that owns
+what it shows: runs registers the header, timeline and checkpoints; logs and costs register
+theirs in their AppConfig.ready(), so the job page never imports an app above it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import HttpRequest
+
+from controlplane.runs.models import Job
+
+Context = Callable[[HttpRequest, Job], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Panel:
+    template: str
+    context: Context
+
+
+_PANELS: dict[str, Panel] = {}
+
+
+def register(name: str, template: str, context: Context) -> None:
+    _PANELS[name] = Panel(template, context)
+
+
+def get(name: str) -> Panel | None:
+    return _PANELS.get(name)
+
+
+def names() -> list[str]:
+    return list(_PANELS)

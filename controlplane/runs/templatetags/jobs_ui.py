@@ -1,0 +1,77 @@
+"""Filters and tags the job pages use: state badges, pool summaries, severities, JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+
+from controlplane.runs.models import ACTIVE_STATES
+from controlplane.teams import access
+from controlplane.teams.models import Membership
+from vertexplan import summaries
+
+register = template.Library()
+
+# Event data keys a timeline entry already shows in its own words; the rest are listed.
+_SHOWN_KEYS = frozenset({"step", "path", "bytes", "seconds", "from", "to", "error", "source"})
+
+
+@register.filter
+def state_class(state: str) -> str:
+    return f"state-{(state or '').lower()}"
+
+
+@register.filter
+def is_active(state: str) -> bool:
+    return state in ACTIVE_STATES
+
+
+@register.filter
+def accelerators(custom_job: dict[str, Any] | None) -> str:
+    return summaries.accelerator_summary(custom_job)
+
+
+@register.filter
+def pools(custom_job: dict[str, Any] | None) -> list[summaries.PoolSummary]:
+    return summaries.pool_summaries(custom_job)
+
+
+@register.filter
+def severity_class(severity: int | None) -> str:
+    return summaries.severity_class(severity)
+
+
+@register.filter
+def severity_name(severity: int | None) -> str:
+    return summaries.severity_name(severity)
+
+
+@register.filter
+def progress(job: Any) -> int | None:
+    return summaries.progress_percent(job.last_step, job.total_steps)
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    # Keep the order the composer wrote: it reads like Vertex's own documentation.
+    return json.dumps(value, indent=2)
+
+
+@register.filter
+def extra_fields(data: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The fields of an event's data that its timeline line does not already show."""
+    return sorted((k, v) for k, v in (data or {}).items() if k not in _SHOWN_KEYS)
+
+
+@register.simple_tag
+def memberships_of(user: Any) -> list[Membership]:
+    if not user.is_authenticated:
+        return []
+    return list(Membership.objects.filter(user=user).select_related("team").order_by("team__name"))
+
+
+@register.simple_tag
+def can_submit_anywhere(user: Any) -> bool:
+    return access.submit_teams(user).exists()

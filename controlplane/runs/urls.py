@@ -1,0 +1,13 @@
+"""Pages of the runs app: the job list and the job page (included by config/urls.py)."""
+
+from django.urls import path
+
+from controlplane.runs import views
+
+urlpatterns = [
+    path("", views.JobListView.as_view(), name="job-list"),
+    path("jobs/rows/", views.JobRowsView.as_view(), name="job-list-rows"),
+    path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
+    path("jobs/<int:pk>/cancel/", views.job_cancel, name="job-cancel"),
+    path("jobs/<int:pk>/partials/<slug:name>/", views.job_partial, name="job-partial"),
+]

@@ -1,0 +1,43 @@
+"""`Authorization: Token <key>` for the REST API, against the hashed tokens of controlplane.security.models.
+
+The browser uses Django's session with CSRF (DRF's SessionAuthentication); scripts use this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from controlplane.security import tokens
+from controlplane.teams import scope
+
+KEYWORD = "Token"
+
+
+class ApiTokenAuthentication(authentication.BaseAuthentication):
+    keyword = KEYWORD
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed(
+                "Invalid token header: use 'Authorization: Token <key>'.")
+        try:
+            key = header[1].decode("ascii")
+        except UnicodeError as exc:
+            raise exceptions.AuthenticationFailed("Invalid token.") from exc
+        token = tokens.find(key)
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+        team_ids = frozenset(team.pk for team in token.teams.all())
+        scope.attach(token.user, scope.Scope(team_ids=team_ids or None,
+                                             read_only=token.read_only))
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        # Makes DRF answer 401 (with WWW-Authenticate) rather than 403 to a missing login.
+        return self.keyword

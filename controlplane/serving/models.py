@@ -1,0 +1,248 @@
+"""Serving records: registry entries, endpoints, deployments, latency and SLOs.
+
+Vertex is the source of truth for what exists and runs; these rows say what was asked for and
+what was last seen, and hold what only this product measures (probe latency, SLO state).
+Resource ids on Vertex are derived from primary keys (`cp-model-<pk>`, `cp-ep-<pk>`, deployed
+model id `<pk>`), so a retried call finds what an earlier try created.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from controlplane.runs.models import Job
+from controlplane.teams.models import Team
+
+
+class ModelEntry(models.Model):
+    """A model registry entry: one checkpoint of a job (or its final export), uploaded to
+    Vertex's Model Registry."""
+
+    class State(models.TextChoices):
+        UPLOADING = "UPLOADING"
+        READY = "READY"
+        FAILED = "FAILED"
+
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="model_entries")
+    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="model_entries")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="+")
+    display_name = models.CharField(max_length=128)
+    # The training step of the weights; null for the job's final export (AIP_MODEL_DIR).
+    step = models.PositiveIntegerField(null=True, blank=True)
+    artifact_uri = models.CharField(max_length=500)  # gs:// folder with model.pt + config.json
+    image_uri = models.CharField(max_length=512)
+    command = models.JSONField(default=list)
+    args = models.JSONField(default=list, blank=True)
+
+    state = models.CharField(max_length=10, choices=State.choices, default=State.UPLOADING)
+    vertex_name = models.CharField(max_length=300, blank=True)
+    operation_name = models.CharField(max_length=300, blank=True)
+    error_message = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    uploaded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "jobs_modelentry"  # kept from the app it was first created in
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "artifact_uri"], name="one_entry_per_artifact"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+    @property
+    def vertex_model_id(self) -> str:
+        return f"cp-model-{self.pk}"
+
+    @property
+    def source(self) -> str:
+        return f"step {self.step}" if self.step is not None else "final export"
+
+
+class Endpoint(models.Model):
+    class State(models.TextChoices):
+        CREATING = "CREATING"
+        READY = "READY"
+        DELETING = "DELETING"
+        DELETED = "DELETED"
+        FAILED = "FAILED"
+
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="endpoints")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="+")
+    name = models.CharField(max_length=100)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.CREATING,
+                             db_index=True)
+    vertex_name = models.CharField(max_length=300, blank=True)
+    operation_name = models.CharField(max_length=300, blank=True)
+    error_message = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    # The prober: one real prediction every probe_interval_s while something is deployed.
+    probe_enabled = models.BooleanField(default=True)
+    probe_interval_s = models.FloatField(default=10.0)
+    probe_payload = models.JSONField(default=dict, blank=True)  # {"instances": [...], ...}
+    next_probe_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    monitoring_read_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "jobs_endpoint"  # kept from the app it was first created in
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def vertex_endpoint_id(self) -> str:
+        return f"cp-ep-{self.pk}"
+
+
+class Deployment(models.Model):
+    """One DeployedModel: a registry entry on an endpoint with its machines and autoscaling."""
+
+    class State(models.TextChoices):
+        DEPLOYING = "DEPLOYING"
+        DEPLOYED = "DEPLOYED"
+        UNDEPLOYING = "UNDEPLOYING"
+        UNDEPLOYED = "UNDEPLOYED"
+        FAILED = "FAILED"
+
+    class Metric(models.TextChoices):
+        DEFAULT = "", "Vertex default (CPU 60%)"
+        CPU = "cpu", "CPU utilization"
+        ACCELERATOR = "accelerator", "Accelerator duty cycle"
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deployments")
+    model_entry = models.ForeignKey(ModelEntry, on_delete=models.PROTECT,
+                                    related_name="deployments")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="+")
+    machine_type = models.CharField(max_length=64)
+    accelerator_type = models.CharField(max_length=64, blank=True)
+    accelerator_count = models.PositiveSmallIntegerField(default=0)
+    min_replicas = models.PositiveSmallIntegerField(default=1)
+    max_replicas = models.PositiveSmallIntegerField(default=1)
+    autoscaling_metric = models.CharField(max_length=12, choices=Metric.choices, blank=True)
+    autoscaling_target = models.PositiveSmallIntegerField(default=0)  # percent; 0 = default
+    traffic_percent = models.PositiveSmallIntegerField(default=100)
+
+    state = models.CharField(max_length=12, choices=State.choices, default=State.DEPLOYING,
+                             db_index=True)
+    operation_name = models.CharField(max_length=300, blank=True)
+    # A MutateDeployedModel in flight (autoscaling changed after deployment).
+    scaling_operation_name = models.CharField(max_length=300, blank=True)
+    available_replicas = models.PositiveSmallIntegerField(default=0)
+    error_message = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    deployed_at = models.DateTimeField(null=True, blank=True)
+    undeployed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "jobs_deployment"  # kept from the app it was first created in
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.model_entry} on {self.endpoint}"
+
+    @property
+    def deployed_model_id(self) -> str:
+        return str(self.pk)
+
+
+class LatencySample(models.Model):
+    """One probe: a real prediction request the prober sent, and how it went."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE,
+                                 related_name="latency_samples")
+    at = models.DateTimeField(default=timezone.now)
+    latency_ms = models.FloatField()
+    ok = models.BooleanField()
+    error = models.CharField(max_length=300, blank=True)
+    deployed_model_id = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        db_table = "jobs_latencysample"  # kept from the app it was first created in
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["endpoint", "at"])]
+
+
+class MonitoringWindow(models.Model):
+    """Cloud Monitoring's figures for one 60 s window of an endpoint (Vertex only)."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE,
+                                 related_name="monitoring_windows")
+    end = models.DateTimeField()
+    p50_ms = models.FloatField(null=True)
+    p95_ms = models.FloatField(null=True)
+    p99_ms = models.FloatField(null=True)
+    requests = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "jobs_monitoringwindow"  # kept from the app it was first created in
+        ordering = ["end"]
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "end"], name="one_window_per_minute"),
+        ]
+
+
+class Slo(models.Model):
+    """An endpoint's objective: p95 latency and error rate over a sliding window of probes."""
+
+    class Status(models.TextChoices):
+        OK = "OK"
+        BREACHED = "BREACHED"
+
+    endpoint = models.OneToOneField(Endpoint, on_delete=models.CASCADE, related_name="slo")
+    p95_ms = models.FloatField()
+    error_rate = models.FloatField(default=0.01)  # a fraction: 0.01 = 1% of probes may fail
+    window_s = models.PositiveIntegerField(default=300)
+    min_samples = models.PositiveIntegerField(default=10)
+    enabled = models.BooleanField(default=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
+    status_changed_at = models.DateTimeField(default=timezone.now)
+    last_evaluated_at = models.DateTimeField(null=True, blank=True)
+    last_p95_ms = models.FloatField(null=True, blank=True)
+    last_error_rate = models.FloatField(null=True, blank=True)
+    last_samples = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "jobs_slo"  # kept from the app it was first created in
+
+    def __str__(self) -> str:
+        return f"SLO of {self.endpoint}: p95 <= {self.p95_ms:g} ms, errors <= {self.error_rate:.2%}"
+
+
+class SloAlert(models.Model):
+    """A breach or a recovery, recorded once and sent once to the team's channels."""
+
+    class Kind(models.TextChoices):
+        BREACH = "BREACH"
+        RECOVERY = "RECOVERY"
+
+    class Delivery(models.TextChoices):
+        PENDING = "PENDING"
+        SENDING = "SENDING"
+        SENT = "SENT"
+        FAILED = "FAILED"
+
+    slo = models.ForeignKey(Slo, on_delete=models.CASCADE, related_name="alerts")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    at = models.DateTimeField(default=timezone.now)
+    p95_ms = models.FloatField(null=True)
+    error_rate = models.FloatField(null=True)
+    samples = models.PositiveIntegerField(default=0)
+    message = models.TextField()
+    delivery = models.CharField(max_length=10, choices=Delivery.choices,
+                                default=Delivery.PENDING)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    delivery_error = models.TextField(blank=True)
+
+    class Meta:
+        db_table = "jobs_sloalert"  # kept from the app it was first created in
+        ordering = ["-at", "-id"]

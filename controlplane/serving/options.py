@@ -1,0 +1,72 @@
+"""Serving settings. Each is read from the environment once, at import, so a bad value stops
+the process at start (ImproperlyConfigured); a Django setting of the same name wins, which is
+how tests override them.
+
+CP_SERVING_BACKEND         dotted path of the ServingBackend (default: Vertex, or the emulator
+                           at VERTEX_EMULATOR_ADDR through the same class)
+CP_LATENCY_SOURCE          dotted path of the Cloud Monitoring reader; empty turns it off
+                           (the default against the emulator, which has no Cloud Monitoring)
+CP_PROBE_TICK_S            how often beat looks for endpoints due a probe (1 s); each
+                           endpoint's own probe interval sets its rate
+CP_PROBE_TIMEOUT_S         a probe request slower than this counts as an error (10 s)
+CP_MONITORING_INTERVAL_S   how often Cloud Monitoring is read (60 s, its alignment period)
+CP_LATENCY_RETENTION_DAYS  probe samples and monitoring windows older than this are deleted (14)
+CP_SERVING_IMAGE           the serving container's image (default: CP_DEFAULT_IMAGE, which
+                           holds trainers/ and so trainers.serve)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from controlplane.core.env import envfloat, envint, envstr
+
+_DEFAULT_BACKEND = "controlplane.backends.serving.VertexServing"
+_MONITORING = "controlplane.backends.monitoring.CloudMonitoringLatency"
+
+_ENV: dict[str, Any] = {
+    "CP_SERVING_BACKEND": envstr("CP_SERVING_BACKEND", _DEFAULT_BACKEND),
+    "CP_LATENCY_SOURCE": envstr("CP_LATENCY_SOURCE", "auto"),
+    "CP_PROBE_TICK_S": envfloat("CP_PROBE_TICK_S", 1.0, minimum=0.2),
+    "CP_PROBE_TIMEOUT_S": envfloat("CP_PROBE_TIMEOUT_S", 10.0, minimum=0.1),
+    "CP_MONITORING_INTERVAL_S": envfloat("CP_MONITORING_INTERVAL_S", 60.0, minimum=10.0),
+    "CP_LATENCY_RETENTION_DAYS": envint("CP_LATENCY_RETENTION_DAYS", 14, minimum=1),
+    "CP_SERVING_IMAGE": envstr("CP_SERVING_IMAGE", ""),
+}
+
+
+def _get(name: str) -> Any:
+    return getattr(settings, name, _ENV[name])
+
+
+def serving_backend() -> str:
+    return _get("CP_SERVING_BACKEND")
+
+
+def latency_source() -> str:
+    value = _get("CP_LATENCY_SOURCE")
+    if value == "auto":
+        return "" if settings.VERTEX_EMULATOR_ADDR else _MONITORING
+    return value
+
+
+def probe_tick_s() -> float:
+    return float(_get("CP_PROBE_TICK_S"))
+
+
+def probe_timeout_s() -> float:
+    return float(_get("CP_PROBE_TIMEOUT_S"))
+
+
+def monitoring_interval_s() -> float:
+    return float(_get("CP_MONITORING_INTERVAL_S"))
+
+
+def retention_days() -> int:
+    return int(_get("CP_LATENCY_RETENTION_DAYS"))
+
+
+def serving_image() -> str:
+    return _get("CP_SERVING_IMAGE") or settings.CP_DEFAULT_IMAGE

@@ -1,0 +1,137 @@
+"""Model registry entries from a job's checkpoints, uploaded to Vertex's Model Registry.
+
+Where the weights live comes from the job's own events: a `checkpoint_saved` event names the
+step's folder, and a finished run's export is `<output_uri>/model/` (AIP_MODEL_DIR). The URI is
+kept in gs:// form even when the trainer printed the local path the emulator gave it, because
+that is what Vertex's Model.artifact_uri takes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from controlplane.backends import errors
+from controlplane.backends.serving_base import Container, get_serving_backend
+from controlplane.runs.models import Job, JobState
+from controlplane.serving import options
+from controlplane.serving.models import ModelEntry
+
+logger = logging.getLogger(__name__)
+
+SERVE_COMMAND = ["python", "-m", "trainers.serve"]
+# Checkpoints these strategies write hold the whole model in model.pt (trainers/serving/loader).
+SINGLE_FILE_STRATEGIES = ("ddp", "single")
+
+
+class RegistryError(ValueError):
+    """The entry cannot be made as asked; the message says why (shown to the user)."""
+
+
+def artifact_for(job: Job, step: int | None) -> str:
+    """The gs:// folder of a job's checkpoint at `step`, or of its final export (step None)."""
+    if step is None:
+        if job.state != JobState.SUCCEEDED:
+            raise RegistryError(f"job #{job.pk} is {job.state}: only a job that succeeded has "
+                                "exported its final model; pick a checkpoint step instead")
+        return f"{job.output_uri}/model"
+    strategy = (job.request or {}).get("strategy", "ddp")
+    if strategy not in SINGLE_FILE_STRATEGIES:
+        raise RegistryError(f"job #{job.pk} trained with {strategy}, whose checkpoints are "
+                            "sharded: register its final export instead (no step)")
+    saved = job.events.filter(kind="checkpoint_saved", step=step).order_by("-timestamp").first()
+    if saved is None:
+        steps = sorted(set(job.events.filter(kind="checkpoint_saved")
+                           .values_list("step", flat=True)))
+        raise RegistryError(f"job #{job.pk} reported no checkpoint at step {step} "
+                            f"(checkpoints: {', '.join(map(str, steps)) or 'none'})")
+    path = str(saved.data.get("path") or "").rstrip("/")
+    if path.startswith("gs://"):
+        return path
+    # A local path (the emulator's stand-in for the bucket): the same folder under the job's
+    # output URI, which is where Vertex would have put it.
+    return f"{job.output_uri}/checkpoints/{path.rsplit('/', 1)[-1] or f'step-{step:08d}'}"
+
+
+def checkpoint_steps(job: Job) -> list[int]:
+    return sorted({s for s in job.events.filter(kind="checkpoint_saved")
+                   .values_list("step", flat=True) if s is not None})
+
+
+def register(*, job: Job, user: Any, step: int | None, display_name: str = "") -> ModelEntry:
+    """Record an entry and queue its upload once the row is committed."""
+    from controlplane.serving.tasks import upload_model
+
+    artifact = artifact_for(job, step)
+    name = display_name or f"{job.name}-{'final' if step is None else f'step-{step}'}"
+    try:
+        with transaction.atomic():
+            entry = ModelEntry.objects.create(
+                team=job.team, job=job, created_by=user, display_name=name[:128], step=step,
+                artifact_uri=artifact, image_uri=options.serving_image(),
+                command=list(SERVE_COMMAND),
+            )
+            transaction.on_commit(lambda: upload_model.delay(str(entry.pk)), robust=True)
+    except IntegrityError as exc:
+        raise RegistryError(f"{artifact} is registered already") from exc
+    return entry
+
+
+def upload(entry_id: int) -> None:
+    """Upload the entry to the Model Registry unless that is done. Safe to run twice."""
+    backend = get_serving_backend()
+    with transaction.atomic():
+        entry = ModelEntry.objects.select_for_update().get(pk=entry_id)
+        if entry.state != ModelEntry.State.UPLOADING or entry.operation_name:
+            return
+        container = Container(image_uri=entry.image_uri, command=list(entry.command),
+                              args=list(entry.args))
+        labels = {"cp-model": str(entry.pk), "cp-job": str(entry.job_id),
+                  "cp-team": entry.team.slug[:63]}
+        try:
+            op = backend.upload_model(entry.vertex_model_id, entry.display_name,
+                                      entry.artifact_uri, container, labels)
+        except (errors.InvalidJobSpec, errors.PermissionDenied) as exc:
+            _fail(entry, str(exc))
+            return
+        entry.operation_name = op.name
+        entry.save(update_fields=["operation_name"])
+        _record(entry, op.done, op.failed, op.error_message)
+
+
+def reconcile(entry: ModelEntry) -> None:
+    """Follow an upload in flight (called by the serving sweep)."""
+    if entry.state != ModelEntry.State.UPLOADING or not entry.operation_name:
+        return
+    op = get_serving_backend().get_operation(entry.operation_name) \
+        if "/operations/" in entry.operation_name else None
+    with transaction.atomic():
+        entry = ModelEntry.objects.select_for_update().get(pk=entry.pk)
+        if entry.state != ModelEntry.State.UPLOADING:
+            return
+        if op is None:  # the upload was found done already (an earlier try made it)
+            _record(entry, True, False, "")
+        else:
+            _record(entry, op.done, op.failed, op.error_message)
+
+
+def _record(entry: ModelEntry, done: bool, failed: bool, message: str) -> None:
+    if not done:
+        return
+    if failed:
+        _fail(entry, message)
+        return
+    entry.state = ModelEntry.State.READY
+    entry.vertex_name = get_serving_backend().model_name(entry.vertex_model_id)
+    entry.uploaded_at = timezone.now()
+    entry.save(update_fields=["state", "vertex_name", "uploaded_at"])
+
+
+def _fail(entry: ModelEntry, message: str) -> None:
+    entry.state = ModelEntry.State.FAILED
+    entry.error_message = message
+    entry.save(update_fields=["state", "error_message"])
+    logger.warning("model entry %s failed: %s", entry.pk, message)

@@ -1,0 +1,160 @@
+"""Serving API serializers; fields listed explicitly, unknown input keys refused."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from controlplane.runs.serializers import StrictSerializer
+from controlplane.serving.models import (
+    Deployment,
+    Endpoint,
+    LatencySample,
+    ModelEntry,
+    Slo,
+    SloAlert,
+)
+from controlplane.serving.prober import MIN_INTERVAL_S
+
+
+# States as plain strings in the schema: several models here have a `state` with its own
+# choices, and drf-spectacular would otherwise name colliding enums.
+def _state() -> serializers.CharField:
+    return serializers.CharField(read_only=True)
+
+
+class ModelEntrySerializer(serializers.ModelSerializer):
+    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    state = _state()
+
+    class Meta:
+        model = ModelEntry
+        fields = ["id", "team", "job", "display_name", "step", "artifact_uri", "image_uri",
+                  "command", "state", "vertex_name", "error_message", "created_at",
+                  "uploaded_at"]
+        read_only_fields = fields
+
+
+class RegisterModelSerializer(StrictSerializer):
+    job = serializers.IntegerField(help_text="The training job's id.")
+    step = serializers.IntegerField(required=False, allow_null=True, min_value=0, default=None,
+                                    help_text="A checkpoint step; null: the final export.")
+    display_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+
+
+class SloSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Slo
+        fields = ["p95_ms", "error_rate", "window_s", "min_samples", "enabled", "status",
+                  "status_changed_at", "last_evaluated_at", "last_p95_ms", "last_error_rate",
+                  "last_samples"]
+        read_only_fields = ["status", "status_changed_at", "last_evaluated_at", "last_p95_ms",
+                            "last_error_rate", "last_samples"]
+        extra_kwargs = {
+            "p95_ms": {"min_value": 0.1},
+            "error_rate": {"min_value": 0.0, "max_value": 1.0},
+            "window_s": {"min_value": 10, "max_value": 86400},
+            "min_samples": {"min_value": 1},
+        }
+
+
+class DeploymentSerializer(serializers.ModelSerializer):
+    model = serializers.PrimaryKeyRelatedField(source="model_entry", read_only=True)
+    model_name = serializers.CharField(source="model_entry.display_name", read_only=True)
+    deployed_model_id = serializers.CharField(read_only=True)
+    state = _state()
+
+    class Meta:
+        model = Deployment
+        fields = ["id", "endpoint", "model", "model_name", "deployed_model_id", "machine_type",
+                  "accelerator_type", "accelerator_count", "min_replicas", "max_replicas",
+                  "autoscaling_metric", "autoscaling_target", "traffic_percent", "state",
+                  "available_replicas", "error_message", "created_at", "deployed_at",
+                  "undeployed_at"]
+        read_only_fields = fields
+
+
+class DeploySerializer(StrictSerializer):
+    model = serializers.IntegerField(help_text="A READY model registry entry's id.")
+    machine_type = serializers.CharField(max_length=64, default="n1-standard-4")
+    accelerator_type = serializers.CharField(max_length=64, required=False, allow_blank=True,
+                                             default="")
+    accelerator_count = serializers.IntegerField(min_value=0, default=0)
+    min_replicas = serializers.IntegerField(min_value=1, max_value=1000, default=1)
+    max_replicas = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+    autoscaling_metric = serializers.ChoiceField(choices=Deployment.Metric.choices, default="")
+    autoscaling_target = serializers.IntegerField(min_value=0, max_value=100, default=0)
+    traffic_percent = serializers.IntegerField(min_value=1, max_value=100, default=100)
+
+
+class AutoscalingSerializer(StrictSerializer):
+    min_replicas = serializers.IntegerField(min_value=1, max_value=1000)
+    max_replicas = serializers.IntegerField(min_value=1, max_value=1000)
+    autoscaling_metric = serializers.ChoiceField(choices=Deployment.Metric.choices, default="")
+    autoscaling_target = serializers.IntegerField(min_value=0, max_value=100, default=0)
+
+
+class EndpointSerializer(serializers.ModelSerializer):
+    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    state = _state()
+    deployments = serializers.SerializerMethodField()
+    slo = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Endpoint
+        fields = ["id", "team", "name", "state", "vertex_name", "error_message", "created_at",
+                  "probe_enabled", "probe_interval_s", "probe_payload", "deployments", "slo"]
+        read_only_fields = fields
+
+    def get_deployments(self, endpoint: Endpoint) -> list[dict]:
+        live = endpoint.deployments.exclude(state=Deployment.State.UNDEPLOYED)
+        return DeploymentSerializer(live, many=True).data
+
+    def get_slo(self, endpoint: Endpoint) -> dict | None:
+        slo = Slo.objects.filter(endpoint=endpoint).first()
+        return SloSerializer(slo).data if slo else None
+
+
+class ProbeSettingsSerializer(StrictSerializer):
+    probe_enabled = serializers.BooleanField(required=False)
+    probe_interval_s = serializers.FloatField(required=False, min_value=MIN_INTERVAL_S,
+                                              max_value=3600)
+    probe_payload = serializers.JSONField(required=False,
+                                          help_text='{"instances": [...], "parameters": {...}}')
+
+    def validate_probe_payload(self, value: object) -> object:
+        if value in ({}, None):
+            return {}
+        if not isinstance(value, dict) or not isinstance(value.get("instances"), list) \
+                or not value["instances"]:
+            raise serializers.ValidationError('must be {"instances": [...]} with at least one')
+        unknown = set(value) - {"instances", "parameters"}
+        if unknown:
+            raise serializers.ValidationError(f"unknown keys {sorted(unknown)}")
+        return value
+
+
+class CreateEndpointSerializer(ProbeSettingsSerializer):
+    team = serializers.SlugField(required=False,
+                                 help_text="Team slug; optional when you belong to one team.")
+    name = serializers.CharField(max_length=100)
+
+
+class SampleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = LatencySample
+        fields = ["at", "latency_ms", "ok", "error", "deployed_model_id"]
+        read_only_fields = fields
+
+
+class AlertSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SloAlert
+        fields = ["id", "kind", "at", "p95_ms", "error_rate", "samples", "message", "delivery",
+                  "delivered_at", "delivery_error"]
+        read_only_fields = fields
+
+
+class PredictSerializer(StrictSerializer):
+    instances = serializers.ListField(child=serializers.JSONField(), min_length=1,
+                                      max_length=64)
+    parameters = serializers.JSONField(required=False)

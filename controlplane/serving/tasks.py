@@ -1,0 +1,65 @@
+"""Celery tasks for serving: thin wrappers that pass ids as strings (config.celery.task)."""
+
+from __future__ import annotations
+
+from controlplane.backends.errors import TransientBackendError
+from controlplane.core.queue import task
+from controlplane.serving import lifecycle, prober, registry, slo, vertex_latency
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def upload_model(entry_id: str) -> None:
+    registry.upload(int(entry_id))
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def create_endpoint(endpoint_id: str) -> None:
+    lifecycle.send_create(int(endpoint_id))
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def delete_endpoint(endpoint_id: str) -> None:
+    lifecycle.send_delete(int(endpoint_id))
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def deploy(deployment_id: str) -> None:
+    lifecycle.send_deploy(int(deployment_id))
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def undeploy(deployment_id: str) -> None:
+    lifecycle.send_undeploy(int(deployment_id))
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def mutate(deployment_id: str) -> None:
+    lifecycle.send_mutate(int(deployment_id))
+
+
+@task(singleton_ttl_s=120)
+def reconcile_serving() -> None:
+    lifecycle.reconcile_all()
+
+
+@task(singleton_ttl_s=3600)
+def prune_latency_samples() -> None:
+    prober.prune()
+
+
+@task(singleton_ttl_s=30)
+def probe_endpoints() -> None:
+    prober.dispatch()
+
+
+@task()
+def probe_endpoint(endpoint_id: str) -> None:
+    # No retry: a failed probe is a data point (an error), not something to do again.
+    if prober.probe(int(endpoint_id)) is not None:
+        slo.evaluate(int(endpoint_id))
+
+
+
+@task(retry_on=(TransientBackendError,), max_retries=3, singleton_ttl_s=300)
+def read_monitoring() -> None:
+    vertex_latency.sync_all()

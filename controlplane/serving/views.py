@@ -1,0 +1,228 @@
+"""Serving pages: the models and endpoints list, an endpoint's page with its latency chart, and
+the panel the job page loads (its models, the endpoints serving them, their latency).
+
+Queries go through controlplane/serving/access.py: another team's objects are a 404; changing anything
+takes a member's or admin's role (403 otherwise).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from controlplane.runs import access as runs_access
+from controlplane.serving import access, charts, forms, lifecycle, registry
+from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo, SloAlert
+from controlplane.teams import access as job_access
+
+ALERTS_SHOWN = 20
+
+
+def _require_change(request: HttpRequest, team: Any) -> None:
+    if not access.can_change(request.user, team):
+        raise PermissionDenied("your role in this team cannot change serving resources")
+
+
+@login_required
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    endpoints = list(access.visible_endpoints(request.user).exclude(state=Endpoint.State.DELETED)
+                     .prefetch_related("deployments"))
+    slos = {s.endpoint_id: s for s in Slo.objects.filter(endpoint__in=endpoints)}
+    return render(request, "serving/index.html", {
+        "rows": [(e, slos.get(e.pk), sum(d.state == Deployment.State.DEPLOYED
+                                         for d in e.deployments.all())) for e in endpoints],
+        "entries": access.visible_entries(request.user)[:200],
+        "endpoint_form": forms.EndpointForm(user=request.user),
+        "register_form": forms.RegisterForm(user=request.user),
+        "can_change": job_access.submit_teams(request.user).exists(),
+    })
+
+
+@login_required
+@require_POST
+def endpoint_create(request: HttpRequest) -> HttpResponse:
+    form = forms.EndpointForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, f"Endpoint not created: {form.errors.as_text()}")
+        return redirect("serving-index")
+    data = form.cleaned_data
+    endpoint = lifecycle.create_endpoint(team=data["team"], user=request.user,
+                                         name=data["name"],
+                                         probe_interval_s=data["probe_interval_s"])
+    messages.success(request, f"Endpoint {endpoint.name} is being created.")
+    return redirect("serving-endpoint", pk=endpoint.pk)
+
+
+@login_required
+@require_POST
+def model_register(request: HttpRequest) -> HttpResponse:
+    form = forms.RegisterForm(request.POST, user=request.user)
+    back = request.POST.get("next") or ""
+    if form.is_valid():
+        try:
+            entry = registry.register(job=form.cleaned_data["job"], user=request.user,
+                                      step=form.cleaned_data["step"],
+                                      display_name=form.cleaned_data["display_name"])
+        except registry.RegistryError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Model {entry.display_name} is being uploaded.")
+    else:
+        messages.error(request, f"Model not registered: {form.errors.as_text()}")
+    return redirect(back if back.startswith("/") and not back.startswith("//")
+                    else "serving-index")
+
+
+def _endpoint_context(request: HttpRequest, endpoint: Endpoint) -> dict[str, Any]:
+    slo = Slo.objects.filter(endpoint=endpoint).first()
+    entries = ModelEntry.objects.filter(team=endpoint.team, state=ModelEntry.State.READY)
+    return {
+        "endpoint": endpoint,
+        "deployments": endpoint.deployments.select_related("model_entry", "model_entry__job")
+        .exclude(state=Deployment.State.UNDEPLOYED),
+        "past_deployments": endpoint.deployments.filter(state=Deployment.State.UNDEPLOYED)[:10],
+        "slo": slo,
+        "alerts": SloAlert.objects.filter(slo__endpoint=endpoint)[:ALERTS_SHOWN],
+        "can_change": access.can_change(request.user, endpoint.team),
+        "deploy_form": forms.DeployForm(entries=entries),
+        "slo_form": forms.SloForm(instance=slo),
+        "probe_form": forms.ProbeForm(initial={"probe_enabled": endpoint.probe_enabled,
+                                               "probe_interval_s": endpoint.probe_interval_s}),
+        "metrics": Deployment.Metric.choices,
+    }
+
+
+@login_required
+@require_GET
+def endpoint_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
+    return render(request, "serving/endpoint.html", _endpoint_context(request, endpoint))
+
+
+@login_required
+@require_GET
+def endpoint_latency(request: HttpRequest, pk: int) -> JsonResponse:
+    endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
+    minutes = charts.window(request.GET.get("minutes", 60))
+    return JsonResponse(charts.endpoint_latency(endpoint, minutes))
+
+
+@login_required
+@require_POST
+def endpoint_deploy(request: HttpRequest, pk: int) -> HttpResponse:
+    endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
+    _require_change(request, endpoint.team)
+    entries = ModelEntry.objects.filter(team=endpoint.team, state=ModelEntry.State.READY)
+    form = forms.DeployForm(request.POST, entries=entries)
+    if not form.is_valid():
+        messages.error(request, f"Not deployed: {form.errors.as_text()}")
+        return redirect("serving-endpoint", pk=pk)
+    data = dict(form.cleaned_data)
+    entry = data.pop("model")
+    try:
+        lifecycle.deploy(endpoint=endpoint, entry=entry, user=request.user, **data)
+    except lifecycle.ServingError as exc:
+        messages.error(request, f"Not deployed: {exc}")
+    else:
+        messages.success(request, f"Deploying {entry.display_name}.")
+    return redirect("serving-endpoint", pk=pk)
+
+
+@login_required
+@require_POST
+def deployment_undeploy(request: HttpRequest, pk: int) -> HttpResponse:
+    deployment = get_object_or_404(access.visible_deployments(request.user), pk=pk)
+    _require_change(request, deployment.endpoint.team)
+    try:
+        lifecycle.request_undeploy(deployment)
+    except lifecycle.ServingError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Undeploying.")
+    return redirect("serving-endpoint", pk=deployment.endpoint_id)
+
+
+@login_required
+@require_POST
+def deployment_autoscaling(request: HttpRequest, pk: int) -> HttpResponse:
+    deployment = get_object_or_404(access.visible_deployments(request.user), pk=pk)
+    _require_change(request, deployment.endpoint.team)
+    form = forms.AutoscalingForm(request.POST)
+    if form.is_valid():
+        try:
+            lifecycle.set_autoscaling(deployment, **form.cleaned_data)
+        except lifecycle.ServingError as exc:
+            messages.error(request, f"Autoscaling not changed: {exc}")
+        else:
+            messages.success(request, "Autoscaling change sent.")
+    else:
+        messages.error(request, f"Autoscaling not changed: {form.errors.as_text()}")
+    return redirect("serving-endpoint", pk=deployment.endpoint_id)
+
+
+@login_required
+@require_POST
+def endpoint_slo(request: HttpRequest, pk: int) -> HttpResponse:
+    endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
+    _require_change(request, endpoint.team)
+    form = forms.SloForm(request.POST, instance=Slo.objects.filter(endpoint=endpoint).first())
+    if form.is_valid():
+        slo = form.save(commit=False)
+        slo.endpoint = endpoint
+        slo.save()
+        messages.success(request, "SLO saved.")
+    else:
+        messages.error(request, f"SLO not saved: {form.errors.as_text()}")
+    return redirect("serving-endpoint", pk=pk)
+
+
+@login_required
+@require_POST
+def endpoint_probe(request: HttpRequest, pk: int) -> HttpResponse:
+    endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
+    _require_change(request, endpoint.team)
+    form = forms.ProbeForm(request.POST)
+    if form.is_valid():
+        Endpoint.objects.filter(pk=pk).update(next_probe_at=None, **form.cleaned_data)
+        messages.success(request, "Probe settings saved.")
+    else:
+        messages.error(request, f"Probe settings not saved: {form.errors.as_text()}")
+    return redirect("serving-endpoint", pk=pk)
+
+
+@login_required
+@require_POST
+def endpoint_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
+    _require_change(request, endpoint.team)
+    lifecycle.request_delete(endpoint)
+    messages.success(request, f"Endpoint {endpoint.name}: undeploying and deleting.")
+    return redirect("serving-index")
+
+
+@login_required
+@require_GET
+def job_panel(request: HttpRequest, pk: int) -> HttpResponse:
+    """The job page's serving section (loaded by htmx): models, endpoints, latency."""
+    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    return render(request, "serving/partials/job_panel.html", {
+        "job": job,
+        "entries": ModelEntry.objects.filter(job=job),
+        "endpoints": charts.job_endpoints(job),
+        "steps": registry.checkpoint_steps(job),
+        "can_change": job_access.can_submit(request.user, job.team),
+    })
+
+
+@login_required
+@require_GET
+def job_latency(request: HttpRequest, pk: int) -> JsonResponse:
+    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    return JsonResponse(charts.job_latency(job, charts.window(request.GET.get("minutes", 60))))

@@ -1,0 +1,81 @@
+"""Who may see and do what. Every query for a user's objects goes through here.
+
+Another team's objects are invisible (callers turn that into 404, never 403, so ids leak
+nothing). Roles: viewer reads; member also composes, submits and cancels; admin also manages.
+A request made with a narrowed API token (controlplane/teams/scope.py) sees only the token's teams, and
+a read-only token acts as a viewer in them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from controlplane.teams import scope
+from controlplane.teams.models import Membership, Role, Team
+
+SUBMIT_ROLES = (Role.ADMIN, Role.MEMBER)
+
+
+def _scoped(user: Any, teams: QuerySet[Team], *, writes: bool = False) -> QuerySet[Team]:
+    narrowed = scope.of(user)
+    if narrowed is None:
+        return teams
+    if writes and narrowed.read_only:
+        return teams.none()
+    if narrowed.team_ids is not None:
+        teams = teams.filter(pk__in=narrowed.team_ids)
+    return teams
+
+
+def teams_of(user: Any) -> QuerySet[Team]:
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return _scoped(user, Team.objects.filter(memberships__user=user).distinct())
+
+
+def outside_credential_scope(user: Any, slug: str) -> bool:
+    """Whether the user is in team SLUG but the request's token is narrowed away from it."""
+    narrowed = scope.of(user)
+    if narrowed is None or narrowed.team_ids is None or not user.is_authenticated:
+        return False
+    return Team.objects.filter(slug=slug, memberships__user=user).exclude(
+        pk__in=narrowed.team_ids).exists()
+
+
+def submit_teams(user: Any) -> QuerySet[Team]:
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return _scoped(user, Team.objects.filter(memberships__user=user,
+                                             memberships__role__in=SUBMIT_ROLES), writes=True)
+
+
+def role_in(user: Any, team: Team) -> str | None:
+    if not user.is_authenticated:
+        return None
+    narrowed = scope.of(user)
+    if narrowed is not None and not narrowed.allows_team(team.pk):
+        return None
+    membership = Membership.objects.filter(user=user, team=team).only("role").first()
+    if membership is None:
+        return None
+    if narrowed is not None and narrowed.read_only:
+        return Role.VIEWER
+    return membership.role
+
+
+def can_submit(user: Any, team: Team) -> bool:
+    return role_in(user, team) in SUBMIT_ROLES
+
+
+def can_manage(user: Any, team: Team) -> bool:
+    """Admins manage a team: its members, channels, budgets and templates."""
+    return role_in(user, team) == Role.ADMIN
+
+
+def managed_teams(user: Any) -> QuerySet[Team]:
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return _scoped(user, Team.objects.filter(memberships__user=user,
+                                             memberships__role=Role.ADMIN), writes=True)

@@ -1,0 +1,107 @@
+"""google.cloud.aiplatform.v1.ModelService (the parts endpoints need): UploadModel (done at
+once), GetModel, ListModels, DeleteModel. Vertex's checks that a local run depends on are made
+here and answered with the same status codes."""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import empty_pb2
+
+from localvertex import errors
+from localvertex.endpointstore import Conflict, ModelPb, ServingStore
+from localvertex.operations import Operations
+from localvertex.serving_checks import MODEL_ID, MODEL_NAME, check_parent, matches, now, page
+from localvertex.serving_messages import (
+    DeleteModelRequest,
+    DeleteOperationMetadata,
+    GetModelRequest,
+    ListModelsRequest,
+    ListModelsResponse,
+    UploadModelOperationMetadata,
+    UploadModelRequest,
+    UploadModelResponse,
+)
+
+MODEL_SERVICE = "google.cloud.aiplatform.v1.ModelService"
+
+
+class ModelService:
+    def __init__(self, store: ServingStore, operations: Operations) -> None:
+        self.store = store
+        self.operations = operations
+
+    def load(self, name: str) -> ModelPb:  # type: ignore[valid-type]
+        m = MODEL_NAME.match(name)
+        if not m:
+            raise errors.invalid(f"name {name!r} is not projects/P/locations/L/models/ID.")
+        model = self.store.get("model", f"{m.group(1)}/models/{m.group(2)}")
+        if model is None:
+            raise errors.not_found(f'Model "{name}" not found.')
+        return model
+
+    def upload_model(self, request, context: grpc.ServicerContext):
+        parent = check_parent(request.parent)
+        model = ModelPb()
+        model.CopyFrom(request.model)
+        _check_model(model)
+        model_id = request.model_id or self.store.new_id()
+        if not (MODEL_ID.match(model_id) or model_id.isdigit()):
+            raise errors.invalid(f"model_id {model_id!r}: up to 63 of [a-z0-9_-], not starting"
+                                 " with a digit or '-'.")
+        model.name = f"{parent}/models/{model_id}"
+        model.version_id = "1"
+        model.create_time.CopyFrom(now())
+        model.update_time.CopyFrom(now())
+        model.version_create_time.CopyFrom(now())
+        try:
+            self.store.insert("model", model.name, parent, model)
+        except Conflict as exc:
+            raise errors.ApiError(grpc.StatusCode.ALREADY_EXISTS,
+                                  f"Model {model.name} already exists.") from exc
+        return self.operations.done(
+            parent, UploadModelOperationMetadata(),
+            UploadModelResponse(model=model.name, model_version_id="1"),
+        )
+
+    def get_model(self, request, context: grpc.ServicerContext):
+        return self.load(request.name)
+
+    def list_models(self, request, context: grpc.ServicerContext):
+        parent = check_parent(request.parent)
+        models = [m for m in self.store.list("model", parent) if matches(m.labels, request.filter)]
+        chunk, token = page(models, request.page_size, request.page_token)
+        return ListModelsResponse(models=chunk, next_page_token=token)
+
+    def delete_model(self, request, context: grpc.ServicerContext):
+        model = self.load(request.name)
+        for endpoint in self.store.list("endpoint"):
+            if any(d.model == model.name for d in endpoint.deployed_models):
+                raise errors.failed_precondition(
+                    f"Model {model.name} is deployed to {endpoint.name}: undeploy it first."
+                )
+        self.store.delete("model", model.name)
+        parent = model.name.rsplit("/models/", 1)[0]
+        return self.operations.done(parent, DeleteOperationMetadata(), empty_pb2.Empty())
+
+    def methods(self) -> dict[str, tuple[object, object]]:
+        return {
+            "UploadModel": (self.upload_model, UploadModelRequest),
+            "GetModel": (self.get_model, GetModelRequest),
+            "ListModels": (self.list_models, ListModelsRequest),
+            "DeleteModel": (self.delete_model, DeleteModelRequest),
+        }
+
+
+def _check_model(model) -> None:
+    """UploadModelRequest.model: what Vertex requires, and what a local run needs."""
+    if not model.display_name:
+        raise errors.invalid("model.display_name is required.")
+    if not model.container_spec.image_uri:
+        raise errors.invalid("model.container_spec.image_uri is required.")
+    if not model.container_spec.command and not model.container_spec.args:
+        raise errors.invalid(
+            "model.container_spec.command is required by the local emulator, which cannot"
+            " run an image's entrypoint."
+        )
+    if model.artifact_uri and not model.artifact_uri.startswith("gs://"):
+        raise errors.invalid("model.artifact_uri must be a gs:// URI.")

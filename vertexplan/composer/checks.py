@@ -1,0 +1,127 @@
+"""Rules on the request itself, before or beside Vertex's rules on the CustomJob.
+
+The catalogue judges the CustomJob as Vertex would; these judge what only the request knows:
+which strategy runs on which hardware, which labels and environment variables the control plane
+writes itself, and requests for things Vertex does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from vertexplan import catalog
+from vertexplan.catalog.errors import child
+from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
+from vertexplan.composer import parallelism
+from vertexplan.composer.build import Built
+from vertexplan.composer.request import PERSISTENT_DISK_WORDS, POOL_ROLES, pool
+
+Finding = tuple[str, str, tuple[str, ...]]  # (request field, message, suggestions)
+RESERVED_LABEL_PREFIX = "cp-"  # cp-job, cp-attempt, cp-team: written per attempt
+NO_BF16 = ("NVIDIA_TESLA_V100", "NVIDIA_TESLA_T4", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_P4",
+           "NVIDIA_TESLA_K80")
+
+
+def errors(request: dict[str, Any], built: Built) -> Iterator[Finding]:
+    yield from _persistent_disks(request)
+    yield from _pool_two(request)
+    yield from _labels(request)
+    yield from _generated_env(request, built)
+    yield from _strategy_hardware(request, built)
+    if request.get("image_entrypoint") and request.get("command"):
+        yield ("image_entrypoint", "image_entrypoint runs the image's own ENTRYPOINT, but a "
+               "command is given as well: keep one of them", ("false",))
+
+
+def warnings(request: dict[str, Any], built: Built) -> Iterator[Finding]:
+    precision = request.get("precision")
+    for role in ("chief", "workers"):
+        p = built.pools.get(role) or {}
+        acc = p.get("accelerator_type")
+        if precision == "bf16" and acc in NO_BF16:
+            yield (f"{role}.accelerator_type" if role in request else "precision",
+                   f"{acc} has no bf16 arithmetic (it came with Ampere): bf16 runs emulated "
+                   "and slowly there; use fp16 or fp32, or an A100/L4/H100",
+                   ("fp16", "fp32"))
+
+
+def _persistent_disks(request: dict[str, Any]) -> Iterator[Finding]:
+    places: list[tuple[str, dict[str, Any]]] = [("", request)]
+    places += [(role, p) for role in POOL_ROLES if (p := pool(request, role)) is not None]
+    for prefix, where in places:
+        for word in PERSISTENT_DISK_WORDS:
+            if word in where:
+                yield (child(prefix, word), f"{word}: {PERSISTENT_DISK_ANSWER}",
+                       ("base_output_directory", "nfs_mounts", "boot_disk_size_gb"))
+
+
+def _pool_two(request: dict[str, Any]) -> Iterator[Finding]:
+    if pool(request, "reduction_server") is not None and \
+            pool(request, "parameter_servers") is not None:
+        yield ("parameter_servers", "workerPoolSpecs[2] holds either the Reduction Server or "
+               "parameter servers, not both: remove one of them",
+               ("reduction_server", "parameter_servers"))
+    for role in ("reduction_server", "parameter_servers", "evaluators", "workers"):
+        if request.get(role) not in (None, {}) and pool(request, role) is None:
+            yield (role, f"{role} must be an object (the pool's machine and replica_count) "
+                   "or null for none", ())
+    if request.get("chief") is not None and pool(request, "chief") is None:
+        yield ("chief", "chief must be an object with at least machine_type", ())
+
+
+def _labels(request: dict[str, Any]) -> Iterator[Finding]:
+    labels = request.get("labels")
+    if labels in (None, {}):
+        return
+    if not isinstance(labels, dict):
+        yield ("labels", 'labels must be an object of strings, e.g. {"project": "vlm"}', ())
+        return
+    for key in labels:
+        if isinstance(key, str) and key.startswith(RESERVED_LABEL_PREFIX):
+            yield (f'labels["{key}"]', f"label {key!r}: keys starting with "
+                   f"{RESERVED_LABEL_PREFIX} are written by the control plane (cp-job, "
+                   "cp-attempt, cp-team) on every attempt; choose another key",
+                   (key[len(RESERVED_LABEL_PREFIX):] or "project",))
+
+
+def _generated_env(request: dict[str, Any], built: Built) -> Iterator[Finding]:
+    env = request.get("env")
+    if env in (None, {}):
+        return
+    if not isinstance(env, dict):
+        yield ("env", 'env must be an object of NAME: value, e.g. {"NCCL_DEBUG": "INFO"}', ())
+        return
+    generated = {name for name, _ in built.launch.env}
+    for name in env:
+        if name in generated:
+            yield ("env", f"env {name} is written by the composer for strategy "
+                   f"{request.get('strategy') or 'ddp'}: remove it and set the strategy's "
+                   "options instead", ())
+    total = len(env) + len(generated)
+    if generated and total > 100 >= len(env):
+        yield ("env", f"env has {len(env)} variables and the strategy adds {len(generated)}: "
+               "Vertex takes at most 100 in all", ())
+
+
+def _strategy_hardware(request: dict[str, Any], built: Built) -> Iterator[Finding]:
+    strategy = request.get("strategy") or "ddp"
+    if strategy not in parallelism.STRATEGIES:
+        return
+    chief = built.pools.get("chief") or {}
+    machine = chief.get("machine_type")
+    tpu = isinstance(machine, str) and catalog.is_tpu(machine)
+    if tpu and strategy not in parallelism.TPU_STRATEGIES:
+        yield ("strategy", f"{strategy} runs on GPUs and CPUs; {machine} is a TPU machine: "
+               "use tpu_jax or tpu_xla", parallelism.TPU_STRATEGIES)
+    elif strategy in parallelism.TPU_STRATEGIES and isinstance(machine, str) and \
+            catalog.get_machine_type(machine) is not None and not tpu:
+        tpus = tuple(m.name for m in catalog.list_machine_types(kind="tpu"))
+        yield ("strategy", f"{strategy} needs a TPU machine in the chief pool, and "
+               f"{machine} has none: choose one of {', '.join(tpus[:4])}, or strategy ddp, "
+               "fsdp or zero1-3 for GPUs", parallelism.GPU_STRATEGIES)
+    tpu_section = request.get("tpu")
+    if isinstance(tpu_section, dict) and tpu_section.get("sharding") not in (
+            None, "", *parallelism.TPU_SHARDINGS):
+        yield ("tpu.sharding", f"tpu.sharding {tpu_section.get('sharding')!r}: use "
+               f"{' or '.join(parallelism.TPU_SHARDINGS)}", parallelism.TPU_SHARDINGS)

@@ -1,0 +1,255 @@
+"""Field paths both ways: a CustomJob field <-> the job-request field a user can change.
+
+Both use the catalogue's path syntax (``a.b[0]["key"]``). Errors the catalogue finds in the
+composed CustomJob are re-keyed to the request field that produced them, so the form shows them
+on its input; errors found in the request are keyed by their CustomJob field when the job came
+in as Vertex REST JSON, so a script sees the path of what it sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vertexplan.catalog import resolve_path
+from vertexplan.catalog.errors import split_path
+from vertexplan.composer import parallelism
+from vertexplan.composer.request import DISK_FIELDS, POOL_INDEX, POOL_ROLES, inherited_fields, pool
+
+_POOL_PATHS = {
+    "machineSpec.machineType": "machine_type",
+    "machineSpec.acceleratorType": "accelerator_type",
+    "machineSpec.acceleratorCount": "accelerator_count",
+    "machineSpec.tpuTopology": "tpu_topology",
+    "machineSpec.reservationAffinity": "reservation",
+    "machineSpec": "machine_type",
+    "diskSpec.bootDiskType": "boot_disk_type",
+    "diskSpec.bootDiskSizeGb": "boot_disk_size_gb",
+    "diskSpec": "boot_disk_size_gb",
+    "replicaCount": "replica_count",
+    "containerSpec.imageUri": "image_uri",
+    "containerSpec.command": "command",
+    "containerSpec.args": "args",
+    "containerSpec.env": "env",
+    "containerSpec": "image_uri",
+    "nfsMounts": "nfs_mounts",
+}
+_CONTAINER = ("image_uri", "command", "args", "env", "nfs_mounts")
+_JOB_PATHS = {
+    "displayName": "name",
+    "labels": "labels",
+    "encryptionSpec": "encryption_spec",
+    "jobSpec.scheduling.strategy": "scheduling_strategy",
+    "jobSpec.scheduling.timeout": "timeout_hours",
+    "jobSpec.scheduling.maxWaitDuration": "max_wait_hours",
+    "jobSpec.scheduling.restartJobOnWorkerRestart": "restart_job_on_worker_restart",
+    "jobSpec.scheduling.disableRetries": "disable_retries",
+    "jobSpec.scheduling": "scheduling_strategy",
+    "jobSpec.network": "network",
+    "jobSpec.reservedIpRanges": "reserved_ip_ranges",
+    "jobSpec.pscInterfaceConfig": "psc_network_attachment",
+    "jobSpec.baseOutputDirectory": "base_output_directory",
+    "jobSpec.serviceAccount": "service_account",
+    "jobSpec.enableWebAccess": "enable_web_access",
+    "jobSpec.enableDashboardAccess": "enable_dashboard_access",
+}
+# Generated environment variables belong to the request section they were written from.
+_ENV_SECTIONS = {parallelism.DEEPSPEED_ENV: "deepspeed", parallelism.FSDP_ENV: "fsdp",
+                 parallelism.PARALLELISM_ENV: "parallelism", parallelism.PJRT_ENV: "strategy"}
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))
+
+
+def pool_roles(request: dict[str, Any]) -> dict[int, str]:
+    """workerPoolSpecs index -> the request role that fills it."""
+    roles = {0: "chief", 1: "workers", 3: "evaluators"}
+    roles[2] = "parameter_servers" if pool(request, "parameter_servers") is not None \
+        else "reduction_server"
+    return roles
+
+
+def request_field_for(path: str, request: dict[str, Any],
+                      custom_job: dict[str, Any] | None = None) -> str:
+    """The request field behind a CustomJob field path ('' for the job as a whole)."""
+    for prefix, name in _JOB_PATHS.items():
+        if _under(path, prefix):
+            if name == "labels" and path != "labels":
+                return "labels" + path[len("labels"):]
+            return name
+    if path.startswith("jobSpec.") and not path.startswith("jobSpec.workerPoolSpecs"):
+        return "job_spec_extra"
+    prefix = "jobSpec.workerPoolSpecs["
+    if not path.startswith(prefix):
+        return ""
+    index_text, _, rest = path[len(prefix):].partition("]")
+    rest = rest.lstrip(".")
+    role = pool_roles(request).get(int(index_text)) if index_text.isdigit() else None
+    if role is None:
+        return ""
+    for spec_path, name in _POOL_PATHS.items():
+        if not _under(rest, spec_path):
+            continue
+        if name == "env" and custom_job is not None:
+            section = _generated_env_section(custom_job, path)
+            if section:
+                return section
+        return _pool_field(role, name, request, rest[len(spec_path):])
+    return role
+
+
+def _pool_field(role: str, name: str, request: dict[str, Any], tail: str) -> str:
+    p = pool(request, role) or {}
+    if name in _CONTAINER and role != "reduction_server":
+        if name in p:
+            return f"{role}.{name}{tail if name == 'nfs_mounts' else ''}"
+        return f"{name}{tail if name == 'nfs_mounts' else ''}"
+    if role == "workers" and name in inherited_fields(p) and p.get(name) in (None, ""):
+        # The workers pool inherited this from the chief: the chief's field is at fault.
+        return f"chief.{name}"
+    return f"{role}.{name}"
+
+
+def _generated_env_section(custom_job: dict[str, Any], path: str) -> str | None:
+    """'deepspeed' for an error on the CP_DEEPSPEED_CONFIG_JSON entry, and so on."""
+    head, sep, _ = path.partition("].value")
+    if not sep:
+        head, sep, _ = path.partition("].name")
+    if not sep:
+        return None
+    found, entry = resolve_path(custom_job, head + "]")
+    if not (found and isinstance(entry, dict)):
+        return None
+    name = entry.get("name")
+    env_path, _, index = head.rpartition("[")
+    _, env = resolve_path(custom_job, env_path)
+    first = next((i for i, e in enumerate(env or []) if isinstance(e, dict)
+                  and e.get("name") == name), None)
+    # Generated variables come first: a later entry of the same name is the user's.
+    if first is None or str(first) != index:
+        return None
+    return _ENV_SECTIONS.get(name)
+
+
+# -- the other way: request field -> CustomJob field ------------------------------------------
+
+def custom_job_path_for(key: str, request: dict[str, Any], custom_job: dict[str, Any]) -> str:
+    """The CustomJob field a request field became ('' when it has no single one)."""
+    if not key:
+        return ""
+    head = key.split(".", 1)[0].split("[", 1)[0]
+    if head in POOL_ROLES:
+        return _pool_path(key, head, request, custom_job)
+    for path, name in _JOB_PATHS.items():
+        if name == head:
+            if head == "labels" and key != "labels":
+                return "labels" + key[len("labels"):]
+            found, _ = resolve_path(custom_job, path)
+            return path if found else _parent_present(path, custom_job)
+    section_env = {v: k for k, v in _ENV_SECTIONS.items() if v != "strategy"}
+    env_name = section_env.get(head)
+    if head in ("batch", "precision") and _find_env(custom_job, parallelism.DEEPSPEED_ENV):
+        env_name = parallelism.DEEPSPEED_ENV
+    if env_name:
+        found = _find_env(custom_job, env_name)
+        if found:
+            return found
+    base = "jobSpec.workerPoolSpecs[0].containerSpec"
+    if head in ("image_uri", "command", "args", "env"):
+        return f"{base}.{_container_key(head)}"
+    if head == "nfs_mounts":
+        return "jobSpec.workerPoolSpecs[0].nfsMounts" + key[len("nfs_mounts"):]
+    if head == "job_spec_extra":
+        return "jobSpec"
+    # strategy, batch, precision, parallelism, model: shown in the command line the job runs.
+    return f"{base}.args" if resolve_path(custom_job, f"{base}.args")[0] else base
+
+
+def _container_key(name: str) -> str:
+    return {"image_uri": "imageUri"}.get(name, name)
+
+
+def _find_env(custom_job: dict[str, Any], name: str) -> str | None:
+    found, env = resolve_path(custom_job, "jobSpec.workerPoolSpecs[0].containerSpec.env")
+    if found and isinstance(env, list):
+        for i, entry in enumerate(env):
+            if isinstance(entry, dict) and entry.get("name") == name:
+                return f"jobSpec.workerPoolSpecs[0].containerSpec.env[{i}].value"
+    return None
+
+
+def _pool_path(key: str, role: str, request: dict[str, Any],
+               custom_job: dict[str, Any]) -> str:
+    base = f"jobSpec.workerPoolSpecs[{POOL_INDEX[role]}]"
+    field = key.split(".", 1)[1] if "." in key else ""
+    name = field.split(".", 1)[0].split("[", 1)[0]
+    spec_path = {v: k for k, v in reversed(_POOL_PATHS.items())}.get(name)
+    if spec_path is None:
+        return base
+    if name in DISK_FIELDS or name == "replica_count" or name == "nfs_mounts":
+        path = f"{base}.{spec_path}{field[len(name):] if name == 'nfs_mounts' else ''}"
+    else:
+        path = f"{base}.{spec_path}"
+    found, _ = resolve_path(custom_job, path)
+    return path if found else _parent_present(path, custom_job)
+
+
+def _parent_present(path: str, document: dict[str, Any]) -> str:
+    """The path itself if present, else its nearest present ancestor ('' at the top)."""
+    parts = split_path(path)
+    while parts:
+        text = _join(parts)
+        if resolve_path(document, text)[0]:
+            return text
+        parts = parts[:-1]
+    return ""
+
+
+def _join(parts: list[str | int]) -> str:
+    from vertexplan.catalog.errors import child, item
+
+    out = ""
+    for part in parts:
+        out = item(out, part) if isinstance(part, int) else child(out, part)
+    return out
+
+
+# -- anchoring: every error on a field the request has ----------------------------------------
+
+_FALLBACK = {"strategy": "chief.machine_type", "precision": "strategy",
+             "image_uri": "name", "scheduling_strategy": "name"}
+
+
+def anchor(key: str, request: dict[str, Any]) -> str:
+    """``key`` if the request has that field, else the field that made it necessary.
+
+    An error about a field the request left out (an A100 machine without accelerator_type)
+    belongs to the field that asked for it (machine_type), and failing that to the nearest
+    enclosing field the request has; a form has every field, so this only changes API keys.
+    """
+    if not key or _present(request, key):
+        return key
+    try:
+        parts = split_path(key)
+    except ValueError:
+        return key
+    if len(parts) >= 2 and parts[0] in POOL_ROLES:
+        sibling = f"{parts[0]}.machine_type"
+        if _present(request, sibling):
+            return sibling
+    for end in range(len(parts) - 1, 0, -1):
+        parent = _join(parts[:end])
+        if _present(request, parent):
+            return parent
+    fallback = _FALLBACK.get(key)
+    if fallback and _present(request, fallback):
+        return fallback
+    return key
+
+
+def _present(request: dict[str, Any], key: str) -> bool:
+    try:
+        found, value = resolve_path(request, key)
+    except ValueError:
+        return False
+    return found and value is not None

@@ -1,0 +1,1 @@
+"""Log entries -> what they mean: the trainers' events and known failures. Pure."""

@@ -1,0 +1,167 @@
+"""The job templates the composer ships (../shared/PRESETS.md), as job requests.
+
+A preset is read-only and shared by every team; a team saves its own templates (JobTemplate).
+Presets that run the built-in trainer submit as they are; those that need a container of your
+own (a VLM fine-tune, a JAX program) say so in ``needs``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
+
+
+@dataclass(frozen=True)
+class Preset:
+    slug: str
+    title: str
+    description: str
+    request: dict[str, Any]
+    needs: str = ""  # what to change before it can run
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def job_request(self) -> dict[str, Any]:
+        """A copy to start a job from (the preset itself stays unchanged)."""
+        return copy.deepcopy(self.request)
+
+
+_A100_8 = {"machine_type": "a2-highgpu-8g", "accelerator_type": "NVIDIA_TESLA_A100",
+           "accelerator_count": 8}
+
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        slug="vlm-finetune-4x8-a100-zero2",
+        title="Multi-node VLM fine-tune: 4 nodes x 8 A100, ZeRO-2, Reduction Server, spot",
+        description="32 A100 GPUs (a chief and 3 workers on a2-highgpu-8g), DeepSpeed ZeRO-2 "
+                    "in fp16 with AdamW and WarmupDecayLR, two Reduction Server replicas, spot "
+                    "VMs restarted together, 48 hours at most.",
+        needs="your fine-tuning image and command: they read the DeepSpeed JSON from "
+              "$CP_DEEPSPEED_CONFIG_JSON (the built-in trainer builds its own optimizer)",
+        notes=(
+            "The material this preset comes from attaches a 2,000 GB persistent disk per node "
+            "at /mnt/disks/training_data. " + PERSISTENT_DISK_ANSWER + ".",
+            "Model memory quoted in the material (about 29 GB per GPU unsharded, 8 GB with "
+            "ZeRO-2 on 8 GPUs) is replaced by the memory plan computed for this job.",
+        ),
+        request={
+            "name": "vlm-finetune-zero2",
+            "strategy": "zero2",
+            "precision": "fp16",
+            "image_uri": "us-docker.pkg.dev/my-project/training/vlm-finetune:latest",
+            "command": ["python", "-m", "vlm_finetune.train"],
+            "args": ["--deepspeed-config-env", "CP_DEEPSPEED_CONFIG_JSON"],
+            "env": {"NCCL_DEBUG": "INFO"},
+            "chief": {**_A100_8, "boot_disk_type": "pd-ssd", "boot_disk_size_gb": 200},
+            "workers": {"replica_count": 3},
+            "reduction_server": {"replica_count": 2, "machine_type": "n1-highcpu-16"},
+            "scheduling_strategy": "SPOT",
+            "restart_job_on_worker_restart": True,
+            "timeout_hours": 48,
+            "batch": {"global_batch_size": 128, "micro_batch_size": 4,
+                      "gradient_accumulation_steps": 1},
+            "deepspeed": {
+                "gradient_clipping": 1.0,
+                "optimizer": {"type": "AdamW", "lr": 3e-4, "betas": [0.9, 0.999], "eps": 1e-8,
+                              "weight_decay": 0.01},
+                "scheduler": {"type": "WarmupDecayLR", "warmup_num_steps": 1000,
+                              "total_num_steps": 100000},
+                "fp16": {"initial_scale_power": 16, "loss_scale_window": 1000,
+                         "hysteresis": 2, "min_loss_scale": 1},
+                "zero": {"allgather_bucket_size": 200_000_000,
+                         "reduce_bucket_size": 200_000_000, "overlap_comm": True,
+                         "reduce_scatter": True, "contiguous_gradients": True},
+            },
+            # A 2B-parameter base and ~350M parameters of adapters, all trained.
+            "model": {"parameters": 2_350_000_000},
+        },
+    ),
+    Preset(
+        slug="single-node-fsdp-a100",
+        title="Single node: 8 A100, FSDP full_shard, bf16",
+        description="The common fine-tune: one a2-highgpu-8g, FSDP full_shard in bf16 on "
+                    "standard VMs, with the built-in trainer.",
+        request={
+            "name": "fsdp-a100-8",
+            "strategy": "fsdp",
+            "fsdp": {"mode": "full_shard"},
+            "precision": "bf16",
+            "chief": {**_A100_8},
+            "scheduling_strategy": "STANDARD",
+        },
+    ),
+    Preset(
+        slug="cheap-l4-ddp-spot",
+        title="Cheap experiment: one L4, DDP, spot",
+        description="One g2-standard-8 with an NVIDIA L4 on spot VMs: the trainer resumes from "
+                    "its last checkpoint after a preemption.",
+        request={
+            "name": "l4-spot",
+            "strategy": "ddp",
+            "chief": {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4",
+                      "accelerator_count": 1},
+            "scheduling_strategy": "SPOT",
+        },
+    ),
+    Preset(
+        slug="smallest-multi-gpu-t4",
+        title="Smallest multi-GPU job: n1-standard-8 with 2 T4, DDP",
+        description="Two NVIDIA T4 on one n1-standard-8: DDP across both GPUs.",
+        request={
+            "name": "t4-ddp",
+            "strategy": "ddp",
+            "chief": {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
+                      "accelerator_count": 2},
+        },
+    ),
+    Preset(
+        slug="tpu-v5e-2x2-jax-spot",
+        title="TPU v5e 2x2 (4 chips, one host), JAX, spot",
+        description="ct5lp-hightpu-4t with topology 2x2: a single-host slice, so spot is allowed.",
+        needs="your JAX image and command",
+        request={
+            "name": "jax-v5e-2x2",
+            "strategy": "tpu_jax",
+            "image_uri": "us-docker.pkg.dev/my-project/training/jax-trainer:latest",
+            "command": ["python", "-m", "train"],
+            "chief": {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "2x2"},
+            "scheduling_strategy": "SPOT",
+        },
+    ),
+    Preset(
+        slug="tpu-v5e-4x4-jax",
+        title="TPU v5e 4x4 (16 chips on 4 hosts), JAX, standard",
+        description="ct5lp-hightpu-4t with topology 4x4: a TPU Pod slice, where Vertex does not "
+                    "offer spot.",
+        needs="your JAX image and command",
+        request={
+            "name": "jax-v5e-4x4",
+            "strategy": "tpu_jax",
+            "image_uri": "us-docker.pkg.dev/my-project/training/jax-trainer:latest",
+            "command": ["python", "-m", "train"],
+            "chief": {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "4x4"},
+            "scheduling_strategy": "STANDARD",
+        },
+    ),
+    Preset(
+        slug="cpu-ddp-demo",
+        title="CPU demo: two replicas, DDP, the tiny preset",
+        description="Two n1-standard-4 replicas training the tiny byte-level GPT: runs on the "
+                    "local emulator in seconds.",
+        request={
+            "name": "cpu-ddp-demo",
+            "strategy": "ddp",
+            "args": ["--preset", "tiny", "--steps", "300", "--checkpoint-every", "50"],
+            "chief": {"machine_type": "n1-standard-4"},
+            "workers": {"replica_count": 1},
+        },
+    ),
+)
+
+BY_SLUG = {p.slug: p for p in PRESETS}
+
+
+def get(slug: str) -> Preset | None:
+    return BY_SLUG.get(slug)

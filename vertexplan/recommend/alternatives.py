@@ -1,0 +1,94 @@
+"""The same job on TPU instead of GPU, or on GPU instead of TPU: the estimate's alternatives.
+
+A GPU job's PyTorch strategy (ddp, fsdp, zero1-3) has a TPU counterpart in PyTorch/XLA
+(tpu_xla, replicated or sharded); a TPU job's has GPU counterparts (ddp, zero2, fsdp, zero3).
+"Comparable size" is aggregate peak throughput (devices x peak TFLOPS, ``throughput``) within
+half to twice the job's; the alternative's duration is the job's scaled by that ratio (see
+``engine``), so the comparison is the same work at peak speed on both sides. Memory is checked
+when the job's request has a model section; the job's own scheduling strategy is kept where
+the alternative can use it (STANDARD otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from vertexplan import catalog, memory
+from vertexplan.pricing import PriceTable
+from vertexplan.recommend.engine import ANY, SCHEDULES, Query, Recommendation, Workload, recommend
+from vertexplan.recommend.throughput import peak_tflops
+
+COMPARABLE = (Fraction(1, 2), Fraction(2))
+DEFAULT_LIMIT = 3
+BASIS = ("the same work on the other kind of accelerator: aggregate peak throughput (devices x "
+         "peak TFLOPS) within half to twice this job's, duration scaled by their ratio (perfect "
+         "scaling at peak speed, an optimistic first approximation), memory checked when the "
+         "model's size is given; a GPU job's PyTorch code runs on TPUs as PyTorch/XLA "
+         "(tpu_xla), which needs its own image")
+
+
+def _model(request: Mapping[str, Any]) -> memory.ModelShape | None:
+    section = request.get("model")
+    if not isinstance(section, Mapping) or not isinstance(section.get("parameters"), int):
+        return None
+    names = ("trainable_parameters", "largest_layer_parameters", "hidden_size", "layers",
+             "sequence_length", "attention_heads", "vocab_size")
+    values = {name: section[name] for name in names
+              if isinstance(section.get(name), int) and not isinstance(section[name], bool)
+              and section[name] > 0}
+    precision = request.get("precision")
+    batch = request.get("batch") if isinstance(request.get("batch"), Mapping) else {}
+    micro = batch.get("micro_batch_size") if isinstance(batch, Mapping) else None
+    try:
+        return memory.ModelShape(
+            parameters=section["parameters"],
+            dtype=precision if precision in memory.DTYPES else "fp32",
+            micro_batch_size=micro if isinstance(micro, int) and micro > 0 else 1,
+            activation_checkpointing=bool(section.get("activation_checkpointing")), **values)
+    except (TypeError, ValueError):
+        return None
+
+
+def alternatives(request: Mapping[str, Any], custom_job: Mapping[str, Any], world_size: int,
+                 region: str, seconds: Fraction, table: PriceTable, *,
+                 limit: int = DEFAULT_LIMIT) -> list[Recommendation]:
+    """Up to ``limit`` cheapest comparable configurations on the other kind of accelerator;
+    empty for CPU jobs, devices without a throughput figure, or when none is valid."""
+    pools = (custom_job.get("jobSpec") or {}).get("workerPoolSpecs") or []
+    if not pools or not isinstance(pools[0], Mapping) or seconds <= 0:
+        return []
+    try:
+        shape = catalog.describe_machine_spec(pools[0].get("machineSpec") or {})
+    except ValueError:
+        return []
+    peak = peak_tflops(shape.accelerator_type)
+    if shape.kind not in ("gpu", "tpu") or peak is None or world_size < 1:
+        return []
+    aggregate = peak * world_size
+    own = request.get("scheduling_strategy") or "STANDARD"
+    schedules = tuple(dict.fromkeys((own if own in SCHEDULES else "STANDARD", "STANDARD")))
+    command = request.get("command")
+    query = Query(
+        model=_model(request),
+        strategy="tpu_xla" if shape.kind == "gpu" else ANY,
+        region=region,
+        workload=Workload(steps=1, step_time_s=Decimal(seconds.numerator) / seconds.denominator,
+                          reference_device=shape.accelerator_type,
+                          reference_devices=world_size),
+        schedules=schedules,
+        limit=limit * len(schedules),
+        image_uri=str(request.get("image_uri") or ""),
+        command=tuple(str(c) for c in command) if isinstance(command, list) else (),
+        throughput_range=(aggregate * COMPARABLE[0], aggregate * COMPARABLE[1]),
+    )
+    # One row per configuration (each shows every rate): its first, cheapest, schedule.
+    seen: set[object] = set()
+    found = []
+    for result in recommend(query, table).results:
+        if result.hardware not in seen:
+            seen.add(result.hardware)
+            found.append(result)
+    return found[:limit]
