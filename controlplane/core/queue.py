@@ -33,8 +33,21 @@ def enqueue(name: str, *args: str, countdown: float | None = None) -> None:
     robust: a broker that is down must not fail the request that made the work; the periodic
     sweeps (reconcile, follow, deliver) pick up whatever a lost message left undone.
     """
-    transaction.on_commit(
-        lambda: current_app.send_task(name, args=args, countdown=countdown), robust=True)
+    transaction.on_commit(lambda: send_now(name, *args, countdown=countdown), robust=True)
+
+
+def send_now(name: str, *args: str, countdown: float | None = None) -> None:
+    """Queue task NAME now: for callers with nothing uncommitted that the task must see."""
+    task = current_app.tasks.get(name)
+    if task is None:
+        # The tasks modules are found through INSTALLED_APPS; a web process imports them on
+        # the first send, so the task's own options (and eager mode in tests) apply.
+        current_app.loader.import_default_modules()
+        task = current_app.tasks.get(name)
+    if task is None:
+        current_app.send_task(name, args=args, countdown=countdown)
+    else:
+        task.apply_async(args, countdown=countdown)
 
 
 def task(

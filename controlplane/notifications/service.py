@@ -14,7 +14,6 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from celery import current_app
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -26,6 +25,7 @@ from controlplane.notifications.models import (
     NotifyOn,
     SlackChannel,
 )
+from controlplane.core.queue import send_now
 from controlplane.runs.models import Job, JobEvent
 
 logger = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ SEND_TASK = "controlplane.notifications.tasks.send_notification"
 
 def _enqueue(ids: list[int], countdown: float | None = None) -> None:
     for pk in ids:
-        current_app.send_task(SEND_TASK, args=(str(pk),), countdown=countdown)
+        send_now(SEND_TASK, str(pk), countdown=countdown)
 
 
 def deliver(notification_id: int) -> str:

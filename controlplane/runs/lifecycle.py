@@ -28,7 +28,7 @@ from controlplane.backends import errors
 from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJob, get_backend
 from controlplane.core import price_table, signals
 from controlplane.core.price_table import PricedJob
-from controlplane.core.queue import enqueue
+from controlplane.core.queue import enqueue, send_now
 from controlplane.runs import recovery
 from controlplane.runs.models import (
     ACTIVE_STATES,
@@ -285,7 +285,7 @@ def _repair_unsubmitted(job: Job) -> None:
     if attempt is not None:
         JobAttempt.objects.filter(pk=attempt.pk).update(submit_queued_at=now)
     logger.info("job %s queued since %s without a CustomJob: submitting again", job.pk, last)
-    enqueue(SUBMIT_TASK, str(job.pk))
+    send_now(SUBMIT_TASK, str(job.pk))
 
 
 # --- recovering ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import copy
 from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
-from hypothesis import parallelism as st
+from hypothesis import strategies as st
 
 from vertexplan import composer, interop
 from vertexplan.catalog import get_catalog, is_tpu_pod, resolve_path

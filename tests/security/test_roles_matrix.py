@@ -305,8 +305,8 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
 # --- the database, before and after ------------------------------------------------------------
 
 # Rows a request may write without changing anything a user owns.
-UNWATCHED = {"controlplane.security.auditentry", "jobs.lease", "jobs.logreadquota", "sessions.session",
-             "jobs.composersettings"}
+UNWATCHED = {"security.auditentry", "core.lease", "logs.logreadquota", "sessions.session",
+             "compose.composersettings"}
 
 
 @functools.cache
@@ -398,6 +398,7 @@ def quiet(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[None]:
     Vertex is a fake."""
     monkeypatch.setattr(Task, "apply_async", lambda self, *a, **k: None)
     monkeypatch.setattr(Task, "delay", lambda self, *a, **k: None)
+    monkeypatch.setattr(Task, "apply_async", lambda self, *a, **k: None)
     settings.CP_BACKEND = "tests.fakes.FakeBackend"
     settings.CP_SERVING_BACKEND = "tests.serving.fakes.FakeServing"
     settings.CP_API_RATE_USER = ""

@@ -41,6 +41,7 @@ def quiet(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[None]:
     """No broker, no cloud, no rate limit: the answers are the app's own."""
     monkeypatch.setattr(Task, "apply_async", lambda self, *a, **k: None)
     monkeypatch.setattr(Task, "delay", lambda self, *a, **k: None)
+    monkeypatch.setattr(Task, "apply_async", lambda self, *a, **k: None)
     settings.CP_BACKEND = "tests.fakes.FakeBackend"
     settings.CP_SERVING_BACKEND = "tests.serving.fakes.FakeServing"
     settings.CP_API_RATE_USER = ""

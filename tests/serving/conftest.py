@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from controlplane.backends import serving_base
 from controlplane.runs.models import Job, JobState
+from controlplane.notifications import tasks as notification_tasks
 from controlplane.serving import tasks
 from controlplane.teams.models import Role, Team
 from tests.people import make_user
@@ -31,7 +32,7 @@ def queued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
     sent: list[tuple[str, tuple]] = []
     for name in ("upload_model", "create_endpoint", "delete_endpoint", "deploy", "undeploy",
                  "mutate", "probe_endpoint", "send_slo_alert"):
-        task = getattr(tasks, name)
+        task = getattr(notification_tasks if name == "send_slo_alert" else tasks, name)
         monkeypatch.setattr(task, "delay",
                             lambda *args, _n=name: sent.append((_n, args)))
         monkeypatch.setattr(task, "apply_async",

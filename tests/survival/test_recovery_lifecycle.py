@@ -157,7 +157,8 @@ def test_a_lost_submission_is_requeued_at_a_measured_pace(
     settings.CP_RESUBMIT_AFTER_S = 30
     job = make_job()
     sent: list[str] = []
-    monkeypatch.setattr("controlplane.runs.tasks.submit_job.delay", lambda job_id: sent.append(job_id))
+    monkeypatch.setattr("controlplane.runs.tasks.submit_job.apply_async",
+                        lambda args, **_: sent.append(args[0]))
     lifecycle.reconcile(job.pk)
     assert sent == [], "its message may still be on its way"
     JobAttempt.objects.filter(job=job).update(
