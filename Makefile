@@ -25,6 +25,8 @@ demo: venv
 
 lint: venv
 	$(BIN)/ruff check .
+	# The house: the apps' layers and the SDK boundaries (pyproject.toml, [tool.importlinter]).
+	$(BIN)/lint-imports
 
 test: venv lint
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \

@@ -101,7 +101,7 @@ def make_jobs(count: int, project: str = "bench-project",
 
 
 def entries(attempts: list[Any], count: int, start: datetime, tag: str = "") -> list[Any]:
-    from controlplane.backends.base import LogEntry
+    from vertexplan.logparse.entries import LogEntry
 
     out = []
     steps = dict.fromkeys(range(len(attempts)), 0)

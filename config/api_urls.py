@@ -2,9 +2,9 @@
 
 from django.urls import include, path
 
-from controlplane.compose import actions_api
+from controlplane.compose import actions_api, estimate_api
 from controlplane.compose import api as compose_api
-from controlplane.costs import budgets_api, estimate_api, recommend_api
+from controlplane.costs import budgets_api, recommend_api
 from controlplane.logs import api as logs_api
 from controlplane.notifications import api as notifications_api
 from controlplane.runs import api as runs_api

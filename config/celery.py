@@ -21,6 +21,8 @@ app.autodiscover_tasks()
 def _beat_schedule() -> dict[str, dict[str, Any]]:
     from django.conf import settings
 
+    # Imported when the app is finalized, not with this module: Django's settings are not
+    # configured yet when `celery -A config` first imports it.
     from controlplane.serving.schedule import beat_schedule as serving_schedule
 
     return {

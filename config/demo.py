@@ -17,10 +17,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-import grpc
-
 from config.devstack import ROOT, Stack, StackConfig, redis_answers
-from localvertex.admin import AdminClient
+from localvertex.admin import AdminClient, AdminError
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 
@@ -51,7 +49,7 @@ def arm_preemption(stack: Stack, job: dict, at_step: int) -> bool:
     with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as client:
         try:
             client.preempt(current[0]["vertex_name"], grace_s=30, at_step=at_step)
-        except grpc.RpcError:
+        except AdminError:
             return False  # between states: try again on the next look
     return True
 

@@ -217,6 +217,10 @@ CP_COST_SO_FAR_HOOK = "controlplane.costs.spend.cost_so_far_micros"
 # CP_BACKEND is a dotted path: the Vertex backend talks to Google, or to the local emulator
 # when VERTEX_EMULATOR_ADDR (host:port, plaintext gRPC) is set.
 CP_BACKEND = envstr("CP_BACKEND", "controlplane.backends.training.VertexBackend")
+# The serving backend (dotted path) and where Vertex's own latency figures come from: a dotted
+# path, empty for none, or "auto" (Cloud Monitoring against Google, none against the emulator).
+CP_SERVING_BACKEND = envstr("CP_SERVING_BACKEND", "controlplane.backends.serving.VertexServing")
+CP_LATENCY_SOURCE = envstr("CP_LATENCY_SOURCE", "auto")
 VERTEX_EMULATOR_ADDR = envstr("VERTEX_EMULATOR_ADDR", "")
 VERTEX_PROJECT = envstr("VERTEX_PROJECT", "local-project")
 VERTEX_REGION = envchoice(

@@ -18,6 +18,11 @@ import grpc
 SERVICE = "localvertex.v1.Admin"
 
 
+# What a refused admin call raises (a job between states, an unknown id): callers catch this
+# and need not know the transport.
+AdminError = grpc.RpcError
+
+
 class AdminClient:
     def __init__(self, target: str, timeout: float = 10.0) -> None:
         self._channel = grpc.insecure_channel(target)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from controlplane.backends.base import LogEntry
 from vertexplan.logparse import events
+from vertexplan.logparse.entries import LogEntry
 
 
 def entry(json_payload: dict | None = None, text: str | None = None) -> LogEntry:

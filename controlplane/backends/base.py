@@ -16,11 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-# Cloud Logging's LogSeverity numbers.
-SEVERITY_NUMBERS: dict[str, int] = {
-    "DEFAULT": 0, "DEBUG": 100, "INFO": 200, "NOTICE": 300, "WARNING": 400,
-    "ERROR": 500, "CRITICAL": 600, "ALERT": 700, "EMERGENCY": 800,
-}
+from vertexplan.logparse.entries import LogEntry
 
 # Vertex JobState names whose job will not change any more (VERTEX_FACTS.md section 2).
 TERMINAL_VERTEX_STATES = frozenset({
@@ -48,17 +44,6 @@ class RemoteJob:
     @property
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_VERTEX_STATES
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    insert_id: str
-    timestamp: datetime
-    severity: int
-    job_id: str
-    task_name: str
-    json_payload: dict[str, Any] | None = None
-    text_payload: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The app's own view of what went wrong talking to a training backend.
 
-Google's exceptions are translated into these at the edge (controlplane/backends/training.py), so the rest
-of the code decides what to do by meaning, not by gRPC status code.
+Google's exceptions are translated into these at the edge (controlplane/backends/training.py), so
+the rest of the code decides what to do by meaning, not by gRPC status code.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the serving code needs from Vertex, as plain Python: the interface the backends in
-controlplane/backends/ (endpoints.py, monitoring.py) implement, and the data they return. Nothing here
-imports a Google library, so tests swap in a fake by the CP_SERVING_BACKEND setting.
+controlplane/backends/ (endpoints.py, monitoring.py) implement, and the data they return. Nothing
+here imports a Google library, so tests swap in a fake by the CP_SERVING_BACKEND setting.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
+from django.conf import settings
 from django.utils.module_loading import import_string
-
-from controlplane.serving import options
 
 # DedicatedResources.autoscaling_metric_specs names, by the short name the app uses.
 AUTOSCALING_METRICS = {
@@ -166,11 +165,24 @@ class LatencySource(abc.ABC):
 
 @cache
 def get_serving_backend() -> ServingBackend:
-    return import_string(options.serving_backend())()
+    return import_string(settings.CP_SERVING_BACKEND)()
 
 
 @cache
 def get_latency_source() -> LatencySource | None:
     """None against the emulator, which has no Cloud Monitoring."""
-    path = options.latency_source()
+    path = latency_source()
     return import_string(path)() if path else None
+
+
+# Cloud Monitoring's figures, unless set otherwise: against the emulator there are none.
+MONITORING_SOURCE = "controlplane.backends.monitoring.CloudMonitoringLatency"
+
+
+def latency_source() -> str:
+    """The dotted path of the LatencySource in use; empty for none. CP_LATENCY_SOURCE: a dotted
+    path, empty, or "auto" (Cloud Monitoring against Google, none against the emulator)."""
+    value = settings.CP_LATENCY_SOURCE
+    if value == "auto":
+        return "" if settings.VERTEX_EMULATOR_ADDR else MONITORING_SOURCE
+    return value

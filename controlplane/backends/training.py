@@ -30,7 +30,8 @@ from google.cloud.logging_v2.types import TailLogEntriesRequest
 from google.protobuf.json_format import MessageToDict
 
 from controlplane.backends import clients, errors
-from controlplane.backends.base import Backend, LogEntry, LogPage, RemoteJob, TailBatch, TailStream
+from controlplane.backends.base import Backend, LogPage, RemoteJob, TailBatch, TailStream
+from vertexplan.logparse.entries import LogEntry
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

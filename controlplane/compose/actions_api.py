@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.compose import submission, validation
+from controlplane.compose.serializers import JobRequestSerializer
 from controlplane.runs import access as runs_access
 from controlplane.runs import api as runs_api
 from controlplane.runs import lifecycle
@@ -34,7 +35,7 @@ class JobClone(APIView):
 
 def api_body(stored: dict[str, Any]) -> dict[str, Any]:
     """A stored (normalised) request in the fields POST /api/v1/jobs/ accepts."""
-    from controlplane.runs.serializers import JobRequestSerializer
+
 
     accepted = set(JobRequestSerializer().fields)
     body = {k: v for k, v in stored.items() if k in accepted}

@@ -28,18 +28,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.compose import submission, validation
+from controlplane.compose.estimates import estimate_of_checked
 from controlplane.compose.models import JobTemplate, memory_policy_for
+from controlplane.compose.serializers import JobRequestSerializer, TemplateSerializer, plain
 from controlplane.costs.budgets import BudgetExceeded
 from controlplane.runs import access as runs_access
 from controlplane.runs import api as runs_api
 from controlplane.runs.filters import JOB_LIST_PARAMETERS
-from controlplane.runs.serializers import (
-    JobListSerializer,
-    JobRequestSerializer,
-    JobSerializer,
-    TemplateSerializer,
-    plain,
-)
+from controlplane.runs.serializers import JobListSerializer, JobSerializer
 from controlplane.security import audit
 from controlplane.teams import access
 from controlplane.teams.models import Team
@@ -156,8 +152,6 @@ class JobValidate(APIView):
 
     @extend_schema(request=JobRequestSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from controlplane.costs.estimate_api import estimate_of_checked
-
         checked = check_body(request, require_team=False)
         # What it would cost, per hour and until its timeout (the budget's rule).
         return Response({**result(checked), "estimate": estimate_of_checked(checked)})
@@ -260,7 +254,8 @@ class TemplateList(generics.ListCreateAPIView):
 
     def perform_create(self, serializer: TemplateSerializer) -> None:
         slug = self.request.data.get("team") if isinstance(self.request.data, dict) else None
-        team = runs_api.resolve_team(self.request.user, slug or self.request.query_params.get("team"))
+        team = runs_api.resolve_team(self.request.user,
+                                     slug or self.request.query_params.get("team"))
         if not access.can_manage(self.request.user, team):
             raise PermissionDenied(f"only the admins of team {team.slug!r} save its templates")
         body = serializer.validated_data.get("request")

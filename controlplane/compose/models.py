@@ -1,7 +1,7 @@
 """Team job templates and the composer's per-team settings.
 
-Kept apart from controlplane/runs/models.py (which imports this module at its end) so the composer's tables
-live with the composer.
+Kept apart from controlplane/runs/models.py (which imports this module at its end) so the
+composer's tables live with the composer.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from django.views import View
 from django.views.decorators.http import require_GET, require_POST
 
 from controlplane.compose import submission
+from controlplane.compose.estimates import estimate_of_checked, hours_or_none
 from controlplane.compose.forms import JobForm, clone_warnings, initial_from_request
 from controlplane.compose.models import JobTemplate
 from controlplane.costs.budgets import BudgetExceeded
@@ -124,8 +125,6 @@ class JobValidateView(SubmitterRequiredMixin, View):
     nothing."""
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        from controlplane.costs.estimate_api import estimate_of_checked, hours_or_none
-
         form = JobForm(request.POST, user=request.user)
         form.is_valid()
         estimate = None

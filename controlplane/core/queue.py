@@ -36,8 +36,10 @@ def enqueue(name: str, *args: str, countdown: float | None = None) -> None:
     transaction.on_commit(lambda: send_now(name, *args, countdown=countdown), robust=True)
 
 
-def send_now(name: str, *args: str, countdown: float | None = None) -> None:
-    """Queue task NAME now: for callers with nothing uncommitted that the task must see."""
+def send_now(name: str, *args: str, countdown: float | None = None,
+             expires: float | None = None) -> None:
+    """Queue task NAME now: for callers with nothing uncommitted that the task must see.
+    expires: seconds after which a message still queued is dropped, not run."""
     task = current_app.tasks.get(name)
     if task is None:
         # The tasks modules are found through INSTALLED_APPS; a web process imports them on
@@ -45,9 +47,9 @@ def send_now(name: str, *args: str, countdown: float | None = None) -> None:
         current_app.loader.import_default_modules()
         task = current_app.tasks.get(name)
     if task is None:
-        current_app.send_task(name, args=args, countdown=countdown)
+        current_app.send_task(name, args=args, countdown=countdown, expires=expires)
     else:
-        task.apply_async(args, countdown=countdown)
+        task.apply_async(args, countdown=countdown, expires=expires)
 
 
 def task(

@@ -8,9 +8,10 @@ class CostsConfig(AppConfig):
 
     def ready(self) -> None:
         from controlplane.core import signals
-        from controlplane.costs import receivers, views
+        from controlplane.costs import receivers, spend, views
         from controlplane.runs import panels
 
         panels.register("cost", "costs/partials/cost.html", views.cost_panel)
+        panels.register_report("cost", spend.cost_report)
         signals.job_reconciled.connect(receivers.on_job_reconciled,
                                        dispatch_uid="costs.job_reconciled")

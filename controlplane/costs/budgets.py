@@ -7,9 +7,10 @@ what is left of the month: the budget less what ended jobs cost and what running
 into what is left. The team's budget row is locked while the job is recorded, so two
 submissions never both spend the same remainder.
 
-Crossing: a periodic check (controlplane.runs.tasks.check_budgets) recomputes the bill of the team's running
-jobs; once the month's billed spend is past the budget it acts once for that month and that
-budget, as the team chose: cancel the running jobs (through controlplane.runs.lifecycle), or only notify.
+Crossing: a periodic check (controlplane.costs.tasks.check_budgets) recomputes the bill of the
+team's running jobs; once the month's billed spend is past the budget it acts once for that month
+and that budget, as the team chose: cancel the running jobs (through controlplane.runs.lifecycle),
+or only notify.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.core import price_table
-from controlplane.runs.serializers import StrictSerializer
+from controlplane.core.serializers import StrictSerializer
 from controlplane.teams import access
 from vertexplan import memory, recommend
 from vertexplan.pricing import RATE_NAMES, Totals

@@ -1,5 +1,6 @@
 """The recommender page: model size, strategy and duration in, the cheapest configurations out,
-each one click from the compose form (controlplane.costs.recommend_api does the work, for the API too)."""
+each one click from the compose form (controlplane.costs.recommend_api does the work, for the API
+too)."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from typing import Any
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
+from controlplane.core import price_table
 from controlplane.runs import recovery
 from controlplane.runs.models import (
     ACTIVE_STATES,
@@ -155,8 +156,6 @@ def month_committed(team: Team, month: date | None = None) -> int:
 def cost_report(job: Job, now: datetime | None = None) -> dict[str, Any]:
     """The job's cost for its page and its API: billed so far or final, lost to preemptions,
     useful, the estimate it was submitted with, and the breakdown, in micro-dollars."""
-    from controlplane.core import price_table
-
     cost = cost_of(job, now)
     ended = job.state not in ACTIVE_STATES
     body: dict[str, Any] = {

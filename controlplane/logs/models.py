@@ -108,8 +108,8 @@ class LogReadQuota(models.Model):
 
 
 class LogFailure(models.Model):
-    """A known failure recognised in a job's log (vertexplan.logparse.failures), shown with its explanation
-    and suggested fix on the job page."""
+    """A known failure recognised in a job's log (vertexplan.logparse.failures), shown with its
+    explanation and suggested fix on the job page."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="failures")
     attempt = models.PositiveIntegerField(default=1)

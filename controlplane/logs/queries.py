@@ -15,10 +15,10 @@ from django.conf import settings
 from django.db.models import Count, Max, QuerySet
 from django.utils.module_loading import import_string
 
-from controlplane.backends.base import SEVERITY_NUMBERS
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs.models import Job
 from vertexplan.logparse import failures
+from vertexplan.logparse.entries import SEVERITY_NUMBERS
 from vertexplan.summaries import pool_summaries
 
 SERIES = ("loss", "lr", "tokens_per_s", "step_time_s")
@@ -202,8 +202,9 @@ def steps_per_second(job: Job) -> float | None:
 def cost_so_far_micros(job: Job) -> int | None:
     """HOOK for the job's actual cost so far (micro-dollars) on the progress bar.
 
-    Costs are computed elsewhere (vertexplan.pricing.job_estimate); set CP_COST_SO_FAR_HOOK to the dotted path of
-    a function (job) -> int | None to show them. None shows the cost as not known yet.
+    Costs are computed elsewhere (vertexplan.pricing.job_estimate); set CP_COST_SO_FAR_HOOK to the
+    dotted path of a function (job) -> int | None to show them. None shows the cost as not known
+    yet.
     """
     path = getattr(settings, "CP_COST_SO_FAR_HOOK", "")
     if not path:

@@ -13,11 +13,11 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Subquery, Value, When
 
-from controlplane.backends.base import LogEntry
 from controlplane.logs.bulk import insert_ignoring_duplicates
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent
 from vertexplan.logparse import events, failures
+from vertexplan.logparse.entries import LogEntry
 
 LINE_COLUMNS = ("job", "attempt", "timestamp", "severity", "replica", "message", "insert_id")
 STEP_COLUMNS = ("job", "attempt", "step", "timestamp", "loss", "lr", "tokens_per_s",

@@ -9,10 +9,10 @@ from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from controlplane.backends.base import SEVERITY_NUMBERS
 from controlplane.logs import queries
 from controlplane.runs import access as runs_access
 from controlplane.runs.models import ACTIVE_STATES, Job
+from vertexplan.logparse.entries import SEVERITY_NUMBERS
 
 LOG_LINES = 200
 # The log panel's severity filter: this level and above.

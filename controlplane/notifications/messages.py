@@ -12,6 +12,8 @@ from django.utils import timezone
 
 from controlplane.notifications.models import Notification, NotifyOn
 from controlplane.runs.models import Job
+from vertexplan.pricing import PricingError, format_usd, job_estimate
+from vertexplan.pricing.money import cost_of_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -31,9 +33,6 @@ def job_url(job: Job) -> str:
 def cost_so_far(job: Job, now: datetime | None = None) -> str:
     """Billed running time of every attempt at the rate of its scheduling strategy, or 'n/a'
     when the job cannot be priced (an unknown machine, or no price for its region)."""
-    from vertexplan.pricing import PricingError, format_usd, job_estimate
-    from vertexplan.pricing.money import cost_of_seconds
-
     now = now or timezone.now()
     try:
         estimate = job_estimate.hourly(job.custom_job, job.region)

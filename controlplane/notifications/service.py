@@ -17,7 +17,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from controlplane.notifications import messages, slack
+from controlplane.core.queue import send_now
+from controlplane.notifications import messages, options, slack
 from controlplane.notifications.crypto import SecretUnreadable
 from controlplane.notifications.models import (
     Notification,
@@ -25,7 +26,6 @@ from controlplane.notifications.models import (
     NotifyOn,
     SlackChannel,
 )
-from controlplane.core.queue import send_now
 from controlplane.runs.models import Job, JobEvent
 
 logger = logging.getLogger(__name__)
@@ -131,8 +131,6 @@ def _finish(row: Notification, status: str, error: str) -> str:
 
 
 def _retry_later(row: Notification, exc: slack.TransportError) -> str:
-    from controlplane.notifications import options
-
     if row.tries >= options.get("CP_NOTIFY_MAX_TRIES"):
         return _finish(row, NotificationStatus.FAILED, f"gave up after {row.tries} tries: {exc}")
     # Exponential backoff with full jitter; Slack's Retry-After wins when it asks for longer.

@@ -14,6 +14,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from controlplane.notifications import slack
+from controlplane.notifications.models import SlackChannel
 from controlplane.serving.models import SloAlert
 from controlplane.teams.models import Team
 
@@ -23,9 +25,6 @@ logger = logging.getLogger(__name__)
 def send_to_team(team: Team, text: str) -> list[str]:
     """Post `text` to every enabled Slack channel of `team`; the errors, one per failed
     channel. The one place serving alerts leave the product."""
-    from controlplane.notifications import slack
-    from controlplane.notifications.models import SlackChannel
-
     failures = []
     blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
     for channel in SlackChannel.objects.filter(team=team, enabled=True):

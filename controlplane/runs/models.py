@@ -69,8 +69,8 @@ class Job(models.Model):
     total_steps = models.PositiveIntegerField(null=True, blank=True)
     last_loss = models.FloatField(null=True, blank=True)
 
-    # Recovery beyond Vertex's own retries (controlplane/runs/recovery.py): a named strategy, how many new
-    # attempts it may submit, and its options (scheduling fallbacks, other regions).
+    # Recovery beyond Vertex's own retries (controlplane/runs/recovery.py): a named strategy, how
+    # many new attempts it may submit, and its options (scheduling fallbacks, other regions).
     recovery_strategy = models.CharField(max_length=40, blank=True)
     max_recoveries = models.PositiveSmallIntegerField(default=0)
     recovery_options = models.JSONField(default=dict, blank=True)
@@ -78,8 +78,8 @@ class Job(models.Model):
     # When the reconciler last compared this job with the backend: sweeps start with the
     # longest-unseen jobs, so one slow sweep never starves the same jobs twice.
     reconciled_at = models.DateTimeField(null=True, blank=True)
-    # How far controlplane/logs/restarts.py has read the job's signals: it skips a job whose events have
-    # not changed, and copies only new SIGTERM/preemption log lines.
+    # How far controlplane/logs/restarts.py has read the job's signals: it skips a job whose events
+    # have not changed, and copies only new SIGTERM/preemption log lines.
     restart_scan = models.CharField(max_length=64, blank=True)
     notices_scanned_to = models.DateTimeField(null=True, blank=True)
     # A resubmission starts from a checkpoint of an earlier job.
@@ -87,9 +87,9 @@ class Job(models.Model):
                                          on_delete=models.SET_NULL, related_name="resubmissions")
     resume_from = models.CharField(max_length=1024, blank=True)
     resume_from_step = models.PositiveIntegerField(null=True, blank=True)
-    # Costs (controlplane/costs/spend.py): the price snapshot the job was estimated with, the estimate its
-    # team's budget reserved (for its timeout), and the billed cost the reconciler keeps up to
-    # date, all in integer micro-dollars.
+    # Costs (controlplane/costs/spend.py): the price snapshot the job was estimated with, the
+    # estimate its team's budget reserved (for its timeout), and the billed cost the reconciler
+    # keeps up to date, all in integer micro-dollars.
     price_snapshot = models.JSONField(null=True, blank=True)
     estimate_micros = models.BigIntegerField(null=True, blank=True)
     estimate_hours = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)

@@ -1,6 +1,7 @@
-"""The parts of the job page, each refreshed on its own (htmx), registered by the app that owns
-what it shows: runs registers the header, timeline and checkpoints; logs and costs register
-theirs in their AppConfig.ready(), so the job page never imports an app above it."""
+"""The parts of the job page (each refreshed on its own by htmx) and of its API record,
+registered by the app that owns what they show: runs registers the header, timeline and
+checkpoints; logs and costs register theirs in their AppConfig.ready(), so the job page never
+imports an app above it."""
 
 from __future__ import annotations
 
@@ -34,3 +35,17 @@ def get(name: str) -> Panel | None:
 
 def names() -> list[str]:
     return list(_PANELS)
+
+
+# Figures another app keeps about a job, for its API record (the costs app reports "cost").
+Report = Callable[[Job], dict[str, Any]]
+_REPORTS: dict[str, Report] = {}
+
+
+def register_report(name: str, report_of: Report) -> None:
+    _REPORTS[name] = report_of
+
+
+def report(name: str, job: Job) -> dict[str, Any] | None:
+    report_of = _REPORTS.get(name)
+    return report_of(job) if report_of is not None else None

@@ -28,6 +28,7 @@ from typing import Any
 
 from django.conf import settings
 
+from controlplane.backends.base import get_backend
 from vertexplan.catalog import validate_custom_job
 
 SCHEDULING_STRATEGIES = ("SPOT", "FLEX_START", "STANDARD")
@@ -180,8 +181,6 @@ def parse_policy(request: dict[str, Any], *, spot: bool | None = None
 
 
 def backend_can_change_region() -> bool:
-    from controlplane.backends.base import get_backend
-
     return callable(getattr(get_backend(), "for_region", None))
 
 

@@ -1,198 +1,14 @@
-"""API serializers. Fields are listed explicitly: nothing is exposed by accident."""
+"""API serializers of jobs as they run. Fields are listed explicitly: nothing is exposed by
+accident."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from rest_framework import serializers
 
-from controlplane.compose.models import JobTemplate
-from controlplane.logs.models import LogLine, StepMetric
+from controlplane.runs import panels
 from controlplane.runs.models import Job, JobAttempt, JobEvent
-from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
-from vertexplan.composer import STRATEGIES
-from vertexplan.composer import parallelism as strategies
-from vertexplan.composer.request import PERSISTENT_DISK_WORDS, SCHEDULING_STRATEGIES
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuses keys it does not know, so a typo is an error instead of a silent default."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({key: [_unknown(key, self.fields)]
-                                                   for key in unknown})
-        return super().to_internal_value(data)
-
-
-def _unknown(key: str, fields: Any) -> str:
-    if key in PERSISTENT_DISK_WORDS:
-        return f"{key}: {PERSISTENT_DISK_ANSWER}"
-    return f"unknown field; valid fields: {', '.join(sorted(fields))}"
-
-
-class NfsMountSerializer(StrictSerializer):
-    server = serializers.CharField(help_text="The NFS server's IP or host name in the VPC.")
-    path = serializers.CharField(help_text="The exported directory, e.g. /share.")
-    mount_point = serializers.CharField(help_text="Mounted at /mnt/nfs/<mount_point>.")
-
-
-class ReservationSerializer(StrictSerializer):
-    type = serializers.ChoiceField(choices=["NO_RESERVATION", "ANY_RESERVATION",
-                                            "SPECIFIC_RESERVATION"])
-    key = serializers.CharField(required=False)
-    values = serializers.ListField(child=serializers.CharField(), required=False)
-
-
-class PoolSerializer(StrictSerializer):
-    machine_type = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    accelerator_type = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    accelerator_count = serializers.IntegerField(required=False, min_value=0)
-    tpu_topology = serializers.CharField(required=False, allow_blank=True, max_length=16)
-    boot_disk_type = serializers.CharField(required=False, allow_blank=True, max_length=32)
-    boot_disk_size_gb = serializers.IntegerField(required=False)
-    replica_count = serializers.IntegerField(required=False)
-    reservation = ReservationSerializer(required=False)
-    # A pool other than the chief may run its own image, command, arguments or environment.
-    image_uri = serializers.CharField(required=False, allow_blank=True, max_length=512)
-    command = serializers.ListField(child=serializers.CharField(), required=False)
-    args = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    env = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
-    nfs_mounts = NfsMountSerializer(many=True, required=False)
-
-
-class BatchSerializer(StrictSerializer):
-    global_batch_size = serializers.IntegerField(required=False, min_value=1)
-    micro_batch_size = serializers.IntegerField(required=False, min_value=1)
-    gradient_accumulation_steps = serializers.IntegerField(required=False, min_value=1)
-
-
-class FsdpSerializer(StrictSerializer):
-    mode = serializers.ChoiceField(choices=list(strategies.FSDP_MODES), required=False)
-    shard_size = serializers.IntegerField(required=False, min_value=0)
-
-
-class DeepSpeedSerializer(StrictSerializer):
-    offload_optimizer = serializers.BooleanField(required=False)
-    offload_params = serializers.BooleanField(required=False)
-    gradient_clipping = serializers.FloatField(required=False, min_value=0)
-    optimizer = serializers.DictField(required=False, help_text='{"type": "AdamW", "lr": 3e-4, '
-                                      '"betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01}')
-    scheduler = serializers.DictField(required=False, help_text='{"type": "WarmupDecayLR", '
-                                      '"warmup_num_steps": 1000, "total_num_steps": 100000}')
-    fp16 = serializers.DictField(required=False, help_text="fp16 loss scaling: "
-                                 "initial_scale_power, loss_scale_window, hysteresis, "
-                                 "min_loss_scale")
-    zero = serializers.DictField(required=False, help_text="allgather_bucket_size, "
-                                 "reduce_bucket_size, overlap_comm, reduce_scatter, "
-                                 "contiguous_gradients, allgather_partitions")
-    extra = serializers.DictField(required=False, help_text="Any other top-level DeepSpeed key.")
-
-
-class ParallelismSerializer(StrictSerializer):
-    tensor = serializers.IntegerField(required=False, min_value=1)
-    pipeline = serializers.IntegerField(required=False, min_value=1)
-    data = serializers.IntegerField(required=False, min_value=0,
-                                    help_text="0 or absent: world size / (tensor x pipeline).")
-
-
-class TpuSerializer(StrictSerializer):
-    sharding = serializers.ChoiceField(choices=list(strategies.TPU_SHARDINGS), required=False)
-
-
-class ModelSerializer(StrictSerializer):
-    parameters = serializers.IntegerField(min_value=1)
-    trainable_parameters = serializers.IntegerField(required=False, min_value=1)
-    largest_layer_parameters = serializers.IntegerField(required=False, min_value=1)
-    hidden_size = serializers.IntegerField(required=False, min_value=1)
-    layers = serializers.IntegerField(required=False, min_value=1)
-    sequence_length = serializers.IntegerField(required=False, min_value=1)
-    attention_heads = serializers.IntegerField(required=False, min_value=1)
-    vocab_size = serializers.IntegerField(required=False, min_value=1)
-    activation_checkpointing = serializers.BooleanField(required=False)
-
-
-class JobRequestSerializer(StrictSerializer):
-    """The compose form's fields as JSON. The job endpoints also take a Vertex CustomJob in its
-    REST JSON ({"displayName": ..., "jobSpec": {...}}); see the API's description."""
-
-    team = serializers.SlugField(required=False,
-                                 help_text="Team slug; optional when you belong to one team.")
-    name = serializers.CharField(max_length=100)
-    region = serializers.CharField(required=False, max_length=40,
-                                   help_text=f"Default: {settings.VERTEX_REGION}")
-    strategy = serializers.ChoiceField(choices=list(STRATEGIES), default="ddp")
-    precision = serializers.ChoiceField(choices=list(strategies.PRECISIONS), required=False,
-                                        allow_null=True)
-    scheduling_strategy = serializers.ChoiceField(choices=list(SCHEDULING_STRATEGIES),
-                                                  required=False)
-    spot = serializers.BooleanField(required=False,
-                                    help_text="Older spelling of scheduling_strategy SPOT.")
-    image_uri = serializers.CharField(required=False, allow_blank=True, max_length=512)
-    image_entrypoint = serializers.BooleanField(required=False,
-                                                help_text="Run the image's ENTRYPOINT.")
-    command = serializers.ListField(child=serializers.CharField(), required=False,
-                                    help_text="Empty: the built-in trainer launcher.")
-    args = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    env = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
-    chief = PoolSerializer()
-    workers = PoolSerializer(required=False, allow_null=True,
-                             help_text="Absent or null: no workers pool.")
-    reduction_server = PoolSerializer(required=False, allow_null=True,
-                                      help_text="workerPoolSpecs[2]: Vertex's Reduction Server.")
-    parameter_servers = PoolSerializer(required=False, allow_null=True,
-                                       help_text="workerPoolSpecs[2]: parameter servers.")
-    evaluators = PoolSerializer(required=False, allow_null=True,
-                                help_text="workerPoolSpecs[3].")
-    restart_job_on_worker_restart = serializers.BooleanField(required=False, allow_null=True,
-                                                             default=None)
-    disable_retries = serializers.BooleanField(required=False)
-    timeout_hours = serializers.FloatField(required=False, min_value=0.01, max_value=24 * 7)
-    max_wait_hours = serializers.FloatField(required=False, min_value=0,
-                                            help_text="FLEX_START: 0 waits without limit.")
-    base_output_directory = serializers.CharField(required=False, allow_blank=True)
-    nfs_mounts = NfsMountSerializer(many=True, required=False)
-    network = serializers.CharField(required=False, allow_blank=True)
-    reserved_ip_ranges = serializers.ListField(child=serializers.CharField(), required=False)
-    psc_network_attachment = serializers.CharField(required=False, allow_blank=True)
-    enable_web_access = serializers.BooleanField(required=False)
-    enable_dashboard_access = serializers.BooleanField(required=False)
-    service_account = serializers.CharField(required=False, allow_blank=True)
-    labels = serializers.DictField(child=serializers.CharField(allow_blank=True),
-                                   required=False)
-    batch = BatchSerializer(required=False)
-    fsdp = FsdpSerializer(required=False)
-    deepspeed = DeepSpeedSerializer(required=False)
-    parallelism = ParallelismSerializer(required=False)
-    tpu = TpuSerializer(required=False)
-    model = ModelSerializer(required=False, help_text="The model's size: gives a memory plan.")
-    job_spec_extra = serializers.DictField(required=False, help_text="CustomJobSpec fields "
-                                           "passed through: tensorboard, experiment, ...")
-    encryption_spec = serializers.DictField(required=False)
-
-
-def plain(value: Any) -> Any:
-    """validated_data (OrderedDicts, ReturnLists) as plain JSON values, as a job stores them."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
-
-
-class TemplateSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by = serializers.CharField(source="created_by.username", read_only=True,
-                                       default=None)
-
-    class Meta:
-        model = JobTemplate
-        fields = ["id", "team", "name", "description", "request", "created_by", "created_at",
-                  "updated_at"]
-        read_only_fields = ["id", "team", "created_by", "created_at", "updated_at"]
 
 
 class AttemptSerializer(serializers.ModelSerializer):
@@ -219,10 +35,9 @@ class JobSerializer(serializers.ModelSerializer):
                   "attempts", "cost"]
         read_only_fields = fields
 
-    def get_cost(self, job: Job) -> dict[str, Any]:
-        from controlplane.costs.spend import cost_report
-
-        return cost_report(job)
+    def get_cost(self, job: Job) -> dict[str, Any] | None:
+        # The costs app reports it (runs knows nothing of prices): see panels.register_report.
+        return panels.report("cost", job)
 
 
 class JobListSerializer(JobSerializer):
@@ -237,18 +52,4 @@ class EventSerializer(serializers.ModelSerializer):
     class Meta:
         model = JobEvent
         fields = ["kind", "attempt", "timestamp", "replica", "step", "data"]
-        read_only_fields = fields
-
-
-class StepSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = StepMetric
-        fields = ["attempt", "step", "timestamp", "loss", "lr", "tokens_per_s", "step_time_s"]
-        read_only_fields = fields
-
-
-class LogLineSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = LogLine
-        fields = ["attempt", "timestamp", "severity", "replica", "message", "insert_id"]
         read_only_fields = fields

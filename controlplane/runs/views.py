@@ -1,7 +1,7 @@
 """Server-rendered pages: the job list, the job page and the parts of it htmx refreshes.
 
-Every query goes through controlplane.teams.access: a job outside the user's teams is a 404, a page that
-submits or cancels is a 403 for a role that cannot.
+Every query goes through controlplane.teams.access: a job outside the user's teams is a 404, a page
+that submits or cancels is a 403 for a role that cannot.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
     tokens/<id>/                 GET, DELETE revoke
     teams/<team>/audit/          GET the team's audit log (team admins only); filters action,
                                  actor, since, until
-    teams/, teams/<team>/members/[<id>/]   teams and their members (controlplane/security/teams_api.py)
+    teams/, teams/<team>/members/[<id>/]   teams and their members
+    (controlplane/security/teams_api.py)
 """
 
 from __future__ import annotations

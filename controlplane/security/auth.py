@@ -1,4 +1,5 @@
-"""`Authorization: Token <key>` for the REST API, against the hashed tokens of controlplane.security.models.
+"""`Authorization: Token <key>` for the REST API, against the hashed tokens of
+controlplane.security.models.
 
 The browser uses Django's session with CSRF (DRF's SessionAuthentication); scripts use this.
 """

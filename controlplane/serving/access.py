@@ -1,5 +1,5 @@
-"""Who sees and changes serving objects: the same rules as jobs (controlplane/teams/access.py). Another
-team's objects are invisible (404); viewers read, members and admins change."""
+"""Who sees and changes serving objects: the same rules as jobs (controlplane/teams/access.py).
+Another team's objects are invisible (404); viewers read, members and admins change."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Endpoints and deployments: create, deploy, set autoscaling, undeploy, delete, reconcile.
 
-As controlplane/runs/lifecycle.py: every step locks its row, re-reads the state and does nothing when there
-is nothing to do, so a task run twice or after a crash never creates a second resource (the
-Vertex ids are derived from primary keys). Vertex's long-running operations are recorded and
+As controlplane/runs/lifecycle.py: every step locks its row, re-reads the state and does nothing
+when there is nothing to do, so a task run twice or after a crash never creates a second resource
+(the Vertex ids are derived from primary keys). Vertex's long-running operations are recorded and
 polled by the serving sweep (reconcile_all), never waited for inside a task.
 """
 
@@ -16,11 +16,14 @@ from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.backends.serving_base import DeploySpec, Operation, get_serving_backend
-from controlplane.serving import traffic
+from controlplane.core.queue import enqueue, send_now
+from controlplane.serving import registry, traffic
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 from controlplane.teams.models import Team
 from vertexplan.catalog import allowed_accelerators, get_machine_type
 
+# Queued by name (controlplane/core/queue.py): services never import a tasks module.
+TASKS = "controlplane.serving.tasks."
 logger = logging.getLogger(__name__)
 
 D = Deployment.State
@@ -35,11 +38,9 @@ class ServingError(ValueError):
 # -- endpoints ----------------------------------------------------------------------------------
 
 def create_endpoint(*, team: Team, user: Any, name: str, **probe: Any) -> Endpoint:
-    from controlplane.serving.tasks import create_endpoint as create_task
-
     with transaction.atomic():
         endpoint = Endpoint.objects.create(team=team, created_by=user, name=name, **probe)
-        transaction.on_commit(lambda: create_task.delay(str(endpoint.pk)), robust=True)
+        enqueue(TASKS + "create_endpoint", str(endpoint.pk))
     return endpoint
 
 
@@ -65,8 +66,6 @@ def send_create(endpoint_id: int) -> None:
 
 def request_delete(endpoint: Endpoint) -> None:
     """Undeploy everything, then delete the endpoint (the sweep finishes it)."""
-    from controlplane.serving.tasks import delete_endpoint
-
     with transaction.atomic():
         endpoint = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
         if endpoint.state in (E.DELETING, E.DELETED):
@@ -82,7 +81,7 @@ def request_delete(endpoint: Endpoint) -> None:
         for deployment in endpoint.deployments.select_for_update().filter(state=D.DEPLOYED):
             _start_undeploy(deployment)
         if not endpoint.deployments.filter(state__in=LIVE_DEPLOYMENTS).exists():
-            transaction.on_commit(lambda: delete_endpoint.delay(str(endpoint.pk)), robust=True)
+            enqueue(TASKS + "delete_endpoint", str(endpoint.pk))
 
 
 def send_delete(endpoint_id: int) -> None:
@@ -145,8 +144,6 @@ def check_resources(machine_type: str, accelerator_type: str, accelerator_count:
 
 
 def deploy(*, endpoint: Endpoint, entry: ModelEntry, user: Any, **resources: Any) -> Deployment:
-    from controlplane.serving.tasks import deploy as deploy_task
-
     if endpoint.state != E.READY:
         raise ServingError(f"the endpoint is {endpoint.state}, not READY")
     if entry.state != ModelEntry.State.READY:
@@ -163,7 +160,7 @@ def deploy(*, endpoint: Endpoint, entry: ModelEntry, user: Any, **resources: Any
     with transaction.atomic():
         deployment = Deployment.objects.create(endpoint=endpoint, model_entry=entry,
                                                created_by=user, **resources)
-        transaction.on_commit(lambda: deploy_task.delay(str(deployment.pk)), robust=True)
+        enqueue(TASKS + "deploy", str(deployment.pk))
     return deployment
 
 
@@ -219,11 +216,9 @@ def request_undeploy(deployment: Deployment) -> None:
 
 
 def _start_undeploy(deployment: Deployment) -> None:
-    from controlplane.serving.tasks import undeploy
-
     deployment.state, deployment.operation_name = D.UNDEPLOYING, ""
     deployment.save(update_fields=["state", "operation_name"])
-    transaction.on_commit(lambda: undeploy.delay(str(deployment.pk)), robust=True)
+    enqueue(TASKS + "undeploy", str(deployment.pk))
 
 
 def send_undeploy(deployment_id: int) -> None:
@@ -250,8 +245,6 @@ def send_undeploy(deployment_id: int) -> None:
 def set_autoscaling(deployment: Deployment, *, min_replicas: int, max_replicas: int,
                     autoscaling_metric: str, autoscaling_target: int) -> None:
     """Change a deployed model's replica range and autoscaling (MutateDeployedModel)."""
-    from controlplane.serving.tasks import mutate
-
     if deployment.state != D.DEPLOYED:
         raise ServingError(f"the deployment is {deployment.state}, not DEPLOYED")
     check_resources(deployment.machine_type, deployment.accelerator_type,
@@ -262,7 +255,7 @@ def set_autoscaling(deployment: Deployment, *, min_replicas: int, max_replicas: 
             min_replicas=min_replicas, max_replicas=max_replicas,
             autoscaling_metric=autoscaling_metric, autoscaling_target=autoscaling_target,
             scaling_operation_name="", error_message="")
-        transaction.on_commit(lambda: mutate.delay(str(deployment.pk)), robust=True)
+        enqueue(TASKS + "mutate", str(deployment.pk))
 
 
 def send_mutate(deployment_id: int) -> None:
@@ -283,8 +276,6 @@ def send_mutate(deployment_id: int) -> None:
 
 def reconcile_all() -> None:
     """Follow every operation in flight and refresh deployed models' replica counts."""
-    from controlplane.serving import registry
-
     for entry in ModelEntry.objects.filter(state=ModelEntry.State.UPLOADING):
         _safely(registry.reconcile, entry)
     for endpoint in Endpoint.objects.filter(state__in=(E.CREATING, E.DELETING)):
@@ -302,12 +293,10 @@ def _safely(fn: Any, obj: Any) -> None:
 
 
 def _reconcile_endpoint(endpoint: Endpoint) -> None:
-    from controlplane.serving.tasks import create_endpoint, delete_endpoint
-
     if not endpoint.operation_name:
         # The task that sends it was lost, or has not run yet: queue it again.
-        task = create_endpoint if endpoint.state == E.CREATING else delete_endpoint
-        task.delay(str(endpoint.pk))
+        task = "create_endpoint" if endpoint.state == E.CREATING else "delete_endpoint"
+        send_now(TASKS + task, str(endpoint.pk))
         return
     op = _op(endpoint.operation_name)
     with transaction.atomic():
@@ -325,14 +314,12 @@ def _op(name: str) -> Operation:
 
 
 def _reconcile_deployments(endpoint: Endpoint) -> None:
-    from controlplane.serving.tasks import deploy, undeploy
-
     remote = get_serving_backend().get_endpoint(endpoint.vertex_name)
     for deployment in endpoint.deployments.filter(state__in=LIVE_DEPLOYMENTS):
         there = remote.deployed(deployment.deployed_model_id)
         if deployment.state == D.DEPLOYING:
             if there is None and not deployment.operation_name:
-                deploy.delay(str(deployment.pk))  # its task was lost: send it again
+                send_now(TASKS + "deploy", str(deployment.pk))  # its task was lost: send it again
                 continue
             op = None if there is not None else _op(deployment.operation_name)
             if op is not None and not op.done:
@@ -358,7 +345,7 @@ def _reconcile_deployments(endpoint: Endpoint) -> None:
             elif not deployment.operation_name or _op(deployment.operation_name).failed:
                 # Lost, or refused (a traffic split that changed meanwhile): compute it anew.
                 Deployment.objects.filter(pk=deployment.pk).update(operation_name="")
-                undeploy.delay(str(deployment.pk))
+                send_now(TASKS + "undeploy", str(deployment.pk))
         else:  # DEPLOYED
             _refresh(deployment, there)
 
@@ -400,8 +387,6 @@ def _deployment_failed(deployment: Deployment, message: str) -> None:
 
 
 def _undeployed(deployment: Deployment) -> None:
-    from controlplane.serving.tasks import delete_endpoint
-
     deployment.state = D.UNDEPLOYED
     deployment.undeployed_at = timezone.now()
     deployment.available_replicas = 0
@@ -409,4 +394,4 @@ def _undeployed(deployment: Deployment) -> None:
     endpoint = deployment.endpoint
     if endpoint.state == E.DELETING and not endpoint.deployments.filter(
             state__in=LIVE_DEPLOYMENTS).exclude(pk=deployment.pk).exists():
-        transaction.on_commit(lambda: delete_endpoint.delay(str(endpoint.pk)), robust=True)
+        enqueue(TASKS + "delete_endpoint", str(endpoint.pk))

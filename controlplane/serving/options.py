@@ -2,10 +2,7 @@
 the process at start (ImproperlyConfigured); a Django setting of the same name wins, which is
 how tests override them.
 
-CP_SERVING_BACKEND         dotted path of the ServingBackend (default: Vertex, or the emulator
-                           at VERTEX_EMULATOR_ADDR through the same class)
-CP_LATENCY_SOURCE          dotted path of the Cloud Monitoring reader; empty turns it off
-                           (the default against the emulator, which has no Cloud Monitoring)
+(CP_SERVING_BACKEND and CP_LATENCY_SOURCE are Django settings: the backends read them.)
 CP_PROBE_TICK_S            how often beat looks for endpoints due a probe (1 s); each
                            endpoint's own probe interval sets its rate
 CP_PROBE_TIMEOUT_S         a probe request slower than this counts as an error (10 s)
@@ -21,14 +18,10 @@ from typing import Any
 
 from django.conf import settings
 
+from controlplane.backends import serving_base
 from controlplane.core.env import envfloat, envint, envstr
 
-_DEFAULT_BACKEND = "controlplane.backends.serving.VertexServing"
-_MONITORING = "controlplane.backends.monitoring.CloudMonitoringLatency"
-
 _ENV: dict[str, Any] = {
-    "CP_SERVING_BACKEND": envstr("CP_SERVING_BACKEND", _DEFAULT_BACKEND),
-    "CP_LATENCY_SOURCE": envstr("CP_LATENCY_SOURCE", "auto"),
     "CP_PROBE_TICK_S": envfloat("CP_PROBE_TICK_S", 1.0, minimum=0.2),
     "CP_PROBE_TIMEOUT_S": envfloat("CP_PROBE_TIMEOUT_S", 10.0, minimum=0.1),
     "CP_MONITORING_INTERVAL_S": envfloat("CP_MONITORING_INTERVAL_S", 60.0, minimum=10.0),
@@ -42,14 +35,11 @@ def _get(name: str) -> Any:
 
 
 def serving_backend() -> str:
-    return _get("CP_SERVING_BACKEND")
+    return settings.CP_SERVING_BACKEND
 
 
 def latency_source() -> str:
-    value = _get("CP_LATENCY_SOURCE")
-    if value == "auto":
-        return "" if settings.VERTEX_EMULATOR_ADDR else _MONITORING
-    return value
+    return serving_base.latency_source()
 
 
 def probe_tick_s() -> float:

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.backends.serving_base import get_serving_backend
+from controlplane.core.queue import send_now
 from controlplane.serving import options
 from controlplane.serving.models import Deployment, Endpoint, LatencySample, MonitoringWindow
 
@@ -57,15 +58,13 @@ def claim(endpoint: Endpoint, now: datetime) -> bool:
 
 def dispatch(now: datetime | None = None) -> int:
     """Queue a probe for every endpoint that is due; returns how many."""
-    from controlplane.serving.tasks import probe_endpoint
-
     now = now or timezone.now()
     queued = 0
     for endpoint in due(now):
         if claim(endpoint, now):
             # Expires: a probe that waited in the queue past its slot measures the queue.
-            probe_endpoint.apply_async((str(endpoint.pk),),
-                                       expires=max(endpoint.probe_interval_s, MIN_INTERVAL_S))
+            send_now("controlplane.serving.tasks.probe_endpoint", str(endpoint.pk),
+                     expires=max(endpoint.probe_interval_s, MIN_INTERVAL_S))
             queued += 1
     return queued
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.backends.serving_base import Container, get_serving_backend
+from controlplane.core.queue import enqueue
 from controlplane.runs.models import Job, JobState
 from controlplane.serving import options
 from controlplane.serving.models import ModelEntry
@@ -63,8 +64,6 @@ def checkpoint_steps(job: Job) -> list[int]:
 
 def register(*, job: Job, user: Any, step: int | None, display_name: str = "") -> ModelEntry:
     """Record an entry and queue its upload once the row is committed."""
-    from controlplane.serving.tasks import upload_model
-
     artifact = artifact_for(job, step)
     name = display_name or f"{job.name}-{'final' if step is None else f'step-{step}'}"
     try:
@@ -74,7 +73,7 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "") -
                 artifact_uri=artifact, image_uri=options.serving_image(),
                 command=list(SERVE_COMMAND),
             )
-            transaction.on_commit(lambda: upload_model.delay(str(entry.pk)), robust=True)
+            enqueue("controlplane.serving.tasks.upload_model", str(entry.pk))
     except IntegrityError as exc:
         raise RegistryError(f"{artifact} is registered already") from exc
     return entry

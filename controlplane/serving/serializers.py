@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from controlplane.runs.serializers import StrictSerializer
+from controlplane.core.serializers import StrictSerializer
 from controlplane.serving.models import (
     Deployment,
     Endpoint,

@@ -1,8 +1,8 @@
 """Serving pages: the models and endpoints list, an endpoint's page with its latency chart, and
 the panel the job page loads (its models, the endpoints serving them, their latency).
 
-Queries go through controlplane/serving/access.py: another team's objects are a 404; changing anything
-takes a member's or admin's role (403 otherwise).
+Queries go through controlplane/serving/access.py: another team's objects are a 404; changing
+anything takes a member's or admin's role (403 otherwise).
 """
 
 from __future__ import annotations

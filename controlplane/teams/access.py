@@ -2,8 +2,8 @@
 
 Another team's objects are invisible (callers turn that into 404, never 403, so ids leak
 nothing). Roles: viewer reads; member also composes, submits and cancels; admin also manages.
-A request made with a narrowed API token (controlplane/teams/scope.py) sees only the token's teams, and
-a read-only token acts as a viewer in them.
+A request made with a narrowed API token (controlplane/teams/scope.py) sees only the token's teams,
+and a read-only token acts as a viewer in them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What a request's credentials narrow its user's rights to.
 
 A session acts with all of its user's rights. An API token may be narrowed to some of the
-user's teams and to reading only; authentication (controlplane/security/auth.py) attaches that here, to the
-user object of the one request, and controlplane/teams/access.py applies it in every check, so no view can
-forget it.
+user's teams and to reading only; authentication (controlplane/security/auth.py) attaches that
+here, to the user object of the one request, and controlplane/teams/access.py applies it in every
+check, so no view can forget it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The recommender (vertexplan.recommend): the cheapest configurations that fit, ranked by cost, each
-a job request the composer accepts; priced in the region asked; spot and flex only where valid;
+"""The recommender (vertexplan.recommend): the cheapest configurations that fit, ranked by cost,
+each a job request the composer accepts; priced in the region asked; spot and flex only where valid;
 nothing, with the reason, when nothing fits."""
 
 from __future__ import annotations
@@ -79,8 +79,9 @@ def test_costs_are_the_composed_jobs_price_for_the_duration(name: str) -> None:
         hourly = priced_as_composed(result, q.region).hourly
         assert result.hourly == hourly
         seconds = result.seconds
-        expected = job_estimate.for_steps(job_estimate.hourly(compose(result.request).custom_job, q.region,
-                                                default_table()), 1, seconds)
+        hourly = job_estimate.hourly(compose(result.request).custom_job, q.region,
+                                     default_table())
+        expected = job_estimate.for_steps(hourly, 1, seconds)
         assert result.totals == expected
         assert result.total == expected.get(result.rate)
 

@@ -18,7 +18,8 @@ HEADER = ",".join(COLUMNS) + "\n"
 
 
 def shipped_rows() -> list[dict[str, str]]:
-    text = resources.files("vertexplan.pricing").joinpath("data/vertex_training_prices.csv").read_text()
+    data = resources.files("vertexplan.pricing").joinpath("data/vertex_training_prices.csv")
+    text = data.read_text()
     return list(csv.DictReader(io.StringIO(text)))
 
 

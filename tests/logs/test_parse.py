@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from controlplane.backends.base import LogEntry
 from vertexplan.logparse import events
+from vertexplan.logparse.entries import LogEntry
 
 
 def entry(severity: int = 200, text: str | None = None, payload: dict | None = None) -> LogEntry:

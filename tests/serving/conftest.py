@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from controlplane.backends import serving_base
-from controlplane.runs.models import Job, JobState
 from controlplane.notifications import tasks as notification_tasks
+from controlplane.runs.models import Job, JobState
 from controlplane.serving import tasks
 from controlplane.teams.models import Role, Team
 from tests.people import make_user

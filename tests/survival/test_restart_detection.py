@@ -1,4 +1,5 @@
-"""Preemption and restart detection from stored events and log lines (controlplane/logs/restarts.py)."""
+"""Preemption and restart detection from stored events and log lines
+(controlplane/logs/restarts.py)."""
 
 from __future__ import annotations
 

@@ -207,7 +207,6 @@ def test_only_team_admins_manage_channels(client: Client, team: Team, make_job: 
     assert api.get("/api/v1/teams/someone-else/channels/").status_code == 404
 
 
-@pytest.mark.urls("tests.survival.urls")
 def test_channel_pages(client: Client, admin_user: Any, team: Team) -> None:
     client.force_login(admin_user)
     page = client.get(f"/teams/{team.slug}/notifications/")

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from vertexplan.catalog.enums import STRATEGY_CHOICES
 from vertexplan.catalog.loader import get_catalog
-from vertexplan.catalog.lookups import allowed_accelerators, get_tpu_machine, tpu_topologies
+from vertexplan.catalog.lookups import (
+    allowed_accelerators,
+    get_tpu_machine,
+    list_machine_types,
+    tpu_topologies,
+)
 from vertexplan.catalog.records import MachineType
 
 Choice = tuple[str, str]
@@ -53,8 +58,6 @@ def machine_label(machine: MachineType) -> str:
 
 def machine_type_choices(accelerator_type: str | None = None) -> list[tuple[str, list[Choice]]]:
     """Machine types grouped by family: [(family label, [(name, label), ...]), ...]."""
-    from vertexplan.catalog.lookups import list_machine_types
-
     groups: dict[str, list[Choice]] = {}
     for machine in list_machine_types(accelerator_type):
         label = FAMILY_LABELS.get(machine.family, machine.family)

@@ -3,17 +3,16 @@
 A *job request* is what a user fills in (the compose form, the same fields as JSON through the
 API, or an imported CustomJob read back into them; see ``request.py`` for its fields). The
 composer turns it into the CustomJob that will be submitted, with the strategy's launcher
-arguments, environment and DeepSpeed/FSDP configuration (``vertexplan.composer.parallelism``), runs the
-catalogue's validation on that CustomJob and its own rules on the request, maps every error back
+arguments, environment and DeepSpeed/FSDP configuration (``vertexplan.composer.parallelism``), runs
+the catalogue's validation on that CustomJob and its own rules on the request, maps every error back
 to the request field that caused it, and plans the job's per-device memory.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from django.conf import settings
 
 from vertexplan import memory
 from vertexplan.catalog import FieldError, UnknownRegionError, validate_custom_job
@@ -69,15 +68,34 @@ class Composition:
             self.suggestions[key] = tuple(suggestions)
 
 
+DEFAULT_IMAGE = "us-central1-docker.pkg.dev/local-project/training/trainers:0.1.0"
+
+
+@dataclass
+class Defaults:
+    """Where a request that names no region runs, and the image a pool that names none runs.
+
+    Providers, read at each call: the control plane connects its settings here at start
+    (controlplane/core/apps.py), so a changed setting applies at once; plain Python callers
+    get these values."""
+
+    region: Callable[[], str] = lambda: "us-central1"
+    image: Callable[[], str] = lambda: DEFAULT_IMAGE
+
+
+DEFAULTS = Defaults()
+
+
 def compose(request: dict[str, Any], *, memory_policy: str = "refuse") -> Composition:
-    """Build the CustomJob for a job request and validate it. Pure apart from settings.
+    """Build the CustomJob for a job request and validate it. Pure: the defaults of a request
+    that names no region or image come from ``DEFAULTS``.
 
     ``memory_policy``: "refuse" makes a job that does not fit in memory an error, "warn" a
     warning (a team's setting).
     """
     request, legacy_errors = normalize(request)
-    region = request.get("region") or settings.VERTEX_REGION
-    built = build(request, region=region, default_image=settings.CP_DEFAULT_IMAGE)
+    region = request.get("region") or DEFAULTS.region()
+    built = build(request, region=region, default_image=DEFAULTS.image())
     composition = Composition(custom_job=built.custom_job, world_size=built.topology.world_size,
                               request=request, deepspeed_config=built.launch.deepspeed,
                               fsdp_config=built.launch.fsdp)

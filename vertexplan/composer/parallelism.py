@@ -257,7 +257,8 @@ def _zero(options: dict[str, Any], stage: int, precision: str | None, out: Launc
     for key, messages in deepspeed_config.check(options, stage=stage, precision=precision).items():
         for message in messages:
             out.error(key, message)
-    out.deepspeed = deepspeed_config.build(options, stage=stage, precision=precision, batch=out.batch)
+    out.deepspeed = deepspeed_config.build(options, stage=stage, precision=precision,
+    batch=out.batch)
     out.env.insert(0, (DEEPSPEED_ENV, dumps(out.deepspeed)))
     if not flags:
         return

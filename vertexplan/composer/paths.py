@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from vertexplan.catalog import resolve_path
-from vertexplan.catalog.errors import split_path
+from vertexplan.catalog.errors import child, item, split_path
 from vertexplan.composer import parallelism
 from vertexplan.composer.request import DISK_FIELDS, POOL_INDEX, POOL_ROLES, inherited_fields, pool
 
@@ -206,8 +206,6 @@ def _parent_present(path: str, document: dict[str, Any]) -> str:
 
 
 def _join(parts: list[str | int]) -> str:
-    from vertexplan.catalog.errors import child, item
-
     out = ""
     for part in parts:
         out = item(out, part) if isinstance(part, int) else child(out, part)

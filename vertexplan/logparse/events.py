@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from controlplane.backends.base import LogEntry
+from vertexplan.logparse.entries import LogEntry
 
 TIMELINE_EVENTS = frozenset({
     "run_started", "checkpoint_saved", "resumed", "preempted", "eval", "run_finished",

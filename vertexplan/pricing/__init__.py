@@ -1,6 +1,7 @@
 """Vertex AI custom-training prices: the shipped table, its rows, and money arithmetic.
 
-Pure Python (no Django, no Google client libraries). ``vertexplan.pricing.job_estimate`` prices jobs with it:
+Pure Python (no Django, no Google client libraries). ``vertexplan.pricing.job_estimate`` prices
+jobs with it:
 
     from vertexplan.pricing import default_table
     row = default_table().price("machine", "n1-standard-8", "us-central1")

@@ -1,7 +1,8 @@
 """A job's actual cost from what was stored about it: attempts, preemptions, checkpoints.
 
-Pure: the caller (controlplane/costs/spend.py) reads the facts from the database and hands them over; the
-same facts always give the same figures, so the reconciler can recompute them on every sweep.
+Pure: the caller (controlplane/costs/spend.py) reads the facts from the database and hands them
+over; the same facts always give the same figures, so the reconciler can recompute them on every
+sweep.
 
 What is billed (prices README, DESIGN.md "Costs"):
 - each attempt from its start (Vertex's startTime: RUNNING) to its end, or ``now`` while it runs;

@@ -5,10 +5,12 @@ Given a model's size, a strategy, a region and how long the training takes, ``re
 1. enumerates the hardware the catalogue allows for the strategy: GPU machines with each listed
    GPU count on 1 to ``max_nodes`` nodes (ddp, fsdp, zero1-3), or TPU slice machines with each
    topology and cloud-tpu hosts (tpu_jax, tpu_xla);
-2. keeps the hardware the memory plan (``vertexplan.memory``, as the composer plans it) says the model
+2. keeps the hardware the memory plan (``vertexplan.memory``, as the composer plans it) says the
+model
    fits on, with the first strategy that fits when the query says "any" (ddp, zero2, fsdp,
    zero3: least communication first), and for TPU strategies replicated before sharded;
-3. prices each with ``vertexplan.pricing.job_estimate`` in the region for its duration, at every scheduling strategy
+3. prices each with ``vertexplan.pricing.job_estimate`` in the region for its duration, at every
+scheduling strategy
    the query allows where it is valid: STANDARD always, SPOT where a spot rate applies (not on
    TPU Pod slices), FLEX_START where every pool has an L4/A100/H100/H200/B200 and the timeout is
    at most 7 days;

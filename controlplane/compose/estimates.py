@@ -1,16 +1,6 @@
-"""Cost endpoints: the estimate of a job before it is submitted.
-
-POST /api/v1/jobs/estimate/ takes the body validate takes (the form's fields, or a CustomJob in
-REST JSON) plus ``region`` and either ``hours`` or ``steps`` and ``step_time_s``, and answers in
-integer micro-dollars (1 USD = 1000000): per hour and for that duration, in total and per pool
-and resource, at the on-demand, spot and flex rates (null where a rate does not apply), with the
-price table's source and the date its prices were read. Without a duration, the job's timeout
-(Vertex's 7 days when it sets none) is used: the most it can cost, what a budget reserves.
-
-``alternatives`` lists the same work on the other kind of accelerator (a GPU job on TPU, a TPU
-job on GPUs) where a comparable configuration is valid, cheapest first, with how they were
-compared in ``alternatives_basis`` (vertexplan.recommend.alternatives); it may be empty.
-"""
+"""What a validated job would cost before it is submitted: per hour and for a duration, at every
+rate, with the same work on the other kind of accelerator. The estimate endpoint, the compose
+page and validate all answer with this."""
 
 from __future__ import annotations
 
@@ -19,15 +9,9 @@ from fractions import Fraction
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from controlplane.compose import validation
-from controlplane.compose.api import _team_or_none, check_body, result
-from controlplane.compose.models import memory_policy_for
 from controlplane.core import price_table
 from controlplane.costs.recommend_api import result_json
 from vertexplan.pricing import RATE_NAMES, Estimate, Totals, job_estimate
@@ -64,7 +48,8 @@ class Duration:
         return seconds_of(self.hours) * 3600
 
     def total(self, hourly: Totals) -> Totals:
-        """The same arithmetic as vertexplan.pricing.job_estimate.for_duration: one rounding per figure."""
+        """The same arithmetic as vertexplan.pricing.job_estimate.for_duration: one rounding per
+        figure."""
         seconds = self.seconds
         return hourly.map(lambda rate: cost_of_seconds(rate, seconds))
 
@@ -198,36 +183,3 @@ def parse_region(region: Any) -> str:
         raise ValidationError({"region": [f"{region!r} has no prices; valid regions: "
                                           f"{', '.join(priced)}"]})
     return region
-
-
-class JobEstimate(APIView):
-    """What a job would cost: total and per pool, at on-demand, spot and flex rates."""
-
-    @extend_schema(request=dict, responses={200: dict})
-    def post(self, request: Request) -> Response:
-        if not isinstance(request.data, dict):
-            raise ValidationError({"": ["a JSON object: the job (as for validate) plus region "
-                                        "and hours, or steps and step_time_s"]})
-        data = {k: v for k, v in request.data.items() if k not in DURATION_KEYS}
-        extra = {k: request.data[k] for k in DURATION_KEYS if k in request.data}
-        if validation.is_custom_job(data):
-            region = parse_region(data.pop("region", None) or request.query_params.get(
-                "region") or settings.VERTEX_REGION)
-            team = _team_or_none(request.user, request.query_params.get("team"))
-            checked = validation.check_custom_job(data, team, region=region,
-                                                memory_policy=memory_policy_for(team))
-            checked.errors.pop("team", None)
-        else:
-            region = parse_region(data.get("region") or settings.VERTEX_REGION)
-            data["region"] = region
-            checked = check_body(request, require_team=False, data=data)
-        if not checked.ok or checked.composition is None:
-            raise ValidationError({**result(checked)["errors"]} or {"": ["invalid job"]})
-        custom_job = checked.composition.custom_job
-        duration = parse_duration(extra, price_table.timeout_hours(custom_job))
-        try:
-            estimate = price_table.estimate(custom_job, region)
-        except job_estimate.PricingError as exc:
-            raise ValidationError({"region": [str(p) for p in exc.problems]}) from exc
-        return Response(estimate_json(estimate, duration,
-                                      alternatives_of(checked, region, duration)))
