@@ -84,7 +84,7 @@ def finished_well(stack: Stack, token: str, job_id: int, args: argparse.Namespac
         time.sleep(1)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--var-dir", type=Path, default=ROOT / "var" / "demo")
     parser.add_argument("--port", type=int, default=8000)
@@ -99,13 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-preemption", action="store_true", help="do not preempt the sample spot job"
     )
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def demo_stack(args: argparse.Namespace) -> Stack:
     var_dir = args.var_dir.resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
     broker, said = choose_broker(var_dir)
     print(f"broker: {said}", flush=True)
-    stack = Stack(
+    return Stack(
         StackConfig(
             var_dir=var_dir,
             database_url=f"sqlite:///{var_dir / 'controlplane.sqlite3'}",
@@ -115,59 +117,74 @@ def main(argv: list[str] | None = None) -> int:
             queue_prefix="cp-demo",
         )
     )
-    try:
-        stack.start()
-        seeded = json.loads(
-            stack.manage("seed_demo", "--sample-job", "--steps", str(args.steps), capture=True)
-        )
-        job_id = seeded["job"]
-        print(
-            f"""
+
+
+def announce(stack: Stack, seeded: dict) -> None:
+    print(
+        f"""
 The control plane is running.
-  open      {stack.web_url}/jobs/{job_id}/   (the sample job)
+  open      {stack.web_url}/jobs/{seeded["job"]}/   (the sample job)
   log in    user {seeded["username"]}, password {seeded["password"]}
   API       curl -H 'Authorization: Token {seeded["token"]}' {stack.web_url}/api/v1/jobs/
   logs      {stack.log_dir}/
 Press Ctrl-C to stop.
 """,
-            flush=True,
-        )
-        started = time.monotonic()
-        last = ""
-        # A third of the way in, so the checkpoint it resumes from is worth having.
-        preempt_at = None if args.no_preemption else max(1, args.steps // 3)
-        while True:
-            if stack.dead():
-                print(f"a process stopped: {stack.dead()}", file=sys.stderr)
-                for name in stack.dead():
-                    print(stack.log_tail(name), file=sys.stderr)
-                return 1
-            state = job_state(stack, seeded["token"], job_id)
-            if (
-                preempt_at is not None
-                and state["state"] not in TERMINAL
-                and arm_preemption(stack, state, preempt_at)
-            ):
-                print(
-                    f"armed a spot preemption for step {preempt_at}: the replicas get SIGTERM "
-                    "and 30 s, the trainer saves a checkpoint, the emulator restarts them as "
-                    "Vertex does; watch the job page's timeline",
-                    flush=True,
-                )
-                preempt_at = None
-            line = (
-                f"sample job {job_id}: {state['state']} step {state['last_step']} "
-                f"restarts {state['restarts']}"
+        flush=True,
+    )
+
+
+def watch(stack: Stack, seeded: dict, args: argparse.Namespace) -> int:
+    """Follow the sample job, arming its preemption once its CustomJob exists; with
+    --exit-when-done, return how it ended, else run until Ctrl-C."""
+    job_id = seeded["job"]
+    started = time.monotonic()
+    last = ""
+    # A third of the way in, so the checkpoint it resumes from is worth having.
+    preempt_at = None if args.no_preemption else max(1, args.steps // 3)
+    while True:
+        if stack.dead():
+            print(f"a process stopped: {stack.dead()}", file=sys.stderr)
+            for name in stack.dead():
+                print(stack.log_tail(name), file=sys.stderr)
+            return 1
+        state = job_state(stack, seeded["token"], job_id)
+        if (
+            preempt_at is not None
+            and state["state"] not in TERMINAL
+            and arm_preemption(stack, state, preempt_at)
+        ):
+            print(
+                f"armed a spot preemption for step {preempt_at}: the replicas get SIGTERM "
+                "and 30 s, the trainer saves a checkpoint, the emulator restarts them as "
+                "Vertex does; watch the job page's timeline",
+                flush=True,
             )
-            if line != last:
-                print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
-                last = line
-            if args.exit_when_done and state["state"] in TERMINAL:
-                return finished_well(stack, seeded["token"], job_id, args)
-            if args.exit_when_done and time.monotonic() - started > args.timeout:
-                print("the sample job did not finish in time", file=sys.stderr)
-                return 1
-            time.sleep(0.5 if preempt_at is not None else 2)
+            preempt_at = None
+        line = (
+            f"sample job {job_id}: {state['state']} step {state['last_step']} "
+            f"restarts {state['restarts']}"
+        )
+        if line != last:
+            print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
+            last = line
+        if args.exit_when_done and state["state"] in TERMINAL:
+            return finished_well(stack, seeded["token"], job_id, args)
+        if args.exit_when_done and time.monotonic() - started > args.timeout:
+            print("the sample job did not finish in time", file=sys.stderr)
+            return 1
+        time.sleep(0.5 if preempt_at is not None else 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stack = demo_stack(args)
+    try:
+        stack.start()
+        seeded = json.loads(
+            stack.manage("seed_demo", "--sample-job", "--steps", str(args.steps), capture=True)
+        )
+        announce(stack, seeded)
+        return watch(stack, seeded, args)
     except KeyboardInterrupt:
         return 0
     finally:
