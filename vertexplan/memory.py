@@ -233,61 +233,12 @@ def _activations(model: ModelShape, layout: Layout) -> float | None:
 def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None = None,
          host_memory_gib: float | None = None, gpu: bool = True) -> MemoryPlan:
     """The memory plan of one device of this job. Raises ValueError for inputs it cannot plan."""
-    if model.parameters <= 0:
-        raise ValueError("the model needs a positive parameter count")
-    if model.dtype not in DTYPES:
-        raise ValueError(f"dtype {model.dtype!r}: use {', '.join(DTYPES)}")
-    if layout.devices_per_node < 1 or layout.nodes < 1:
-        raise ValueError("a job has at least one device on one node")
+    _check(model, layout)
     notes: list[str] = []
     trainable = model.trainable_parameters or model.parameters
-    if not 0 < trainable <= model.parameters:
-        raise ValueError("trainable parameters must be between 1 and the parameter count")
-    # Tensor and pipeline parallelism give each device its slice of the model first.
-    p = trainable / layout.model_parallel
-    frozen = (model.parameters - trainable) / layout.model_parallel
-    layer = model.largest_layer / layout.tensor_parallel
-    dp = layout.data_parallel
-    strategy = layout.strategy
-    shard = 1
-    if strategy in ZERO_STAGES:
-        shard = dp
-        states = _zero(ZERO_STAGES[strategy], p, dp, layer, model.dtype, layout, layout.nodes)
-        if model.dtype == "fp32":
-            notes.append("DeepSpeed's estimators assume 16-bit training; fp32 is planned with "
-                         "4-byte weights and gradients")
-        if layout.offload_params and not layout.offload_optimizer:
-            notes.append("parameter offload without optimizer offload is outside DeepSpeed's "
-                         "estimator; planned from the same per-parameter bytes")
-    elif strategy == "fsdp" or (strategy.startswith("tpu") and layout.tpu_sharding == "fsdp"):
-        mode = layout.fsdp_mode if strategy == "fsdp" else "full_shard"
-        shard = dp
-        if mode == "hybrid_shard":
-            shard = min(layout.fsdp_shard_size or layout.devices_per_node, dp)
-            notes.append(f"hybrid_shard: states sharded over groups of {shard} devices, "
-                         f"replicated across {max(dp // shard, 1)} groups")
-        states = _fsdp(mode, p, shard, layer, model.dtype, layout.devices_per_node)
-    else:
-        w, g, o = _bytes(model.dtype)
-        if model.dtype != "fp32":
-            # Autocast keeps fp32 weights and gradients; no separate master copy.
-            w, g, o = 4, 4, 8
-        states = _States(w * p, g * p, o * p,
-                         host=4 * p * layout.devices_per_node * DS_BUFFER_FACTOR)
-        if strategy.startswith("tpu"):
-            notes.append("TPU data parallel keeps a full copy per chip; a sharded program "
-                         "(tpu sharding fsdp) needs about 1/N of it")
-    if frozen:
-        # Frozen weights are stored like the trainable ones but carry no gradients or
-        # optimizer states.
-        weight = 4 if model.dtype == "fp32" else 2
-        sharded = (strategy == "zero3" and not layout.offload_params) or (
-            shard > 1 and strategy not in ZERO_STAGES
-            and not (strategy == "fsdp" and layout.fsdp_mode == "shard_grad_op"))
-        on_device = 0.0 if strategy == "zero3" and layout.offload_params else weight * frozen
-        states = _States(states.params + on_device / (shard if sharded else 1), states.grads,
-                         states.optimizer, states.gathered, states.host)
-        notes.append(f"{model.parameters - trainable:,} frozen parameters: weights only")
+    states, shard = _trained_states(model, layout, notes)
+    if model.parameters - trainable:
+        states = _with_frozen(states, model, layout, shard, notes)
     if states.gathered and not model.largest_layer_parameters and not model.hidden_size:
         notes.append(f"largest layer assumed {DEFAULT_LARGEST_LAYER_SHARE:.0%} of the model; "
                      "give largest_layer_parameters or hidden_size for a closer figure")
@@ -296,9 +247,9 @@ def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None =
         notes.append("activations not estimated: give hidden_size, layers and "
                      "sequence_length to include them")
     return MemoryPlan(
-        strategy=strategy,
+        strategy=layout.strategy,
         world_size=layout.world_size,
-        data_parallel=dp,
+        data_parallel=layout.data_parallel,
         shard_group=shard,
         parameters_gib=states.params / GIB,
         gradients_gib=states.grads / GIB,
@@ -311,6 +262,73 @@ def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None =
         host_memory_gib=host_memory_gib,
         notes=notes,
     )
+
+
+def _check(model: ModelShape, layout: Layout) -> None:
+    if model.parameters <= 0:
+        raise ValueError("the model needs a positive parameter count")
+    if model.dtype not in DTYPES:
+        raise ValueError(f"dtype {model.dtype!r}: use {', '.join(DTYPES)}")
+    if layout.devices_per_node < 1 or layout.nodes < 1:
+        raise ValueError("a job has at least one device on one node")
+    trainable = model.trainable_parameters or model.parameters
+    if not 0 < trainable <= model.parameters:
+        raise ValueError("trainable parameters must be between 1 and the parameter count")
+
+
+def _trained_states(model: ModelShape, layout: Layout, notes: list[str]) -> tuple[_States, int]:
+    """The trainable parameters' states per device under the layout's strategy, and the size of
+    the group they are sharded over (1: not sharded)."""
+    trainable = model.trainable_parameters or model.parameters
+    # Tensor and pipeline parallelism give each device its slice of the model first.
+    p = trainable / layout.model_parallel
+    layer = model.largest_layer / layout.tensor_parallel
+    dp = layout.data_parallel
+    strategy = layout.strategy
+    if strategy in ZERO_STAGES:
+        states = _zero(ZERO_STAGES[strategy], p, dp, layer, model.dtype, layout, layout.nodes)
+        if model.dtype == "fp32":
+            notes.append("DeepSpeed's estimators assume 16-bit training; fp32 is planned with "
+                         "4-byte weights and gradients")
+        if layout.offload_params and not layout.offload_optimizer:
+            notes.append("parameter offload without optimizer offload is outside DeepSpeed's "
+                         "estimator; planned from the same per-parameter bytes")
+        return states, dp
+    if strategy == "fsdp" or (strategy.startswith("tpu") and layout.tpu_sharding == "fsdp"):
+        mode = layout.fsdp_mode if strategy == "fsdp" else "full_shard"
+        shard = dp
+        if mode == "hybrid_shard":
+            shard = min(layout.fsdp_shard_size or layout.devices_per_node, dp)
+            notes.append(f"hybrid_shard: states sharded over groups of {shard} devices, "
+                         f"replicated across {max(dp // shard, 1)} groups")
+        return _fsdp(mode, p, shard, layer, model.dtype, layout.devices_per_node), shard
+    w, g, o = _bytes(model.dtype)
+    if model.dtype != "fp32":
+        # Autocast keeps fp32 weights and gradients; no separate master copy.
+        w, g, o = 4, 4, 8
+    states = _States(w * p, g * p, o * p,
+                     host=4 * p * layout.devices_per_node * DS_BUFFER_FACTOR)
+    if strategy.startswith("tpu"):
+        notes.append("TPU data parallel keeps a full copy per chip; a sharded program "
+                     "(tpu sharding fsdp) needs about 1/N of it")
+    return states, 1
+
+
+def _with_frozen(states: _States, model: ModelShape, layout: Layout, shard: int,
+                 notes: list[str]) -> _States:
+    """Frozen weights are stored like the trainable ones but carry no gradients or optimizer
+    states."""
+    trainable = model.trainable_parameters or model.parameters
+    frozen = (model.parameters - trainable) / layout.model_parallel
+    strategy = layout.strategy
+    weight = 4 if model.dtype == "fp32" else 2
+    sharded = (strategy == "zero3" and not layout.offload_params) or (
+        shard > 1 and strategy not in ZERO_STAGES
+        and not (strategy == "fsdp" and layout.fsdp_mode == "shard_grad_op"))
+    on_device = 0.0 if strategy == "zero3" and layout.offload_params else weight * frozen
+    notes.append(f"{model.parameters - trainable:,} frozen parameters: weights only")
+    return _States(states.params + on_device / (shard if sharded else 1), states.grads,
+                   states.optimizer, states.gathered, states.host)
 
 
 def describe(memory: MemoryPlan) -> str:

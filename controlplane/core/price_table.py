@@ -16,6 +16,7 @@ from django.conf import settings
 from vertexplan.catalog.values import parse_duration
 from vertexplan.pricing import Estimate, PriceTable, default_table, job_estimate, load_table
 from vertexplan.pricing.parse import retrieved_dates
+from vertexplan.pricing.snapshot import snapshot as price_snapshot
 
 REFRESHED_SOURCE = "Cloud Billing Catalog API (refresh_prices), over the shipped table"
 # Vertex stops a job at Scheduling.timeout; without one, after 7 days.
@@ -86,7 +87,7 @@ class PricedJob:
 
     def __init__(self, custom_job: dict[str, Any], region: str) -> None:
         self.estimate = estimate(custom_job, region)
-        self.snapshot = job_estimate.snapshot(self.estimate)
+        self.snapshot = price_snapshot(self.estimate)
         self.hours = timeout_hours(custom_job)
         totals = job_estimate.for_duration(self.estimate, self.hours)
         rate = totals.get(self.estimate.rate_name)

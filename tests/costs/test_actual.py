@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal as D
 
+from vertexplan.pricing import Estimate, LineItem, Totals, UnitPrices
 from vertexplan.pricing.actual import AttemptFacts, PreemptionFacts, job_cost, rate_of
 from vertexplan.pricing.job_estimate import hourly
 from vertexplan.pricing.snapshot import restore, snapshot
@@ -120,3 +121,108 @@ def test_a_rate_the_snapshot_lacks_is_billed_on_demand_and_says_so():
     cost = job_cost([attempt], [], {0: 1}, now=at(60))
     assert cost.billed == est.hourly.on_demand
     assert any("no flex price" in note for note in cost.notes)
+
+
+# -- the billing rules on an a2-highgpu-8g with its 100 GB pd-ssd boot disk ---------------------
+
+A2_RATE = 33_822_739  # on demand in us-central1, micro-dollars per hour: machine + disk lines
+A2_MACHINE, A2_DISK = 33_795_959, 26_780
+
+
+def a2_attempt(number: int, start: datetime, end: datetime | None,
+               system_failure: bool = False) -> AttemptFacts:
+    est = restore(snapshot(hourly(job(pool("a2-highgpu-8g", "NVIDIA_TESLA_A100", 8,
+                                           disk=("pd-ssd", 100))), "us-central1")))
+    assert [line.hourly.on_demand for line in est.lines] == [A2_MACHINE, A2_DISK]
+    assert est.hourly.on_demand == A2_RATE
+    return AttemptFacts(number, est, "on_demand", started_at=start, ended_at=end,
+                        system_failure=system_failure)
+
+
+def one_line_estimate(micros_per_hour: int) -> Estimate:
+    """An estimate of a single line at a chosen hourly figure, for the rounding edges."""
+    line = LineItem(pool=0, role="chief", resource="machine", name="m", quantity=1, unit="hour",
+                    unit_prices=UnitPrices(D(micros_per_hour) / 10**6, None, None),
+                    hourly=Totals(micros_per_hour, None, None), source="test",
+                    retrieved="2026-01")
+    return Estimate(region="us-central1", strategy="STANDARD", lines=(line,), notes=(),
+                    table_source="test")
+
+
+def test_queued_and_preempted_time_is_not_billed():
+    # Queued 10:00-10:45 (before its start), ran 60 minutes, preempted for 35, ran 30 more.
+    attempt = a2_attempt(1, at(45), at(170))
+    preempted = PreemptionFacts(1, "workerpool0-0", at(105), at(140), preserved_at=at(105))
+    cost = job_cost([attempt], [preempted], {0: 1}, now=at(200))
+    assert [line.billed for line in cost.lines] == [timedelta(minutes=90)] * 2
+    # 1.5 h of each line, each rounded half-up: 50_693_938.5 -> 50_693_939, and 40_170.
+    assert [line.cost for line in cost.lines] == [50_693_939, 40_170]
+    assert cost.billed == 50_734_109
+    # The same as 90 minutes that were never interrupted.
+    straight = job_cost([a2_attempt(1, at(0), at(90))], [], {0: 1}, now=at(200))
+    assert straight.billed == cost.billed
+
+
+def test_an_attempt_that_failed_through_no_fault_of_the_user_is_not_billed():
+    failed = a2_attempt(1, at(0), at(20), system_failure=True)
+    retried = a2_attempt(2, at(20), at(80))
+    cost = job_cost([failed, retried], [], {0: 1}, now=at(80))
+    assert cost.billed == A2_RATE
+    assert [a.billed for a in cost.attempts] == [0, A2_RATE]
+
+
+def test_per_second_arithmetic_is_exact_with_one_half_up_rounding_per_line():
+    second = T0 + timedelta(seconds=1)
+    # 33_795_959 x 1 s / 3600 = 9_387.76 -> 9_388; 26_780 / 3600 = 7.44 -> 7
+    cost = job_cost([a2_attempt(1, T0, second)], [], {0: 1}, now=second)
+    assert [line.cost for line in cost.lines] == [9_388, 7]
+    # 3_601 s is rounded once, not 3_601 x the one-second figure: 33_805_347.3 and 26_787.4.
+    odd = T0 + timedelta(seconds=3_601)
+    cost = job_cost([a2_attempt(1, T0, odd)], [], {0: 1}, now=odd)
+    assert [line.cost for line in cost.lines] == [33_805_347, 26_787]
+    assert cost.billed == 33_832_134
+
+    def billed(micros_per_hour: int, seconds: float) -> int:
+        end = T0 + timedelta(seconds=seconds)
+        attempt = AttemptFacts(1, one_line_estimate(micros_per_hour), "on_demand",
+                               started_at=T0, ended_at=end)
+        return job_cost([attempt], [], {0: 1}, now=end).billed
+
+    # Exactly half a micro-dollar rounds up: 1_800 micro-dollars/h for 1 s = 0.5.
+    assert billed(1_800, 1) == 1
+    assert billed(1_799, 1) == 0
+    # Sub-second time counts to the microsecond.
+    assert billed(7_200, 0.5) == 1
+
+
+def test_the_same_preemption_reported_twice_is_counted_once():
+    attempt = a2_attempt(1, at(0), at(120))
+    preempted = PreemptionFacts(1, "workerpool0-0", at(60), at(75), preserved_at=at(40))
+    once = job_cost([attempt], [preempted], {0: 1}, now=at(120))
+    twice = job_cost([attempt], [preempted, preempted], {0: 1}, now=at(120))
+    assert (twice.billed, twice.lost) == (once.billed, once.lost)
+    assert [line.billed for line in twice.lines] == [timedelta(minutes=105)] * 2
+
+
+def test_no_attempts_cost_nothing():
+    cost = job_cost([], [], {}, now=at(60))
+    assert (cost.billed, cost.lost, cost.useful) == (0, 0, 0)
+    assert cost.lines == () and cost.attempts == ()
+
+
+def test_lost_compute_is_the_time_since_the_last_checkpoint_shown_apart_from_useful_work():
+    attempt = a2_attempt(1, at(0), at(135))
+    # Preempted at 11:00, 20 minutes after its 10:40 checkpoint; running again at 11:15.
+    preempted = PreemptionFacts(1, "workerpool0-0", at(60), at(75), preserved_at=at(40))
+    cost = job_cost([attempt], [preempted], {0: 1}, now=at(135))
+    assert cost.billed == 2 * A2_RATE  # 120 of the 135 minutes
+    assert cost.preemptions[0].lost_time == timedelta(minutes=20)
+    # A third of the hourly rate: 11_274_246.33 -> 11_274_246.
+    assert cost.lost == cost.preemptions[0].lost == 11_274_246
+    assert cost.useful == cost.billed - cost.lost
+
+
+def test_an_attempt_recorded_as_ending_before_it_started_costs_nothing():
+    cost = job_cost([a2_attempt(1, at(10), at(0))], [], {0: 1}, now=at(60))
+    assert cost.billed == 0
+    assert cost.attempts[0].running == timedelta(0)

@@ -40,6 +40,12 @@ def test_cost_of_seconds():
     assert cost_of_seconds(3_600_000, Decimal("0.0005")) == 1  # 0.5 -> 1
 
 
+@pytest.mark.parametrize("rate", [None, -1, 1.5, True])
+def test_the_rate_must_be_whole_non_negative_micro_dollars(rate):
+    with pytest.raises((TypeError, ValueError)):
+        cost_of_seconds(rate, 60)  # type: ignore[arg-type]
+
+
 def test_format_usd():
     assert format_usd(136_648_131) == "$136.65"
     assert format_usd(1_234_567_890_000) == "$1,234,567.89"

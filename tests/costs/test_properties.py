@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vertexplan.pricing import Totals
-from vertexplan.pricing.job_estimate import for_duration, hourly, restore, snapshot
+from vertexplan.pricing.job_estimate import for_duration, hourly
+from vertexplan.pricing.snapshot import restore, snapshot
 
 from .factories import REDUCTION_SERVER, job, pool
 

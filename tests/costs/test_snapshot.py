@@ -8,14 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from vertexplan.pricing import load_table
-from vertexplan.pricing.job_estimate import (
-    Interval,
-    SnapshotError,
-    billed_cost,
-    hourly,
-    restore,
-    snapshot,
-)
+from vertexplan.pricing.actual import AttemptFacts, job_cost
+from vertexplan.pricing.job_estimate import hourly
+from vertexplan.pricing.snapshot import SnapshotError, restore, snapshot
 from vertexplan.pricing.table import COLUMNS
 
 from .factories import REDUCTION_SERVER, job, pool
@@ -59,9 +54,11 @@ def test_a_table_refresh_does_not_change_a_past_jobs_cost():
         doubled.append(",".join(f'"{f}"' for f in fields))
     refreshed = load_table("\n".join(doubled) + "\n", source="refresh")
     assert hourly(JOB, "us-central1", refreshed).rate() > estimate.rate()
+    # Two hours at spot, billed from the stored snapshot: the prices it was submitted at.
     start = datetime(2026, 11, 2, tzinfo=UTC)
-    ran = [Interval(start, start + timedelta(hours=2))]
-    assert billed_cost(ran, restore(data).rate()) == 2 * 80_059_432
+    end = start + timedelta(hours=2)
+    ran = AttemptFacts(1, restore(data), "spot", started_at=start, ended_at=end)
+    assert job_cost([ran], [], {0: 1, 1: 3, 2: 2}, now=end).billed == 2 * 80_059_432
 
 
 def test_tampered_or_foreign_snapshots_are_refused():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
 from types import MappingProxyType
 
@@ -126,6 +126,9 @@ def _yes(value: str, where: str) -> bool:
     return value == "yes"
 
 
+Rows = Callable[[str], Iterator[dict[str, str]]]
+
+
 def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
     """Parse and cross-check every file; ``texts`` maps file names to replacement contents."""
     texts = texts or {}
@@ -133,6 +136,25 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
     def rows(name: str) -> Iterator[dict[str, str]]:
         return read_rows(name, texts.get(name))
 
+    machines = _machines(rows)
+    accelerators = _accelerators(rows)
+    combinations = _combinations(rows, machines, accelerators)
+    tpu_machines = _tpu_machines(rows)
+    _check_machines(machines, combinations, tpu_machines)
+    regions = _regions(rows)
+    disks = _boot_disk_types(rows)
+    return Catalog(
+        machines=MappingProxyType(machines),
+        accelerators=MappingProxyType(accelerators),
+        combinations=MappingProxyType(combinations),
+        tpu_machines=MappingProxyType(tpu_machines),
+        regions=MappingProxyType(regions),
+        boot_disk_types=MappingProxyType(disks),
+        accelerators_by_number=MappingProxyType({a.number: a.name for a in accelerators.values()}),
+    )
+
+
+def _machines(rows: Rows) -> dict[str, MachineType]:
     machines = {
         r["name"]: MachineType(
             name=r["name"],
@@ -153,8 +175,11 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
             raise CatalogError(f"machine {m.name}: unknown kind {m.kind!r}")
         if m.accelerators not in ("none", "optional", "required", "implied"):
             raise CatalogError(f"machine {m.name}: unknown accelerators {m.accelerators!r}")
+    return machines
 
-    accelerators = {
+
+def _accelerators(rows: Rows) -> dict[str, Accelerator]:
+    return {
         r["name"]: Accelerator(
             name=r["name"],
             number=int(r["number"]),
@@ -169,6 +194,11 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
         for r in rows("accelerators.csv")
     }
 
+
+def _combinations(
+    rows: Rows, machines: dict[str, MachineType], accelerators: dict[str, Accelerator]
+) -> dict[str, MappingProxyType[str, tuple[int, ...]]]:
+    """The accelerator counts each machine takes of each accelerator."""
     counts: dict[str, dict[str, set[int]]] = {}
     for r in rows("accelerator_combinations.csv"):
         machine, acc = r["machine_type"], r["accelerator_type"]
@@ -177,11 +207,14 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
         if acc not in accelerators:
             raise CatalogError(f"combination names unknown accelerator type {acc!r}")
         counts.setdefault(machine, {}).setdefault(acc, set()).add(int(r["accelerator_count"]))
-    combinations = {
+    return {
         machine: MappingProxyType({acc: tuple(sorted(ns)) for acc, ns in by_acc.items()})
         for machine, by_acc in counts.items()
     }
 
+
+def _tpu_machines(rows: Rows) -> dict[str, TpuMachine]:
+    """The TPU machines, each with its topologies (read first, from their own file)."""
     topologies: dict[str, list[TpuTopology]] = {}
     for r in rows("tpu_topologies.csv"):
         topo = TpuTopology(
@@ -215,7 +248,15 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
         tpu_machines[name] = tpu
     if topologies:
         raise CatalogError(f"topologies for machines without a tpu_machines row: {set(topologies)}")
+    return tpu_machines
 
+
+def _check_machines(
+    machines: dict[str, MachineType],
+    combinations: Mapping[str, object],
+    tpu_machines: dict[str, TpuMachine],
+) -> None:
+    """Each machine's accelerators column agrees with the combinations and TPU files."""
     for name, m in machines.items():
         if m.accelerators == "implied" and name not in tpu_machines:
             raise CatalogError(f"machine {name} needs a tpu_machines row")
@@ -224,7 +265,9 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
         if m.accelerators == "none" and name in combinations:
             raise CatalogError(f"machine {name} takes no accelerators but has combinations")
 
-    regions = {
+
+def _regions(rows: Rows) -> dict[str, Region]:
+    return {
         r["region"]: Region(
             name=r["region"],
             location=r["location"],
@@ -236,7 +279,10 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
         )
         for r in rows("regions.csv")
     }
-    disks = {
+
+
+def _boot_disk_types(rows: Rows) -> dict[str, BootDiskType]:
+    return {
         r["name"]: BootDiskType(
             name=r["name"],
             allowed=_yes(r["allowed"], f"disk {r['name']}"),
@@ -249,15 +295,6 @@ def build_catalog(texts: dict[str, str] | None = None) -> Catalog:
         )
         for r in rows("boot_disk_types.csv")
     }
-    return Catalog(
-        machines=MappingProxyType(machines),
-        accelerators=MappingProxyType(accelerators),
-        combinations=MappingProxyType(combinations),
-        tpu_machines=MappingProxyType(tpu_machines),
-        regions=MappingProxyType(regions),
-        boot_disk_types=MappingProxyType(disks),
-        accelerators_by_number=MappingProxyType({a.number: a.name for a in accelerators.values()}),
-    )
 
 
 @functools.cache

@@ -129,6 +129,26 @@ def topology(pools: dict[str, dict[str, Any]]) -> parallelism.Topology:
 
 
 def build(request: dict[str, Any], *, region: str, default_image: str) -> Built:
+    pools = _pools(request)
+    topo = topology(pools)
+    container, launch, builtin = _container(request, topo, default_image)
+    mounts = request.get("nfs_mounts")
+    specs: list[dict[str, Any]] = [{} for _ in range(1 + max(POOL_INDEX[r] for r in pools))]
+    for role, p in pools.items():
+        specs[POOL_INDEX[role]] = _pool_spec(role, p, container, mounts, region)
+    spec: dict[str, Any] = {"workerPoolSpecs": specs, "scheduling": _scheduling(request, pools)}
+    _job_spec_fields(request, spec)
+    custom_job: dict[str, Any] = {"displayName": request.get("name") or "", "jobSpec": spec}
+    if not blank(request.get("labels")):
+        custom_job["labels"] = request["labels"]
+    if not blank(request.get("encryption_spec")):
+        custom_job["encryptionSpec"] = request["encryption_spec"]
+    return Built(custom_job=custom_job, topology=topo, launch=launch, pools=pools,
+                 builtin=builtin)
+
+
+def _pools(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The request's pools by role, the workers with the chief's fields filled in."""
     chief = pool(request, "chief") or {}
     pools: dict[str, dict[str, Any]] = {"chief": chief}
     workers = pool(request, "workers")
@@ -138,8 +158,13 @@ def build(request: dict[str, Any], *, region: str, default_image: str) -> Built:
         p = pool(request, role)
         if p is not None:
             pools[role] = p
-    topo = topology(pools)
+    return pools
 
+
+def _container(request: dict[str, Any], topo: parallelism.Topology, default_image: str
+               ) -> tuple[dict[str, Any], parallelism.Launch, bool]:
+    """The chief's containerSpec (the other pools' unless they override it), the strategy's
+    launch, and whether the built-in trainer runs."""
     command = request.get("command") or []
     # image_entrypoint: run the image's own ENTRYPOINT (no command), e.g. an imported job.
     entrypoint = bool(request.get("image_entrypoint"))
@@ -162,11 +187,10 @@ def build(request: dict[str, Any], *, region: str, default_image: str) -> Built:
     container["args"] = [_text(a) for a in args] if isinstance(args, list) else args
     if env:
         container["env"] = env
-    mounts = request.get("nfs_mounts")
+    return container, launch, builtin
 
-    specs: list[dict[str, Any]] = [{} for _ in range(1 + max(POOL_INDEX[r] for r in pools))]
-    for role, p in pools.items():
-        specs[POOL_INDEX[role]] = _pool_spec(role, p, container, mounts, region)
+
+def _scheduling(request: dict[str, Any], pools: dict[str, dict[str, Any]]) -> dict[str, Any]:
     restart = request.get("restart_job_on_worker_restart")
     if restart is None:
         # Collective training cannot continue with one replica gone: restart them together,
@@ -182,8 +206,11 @@ def build(request: dict[str, Any], *, region: str, default_image: str) -> Built:
         value = request.get(key)
         if value not in (None, ""):
             scheduling[name] = _duration(value)
+    return scheduling
 
-    spec: dict[str, Any] = {"workerPoolSpecs": specs, "scheduling": scheduling}
+
+def _job_spec_fields(request: dict[str, Any], spec: dict[str, Any]) -> None:
+    """The CustomJobSpec's fields beside its pools and scheduling, added to ``spec``."""
     for key, name in (("service_account", "serviceAccount"), ("network", "network"),
                       ("reserved_ip_ranges", "reservedIpRanges")):
         if not blank(request.get(key)):
@@ -199,13 +226,6 @@ def build(request: dict[str, Any], *, region: str, default_image: str) -> Built:
     extra = request.get("job_spec_extra")
     if isinstance(extra, dict):
         spec.update({k: v for k, v in extra.items() if k in PASSTHROUGH_JOB_SPEC})
-    custom_job: dict[str, Any] = {"displayName": request.get("name") or "", "jobSpec": spec}
-    if not blank(request.get("labels")):
-        custom_job["labels"] = request["labels"]
-    if not blank(request.get("encryption_spec")):
-        custom_job["encryptionSpec"] = request["encryption_spec"]
-    return Built(custom_job=custom_job, topology=topo, launch=launch, pools=pools,
-                 builtin=builtin)
 
 
 def _duration(hours: Any) -> Any:

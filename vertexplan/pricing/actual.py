@@ -28,7 +28,7 @@ half-up, to a whole micro-dollar; totals are sums of those.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from fractions import Fraction
@@ -165,73 +165,108 @@ def job_cost(
         by_replica.setdefault((p.attempt, p.replica), []).append(p)
     for rows in by_replica.values():
         rows.sort(key=lambda p: p.occurred_at)
-    attempt_costs: list[AttemptCost] = []
-    lines: list[LineCost] = []
-    lost_rows: list[PreemptionCost] = []
-    notes: list[str] = []
+    bill = _Bill()
     for attempt in sorted(attempts, key=lambda a: a.number):
         if attempt.started_at is None:
             continue  # never ran: queued time is not billed
-        end = max(attempt.ended_at or now, attempt.started_at)
-        start = attempt.started_at
-        rates = _rates(attempt, notes)
-        pools = sorted({line.pool for line in attempt.estimate.lines})
-        attempt_lines: list[LineCost] = []
-        attempt_lost = 0
-        for pool in pools:
-            count = replicas.get(pool, 1)
-            if count <= 0:
-                continue
-            pool_seconds = Fraction(0)
-            for index in range(count):
-                replica = f"workerpool{pool}-{index}"
-                rows = by_replica.get((attempt.number, replica), [])
-                gaps = [(p.occurred_at, p.resumed_at or end) for p in rows]
-                pool_seconds += seconds_of(_running(start, end, gaps))
-                for position, row in enumerate(rows):
-                    run_start = rows[position - 1].resumed_at if position else start
-                    lost_time = _lost_time(row, run_start or start)
-                    lost = 0 if attempt.system_failure else round_half_up(
-                        sum((Fraction(rates[line.pool][line.name]) for line in
-                             attempt.estimate.lines if line.pool == pool), Fraction(0))
-                        * seconds_of(lost_time) / (count * SECONDS_PER_HOUR))
-                    attempt_lost += lost
-                    gap = [(row.occurred_at, row.resumed_at or end)]
-                    not_billed = (end - start) - _running(start, end, gap)
-                    lost_rows.append(PreemptionCost(
-                        attempt=attempt.number, replica=replica, occurred_at=row.occurred_at,
-                        resumed_at=row.resumed_at, not_billed=not_billed, lost_time=lost_time,
-                        lost=lost))
-            mean = pool_seconds / count
-            for line in attempt.estimate.lines:
-                if line.pool != pool:
-                    continue
-                hourly = rates[line.pool][line.name]
-                cost = 0 if attempt.system_failure else round_half_up(
-                    hourly * mean / SECONDS_PER_HOUR)
-                attempt_lines.append(LineCost(
-                    attempt=attempt.number, pool=line.pool, role=line.role,
-                    resource=line.resource, name=line.name, quantity=line.quantity,
-                    rate=attempt.rate, hourly=hourly,
-                    billed=timedelta(seconds=float(mean)) if not attempt.system_failure
-                    else timedelta(0), cost=cost))
-        billed = sum(line.cost for line in attempt_lines)
-        # Lost work is billed running time: never more than the bill.
-        attempt_lost = min(attempt_lost, billed)
-        lines += attempt_lines
-        attempt_costs.append(AttemptCost(
-            number=attempt.number, rate=attempt.rate,
-            hourly=sum(rates[line.pool][line.name] for line in attempt.estimate.lines),
-            running=end - start, billed=billed, lost=attempt_lost,
-            system_failure=attempt.system_failure))
+        _bill_attempt(bill, attempt, by_replica, replicas, now)
     return JobCost(
-        billed=sum(a.billed for a in attempt_costs),
-        lost=sum(a.lost for a in attempt_costs),
-        attempts=tuple(attempt_costs),
-        lines=tuple(lines),
-        preemptions=tuple(lost_rows),
-        notes=tuple(dict.fromkeys(notes)),
+        billed=sum(a.billed for a in bill.attempts),
+        lost=sum(a.lost for a in bill.attempts),
+        attempts=tuple(bill.attempts),
+        lines=tuple(bill.lines),
+        preemptions=tuple(bill.preemptions),
+        notes=tuple(dict.fromkeys(bill.notes)),
     )
+
+
+@dataclass
+class _Bill:
+    """What ``job_cost`` gathers, attempt after attempt."""
+
+    attempts: list[AttemptCost] = field(default_factory=list)
+    lines: list[LineCost] = field(default_factory=list)
+    preemptions: list[PreemptionCost] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Attempt:
+    """One attempt being billed: its facts, its span, the hourly rate of each of its lines."""
+
+    facts: AttemptFacts
+    start: datetime
+    end: datetime
+    rates: dict[int, dict[str, int]]
+
+
+def _bill_attempt(bill: _Bill, facts: AttemptFacts,
+                  by_replica: Mapping[tuple[int, str], list[PreemptionFacts]],
+                  replicas: Mapping[int, int], now: datetime) -> None:
+    assert facts.started_at is not None
+    attempt = _Attempt(facts, start=facts.started_at,
+                       end=max(facts.ended_at or now, facts.started_at),
+                       rates=_rates(facts, bill.notes))
+    attempt_lines: list[LineCost] = []
+    attempt_lost = 0
+    for pool in sorted({line.pool for line in facts.estimate.lines}):
+        count = replicas.get(pool, 1)
+        if count <= 0:
+            continue
+        pool_seconds = Fraction(0)
+        for index in range(count):
+            replica = f"workerpool{pool}-{index}"
+            rows = by_replica.get((facts.number, replica), [])
+            gaps = [(p.occurred_at, p.resumed_at or attempt.end) for p in rows]
+            pool_seconds += seconds_of(_running(attempt.start, attempt.end, gaps))
+            for cost in _preemption_costs(attempt, pool, count, replica, rows):
+                attempt_lost += cost.lost
+                bill.preemptions.append(cost)
+        attempt_lines += _line_costs(attempt, pool, pool_seconds / count)
+    billed = sum(line.cost for line in attempt_lines)
+    bill.lines += attempt_lines
+    bill.attempts.append(AttemptCost(
+        number=facts.number, rate=facts.rate,
+        hourly=sum(attempt.rates[line.pool][line.name] for line in facts.estimate.lines),
+        running=attempt.end - attempt.start, billed=billed,
+        # Lost work is billed running time: never more than the bill.
+        lost=min(attempt_lost, billed), system_failure=facts.system_failure))
+
+
+def _preemption_costs(attempt: _Attempt, pool: int, count: int, replica: str,
+                      rows: Sequence[PreemptionFacts]) -> Iterator[PreemptionCost]:
+    """Each preemption of one replica: the time it was not billed and the work it lost."""
+    facts, start, end = attempt.facts, attempt.start, attempt.end
+    pool_rate = sum((Fraction(attempt.rates[line.pool][line.name])
+                     for line in facts.estimate.lines if line.pool == pool), Fraction(0))
+    for position, row in enumerate(rows):
+        run_start = rows[position - 1].resumed_at if position else start
+        lost_time = _lost_time(row, run_start or start)
+        lost = 0 if facts.system_failure else round_half_up(
+            pool_rate * seconds_of(lost_time) / (count * SECONDS_PER_HOUR))
+        not_billed = (end - start) - _running(start, end, [(row.occurred_at,
+                                                            row.resumed_at or end)])
+        yield PreemptionCost(
+            attempt=facts.number, replica=replica, occurred_at=row.occurred_at,
+            resumed_at=row.resumed_at, not_billed=not_billed, lost_time=lost_time, lost=lost)
+
+
+def _line_costs(attempt: _Attempt, pool: int, mean: Fraction) -> list[LineCost]:
+    """The pool's lines, billed for the mean running time of its replicas."""
+    facts = attempt.facts
+    out = []
+    for line in facts.estimate.lines:
+        if line.pool != pool:
+            continue
+        hourly = attempt.rates[line.pool][line.name]
+        cost = 0 if facts.system_failure else round_half_up(hourly * mean / SECONDS_PER_HOUR)
+        out.append(LineCost(
+            attempt=facts.number, pool=line.pool, role=line.role,
+            resource=line.resource, name=line.name, quantity=line.quantity,
+            rate=facts.rate, hourly=hourly,
+            billed=timedelta(seconds=float(mean)) if not facts.system_failure
+            else timedelta(0), cost=cost))
+    return out
 
 
 def _rates(attempt: AttemptFacts, notes: list[str]) -> dict[int, dict[str, int]]:

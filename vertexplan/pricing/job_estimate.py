@@ -1,4 +1,7 @@
-"""Cost of a Vertex AI CustomJob: the hourly estimate, durations, and actual cost.
+"""Cost of a Vertex AI CustomJob: the hourly estimate, and its cost for a duration.
+
+What a job actually cost is ``vertexplan.pricing.actual`` (from its stored price snapshot,
+``vertexplan.pricing.snapshot``).
 
 Pure functions on a CustomJob as REST JSON (camelCase), a region and a ``PriceTable``. Money is
 integer micro-dollars (1 USD = 1_000_000); prices are Decimal per unit.
@@ -20,8 +23,8 @@ How a job is priced (prices README; VERTEX_FACTS.md sections 1, 3):
   no Compute Engine DWS rates, so flex is priced at its ceiling, the on-demand rate (DWS rate <=
   CE on-demand, and CE on-demand + 15% = the Vertex on-demand price). None for a pool without
   an L4, A100, H100, H200 or B200, which FLEX_START cannot run.
-Each line's hourly figure is rounded once, half-up, to whole micro-dollars; durations and
-actual costs are exact integer arithmetic on those figures, rounded once at the end.
+Each line's hourly figure is rounded once, half-up, to whole micro-dollars; durations are exact
+integer arithmetic on those figures, rounded once at the end.
 """
 
 from __future__ import annotations
@@ -56,15 +59,6 @@ from vertexplan.pricing import (
     UnitPrices,
     default_table,
 )
-from vertexplan.pricing.billing import (
-    ActualCost,
-    Interval,
-    Phase,
-    actual_cost,
-    billed_cost,
-    billed_time,
-    lost_compute,
-)
 from vertexplan.pricing.estimate import Resource
 from vertexplan.pricing.money import (
     SECONDS_PER_HOUR,
@@ -73,27 +67,16 @@ from vertexplan.pricing.money import (
     seconds_of,
     usd_to_micros,
 )
-from vertexplan.pricing.snapshot import SnapshotError, restore, snapshot
 
 __all__ = [
-    "ActualCost",
     "Estimate",
-    "Interval",
     "LineItem",
-    "Phase",
     "PriceProblem",
     "PricingError",
-    "SnapshotError",
     "Totals",
-    "actual_cost",
-    "billed_cost",
-    "billed_time",
     "for_duration",
     "for_steps",
     "hourly",
-    "lost_compute",
-    "restore",
-    "snapshot",
 ]
 
 DEFAULT_BOOT_DISK_GB = 100

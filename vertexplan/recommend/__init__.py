@@ -4,11 +4,12 @@
     found = recommend(Query(model=ModelShape(7_000_000_000, "bf16"), strategy="any",
                             region="us-central1", workload=Workload(hours=Decimal(10))))
 
-See ``engine`` for how configurations are enumerated, fitted, priced and ranked, and how a
-duration scales across devices.
+See ``search`` for how configurations are enumerated, fitted, priced and ranked, ``query`` for
+how a duration scales across devices, and ``explain`` for the answers in words.
 """
 
-from vertexplan.recommend.engine import (
+from vertexplan.recommend.hardware import Hardware
+from vertexplan.recommend.query import (
     ANY,
     DEFAULT_LIMIT,
     DEFAULT_MAX_NODES,
@@ -21,9 +22,8 @@ from vertexplan.recommend.engine import (
     Recommendation,
     Recommendations,
     Workload,
-    recommend,
 )
-from vertexplan.recommend.hardware import Hardware
+from vertexplan.recommend.search import recommend
 from vertexplan.recommend.throughput import DEVICES, PEAK_THROUGHPUT, peak_tflops
 
 __all__ = [

@@ -4,7 +4,7 @@ A GPU job's PyTorch strategy (ddp, fsdp, zero1-3) has a TPU counterpart in PyTor
 (tpu_xla, replicated or sharded); a TPU job's has GPU counterparts (ddp, zero2, fsdp, zero3).
 "Comparable size" is aggregate peak throughput (devices x peak TFLOPS, ``throughput``) within
 half to twice the job's; the alternative's duration is the job's scaled by that ratio (see
-``engine``), so the comparison is the same work at peak speed on both sides. Memory is checked
+``query``), so the comparison is the same work at peak speed on both sides. Memory is checked
 when the job's request has a model section; the job's own scheduling strategy is kept where
 the alternative can use it (STANDARD otherwise).
 """
@@ -18,7 +18,8 @@ from typing import Any
 
 from vertexplan import catalog, memory
 from vertexplan.pricing import PriceTable
-from vertexplan.recommend.engine import ANY, SCHEDULES, Query, Recommendation, Workload, recommend
+from vertexplan.recommend.query import ANY, SCHEDULES, Query, Recommendation, Workload
+from vertexplan.recommend.search import recommend
 from vertexplan.recommend.throughput import peak_tflops
 
 COMPARABLE = (Fraction(1, 2), Fraction(2))

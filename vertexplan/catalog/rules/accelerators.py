@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from vertexplan.catalog import lookups
 from vertexplan.catalog.errors import FieldError
@@ -134,75 +134,88 @@ def _tpu_slice(pool: PoolView, machine: MachineType) -> Iterator[FieldError]:
 def _attachable(pool: PoolView, machine: MachineType) -> Iterator[FieldError]:
     combos = lookups.allowed_accelerators(machine.name)
     acc, count = pool.accelerator_type.value, pool.accelerators_requested
-    offer = describe_offer(machine)
     if acc is None:
-        if count:
-            yield FieldError(
-                pool.accelerator_count.path,
-                f"acceleratorCount {count} without acceleratorType: name the accelerator; "
-                f"{machine.name} takes {offer}",
-                tuple(combos),
-            )
-        elif machine.accelerators == "required":
-            acc0, counts0 = next(iter(combos.items()))
-            how = (
-                f"set acceleratorType to {acc0} and acceleratorCount to {counts0[0]}"
-                if len(combos) == 1 and len(counts0) == 1
-                else "set acceleratorType and acceleratorCount"
-            )
-            yield FieldError(
-                pool.accelerator_type.path,
-                f"{machine.name} comes with {offer}: {how}",
-                tuple(combos),
-            )
-        return
-    if acc not in combos:
-        verb = "comes with" if machine.accelerators == "required" else "takes"
-        others = lookups.machines_for_accelerator(acc, count or None)
-        wanted = f"{count} {acc}" if others and count else acc
-        others = nearest_machines(machine, others or lookups.machines_for_accelerator(acc))
-        where = (
-            f"; for {wanted} use {or_list(others)}"
-            if others
-            else f"; no Vertex training machine in the catalogue takes {acc}"
-        )
-        yield FieldError(
-            pool.accelerator_type.path,
-            f"{machine.name} {verb} {offer}, not {acc}{where}",
-            tuple(others),
-        )
-        return
-    counts = combos[acc]
-    if not count:
+        yield from _no_accelerator_type(pool, machine, combos, count)
+    elif acc not in combos:
+        yield from _accelerator_not_offered(pool, machine, acc, count)
+    elif not count:
+        counts = combos[acc]
         yield FieldError(
             pool.accelerator_count.path,
             f"acceleratorCount is required with acceleratorType {acc}: {machine.name} takes "
             f"{or_list(counts)}",
             tuple(str(n) for n in counts),
         )
-        return
-    if count in counts:
-        return
+    elif count not in combos[acc]:
+        yield _count_not_offered(pool, machine, acc, count, combos[acc])
+
+
+def _no_accelerator_type(
+    pool: PoolView, machine: MachineType, combos: Mapping[str, tuple[int, ...]], count: int
+) -> Iterator[FieldError]:
+    offer = describe_offer(machine)
+    if count:
+        yield FieldError(
+            pool.accelerator_count.path,
+            f"acceleratorCount {count} without acceleratorType: name the accelerator; "
+            f"{machine.name} takes {offer}",
+            tuple(combos),
+        )
+    elif machine.accelerators == "required":
+        acc0, counts0 = next(iter(combos.items()))
+        how = (
+            f"set acceleratorType to {acc0} and acceleratorCount to {counts0[0]}"
+            if len(combos) == 1 and len(counts0) == 1
+            else "set acceleratorType and acceleratorCount"
+        )
+        yield FieldError(
+            pool.accelerator_type.path,
+            f"{machine.name} comes with {offer}: {how}",
+            tuple(combos),
+        )
+
+
+def _accelerator_not_offered(
+    pool: PoolView, machine: MachineType, acc: str, count: int
+) -> Iterator[FieldError]:
+    verb = "comes with" if machine.accelerators == "required" else "takes"
+    others = lookups.machines_for_accelerator(acc, count or None)
+    wanted = f"{count} {acc}" if others and count else acc
+    others = nearest_machines(machine, others or lookups.machines_for_accelerator(acc))
+    where = (
+        f"; for {wanted} use {or_list(others)}"
+        if others
+        else f"; no Vertex training machine in the catalogue takes {acc}"
+    )
+    yield FieldError(
+        pool.accelerator_type.path,
+        f"{machine.name} {verb} {describe_offer(machine)}, not {acc}{where}",
+        tuple(others),
+    )
+
+
+def _count_not_offered(
+    pool: PoolView, machine: MachineType, acc: str, count: int, counts: tuple[int, ...]
+) -> FieldError:
     sibling = sibling_for_count(machine, acc, count)
     message = f"{machine.name} takes {or_list(counts)} {acc}, not {count}"
     if sibling:
-        yield FieldError(
+        return FieldError(
             pool.accelerator_count.path,
             f"{message}; did you mean {sibling}? (or acceleratorCount {or_list(counts)})",
             (sibling,),
         )
-    else:
-        anywhere = lookups.machines_for_accelerator(acc, count)
-        elsewhere = (
-            f"; {count} {acc} come with {or_list(anywhere[:_SUGGEST_MAX])}"
-            if anywhere
-            else f" (no machine takes {count} {acc})"
-        )
-        yield FieldError(
-            pool.accelerator_count.path,
-            f"{message}: set acceleratorCount to {or_list(counts)}{elsewhere}",
-            tuple(str(n) for n in counts),
-        )
+    anywhere = lookups.machines_for_accelerator(acc, count)
+    elsewhere = (
+        f"; {count} {acc} come with {or_list(anywhere[:_SUGGEST_MAX])}"
+        if anywhere
+        else f" (no machine takes {count} {acc})"
+    )
+    return FieldError(
+        pool.accelerator_count.path,
+        f"{message}: set acceleratorCount to {or_list(counts)}{elsewhere}",
+        tuple(str(n) for n in counts),
+    )
 
 
 def check_accelerators(view: JobView) -> Iterator[FieldError]:

@@ -1,45 +1,31 @@
 """The cheapest configurations that train a model in time: enumerate, fit, price, rank, compose.
 
-Given a model's size, a strategy, a region and how long the training takes, ``recommend``
+Given a model's size, a strategy, a region and how long the training takes (``query``),
+``recommend``
 
 1. enumerates the hardware the catalogue allows for the strategy: GPU machines with each listed
    GPU count on 1 to ``max_nodes`` nodes (ddp, fsdp, zero1-3), or TPU slice machines with each
    topology and cloud-tpu hosts (tpu_jax, tpu_xla);
 2. keeps the hardware the memory plan (``vertexplan.memory``, as the composer plans it) says the
-model
-   fits on, with the first strategy that fits when the query says "any" (ddp, zero2, fsdp,
+   model fits on, with the first strategy that fits when the query says "any" (ddp, zero2, fsdp,
    zero3: least communication first), and for TPU strategies replicated before sharded;
 3. prices each with ``vertexplan.pricing.job_estimate`` in the region for its duration, at every
-scheduling strategy
-   the query allows where it is valid: STANDARD always, SPOT where a spot rate applies (not on
-   TPU Pod slices), FLEX_START where every pool has an L4/A100/H100/H200/B200 and the timeout is
-   at most 7 days;
+   scheduling strategy the query allows where it is valid: STANDARD always, SPOT where a spot
+   rate applies (not on TPU Pod slices), FLEX_START where every pool has an
+   L4/A100/H100/H200/B200 and the timeout is at most 7 days;
 4. ranks by total cost, ties by fewer devices, keeps the cheapest host machine for each
    device/count/node combination (N1 and G2 offer several hosts for the same GPUs), and keeps
    only configurations ``vertexplan.composer.compose`` accepts as they are.
 
-How long a configuration takes:
-
-- ``hours``: the same wall-clock hours on every configuration (a fixed-time run);
-- ``steps`` x ``step_time_s`` measured on ``reference_devices`` devices of ``reference_device``:
-  each configuration's step time is the reference step time scaled by the ratio of aggregate
-  peak throughput, reference (devices x peak TFLOPS) / configuration (devices x peak TFLOPS),
-  from ``vertexplan.recommend.throughput``. That is perfect linear scaling at peak speed: real jobs
-  lose some of it to communication (more so across nodes and under ZeRO-3/FSDP) and reach a
-  different share of peak on each device, so treat the durations as optimistic, the ranking as
-  a shortlist, and measure a step on the chosen configuration before a long run.
-  ``deadline_hours`` drops configurations that would take longer.
-
+Why nothing was found, and what every answer assumes, are worded in ``explain``.
 Pure apart from the composer's read of Django settings (the default image); no ORM.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -54,157 +40,20 @@ from vertexplan.pricing import (
     job_estimate,
 )
 from vertexplan.pricing.money import cost_of_seconds
+from vertexplan.recommend.explain import assumptions, why_none
 from vertexplan.recommend.hardware import Hardware, gpu_hardware, tpu_hardware
-from vertexplan.recommend.throughput import PEAK_THROUGHPUT, peak_tflops
+from vertexplan.recommend.query import Query, Recommendation, Recommendations
+from vertexplan.recommend.throughput import peak_tflops
 
-SCHEDULES = ("STANDARD", "SPOT", "FLEX_START")
-GPU_STRATEGIES = ("ddp", "fsdp", "zero1", "zero2", "zero3")
-TPU_STRATEGIES = ("tpu_jax", "tpu_xla")
-ANY = "any"
-STRATEGY_CHOICES = (ANY, *GPU_STRATEGIES, *TPU_STRATEGIES)
-# "any": the GPU strategies in order of how much they communicate.
-ANY_ORDER = ("ddp", "zero2", "fsdp", "zero3")
 TPU_SHARDINGS = ("replicated", "fsdp")
-DEFAULT_MAX_NODES = 8
-MAX_NODES = 64
-DEFAULT_LIMIT = 10
 # Candidates composed before giving up: the memory plan here and the composer's agree, so
 # refusals are rare; this bounds the work if they ever do not.
 MAX_COMPOSED = 300
-# A timeout with room for start-up, checkpoint restores and restarts beyond the estimate.
-TIMEOUT_MARGIN = Fraction(5, 4)
 # What a job needs when the built-in trainer cannot run it (TPU programs, fp16): the presets'
 # placeholders, to be replaced by the user's own.
 OWN_IMAGE = "us-docker.pkg.dev/my-project/training/trainer:latest"
 OWN_COMMAND = ("python", "-m", "train")
 BUILTIN_PRECISIONS = ("fp32", "bf16")
-
-
-@dataclass(frozen=True)
-class Workload:
-    """How long the training takes: ``hours`` anywhere, or ``steps`` of ``step_time_s``
-    measured on ``reference_devices`` x ``reference_device``."""
-
-    hours: Decimal | None = None
-    steps: int | None = None
-    step_time_s: Decimal | None = None
-    reference_device: str | None = None
-    reference_devices: int = 1
-    deadline_hours: Decimal | None = None
-
-    def __post_init__(self) -> None:
-        if (self.hours is None) == (self.steps is None):
-            raise ValueError("give hours, or steps with step_time_s and reference_device")
-        if self.steps is not None:
-            if self.step_time_s is None or self.reference_device is None:
-                raise ValueError("steps need step_time_s and reference_device")
-            if peak_tflops(self.reference_device) is None:
-                raise ValueError(f"no throughput figure for {self.reference_device!r}; use "
-                                 + ", ".join(PEAK_THROUGHPUT))
-
-    def seconds_on(self, hardware: Hardware) -> Fraction | None:
-        """Wall-clock seconds on ``hardware``; None for a device without a throughput figure."""
-        if self.hours is not None:
-            return Fraction(self.hours) * 3600
-        assert self.steps is not None and self.step_time_s is not None
-        reference = peak_tflops(self.reference_device)
-        mine = peak_tflops(hardware.device)
-        if reference is None or mine is None:
-            return None
-        step = Fraction(self.step_time_s) * reference * self.reference_devices / (
-            mine * hardware.devices)
-        return self.steps * step
-
-    def timeout_hours(self, seconds: Fraction) -> int:
-        """The timeout a recommended job gets: the deadline, else the estimate plus a quarter."""
-        if self.deadline_hours is not None:
-            return math.ceil(self.deadline_hours)
-        return max(math.ceil(seconds * TIMEOUT_MARGIN / 3600), 1)
-
-
-@dataclass(frozen=True)
-class Query:
-    model: memory.ModelShape | None  # None: memory is not checked (alternatives of a job)
-    strategy: str
-    region: str
-    workload: Workload
-    schedules: tuple[str, ...] = SCHEDULES
-    max_nodes: int = DEFAULT_MAX_NODES
-    limit: int = DEFAULT_LIMIT
-    image_uri: str = ""
-    command: tuple[str, ...] = ()
-    # Only hardware whose aggregate peak TFLOPS lies in [low, high] (the "comparable size" of
-    # an alternative); None: any.
-    throughput_range: tuple[Fraction, Fraction] | None = None
-
-    def __post_init__(self) -> None:
-        if self.strategy not in STRATEGY_CHOICES:
-            raise ValueError(f"strategy {self.strategy!r}: use {', '.join(STRATEGY_CHOICES)}")
-        unknown = [s for s in self.schedules if s not in SCHEDULES]
-        if unknown or not self.schedules:
-            raise ValueError(f"schedules {unknown}: use {', '.join(SCHEDULES)}")
-        if not 1 <= self.max_nodes <= MAX_NODES:
-            raise ValueError(f"max_nodes must be 1 to {MAX_NODES}")
-
-    @property
-    def tpu(self) -> bool:
-        return self.strategy in TPU_STRATEGIES
-
-    def strategies(self) -> tuple[str, ...]:
-        return ANY_ORDER if self.strategy == ANY else (self.strategy,)
-
-
-@dataclass
-class Recommendation:
-    hardware: Hardware
-    strategy: str
-    tpu_sharding: str | None
-    scheduling_strategy: str
-    seconds: Fraction
-    hourly: Totals  # micro-dollars per hour at each rate (None where the rate does not apply)
-    totals: Totals  # micro-dollars for the duration at each rate
-    memory_plan: memory.MemoryPlan | None
-    request: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
-    rank: int = 0
-
-    @property
-    def rate(self) -> str:
-        return STRATEGY_RATES[self.scheduling_strategy]
-
-    @property
-    def total(self) -> int:
-        value = self.totals.get(STRATEGY_RATES[self.scheduling_strategy])  # type: ignore[arg-type]
-        assert value is not None
-        return value
-
-    @property
-    def hours(self) -> Decimal:
-        return Decimal(self.seconds.numerator) / Decimal(self.seconds.denominator) / 3600
-
-    @property
-    def label(self) -> str:
-        sharding = f" ({self.tpu_sharding})" if self.tpu_sharding else ""
-        return (f"{self.hardware.describe()}, {self.strategy}{sharding}, "
-                f"{self.scheduling_strategy}")
-
-    def sort_key(self) -> tuple[int, int, int, str]:
-        return (self.total, self.hardware.devices, SCHEDULES.index(self.scheduling_strategy),
-                self.hardware.machine_type)
-
-
-@dataclass
-class Recommendations:
-    results: list[Recommendation]
-    considered: int  # hardware configurations looked at
-    reason: str  # why there are no results ("" when there are)
-    assumptions: list[str]
-    table_source: str
-    table_retrieved: str | None
-    rejected: dict[str, int] = field(default_factory=dict)
-
-
-# -- the search -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -359,7 +208,7 @@ def recommend(query: Query, table: PriceTable | None = None) -> Recommendations:
                 best[key] = candidate
     results = _composed(query, sorted(best.values(), key=Recommendation.sort_key), table,
                         rejected)
-    reason = "" if results else _reason(query, considered, rejected, closest, fastest)
+    reason = "" if results else why_none(query, considered, rejected, closest, fastest)
     return Recommendations(results=results, considered=considered, reason=reason,
                            assumptions=assumptions(query), table_source=table.source,
                            table_retrieved=table.newest_retrieved, rejected=dict(rejected))
@@ -393,67 +242,3 @@ def _composed(query: Query, ranked: list[Recommendation], table: PriceTable,
     for rank, result in enumerate(results, start=1):
         result.rank = rank
     return results
-
-
-def _reason(query: Query, considered: int, rejected: Counter[str],
-            closest: tuple[Hardware, memory.MemoryPlan] | None,
-            fastest: tuple[Hardware, Fraction] | None) -> str:
-    what = f"strategy {query.strategy}" + ("" if query.tpu else
-                                          f" on up to {query.max_nodes} nodes")
-    if not considered:
-        return f"no hardware in the catalogue matches {what}"
-    parts = [f"none of the {considered} configurations for {what} can be recommended"]
-    if rejected["memory"] and query.model is not None:
-        text = (f"{rejected['memory']} do not fit {query.model.parameters:,} parameters "
-                f"({query.model.dtype}) in device memory")
-        if closest is not None:
-            hw, plan = closest
-            text += (f"; the closest, {hw.describe()} with {plan.strategy}, needs "
-                     f"{plan.total_gib:.1f} GB per device of its {plan.device_memory_gib:g} GB")
-        parts.append(text)
-    if rejected["deadline"]:
-        text = (f"{rejected['deadline']} fit but take longer than the "
-                f"{query.workload.deadline_hours} h deadline")
-        if fastest is not None:
-            hours = float(fastest[1] / 3600)
-            text += f"; the fastest, {fastest[0].describe()}, takes {hours:.1f} h"
-        parts.append(text)
-    for why in ("not priced in the region", "no throughput figure", "refused by the composer"):
-        if rejected[why]:
-            where = f" ({query.region})" if why.endswith("region") else ""
-            parts.append(f"{rejected[why]} {why}{where}")
-    hints = []
-    if rejected["memory"]:
-        hints.append("more nodes (max_nodes)" if not query.tpu else "a larger topology")
-        if query.strategy not in (ANY, "zero3", "fsdp") and not query.tpu:
-            hints.append("strategy zero3, fsdp or any")
-        hints.append("activation checkpointing or a smaller micro batch")
-    if rejected["deadline"]:
-        hints.append("a later deadline")
-    text = "; ".join(parts)
-    return text + (f". Try {', '.join(hints)}." if hints else ".")
-
-
-def assumptions(query: Query) -> list[str]:
-    """What a reader must know about the figures, stated with every answer."""
-    notes = ["cost = the composed job's hourly price in the region (machines, accelerators, "
-             "boot disks) x the duration; FLEX_START is priced at its ceiling, the on-demand "
-             "rate"]
-    workload = query.workload
-    if workload.hours is not None:
-        notes.append(f"every configuration runs {workload.hours} h (a fixed-time run)")
-    else:
-        notes.append(
-            f"duration = {workload.steps} steps x {workload.step_time_s} s measured on "
-            f"{workload.reference_devices} x {workload.reference_device}, scaled by aggregate "
-            "peak 16-bit throughput (devices x peak TFLOPS): perfect scaling at peak speed, "
-            "an optimistic first approximation; measure a step on the chosen configuration")
-    if query.model is None:
-        notes.append("memory not checked: no model size given")
-    else:
-        notes.append("memory per device from the memory plan (DeepSpeed's model-state "
-                     "estimates; activations only with hidden_size, layers and "
-                     "sequence_length)")
-    notes.append("only the cheapest host machine is kept for each device, count and node "
-                 "combination")
-    return notes

@@ -1,0 +1,229 @@
+"""A CustomJob (or an exported document) back into the job request that composes to it."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from vertexplan import catalog, composer
+from vertexplan.catalog.enums import strategy_name
+from vertexplan.catalog.values import as_int
+from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC
+from vertexplan.interop import fields
+from vertexplan.interop.document import parse
+from vertexplan.interop.launch import read_launch
+
+OUTPUT_ONLY = ("name", "state", "createTime", "startTime", "endTime", "updateTime", "error",
+               "webAccessUris", "satisfiesPzs", "satisfiesPzi")
+# Fields the composer has no request field for and cannot carry: refused on import.
+UNSUPPORTED_POOL = {
+    "pythonPackageSpec": "the composer runs containers: build an image with your package and "
+                         "give it as containerSpec.imageUri",
+    "lustreMounts": "Lustre mounts are not supported by the composer yet: use nfsMounts or "
+                    "Cloud Storage (baseOutputDirectory)",
+}
+UNSUPPORTED_MACHINE = {
+    "gpuPartitionSize": "GPU partitions (MIG) are not supported by the composer",
+    "multihostGpuNodeCount": "multi-host GPU nodes are not supported by the composer",
+}
+_SPEC_FIELDS = {
+    "network": "network", "reservedIpRanges": "reserved_ip_ranges",
+    "serviceAccount": "service_account", "enableWebAccess": "enable_web_access",
+    "enableDashboardAccess": "enable_dashboard_access",
+}
+_MACHINE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "tpu_topology",
+                 "reservation")
+
+
+@dataclass
+class Imported:
+    request: dict[str, Any]
+    # Keyed by the imported document's field paths (jobSpec.workerPoolSpecs[0]...).
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    kind: str = "CustomJob"  # or CustomJobSpec
+    custom_job: dict[str, Any] = field(default_factory=dict)  # the document as a CustomJob
+
+
+def import_text(text: str, *, region: str) -> Imported:
+    job, kind, header = parse(text)
+    region = header.get("region") or region
+    result = to_request(job, region=region)
+    result.kind = kind
+    return result
+
+
+def _refusals(job: dict[str, Any]) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    pools = (job.get("jobSpec") or {}).get("workerPoolSpecs")
+    for i, p in enumerate(pools if isinstance(pools, list) else []):
+        if not isinstance(p, dict):
+            continue
+        for key, why in UNSUPPORTED_POOL.items():
+            if key in p:
+                errors[f"jobSpec.workerPoolSpecs[{i}].{key}"] = [f"{key}: {why}"]
+        machine = p.get("machineSpec") if isinstance(p.get("machineSpec"), dict) else {}
+        for key, why in UNSUPPORTED_MACHINE.items():
+            if key in machine:
+                errors[f"jobSpec.workerPoolSpecs[{i}].machineSpec.{key}"] = [f"{key}: {why}"]
+    psc = (job.get("jobSpec") or {}).get("pscInterfaceConfig")
+    if isinstance(psc, dict):
+        for key in psc:
+            if key != "networkAttachment":
+                errors[f"jobSpec.pscInterfaceConfig.{key}"] = [
+                    f"pscInterfaceConfig.{key} is not supported by the composer: only "
+                    "networkAttachment"]
+    return errors
+
+
+def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
+    """The job request that composes to ``custom_job``; refusals keyed by the job's paths."""
+    job = {k: v for k, v in copy.deepcopy(custom_job).items() if k not in OUTPUT_ONLY}
+    result = Imported(request={}, custom_job=job, errors=_refusals(job))
+    spec = job.get("jobSpec") if isinstance(job.get("jobSpec"), dict) else {}
+    request = _job_fields(job, spec, region)
+    raw_pools = spec.get("workerPoolSpecs")
+    if isinstance(raw_pools, dict):
+        raw_pools = [raw_pools]  # gcloud's examples write a single pool as a mapping
+        result.warnings.append("workerPoolSpecs was a single mapping; read as a list of one")
+    pools = [p if isinstance(p, dict) else {} for p in (raw_pools or [])]
+    if not pools or not pools[0]:
+        result.request = request
+        return result
+    chief_raw = pools[0]
+    request["chief"] = {**fields.machine(chief_raw.get("machineSpec")),
+                        **fields.disk(chief_raw.get("diskSpec"))}
+    replicas = chief_raw.get("replicaCount")
+    if replicas is not None and as_int(replicas) != 1:
+        number = as_int(replicas)
+        request["chief"]["replica_count"] = number if number is not None else replicas
+    if chief_raw.get("nfsMounts"):
+        request["nfs_mounts"] = fields.mounts(chief_raw["nfsMounts"])
+    # The pools' shapes first: the strategy's batch and degrees depend on the world size.
+    roles = {}
+    for index, raw in enumerate(pools[1:4], start=1):
+        if raw:
+            roles[index] = _role(index, raw, region)
+            request[roles[index]] = _pool(roles[index], raw, request, region)
+    chief_container = fields.container(chief_raw.get("containerSpec"))
+    for key, message, trial in read_launch(request, chief_container):
+        path = composer.custom_job_path_for(key, trial, job)
+        result.errors.setdefault(path, []).append(message)
+    final_chief = fields.container(composer.compose(request).custom_job["jobSpec"]
+                                   ["workerPoolSpecs"][0].get("containerSpec"))
+    for index, role in roles.items():
+        if role != "reduction_server":
+            request[role].update(_overrides(pools[index], request, final_chief))
+    result.request = request
+    return result
+
+
+def _job_fields(job: dict[str, Any], spec: dict[str, Any], region: str) -> dict[str, Any]:
+    """The request's fields outside the worker pools."""
+    request: dict[str, Any] = {"name": job.get("displayName", ""), "region": region}
+    if job.get("labels"):
+        request["labels"] = job["labels"]
+    if job.get("encryptionSpec"):
+        request["encryption_spec"] = job["encryptionSpec"]
+    _scheduling(spec.get("scheduling"), request)
+    for key, name in _SPEC_FIELDS.items():
+        if key in spec and spec[key] not in (None, "", [], False):
+            request[name] = spec[key]
+    psc = spec.get("pscInterfaceConfig")
+    if isinstance(psc, dict) and psc.get("networkAttachment"):
+        request["psc_network_attachment"] = psc["networkAttachment"]
+    out = spec.get("baseOutputDirectory")
+    if isinstance(out, dict) and out.get("outputUriPrefix"):
+        request["base_output_directory"] = out["outputUriPrefix"]
+    extra = {k: spec[k] for k in PASSTHROUGH_JOB_SPEC if k in spec}
+    if extra:
+        request["job_spec_extra"] = extra
+    return request
+
+
+def _scheduling(scheduling: Any, request: dict[str, Any]) -> None:
+    # Vertex's default is not to restart the job with a worker; the composer's default
+    # (restart multi-replica jobs) must not apply to a job that says nothing.
+    request["restart_job_on_worker_restart"] = False
+    if not isinstance(scheduling, dict):
+        return
+    if scheduling.get("strategy") is not None:
+        name = strategy_name(scheduling["strategy"])
+        if name not in (None, "STRATEGY_UNSPECIFIED"):
+            request["scheduling_strategy"] = name
+        elif name is None:
+            request["scheduling_strategy"] = scheduling["strategy"]
+    if "restartJobOnWorkerRestart" in scheduling:
+        request["restart_job_on_worker_restart"] = scheduling["restartJobOnWorkerRestart"]
+    if scheduling.get("disableRetries"):
+        request["disable_retries"] = scheduling["disableRetries"]
+    if scheduling.get("timeout") is not None:
+        request["timeout_hours"] = fields.hours(scheduling["timeout"])
+    if scheduling.get("maxWaitDuration") is not None:
+        request["max_wait_hours"] = fields.hours(scheduling["maxWaitDuration"])
+
+
+def _role(index: int, raw: dict[str, Any], region: str) -> str:
+    if index == 1:
+        return "workers"
+    if index == 3:
+        return "evaluators"
+    container = raw.get("containerSpec") if isinstance(raw.get("containerSpec"), dict) else {}
+    image = container.get("imageUri")
+    plain = set(container) <= {"imageUri"} and "nfsMounts" not in raw
+    if isinstance(image, str) and catalog.is_reduction_server_image(image) and plain:
+        return "reduction_server"
+    return "parameter_servers"
+
+
+def _pool(role: str, raw: dict[str, Any], request: dict[str, Any],
+          region: str) -> dict[str, Any]:
+    """The pool's machine, disk and replicas (and a Reduction Server's image)."""
+    machine, disk = fields.machine(raw.get("machineSpec")), fields.disk(raw.get("diskSpec"))
+    out: dict[str, Any] = {}
+    replicas = raw.get("replicaCount")
+    if replicas is not None:
+        number = as_int(replicas)
+        out["replica_count"] = number if number is not None else replicas
+    if role == "reduction_server":
+        out.update(machine)
+        out.update(disk)
+        image = (raw.get("containerSpec") or {}).get("imageUri")
+        try:
+            default = catalog.reduction_server_image(region)
+        except catalog.UnknownRegionError:
+            default = None
+        if image != default:
+            out["image_uri"] = image
+        return out
+    chief = request.get("chief") or {}
+    chief_machine = {k: v for k, v in chief.items() if k in _MACHINE_KEYS}
+    chief_disk = {k: v for k, v in chief.items() if k in ("boot_disk_type", "boot_disk_size_gb")}
+    if not (role == "workers" and machine == chief_machine and machine):
+        out.update(machine)  # otherwise the workers inherit the chief's machine
+    if not (role == "workers" and disk == chief_disk):
+        out.update(disk)
+        if role == "workers":
+            # A workers pool with its own machine still inherits a missing disk field.
+            for key in ("boot_disk_type", "boot_disk_size_gb"):
+                if key not in disk and key in chief_disk:
+                    out[key] = {"boot_disk_type": "pd-ssd", "boot_disk_size_gb": 100}[key]
+    return out
+
+
+def _overrides(raw: dict[str, Any], request: dict[str, Any],
+               chief_container: dict[str, Any]) -> dict[str, Any]:
+    """What a pool runs differently from the chief: kept as the pool's own values."""
+    out: dict[str, Any] = {}
+    own = fields.container(raw.get("containerSpec"))
+    for key, name in (("imageUri", "image_uri"), ("command", "command"), ("args", "args")):
+        if own[key] != chief_container[key]:
+            out[name] = own[key]
+    if own["env"] != chief_container["env"]:
+        env = fields.env_dict(own["env"])
+        out["env"] = env if env is not None else own["env"]
+    mounts = raw.get("nfsMounts")
+    if fields.mounts(mounts or []) != (request.get("nfs_mounts") or []):
+        out["nfs_mounts"] = fields.mounts(mounts or [])
+    return out
