@@ -18,8 +18,8 @@ from controlplane.costs.models import TeamBudget
 from controlplane.runs import lifecycle
 from controlplane.runs.models import Job, JobRestart, RestartCause
 from controlplane.teams.models import Membership, Role, Team
+from tests.compose.test_compose_page import form_data
 from tests.fakes import FakeBackend
-from tests.web.test_compose import form_data
 
 # Two n1-standard-4 (chief and worker) with 100 GB pd-ssd each, us-central1, spot, per hour.
 TWO_N1_4_SPOT = 2 * (95_510 + 26_780)

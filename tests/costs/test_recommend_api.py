@@ -12,8 +12,8 @@ from django.test import Client
 from django.urls import reverse
 
 from controlplane.backends.base import Backend
-from tests.composer.test_pages import post_data
-from tests.web.conftest import viewer  # noqa: F401
+from tests.compose.test_pages import post_data
+from tests.runs.pages.conftest import viewer  # noqa: F401
 from vertexplan import composer
 from vertexplan.pricing import default_table
 
@@ -183,7 +183,7 @@ def test_a_viewer_who_cannot_submit_anywhere_is_refused(viewer: Any) -> None:  #
 
 def test_the_compose_panel_shows_the_tpu_alternative_beside_the_estimate(
         member_client: Client, backend: Backend) -> None:
-    from tests.composer.test_pages import shown_then_posted
+    from tests.compose.test_pages import shown_then_posted
 
     data = shown_then_posted(member_client, reverse("job-compose"),
                              preset="single-node-fsdp-a100")

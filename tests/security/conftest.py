@@ -14,7 +14,7 @@ from controlplane.runs.models import Job, JobState
 from controlplane.security import tokens
 from controlplane.teams.models import Role, Team
 from tests.people import make_user
-from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
 
 @dataclass

@@ -127,7 +127,7 @@ def test_secrets_are_never_returned(world: World,
 def test_a_huge_page_is_capped(world: World,
                                token_client: Callable[[Any], APIClient]) -> None:
     from controlplane.runs.models import Job
-    from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+    from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
     Job.objects.bulk_create(
         Job(team=world.team, created_by=world.users["member"], name=f"exp-{n}",

@@ -43,7 +43,7 @@ from controlplane.security.models import ApiToken
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo
 from controlplane.teams.models import Membership, Role, Team
 from tests.people import make_user
-from tests.web.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 RANK = {"anyone": -1, "user": 0, "viewer": 1, "member": 2, "admin": 3}

@@ -6,10 +6,19 @@ from typing import Any
 
 import pytest
 
+from tests.vertexplan.composer.helpers import (
+    A100_8,
+    CPU,
+    IMAGE,
+    T4_2,
+    deepspeed_json,
+    env_of,
+    job,
+    messages,
+    pools,
+)
 from vertexplan import composer, presets
 from vertexplan.composer import parallelism as strategies
-
-from .helpers import A100_8, CPU, IMAGE, T4_2, deepspeed_json, env_of, job, messages, pools
 
 
 def test_the_multinode_preset_is_4_nodes_of_8_a100_with_zero2_and_a_reduction_server() -> None:

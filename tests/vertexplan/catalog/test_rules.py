@@ -6,9 +6,7 @@ import copy
 
 import pytest
 
-from vertexplan.catalog import UnknownRegionError, validate_custom_job
-
-from .factories import (
+from tests.vertexplan.catalog.factories import (
     IMAGE,
     REDUCTION_SERVER,
     job,
@@ -19,6 +17,7 @@ from .factories import (
     pool,
     single,
 )
+from vertexplan.catalog import UnknownRegionError, validate_custom_job
 
 POOL0 = "jobSpec.workerPoolSpecs[0]"
 SPEC0 = f"{POOL0}.machineSpec"

@@ -11,9 +11,8 @@ import yaml
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
+from tests.vertexplan.composer.helpers import A100_8, CPU, IMAGE, T4_2, job
 from vertexplan import composer, interop, presets
-
-from .helpers import A100_8, CPU, IMAGE, T4_2, job
 
 REGION = "us-central1"
 L4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from config.devstack import Stack, StackConfig
-from tests.packaging import PACKAGES, ROOT, dockerignore_patterns, dockerignored
+from tests.house.packaging import PACKAGES, ROOT, dockerignore_patterns, dockerignored
 
 DOCKERFILES = ["Dockerfile", "Dockerfile.trainer"]
 

@@ -7,11 +7,10 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.vertexplan.pricing.factories import REDUCTION_SERVER, job, pool
 from vertexplan.pricing import Totals
 from vertexplan.pricing.job_estimate import for_duration, hourly
 from vertexplan.pricing.snapshot import restore, snapshot
-
-from .factories import REDUCTION_SERVER, job, pool
 
 REGIONS = ("us-central1", "europe-west4", "asia-southeast1")
 DISK_TYPES = ("pd-ssd", "pd-standard")

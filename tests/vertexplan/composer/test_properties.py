@@ -13,12 +13,11 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.vertexplan.composer.helpers import IMAGE
+from tests.vertexplan.composer.test_interop import strip_defaults, vertex_reads
 from vertexplan import composer, interop
 from vertexplan.catalog import get_catalog, is_tpu_pod, resolve_path
 from vertexplan.composer import parallelism
-
-from .helpers import IMAGE
-from .test_interop import strip_defaults, vertex_reads
 
 _catalog = get_catalog()
 ATTACHED = [

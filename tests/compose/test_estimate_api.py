@@ -11,11 +11,11 @@ from typing import Any
 from django.test import Client
 from django.urls import reverse
 
-from .factories import REDUCTION_SERVER, micros
+from tests.vertexplan.pricing.factories import REDUCTION_SERVER, micros
 
 T4_JOB = {"name": "t4", "chief": {"machine_type": "n1-standard-8",
                                   "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 2}}
-# n1-standard-8 + 2 T4 + 100 GB pd-ssd in us-central1 (tests/costs/test_hourly.py).
+# n1-standard-8 + 2 T4 + 100 GB pd-ssd in us-central1 (tests/vertexplan/pricing/test_hourly.py).
 T4_HOURLY_ON_DEMAND = micros(D("0.4369977")) + micros(2 * D("0.4025")) + micros(
     D("0.195494") * 100 / 730)
 T4_HOURLY_SPOT = micros(D("0.1910197")) + micros(2 * D("0.2275")) + micros(

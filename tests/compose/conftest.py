@@ -1,6 +1,6 @@
 """The page tests' users, teams and fake backend, for the composer's API and page tests."""
 
-from tests.web.conftest import (  # noqa: F401
+from tests.runs.pages.conftest import (  # noqa: F401
     make_job,
     member,
     member_client,

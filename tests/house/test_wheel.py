@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from tests.packaging import PACKAGES, ROOT, dockerignore_patterns, dockerignored
+from tests.house.packaging import PACKAGES, ROOT, dockerignore_patterns, dockerignored
 
 # Local junk that may sit in a working tree and is rightly not shipped.
 NOT_SHIPPED = ("__pycache__", "*.py[cod]", ".*", "*~", "*.swp", "*.orig", "*.rej")

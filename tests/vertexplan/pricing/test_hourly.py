@@ -10,9 +10,8 @@ from decimal import Decimal as D
 
 import pytest
 
+from tests.vertexplan.pricing.factories import REDUCTION_SERVER, cents, job, micros, pool
 from vertexplan.pricing.job_estimate import hourly
-
-from .factories import REDUCTION_SERVER, cents, job, micros, pool
 
 # pd-ssd boot disk, GB-month price / 730 hours (the 100 GB default unless a test says otherwise)
 PD_SSD_US = D("0.195494")

@@ -7,12 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal as D
 
+from tests.vertexplan.pricing.factories import job, micros, pool
 from vertexplan.pricing import Estimate, LineItem, Totals, UnitPrices
 from vertexplan.pricing.actual import AttemptFacts, PreemptionFacts, job_cost, rate_of
 from vertexplan.pricing.job_estimate import hourly
 from vertexplan.pricing.snapshot import restore, snapshot
-
-from .factories import job, micros, pool
 
 T0 = datetime(2026, 10, 1, 10, 0, tzinfo=UTC)
 # n1-standard-4 in us-central1, on demand and spot, and its 100 GB pd-ssd boot disk.

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.vertexplan.composer.helpers import A100_8, env_of, job, pools
 from vertexplan import composer
-
-from .helpers import A100_8, env_of, job, pools
 
 CASES = {
     "zero2-offload": job(strategy="zero2", chief=dict(A100_8), workers={"replica_count": 3},

@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.vertexplan.catalog.factories import REDUCTION_SERVER, job, machine_spec, pool
 from vertexplan.catalog import (
     MISSING_FIELD_PATHS,
     get_catalog,
@@ -23,8 +24,6 @@ from vertexplan.catalog import (
 )
 from vertexplan.catalog.enums import FLEX_START_ACCELERATORS
 from vertexplan.catalog.errors import parent_path, path_template
-
-from .factories import REDUCTION_SERVER, job, machine_spec, pool
 
 _catalog = get_catalog()
 GPU_SPECS = [

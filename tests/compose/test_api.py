@@ -14,9 +14,8 @@ from controlplane.backends.base import Backend
 from controlplane.compose.models import ComposerSettings, JobTemplate
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
+from tests.vertexplan.composer.helpers import A100_8, job
 from vertexplan import composer, presets
-
-from .helpers import A100_8, job
 
 
 def post(client: Client, name: str, body: Any, query: str = "", **kwargs: Any) -> Any:

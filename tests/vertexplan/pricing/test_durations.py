@@ -7,9 +7,8 @@ from decimal import Decimal
 
 import pytest
 
+from tests.vertexplan.pricing.factories import job, pool
 from vertexplan.pricing.job_estimate import for_duration, for_steps, hourly
-
-from .factories import job, pool
 
 # 1_268_778 micro-dollars/h on demand, 672_800 on spot, no flex (see test_hourly).
 N1_T4 = hourly(job(pool("n1-standard-8", "NVIDIA_TESLA_T4", 2)), "us-central1")

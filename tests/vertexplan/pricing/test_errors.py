@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.vertexplan.pricing.factories import job, pool
 from vertexplan.pricing.job_estimate import PricingError, hourly
-
-from .factories import job, pool
 
 N1_T4 = job(pool("n1-standard-8", "NVIDIA_TESLA_T4", 2, disk=("pd-ssd", 100)))
 PRICED_REGIONS = ("asia-southeast1", "europe-west4", "us-central1")

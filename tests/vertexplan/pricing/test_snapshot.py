@@ -7,13 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.vertexplan.pricing.factories import REDUCTION_SERVER, job, pool
 from vertexplan.pricing import load_table
 from vertexplan.pricing.actual import AttemptFacts, job_cost
 from vertexplan.pricing.job_estimate import hourly
 from vertexplan.pricing.snapshot import SnapshotError, restore, snapshot
 from vertexplan.pricing.table import COLUMNS
-
-from .factories import REDUCTION_SERVER, job, pool
 
 JOB = job(
     pool("a2-highgpu-8g", "NVIDIA_TESLA_A100", 8),

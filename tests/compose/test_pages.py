@@ -14,9 +14,8 @@ from controlplane.compose.forms import JobForm
 from controlplane.compose.models import JobTemplate
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
+from tests.vertexplan.composer.test_interop import VARIED
 from vertexplan import composer, interop, presets
-
-from .test_interop import VARIED
 
 
 def post_data(form: JobForm) -> dict[str, Any]:

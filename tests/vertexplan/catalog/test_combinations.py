@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.vertexplan.catalog.factories import only_error, single
 from vertexplan.catalog import get_catalog, validate_custom_job
-
-from .factories import only_error, single
 
 # machine_type -> (accelerator_type, counts)
 BUNDLED = {
