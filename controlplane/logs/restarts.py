@@ -183,12 +183,38 @@ def _describe(job: Job, attempt: JobAttempt, replica: str, run: Run, nxt: Run | 
     notices = [s for s in run.signals if s.kind == NOTICE]
     marker_text = (nxt.marker.data.get("text", "") if nxt and nxt.marker else "") or ""
     stockout = last and attempt.failure == "stockout"
-    if last and not stockout and not (preempted or notices):
-        return None  # still running, or ended without a restart
-    if last and attempt.failure in ("", "cancelled") and attempt.vertex_state in (
-            "JOB_STATE_SUCCEEDED", "JOB_STATE_CANCELLED"):
-        return None  # replicas are stopped with SIGTERM when a job ends: not a preemption
+    if not _ended_abnormally(attempt, last=last, stockout=stockout,
+                             signalled=bool(preempted or notices)):
+        return None
+    signal = _signal_text(preempted, notices, marker_text, attempt if stockout else None)
+    step, checkpoint_path = _stopped_at(job, attempt, run, nxt, preempted)
+    resumed_step, resumed_path = _resumed_from(nxt)
+    return {
+        "cause": _cause(preempted, notices, marker_text, stockout=stockout),
+        "signal": signal[:200], "occurred_at": _occurred_at(attempt, run, nxt), "step": step,
+        "checkpoint_path": checkpoint_path, "resumed_at": _resumed_at(nxt, next_attempt),
+        "resumed_from_step": resumed_step, "resumed_from_path": resumed_path,
+        "checkpoint": _checkpoint_event(checkpoints, resumed_step, resumed_path),
+        "steps_lost": _steps_lost(step, resumed_step, nxt),
+        "sources": _sources(preempted, notices, nxt, stockout=stockout),
+    }
 
+
+def _ended_abnormally(attempt: JobAttempt, *, last: bool, stockout: bool,
+                      signalled: bool) -> bool:
+    """Whether a run ended in a restart (or a preemption or stockout) worth a record. An
+    earlier run of the attempt did, since a later one started; the last one only when it was
+    told to stop (signalled) or its attempt ran out of capacity."""
+    if last and not stockout and not signalled:
+        return False  # still running, or ended without a restart
+    # Replicas are stopped with SIGTERM when a job ends: not a preemption.
+    return not (last and attempt.failure in ("", "cancelled") and attempt.vertex_state in (
+        "JOB_STATE_SUCCEEDED", "JOB_STATE_CANCELLED"))
+
+
+def _sources(preempted: list[JobEvent], notices: list[JobEvent], nxt: Run | None, *,
+             stockout: bool) -> list[str]:
+    """Which signals told of the restart, for the record."""
     sources: list[str] = []
     if preempted:
         sources.append("preempted")
@@ -200,51 +226,65 @@ def _describe(job: Job, attempt: JobAttempt, replica: str, run: Run, nxt: Run | 
         sources.append("log_started_over")
     if stockout:
         sources.append("stockout")
+    return sources
 
+
+def _cause(preempted: list[JobEvent], notices: list[JobEvent], marker_text: str, *,
+           stockout: bool) -> str:
     if "emulator restarted" in marker_text or "backend restarted" in marker_text:
-        cause = RestartCause.BACKEND
-    elif preempted or notices or "preempt" in marker_text.lower():
-        cause = RestartCause.PREEMPTION
-    elif stockout:
-        cause = RestartCause.STOCKOUT
-    elif "exit code" in marker_text or "exited" in marker_text:
-        cause = RestartCause.CRASH
-    else:
-        cause = RestartCause.UNKNOWN
+        return RestartCause.BACKEND
+    if preempted or notices or "preempt" in marker_text.lower():
+        return RestartCause.PREEMPTION
+    if stockout:
+        return RestartCause.STOCKOUT
+    if "exit code" in marker_text or "exited" in marker_text:
+        return RestartCause.CRASH
+    return RestartCause.UNKNOWN
 
+
+def _occurred_at(attempt: JobAttempt, run: Run, nxt: Run | None) -> datetime:
+    """The first signal of the end, else when the next run began, else the attempt's times."""
     first_signal = min((s.timestamp for s in run.signals), default=None)
     if first_signal is None and nxt is not None:
         first_signal = nxt.start_time
-    occurred = first_signal or attempt.ended_at or attempt.started_at or attempt.created_at
-    signal = _signal_text(preempted, notices, marker_text, attempt if stockout else None)
+    return first_signal or attempt.ended_at or attempt.started_at or attempt.created_at
 
+
+def _stopped_at(job: Job, attempt: JobAttempt, run: Run, nxt: Run | None,
+                preempted: list[JobEvent]) -> tuple[int | None, str]:
+    """(step, emergency checkpoint path) the run stopped at: what the trainer said when it was
+    preempted, else the last step it logged."""
     step, checkpoint_path = None, ""
     if preempted:
         step = preempted[-1].step
         checkpoint_path = preempted[-1].data.get("checkpoint_path") or ""
     if step is None:
         step = _last_step(job, attempt.number, run.start_time, nxt.start_time if nxt else None)
+    return step, checkpoint_path
 
+
+def _resumed_at(nxt: Run | None, next_attempt: JobAttempt | None) -> datetime | None:
     resumed_at = nxt.start_time if nxt else None
     if resumed_at is None and next_attempt is not None and next_attempt.started_at:
         resumed_at = next_attempt.started_at
-    resumed_step, resumed_path = None, ""
+    return resumed_at
+
+
+def _resumed_from(nxt: Run | None) -> tuple[int | None, str]:
+    """(step, checkpoint path) the next run resumed from, as far as its events say."""
     if nxt and nxt.resumed:
-        resumed_step = nxt.resumed.step if nxt.resumed.step is not None else \
+        step = nxt.resumed.step if nxt.resumed.step is not None else \
             nxt.resumed.data.get("step")
-        resumed_path = nxt.resumed.data.get("path", "")
-    elif nxt and nxt.started:
-        resumed_step = nxt.started.data.get("resumed_from_step")
-    checkpoint = _checkpoint_event(checkpoints, resumed_step, resumed_path)
-    steps_lost = None
-    if step is not None and nxt is not None and nxt.started is not None:
-        steps_lost = max(step - (resumed_step or 0), 0)
-    return {
-        "cause": cause, "signal": signal[:200], "occurred_at": occurred, "step": step,
-        "checkpoint_path": checkpoint_path, "resumed_at": resumed_at,
-        "resumed_from_step": resumed_step, "resumed_from_path": resumed_path,
-        "checkpoint": checkpoint, "steps_lost": steps_lost, "sources": sources,
-    }
+        return step, nxt.resumed.data.get("path", "")
+    if nxt and nxt.started:
+        return nxt.started.data.get("resumed_from_step"), ""
+    return None, ""
+
+
+def _steps_lost(step: int | None, resumed_step: int | None, nxt: Run | None) -> int | None:
+    if step is None or nxt is None or nxt.started is None:
+        return None
+    return max(step - (resumed_step or 0), 0)
 
 
 def _signal_text(preempted: list[JobEvent], notices: list[JobEvent], marker_text: str,

@@ -1,8 +1,10 @@
-"""Slack notifications: per-team channels, one message per job transition, never two.
+"""Slack notifications: per-team channels, one message per job transition or SLO alert, never
+two, all through one outbox.
 
 models.py    SlackChannel (encrypted webhook URL or bot token) and Notification (the outbox)
 crypto.py    Fernet encryption of the secrets, keyed from CP_ENCRYPTION_KEY or SECRET_KEY
 slack.py     the transport (slack_sdk): permanent errors disable a channel, transient ones retry
 messages.py  Block Kit for a notification
-service.py   what to send when (called from Job.update_state and the lifecycle) and delivery
+receivers.py what the other apps' signals (a job's state, a restart, a budget, an SLO alert) send
+service.py   what to send when (the outbox rows) and delivering them
 """

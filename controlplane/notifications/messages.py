@@ -1,4 +1,5 @@
-"""Block Kit for one notification: job, team, new state, restarts, cost so far, a link."""
+"""Block Kit for one notification: for a job, its team, new state, restarts, cost so far and a
+link; for an SLO alert, the alert's own message."""
 
 from __future__ import annotations
 
@@ -72,6 +73,16 @@ def headline(notification: Notification) -> str:
 
 def build(notification: Notification) -> tuple[str, list[dict[str, Any]]]:
     """(fallback text, blocks) for a notification."""
+    if notification.slo_alert_id is not None:
+        return slo_alert(notification.slo_alert.message)
+    return job_transition(notification)
+
+
+def slo_alert(text: str) -> tuple[str, list[dict[str, Any]]]:
+    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+
+
+def job_transition(notification: Notification) -> tuple[str, list[dict[str, Any]]]:
     job = notification.job
     detail = notification.detail
     url = job_url(job)

@@ -20,6 +20,11 @@ class NotifyOn(models.TextChoices):
     BUDGET = "budget", "Budget alert"
 
 
+# An SLO of one of the team's endpoints was breached or recovered. Not in NotifyOn: every
+# enabled channel of the team gets these, whatever it chose to hear about its jobs.
+SLO_ALERT = "slo"
+EVENTS = [*NotifyOn.choices, (SLO_ALERT, "SLO breached or recovered")]
+
 DEFAULT_NOTIFY_ON = [NotifyOn.FAILED.value, NotifyOn.PREEMPTED.value, NotifyOn.RECOVERED.value,
                      NotifyOn.SUCCEEDED.value, NotifyOn.BUDGET.value]
 
@@ -87,12 +92,20 @@ class NotificationStatus(models.TextChoices):
 
 
 class Notification(models.Model):
-    """One message for one transition to one channel: the (channel, key) pair is unique."""
+    """One message for one transition to one channel: the (channel, key) pair is unique.
+
+    Every message the product posts is one of these, whatever it is about: a job's transition
+    (`job`, with `detail`) or an SLO alert (`slo_alert`, whose message is the alert's). Each
+    row names exactly one of them.
+    """
 
     channel = models.ForeignKey(SlackChannel, on_delete=models.CASCADE,
                                 related_name="notifications")
-    job = models.ForeignKey("runs.Job", on_delete=models.CASCADE, related_name="notifications")
-    event = models.CharField(max_length=20, choices=NotifyOn.choices)
+    job = models.ForeignKey("runs.Job", on_delete=models.CASCADE, related_name="notifications",
+                            null=True, blank=True)
+    slo_alert = models.ForeignKey("serving.SloAlert", on_delete=models.CASCADE,
+                                  related_name="notifications", null=True, blank=True)
+    event = models.CharField(max_length=20, choices=EVENTS)
     key = models.CharField(max_length=120)
     # What the transition was (state, restart, attempt...), as it was when it happened.
     detail = models.JSONField(default=dict)
@@ -110,8 +123,13 @@ class Notification(models.Model):
         ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["channel", "key"], name="one_message_per_transition"),
+            models.CheckConstraint(
+                condition=models.Q(job__isnull=False, slo_alert__isnull=True)
+                | models.Q(job__isnull=True, slo_alert__isnull=False),
+                name="notification_about_one_thing"),
         ]
         indexes = [models.Index(fields=["status", "next_try_at"])]
 
     def __str__(self) -> str:
-        return f"{self.event} of job {self.job_id} to {self.channel_id} ({self.status})"
+        about = f"job {self.job_id}" if self.job_id else f"SLO alert {self.slo_alert_id}"
+        return f"{self.event} of {about} to {self.channel_id} ({self.status})"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from controlplane.core.queue import enqueue
 from controlplane.notifications import service
 from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart
 from controlplane.serving.models import SloAlert
@@ -42,4 +41,4 @@ def on_restart_recorded(job: Job, record: JobRestart, created: bool, resumed_now
 
 
 def on_slo_alert_raised(alert: SloAlert, **_: Any) -> None:
-    enqueue("controlplane.notifications.tasks.send_slo_alert", str(alert.pk))
+    service.notify_slo_alert(alert)

@@ -1,5 +1,9 @@
 """What is sent when, and delivering it: an outbox with one row per (channel, transition).
 
+Every message goes through it: a job's transitions (notify) and an endpoint's SLO alerts
+(notify_slo_alert) alike, with the same claim, the same retries of transient errors and the
+same permanent errors that disable a channel.
+
 Rows are written in the transaction that makes the transition (so a rolled-back transition
 sends nothing, and a committed one is never forgotten), and the (channel, key) constraint
 makes a second write of the same transition a no-op. A worker claims a row with a conditional
@@ -21,12 +25,14 @@ from controlplane.core.queue import send_now
 from controlplane.notifications import messages, options, slack
 from controlplane.notifications.crypto import SecretUnreadable
 from controlplane.notifications.models import (
+    SLO_ALERT,
     Notification,
     NotificationStatus,
     NotifyOn,
     SlackChannel,
 )
 from controlplane.runs.models import Job, JobEvent
+from controlplane.serving.models import SloAlert
 
 logger = logging.getLogger(__name__)
 
@@ -62,20 +68,32 @@ def notify(job: Job, event: str, *, key: str, detail: dict[str, Any] | None = No
     many messages were queued now."""
     detail = {"state": job.state, "restarts": job.restarts, "attempt": job.attempt,
               **(detail or {})}
+    channels = [channel for channel in SlackChannel.objects.filter(team_id=job.team_id,
+                                                                   enabled=True)
+                if channel.wants(event)]
+    return _queue(channels, f"job-{job.pk}:{key}", job=job, event=event, detail=detail)
+
+
+def notify_slo_alert(alert: SloAlert) -> int:
+    """Queue an SLO alert for every enabled channel of the endpoint's team (whatever their
+    notify_on: alerts are not a job's events). Called inside the transaction that records
+    the alert; calling again adds nothing. Returns how many messages were queued now."""
+    channels = SlackChannel.objects.filter(team_id=alert.slo.endpoint.team_id, enabled=True)
+    return _queue(list(channels), f"slo-alert-{alert.pk}", slo_alert=alert, event=SLO_ALERT)
+
+
+def _queue(channels: list[SlackChannel], key: str, **row: Any) -> int:
+    """One outbox row per channel under `key`, and their sends once the transaction commits."""
     queued: list[int] = []
-    for channel in SlackChannel.objects.filter(team_id=job.team_id, enabled=True):
-        if not channel.wants(event):
-            continue
+    for channel in channels:
         try:
             with transaction.atomic():
-                row, created = Notification.objects.get_or_create(
-                    channel=channel, key=f"job-{job.pk}:{key}",
-                    defaults={"job": job, "event": event, "detail": detail},
-                )
+                made, created = Notification.objects.get_or_create(
+                    channel=channel, key=key, defaults=row)
         except IntegrityError:
             continue  # written concurrently by another worker: theirs is the one
         if created:
-            queued.append(row.pk)
+            queued.append(made.pk)
     if queued:
         transaction.on_commit(lambda: _enqueue(queued), robust=True)
     return len(queued)
@@ -95,7 +113,7 @@ def deliver(notification_id: int) -> str:
     claimed = Notification.objects.filter(
         pk=notification_id, status=NotificationStatus.PENDING, next_try_at__lte=now,
     ).update(status=NotificationStatus.SENDING, claimed_at=now)
-    row = Notification.objects.select_related("channel", "job", "job__team").get(
+    row = Notification.objects.select_related("channel", "job", "job__team", "slo_alert").get(
         pk=notification_id)
     if claimed != 1:
         return row.status

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controlplane.core.queue import task
-from controlplane.notifications import service, slo_alerts
+from controlplane.notifications import service
 
 
 @task()
@@ -15,8 +15,3 @@ def send_notification(notification_id: str) -> None:
 def deliver_pending() -> None:
     """Messages whose delivery failed for a passing reason, or whose message was lost."""
     service.sweep()
-
-
-@task()
-def send_slo_alert(alert_id: str) -> None:
-    slo_alerts.deliver(int(alert_id))

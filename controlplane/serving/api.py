@@ -229,7 +229,8 @@ class EndpointAlerts(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Any]:
         endpoint = _endpoint(self.request, self.kwargs["pk"])
-        return SloAlert.objects.filter(slo__endpoint=endpoint)
+        return SloAlert.objects.filter(slo__endpoint=endpoint).prefetch_related(
+            "notifications__channel")
 
 
 class EndpointPredict(APIView):

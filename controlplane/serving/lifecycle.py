@@ -12,7 +12,6 @@ import logging
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.backends.serving_base import DeploySpec, Operation, get_serving_backend
@@ -56,8 +55,7 @@ def send_create(endpoint_id: int) -> None:
             op = backend.create_endpoint(endpoint.vertex_endpoint_id, endpoint.name[:128],
                                          labels)
         except (errors.InvalidJobSpec, errors.PermissionDenied) as exc:
-            endpoint.state, endpoint.error_message = E.FAILED, str(exc)
-            endpoint.save(update_fields=["state", "error_message"])
+            endpoint.transition(E.FAILED, error=str(exc))
             return
         endpoint.operation_name = op.name
         endpoint.save(update_fields=["operation_name"])
@@ -71,12 +69,9 @@ def request_delete(endpoint: Endpoint) -> None:
         if endpoint.state in (E.DELETING, E.DELETED):
             return
         if endpoint.state == E.CREATING and not endpoint.operation_name:
-            endpoint.state = E.DELETED  # never reached Vertex
-            endpoint.save(update_fields=["state"])
+            endpoint.transition(E.DELETED)  # never reached Vertex
             return
-        endpoint.state = E.DELETING
-        endpoint.operation_name = ""
-        endpoint.save(update_fields=["state", "operation_name"])
+        endpoint.transition(E.DELETING)
         # Deployed models are undeployed now; one still deploying is once it lands (sweep).
         for deployment in endpoint.deployments.select_for_update().filter(state=D.DEPLOYED):
             _start_undeploy(deployment)
@@ -102,16 +97,16 @@ def send_delete(endpoint_id: int) -> None:
 def _endpoint_op(endpoint: Endpoint, op: Operation, *, done_state: str) -> None:
     if not op.done:
         return
-    if op.failed:
+    if op.failed and done_state == E.READY:
+        endpoint.transition(E.FAILED, error=op.error_message)
+    elif op.failed:  # a refused delete: the endpoint stays DELETING, with the reason
         endpoint.error_message = op.error_message
-        if done_state == E.READY:
-            endpoint.state = E.FAILED
-        endpoint.save(update_fields=["state", "error_message"])
-        return
-    endpoint.state = done_state
-    if done_state == E.READY:
-        endpoint.vertex_name = get_serving_backend().endpoint_name(endpoint.vertex_endpoint_id)
-    endpoint.save(update_fields=["state", "vertex_name"])
+        endpoint.save(update_fields=["error_message"])
+    elif done_state == E.READY:
+        endpoint.transition(E.READY, vertex_name=get_serving_backend().endpoint_name(
+            endpoint.vertex_endpoint_id))
+    else:
+        endpoint.transition(done_state)
 
 
 # -- deployments --------------------------------------------------------------------------------
@@ -216,9 +211,8 @@ def request_undeploy(deployment: Deployment) -> None:
 
 
 def _start_undeploy(deployment: Deployment) -> None:
-    deployment.state, deployment.operation_name = D.UNDEPLOYING, ""
-    deployment.save(update_fields=["state", "operation_name"])
-    enqueue(TASKS + "undeploy", str(deployment.pk))
+    if deployment.transition(D.UNDEPLOYING):
+        enqueue(TASKS + "undeploy", str(deployment.pk))
 
 
 def send_undeploy(deployment_id: int) -> None:
@@ -352,9 +346,9 @@ def _reconcile_deployments(endpoint: Endpoint) -> None:
 
 def _refresh(deployment: Deployment, there: Any) -> None:
     if there is None:
-        Deployment.objects.filter(pk=deployment.pk, state=D.DEPLOYED).update(
-            state=D.UNDEPLOYED, undeployed_at=timezone.now(),
-            error_message="no longer on the endpoint (undeployed outside this product)")
+        # Not locked: the transition's conditional update loses to a worker that moved it on.
+        deployment.transition(
+            D.UNDEPLOYED, error="no longer on the endpoint (undeployed outside this product)")
         return
     updates: dict[str, Any] = {"available_replicas": there.available_replicas}
     if deployment.scaling_operation_name:
@@ -373,24 +367,16 @@ def _deployment_op_done(deployment: Deployment, op: Operation) -> None:
 
 
 def _deployed(deployment: Deployment, available: int) -> None:
-    deployment.state = D.DEPLOYED
-    deployment.deployed_at = deployment.deployed_at or timezone.now()
-    deployment.available_replicas = available
-    deployment.save(update_fields=["state", "deployed_at", "available_replicas"])
+    deployment.transition(D.DEPLOYED, available_replicas=available)
 
 
 def _deployment_failed(deployment: Deployment, message: str) -> None:
-    deployment.state = D.FAILED
-    deployment.error_message = message
-    deployment.save(update_fields=["state", "error_message"])
-    logger.warning("deployment %s failed: %s", deployment.pk, message)
+    deployment.transition(D.FAILED, error=message)
 
 
 def _undeployed(deployment: Deployment) -> None:
-    deployment.state = D.UNDEPLOYED
-    deployment.undeployed_at = timezone.now()
-    deployment.available_replicas = 0
-    deployment.save(update_fields=["state", "undeployed_at", "available_replicas"])
+    if not deployment.transition(D.UNDEPLOYED):
+        return
     endpoint = deployment.endpoint
     if endpoint.state == E.DELETING and not endpoint.deployments.filter(
             state__in=LIVE_DEPLOYMENTS).exclude(pk=deployment.pk).exists():

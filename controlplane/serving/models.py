@@ -8,12 +8,37 @@ model id `<pk>`), so a retried call finds what an earlier try created.
 
 from __future__ import annotations
 
+import logging
+from datetime import datetime
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
+
+logger = logging.getLogger(__name__)
+
+
+def _move(row: models.Model, allowed: dict[str, frozenset[str]], new_state: str,
+          changes: dict[str, Any], *, field: str = "state") -> bool:
+    """Move `row` from the state it was read in to `new_state` with `changes`, if that move is
+    allowed, as one conditional UPDATE: of two workers making the same move (with or without
+    a row lock) exactly one wins. Returns whether this one did; only then is `row` changed."""
+    old = getattr(row, field)
+    if new_state == old or new_state not in allowed[old]:
+        return False
+    changes = {field: new_state, **changes}
+    if type(row)._default_manager.filter(pk=row.pk, **{field: old}).update(**changes) != 1:
+        return False
+    for name, value in changes.items():
+        setattr(row, name, value)
+    log = logger.warning if new_state == "FAILED" else logger.info
+    log("%s %s: %s -> %s%s", type(row).__name__, row.pk, old, new_state,
+        f" ({changes['error_message']})" if changes.get("error_message") else "")
+    return True
 
 
 class ModelEntry(models.Model):
@@ -58,9 +83,28 @@ class ModelEntry(models.Model):
     def vertex_model_id(self) -> str:
         return f"cp-model-{self.pk}"
 
+    def transition(self, new_state: str, *, at: datetime | None = None, error: str = "",
+                   vertex_name: str = "") -> bool:
+        """The one place an entry's state changes; returns whether it changed (see _move).
+        READY records the Model Registry's name for the model and when the upload ended."""
+        changes: dict[str, Any] = {}
+        if new_state == self.State.READY:
+            changes.update(vertex_name=vertex_name or self.vertex_name,
+                           uploaded_at=at or timezone.now())
+        if error:
+            changes["error_message"] = error
+        return _move(self, _ENTRY_MOVES, new_state, changes)
+
     @property
     def source(self) -> str:
         return f"step {self.step}" if self.step is not None else "final export"
+
+
+_ENTRY_MOVES: dict[str, frozenset[str]] = {
+    ModelEntry.State.UPLOADING: frozenset({ModelEntry.State.READY, ModelEntry.State.FAILED}),
+    ModelEntry.State.READY: frozenset(),
+    ModelEntry.State.FAILED: frozenset(),
+}
 
 
 class Endpoint(models.Model):
@@ -99,6 +143,30 @@ class Endpoint(models.Model):
     @property
     def vertex_endpoint_id(self) -> str:
         return f"cp-ep-{self.pk}"
+
+    def transition(self, new_state: str, *, error: str = "", vertex_name: str = "") -> bool:
+        """The one place an endpoint's state changes; returns whether it changed (see _move).
+        READY records the endpoint's name on Vertex; DELETING forgets the create operation,
+        so the delete's can be recorded."""
+        changes: dict[str, Any] = {}
+        if new_state == self.State.READY:
+            changes["vertex_name"] = vertex_name or self.vertex_name
+        if new_state == self.State.DELETING:
+            changes["operation_name"] = ""
+        if error:
+            changes["error_message"] = error
+        return _move(self, _ENDPOINT_MOVES, new_state, changes)
+
+
+_E = Endpoint.State
+_ENDPOINT_MOVES: dict[str, frozenset[str]] = {
+    # DELETED straight from CREATING: the create never reached Vertex.
+    _E.CREATING: frozenset({_E.READY, _E.FAILED, _E.DELETING, _E.DELETED}),
+    _E.READY: frozenset({_E.DELETING}),
+    _E.FAILED: frozenset({_E.DELETING}),
+    _E.DELETING: frozenset({_E.DELETED}),
+    _E.DELETED: frozenset(),
+}
 
 
 class Deployment(models.Model):
@@ -151,6 +219,37 @@ class Deployment(models.Model):
     @property
     def deployed_model_id(self) -> str:
         return str(self.pk)
+
+    def transition(self, new_state: str, *, at: datetime | None = None, error: str = "",
+                   available_replicas: int | None = None) -> bool:
+        """The one place a deployment's state changes; returns whether it changed (see _move).
+        DEPLOYED records when (the first time) and the replicas available; UNDEPLOYING forgets
+        the deploy operation, so the undeploy's can be recorded; UNDEPLOYED records when, and
+        that no replica is left."""
+        at = at or timezone.now()
+        changes: dict[str, Any] = {}
+        if new_state == self.State.DEPLOYED:
+            changes["deployed_at"] = self.deployed_at or at
+            if available_replicas is not None:
+                changes["available_replicas"] = available_replicas
+        elif new_state == self.State.UNDEPLOYING:
+            changes["operation_name"] = ""
+        elif new_state == self.State.UNDEPLOYED:
+            changes.update(undeployed_at=at, available_replicas=0)
+        if error:
+            changes["error_message"] = error
+        return _move(self, _DEPLOYMENT_MOVES, new_state, changes)
+
+
+_D = Deployment.State
+_DEPLOYMENT_MOVES: dict[str, frozenset[str]] = {
+    _D.DEPLOYING: frozenset({_D.DEPLOYED, _D.FAILED}),
+    # UNDEPLOYED straight from DEPLOYED: undeployed outside this product.
+    _D.DEPLOYED: frozenset({_D.UNDEPLOYING, _D.UNDEPLOYED}),
+    _D.UNDEPLOYING: frozenset({_D.UNDEPLOYED}),
+    _D.UNDEPLOYED: frozenset(),
+    _D.FAILED: frozenset(),
+}
 
 
 class LatencySample(models.Model):
@@ -217,19 +316,37 @@ class Slo(models.Model):
     def __str__(self) -> str:
         return f"SLO of {self.endpoint}: p95 <= {self.p95_ms:g} ms, errors <= {self.error_rate:.2%}"
 
+    def transition(self, new_status: str, *, at: datetime | None = None) -> bool:
+        """The one place an SLO's status changes; returns whether it changed. Of two workers
+        that evaluated the same probes, one wins (see _move) and records the alert."""
+        return _move(self, _SLO_MOVES, new_status, {"status_changed_at": at or timezone.now()},
+                     field="status")
+
+
+_SLO_MOVES: dict[str, frozenset[str]] = {
+    Slo.Status.OK: frozenset({Slo.Status.BREACHED}),
+    Slo.Status.BREACHED: frozenset({Slo.Status.OK}),
+}
+
 
 class SloAlert(models.Model):
-    """A breach or a recovery, recorded once and sent once to the team's channels."""
+    """A breach or a recovery, recorded once. Sending it to the team's channels is the
+    notifications app's: one row of its outbox per channel (Notification.slo_alert, reverse
+    relation `notifications`), with the same claim, retry and permanent-error rules as every
+    other message. What the API and the endpoint page show of the delivery is derived from
+    those rows (prefetch `notifications__channel` when listing alerts)."""
 
     class Kind(models.TextChoices):
         BREACH = "BREACH"
         RECOVERY = "RECOVERY"
 
     class Delivery(models.TextChoices):
-        PENDING = "PENDING"
+        """The delivery as a whole, from its rows' statuses, the first that any row has."""
+        PENDING = "PENDING"    # waiting to be sent, or to be retried after a passing error
         SENDING = "SENDING"
-        SENT = "SENT"
-        FAILED = "FAILED"
+        FAILED = "FAILED"      # a channel refused it for good, or the tries ran out
+        UNKNOWN = "UNKNOWN"    # a worker stopped while sending: not resent
+        SENT = "SENT"          # every channel has it
 
     slo = models.ForeignKey(Slo, on_delete=models.CASCADE, related_name="alerts")
     kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -238,11 +355,28 @@ class SloAlert(models.Model):
     error_rate = models.FloatField(null=True)
     samples = models.PositiveIntegerField(default=0)
     message = models.TextField()
-    delivery = models.CharField(max_length=10, choices=Delivery.choices,
-                                default=Delivery.PENDING)
-    delivered_at = models.DateTimeField(null=True, blank=True)
-    delivery_error = models.TextField(blank=True)
 
     class Meta:
         db_table = "jobs_sloalert"  # kept from the app it was first created in
         ordering = ["-at", "-id"]
+
+    def _deliveries(self) -> list[Any]:
+        return list(self.notifications.all())
+
+    @property
+    def delivery(self) -> str | None:
+        """None when there was no channel to send it to (or it was sent before alerts went
+        through the notifications outbox)."""
+        statuses = {row.status.upper() for row in self._deliveries()}
+        return next((s for s in self.Delivery.values if s in statuses), None)
+
+    @property
+    def delivered_at(self) -> datetime | None:
+        """When it last reached a channel."""
+        return max((row.sent_at for row in self._deliveries() if row.sent_at), default=None)
+
+    @property
+    def delivery_error(self) -> str:
+        """The last error of each channel that does not have it (yet), one per line."""
+        return "\n".join(f"{row.channel.name}: {row.last_error}" for row in self._deliveries()
+                          if row.last_error and row.sent_at is None)

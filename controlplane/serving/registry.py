@@ -8,11 +8,9 @@ that is what Vertex's Model.artifact_uri takes.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.backends.serving_base import Container, get_serving_backend
@@ -20,8 +18,6 @@ from controlplane.core.queue import enqueue
 from controlplane.runs.models import Job, JobState
 from controlplane.serving import options
 from controlplane.serving.models import ModelEntry
-
-logger = logging.getLogger(__name__)
 
 SERVE_COMMAND = ["python", "-m", "trainers.serve"]
 # Checkpoints these strategies write hold the whole model in model.pt (trainers/serving/loader).
@@ -94,7 +90,7 @@ def upload(entry_id: int) -> None:
             op = backend.upload_model(entry.vertex_model_id, entry.display_name,
                                       entry.artifact_uri, container, labels)
         except (errors.InvalidJobSpec, errors.PermissionDenied) as exc:
-            _fail(entry, str(exc))
+            entry.transition(ModelEntry.State.FAILED, error=str(exc))
             return
         entry.operation_name = op.name
         entry.save(update_fields=["operation_name"])
@@ -121,16 +117,7 @@ def _record(entry: ModelEntry, done: bool, failed: bool, message: str) -> None:
     if not done:
         return
     if failed:
-        _fail(entry, message)
-        return
-    entry.state = ModelEntry.State.READY
-    entry.vertex_name = get_serving_backend().model_name(entry.vertex_model_id)
-    entry.uploaded_at = timezone.now()
-    entry.save(update_fields=["state", "vertex_name", "uploaded_at"])
-
-
-def _fail(entry: ModelEntry, message: str) -> None:
-    entry.state = ModelEntry.State.FAILED
-    entry.error_message = message
-    entry.save(update_fields=["state", "error_message"])
-    logger.warning("model entry %s failed: %s", entry.pk, message)
+        entry.transition(ModelEntry.State.FAILED, error=message)
+    else:
+        entry.transition(ModelEntry.State.READY, vertex_name=get_serving_backend().model_name(
+            entry.vertex_model_id))

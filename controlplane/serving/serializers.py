@@ -147,6 +147,13 @@ class SampleSerializer(serializers.ModelSerializer):
 
 
 class AlertSerializer(serializers.ModelSerializer):
+    # Derived from the notifications outbox's rows for the alert (SloAlert.delivery); null
+    # when there was no channel to send it to.
+    delivery = serializers.ChoiceField(choices=SloAlert.Delivery.choices, read_only=True,
+                                       allow_null=True)
+    delivered_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    delivery_error = serializers.CharField(read_only=True)
+
     class Meta:
         model = SloAlert
         fields = ["id", "kind", "at", "p95_ms", "error_rate", "samples", "message", "delivery",

@@ -4,14 +4,13 @@ The SLO holds when, over the last window_s seconds, the p95 of successful probes
 p95_ms and the share of failed probes at most error_rate. With fewer than min_samples probes
 in the window nothing is decided (the status stays as it was), so a quiet start never alerts.
 
-A change of status is one conditional UPDATE (from the status read to the new one): of two
-workers evaluating at once, one wins and records the alert; the other changes nothing. So a
-breach produces exactly one alert, and so does the recovery.
+A change of status is Slo.transition, one conditional UPDATE (from the status read to the new
+one): of two workers evaluating at once, one wins and records the alert; the other changes
+nothing. So a breach produces exactly one alert, and so does the recovery.
 """
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -22,8 +21,6 @@ from django.utils import timezone
 from controlplane.core import signals
 from controlplane.serving import stats
 from controlplane.serving.models import Slo, SloAlert
-
-logger = logging.getLogger(__name__)
 
 
 def measure(slo: Slo, now: datetime) -> stats.Summary:
@@ -64,9 +61,7 @@ def evaluate(endpoint_id: int, now: datetime | None = None) -> SloAlert | None:
 
 def _transition(slo: Slo, new: str, summary: stats.Summary, now: datetime) -> SloAlert | None:
     with transaction.atomic():
-        won = Slo.objects.filter(pk=slo.pk, status=slo.status).update(
-            status=new, status_changed_at=now)
-        if won != 1:
+        if not slo.transition(new, at=now):
             return None  # another worker made this change and recorded its alert
         kind = SloAlert.Kind.BREACH if new == Slo.Status.BREACHED else SloAlert.Kind.RECOVERY
         alert = SloAlert.objects.create(
@@ -74,9 +69,9 @@ def _transition(slo: Slo, new: str, summary: stats.Summary, now: datetime) -> Sl
             error_rate=summary.error_rate, samples=summary.samples,
             message=message(slo, kind, summary),
         )
-        # The notifications app sends it to the team's channels once this commits.
+        # The notifications app queues it for the team's channels in this transaction (its
+        # outbox), and sends it once this commits.
         signals.slo_alert_raised.send(sender=SloAlert, alert=alert)
-    logger.info("endpoint %s: SLO %s", slo.endpoint_id, kind)
     return alert
 
 

@@ -89,7 +89,8 @@ def _endpoint_context(request: HttpRequest, endpoint: Endpoint) -> dict[str, Any
         .exclude(state=Deployment.State.UNDEPLOYED),
         "past_deployments": endpoint.deployments.filter(state=Deployment.State.UNDEPLOYED)[:10],
         "slo": slo,
-        "alerts": SloAlert.objects.filter(slo__endpoint=endpoint)[:ALERTS_SHOWN],
+        "alerts": SloAlert.objects.filter(slo__endpoint=endpoint).prefetch_related(
+            "notifications__channel")[:ALERTS_SHOWN],
         "can_change": access.can_change(request.user, endpoint.team),
         "deploy_form": forms.DeployForm(entries=entries),
         "slo_form": forms.SloForm(instance=slo),

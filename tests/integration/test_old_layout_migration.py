@@ -45,6 +45,13 @@ RELABEL = "core.0002_relabel_moved_models"
 # What a plan may never do to a database that already holds the data (a migration added after
 # the split that must, say, drop a field, is reviewed and listed here by name).
 DESTRUCTIVE = re.compile(r"^(Delete|Remove|Rename)\b", re.IGNORECASE)
+REVIEWED = {
+    # SLO alerts are delivered through the notifications outbox (notifications.0002, which
+    # hands the alerts still waiting to it first); their own delivery columns go.
+    "serving.0002_sloalert_delivery_in_the_outbox": [
+        "Remove field delivered_at from sloalert", "Remove field delivery from sloalert",
+        "Remove field delivery_error from sloalert"],
+}
 # The tables whose schema must come out the same as on a database migrated from scratch.
 COMPARED = re.compile(r"^(jobs|security)_")
 
@@ -213,7 +220,8 @@ def test_migrate_only_relabels_content_types(old_db: OldDatabase) -> None:
     for name, operations in plan.items():
         assert not name.endswith(".0001_initial"), f"{name} would run again:\n{old_db.plan}"
         assert before.get(name) == " ", f"{name} planned but shown as {before.get(name)!r}"
-        destructive = [op for op in operations if DESTRUCTIVE.match(op)]
+        destructive = [op for op in operations
+                       if DESTRUCTIVE.match(op) and op not in REVIEWED.get(name, [])]
         assert not destructive, f"{name} plans {destructive} on the old data"
     unapplied = sorted(name for name, mark in before.items() if mark == " ")
     assert unapplied == sorted(plan), (unapplied, sorted(plan))

@@ -31,8 +31,8 @@ def queued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
     """Tasks sent (name, args), in order; nothing reaches a broker."""
     sent: list[tuple[str, tuple]] = []
     for name in ("upload_model", "create_endpoint", "delete_endpoint", "deploy", "undeploy",
-                 "mutate", "probe_endpoint", "send_slo_alert"):
-        task = getattr(notification_tasks if name == "send_slo_alert" else tasks, name)
+                 "mutate", "probe_endpoint", "send_notification"):
+        task = getattr(notification_tasks if name == "send_notification" else tasks, name)
         monkeypatch.setattr(task, "delay",
                             lambda *args, _n=name: sent.append((_n, args)))
         monkeypatch.setattr(task, "apply_async",

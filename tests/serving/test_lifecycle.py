@@ -192,3 +192,25 @@ def test_traffic_shares_always_add_up_to_100() -> None:
         "2": 75, "3": 25}
     assert traffic.without_model({"1": 100, "2": 0}, "1", ["2"]) == {"2": 100}
     assert traffic.without_model({"1": 100}, "1", []) == {}
+
+
+def test_each_state_changes_only_by_an_allowed_move_and_once(
+        fake: FakeServing, queued: list, trained_job: Job, member: Any) -> None:
+    entry = ready_entry(trained_job, member)
+    assert entry.uploaded_at is not None and entry.vertex_name
+    assert not entry.transition(ModelEntry.State.FAILED, error="late"), "READY is final"
+    endpoint = ready_endpoint(trained_job.team, member)
+    assert not endpoint.transition(Endpoint.State.CREATING)
+    deployment = lifecycle.deploy(endpoint=endpoint, entry=entry, user=member,
+                                  machine_type="n1-standard-4")
+    # Two workers read the row DEPLOYING; both see the deploy land: one of them records it.
+    first, second = (Deployment.objects.get(pk=deployment.pk) for _ in range(2))
+    assert first.transition(Deployment.State.DEPLOYED, available_replicas=1)
+    assert not second.transition(Deployment.State.DEPLOYED, available_replicas=1)
+    assert second.state == Deployment.State.DEPLOYING, "the loser's copy is left as it was"
+    assert not first.transition(Deployment.State.DEPLOYING), "no way back"
+    assert first.transition(Deployment.State.UNDEPLOYED, error="gone")
+    first.refresh_from_db()
+    assert (first.state, first.available_replicas, first.error_message) == (
+        Deployment.State.UNDEPLOYED, 0, "gone")
+    assert first.deployed_at is not None and first.undeployed_at is not None

@@ -10,7 +10,8 @@ import pytest
 from django.utils import timezone
 
 from controlplane.backends import errors
-from controlplane.notifications import slo_alerts
+from controlplane.notifications import service
+from controlplane.notifications.models import Notification, SlackChannel
 from controlplane.runs.models import Job
 from controlplane.serving import prober, slo
 from controlplane.serving.models import Endpoint, LatencySample, Slo, SloAlert
@@ -67,8 +68,18 @@ def _samples(endpoint: Endpoint, latencies: list[float], at: Any, ok: bool = Tru
         for i, ms in enumerate(latencies))
 
 
+def _channel(endpoint: Endpoint, name: str, enabled: bool = True) -> SlackChannel:
+    # notify_on lists none: SLO alerts go to every enabled channel, whatever it chose.
+    channel = SlackChannel(team=endpoint.team, name=name, kind="webhook", enabled=enabled,
+                           notify_on=[])
+    channel.set_secret(f"https://hooks.slack.com/services/T0/B0/{name}")
+    channel.save()
+    return channel
+
+
 def test_a_breach_and_its_recovery_alert_once_each(
         live: Endpoint, queued: list, django_capture_on_commit_callbacks: Any) -> None:
+    _channel(live, "ops")
     objective = Slo.objects.create(endpoint=live, p95_ms=200, error_rate=0.1, window_s=60,
                                    min_samples=5)
     now = timezone.now()
@@ -97,8 +108,12 @@ def test_a_breach_and_its_recovery_alert_once_each(
     assert recovery is not None and recovery.kind == SloAlert.Kind.RECOVERY
     assert list(SloAlert.objects.values_list("kind", flat=True).order_by("at")) == [
         "BREACH", "RECOVERY"]
-    assert [q for q in queued if q[0] == "send_slo_alert"] == [
-        ("send_slo_alert", (str(breach.pk),)), ("send_slo_alert", (str(recovery.pk),))]
+    # Each alert is one row of the notifications outbox for the channel, sent once committed.
+    rows = list(Notification.objects.order_by("pk"))
+    assert [(r.slo_alert_id, r.job_id, r.event) for r in rows] == [
+        (breach.pk, None, "slo"), (recovery.pk, None, "slo")]
+    assert [q for q in queued if q[0] == "send_notification"] == [
+        ("send_notification", (str(r.pk),)) for r in rows]
 
 
 def test_the_error_rate_breaches_too(live: Endpoint, queued: list) -> None:
@@ -122,44 +137,69 @@ def test_a_losing_worker_records_no_second_alert(live: Endpoint, queued: list) -
     assert not SloAlert.objects.exists()
 
 
+def _alert(endpoint: Endpoint, message: str = "slow!") -> SloAlert:
+    objective = Slo.objects.create(endpoint=endpoint, p95_ms=100)
+    return SloAlert.objects.create(slo=objective, kind=SloAlert.Kind.BREACH, message=message)
+
+
 def test_an_alert_goes_to_every_enabled_channel_once(
         live: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
     from controlplane.notifications import slack
-    from controlplane.notifications.models import SlackChannel
 
     for name, enabled in (("ops", True), ("ml", True), ("old", False)):
-        channel = SlackChannel(team=live.team, name=name, kind="webhook", enabled=enabled,
-                               notify_on=[])
-        channel.set_secret(f"https://hooks.slack.com/services/T0/B0/{name}")
-        channel.save()
-    posted: list[tuple[str, str]] = []
+        _channel(live, name, enabled)
+    posted: list[tuple[str, str, list]] = []
     monkeypatch.setattr(slack, "send", lambda channel, text, blocks: posted.append(
-        (channel.name, text)))
-    objective = Slo.objects.create(endpoint=live, p95_ms=100)
-    alert = SloAlert.objects.create(slo=objective, kind=SloAlert.Kind.BREACH, message="slow!")
-    assert slo_alerts.deliver(alert.pk) == SloAlert.Delivery.SENT
-    assert slo_alerts.deliver(alert.pk) == SloAlert.Delivery.SENT  # a redelivered task
-    assert sorted(posted) == [("ml", "slow!"), ("ops", "slow!")]
+        (channel.name, text, blocks)))
+    alert = _alert(live)
+    assert alert.delivery is None  # nothing queued yet
+    assert service.notify_slo_alert(alert) == 2
+    assert service.notify_slo_alert(alert) == 0  # announced twice: queued once
+    assert alert.delivery == SloAlert.Delivery.PENDING
+    for row in Notification.objects.filter(slo_alert=alert):
+        assert service.deliver(row.pk) == "sent"
+        assert service.deliver(row.pk) == "sent"  # a redelivered task
+    section = [{"type": "section", "text": {"type": "mrkdwn", "text": "slow!"}}]
+    assert sorted(posted) == [("ml", "slow!", section), ("ops", "slow!", section)]
+    assert alert.delivery == SloAlert.Delivery.SENT and alert.delivered_at is not None
+    assert alert.delivery_error == ""
 
 
 def test_a_channel_that_fails_is_recorded(live: Endpoint,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from controlplane.notifications import slack
-    from controlplane.notifications.models import SlackChannel
 
-    channel = SlackChannel(team=live.team, name="ops", kind="webhook", notify_on=[])
-    channel.set_secret("https://hooks.slack.com/services/T0/B0/x")
-    channel.save()
+    _channel(live, "ops")
 
     def refuse(*_: Any) -> None:
         raise slack.TransportError("Slack refused the channel: 404 no_service", permanent=True)
 
     monkeypatch.setattr(slack, "send", refuse)
-    alert = SloAlert.objects.create(slo=Slo.objects.create(endpoint=live, p95_ms=1),
-                                    kind=SloAlert.Kind.BREACH, message="m")
-    assert slo_alerts.deliver(alert.pk) == SloAlert.Delivery.FAILED
-    alert.refresh_from_db()
-    assert "no_service" in alert.delivery_error
+    alert = _alert(live, "m")
+    service.notify_slo_alert(alert)
+    assert service.deliver(Notification.objects.get(slo_alert=alert).pk) == "failed"
+    assert alert.delivery == SloAlert.Delivery.FAILED
+    assert alert.delivery_error == "ops: Slack refused the channel: 404 no_service"
+
+
+def test_the_alerts_api_shows_the_delivery(live: Endpoint, member: Any,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.test import Client
+
+    from controlplane.notifications import slack
+
+    _channel(live, "ops")
+    monkeypatch.setattr(slack, "send", lambda *_: None)
+    quiet = _alert(live, "nobody to tell")  # never queued: no outbox row, no delivery
+    alert = SloAlert.objects.create(slo=quiet.slo, kind=SloAlert.Kind.RECOVERY, message="ok")
+    service.notify_slo_alert(alert)
+    service.deliver(Notification.objects.get(slo_alert=alert).pk)
+    client = Client()
+    client.force_login(member)
+    body = client.get(f"/api/v1/serving/endpoints/{live.pk}/alerts/").json()
+    assert [(a["kind"], a["delivery"], a["delivery_error"]) for a in body["results"]] == [
+        ("RECOVERY", "SENT", ""), ("BREACH", None, "")]
+    assert body["results"][0]["delivered_at"] is not None
 
 
 def test_old_samples_are_pruned(live: Endpoint) -> None:

@@ -14,6 +14,7 @@ from controlplane.notifications import crypto, service
 from controlplane.notifications.models import Notification, SlackChannel
 from controlplane.runs import lifecycle
 from controlplane.runs.models import Job, JobState
+from controlplane.serving.models import Endpoint, Slo, SloAlert
 from controlplane.teams.models import Team
 from tests.fakes import FakeBackend
 from tests.survival.slack_recorder import SlackRecorder
@@ -115,6 +116,46 @@ def test_transient_errors_are_retried_with_backoff(make_job: Callable[..., Job],
     Notification.objects.filter(pk=row.pk).update(next_try_at=timezone.now())
     assert service.deliver(row.pk) == "sent"
     assert len(slack.received) == 1 and row.channel.enabled
+
+
+def test_an_slo_alert_is_retried_and_refused_like_a_job_s_message(
+        make_job: Callable[..., Job], team: Team, slack: SlackRecorder) -> None:
+    made = channel(team, ["failed"])  # SLO alerts go to every enabled channel
+    endpoint = Endpoint.objects.create(team=team, created_by=make_job().created_by,
+                                       name="gpt-prod", state=Endpoint.State.READY)
+    objective = Slo.objects.create(endpoint=endpoint, p95_ms=100)
+
+    def alert(kind: str, message: str) -> SloAlert:
+        return SloAlert.objects.create(slo=objective, kind=kind, message=message)
+
+    breach = alert(SloAlert.Kind.BREACH, ":rotating_light: SLO breached on endpoint gpt-prod")
+    slack.answer(HOOK_PATH, (500, "internal_error"))
+    assert service.notify_slo_alert(breach) == 1
+    row = Notification.objects.get(slo_alert=breach)
+    assert service.deliver(row.pk) == "pending"
+    row.refresh_from_db()
+    assert row.tries == 1 and "500" in row.last_error and row.next_try_at > timezone.now()
+    assert breach.delivery == SloAlert.Delivery.PENDING and "500" in breach.delivery_error
+    assert service.deliver(row.pk) == "pending", "not due yet"
+    Notification.objects.filter(pk=row.pk).update(next_try_at=timezone.now())
+    assert service.deliver(row.pk) == "sent"
+    [posted] = slack.to(HOOK_PATH)
+    assert posted.text == breach.message
+    assert posted.body["blocks"] == [
+        {"type": "section", "text": {"type": "mrkdwn", "text": breach.message}}]
+    assert breach.delivery == SloAlert.Delivery.SENT and breach.delivery_error == ""
+
+    # A permanent refusal fails the message and disables the channel, with the reason.
+    recovery = alert(SloAlert.Kind.RECOVERY, ":white_check_mark: SLO recovered")
+    slack.answer(HOOK_PATH, (404, "no_service"))
+    service.notify_slo_alert(recovery)
+    assert service.deliver(Notification.objects.get(slo_alert=recovery).pk) == "failed"
+    made.refresh_from_db()
+    assert not made.enabled and "no_service" in made.disabled_reason
+    assert recovery.delivery == SloAlert.Delivery.FAILED
+    assert "no_service" in recovery.delivery_error
+    assert service.notify_slo_alert(alert(SloAlert.Kind.BREACH, "again")) == 0, (
+        "a disabled channel gets nothing")
 
 
 def test_a_worker_that_died_while_sending_is_not_resent(make_job: Callable[..., Job],

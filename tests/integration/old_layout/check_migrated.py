@@ -62,6 +62,10 @@ def main(expected_path: str) -> dict[str, Any]:
         check(model._meta.pk.attname == info["pk"] or model._meta.pk.name == info["pk"],
               f"{dotted}: primary key is {model._meta.pk.attname}, expected {info['pk']}")
         rows = model.objects.count()
+        if info["db_table"] == "jobs_notification":
+            # notifications.0003 adds the outbox rows of the old SLO alerts' deliveries (checked
+            # below); the job notifications are the rows there were.
+            rows = model.objects.filter(job__isnull=False).count()
         tables[info["db_table"]] = {"model": model._meta.label, "rows": rows}
         equal(rows, info["rows"], f"{dotted} ({info['db_table']}) row count")
     for dotted, info in expected["m2m_tables"].items():
@@ -237,10 +241,11 @@ def main(expected_path: str) -> dict[str, Any]:
                 secrets_decrypted += 1
             equal(channel.get_secret(), s["secret_plain"],
                   f"slack channel {s['id']} get_secret()")
-        equal(Notification.objects.filter(channel_id=channel.pk).count(), s["notifications"],
-              f"slack channel {s['id']} notifications")
+        equal(Notification.objects.filter(channel_id=channel.pk, job__isnull=False).count(),
+              s["notifications"], f"slack channel {s['id']} notifications")
     statuses: dict[str, int] = {}
-    for status in Notification.objects.values_list("status", flat=True):
+    for status in Notification.objects.filter(job__isnull=False).values_list("status",
+                                                                               flat=True):
         statuses[status] = statuses.get(status, 0) + 1
     equal(statuses, spot["notifications_by_status"], "notifications by status")
 
@@ -276,6 +281,15 @@ def main(expected_path: str) -> dict[str, Any]:
             equal({"endpoint": slo.endpoint_id, "status": slo.status,
                    "alerts": SloAlert.objects.filter(slo_id=slo.pk).count()},
                   s, f"SLO of endpoint {s['endpoint']}")
+            # Each old alert's delivery moved into the outbox: a row per enabled channel of
+            # the team, with the status it had (these were all delivered or refused).
+            enabled = SlackChannel.objects.filter(team_id=slo.endpoint.team_id,
+                                                  enabled=True).count()
+            for alert in SloAlert.objects.filter(slo_id=slo.pk):
+                moved = list(Notification.objects.filter(slo_alert_id=alert.pk)
+                             .values_list("status", flat=True))
+                check(len(moved) == enabled and set(moved) <= {"sent", "failed"},
+                      f"SLO alert {alert.pk}: outbox rows {moved}, {enabled} enabled channels")
 
     # --- API tokens: the plain keys go through the app's own lookup ----------------------------
     tokens_authenticated: list[int] = []
