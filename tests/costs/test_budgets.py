@@ -23,8 +23,8 @@ from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Membership, Role, Team
 from tests.compose.test_compose_page import form_data
 from tests.fakes import FakeBackend
-from tests.survival.slack_recorder import SlackRecorder
-from tests.survival.test_slack import HOOK_PATH, channel
+from tests.notifications.slack_recorder import SlackRecorder
+from tests.notifications.test_slack import HOOK_PATH, channel
 
 # n1-standard-4 + 100 GB pd-ssd in us-central1, per hour, on demand (tests/costs/test_actual).
 N1_4_HOURLY = 218_499 + 26_780

@@ -16,6 +16,7 @@ from controlplane.backends.training import VertexBackend
 from controlplane.runs.models import Job, JobAttempt, JobState
 from controlplane.teams.models import Team
 from tests.localvertex.helpers import FAST_FLAGS, PROJECT, EmulatorProcess
+from tests.runs.conftest import admin_user, make_job  # noqa: F401 - the restart tests make jobs
 
 _vertex_ids = itertools.count(7_000_000_000_000_000_001)
 

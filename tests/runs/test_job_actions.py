@@ -105,7 +105,7 @@ def test_the_job_page_shows_attempts_restarts_and_recoveries(
     from django.utils import timezone
 
     from controlplane.runs import lifecycle
-    from tests.survival.test_restart_detection import Log
+    from tests.logs.test_restart_detection import Log
 
     job = make_job("llama", spot=True)
     lifecycle.submit(job.pk)

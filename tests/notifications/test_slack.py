@@ -17,7 +17,7 @@ from controlplane.runs.models import Job, JobState
 from controlplane.serving.models import Endpoint, Slo, SloAlert
 from controlplane.teams.models import Team
 from tests.fakes import FakeBackend
-from tests.survival.slack_recorder import SlackRecorder
+from tests.notifications.slack_recorder import SlackRecorder
 
 HOOK = "https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop"
 HOOK_PATH = "/services/T0001/B0001/abcdefghijklmnop"
@@ -277,7 +277,7 @@ def test_channel_pages(client: Client, admin_user: Any, team: Team) -> None:
 def test_preemptions_and_recoveries_are_announced_once(
         make_job: Callable[..., Job], backend: FakeBackend, team: Team, slack: SlackRecorder,
         eager: None, django_capture_on_commit_callbacks: Any) -> None:
-    from tests.survival.test_restart_detection import Log
+    from tests.logs.test_restart_detection import Log
 
     channel(team, ["preempted", "recovered"])
     job = make_job(spot=True)

@@ -16,14 +16,14 @@ import redis
 
 from config.devstack import free_port, wait_for_port
 from tests.integration.conftest import Api
-from tests.survival.conftest import SurvivalStack, drop_database, new_stack, sleeping_job
-from tests.survival.stackutil import (
+from tests.integration.survival.stackutil import (
     TERMINAL,
     VERTEX_TERMINAL,
     custom_jobs_by_job,
     jobs_named,
     wait,
 )
+from tests.runs.conftest import SurvivalStack, drop_database, new_stack, sleeping_job
 
 pytestmark = pytest.mark.integration
 

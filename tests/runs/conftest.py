@@ -21,7 +21,7 @@ from controlplane.runs.models import Job
 from controlplane.teams.models import Membership, Role, Team
 from tests.fakes import FakeBackend
 from tests.integration.conftest import Api, _database
-from tests.survival import slack_recorder
+from tests.notifications import slack_recorder
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 # A job that does nothing for a moment: the chaos and service-restart tests run many of them.

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Api
-from tests.survival.conftest import SurvivalStack
-from tests.survival.stackutil import TERMINAL, arm_preemptions, wait
+from tests.integration.survival.stackutil import TERMINAL, arm_preemptions, wait
+from tests.runs.conftest import SurvivalStack
 
 pytestmark = pytest.mark.integration
 
@@ -111,7 +111,7 @@ def test_two_preemptions_billed_time_excludes_queued_and_preempted_time_lost_apa
     assert cost["useful_micros"] == cost["billed_micros"] - cost["lost_micros"] > 0
 
     # The job page shows the final cost and the lost compute apart.
-    from tests.survival.test_spot_recovery_e2e import stack_page
+    from tests.integration.survival.test_spot_recovery import stack_page
 
     page = stack_page(stack, survival_seeded, f"/jobs/{job_id}/")
     assert "Final cost" in page and "Lost to preemptions" in page

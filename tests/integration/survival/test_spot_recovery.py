@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Api
-from tests.survival.conftest import SurvivalStack, sleeping_job
-from tests.survival.slack_recorder import SlackRecorder
-from tests.survival.stackutil import (
+from tests.integration.survival.stackutil import (
     TERMINAL,
     admin,
     arm_preemptions,
@@ -21,6 +19,8 @@ from tests.survival.stackutil import (
     vertex_job_id,
     wait,
 )
+from tests.notifications.slack_recorder import SlackRecorder
+from tests.runs.conftest import SurvivalStack, sleeping_job
 
 pytestmark = pytest.mark.integration
 

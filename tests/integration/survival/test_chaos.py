@@ -11,8 +11,14 @@ import time
 import pytest
 
 from tests.integration.conftest import Api
-from tests.survival.conftest import SurvivalStack, sleeping_job
-from tests.survival.stackutil import TERMINAL, admin, custom_jobs_by_job, jobs_named, wait
+from tests.integration.survival.stackutil import (
+    TERMINAL,
+    admin,
+    custom_jobs_by_job,
+    jobs_named,
+    wait,
+)
+from tests.runs.conftest import SurvivalStack, sleeping_job
 
 pytestmark = pytest.mark.integration
 
