@@ -211,7 +211,6 @@ CP_RESUBMIT_AFTER_S = envfloat("CP_RESUBMIT_AFTER_S", 30.0, minimum=1.0)
 CP_BUDGET_CHECK_INTERVAL_S = envfloat("CP_BUDGET_CHECK_INTERVAL_S", 60.0, minimum=0.5)
 CP_PRICES_FILE = envstr("CP_PRICES_FILE", str(VAR_DIR / "prices" / "vertex_training_prices.csv"))
 CP_BILLING_CATALOG_ADDR = envstr("CP_BILLING_CATALOG_ADDR", "")
-CP_COST_SO_FAR_HOOK = "controlplane.costs.spend.cost_so_far_micros"
 
 # --- Vertex AI --------------------------------------------------------------------------
 # CP_BACKEND is a dotted path: the Vertex backend talks to Google, or to the local emulator

@@ -13,5 +13,6 @@ class CostsConfig(AppConfig):
 
         panels.register("cost", "costs/partials/cost.html", views.cost_panel)
         panels.register_report("cost", spend.cost_report)
+        panels.register_report("cost_so_far_micros", spend.cost_so_far_micros)
         signals.job_reconciled.connect(receivers.on_job_reconciled,
                                        dispatch_uid="costs.job_reconciled")

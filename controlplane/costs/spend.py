@@ -174,6 +174,6 @@ def cost_report(job: Job, now: datetime | None = None) -> dict[str, Any]:
 
 
 def cost_so_far_micros(job: Job) -> int | None:
-    """The progress bar's figure (CP_COST_SO_FAR_HOOK)."""
+    """The progress bar's figure (registered with controlplane/runs/panels.py)."""
     cost = cost_of(job)
     return cost.billed if cost is not None else None

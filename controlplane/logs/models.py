@@ -12,8 +12,8 @@ from controlplane.teams.models import Team
 class StepMetric(models.Model):
     """One row per training step reported by rank 0: the source of the charts.
 
-    Long runs are downsampled by jobs.retention: a row then stands for `span` consecutive
-    steps (the mean of their values, at the last one's step and timestamp).
+    Long runs are downsampled by controlplane/logs/retention.py: a row then stands for `span`
+    consecutive steps (the mean of their values, at the last one's step and timestamp).
     """
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="steps")

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, Max, QuerySet
-from django.utils.module_loading import import_string
 
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
+from controlplane.runs import panels
 from controlplane.runs.models import Job
 from vertexplan.logparse import failures
 from vertexplan.logparse.entries import SEVERITY_NUMBERS
@@ -200,17 +199,9 @@ def steps_per_second(job: Job) -> float | None:
 
 
 def cost_so_far_micros(job: Job) -> int | None:
-    """HOOK for the job's actual cost so far (micro-dollars) on the progress bar.
-
-    Costs are computed elsewhere (vertexplan.pricing.job_estimate); set CP_COST_SO_FAR_HOOK to the
-    dotted path of a function (job) -> int | None to show them. None shows the cost as not known
-    yet.
-    """
-    path = getattr(settings, "CP_COST_SO_FAR_HOOK", "")
-    if not path:
-        return None
-    hook = import_string(path)
-    value = hook(job)
+    """The job's billed cost so far (micro-dollars) on the progress bar, as the costs app
+    reports it (controlplane/runs/panels.py); None shows it as not known yet."""
+    value = panels.report("cost_so_far_micros", job)
     return int(value) if value is not None else None
 
 

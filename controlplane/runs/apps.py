@@ -7,5 +7,10 @@ class RunsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The job page's own panels (logs and costs add theirs in their ready()).
-        from controlplane.runs import views  # noqa: F401
+        # The job page's own panels, first on the page (logs and costs add theirs in their
+        # ready(), which runs after this one: INSTALLED_APPS follows the layers).
+        from controlplane.runs import panels, views
+
+        panels.register("header", "runs/partials/header.html", views.header_panel)
+        panels.register("timeline", "runs/partials/timeline.html", views.timeline_panel)
+        panels.register("checkpoints", "runs/partials/checkpoints.html", views.checkpoints_panel)

@@ -37,8 +37,9 @@ def names() -> list[str]:
     return list(_PANELS)
 
 
-# Figures another app keeps about a job, for its API record (the costs app reports "cost").
-Report = Callable[[Job], dict[str, Any]]
+# Figures another app keeps about a job, for its API record and the progress bar (the costs app
+# reports "cost" and "cost_so_far_micros").
+Report = Callable[[Job], Any]
 _REPORTS: dict[str, Report] = {}
 
 
@@ -46,6 +47,6 @@ def register_report(name: str, report_of: Report) -> None:
     _REPORTS[name] = report_of
 
 
-def report(name: str, job: Job) -> dict[str, Any] | None:
+def report(name: str, job: Job) -> Any:
     report_of = _REPORTS.get(name)
     return report_of(job) if report_of is not None else None

@@ -112,7 +112,7 @@ def int_or_404(value: str) -> int:
         raise Http404("no such job") from exc
 
 
-def _header(request: HttpRequest, job: Job) -> dict[str, Any]:
+def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     active = job.state in ACTIVE_STATES
     submitter = access.can_submit(request.user, job.team)
     restart_records = list(job.restart_records.order_by("occurred_at", "id"))
@@ -130,7 +130,7 @@ def _header(request: HttpRequest, job: Job) -> dict[str, Any]:
 _TIMELINE_HIDDEN = ("preemption_notice",)
 
 
-def _timeline(request: HttpRequest, job: Job) -> dict[str, Any]:
+def timeline_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     """State changes, trainer events, recoveries and restarts, newest first."""
     events = list(job.events.exclude(kind__in=_TIMELINE_HIDDEN)
                   .order_by("-timestamp", "-id")[:TIMELINE_LIMIT])
@@ -144,7 +144,7 @@ def _timeline(request: HttpRequest, job: Job) -> dict[str, Any]:
     return {"events": events, "timeline": items}
 
 
-def _checkpoints(request: HttpRequest, job: Job) -> dict[str, Any]:
+def checkpoints_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     saved = job.events.filter(kind="checkpoint_saved").order_by("-timestamp", "-id")
     return {"checkpoints": saved[:CHECKPOINT_LIMIT]}
 
@@ -155,9 +155,6 @@ def _checkpoints(request: HttpRequest, job: Job) -> dict[str, Any]:
 
 
 
-panels.register("header", "runs/partials/header.html", _header)
-panels.register("timeline", "runs/partials/timeline.html", _timeline)
-panels.register("checkpoints", "runs/partials/checkpoints.html", _checkpoints)
 
 
 def _job_context(request: HttpRequest, job: Job, parts: list[str]) -> dict[str, Any]:

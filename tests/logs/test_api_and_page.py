@@ -83,7 +83,7 @@ def test_trainer_output_becomes_lines_metrics_progress_and_a_diagnosis(
     assert data["loss"][-1] == pytest.approx(0.1) and data["step_time_s"][0] == 0.01
     assert data["progress"]["last_step"] == 40 and data["progress"]["percent"] == 40
     assert data["progress"]["steps_per_s"] > 0 and data["progress"]["eta_s"] > 0
-    assert data["progress"]["cost_so_far_micros"] is None  # the costs hook is not set
+    assert data["progress"]["cost_so_far_micros"] is None  # the job has no price snapshot
     (diagnosis,) = data["failures"]
     assert diagnosis["title"] == "GPU out of memory" and "batch size" in diagnosis["fix"]
     assert diagnosis["count"] == 3
