@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: demo test lint venv clean bench
+.PHONY: demo test lint venv clean bench client
 
 venv: $(STAMP)
 
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch is pinned to the CPU build (2.13.0): an unpinned torch would pull CUDA wheels.
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[trainers,dev]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[trainers,jax,ray,dev]"
 	touch $(STAMP)
 
 demo: venv
@@ -38,3 +38,12 @@ bench: venv
 
 clean:
 	rm -rf var .pytest_cache .ruff_cache
+
+# The Python client in client/, generated from the API's schema: rerun after changing the API
+# (tests/client/test_client_drift.py fails while the checked-in client is behind the server).
+CLIENT_PACKAGE := client/vertex_control_plane_client
+client: venv
+	DEBUG=true $(BIN)/python manage.py spectacular --format openapi-json --file client/openapi.json
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate \
+	    --path client/openapi.json --config client/generator.yaml --meta none \
+	    --output-path $(CLIENT_PACKAGE) --overwrite

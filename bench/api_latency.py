@@ -2,14 +2,15 @@
 view on the same server.
 
     python -m bench.api_latency [--jobs 10000] [--log-lines 5000000] [--points 1000000]
-                                [--busy-jobs 1000] [--requests 200]
+                                [--busy-jobs 1000] [--requests 200] [--servers asgi,wsgi]
 
 A scratch PostgreSQL database (created on DATABASE_URL's server, dropped afterwards) is filled
 server-side (INSERT ... SELECT generate_series, no row crosses the wire): --jobs jobs in one
 team, and --log-lines log lines and --points step-metric points spread evenly over the first
 --busy-jobs of them (with the defaults: 5,000 lines and 1,000 steps per busy job). The web
-server is the one production runs (gunicorn, 2 workers x 4 threads, as config/devstack.py
-starts it); one client sends the requests one after another on a kept-alive connection, so the
+server is the one production runs (gunicorn's asgi worker, 2 workers, as config/devstack.py
+starts it; --servers asgi,wsgi also measures the WSGI server it replaced, 2 workers x 4
+threads); one client sends the requests one after another on a kept-alive connection, so the
 figures are service times, not throughput. Detail requests pick a busy job at random each time.
 
 Measured, by the token (API) or the session (pages) of a member of the team:
@@ -116,13 +117,27 @@ def counts() -> dict[str, int]:
             "metric points": StepMetric.objects.count()}
 
 
-def start_server(database_url: str, port: int) -> subprocess.Popen[bytes]:
+# The server the stack runs (config/devstack.py: Django under ASGI, gunicorn's asgi worker),
+# and the WSGI server it replaced (2 workers x 4 threads), for comparison.
+SERVERS = ("asgi", "wsgi")
+
+
+def server_command(kind: str, port: int) -> list[str]:
+    from config.devstack import Stack, StackConfig
+
+    if kind == "wsgi":
+        return [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
+                "--workers", "2", "--threads", "4", "--log-level", "warning"]
+    command = Stack(StackConfig(var_dir=ROOT / "var" / "bench", database_url="",
+                                broker_url="", web_port=port)).commands()["web"]
+    return [c for c in command if c not in ("--access-logfile", "-")] + [
+        "--log-level", "warning"]
+
+
+def start_server(database_url: str, port: int, kind: str = "asgi") -> subprocess.Popen[bytes]:
     env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "true",
            "CP_API_RATE_USER": "off", "CP_API_RATE_ANON": "off", "LOG_LEVEL": "WARNING"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--threads", "4", "--log-level", "warning"],
-        cwd=ROOT, env=env)
+    server = subprocess.Popen(server_command(kind, port), cwd=ROOT, env=env)
     from config.devstack import wait_for_port
 
     wait_for_port(port, 60, server)
@@ -156,59 +171,71 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--points", type=int, default=1_000_000)
     parser.add_argument("--busy-jobs", type=int, default=1_000)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--servers", default="asgi",
+                        help=f"comma-separated, of {', '.join(SERVERS)}: each measured in turn")
     args = parser.parse_args(argv)
-
-    import requests
-
-    from config.devstack import free_port
-
+    kinds = [k for k in args.servers.split(",") if k in SERVERS] or ["asgi"]
     with scratch_database("api") as url:
         started = time.perf_counter()
         key, busy = fill(args.jobs, args.log_lines, args.points, args.busy_jobs)
         filled_s = time.perf_counter() - started
         sizes = counts()
-        port = free_port()
-        server = start_server(url, port)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            api = requests.Session()
-            api.headers["Authorization"] = f"Token {key}"
-            browser = requests.Session()
-            browser.get(f"{base}/login/", timeout=30)
-            login = browser.post(f"{base}/login/", data={
-                "username": "bench", "password": PASSWORD,
-                "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
-                headers={"Referer": f"{base}/login/"}, timeout=30)
-            assert "/login/" not in login.url, "login failed"
-            anonymous = requests.Session()
-            rng = random.Random(7)
-            picks = [rng.choice(busy) for _ in range(args.requests)]
-            cases = [
-                ("healthz", anonymous, ["/healthz/"]),
-                ("API job list", api, ["/api/v1/jobs/"]),
-                ("API job list, filter", api, ["/api/v1/jobs/?state=RUNNING&user=bench"]),
-                ("API job detail", api, [f"/api/v1/jobs/{j}/" for j in picks]),
-                ("API log tail", api, [f"/api/v1/jobs/{j}/logs/?order=desc&limit=100"
-                                       for j in picks]),
-                ("page job list", browser, ["/"]),
-                ("page job detail", browser, [f"/jobs/{j}/" for j in picks]),
-                ("page metrics", browser, [f"/jobs/{j}/metrics.json" for j in picks]),
-            ]
-            results = [(name, *percentiles(measure(session, base, paths, args.requests)))
-                       for name, session, paths in cases]
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        measured = {kind: run_cases(url, kind, key, busy, args.requests) for kind in kinds}
         print(f"machine: {machine()}, {postgres_version()}")
         print(f"data: {sizes['jobs']:,} jobs, {sizes['log lines']:,} log lines, "
               f"{sizes['metric points']:,} metric points over {len(busy):,} jobs "
               f"(filled in {filled_s:.0f} s)")
-        print(f"server: gunicorn, 2 workers x 4 threads; {args.requests} sequential requests "
-              "per row")
-        print(f"{'request':24} {'p50 ms':>8} {'p95 ms':>8}")
-        for name, p50, p95 in results:
-            print(f"{name:24} {p50:8.1f} {p95:8.1f}")
+        for kind, results in measured.items():
+            described = ("gunicorn asgi worker (Django under ASGI), 2 workers" if kind == "asgi"
+                         else "gunicorn WSGI, 2 workers x 4 threads")
+            print(f"server: {described}; {args.requests} sequential requests per row; "
+                  "ratio: p95 / healthz p95")
+            print(f"{'request':24} {'p50 ms':>8} {'p95 ms':>8} {'ratio':>6}")
+            floor = results[0][2]
+            for name, p50, p95 in results:
+                print(f"{name:24} {p50:8.1f} {p95:8.1f} {p95 / floor:5.1f}x")
     return 0
+
+
+def run_cases(url: str, kind: str, key: str, busy: list[int], requests_each: int
+              ) -> list[tuple[str, float, float]]:
+    import requests
+
+    from config.devstack import free_port
+
+    port = free_port()
+    server = start_server(url, port, kind)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        api = requests.Session()
+        api.headers["Authorization"] = f"Token {key}"
+        browser = requests.Session()
+        browser.get(f"{base}/login/", timeout=30)
+        login = browser.post(f"{base}/login/", data={
+            "username": "bench", "password": PASSWORD,
+            "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+            headers={"Referer": f"{base}/login/"}, timeout=30)
+        assert "/login/" not in login.url, "login failed"
+        anonymous = requests.Session()
+        rng = random.Random(7)
+        picks = [rng.choice(busy) for _ in range(requests_each)]
+        cases = [
+            ("healthz", anonymous, ["/healthz/"]),
+            ("API job list", api, ["/api/v1/jobs/"]),
+            ("API job list, filter", api, ["/api/v1/jobs/?state=RUNNING&user=bench"]),
+            ("API job detail", api, [f"/api/v1/jobs/{j}/" for j in picks]),
+            ("API log tail", api, [f"/api/v1/jobs/{j}/logs/?order=desc&limit=100"
+                                   for j in picks]),
+            ("page job list", browser, ["/"]),
+            ("page job detail", browser, [f"/jobs/{j}/" for j in picks]),
+            ("page metrics", browser, [f"/jobs/{j}/metrics.json" for j in picks]),
+        ]
+        results = [(name, *percentiles(measure(session, base, paths, requests_each)))
+                   for name, session, paths in cases]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return results
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The trainer's tokens/s against a bare PyTorch loop of the same model and strategy.
 
     python -m bench.trainer_throughput [--steps 20] [--rounds 4] [--strategies ddp,fsdp,zero2]
+    python -m bench.trainer_throughput --strategies tp2,pp2    # tensor / pipeline parallel
 
 Starts two processes (world size 2, gloo on CPU, one torch thread each). In each process and
 for each strategy, rounds alternate between:
@@ -9,6 +10,10 @@ for each strategy, rounds alternate between:
 - trainer: `Trainer.run()` as the CLI runs it (batches drawn per step, the per-step all-reduce
   of loss and stop flags, learning-rate schedule, JSON step events), checkpoints and evaluation
   off. Its step times are the intervals between its step events on stdout.
+For tp2 (tensor parallel over both processes) and pp2 (a two-stage 1F1B pipeline, 4
+micro-batches a step) the bare loop is the same parallel model stepped by the strategy alone:
+its forward and backward (the pipeline schedule's step for pp2), the tied-embedding gradient
+sum, clipping by the global norm and the optimizer step, batches made up front.
 The first steps of every round are warmup and not timed. Throughput = tokens per step / the
 median step time over all rounds, by the wall clock and by rank 0's CPU time: on a shared
 machine the wall clock also measures the neighbours' load, the CPU time only this process's
@@ -37,6 +42,11 @@ WARMUP = 5
 MODEL = {"block_size": 128, "n_layer": 4, "n_head": 4, "n_embd": 128}
 BATCH = 32
 ZERO_STAGES = ("zero1", "zero2", "zero3")
+# Tensor / pipeline parallel rows: the trainer settings each name stands for.
+MESH = {
+    "tp2": {"strategy": "ddp", "tp": 2},
+    "pp2": {"strategy": "ddp", "pp": 2, "micro_batch_size": BATCH // 4},
+}
 
 
 def main() -> int:
@@ -132,7 +142,7 @@ def worker(names: list[str], steps: int, rounds: int) -> int:
     for name in names:
         config = replace(
             preset("tiny"),
-            strategy=name,
+            **MESH.get(name, {"strategy": name}),
             model=ModelConfig(**MODEL),
             batch_size=BATCH,
             steps=total,
@@ -142,16 +152,12 @@ def worker(names: list[str], steps: int, rounds: int) -> int:
             model_dir=None,
         )
         corpus = load_corpus(None, config.corpus_max_bytes, config.model.block_size)
+        # Data-parallel shards: tensor and pipeline parallel ranks share one.
+        shards = process.world_size // (config.tp * config.pp)
+        shard = process.rank // (config.tp * config.pp) if name in MESH else process.rank
         batches = [
-            local_batch(
-                corpus.train,
-                config.seed,
-                step,
-                BATCH,
-                config.model.block_size,
-                process.rank,
-                process.world_size,
-            )
+            local_batch(corpus.train, config.seed, step, BATCH, config.model.block_size, shard,
+                        shards)
             for step in range(1, total + 1)
         ]
         samples: dict[str, list[tuple[float, float]]] = {"bare": [], "trainer": []}
@@ -170,6 +176,7 @@ def worker(names: list[str], steps: int, rounds: int) -> int:
                 for i, clock in enumerate(("wall", "cpu"))
             }
             print(json.dumps({"strategy": name, **rates}), flush=True)
+        torch.distributed.barrier()
     overhead = own_work_seconds(config, process, corpus)
     if process.rank == 0:
         print(json.dumps({"own_work_s": overhead}), flush=True)
@@ -216,8 +223,24 @@ def run_bare(config, process, device, batches) -> list[tuple[float, float]]:
 
     strategy = strategies.create(config, process, device)
     model, optimizer = strategy.setup(GPT(config.model, seed=config.seed))
+    if config.tp * config.pp > 1:
+        return mesh_loop(strategy, model, optimizer, batches, config)
     deepspeed = config.strategy in ZERO_STAGES
     return bare_loop(model, optimizer, batches, deepspeed, config)
+
+
+def mesh_loop(strategy, model, optimizer, batches, config) -> list[tuple[float, float]]:
+    """The tensor/pipeline parallel model stepped by its strategy alone (see the docstring)."""
+    from trainers.optim import lr_at, set_lr
+
+    times = []
+    for step, (x, y) in enumerate(batches, start=1):
+        set_lr(optimizer, lr_at(step, config))
+        loss = strategy.forward_backward(model, x, y)
+        strategy.optimizer_step(model, optimizer)
+        loss.item()
+        times.append(clocks())
+    return intervals(times[WARMUP - 1 :])
 
 
 def run_trainer(config, process, device, batches) -> list[tuple[float, float]]:

@@ -8,6 +8,7 @@ from controlplane.costs import budgets_api, recommend_api
 from controlplane.logs import api as logs_api
 from controlplane.notifications import api as notifications_api
 from controlplane.runs import api as runs_api
+from controlplane.sweeps import api as sweeps_api
 
 urlpatterns = [
     path("jobs/", compose_api.JobListCreate.as_view(), name="api-job-list"),
@@ -38,4 +39,12 @@ urlpatterns = [
     path("jobs/<int:pk>/logs/", logs_api.JobLogs.as_view(), name="api-job-logs"),
     path("jobs/<int:pk>/metrics/", logs_api.JobMetrics.as_view(), name="api-job-metrics"),
     path("serving/", include("controlplane.serving.api")),
+    path("sweeps/", sweeps_api.SweepListCreate.as_view(), name="api-sweep-list"),
+    path("sweeps/validate/", sweeps_api.SweepValidate.as_view(), name="api-sweep-validate"),
+    path("sweeps/import/", sweeps_api.SweepImport.as_view(), name="api-sweep-import"),
+    path("sweeps/<int:pk>/", sweeps_api.SweepDetail.as_view(), name="api-sweep-detail"),
+    path("sweeps/<int:pk>/cancel/", sweeps_api.SweepCancel.as_view(), name="api-sweep-cancel"),
+    path("sweeps/<int:pk>/clone/", sweeps_api.SweepClone.as_view(), name="api-sweep-clone"),
+    path("sweeps/<int:pk>/export/", sweeps_api.SweepExport.as_view(), name="api-sweep-export"),
+    path("clusters/", include("controlplane.clusters.api")),
 ]

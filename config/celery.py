@@ -27,8 +27,18 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
 
     return {
         **serving_schedule(),
+        # Clusters being created, resized or deleted, and Ray jobs still running.
+        "reconcile-clusters": {
+            "task": "controlplane.clusters.tasks.reconcile_clusters",
+            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+        },
         "reconcile-jobs": {
             "task": "controlplane.runs.tasks.reconcile_jobs",
+            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+        },
+        # Every unfinished sweep and its trials (controlplane/sweeps/tasks.py).
+        "reconcile-sweeps": {
+            "task": "controlplane.sweeps.tasks.reconcile_sweeps",
             "schedule": settings.CP_RECONCILE_INTERVAL_S,
         },
         "follow-logs": {

@@ -89,6 +89,7 @@ class Stack:
             "CELERY_QUEUE_PREFIX": c.queue_prefix,
             "VERTEX_EMULATOR_ADDR": f"127.0.0.1:{c.emulator_port}",
             "CP_VAR_DIR": str(c.var_dir),
+            "CP_LOCAL_GCS_ROOT": str(self.emulator_data_dir / "gcs"),
             "CP_RECONCILE_INTERVAL_S": str(c.reconcile_interval_s),
             "CP_FOLLOW_INTERVAL_S": str(c.follow_interval_s),
             "CP_BASE_URL": self.web_url,
@@ -108,9 +109,11 @@ class Stack:
                        "--without-gossip", "--hostname", f"worker-{c.queue_prefix}@%h"],
             "beat": [py, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
                      "--schedule", str(c.var_dir / "celerybeat-schedule")],
-            "web": [py, "-m", "gunicorn", "config.wsgi", "--bind",
-                    f"127.0.0.1:{c.web_port}", "--workers", "2", "--threads", "4",
-                    "--keep-alive", "5", "--access-logfile", "-"],
+            # ASGI (gunicorn's own asyncio worker): a job page's open event stream waits on
+            # Redis in the event loop instead of holding a thread (config/asgi.py).
+            "web": [py, "-m", "gunicorn", "config.asgi", "--bind",
+                    f"127.0.0.1:{c.web_port}", "--workers", "2", "--worker-class", "asgi",
+                    "--asgi-lifespan", "off", "--keep-alive", "5", "--access-logfile", "-"],
         }
 
     def manage(self, *args: str, capture: bool = False) -> str:
@@ -131,6 +134,8 @@ class Stack:
     def start(self, *, timeout_s: float = 60) -> None:
         self.config.var_dir.mkdir(parents=True, exist_ok=True)
         self.manage("migrate", "--noinput", "-v", "0")
+        # Hashed, compressed static files cached for a year (controlplane/core/storage.py).
+        self.manage("collectstatic", "--noinput", "-v", "0")
         emulator = self.start_process("emulator")
         wait_for_port(self.config.emulator_port, timeout_s, emulator)
         for name in ("worker", "beat"):

@@ -49,13 +49,16 @@ INSTALLED_APPS = [
     "controlplane.runs",
     "controlplane.logs",
     "controlplane.costs",
+    "controlplane.sweeps",
     "controlplane.serving",
+    "controlplane.clusters",
     "controlplane.notifications",
     "controlplane.compose",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "controlplane.core.bounded.RefuseNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -63,10 +66,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "controlplane.core.csp.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
 
 TEMPLATES = [
     {
@@ -92,10 +97,23 @@ try:
     DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL={_database_url!r} cannot be parsed: {exc}") from exc
+if envbool("CP_DB_POOL", False) and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Under ASGI (config/asgi.py sets CP_DB_POOL) each request runs in a thread of its own,
+    # so a connection kept by the thread would outlive it: connections come from a pool
+    # per process instead (psycopg_pool), handed back at the end of each request.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 2, "max_size": envint("CP_DB_POOL_MAX", 10, minimum=1), "timeout": 10}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Workers, beat and the web server share one file: wait for locks instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Every team's jobs and secrets are in this file: readable by its owner only, so a job's
+    # process on the same host (the local emulator's sandbox user) cannot open it.
+    for _suffix in ("", "-wal", "-shm", "-journal"):
+        _file = Path(str(DATABASES["default"]["NAME"]) + _suffix)
+        if _file.is_file() and _file.stat().st_mode & 0o077:
+            _file.chmod(0o600)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -114,6 +132,20 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Serve from the finders in development so `make demo` needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
+# Hashed, compressed copies once collectstatic has run (controlplane/core/storage.py).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "controlplane.core.storage.StaticStorage"},
+}
+# Source maps the vendored libraries name but do not ship are not an error.
+WHITENOISE_MANIFEST_STRICT = False
+
+# Password reset mails: printed to the console in development; SMTP (EMAIL_HOST...) otherwise.
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+                       if DEBUG else "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25, minimum=1)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "vertex-control-plane@localhost")
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -140,14 +172,16 @@ if envbool("SECURE_PROXY_SSL_HEADER", False):
 # The health of a server behind a load balancer is asked over plain HTTP.
 SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 
-# Throttle counters live in this cache; with several web processes, point CP_CACHE_URL at Redis
-# (redis://...) so the limits hold across them.
+# Throttle and login-failure counters live in this cache, shared by every web process: Redis
+# when CP_CACHE_URL names one (redis://...), otherwise a table in the database (created by a
+# migration), never one process's memory, where each worker would count alone.
 _cache_url = envstr("CP_CACHE_URL", "")
 CACHES = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
         if _cache_url else
-        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+         "LOCATION": "cp_shared_cache"}
     ),
 }
 CP_API_RATE_USER = envrate("CP_API_RATE_USER", "1200/minute")
@@ -156,6 +190,10 @@ CP_API_RATE_ANON = envrate("CP_API_RATE_ANON", "120/minute")
 # refuses for the rest of the window; 0 turns the limit off (controlplane/security/login.py).
 CP_LOGIN_MAX_FAILURES = envint("CP_LOGIN_MAX_FAILURES", 10, minimum=0)
 CP_LOGIN_LOCKOUT_S = envint("CP_LOGIN_LOCKOUT_S", 900, minimum=1)
+
+# The largest request body the API reads (JSON, YAML or text) and Django's own form limit.
+CP_MAX_BODY_BYTES = envint("CP_MAX_BODY_BYTES", 1_000_000, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = CP_MAX_BODY_BYTES
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -167,9 +205,12 @@ REST_FRAMEWORK = {
         "controlplane.security.throttling.AnonRate",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON only: every API body is a JSON document (the import also reads YAML text, its own),
+    # bounded in size, depth and numbers (controlplane/core/bounded.py).
+    "DEFAULT_PARSER_CLASSES": ["controlplane.core.bounded.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "controlplane.core.pagination.CappedLimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "controlplane.core.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vertex Control Plane API",
@@ -183,6 +224,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Tags and operation ids from the path after /api/v1/ (jobs_list, serving_endpoints_create):
+    # the generated client's modules and functions are named by them.
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # The job's parallelism strategy, one enum wherever a job body appears.
+    "ENUM_NAME_OVERRIDES": {"JobStrategyEnum": "vertexplan.composer.parallelism.STRATEGIES",
+                            "StateEnum": "controlplane.runs.models.JobState",
+                            "SweepStateEnum": "controlplane.sweeps.models.SweepState"},
 }
 
 # --- Celery -------------------------------------------------------------------------------
@@ -202,10 +250,22 @@ CELERY_TASK_TIME_LIMIT = 300
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Live pages: what the follower and the reconciler store is published on Redis pub/sub (after
+# the commit) to the job page's event stream and `vcp logs -f`. Defaults to the broker when it
+# is Redis; empty turns the push off, and the pages poll instead.
+CP_LIVE_URL = envstr(
+    "CP_LIVE_URL", CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis:", "rediss:")) else "")
+# An event stream ends after this long and the client reconnects (checking access again).
+CP_LIVE_STREAM_S = envfloat("CP_LIVE_STREAM_S", 300.0, minimum=1.0)
 CP_RECONCILE_INTERVAL_S = envfloat("CP_RECONCILE_INTERVAL_S", 5.0, minimum=0.5)
 CP_FOLLOW_INTERVAL_S = envfloat("CP_FOLLOW_INTERVAL_S", 3.0, minimum=0.5)
 # A queued job with no CustomJob after this long gets its submission queued again.
 CP_RESUBMIT_AFTER_S = envfloat("CP_RESUBMIT_AFTER_S", 30.0, minimum=1.0)
+# A job Vertex refused for quota is tried again after this, doubling up to the cap.
+CP_QUOTA_RETRY_S = envfloat("CP_QUOTA_RETRY_S", 30.0, minimum=0.5)
+CP_QUOTA_RETRY_CAP_S = envfloat("CP_QUOTA_RETRY_CAP_S", 600.0, minimum=1.0)
+# How long the Cloud Quotas API's limits are kept before they are read again.
+CP_QUOTA_CACHE_S = envfloat("CP_QUOTA_CACHE_S", 300.0, minimum=0.0)
 # Costs: how often team budgets are checked against the month's spend, and where
 # refresh_prices writes the price table it reads from the Cloud Billing Catalog API.
 CP_BUDGET_CHECK_INTERVAL_S = envfloat("CP_BUDGET_CHECK_INTERVAL_S", 60.0, minimum=0.5)
@@ -219,7 +279,19 @@ CP_BACKEND = envstr("CP_BACKEND", "controlplane.backends.training.VertexBackend"
 # The serving backend (dotted path) and where Vertex's own latency figures come from: a dotted
 # path, empty for none, or "auto" (Cloud Monitoring against Google, none against the emulator).
 CP_SERVING_BACKEND = envstr("CP_SERVING_BACKEND", "controlplane.backends.serving.VertexServing")
+CP_CLUSTER_BACKEND = envstr("CP_CLUSTER_BACKEND", "controlplane.backends.clusters.VertexClusters")
+# A running cluster with no Ray job and no CustomJob on it for this long is flagged idle: it
+# bills all the same (controlplane/clusters/idle.py).
+CP_CLUSTER_IDLE_FLAG_S = envfloat("CP_CLUSTER_IDLE_FLAG_S", 3600.0, minimum=60.0)
 CP_LATENCY_SOURCE = envstr("CP_LATENCY_SOURCE", "auto")
+# Where a deploy checks that its image's tag exists (dotted path to an ImageRegistry): Artifact
+# Registry, Google's or the emulator's (VERTEX_EMULATOR_ADDR).
+CP_IMAGE_REGISTRY = envstr("CP_IMAGE_REGISTRY",
+                           "controlplane.backends.artifact_registry.ArtifactRegistryImages")
+# The Artifact Registry locations whose docker repositories the image picker lists (a team sees
+# those labelled cp-team=<its slug>); empty: the region's (VERTEX_REGION).
+CP_IMAGE_LOCATIONS = [loc.strip() for loc in envstr("CP_IMAGE_LOCATIONS", "").split(",")
+                      if loc.strip()]
 VERTEX_EMULATOR_ADDR = envstr("VERTEX_EMULATOR_ADDR", "")
 VERTEX_PROJECT = envstr("VERTEX_PROJECT", "local-project")
 VERTEX_REGION = envchoice(
@@ -235,6 +307,26 @@ CP_OUTPUT_URI = envurl("CP_OUTPUT_URI", "gs://cp-local-bucket/jobs", ("gs",)).rs
 CP_DEFAULT_IMAGE = envstr(
     "CP_DEFAULT_IMAGE", "us-central1-docker.pkg.dev/local-project/training/trainers:0.1.0"
 )
+# The images of TPU jobs that name none (images/tpu-jax.Dockerfile, images/tpu-xla.Dockerfile):
+# our own builds, since Google lists no prebuilt v5e training containers.
+CP_TPU_JAX_IMAGE = envstr(
+    "CP_TPU_JAX_IMAGE",
+    "us-central1-docker.pkg.dev/local-project/training/trainers-tpu-jax:0.1.0",
+)
+CP_TPU_XLA_IMAGE = envstr(
+    "CP_TPU_XLA_IMAGE",
+    "us-central1-docker.pkg.dev/local-project/training/trainers-tpu-xla:0.1.0",
+)
+# The local folder the emulator keeps its buckets in (`<emulator data dir>/gcs`): a path a
+# trainer prints under it stands for gs://bucket/...; events naming paths are checked against
+# the job's output prefix (controlplane/logs/trust.py). Empty against Google: only gs:// and
+# /gcs/ (Cloud Storage FUSE) paths then name objects.
+CP_LOCAL_STORAGE_ROOT = envstr(
+    "CP_LOCAL_STORAGE_ROOT",
+    envstr("CP_LOCAL_GCS_ROOT",
+           str(VAR_DIR / "localvertex" / "gcs") if VERTEX_EMULATOR_ADDR else ""))
+# The same folder, under the name the checkpoint checks at submit read (backends/storage.py).
+CP_LOCAL_GCS_ROOT = CP_LOCAL_STORAGE_ROOT
 # Links in notifications point here.
 CP_BASE_URL = envstr("CP_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 CP_LOG_PAGE_SIZE = envint("CP_LOG_PAGE_SIZE", 1000, minimum=1)

@@ -8,8 +8,17 @@ import signal
 import threading
 from pathlib import Path
 
+from localvertex.capacity import parse_limit
 from localvertex.config import REPO_ROOT, Settings
 from localvertex.server import Emulator
+
+
+def _quota(text: str) -> str:
+    try:
+        parse_limit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -60,6 +69,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--preempt-grace", type=float, default=30.0, help="default notice a preempted replica gets"
     )
+    parser.add_argument(
+        "--replica-user", default=None,
+        help="run replicas as this user (default when root: localvertex-replica, created if "
+             "missing; '' runs them as the emulator's user)")
+    parser.add_argument(
+        "--quota",
+        action="append",
+        default=[],
+        metavar="METRIC[@REGION]=N",
+        type=_quota,
+        help="an accelerator quota, e.g. custom_model_training_nvidia_t4_gpus@us-central1=4 "
+        "(repeatable; unset metrics are unlimited)",
+    )
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -82,6 +104,8 @@ def main(argv: list[str] | None = None) -> None:
         max_preemptions=args.max_preemptions,
         cancel_grace_s=args.cancel_grace,
         preempt_grace_s=args.preempt_grace,
+        replica_user=args.replica_user,
+        quotas=tuple(args.quota),
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

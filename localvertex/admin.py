@@ -5,6 +5,8 @@
         --code UNAVAILABLE --rate 0.2
     python -m localvertex.admin job     --target 127.0.0.1:8470 --job 123
     python -m localvertex.admin latency --target 127.0.0.1:8470 --endpoint 42 --extra-ms 500
+    python -m localvertex.admin image   --target 127.0.0.1:8470 \
+        --uri us-docker.pkg.dev/my-project/serving/gpt:v2
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ class AdminClient:
         )
         return rpc(request, timeout=self._timeout)
 
+    def push_image(self, uri: str, labels: dict[str, str] | None = None) -> dict:
+        """Make Artifact Registry list `uri` (LOCATION-docker.pkg.dev/P/R/IMAGE:TAG)."""
+        return self.call("PushImage", {"uri": uri, "labels": labels or {}})
+
     def preempt(self, job_id: str, grace_s: float = 30.0, at_step: int | None = None) -> dict:
         request: dict = {"job_id": job_id, "grace_s": grace_s}
         if at_step is not None:
@@ -57,6 +63,16 @@ class AdminClient:
 
     def job(self, job_id: str) -> dict:
         return self.call("GetJob", {"job_id": job_id})
+
+    def set_quota(self, metric: str, limit: int, region: str = "") -> dict:
+        """An accelerator quota's limit in a region ("" = every region without its own)."""
+        return self.call("SetQuota", {"metric": metric, "region": region, "limit": limit})
+
+    def stockout(self, region: str, count: int = 1, scheduling: str = "") -> dict:
+        """The next `count` jobs to start in `region` (on `scheduling`, or any) find no
+        capacity and fail with a STOCKOUT."""
+        return self.call("InjectStockout",
+                         {"region": region, "count": count, "scheduling": scheduling})
 
     def set_endpoint_latency(self, endpoint_id: str, extra_ms: float) -> dict:
         """Add `extra_ms` to every prediction of an endpoint (0 removes it); serving_admin.py."""
@@ -93,6 +109,22 @@ def main(argv: list[str] | None = None) -> int:
     latency.add_argument("--target", default=argparse.SUPPRESS)
     latency.add_argument("--endpoint", required=True, help="endpoint id or resource name")
     latency.add_argument("--extra-ms", type=float, required=True, help="0 removes it")
+    quota = commands.add_parser("quota", help="set an accelerator quota's limit")
+    quota.add_argument("--target", default=argparse.SUPPRESS)
+    quota.add_argument("--metric", required=True,
+                       help="e.g. custom_model_training_nvidia_t4_gpus (or the full name)")
+    quota.add_argument("--region", default="", help="empty: every region without its own")
+    quota.add_argument("--limit", type=int, required=True)
+    stockout = commands.add_parser("stockout", help="make the next jobs in a region find no "
+                                   "machines")
+    stockout.add_argument("--target", default=argparse.SUPPRESS)
+    stockout.add_argument("--region", required=True)
+    stockout.add_argument("--count", type=int, default=1)
+    stockout.add_argument("--scheduling", default="", help="SPOT, FLEX_START, STANDARD; "
+                          "empty: any")
+    image = commands.add_parser("image", help="push an image Artifact Registry then lists")
+    image.add_argument("--target", default=argparse.SUPPRESS)
+    image.add_argument("--uri", required=True, help="LOCATION-docker.pkg.dev/P/R/IMAGE:TAG")
     args = parser.parse_args(argv)
 
     with AdminClient(args.target) as client:
@@ -101,8 +133,14 @@ def main(argv: list[str] | None = None) -> int:
                 result = client.preempt(args.job, args.grace, args.at_step)
             elif args.command == "faults":
                 result = client.set_faults(args.method, args.code, args.rate)
+            elif args.command == "quota":
+                result = client.set_quota(args.metric, args.limit, args.region)
+            elif args.command == "stockout":
+                result = client.stockout(args.region, args.count, args.scheduling)
             elif args.command == "latency":
                 result = client.set_endpoint_latency(args.endpoint, args.extra_ms)
+            elif args.command == "image":
+                result = client.push_image(args.uri)
             else:
                 result = client.job(args.job)
         except grpc.RpcError as exc:

@@ -4,6 +4,11 @@ PreemptJob {"job_id", "grace_s": 30}        spot preemption of every replica of 
            {..., "at_step": N}              armed: preempt when a replica reports step N or later
 SetFaults  {"method", "code", "rate"}       fail a fraction of API calls ("*": every method)
 GetJob     {"job_id"}                       restart and preemption counts, replicas' pids
+SetQuota   {"metric", "region", "limit"}    an accelerator quota's limit ("" region: all others)
+InjectStockout {"region", "count", "scheduling"}  the next COUNT jobs starting in REGION (on
+                                            SCHEDULING, or any) fail with a STOCKOUT
+PushImage {"uri": "L-docker.pkg.dev/P/R/IMAGE:TAG"}  an image Artifact Registry lists
+                                            (artifact_registry_service.py)
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 import grpc
 
 from localvertex import errors
+from localvertex.capacity import SERVICE_NAME
 from localvertex.faults import FaultInjector
 from localvertex.jobstore import JobState
 from localvertex.manager import JobManager
@@ -80,6 +86,32 @@ class AdminService:
             raise errors.invalid(str(exc)) from exc
         return {"faults": self.faults.snapshot()}
 
+    def set_quota(self, request: dict, context: grpc.ServicerContext) -> dict:
+        metric = str(request.get("metric", ""))
+        if not metric:
+            raise errors.invalid("metric is required")
+        if "/" not in metric:
+            metric = f"{SERVICE_NAME}/{metric}"
+        limit = request.get("limit")
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise errors.invalid("limit must be a non-negative integer")
+        region = str(request.get("region", ""))
+        self.manager.capacity.set_limit(metric, region, limit)
+        return {"metric": metric, "region": region, "limit": limit}
+
+    def inject_stockout(self, request: dict, context: grpc.ServicerContext) -> dict:
+        region = str(request.get("region", ""))
+        count = request.get("count", 1)
+        scheduling = str(request.get("scheduling", ""))
+        if not region:
+            raise errors.invalid("region is required")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise errors.invalid("count must be a non-negative integer")
+        if scheduling not in ("", "SPOT", "FLEX_START", "STANDARD"):
+            raise errors.invalid("scheduling must be SPOT, FLEX_START, STANDARD or empty")
+        self.manager.capacity.arm_stockouts(region, count, scheduling)
+        return {"stockouts": self.manager.capacity.stockouts()}
+
     def get_job(self, request: dict, context: grpc.ServicerContext) -> dict:
         job_id = self._job_id(request)
         record = self.manager.jobs.get(job_id)
@@ -103,4 +135,6 @@ class AdminService:
             "PreemptJob": self.preempt_job,
             "SetFaults": self.set_faults,
             "GetJob": self.get_job,
+            "SetQuota": self.set_quota,
+            "InjectStockout": self.inject_stockout,
         }

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+
+from localvertex import sandbox
 
 # The repository root: replicas run from here by default so `python -m trainers.train` resolves.
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +32,15 @@ class Settings:
     # The default notice a preempted spot VM gets.
     preempt_grace_s: float = 30.0
     max_workers: int = 32
+    # Who replicas run as (localvertex/sandbox.py): None = the default (a dedicated user when
+    # the emulator is root), "" = the emulator's own user.
+    replica_user: str | None = None
+
+    @cached_property
+    def replica_identity(self) -> sandbox.Identity | None:
+        return sandbox.identity(self.replica_user)
+    # Accelerator quotas, as `--quota` gives them: METRIC[@REGION]=N (capacity.parse_limit).
+    quotas: tuple[str, ...] = ()
 
     @property
     def db_path(self) -> Path:

@@ -122,6 +122,7 @@ class EndpointService:
                 "or up to 9 digits."
             )
         endpoint.name = f"{parent}/endpoints/{endpoint_id}"
+        _set_access(endpoint, parent, endpoint_id)
         endpoint.ClearField("traffic_split")
         endpoint.create_time.CopyFrom(now())
         endpoint.update_time.CopyFrom(now())
@@ -303,6 +304,33 @@ class EndpointService:
             "UndeployModel": (self.undeploy_model, UndeployModelRequest),
             "MutateDeployedModel": (self.mutate_deployed_model, MutateDeployedModelRequest),
         }
+
+
+def _set_access(endpoint, parent: str, endpoint_id: str) -> None:
+    """Where clients reach the endpoint, filled in as Vertex does at creation: a dedicated
+    endpoint's own DNS name, a private one's PSC service attachment. The DNS name's form
+    (<id>.<region>-<project number>.prediction.vertexai.goog) is the one Google's pages show;
+    the emulator has no project number and puts the project id in its place."""
+    psc = endpoint.private_service_connect_config
+    if endpoint.dedicated_endpoint_dns or psc.service_attachment:
+        raise errors.invalid("dedicated_endpoint_dns and service_attachment are output only.")
+    if psc.enable_private_service_connect:
+        if endpoint.network:
+            raise errors.invalid("An endpoint uses either network (VPC peering) or "
+                                 "private_service_connect_config, not both.")
+        if not psc.project_allowlist:
+            raise errors.invalid("private_service_connect_config.project_allowlist names the "
+                                 "projects that may connect; it is empty.")
+        if endpoint.dedicated_endpoint_enabled:
+            raise errors.invalid("A Private Service Connect endpoint is private already: "
+                                 "dedicated_endpoint_enabled is for public endpoints.")
+    project, location = parent.split("/")[1], parent.split("/")[3]
+    if endpoint.dedicated_endpoint_enabled:
+        endpoint.dedicated_endpoint_dns = (
+            f"{endpoint_id}.{location}-{project}.prediction.vertexai.goog")
+    if psc.enable_private_service_connect:
+        psc.service_attachment = (
+            f"projects/{project}-tp/regions/{location}/serviceAttachments/sa-{endpoint_id}")
 
 
 def _location(endpoint_name: str) -> str:

@@ -1,5 +1,5 @@
-"""Models, Endpoints and long-running Operations in SQLite, next to the jobs, so an emulator
-restart keeps them (and redeploys what was deployed).
+"""Models, Endpoints, PersistentResources and long-running Operations in SQLite, next to the
+jobs, so an emulator restart keeps them (and redeploys what was deployed).
 
 Each row holds the serialized aiplatform.v1 message; every change is a read-modify-write of one
 row under one lock, as in jobstore.py.
@@ -21,13 +21,14 @@ from localvertex.logstore import connect
 
 ModelPb = aiplatform_v1.Model.pb()
 EndpointPb = aiplatform_v1.Endpoint.pb()
+PersistentResourcePb = aiplatform_v1.PersistentResource.pb()
 OperationPb = operations_pb2.Operation
 
 M = TypeVar("M", bound=message.Message)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS serving_objects (
-    kind TEXT NOT NULL,          -- model | endpoint | operation
+    kind TEXT NOT NULL,          -- model | endpoint | persistent_resource | operation
     name TEXT NOT NULL,          -- the full resource name
     parent TEXT NOT NULL,        -- projects/P/locations/L
     seq INTEGER NOT NULL,        -- creation order, for listing
@@ -40,6 +41,9 @@ CREATE INDEX IF NOT EXISTS serving_by_parent ON serving_objects (kind, parent, s
 _TYPES: dict[str, type[message.Message]] = {
     "model": ModelPb,
     "endpoint": EndpointPb,
+    # Persistent resources share the table so their operations are served by the same
+    # google.longrunning.Operations (operations.py).
+    "persistent_resource": PersistentResourcePb,
     "operation": OperationPb,
 }
 

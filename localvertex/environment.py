@@ -9,6 +9,7 @@ workers follow; parameter servers and evaluators take no rank.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from localvertex import storage
+from localvertex import python_packages, sandbox, storage
 from localvertex.config import Settings
 
 LOCALHOST = "127.0.0.1"
@@ -31,6 +32,8 @@ _INHERITED_DROPPED = re.compile(
     r"|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|ROLE_RANK|TORCHELASTIC_.*)$"
 )
 _REFERENCE = re.compile(r"\$(\$|\(([A-Za-z_][A-Za-z0-9_]*)\))")
+# TPU VM machine types: v5e (ct5lp-hightpu-Nt), v6e (ct6e-standard-Nt), v5p (ct5p-hightpu-Nt).
+_TPU_MACHINE = re.compile(r"^(?:ct5lp-hightpu|ct6e-standard|ct5p-hightpu)-(\d+)t$")
 
 # Markers that let the emulator recognise its own replicas (and their children) later, e.g. to
 # kill those left behind by an emulator that was killed (see processes.py).
@@ -139,6 +142,7 @@ def build_replicas(
         **output_dirs(settings, job_spec),
     }
     spec_dict = job_spec_dict(job_spec)
+    _add_packages(shared, settings, job_id, job_spec)
     replicas = []
     for pool, index in tasks:
         name = task_name(pool, index)
@@ -149,6 +153,7 @@ def build_replicas(
             "CLOUD_ML_PROJECT_ID": project,
             "CLOUD_ML_JOB_ID": job_id,
             **_torch_env(cluster, pool, index),
+            **tpu_env(pool_spec.machine_spec),
             ENV_DATA_DIR: str(Path(settings.data_dir).absolute()),
             ENV_JOB_ID: job_id,
             ENV_TASK: name,
@@ -167,6 +172,19 @@ def build_replicas(
             )
         )
     return replicas
+
+
+def _add_packages(env: dict[str, str], settings: Settings, job_id: str, job_spec) -> None:
+    """Put the pythonPackageSpec packages of every pool first on PYTHONPATH."""
+    uris = [
+        uri
+        for pool_spec in job_spec.worker_pool_specs
+        if pool_spec.WhichOneof("task") == "python_package_spec"
+        for uri in pool_spec.python_package_spec.package_uris
+    ]
+    paths = python_packages.import_paths(settings, job_id, dict.fromkeys(uris))
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join([*paths, env["PYTHONPATH"]])
 
 
 def _assign_ports(tasks: list[tuple[int, int]], ports: dict[str, int] | None) -> dict[str, int]:
@@ -192,7 +210,8 @@ def _inherited_env(settings: Settings, base_env: dict[str, str] | None) -> dict[
     variables only the emulator may set, with the working directory first on PYTHONPATH."""
     inherited = {
         k: v
-        for k, v in (os.environ if base_env is None else base_env).items()
+        for k, v in sandbox.replica_environment(
+            dict(os.environ if base_env is None else base_env)).items()
         if not _INHERITED_DROPPED.match(k)
     }
     workdir = str(Path(settings.workdir).absolute())
@@ -241,6 +260,37 @@ def _torch_env(cluster: dict[str, list[str]], pool: int, index: int) -> dict[str
     elif pool == 1:
         env["RANK"] = str(len(chiefs) + index)
     return env
+
+
+def tpu_slice_chips(machine_spec) -> int | None:
+    """Chips of the TPU slice a TPU VM machine type (ct5lp-hightpu-4t, ct6e-standard-8t) asks
+    for: the tpu_topology's product ("2x4" = 8), or one VM's chips (the `-Nt` suffix) without a
+    topology; None for other machines."""
+    match = _TPU_MACHINE.match(machine_spec.machine_type)
+    if not match:
+        return None
+    dims = [int(d) for d in machine_spec.tpu_topology.lower().split("x") if d.isdigit()]
+    return math.prod(dims) if dims else int(match.group(1))
+
+
+def tpu_env(machine_spec) -> dict[str, str]:
+    """What a TPU VM's training process finds, played on the CPU: JAX sees one CPU device per
+    chip of the slice (XLA_FLAGS), and the TPU VM variables name one host. A slice of several
+    VMs runs locally as that one host holding every chip's device, so a job composed for any
+    v5e/v6e topology trains here unchanged (the trainer reads TPU_WORKER_HOSTNAMES before the
+    topology, and one host needs no `jax.distributed`). The job's own env entries still win."""
+    slice_chips = tpu_slice_chips(machine_spec)
+    if slice_chips is None:
+        return {}
+    topology = machine_spec.tpu_topology or "1x1"
+    return {
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={slice_chips}",
+        "TPU_WORKER_ID": "0",
+        "TPU_WORKER_HOSTNAMES": LOCALHOST,
+        "TPU_TOPOLOGY": topology,
+        "TPU_CHIPS": str(slice_chips),
+    }
 
 
 def _task_spec(pool_spec):

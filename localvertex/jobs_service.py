@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import re
+import threading
 import time
 
 import grpc
@@ -13,8 +14,9 @@ from google.cloud import aiplatform_v1
 from google.longrunning import operations_pb2
 from google.protobuf import empty_pb2
 
-from localvertex import errors, timeutil
+from localvertex import environment, errors, timeutil
 from localvertex.filters import FilterError
+from localvertex.job_capacity import check_quota
 from localvertex.jobfilter import compile_job_filter
 from localvertex.jobstore import CustomJobPb, JobRecord, JobState
 from localvertex.manager import JobManager
@@ -35,6 +37,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DEFAULT_PAGE_SIZE = 100
 _MAX_PAGE_SIZE = 1000
 _MAX_POOLS = 4
+PJRT_DEVICE = "PJRT_DEVICE"  # PyTorch/XLA's runtime device
 
 
 def _label_key_ok(key: str) -> bool:
@@ -103,6 +106,23 @@ def _check_pool(i: int, pool) -> None:
     for var in env:
         if not _ENV_NAME.match(var.name):
             raise errors.invalid(f"{where}: invalid environment variable name {var.name!r}.")
+    _check_tpu_runtime(where, pool, env)
+
+
+def _check_tpu_runtime(where: str, pool, env) -> None:
+    """A TPU slice is played on the CPU for JAX only (environment.tpu_env): PyTorch/XLA asking
+    PJRT for the TPU would find none and fail deep in its runtime, so it is refused here with
+    what to do instead (INVALID_ARGUMENT, as Vertex answers a spec it cannot run: the control
+    plane fails the job at once with this message)."""
+    if environment.tpu_slice_chips(pool.machine_spec) is None:
+        return
+    if any(var.name == PJRT_DEVICE and var.value == "TPU" for var in env):
+        raise errors.invalid(
+            f"{where}: PyTorch/XLA on a TPU ({PJRT_DEVICE}=TPU) cannot run on the local "
+            "emulator, which plays TPU slices for JAX only (one CPU device per chip): submit "
+            "the job to Vertex, or use strategy tpu_jax (python -m trainers.jax) to run it "
+            "locally."
+        )
 
 
 def _checked_task(where: str, pool):
@@ -139,6 +159,7 @@ class JobService:
     def __init__(self, manager: JobManager) -> None:
         self.manager = manager
         self.jobs = manager.jobs
+        self._admit = threading.Lock()
 
     def _load(self, name: str) -> JobRecord:
         m = _NAME.match(name)
@@ -156,7 +177,6 @@ class JobService:
         job = CustomJobPb()
         job.CopyFrom(request.custom_job)
         validate_custom_job(job)
-        job_id = self.jobs.next_id()
         # Output-only fields are the service's to set.
         for output_field in (
             "name",
@@ -169,12 +189,20 @@ class JobService:
             "web_access_uris",
         ):
             job.ClearField(output_field)
-        now = timeutil.to_timestamp(time.time_ns())
-        job.name = f"{request.parent}/customJobs/{job_id}"
-        job.state = JobState.JOB_STATE_QUEUED
-        job.create_time.CopyFrom(now)
-        job.update_time.CopyFrom(now)
-        self.jobs.insert(JobRecord(id=job_id, project=project, location=location, job=job))
+        if job.job_spec.persistent_resource_id:
+            check_persistent_resource(
+                self.manager.persistent_resource(
+                    f"{request.parent}/persistentResources/"
+                    f"{job.job_spec.persistent_resource_id}"), job)
+        with self._admit:  # the quota check and the insert, one create at a time
+            check_quota(self.manager.capacity, self.jobs, project, location, job)
+            job_id = self.jobs.next_id()
+            now = timeutil.to_timestamp(time.time_ns())
+            job.name = f"{request.parent}/customJobs/{job_id}"
+            job.state = JobState.JOB_STATE_QUEUED
+            job.create_time.CopyFrom(now)
+            job.update_time.CopyFrom(now)
+            self.jobs.insert(JobRecord(id=job_id, project=project, location=location, job=job))
         self.manager.start(job_id)
         return job
 
@@ -268,3 +296,30 @@ def _decode_token(token: str, query_key: str) -> int:
     if key != query_key:
         raise errors.invalid("page_token does not match the request's parent and filter.")
     return after
+
+
+def check_persistent_resource(resource, job) -> None:
+    """What Vertex asks of a CustomJob on a persistent resource (VERTEX_FACTS.md A2): the
+    resource is RUNNING, and each worker pool's machine and disk type equal one of its pools'
+    with no more replicas than that pool has (or may scale to)."""
+    name = job.job_spec.persistent_resource_id
+    if resource is None:
+        raise errors.failed_precondition(
+            f"PersistentResource {name} does not exist or is not RUNNING.")
+    for index, pool in enumerate(job.job_spec.worker_pool_specs):
+        if not pool.replica_count:
+            continue
+        fits = [p for p in resource.resource_pools
+                if p.machine_spec.machine_type == pool.machine_spec.machine_type
+                and p.machine_spec.accelerator_type == pool.machine_spec.accelerator_type
+                and p.machine_spec.accelerator_count == pool.machine_spec.accelerator_count
+                and (not pool.disk_spec.boot_disk_type or not p.disk_spec.boot_disk_type
+                     or p.disk_spec.boot_disk_type == pool.disk_spec.boot_disk_type)]
+        room = max((max(p.replica_count, p.autoscaling_spec.max_replica_count) for p in fits),
+                   default=0)
+        if not fits or pool.replica_count > room:
+            raise errors.invalid(
+                f"job_spec.worker_pool_specs[{index}]: {pool.replica_count} x "
+                f"{pool.machine_spec.machine_type} does not fit persistent resource {name}: "
+                "its machine, accelerators and disk type must equal one of the resource's "
+                "pools, with at most that pool's replicas.")

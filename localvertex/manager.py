@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from localvertex import logentries, processes, timeutil
+from localvertex.capacity import Capacity
 from localvertex.config import Settings
 from localvertex.job_updates import CODE_CANCELLED, finish_record
 from localvertex.jobstore import JobState, JobStore
@@ -24,6 +27,11 @@ class JobManager:
         self.jobs = jobs
         self.logs = logs
         self.clock = timeutil.MonotonicClock()
+        # Quotas and stockouts, per region (the admin service and --quota set them).
+        self.capacity = Capacity()
+        # The RUNNING PersistentResource of a name, or None (server.py wires in the service):
+        # a CustomJob placed on one starts on its nodes, without the provisioning delay.
+        self.persistent_resource: Callable[[str], Any] = lambda name: None
         self._runners: dict[str, JobRunner] = {}
         self._lock = threading.Lock()
         self._stopping = False

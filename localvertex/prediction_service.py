@@ -50,6 +50,13 @@ class PredictionService:
         """(deployed model, its model's name and display name, a ready replica's port, the
         predict route) for one request."""
         endpoint = self.endpoints.load(endpoint_name)
+        if endpoint.private_service_connect_config.enable_private_service_connect:
+            # The public API cannot reach a PSC endpoint: its traffic comes through the
+            # consumer's PSC endpoint in an allowlisted VPC (the exact refusal Vertex gives
+            # on the public path is not documented; this one says what to do).
+            raise errors.failed_precondition(
+                f"Endpoint {endpoint.name} is private (Private Service Connect): send "
+                "predictions through a PSC endpoint in an allowlisted project's VPC.")
         if not endpoint.deployed_models:
             raise errors.failed_precondition(f"Endpoint {endpoint.name} has no deployed model.")
         split = {k: v for k, v in endpoint.traffic_split.items() if v > 0}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from localvertex import logentries, processes
+from localvertex import logentries, processes, sandbox
 from localvertex.config import Settings
 from localvertex.environment import ReplicaSpec
 
@@ -95,11 +95,15 @@ class ReplicaProcesses:
 
     def launch(self, replica: Replica) -> None:
         spec = replica.spec
+        who = self.settings.replica_identity
         try:
+            # The job's own folder, and the sandbox's user when there is one (sandbox.py).
+            workdir = sandbox.working_dir(self.settings.data_dir, self.job_id, who)
             proc = subprocess.Popen(
                 spec.argv,
-                cwd=self.settings.workdir,
-                env=spec.env,
+                cwd=workdir,
+                env={**spec.env, "HOME": str(workdir)},
+                **sandbox.popen_options(who),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

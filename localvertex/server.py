@@ -1,4 +1,5 @@
-"""The emulator's gRPC server: JobService, LoggingServiceV2 and the admin service on one port.
+"""The emulator's gRPC server: JobService, PersistentResourceService, LoggingServiceV2,
+CloudQuotas, Artifact Registry (ListDockerImages) and the admin service on one port.
 
 No generated servicers: each method is a generic handler that (de)serializes Google's own
 protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
@@ -14,8 +15,13 @@ from concurrent import futures
 import grpc
 from google.rpc import status_pb2
 
-from localvertex import admin_service
+from localvertex import admin_service, sandbox
 from localvertex.admin_service import AdminService
+from localvertex.artifact_registry_service import SERVICE as ARTIFACT_REGISTRY_SERVICE
+from localvertex.artifact_registry_service import ArtifactRegistryService
+from localvertex.capacity import parse_limit
+from localvertex.clusters.service import SERVICE as PERSISTENT_RESOURCE_SERVICE
+from localvertex.clusters.service import PersistentResourceService
 from localvertex.config import Settings
 from localvertex.errors import ApiError
 from localvertex.faults import FaultInjector
@@ -26,7 +32,11 @@ from localvertex.logging_service import SERVICE as LOGGING_SERVICE
 from localvertex.logging_service import LoggingService
 from localvertex.logstore import LogStore
 from localvertex.manager import JobManager
+from localvertex.quotas_service import SERVICE as QUOTAS_SERVICE
+from localvertex.quotas_service import QuotasService
 from localvertex.serving import Serving
+from localvertex.tuning_service import TuningJobs
+from localvertex.tuning_store import TuningStore
 
 log = logging.getLogger(__name__)
 
@@ -100,21 +110,39 @@ class Emulator:
         settings.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.jobs = JobStore(settings.db_path)
         self.logs = LogStore(settings.db_path)
+        who = settings.replica_identity
+        sandbox.prepare(settings.data_dir, who)
+        log.info("replicas run as %s", f"user {who.name} (uid {who.uid})" if who else
+                 "the emulator's own user (environment and working directory their own)")
         self.manager = JobManager(settings, self.jobs, self.logs)
+        for text in settings.quotas:
+            self.manager.capacity.set_limit(*parse_limit(text))
+        self.quotas = QuotasService(self.manager.capacity)
+        self.images = ArtifactRegistryService()
         self.faults = FaultInjector()
         self.logging = LoggingService(
             self.logs, self.manager.clock, settings.logging_quota_per_minute
         )
         self.job_service = JobService(self.manager)
+        # HyperparameterTuningJobs: trials run as the manager's CustomJobs (tuning_runner.py).
+        self.tuning_store = TuningStore(settings.db_path)
+        self.tuning = TuningJobs(self.manager, self.tuning_store)
         self.admin = AdminService(self.manager, self.faults)
         self.serving = Serving(settings, self.faults)
+        # Persistent resources keep their rows and operations in the serving store, so one
+        # google.longrunning.Operations answers for both.
+        self.clusters = PersistentResourceService(
+            self.serving.store, self.serving.operations, settings.data_dir, settings.workdir,
+            settings.pending_delay_s)
+        self.manager.persistent_resource = self.clusters.running
 
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc")
         )
         job_handlers = {
             name: unary(name, fn, cls.FromString, faults=self.faults)
-            for name, (fn, cls) in self.job_service.methods().items()
+            for name, (fn, cls) in {**self.job_service.methods(),
+                                    **self.tuning.methods()}.items()
         }
         logging_handlers = {
             name: unary(name, fn, cls.FromString, faults=self.faults)
@@ -126,14 +154,30 @@ class Emulator:
                 for name, (fn, cls) in self.logging.streaming_methods().items()
             }
         )
+        quota_handlers = {
+            name: unary(name, fn, cls.FromString, faults=self.faults)
+            for name, (fn, cls) in self.quotas.methods().items()
+        }
+        image_handlers = {
+            name: unary(name, fn, cls.FromString, faults=self.faults)
+            for name, (fn, cls) in self.images.methods().items()
+        }
+        cluster_handlers = {
+            name: unary(name, fn, cls.FromString, faults=self.faults)
+            for name, (fn, cls) in self.clusters.methods().items()
+        }
         admin_handlers = {
             name: unary(name, fn, admin_service.decode, admin_service.encode)
-            for name, fn in self.admin.methods().items()
+            for name, fn in {**self.admin.methods(), **self.images.admin_methods()}.items()
         }
         self.server.add_generic_rpc_handlers(
             (
                 grpc.method_handlers_generic_handler(JOB_SERVICE, job_handlers),
+                grpc.method_handlers_generic_handler(PERSISTENT_RESOURCE_SERVICE,
+                                                     cluster_handlers),
                 grpc.method_handlers_generic_handler(LOGGING_SERVICE, logging_handlers),
+                grpc.method_handlers_generic_handler(QUOTAS_SERVICE, quota_handlers),
+                grpc.method_handlers_generic_handler(ARTIFACT_REGISTRY_SERVICE, image_handlers),
                 grpc.method_handlers_generic_handler(admin_service.SERVICE, admin_handlers),
                 *self.serving.handlers(unary),
             )
@@ -148,7 +192,9 @@ class Emulator:
 
     def start(self) -> None:
         self.manager.resume()
+        self.tuning.resume()
         self.serving.start()
+        self.clusters.resume()
         self.server.start()
         log.info("localvertex listening on %s (data in %s)", self.address, self.settings.data_dir)
 
@@ -156,8 +202,11 @@ class Emulator:
         log.info("localvertex stopping")
         self.logging.stopping.set()
         self.server.stop(grace=1).wait(5)
+        self.clusters.shutdown()
         self.serving.stop()
+        self.tuning.shutdown()
         self.manager.shutdown()
+        self.tuning_store.close()
         self.logs.close()
         self.jobs.close()
         log.info("localvertex stopped")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from localvertex import environment, job_updates, logentries
 from localvertex.armed_preemptions import ArmedPreemptions
+from localvertex.job_capacity import STOCKOUT_MESSAGE, scheduling_of
 from localvertex.job_updates import (
     CODE_CANCELLED,
     CODE_DEADLINE_EXCEEDED,
@@ -73,6 +74,7 @@ class JobRunner:
         record = manager.jobs.get(job_id)
         assert record is not None
         self.project = record.project
+        self.location = record.location
         self._spec = record.job.job_spec
         self._policy = RestartPolicy.for_job(self._spec.scheduling, self.settings)
         self._started_at: float | None = None
@@ -136,7 +138,14 @@ class JobRunner:
 
     def _provision(self, record: JobRecord) -> bool:
         """Wait out the queue and pending delays the job has left; False if the runner must
-        stop (cancelled or shut down meanwhile)."""
+        stop (cancelled or shut down meanwhile). A job on a running persistent resource has
+        its machines already: it passes through the states without waiting."""
+        if self._on_persistent_resource(record):
+            if record.state == JobState.JOB_STATE_QUEUED:
+                self._set_state(JobState.JOB_STATE_PENDING)
+            self._service_line("Starting on persistent resource "
+                               f"{record.job.job_spec.persistent_resource_id}.", logentries.INFO)
+            return True
         if record.state == JobState.JOB_STATE_QUEUED:
             self._service_line("Waiting for job to be provisioned.", logentries.INFO)
             if self._interrupted(self._wait(self.settings.queue_delay_s)):
@@ -146,6 +155,26 @@ class JobRunner:
             self._service_line("Waiting for training program to start.", logentries.INFO)
             if self._interrupted(self._wait(self.settings.pending_delay_s)):
                 return False
+            if self._stocked_out(record):
+                return False
+        return True
+
+    def _on_persistent_resource(self, record: JobRecord) -> bool:
+        resource_id = record.job.job_spec.persistent_resource_id
+        if not resource_id:
+            return False
+        parent = record.job.name.split("/customJobs/")[0]
+        return self.manager.persistent_resource(
+            f"{parent}/persistentResources/{resource_id}") is not None
+
+    def _stocked_out(self, record: JobRecord) -> bool:
+        """An injected stockout in the job's region: no machines, the job fails as on Vertex."""
+        scheduling = scheduling_of(record.job)
+        if not self.manager.capacity.take_stockout(self.location, scheduling):
+            return False
+        message = STOCKOUT_MESSAGE.format(region=self.location, scheduling=scheduling)
+        self._service_line(message, logentries.ERROR)
+        self._finish(JobState.JOB_STATE_FAILED, CODE_RESOURCE_EXHAUSTED, message)
         return True
 
     def _build(self, record: JobRecord) -> list[Replica]:
@@ -302,6 +331,10 @@ class JobRunner:
             return True
         self._set_state(JobState.JOB_STATE_PENDING)
         if self._interrupted(self._wait(self.settings.pending_delay_s)):
+            return True
+        # Compute Engine looks for a VM again: a stockout armed in the region ends the job.
+        record = self.manager.jobs.get(self.job_id)
+        if record is not None and self._stocked_out(record):
             return True
         for replica in self._replicas:
             replica.done = False

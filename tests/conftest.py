@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -47,12 +47,32 @@ def redis_url() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_rate_limits() -> None:
+def _no_live_push(request: pytest.FixtureRequest) -> None:
+    """The job page's live push (Redis pub/sub, controlplane/logs/live.py) is off unless a
+    test turns it on (tests/logs/test_stream.py sets CP_LIVE_URL): tests that count what a
+    transaction leaves for its commit count the work they are about, and publish nothing."""
+    from django.conf import settings
+
+    if settings.configured:
+        request.getfixturevalue("settings").CP_LIVE_URL = ""
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(request: pytest.FixtureRequest) -> None:
     """Each test starts with empty API rate-limit counters (they live in the default cache),
-    so requests made by earlier tests in the same process never throttle a later one."""
+    so requests made by earlier tests never throttle a later one. The default cache is a
+    database table unless CP_CACHE_URL names Redis: cleared once the test has its database,
+    and not at all for a test without one (it can count nothing)."""
     from django.conf import settings
 
     if not settings.configured:
+        return
+    names = request.fixturenames
+    if "transactional_db" in names or "live_server" in names:
+        request.getfixturevalue("transactional_db")
+    elif "db" in names or request.node.get_closest_marker("django_db"):
+        request.getfixturevalue("db")
+    elif settings.CACHES["default"]["BACKEND"].endswith("DatabaseCache"):
         return
     from django.core.cache import cache
 
@@ -84,3 +104,20 @@ def other_team(db: None) -> Team:
     from controlplane.teams.models import Team
 
     return Team.objects.create(name="Speech", slug="speech")
+
+
+@pytest.fixture
+def checkpoint_storage(settings: Any, tmp_path_factory: Any) -> Callable[[str], str]:
+    """Buckets as local folders (as the emulator keeps them): returns a function that writes a
+    committed checkpoint at a gs:// step folder, so a resubmission finds it on storage."""
+    root = tmp_path_factory.mktemp("gcs")
+    settings.CP_LOCAL_GCS_ROOT = str(root)
+
+    def commit(uri: str) -> str:
+        bucket, _, key = uri.removeprefix("gs://").partition("/")
+        folder = root / bucket / key
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "COMMITTED").write_text('{"step": 0}')
+        return uri
+
+    return commit

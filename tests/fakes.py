@@ -10,7 +10,12 @@ import itertools
 from typing import Any
 
 from controlplane.backends import errors
-from controlplane.backends.base import Backend, LogPage, RemoteJob
+from controlplane.backends.base import (
+    Backend,
+    LogPage,
+    RemoteJob,
+    RemoteTuningJob,
+)
 
 
 class FakeBackend(Backend):
@@ -60,3 +65,50 @@ class FakeBackend(Backend):
     def list_log_entries(self, filter_: str, *, page_size: int, page_token: str = "",
                          order_by: str = "timestamp asc") -> LogPage:
         return LogPage([], "")
+
+
+class FakeTuningBackend(FakeBackend):
+    """The scripted backend with HyperparameterTuningJobs: tests set each job's state and
+    trials as Vertex would report them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tuning: dict[str, RemoteTuningJob] = {}
+        self.tuning_created: list[dict[str, Any]] = []
+        self.tuning_cancelled: list[str] = []
+
+    def create_tuning_job(self, tuning_job: dict[str, Any]) -> RemoteTuningJob:
+        if self.fail_creates:
+            raise self.fail_creates.pop(0)
+        name = (f"projects/{self.project}/locations/{self.region}/hyperparameterTuningJobs/"
+                f"{next(self._ids)}")
+        job = RemoteTuningJob(name=name, display_name=tuning_job["displayName"],
+                              state="JOB_STATE_PENDING",
+                              labels=dict(tuning_job.get("labels", {})))
+        self.tuning[name] = job
+        self.tuning_created.append(tuning_job)
+        if self.crash_after_create:
+            self.crash_after_create = False
+            raise errors.TransientBackendError("connection lost after the job was created")
+        return job
+
+    def find_tuning_job(self, display_name: str, labels: dict[str, str]
+                        ) -> RemoteTuningJob | None:
+        for job in self.tuning.values():
+            if job.display_name == display_name and all(
+                    job.labels.get(k) == v for k, v in labels.items()):
+                return job
+        return None
+
+    def get_tuning_job(self, name: str) -> RemoteTuningJob:
+        if name not in self.tuning:
+            raise errors.NotFound(name)
+        return self.tuning[name]
+
+    def cancel_tuning_job(self, name: str) -> None:
+        self.tuning_cancelled.append(name)
+
+    def set_tuning(self, name: str, **fields: Any) -> None:
+        from dataclasses import replace
+
+        self.tuning[name] = replace(self.tuning[name], **fields)

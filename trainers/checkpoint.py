@@ -29,10 +29,8 @@ import json
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-
-import torch.distributed as dist
 
 from trainers.storage import Storage, storage_for
 
@@ -46,10 +44,42 @@ class CheckpointInfo:
     step: int
     path: str
     metadata: dict[str, Any]
+    # Older checkpoints rotation removed when this one was committed (keep the last K).
+    pruned: tuple[str, ...] = ()
+
+
+class IncompleteCheckpoint(ValueError):
+    """A checkpoint named to resume from cannot be: missing, or never committed."""
 
 
 def step_folder_name(step: int) -> str:
     return f"step-{step:08d}"
+
+
+def step_of_folder(path: str) -> int | None:
+    match = _STEP_FOLDER.match(path.rstrip("/").rsplit("/", 1)[-1])
+    return int(match.group(1)) if match else None
+
+
+def named_checkpoint(path: str) -> CheckpointInfo:
+    """The checkpoint at `path` (a step folder, local or gs://), which must be complete.
+
+    Raises IncompleteCheckpoint saying why not: resuming from half a checkpoint would train
+    from weights that were never saved whole."""
+    storage = storage_for(path)
+    path = path.rstrip("/")
+    if not storage.exists(path):
+        raise IncompleteCheckpoint(f"cannot resume from {path}: it does not exist (deleted by "
+                                   "rotation, or never written)")
+    metadata = read_marker(storage, path)
+    if metadata is None:
+        raise IncompleteCheckpoint(f"cannot resume from {path}: it is not a complete checkpoint "
+                                   f"(no readable {MARKER} marker: its write never finished)")
+    step = metadata.get("step", step_of_folder(path))
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise IncompleteCheckpoint(f"cannot resume from {path}: its {MARKER} marker names no "
+                                   "step")
+    return CheckpointInfo(step, path, metadata)
 
 
 def read_marker(storage: Storage, folder: str) -> dict[str, Any] | None:
@@ -107,11 +137,13 @@ def prune(storage: Storage, root: str, keep: int) -> list[str]:
     return [info.path for info in old]
 
 
-def begin(storage: Storage, root: str, step: int) -> str:
-    """Create and return the folder the checkpoint of `step` is written into."""
+def begin(storage: Storage, root: str, step: int, token: str | None = None) -> str:
+    """Create and return the folder the checkpoint of `step` is written into. `token` names
+    the temporary folder (a random one by default): processes that cannot exchange the name
+    agree on a token instead."""
     storage.make_dirs(root)
     if storage.atomic_rename:
-        folder = storage.join(root, f"{TMP_PREFIX}{step:08d}-{uuid.uuid4().hex[:8]}")
+        folder = storage.join(root, f"{TMP_PREFIX}{step:08d}-{token or uuid.uuid4().hex[:8]}")
     else:
         folder = storage.join(root, step_folder_name(step))
         storage.remove_tree(folder)  # a partial write of the same step from an earlier attempt
@@ -220,7 +252,8 @@ class CheckpointManager:
         if self.rank == 0:
             try:
                 result = commit(self.storage, self.root, step, folder, metadata)
-                prune(self.storage, self.root, self.keep)
+                pruned = prune(self.storage, self.root, self.keep)
+                result = replace(result, pruned=tuple(pruned))
             except Exception as exc:
                 result = exc
         result = self._broadcast(result)
@@ -230,6 +263,9 @@ class CheckpointManager:
         return result
 
     def _broadcast(self, value: Any) -> Any:
+        # Imported here: the folder protocol above serves the JAX trainer too, without torch.
+        import torch.distributed as dist
+
         if self.world_size == 1 or not dist.is_initialized():
             return value
         box = [value]
@@ -237,6 +273,8 @@ class CheckpointManager:
         return box[0]
 
     def _gather(self, value: Any) -> list[Any]:
+        import torch.distributed as dist
+
         if self.world_size == 1 or not dist.is_initialized():
             return [value]
         out: list[Any] = [None] * self.world_size

@@ -204,6 +204,9 @@ def init_process_group(process: Process, timeout_s: int, device: str = "auto") -
     else:
         backend, device = "gloo", "cpu"
     timeout = datetime.timedelta(seconds=timeout_s)
+    if dist.is_initialized():
+        # A launcher that joins the group itself (Ray Train's TorchTrainer) already did.
+        return dist.get_backend(), device
     if process.world_size == 1:
         dist.init_process_group(
             backend, store=dist.HashStore(), rank=0, world_size=1, timeout=timeout

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from trainers.parallel import resolve_dims
+from trainers.parallel import model_fit_problems, resolve_dims
 from trainers.storage import StorageError, storage_for
 
 FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
@@ -51,9 +52,14 @@ class TrainConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
 
     # Parallelism degrees (torchtitan's parallel dims): dp x tp x pp must equal WORLD_SIZE.
+    # With tp or pp above 1, ddp or fsdp runs over the dp dimension of one device mesh
+    # (pp, dp, tp), tp innermost: the ranks of a tensor-parallel group share a node.
     dp: int = 0  # data-parallel degree; 0 = WORLD_SIZE / (tp x pp)
-    tp: int = 1  # tensor-parallel degree (only 1 trains in this trainer)
-    pp: int = 1  # pipeline-parallel degree (only 1 trains in this trainer)
+    tp: int = 1  # tensor-parallel degree: ranks that split every layer's matrices by heads
+    pp: int = 1  # pipeline-parallel degree: ranks that hold consecutive groups of layers
+    pp_schedule: str = "1f1b"  # gpipe | 1f1b | interleaved_1f1b (pp > 1)
+    pp_virtual_stages: int = 1  # pipeline stages per pp rank; above 1: interleaved_1f1b
+    sequence_parallel: bool = False  # tp > 1: norms and dropout split along the sequence too
     fsdp: FSDPConfig = field(default_factory=FSDPConfig)
     # The DeepSpeed JSON read from --deepspeed-config (zero1/2/3); None = built from this config.
     deepspeed: dict[str, typing.Any] | None = None
@@ -63,7 +69,9 @@ class TrainConfig:
     steps: int = 300
     seed: int = 1337
     batch_size: int = 16  # GLOBAL batch, in sequences, summed over all data-parallel ranks
-    micro_batch_size: int = 0  # sequences per rank per forward pass; 0 = the whole rank batch
+    # Sequences per rank per forward pass; 0 = the whole rank batch. With pp > 1 it is the
+    # pipeline's micro-batch, and 0 = one micro-batch per pipeline stage.
+    micro_batch_size: int = 0
     precision: str = "fp32"  # fp32 | bf16 (autocast on GPU)
 
     lr: float = 3e-3
@@ -81,6 +89,9 @@ class TrainConfig:
     checkpoint_every: int = 100  # 0 = only the final and the emergency (preemption) checkpoints
     keep: int = 3  # committed checkpoints kept; 0 keeps all
     checkpoint_dir: str | None = None  # local path or gs://; None = no checkpoints
+    # A complete checkpoint (a step folder) to start from while checkpoint_dir holds none: a
+    # resubmission from an earlier job's checkpoint ($CP_RESUME_FROM from the control plane).
+    resume_from: str | None = None
     model_dir: str | None = None  # where the final model is exported; None = not exported
     # Write checkpoints in the background (ddp, fsdp): training goes on while they are written,
     # and they are committed at the first step boundary where every rank has finished.
@@ -204,6 +215,18 @@ def validate(config: TrainConfig, world_size: int) -> None:
             )
     if m.n_embd % m.n_head:
         problems.append(f"model.n_embd {m.n_embd} must be a multiple of model.n_head {m.n_head}")
+    problems += model_fit_problems(
+        dims,
+        n_head=m.n_head,
+        n_layer=m.n_layer,
+        vocab_size=m.vocab_size,
+        block_size=m.block_size,
+        schedule=config.pp_schedule,
+        virtual_stages=config.pp_virtual_stages,
+        sequence_parallel=config.sequence_parallel,
+        rank_batch=config.batch_size // dims.dp if config.batch_size % dims.dp == 0 else 0,
+        micro_batch_size=config.micro_batch_size,
+    )
     if config.device not in ("auto", "cpu", "cuda"):
         problems.append(f"device must be auto, cpu or cuda, not {config.device!r}")
     if config.precision not in ("fp32", "bf16"):
@@ -211,6 +234,11 @@ def validate(config: TrainConfig, world_size: int) -> None:
     for name in ("checkpoint_every", "keep", "eval_every", "eval_batches", "warmup_steps"):
         if getattr(config, name) < 0:
             problems.append(f"{name} must be >= 0")
+    # A tuning job draws these from the ranges it is given: a bad range fails the trial here.
+    if not (math.isfinite(config.lr) and config.lr > 0):
+        problems.append(f"lr must be a positive number, not {config.lr!r}")
+    if not (math.isfinite(config.weight_decay) and config.weight_decay >= 0):
+        problems.append(f"weight_decay must be >= 0, not {config.weight_decay!r}")
     if config.log_every < 1:
         problems.append("log_every must be >= 1")
     if problems:
@@ -236,14 +264,28 @@ def parse_json_object(raw: str | bytes, what: str) -> dict[str, typing.Any]:
     return data
 
 
-def parallel_from_json(data: dict[str, typing.Any]) -> dict[str, int]:
-    """The degrees of a CP_PARALLELISM_JSON object ({"dp": D, "tp": T, "pp": P})."""
-    unknown = sorted(set(data) - {"dp", "tp", "pp"})
+# CP_PARALLELISM_JSON's keys and their types: the degrees, and how the pipeline runs.
+PARALLEL_KEYS: dict[str, type] = {
+    "dp": int,
+    "tp": int,
+    "pp": int,
+    "pp_schedule": str,
+    "pp_virtual_stages": int,
+    "sequence_parallel": bool,
+}
+
+
+def parallel_from_json(data: dict[str, typing.Any]) -> dict[str, typing.Any]:
+    """The settings of a CP_PARALLELISM_JSON object ({"dp": D, "tp": T, "pp": P, ...})."""
+    unknown = sorted(set(data) - set(PARALLEL_KEYS))
     if unknown:
-        raise ValueError(f"parallelism: unknown keys {', '.join(unknown)}; valid: dp, tp, pp")
+        raise ValueError(
+            f"parallelism: unknown keys {', '.join(unknown)}; valid: {', '.join(PARALLEL_KEYS)}"
+        )
     for key, value in data.items():
-        if type(value) is not int:
-            raise ValueError(f"parallelism: {key} must be an integer, not {value!r}")
+        expected = PARALLEL_KEYS[key]
+        if type(value) is not expected:
+            raise ValueError(f"parallelism: {key} must be a {expected.__name__}, not {value!r}")
     return dict(data)
 
 

@@ -6,25 +6,43 @@ so nothing is downloaded. Tokens are the bytes 0..255.
 Batches: the GLOBAL batch of step s is drawn from `seed` and `s` alone, and rank r of W takes
 rows [r*B/W, (r+1)*B/W). So a run at world size 2 trains on exactly the data of a single-process
 run with the same global batch, and a resumed run continues the data without any loader state.
+Reading the text and drawing the positions is trainers/text.py's (shared with the JAX trainer);
+this module makes torch tensors of them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import sysconfig
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from trainers.storage import storage_for
+from trainers.text import (
+    EVAL_STREAM,
+    SKIPPED_DIRS,
+    TRAIN_STREAM,
+    VAL_FRACTION,
+    batch_offsets,
+    load_text,
+    rank_rows,
+    stdlib_source_files,
+    stdlib_text,
+)
 
-# Streams keep training and evaluation draws independent of each other.
-TRAIN_STREAM = 0
-EVAL_STREAM = 1
-VAL_FRACTION = 0.1
-SKIPPED_DIRS = {"site-packages", "dist-packages", "__pycache__"}  # vary between installs
+__all__ = [
+    "EVAL_STREAM",
+    "SKIPPED_DIRS",
+    "TRAIN_STREAM",
+    "VAL_FRACTION",
+    "Corpus",
+    "batch_offsets",
+    "load_corpus",
+    "local_batch",
+    "make_batch",
+    "rank_rows",
+    "stdlib_source_files",
+    "stdlib_text",
+]
 
 
 @dataclass(frozen=True)
@@ -43,73 +61,15 @@ class Corpus:
         }
 
 
-def stdlib_source_files() -> list[str]:
-    """The standard library's `.py` files, as sorted paths relative to its root."""
-    root = sysconfig.get_paths()["stdlib"]
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
-        rel = os.path.relpath(folder, root)
-        for name in files:
-            if name.endswith(".py"):
-                found.append(name if rel == "." else f"{rel.replace(os.sep, '/')}/{name}")
-    return sorted(found)
-
-
-def stdlib_text(max_bytes: int) -> bytes:
-    """The first `max_bytes` of the standard library sources, concatenated in sorted order."""
-    root = sysconfig.get_paths()["stdlib"]
-    parts: list[bytes] = []
-    size = 0
-    for rel in stdlib_source_files():
-        with open(os.path.join(root, rel), "rb") as f:
-            chunk = f.read(max_bytes - size)
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= max_bytes:
-            break
-    return b"".join(parts)
-
-
 def load_corpus(data: str | None, max_bytes: int, block_size: int) -> Corpus:
     """Read the corpus and split off the last 10% (at least two contexts) for evaluation."""
-    if data:
-        raw = storage_for(data).read_bytes(data)[:max_bytes]
-        source = data
-    else:
-        raw = stdlib_text(max_bytes)
-        source = f"python-stdlib:{sysconfig.get_python_version()}"
-    tokens = torch.from_numpy(np.frombuffer(raw, dtype=np.uint8).copy())
-    n_val = max(int(len(tokens) * VAL_FRACTION), 2 * (block_size + 1))
-    if len(tokens) - n_val < 2 * (block_size + 1):
-        raise ValueError(
-            f"corpus {source} has {len(tokens)} bytes: too small for block_size {block_size}"
-        )
+    text = load_text(data, max_bytes, block_size)
     return Corpus(
-        train=tokens[:-n_val],
-        val=tokens[-n_val:],
-        source=source,
-        sha256=hashlib.sha256(raw).hexdigest(),
+        train=torch.from_numpy(text.train),
+        val=torch.from_numpy(text.val),
+        source=text.source,
+        sha256=text.sha256,
     )
-
-
-def batch_offsets(
-    seed: int,
-    step: int,
-    batch_size: int,
-    block_size: int,
-    n_tokens: int,
-    stream: int = TRAIN_STREAM,
-) -> np.ndarray:
-    """Start offsets of the GLOBAL batch for `step`: depends on nothing but the arguments."""
-    rng = np.random.default_rng([seed, stream, step])
-    return rng.integers(0, n_tokens - block_size, size=batch_size, dtype=np.int64)
-
-
-def rank_rows(batch_size: int, rank: int, world_size: int) -> slice:
-    """Rank `rank`'s contiguous share of a global batch."""
-    per_rank = batch_size // world_size
-    return slice(rank * per_rank, (rank + 1) * per_rank)
 
 
 def make_batch(

@@ -22,16 +22,32 @@ def emit(event: str, message: str, severity: str = "INFO", **fields: Any) -> Non
 
 
 def run_started(
-    rank: int, world_size: int, strategy: str, params: int, resumed_from_step: int | None
+    rank: int,
+    world_size: int,
+    strategy: str,
+    params: int,
+    resumed_from_step: int | None,
+    dims: dict[str, int] | None = None,
+    shape: dict[str, int] | None = None,
+    precision: str | None = None,
 ) -> None:
+    """shape: n_layer, n_head, d_model, seq_len (with params, what the control plane's MFU
+    needs); precision: fp32, bf16... the arithmetic the run's matrix products use."""
+    extra: dict[str, Any] = dict(shape or {})
+    if precision:
+        extra["precision"] = precision
+    degrees = " x ".join(f"{k}{v}" for k, v in (dims or {}).items() if v > 1)
     emit(
         "run_started",
-        f"rank {rank}/{world_size} started ({strategy}, {params:,} parameters)",
+        f"rank {rank}/{world_size} started ({strategy}{', ' + degrees if degrees else ''}, "
+        f"{params:,} parameters)",
         rank=rank,
         world_size=world_size,
         strategy=strategy,
+        dims=dims or {"dp": world_size, "tp": 1, "pp": 1},
         params=params,
         resumed_from_step=resumed_from_step,
+        **extra,
     )
 
 
@@ -61,6 +77,11 @@ def checkpoint_saved(step: int, path: str, size: int, seconds: float) -> None:
     )
 
 
+def checkpoint_deleted(step: int | None, path: str) -> None:
+    emit("checkpoint_deleted", f"checkpoint of step {step} deleted by rotation ({path})",
+         step=step, path=path)
+
+
 def resumed(step: int, path: str) -> None:
     emit("resumed", f"resumed from step {step} ({path})", step=step, path=path)
 
@@ -80,6 +101,13 @@ def preempted(signal_name: str, step: int, checkpoint_path: str | None) -> None:
 def evaluation(step: int, metrics: dict[str, float]) -> None:
     shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
     emit("eval", f"eval at step {step}: {shown}", step=step, metrics=metrics)
+
+
+def tracking(provider: str, run_url: str, **fields: Any) -> None:
+    """Where the run is tracked besides the control plane (wandb, vertex_experiments,
+    tensorboard); run_url is "" when none can be given (an offline run with no entity)."""
+    emit("tracking", f"tracked in {provider}: {run_url or fields.get('run_dir', '?')}",
+         provider=provider, run_url=run_url, **fields)
 
 
 def run_finished(step: int, final_loss: float | None, wall_s: float) -> None:

@@ -1,8 +1,16 @@
-"""A small GPT (nanoGPT's shape): causal self-attention, MLP, pre-layer-norm, tied embeddings."""
+"""A small GPT (nanoGPT's shape): causal self-attention, MLP, pre-layer-norm, tied embeddings.
+
+Laid out for tensor and pipeline parallelism as torchtitan's models are: the query, key and
+value projections are separate linears (each splits by heads across tensor-parallel ranks), and
+the blocks sit in a ModuleDict keyed by their index, so a pipeline stage that drops the blocks
+other stages hold keeps every parameter's name ("blocks.3.attn.q.weight"). Checkpoints of any
+parallel layout therefore share one set of names. `GPTStage` is one stage's part of the model.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -14,22 +22,38 @@ from trainers.config import ModelConfig
 class CausalSelfAttention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.n_head = config.n_head
+        self.head_dim = config.n_embd // config.n_head
         self.dropout = config.dropout
-        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+        self.q = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.k = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.v = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
         self.proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
         self.resid_dropout = nn.Dropout(config.dropout)
+        self._register_load_state_dict_pre_hook(_split_fused_qkv)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, length, width = x.shape
-        q, k, v = self.qkv(x).split(width, dim=2)
-        # (batch, heads, length, head width)
-        q, k, v = (t.view(batch, length, self.n_head, -1).transpose(1, 2) for t in (q, k, v))
+        batch, length, _ = x.shape
+        # (batch, heads, length, head width). Under tensor parallelism q, k and v hold this
+        # rank's heads only: the head count is read from the width, not the config.
+        q, k, v = (
+            t(x).view(batch, length, -1, self.head_dim).transpose(1, 2)
+            for t in (self.q, self.k, self.v)
+        )
         y = F.scaled_dot_product_attention(
             q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
         )
-        y = y.transpose(1, 2).contiguous().view(batch, length, width)
+        y = y.transpose(1, 2).contiguous().view(batch, length, -1)
         return self.resid_dropout(self.proj(y))
+
+
+def _split_fused_qkv(state: dict, prefix: str, *_args) -> None:
+    """Models exported before q, k and v were separate hold one `qkv` linear (q, k, v stacked
+    by rows): split it, so those checkpoints and exports still load."""
+    for kind in ("weight", "bias"):
+        fused = state.pop(f"{prefix}qkv.{kind}", None)
+        if fused is not None:
+            for name, part in zip("qkv", fused.chunk(3, dim=0), strict=True):
+                state[f"{prefix}{name}.{kind}"] = part
 
 
 class MLP(nn.Module):
@@ -63,7 +87,7 @@ class GPT(nn.Module):
         self.wte = nn.Embedding(config.vocab_size, config.n_embd)
         self.wpe = nn.Embedding(config.block_size, config.n_embd)
         self.drop = nn.Dropout(config.dropout)
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.blocks = nn.ModuleDict({str(i): Block(config) for i in range(config.n_layer)})
         self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight  # tied input and output embeddings
@@ -80,7 +104,17 @@ class GPT(nn.Module):
                     continue  # its weight is wte's, initialised as an embedding
                 if isinstance(module, nn.Linear):
                     std = residual_std if name.endswith(".proj") else 0.02
-                    module.weight.normal_(0.0, std, generator=gen)
+                    if name.endswith(".attn.q"):
+                        # q, k and v draw, in this order, what one fused (3 x width) matrix
+                        # drew: the same initial model as before they were split.
+                        attn = self.get_submodule(name.removesuffix(".q"))
+                        stacked = torch.empty(3 * self.config.n_embd, self.config.n_embd)
+                        stacked.normal_(0.0, std, generator=gen)
+                        parts = (attn.q, attn.k, attn.v)
+                        for part, rows in zip(parts, stacked.chunk(3), strict=True):
+                            part.weight.copy_(rows)
+                    elif not name.endswith((".attn.k", ".attn.v")):
+                        module.weight.normal_(0.0, std, generator=gen)
                     if module.bias is not None:
                         module.bias.zero_()
                 elif isinstance(module, nn.Embedding):
@@ -93,18 +127,57 @@ class GPT(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # parameters() counts tied ones once
 
-    def forward(
-        self, idx: torch.Tensor, targets: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def embed(self, idx: torch.Tensor) -> torch.Tensor:
         length = idx.shape[1]
         if length > self.config.block_size:
             raise ValueError(f"sequence of {length} > block_size {self.config.block_size}")
         pos = torch.arange(length, device=idx.device)
-        x = self.drop(self.wte(idx) + self.wpe(pos))
-        for block in self.blocks:
+        return self.drop(self.wte(idx) + self.wpe(pos))
+
+    def stage_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """What the parts this module holds compute: tokens in where it holds the embeddings
+        (hidden states otherwise), logits out where it holds the head (hidden states
+        otherwise). The whole model maps tokens to logits."""
+        if self.wte is not None:
+            x = self.embed(x)
+        for block in self.blocks.values():
             x = block(x)
-        logits = self.lm_head(self.ln_f(x))
+        if self.lm_head is not None:
+            x = self.lm_head(self.ln_f(x))
+        return x
+
+    def forward(
+        self, idx: torch.Tensor, targets: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        logits = self.stage_forward(idx)
         if targets is None:
             return logits, None
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1))
-        return logits, loss
+        return logits, lm_loss(logits, targets)
+
+
+def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean next-byte cross-entropy (in fp32 whatever the logits' precision)."""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1))
+
+
+class GPTStage(GPT):
+    """One pipeline stage's part of the GPT: the blocks `layers`, plus the embeddings on the
+    first stage and the final norm and head on the last. Built whole from (config, seed), so
+    it starts from exactly the full model's weights, then the other stages' parts are dropped;
+    parameter names stay those of the full model. The last stage's head keeps its own copy of
+    the tied embedding matrix; the strategy keeps the two copies equal."""
+
+    def __init__(
+        self, config: ModelConfig, seed: int, layers: Sequence[int], first: bool, last: bool
+    ) -> None:
+        super().__init__(config, seed)
+        kept = {str(i) for i in layers}
+        for key in [k for k in self.blocks if k not in kept]:
+            del self.blocks[key]
+        if not first:
+            self.wte = self.wpe = None
+        if not last:
+            self.ln_f = self.lm_head = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        return self.stage_forward(x)

@@ -1,13 +1,14 @@
-"""AdamW and the learning-rate schedule (linear warmup, then cosine decay)."""
+"""AdamW, and setting the learning rate of trainers/schedule.py on it."""
 
 from __future__ import annotations
-
-import math
 
 import torch
 from torch import nn
 
 from trainers.config import TrainConfig
+from trainers.schedule import lr_at
+
+__all__ = ["build_optimizer", "lr_at", "set_lr"]
 
 
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
@@ -19,17 +20,6 @@ def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
         {"params": no_decay, "weight_decay": 0.0},
     ]
     return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2))
-
-
-def lr_at(step: int, config: TrainConfig) -> float:
-    """Learning rate for optimizer step `step` (1-based). A pure function of the step, so a
-    resumed run needs no scheduler state."""
-    if config.warmup_steps and step <= config.warmup_steps:
-        return config.lr * step / config.warmup_steps
-    min_lr = config.lr * config.min_lr_ratio
-    span = max(1, config.steps - config.warmup_steps)
-    progress = min(1.0, (step - config.warmup_steps) / span)
-    return min_lr + 0.5 * (1.0 + math.cos(math.pi * progress)) * (config.lr - min_lr)
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:

@@ -9,6 +9,7 @@ left waiting in a collective, and one checkpoint holds the state of all.
 from __future__ import annotations
 
 import signal
+import threading
 from types import FrameType
 
 # Order of the flags in the per-step all-reduce.
@@ -20,6 +21,10 @@ class StopRequest:
         self.received: signal.Signals | None = None
 
     def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            # Ray Train runs the training function on a thread of its worker actor, where
+            # Python allows no handlers: Ray stops its workers itself.
+            return
         for sig in STOP_SIGNALS:
             signal.signal(sig, self._handle)
 

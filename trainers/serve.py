@@ -6,8 +6,8 @@
 On Vertex (Model.containerSpec.command = ["python", "-m", "trainers.serve"]) everything comes
 from the environment Vertex sets: AIP_HTTP_PORT (8080), AIP_HEALTH_ROUTE, AIP_PREDICT_ROUTE and
 AIP_STORAGE_URI, the copy of the Model's artifact_uri to load. The folder is a training job's
-exported model (AIP_MODEL_DIR: model.pt + config.json) or one of its ddp checkpoints
-(`step-NNNNNNNN/`).
+exported model (AIP_MODEL_DIR: model.pt + config.json) or one of its committed checkpoints
+(`step-NNNNNNNN/`; sharded ones are consolidated as they load).
 
 Request: {"instances": ["text", {"prompt": "text", "max_tokens": 16, "temperature": 0.0,
 "seed": 1}], "parameters": {"max_tokens": 16}}; response: {"predictions": [{"text": ...,
@@ -30,9 +30,10 @@ from collections.abc import Mapping, Sequence
 import torch
 
 from trainers import events
-from trainers.serving import generate, loader
+from trainers.serving import generate, loader, runtimes
 from trainers.serving.batcher import Batcher
 from trainers.serving.http import PredictionServer
+from trainers.storage import storage_for
 
 DEFAULT_PORT = 8080
 DEFAULT_HEALTH_ROUTE = "/health"
@@ -72,6 +73,13 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
         "--threads", type=int, default=1, help="torch CPU threads (0: torch's default)"
     )
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    parser.add_argument(
+        "--runtime",
+        default="eager",
+        choices=runtimes.RUNTIMES,
+        help="eager: PyTorch as trained; compiled: torch.compile, compiled before serving; "
+        "aot: an AOTInductor package, built once and kept beside the weights",
+    )
     args = parser.parse_args(argv)
     if not args.model_dir:
         parser.error("no model: pass --model-dir or set AIP_STORAGE_URI")
@@ -91,8 +99,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         events.emit("serving_failed", f"cannot load the model: {exc}", severity="ERROR")
         return 2
 
+    prepared = runtimes.prepare(
+        loaded.model,
+        args.runtime,
+        folder=loaded.source,
+        storage=storage_for(loaded.source),
+        max_batch=args.max_batch,
+        log=lambda message: events.emit("serving_runtime", message, runtime=args.runtime),
+    )
+
     def run(instances: Sequence[generate.Instance], on_done) -> object:
-        return generate.generate(loaded.model, instances, on_done)
+        return generate.generate(prepared.model, instances, on_done)  # type: ignore[arg-type]
 
     batcher: Batcher[generate.Instance] = Batcher(
         run, max_batch=args.max_batch, max_wait_s=args.max_wait_ms / 1000
@@ -110,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         step=loaded.step,
         params=loaded.params,
         device=device,
+        runtime=prepared.runtime,
+        warmup_s=round(prepared.warmup_s, 3),
+        compiled_at_start=prepared.built,
         max_batch=args.max_batch,
         health_route=args.health_route,
         predict_route=args.predict_route,

@@ -1,4 +1,4 @@
-"""Train a byte-level GPT with DDP, FSDP or DeepSpeed ZeRO; built to be preempted and resumed.
+"""Train a byte-level GPT with DDP, FSDP, DeepSpeed ZeRO or tensor x pipeline x data parallelism.
 
 One process (world size 1, CPU or one GPU):
 
@@ -21,7 +21,15 @@ Strategies (all train on CPU with gloo as well as on GPUs with NCCL):
         --nproc-per-node auto --checkpoint-dir gs://bucket/job/checkpoints
 
   Parallel degrees: --set dp=N --set tp=N --set pp=N; dp x tp x pp must equal WORLD_SIZE
-  (dp=0, the default, takes what is left). Only tp=1 and pp=1 train here.
+  (dp=0, the default, takes what is left). With tp or pp above 1, ddp and fsdp run over the dp
+  dimension of a (pp, dp, tp) device mesh (strategies tp_pp / tp_pp_fsdp, which also run at
+  tp = pp = 1): tensor parallelism splits every layer by heads (--set sequence_parallel=true
+  splits norms and dropout by sequence too), pipeline parallelism cuts the layers into stages
+  (--set pp_schedule=gpipe|1f1b|interleaved_1f1b, --set pp_virtual_stages=2 for interleaving,
+  micro-batches of --set micro_batch_size=N sequences):
+
+    torchrun --nproc-per-node=4 -m trainers.train --strategy fsdp --set tp=2 --set pp=2
+
   From the control plane, the same settings arrive as JSON in the environment:
   CP_DEEPSPEED_CONFIG_JSON (as --deepspeed-config), CP_FSDP_CONFIG_JSON (as --fsdp-config),
   CP_PARALLELISM_JSON ({"dp": D, "tp": T, "pp": P}); flags and --set still win.
@@ -35,7 +43,9 @@ On Vertex AI (a CustomJob; every replica runs the same command):
   master is workerpool0[0]; workerpool2/3 replicas (Reduction Server, evaluators) exit 0. With
   several GPUs per replica, `--nproc-per-node auto` (the default) starts one process per GPU
   through torchrun. Checkpoints go to AIP_CHECKPOINT_DIR and the final model to AIP_MODEL_DIR
-  unless --checkpoint-dir / --model-dir say otherwise.
+  unless --checkpoint-dir / --model-dir say otherwise. A run resumes from the newest complete
+  checkpoint there; while there is none, from the one CP_RESUME_FROM (--resume-from) names,
+  which must be complete (a resubmission of an earlier job from a chosen step).
 
 The local Vertex emulator sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT as well; those win.
 
@@ -80,6 +90,8 @@ EXIT_CONFIG = 2
 DEEPSPEED_ENV = "CP_DEEPSPEED_CONFIG_JSON"
 FSDP_ENV = "CP_FSDP_CONFIG_JSON"
 PARALLELISM_ENV = "CP_PARALLELISM_JSON"
+# A checkpoint of an earlier job to start from (a resubmission); the run's own checkpoints win.
+RESUME_ENV = "CP_RESUME_FROM"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -162,12 +174,21 @@ def _add_schedule_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--steps", type=int, help="optimizer steps (tiny: 300, small: 5000)")
     parser.add_argument("--seed", type=int, help="seed for weights and data (default: 1337)")
+    # Each tunable value also answers to the spellings a tuning job's parameter ids take:
+    # Vertex passes a trial's parameters as --<parameter_id>=<value> (VERTEX_FACTS.md A1).
     parser.add_argument(
         "--batch-size",
+        "--batch_size",
+        dest="batch_size",
         type=int,
         help="GLOBAL batch in sequences, over all ranks (tiny: 16, small: 64)",
     )
-    parser.add_argument("--lr", type=float, help="peak learning rate (tiny: 3e-3, small: 1e-3)")
+    parser.add_argument("--lr", "--learning-rate", "--learning_rate", dest="lr", type=float,
+                        help="peak learning rate (tiny: 3e-3, small: 1e-3)")
+    parser.add_argument("--warmup-steps", "--warmup_steps", dest="warmup_steps", type=int,
+                        help="linear warm-up steps before the cosine decay (tiny: 20)")
+    parser.add_argument("--weight-decay", "--weight_decay", dest="weight_decay", type=float,
+                        help="AdamW weight decay (default: 0.1)")
 
 
 def _add_storage_arguments(parser: argparse.ArgumentParser) -> None:
@@ -180,6 +201,11 @@ def _add_storage_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", type=int, help="complete checkpoints kept; 0 = all (default: 3)")
     parser.add_argument(
         "--checkpoint-dir", help="default: $AIP_CHECKPOINT_DIR; neither = no checkpoints"
+    )
+    parser.add_argument(
+        "--resume-from",
+        help="a complete checkpoint (step folder) to start from when the checkpoint directory "
+        "holds none; default: $CP_RESUME_FROM",
     )
     parser.add_argument(
         "--model-dir", help="final model export; default: $AIP_MODEL_DIR; neither = no export"
@@ -213,9 +239,12 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
         "seed": args.seed,
         "batch_size": args.batch_size,
         "lr": args.lr,
+        "warmup_steps": args.warmup_steps,
+        "weight_decay": args.weight_decay,
         "checkpoint_every": args.checkpoint_every,
         "keep": args.keep,
         "checkpoint_dir": args.checkpoint_dir or env.get("AIP_CHECKPOINT_DIR") or None,
+        "resume_from": args.resume_from or env.get(RESUME_ENV) or None,
         "model_dir": args.model_dir or env.get("AIP_MODEL_DIR") or None,
         "data": args.data,
         "eval_every": args.eval_every,

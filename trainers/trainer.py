@@ -8,7 +8,6 @@ broadcasts), so no rank waits for a call another rank never makes.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import math
@@ -23,13 +22,15 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from trainers import events, faults, preemption, run_state, strategies
+from trainers import events, faults, hypertune, preemption, run_state, strategies, tracking
 from trainers.checkpoint import (
     CheckpointInfo,
     CheckpointManager,
     describe_failure,
+    named_checkpoint,
     skip_zip_crc32,
     step_folder_name,
+    step_of_folder,
 )
 from trainers.cluster import Process
 from trainers.config import TrainConfig
@@ -54,6 +55,8 @@ class Trainer:
         self.is_main = process.is_main
         # Whether this run continues from a checkpoint (fault injection acts on first runs only).
         self.resumed = False
+        # W&B, when the job carries a team's settings (rank 0 only): started once the run is.
+        self.tracker: tracking.Tracker = tracking.NoTracker()
 
         # Global RNGs are seeded (and checkpointed) for whatever uses them; the data and the
         # initial weights come from their own seeded generators.
@@ -86,6 +89,14 @@ class Trainer:
 
     def run(self) -> int:
         """Returns the process exit code: 0 when finished, 128+signal when stopped early."""
+        code = 1
+        try:
+            code = self._run()
+            return code
+        finally:
+            self.tracker.finish(exit_code=code)
+
+    def _run(self) -> int:
         started = time.monotonic()
         config, process = self.config, self.process
         resume_from = self._prepare_checkpoints()
@@ -95,7 +106,12 @@ class Trainer:
             config.strategy,
             self.params,
             resume_from.step if resume_from else None,
+            dims=self.strategy.dims_event(),
+            shape={"n_layer": config.model.n_layer, "n_head": config.model.n_head,
+                   "d_model": config.model.n_embd, "seq_len": config.model.block_size},
+            precision=config.precision,
         )
+        self.tracker = tracking.start(config.to_dict(), process.rank)
         step, last_loss = 0, None
         if resume_from:
             step, last_loss = self._restore(resume_from)
@@ -109,8 +125,10 @@ class Trainer:
                 finishing or bool(config.checkpoint_every and step % config.checkpoint_every == 0)
             )
             # This step's reduction is left in flight unless the step ends in an evaluation, a
-            # checkpoint or the end: then its loss is needed now.
-            loss, stop_signal = self._complete_reductions(keep_latest=not (evaluating or saving))
+            # checkpoint or the end: then its loss is needed now (and the last step's event
+            # must be printed before run_finished, whatever else the run does).
+            loss, stop_signal = self._complete_reductions(
+                keep_latest=not (evaluating or saving or finishing))
             last_loss = loss if loss is not None else last_loss
             if stop_signal is not None:
                 loss, _ = self._complete_reductions(keep_latest=False)
@@ -135,42 +153,31 @@ class Trainer:
     def _train_step(self, step: int) -> None:
         """One optimizer step, then its reduction (mean loss, every rank's stop flags, whether
         its part of a background checkpoint is written) started without waiting for it."""
-        config, process = self.config, self.process
+        config = self.config
         started = time.perf_counter()
         lr = lr_at(step, config)
         set_lr(self.optimizer, lr)
 
+        shard, shards = self.strategy.data_shard()
         x, y = local_batch(
             self.corpus.train,
             config.seed,
             step,
             config.batch_size,
             config.model.block_size,
-            process.rank,
-            process.world_size,
+            shard,
+            shards,
         )
         x, y = x.to(self.device), y.to(self.device)
-        per_rank = len(x)
-        micro = config.micro_batch_size or per_rank
-        accumulation = per_rank // micro
         strategy, model = self.strategy, self.model
-        loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
-        for i in range(accumulation):
-            rows = slice(i * micro, (i + 1) * micro)
-            last = i == accumulation - 1
-            # Gradients are averaged across ranks only on the last micro-step.
-            with contextlib.nullcontext() if last else strategy.accumulating(model):
-                with strategy.autocast():
-                    _, loss = model(x[rows], y[rows])
-                strategy.backward(model, loss, accumulation)
-            loss_sum += loss.detach().double()
+        loss = strategy.forward_backward(model, x, y)
         strategy.optimizer_step(model, self.optimizer)
 
         written = self.pending is not None and self.pending.future.done()
         flags = torch.tensor(
             [*self.stop.flags(), float(written)], dtype=torch.float64, device=self.device
         )
-        stats = torch.cat([(loss_sum / accumulation).reshape(1), flags])
+        stats = torch.cat([loss.reshape(1), flags])
         work = dist.all_reduce(stats, group=self.stats_group, async_op=True)
         self.reductions.append(_Reduction(step, stats, work, lr, time.perf_counter() - started))
 
@@ -200,6 +207,9 @@ class Trainer:
                 events.step(
                     done.step, config.steps, loss, done.lr, tokens / done.seconds, done.seconds
                 )
+                self.tracker.log(done.step, {"loss": loss, "lr": done.lr,
+                                             "tokens_per_s": tokens / done.seconds,
+                                             "step_time_s": done.seconds})
         return loss, stop_signal
 
     @torch.no_grad()
@@ -209,6 +219,7 @@ class Trainer:
         config, process = self.config, self.process
         self.model.eval()
         total = torch.zeros(1, dtype=torch.float64, device=self.device)
+        shard, shards = self.strategy.data_shard()
         for i in range(config.eval_batches):
             x, y = local_batch(
                 self.corpus.val,
@@ -216,34 +227,39 @@ class Trainer:
                 i,
                 config.batch_size,
                 config.model.block_size,
-                process.rank,
-                process.world_size,
+                shard,
+                shards,
                 stream=EVAL_STREAM,
             )
-            with self.strategy.autocast():
-                _, loss = self.model(x.to(self.device), y.to(self.device))
-            total += loss.double()
+            total += self.strategy.eval_loss(self.model, x.to(self.device), y.to(self.device))
         self.model.train()
         dist.all_reduce(total)
         val_loss = total.item() / (process.world_size * max(1, config.eval_batches))
         if self.is_main:
-            events.evaluation(
-                step, {"val_loss": val_loss, "val_perplexity": math.exp(min(val_loss, 50.0))}
-            )
+            metrics = {"val_loss": val_loss, "val_perplexity": math.exp(min(val_loss, 50.0))}
+            events.evaluation(step, metrics)
+            self.tracker.log(step, metrics)
+            # A tuning trial's objective, where Vertex reads it (trainers/hypertune.py).
+            hypertune.report(metrics, step)
 
     # -- checkpoints ---------------------------------------------------------------------------
 
     def _prepare_checkpoints(self) -> CheckpointInfo | None:
-        if not self.checkpoints:
-            return None
-        found, removed = self.checkpoints.prepare()
-        for path in removed:
-            events.emit(
-                "checkpoint_discarded",
-                f"removed incomplete checkpoint {path}",
-                severity="WARNING",
-                path=path,
-            )
+        """The checkpoint to start from: the newest complete one in the run's own folder (a
+        restarted or recovered run), else the one the job names (`resume_from`, a
+        resubmission), which must be complete."""
+        found = None
+        if self.checkpoints:
+            found, removed = self.checkpoints.prepare()
+            for path in removed:
+                events.emit(
+                    "checkpoint_discarded",
+                    f"removed incomplete checkpoint {path}",
+                    severity="WARNING",
+                    path=path,
+                )
+        if found is None and self.config.resume_from:
+            found = named_checkpoint(self.config.resume_from)
         return found
 
     def _save(self, step: int, loss: float | None, background: bool = False) -> str:
@@ -295,11 +311,15 @@ class Trainer:
             events.checkpoint_saved(
                 info.step, info.path, info.metadata["bytes"], time.monotonic() - started
             )
+            # Rotation: the control plane lists only the checkpoints that still exist.
+            for path in info.pruned:
+                events.checkpoint_deleted(step_of_folder(path), path)
 
     def _metadata(self, loss: float | None) -> dict[str, Any]:
         return {
             "world_size": self.process.world_size,
             "strategy": self.config.strategy,
+            "dims": self.strategy.dims_event(),
             "format": self.strategy.checkpoint_format,
             "loss": loss,
         }
@@ -325,8 +345,10 @@ class Trainer:
         }
 
     def _restore(self, info: CheckpointInfo) -> tuple[int, float | None]:
-        assert self.checkpoints is not None
-        storage = self.checkpoints.storage
+        # A named checkpoint may live outside this run's own folder (an earlier job's, perhaps
+        # on other storage): read it through its own.
+        own = self.checkpoints is not None and info.path.startswith(self.checkpoints.root)
+        storage = self.checkpoints.storage if own else storage_for(info.path)
         self.strategy.check_resumable(info.metadata, info.path)
         state = run_state.read(storage, info.path, self.process.rank)
         if state["model"] != asdict(self.config.model):

@@ -14,8 +14,16 @@ Model states follow DeepSpeed's own accounting, so the ZeRO figures agree with
 
 Activations are optional: with the model's shape (hidden size, layers, sequence length) they
 follow Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
-(2022): ``s*b*h*(34 + 5*a*s/h)`` bytes a layer in 16-bit, ``2*s*b*h`` with full activation
-checkpointing, divided by the tensor-parallel degree.
+(2022): ``s*b*h*(34 + 5*a*s/h)`` bytes a layer and micro-batch in 16-bit, of which tensor
+parallelism splits ``24 + 5*a*s/h`` (attention and MLP) and, with sequence parallelism, the
+remaining 10 (norms, dropout) too; ``2*s*b*h`` with full activation checkpointing.
+
+Pipeline parallelism (same paper, and Narayanan et al., "Efficient Large-Scale Language Model
+Training on GPU Clusters Using Megatron-LM", 2021): the first stage holds L/pp layers and the
+activations of every micro-batch it has run forward but not yet backward: all m of them under
+GPipe, at most pp under 1F1B, and pp x (1 + (pp - 1) / (pp x v)) layers' worth under
+interleaved 1F1B with v stages per rank. The pipeline bubble, the share of a step a rank
+waits, is (pp - 1) / (v x m + pp - 1).
 """
 
 from __future__ import annotations
@@ -78,6 +86,10 @@ class Layout:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     tpu_sharding: str = "replicated"  # replicated or fsdp (JAX / PyTorch-XLA SPMD)
+    pipeline_schedule: str = "1f1b"  # gpipe, 1f1b or interleaved_1f1b
+    virtual_stages: int = 1  # pipeline stages per pipeline rank (interleaved_1f1b)
+    microbatches: int = 0  # micro-batches per step through the pipeline; 0 = one per stage
+    sequence_parallel: bool = False
 
     @property
     def world_size(self) -> int:
@@ -90,6 +102,29 @@ class Layout:
     @property
     def data_parallel(self) -> int:
         return max(self.world_size // self.model_parallel, 1)
+
+    @property
+    def pipeline_microbatches(self) -> int:
+        return self.microbatches or self.pipeline_parallel * self.virtual_stages
+
+    @property
+    def pipeline_bubble(self) -> float:
+        """The share of a step each pipeline rank waits (0 without a pipeline)."""
+        pp, v, m = self.pipeline_parallel, self.virtual_stages, self.pipeline_microbatches
+        return (pp - 1) / (v * m + pp - 1)
+
+    @property
+    def microbatches_in_flight(self) -> float:
+        """Micro-batches whose activations the first pipeline stage holds at its peak, in
+        units of its own layers (1 without a pipeline: micro-steps run one after another)."""
+        pp, v, m = self.pipeline_parallel, self.virtual_stages, self.pipeline_microbatches
+        if pp == 1:
+            return 1.0
+        if self.pipeline_schedule == "gpipe":
+            return float(m)
+        if self.pipeline_schedule == "interleaved_1f1b":
+            return min(pp, m) * (1 + (pp - 1) / (pp * v))
+        return float(min(pp, m))
 
 
 @dataclass
@@ -109,6 +144,7 @@ class MemoryPlan:
     host_per_node_gib: float
     device_memory_gib: float | None = None  # what one device has (None: unknown)
     host_memory_gib: float | None = None  # what one node (replica) has
+    pipeline_bubble: float = 0.0  # share of a step a pipeline rank waits
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -218,15 +254,23 @@ def _activations(model: ModelShape, layout: Layout) -> float | None:
     if not (model.hidden_size and model.layers and model.sequence_length):
         return None
     s, b, h = model.sequence_length, model.micro_batch_size, model.hidden_size
+    t = layout.tensor_parallel
     heads = model.attention_heads or max(h // 128, 1)
-    per_layer = s * b * h * (34 + 5 * heads * s / h) / layout.tensor_parallel
+    split = 24 + 5 * heads * s / h  # attention and MLP: split by tensor parallelism
+    whole = 10  # norms and dropout: split only by sequence parallelism
+    if t == 1 or layout.sequence_parallel:
+        per_layer = s * b * h * (whole + split) / t
+    else:
+        per_layer = s * b * h * (whole + split / t)
+    # The first pipeline stage: its layers, times the micro-batches it holds at its peak.
+    layers = model.layers / layout.pipeline_parallel
+    in_flight = layout.microbatches_in_flight
     if model.activation_checkpointing:
         # Each layer's input is kept; one layer at a time is recomputed in full.
-        total = 2 * s * b * h * model.layers + per_layer
+        total = 2 * s * b * h / (t if layout.sequence_parallel else 1) * layers * in_flight
+        total += per_layer
     else:
-        # 1F1B pipelining keeps as many micro-batches in flight on the first stage as there are
-        # stages, so its peak is the whole model's layers' worth whatever the pipeline degree.
-        total = per_layer * model.layers
+        total = per_layer * layers * in_flight
     return total * (2 if model.dtype == "fp32" else 1)
 
 
@@ -246,6 +290,13 @@ def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None =
     if activations is None:
         notes.append("activations not estimated: give hidden_size, layers and "
                      "sequence_length to include them")
+    if layout.pipeline_parallel > 1:
+        notes.append(
+            f"pipeline {layout.pipeline_schedule} over {layout.pipeline_parallel} ranks"
+            + (f" x {layout.virtual_stages} stages" if layout.virtual_stages > 1 else "")
+            + f", {layout.pipeline_microbatches} micro-batches a step: the first stage holds "
+            f"{layout.microbatches_in_flight:g} micro-batches of activations; each rank waits "
+            f"{layout.pipeline_bubble:.0%} of a step (the bubble)")
     return MemoryPlan(
         strategy=layout.strategy,
         world_size=layout.world_size,
@@ -257,6 +308,7 @@ def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None =
         gathered_gib=states.gathered / GIB,
         activations_gib=None if activations is None else activations / GIB,
         reserve_gib=GPU_RUNTIME_RESERVE_GIB if gpu else 0.0,
+        pipeline_bubble=layout.pipeline_bubble,
         host_per_node_gib=states.host / GIB,
         device_memory_gib=device_memory_gib,
         host_memory_gib=host_memory_gib,

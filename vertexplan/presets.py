@@ -2,7 +2,7 @@
 
 A preset is read-only and shared by every team; a team saves its own templates (JobTemplate).
 Presets that run the built-in trainer submit as they are; those that need a container of your
-own (a VLM fine-tune, a JAX program) say so in ``needs``.
+own (a VLM fine-tune) say so in ``needs``.
 """
 
 from __future__ import annotations
@@ -119,13 +119,11 @@ PRESETS: tuple[Preset, ...] = (
     Preset(
         slug="tpu-v5e-2x2-jax-spot",
         title="TPU v5e 2x2 (4 chips, one host), JAX, spot",
-        description="ct5lp-hightpu-4t with topology 2x2: a single-host slice, so spot is allowed.",
-        needs="your JAX image and command",
+        description="ct5lp-hightpu-4t with topology 2x2: a single-host slice, so spot is allowed. "
+                    "The built-in JAX trainer, data-parallel over the 4 chips.",
         request={
             "name": "jax-v5e-2x2",
             "strategy": "tpu_jax",
-            "image_uri": "us-docker.pkg.dev/my-project/training/jax-trainer:latest",
-            "command": ["python", "-m", "train"],
             "chief": {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "2x2"},
             "scheduling_strategy": "SPOT",
         },
@@ -134,13 +132,10 @@ PRESETS: tuple[Preset, ...] = (
         slug="tpu-v5e-4x4-jax",
         title="TPU v5e 4x4 (16 chips on 4 hosts), JAX, standard",
         description="ct5lp-hightpu-4t with topology 4x4: a TPU Pod slice, where Vertex does not "
-                    "offer spot.",
-        needs="your JAX image and command",
+                    "offer spot. The built-in JAX trainer, data-parallel over the 16 chips.",
         request={
             "name": "jax-v5e-4x4",
             "strategy": "tpu_jax",
-            "image_uri": "us-docker.pkg.dev/my-project/training/jax-trainer:latest",
-            "command": ["python", "-m", "train"],
             "chief": {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "4x4"},
             "scheduling_strategy": "STANDARD",
         },
@@ -156,6 +151,66 @@ PRESETS: tuple[Preset, ...] = (
             "args": ["--preset", "tiny", "--steps", "300", "--checkpoint-every", "50"],
             "chief": {"machine_type": "n1-standard-4"},
             "workers": {"replica_count": 1},
+        },
+    ),
+)
+
+
+def _gpt_args(layers: int, width: int, heads: int, context: int, steps: int) -> list[str]:
+    """The built-in trainer's byte-level GPT at a large shape (12 x layers x width^2
+    parameters, nearly all of them in the blocks)."""
+    return ["--preset", "small", "--steps", str(steps), "--checkpoint-every", "500",
+            "--set", f"model.n_layer={layers}", "--set", f"model.n_embd={width}",
+            "--set", f"model.n_head={heads}", "--set", f"model.block_size={context}"]
+
+
+_H100_8 = {"machine_type": "a3-highgpu-8g", "accelerator_type": "NVIDIA_H100_80GB",
+           "accelerator_count": 8}
+
+PRESETS += (
+    Preset(
+        slug="gpt-7b-tp2-dp4-a100",
+        title="7B model, tensor parallel 2 x data parallel 4 on one a2-highgpu-8g",
+        description="A 6.5B-parameter GPT (32 layers, width 4096, 32 heads, 2,048-token "
+                    "context) on 8 A100 40 GB: each pair of GPUs splits every layer (tensor "
+                    "parallel, sequence parallel), FSDP shards the rest over the 4 pairs; bf16.",
+        notes=("torchrun starts one trainer process per GPU; the tensor-parallel pairs are "
+               "neighbouring GPUs on NVLink.",),
+        request={
+            "name": "gpt-7b-tp2",
+            "strategy": "fsdp",
+            "precision": "bf16",
+            "args": _gpt_args(32, 4096, 32, 2048, 20000),
+            "chief": {**_A100_8, "boot_disk_type": "pd-ssd", "boot_disk_size_gb": 200},
+            "fsdp": {"mode": "full_shard"},
+            "parallelism": {"tensor": 2, "sequence_parallel": True},
+            "batch": {"global_batch_size": 64, "micro_batch_size": 1},
+            "model": {"parameters": 6_460_000_000, "hidden_size": 4096, "layers": 32,
+                      "sequence_length": 2048, "attention_heads": 32},
+        },
+    ),
+    Preset(
+        slug="gpt-70b-tp8-pp2-dp2-h100",
+        title="70B model, tensor 8 x pipeline 2 x data parallel 2 on 4 x a3-highgpu-8g",
+        description="A 64B-parameter GPT (80 layers, width 8192, 64 heads, 2,048-token "
+                    "context) on 32 H100 80 GB: tensor parallel 8 inside each node over NVLink, "
+                    "a 1F1B pipeline of 2 stages across nodes (32 micro-batches a step, a 3% "
+                    "bubble), FSDP over the 2 data-parallel replicas; bf16.",
+        notes=("Node pairs form one pipeline (stages on different nodes); the two pipelines "
+               "are data-parallel replicas.",),
+        request={
+            "name": "gpt-70b-tp8-pp2",
+            "strategy": "fsdp",
+            "precision": "bf16",
+            "args": _gpt_args(80, 8192, 64, 2048, 20000),
+            "chief": {**_H100_8, "boot_disk_type": "pd-ssd", "boot_disk_size_gb": 500},
+            "workers": {"replica_count": 3},
+            "fsdp": {"mode": "full_shard"},
+            "parallelism": {"tensor": 8, "pipeline": 2, "pipeline_schedule": "1f1b",
+                            "sequence_parallel": True},
+            "batch": {"global_batch_size": 64, "micro_batch_size": 1},
+            "model": {"parameters": 64_440_000_000, "hidden_size": 8192, "layers": 80,
+                      "sequence_length": 2048, "attention_heads": 64},
         },
     ),
 )

@@ -90,3 +90,18 @@ def progress_percent(last_step: int | None, total_steps: int | None) -> int | No
     if not total_steps or last_step is None:
         return None
     return max(0, min(100, round(100 * last_step / total_steps)))
+
+
+def duration_text(seconds: float) -> str:
+    """'42 s', '17 min', '3 h 05 min', '2 d 4 h': as long as a list column can afford."""
+    s = round(seconds)
+    if s < 90:
+        return f"{s} s"
+    minutes = round(s / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes:02d} min"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h"

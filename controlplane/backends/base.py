@@ -76,6 +76,41 @@ class TailStream(abc.ABC):
     def cancel(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class RemoteTrial:
+    """One trial of a HyperparameterTuningJob, as plain values."""
+
+    id: str
+    state: str                    # a Trial.State name: ACTIVE, SUCCEEDED, INFEASIBLE...
+    parameters: dict[str, Any]    # parameter_id -> number or string
+    final_metrics: dict[str, float] = field(default_factory=dict)
+    final_step: int | None = None
+    # [{"step": int, "metrics": {metric_id: value}}], as reported, oldest first
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    custom_job: str = ""
+    infeasible_reason: str = ""
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RemoteTuningJob:
+    name: str                     # projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}
+    display_name: str
+    state: str                    # a JobState name
+    labels: dict[str, str] = field(default_factory=dict)
+    trials: list[RemoteTrial] = field(default_factory=list)
+    create_time: datetime | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    error_code: int = 0
+    error_message: str = ""
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_VERTEX_STATES
+
+
 class Backend(abc.ABC):
     """A place that runs CustomJobs: Vertex AI, or the local emulator speaking its protocol."""
 
@@ -99,6 +134,21 @@ class Backend(abc.ABC):
     def list_log_entries(
         self, filter_: str, *, page_size: int, page_token: str = "", order_by: str = "timestamp asc"
     ) -> LogPage: ...
+
+    # HyperparameterTuningJobs (controlplane/sweeps): a backend that runs no sweeps says so.
+    def create_tuning_job(self, tuning_job: dict[str, Any]) -> RemoteTuningJob:
+        raise NotImplementedError(f"{type(self).__name__} does not run tuning jobs")
+
+    def find_tuning_job(self, display_name: str, labels: dict[str, str]
+                        ) -> RemoteTuningJob | None:
+        """The tuning job an earlier try created with this display name and labels, if any."""
+        raise NotImplementedError(f"{type(self).__name__} does not run tuning jobs")
+
+    def get_tuning_job(self, name: str) -> RemoteTuningJob:
+        raise NotImplementedError(f"{type(self).__name__} does not run tuning jobs")
+
+    def cancel_tuning_job(self, name: str) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not run tuning jobs")
 
     # TailLogEntries (streaming) is optional: only a backend that sets this supports it.
     supports_tail: bool = False

@@ -20,12 +20,13 @@ def emulator_channel() -> grpc.Channel | None:
 
 
 def google_client(client: type[C], transport: type, channel: grpc.Channel | None, *,
-                  regional: bool = True) -> C:
+                  regional: bool = True, region: str | None = None) -> C:
     """CLIENT on the emulator's CHANNEL, or on Google: Vertex AI's services at the region's
-    endpoint (`regional`), others (Cloud Logging) at their global default."""
+    endpoint (`regional`; REGION, or VERTEX_REGION), others (Cloud Logging) at their global
+    default."""
     if channel is not None:
         return client(transport=transport(channel=channel))
     options: dict[str, Any] = (
-        {"api_endpoint": f"{settings.VERTEX_REGION}-aiplatform.googleapis.com"} if regional
-        else {})
+        {"api_endpoint": f"{region or settings.VERTEX_REGION}-aiplatform.googleapis.com"}
+        if regional else {})
     return client(client_options=options or None)

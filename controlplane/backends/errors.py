@@ -16,7 +16,14 @@ class TransientBackendError(BackendError):
 
 
 class QuotaExceeded(TransientBackendError):
-    """RESOURCE_EXHAUSTED: back off before the next call."""
+    """RESOURCE_EXHAUSTED: back off before the next call.
+
+    `quota` holds what the refusal said about the quota when it said it (Vertex's ErrorInfo
+    metadata: quota_metric, region, limit, usage, requested), as strings; {} otherwise."""
+
+    def __init__(self, message: str, quota: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.quota = dict(quota or {})
 
 
 class InvalidJobSpec(BackendError):

@@ -70,12 +70,24 @@ class RemoteDeployedModel:
 
 
 @dataclass(frozen=True)
+class EndpointAccess:
+    """How an endpoint is reached, fixed when it is created: the shared public domain (the
+    default), a dedicated DNS name of its own, or Private Service Connect from the projects in
+    the allowlist only."""
+
+    dedicated: bool = False
+    psc_project_allowlist: tuple[str, ...] = ()  # non-empty: a private (PSC) endpoint
+
+
+@dataclass(frozen=True)
 class RemoteEndpoint:
     name: str
     display_name: str
     labels: dict[str, str]
     deployed_models: tuple[RemoteDeployedModel, ...]
     traffic_split: dict[str, int]
+    dedicated_dns: str = ""  # a dedicated endpoint's own DNS name
+    service_attachment: str = ""  # a private endpoint's PSC service attachment
 
     def deployed(self, deployed_model_id: str) -> RemoteDeployedModel | None:
         return next((d for d in self.deployed_models if d.id == deployed_model_id), None)
@@ -124,9 +136,10 @@ class ServingBackend(abc.ABC):
     def model_exists(self, name: str) -> bool: ...
 
     @abc.abstractmethod
-    def create_endpoint(self, endpoint_id: str, display_name: str,
-                        labels: dict[str, str]) -> Operation:
-        """Create the endpoint `endpoint_id`; an existing one of that id counts as done."""
+    def create_endpoint(self, endpoint_id: str, display_name: str, labels: dict[str, str],
+                        access: EndpointAccess | None = None) -> Operation:
+        """Create the endpoint `endpoint_id` (public unless `access` says otherwise); an
+        existing one of that id counts as done."""
 
     @abc.abstractmethod
     def get_endpoint(self, name: str) -> RemoteEndpoint:
@@ -153,7 +166,9 @@ class ServingBackend(abc.ABC):
 
     @abc.abstractmethod
     def predict(self, endpoint: str, instances: list[Any], parameters: Any = None,
-                timeout_s: float | None = None) -> PredictResult: ...
+                timeout_s: float | None = None, dedicated_dns: str = "") -> PredictResult:
+        """A prediction; a dedicated endpoint (`dedicated_dns`) is called at its own DNS
+        name, as Vertex requires."""
 
 
 class LatencySource(abc.ABC):

@@ -30,7 +30,15 @@ from google.cloud.logging_v2.types import TailLogEntriesRequest
 from google.protobuf.json_format import MessageToDict
 
 from controlplane.backends import clients, errors
-from controlplane.backends.base import Backend, LogPage, RemoteJob, TailBatch, TailStream
+from controlplane.backends.base import (
+    Backend,
+    LogPage,
+    RemoteJob,
+    RemoteTrial,
+    RemoteTuningJob,
+    TailBatch,
+    TailStream,
+)
 from vertexplan.logparse.entries import LogEntry
 
 logger = logging.getLogger(__name__)
@@ -49,7 +57,8 @@ def translated_errors(what: str) -> Iterator[None]:
     try:
         yield
     except gexc.ResourceExhausted as exc:
-        raise errors.QuotaExceeded(f"{what}: quota exceeded: {exc.message}") from exc
+        raise errors.QuotaExceeded(f"{what}: quota exceeded: {exc.message}",
+                                   quota=_quota_metadata(exc)) from exc
     except _TRANSIENT as exc:
         raise errors.TransientBackendError(f"{what}: {exc.__class__.__name__}: {exc.message}") \
             from exc
@@ -70,6 +79,15 @@ def translated_errors(what: str) -> Iterator[None]:
         raise errors.BackendError(f"{what}: {exc.__class__.__name__}: {exc.message}") from exc
     except grpc.RpcError as exc:  # a raw channel error the client did not wrap
         raise errors.TransientBackendError(f"{what}: {exc}") from exc
+
+
+def _quota_metadata(exc: gexc.GoogleAPICallError) -> dict[str, str]:
+    """The ErrorInfo metadata of a RESOURCE_EXHAUSTED answer that names a quota."""
+    for detail in exc.details or ():
+        metadata = getattr(detail, "metadata", None)
+        if metadata is not None and "quota_metric" in metadata:
+            return {str(k): str(v) for k, v in metadata.items()}
+    return {}
 
 
 def _dt(value: Any) -> datetime | None:
@@ -93,6 +111,50 @@ def _remote(job: aiplatform_v1.CustomJob) -> RemoteJob:
     )
 
 
+def _plain_value(value: Any) -> Any:
+    """A Trial parameter's protobuf Value: a number (integers as int) or a string."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _metrics(measurement: Any) -> dict[str, float]:
+    return {m.metric_id: m.value for m in measurement.metrics}
+
+
+def _trial(trial: aiplatform_v1.Trial) -> RemoteTrial:
+    final = trial.final_measurement
+    has_final = bool(final and final.metrics)
+    return RemoteTrial(
+        id=trial.id,
+        state=trial.state.name,
+        parameters={p.parameter_id: _plain_value(p.value) for p in trial.parameters},
+        final_metrics=_metrics(final) if has_final else {},
+        final_step=int(final.step_count) if has_final else None,
+        measurements=[{"step": int(m.step_count), "metrics": _metrics(m)}
+                      for m in trial.measurements],
+        custom_job=trial.custom_job,
+        infeasible_reason=trial.infeasible_reason,
+        start_time=_dt(trial.start_time),
+        end_time=_dt(trial.end_time),
+    )
+
+
+def _remote_tuning(job: aiplatform_v1.HyperparameterTuningJob) -> RemoteTuningJob:
+    return RemoteTuningJob(
+        name=job.name,
+        display_name=job.display_name,
+        state=job.state.name,
+        labels=dict(job.labels),
+        trials=[_trial(t) for t in job.trials],
+        create_time=_dt(job.create_time),
+        start_time=_dt(job.start_time),
+        end_time=_dt(job.end_time),
+        error_code=job.error.code if job.error else 0,
+        error_message=job.error.message if job.error else "",
+    )
+
+
 def _log_entry(entry: GLogEntry) -> LogEntry:
     pb = GLogEntry.pb(entry)
     labels = pb.resource.labels
@@ -104,6 +166,7 @@ def _log_entry(entry: GLogEntry) -> LogEntry:
         task_name=labels.get("task_name", ""),
         json_payload=MessageToDict(pb.json_payload) if pb.HasField("json_payload") else None,
         text_payload=pb.text_payload if pb.HasField("text_payload") else None,
+        log_name=pb.log_name,
     )
 
 
@@ -147,16 +210,28 @@ class _VertexTail(TailStream):
 
 
 class VertexBackend(Backend):
-    def __init__(self) -> None:
+    """One region's Vertex AI (VERTEX_REGION unless given); `for_region` gives the backend of
+    another, built once and kept, so a job can fail over between regions."""
+
+    def __init__(self, region: str | None = None) -> None:
         self.project = settings.VERTEX_PROJECT
-        self.region = settings.VERTEX_REGION
+        self.region = region or settings.VERTEX_REGION
         self.timeout = settings.VERTEX_RPC_TIMEOUT_S
         channel = clients.emulator_channel()
         self.jobs = clients.google_client(aiplatform_v1.JobServiceClient,
-                                          JobServiceGrpcTransport, channel)
+                                          JobServiceGrpcTransport, channel, region=self.region)
         self.logs = clients.google_client(LoggingServiceV2Client, LoggingServiceV2GrpcTransport,
                                           channel, regional=False)
         self.parent = f"projects/{self.project}/locations/{self.region}"
+        self._regions: dict[str, VertexBackend] = {self.region: self}
+        self._regions_lock = threading.Lock()
+
+    def for_region(self, region: str) -> VertexBackend:
+        with self._regions_lock:
+            backend = self._regions.get(region)
+            if backend is None:
+                backend = self._regions[region] = type(self)(region)
+            return backend
 
     def _call(self, what: str, fn: Callable[..., T], **kwargs: Any) -> T:
         # retry=None: retries are the tasks' decision (config.celery.task), so a fault
@@ -189,6 +264,38 @@ class VertexBackend(Backend):
 
     def cancel_custom_job(self, name: str) -> None:
         self._call("CancelCustomJob", self.jobs.cancel_custom_job, name=name)
+
+    def create_tuning_job(self, tuning_job: dict[str, Any]) -> RemoteTuningJob:
+        try:
+            message = aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(tuning_job))
+        except Exception as exc:  # json_format.ParseError and friends
+            raise errors.InvalidJobSpec(f"the HyperparameterTuningJob does not parse: {exc}") \
+                from exc
+        job = self._call("CreateHyperparameterTuningJob",
+                         self.jobs.create_hyperparameter_tuning_job,
+                         parent=self.parent, hyperparameter_tuning_job=message)
+        return _remote_tuning(job)
+
+    def find_tuning_job(self, display_name: str, labels: dict[str, str]
+                        ) -> RemoteTuningJob | None:
+        pager = self._call(
+            "ListHyperparameterTuningJobs", self.jobs.list_hyperparameter_tuning_jobs,
+            request={"parent": self.parent, "filter": f'display_name="{display_name}"'},
+        )
+        with translated_errors("ListHyperparameterTuningJobs"):
+            for job in pager:
+                if all(job.labels.get(k) == v for k, v in labels.items()):
+                    # List leaves the trials out (VERTEX_FACTS.md A1): Get has them.
+                    return self.get_tuning_job(job.name)
+        return None
+
+    def get_tuning_job(self, name: str) -> RemoteTuningJob:
+        return _remote_tuning(self._call("GetHyperparameterTuningJob",
+                                         self.jobs.get_hyperparameter_tuning_job, name=name))
+
+    def cancel_tuning_job(self, name: str) -> None:
+        self._call("CancelHyperparameterTuningJob", self.jobs.cancel_hyperparameter_tuning_job,
+                   name=name)
 
     def list_log_entries(
         self, filter_: str, *, page_size: int, page_token: str = "", order_by: str = "timestamp asc"

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from controlplane.compose import submission, validation
 from controlplane.compose.serializers import JobRequestSerializer
+from controlplane.core.idempotency import idempotent
 from controlplane.runs import access as runs_access
 from controlplane.runs import api as runs_api
 from controlplane.runs import lifecycle
@@ -55,6 +56,7 @@ class JobResubmit(APIView):
     """A new job that starts from one of this job's checkpoints (the newest by default)."""
 
     @extend_schema(request=ResubmitSerializer, responses={201: JobSerializer})
+    @idempotent
     def post(self, request: Request, pk: int) -> Response:
         job = runs_api.job_for_change(request, pk, "resubmit")
         body = ResubmitSerializer(data=request.data)

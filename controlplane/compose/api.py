@@ -6,6 +6,7 @@ as JSON, or a Vertex CustomJob in REST JSON. Errors are keyed by the path of the
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -21,16 +22,20 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.exceptions import ParseError, PermissionDenied, ValidationError
+from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from controlplane.compose import submission, validation
+from controlplane.compose import recovery_fields, schemas, submission, validation
 from controlplane.compose.estimates import estimate_of_checked
+from controlplane.compose.export_notes import mark_not_carried
 from controlplane.compose.models import JobTemplate, memory_policy_for
+from controlplane.compose.quota_check import quota_of_checked
 from controlplane.compose.serializers import JobRequestSerializer, TemplateSerializer, plain
+from controlplane.core import bounded
+from controlplane.core.idempotency import idempotent
 from controlplane.costs.budgets import BudgetExceeded
 from controlplane.runs import access as runs_access
 from controlplane.runs import api as runs_api
@@ -42,10 +47,13 @@ from controlplane.teams.models import Team
 from vertexplan import interop, presets
 
 # Not "format": DRF reads ?format= to choose its own renderer.
-FORMAT_PARAM = OpenApiParameter("fmt", str, enum=list(interop.FORMATS),
-                                description="yaml (gcloud --config), json (REST) or python")
+FORMAT_PARAM = OpenApiParameter(
+    "fmt", str, enum=list(interop.FORMATS),
+    description="yaml (gcloud --config), json (REST), python, or wandb (a W&B Launch Vertex "
+                "queue config; the fields it cannot carry are named in the X-Not-Exported "
+                "header)")
 CONTENT_TYPES = {"yaml": "application/yaml", "json": "application/json",
-                 "python": "text/x-python"}
+                 "python": "text/x-python", "wandb": "application/json"}
 # The export answers in the format asked for: the schema names each media type.
 # YAML and JSON are the CustomJob document itself; Python is a script.
 EXPORT_RESPONSES = {(200, media): OpenApiTypes.STR if fmt == "python" else OpenApiTypes.OBJECT
@@ -59,7 +67,11 @@ class TextParser(BaseParser):
 
     def parse(self, stream: Any, media_type: str | None = None,
               parser_context: Any = None) -> str:
-        return stream.read().decode("utf-8", "replace")
+        limit = bounded.max_body_bytes()
+        raw = stream.read(limit + 1)
+        if len(raw) > limit:
+            raise ParseError(f"the request body is larger than {limit} bytes")
+        return raw.decode("utf-8", "replace")
 
 
 class YamlParser(TextParser):
@@ -80,13 +92,20 @@ def _team_or_none(user: Any, slug: str | None) -> Team | None:
         return None
 
 
-def check_body(request: Request, *, require_team: bool,
-               data: Any = None) -> validation.CheckedRequest:
+def check_body(request: Request, *, require_team: bool, data: Any = None,
+               strict: bool = False) -> validation.CheckedRequest:
     """Validate the body (or ``data``, a body with extra keys taken out) in whichever form it
-    came; serializer errors come back as errors."""
+    came; serializer errors come back as errors, or with ``strict`` as a 400: a body that is
+    not a job at all (not an object, a field the form does not have, a field of the wrong type)
+    is refused as the schema says, and only a job Vertex would refuse is an answer."""
     data = request.data if data is None else data
+    if not isinstance(data, dict) or not data:
+        raise ValidationError({"non_field_errors": [
+            "a job: a JSON object with the compose form's fields (name, chief, ...) or a Vertex "
+            "CustomJob in its REST JSON (displayName, jobSpec)"]})
     slug = request.query_params.get("team")
     if validation.is_custom_job(data):
+        require_custom_job_shape(data)
         team = runs_api.resolve_team(request.user, slug) if require_team else _team_or_none(
             request.user, slug)
         checked = validation.check_custom_job(data, team, region=request.query_params.get(
@@ -94,6 +113,8 @@ def check_body(request: Request, *, require_team: bool,
     else:
         serializer = JobRequestSerializer(data=data)
         if not serializer.is_valid():
+            if strict:
+                raise ValidationError(serializer.errors)
             return validation.CheckedRequest(request={}, composition=None,
                                            errors=_flat(serializer.errors))
         body = plain(serializer.validated_data)
@@ -104,6 +125,25 @@ def check_body(request: Request, *, require_team: bool,
     if team is None and not require_team:
         checked.errors.pop("team", None)
     return checked
+
+
+def require_custom_job_shape(data: dict[str, Any]) -> None:
+    """A CustomJob's outline, as the schema states it (schemas.CustomJobSerializer): a 400
+    before Vertex's rules read it, which expect these shapes."""
+    errors: dict[str, list[str]] = {}
+    # Either spelling: the SDK's snake_case dicts are read as the REST JSON they stand for.
+    spec_key = "job_spec" if "job_spec" in data and "jobSpec" not in data else "jobSpec"
+    name_key = ("display_name" if "display_name" in data and "displayName" not in data
+                else "displayName")
+    if not isinstance(data.get(spec_key), dict):
+        errors[spec_key] = ["the CustomJobSpec, an object: {\"workerPoolSpecs\": [...]}"]
+    if not isinstance(data.get(name_key), str):
+        errors[name_key] = ["the job's name, a string"]
+    labels = data.get("labels", {})
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        errors["labels"] = ["an object of strings"]
+    if errors:
+        raise ValidationError(errors)
 
 
 def _flat(errors: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -148,13 +188,16 @@ def result(checked: validation.CheckedRequest) -> dict[str, Any]:
 
 class JobValidate(APIView):
     """Validate a job without creating anything: the field errors, the memory plan, the
-    CustomJob it becomes. Always 200; ``valid`` says whether it would be accepted."""
+    CustomJob it becomes. 200 for a job, ``valid`` saying whether it would be accepted and
+    ``errors`` why not; 400 for a body that is not a job (not an object, an unknown field, a
+    value of the wrong type)."""
 
-    @extend_schema(request=JobRequestSerializer, responses={200: dict})
+    @extend_schema(request=schemas.JOB_BODY, responses={200: schemas.JobCheckSerializer})
     def post(self, request: Request) -> Response:
-        checked = check_body(request, require_team=False)
+        checked = check_body(request, require_team=False, strict=True)
         # What it would cost, per hour and until its timeout (the budget's rule).
-        return Response({**result(checked), "estimate": estimate_of_checked(checked)})
+        return Response({**result(checked), "estimate": estimate_of_checked(checked),
+                         "quota": quota_of_checked(checked)})
 
 
 def _export(custom_job: dict[str, Any], fmt: str | None, *, region: str, name: str,
@@ -166,20 +209,23 @@ def _export(custom_job: dict[str, Any], fmt: str | None, *, region: str, name: s
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name) or "job"
     text = interop.export(custom_job, fmt, region=region, project=settings.VERTEX_PROJECT,
                           filename=f"{safe}.yaml")
-    return HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
+    response = HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
+    mark_not_carried(response, custom_job, fmt)
+    return response
 
 
 class JobExport(APIView):
     """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if invalid."""
 
-    @extend_schema(request=JobRequestSerializer, parameters=[FORMAT_PARAM],
+    @extend_schema(request=schemas.JOB_BODY, parameters=[FORMAT_PARAM],
                    responses=EXPORT_RESPONSES)
     def post(self, request: Request) -> HttpResponse:
         checked = check_body(request, require_team=False)
         if not checked.ok or checked.composition is None:
             raise ValidationError(checked.errors)
         region = checked.request.get("region") or settings.VERTEX_REGION
-        return _export(checked.composition.custom_job, request.query_params.get("fmt"),
+        custom_job = recovery_fields.with_labels(checked.composition.custom_job, checked.request)
+        return _export(custom_job, request.query_params.get("fmt"),
                        region=region, name=checked.request.get("name") or "job")
 
 
@@ -189,37 +235,59 @@ class StoredJobExport(APIView):
     @extend_schema(parameters=[FORMAT_PARAM], responses=EXPORT_RESPONSES)
     def get(self, request: Request, pk: int) -> HttpResponse:
         job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
-        return _export(job.custom_job, request.query_params.get("fmt"), region=job.region,
-                       name=job.name)
+        return _export(recovery_fields.with_labels(job.custom_job, job.request),
+                       request.query_params.get("fmt"), region=job.region, name=job.name)
 
 
 class JobImport(APIView):
-    """A CustomJob or gcloud CustomJobSpec (YAML or JSON, as text or JSON) -> the job request
-    it composes from, with the errors of the document keyed by its own field paths."""
+    """A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
+    text or JSON) -> the job request it composes from, with the errors of the document keyed
+    by its own field paths."""
 
-    parser_classes = [JSONParser, TextParser, YamlParser, XYamlParser]
+    parser_classes = [bounded.BoundedJSONParser, TextParser, YamlParser, XYamlParser]
 
-    @extend_schema(request=str, responses={200: dict})
+    @extend_schema(request=schemas.IMPORT_BODY, responses={200: schemas.ImportedSerializer})
     def post(self, request: Request) -> Response:
         data = request.data
         region = request.query_params.get("region") or settings.VERTEX_REGION
+        # A gcloud --config file has no display name: ?name= (or ?filename=, its stem) gives it.
+        name = request.query_params.get("name", "")
+        filename = request.query_params.get("filename", "")
         try:
             if isinstance(data, dict) and isinstance(data.get("text"), str):
-                imported = interop.import_text(data["text"], region=region)
+                imported = interop.import_text(data["text"], region=region, name=name,
+                                               filename=filename)
+            elif interop.wandb_launch.is_queue_config(data):
+                # A W&B Launch Vertex queue config: {"vertex": {"spec": ..., "run": ...}}.
+                imported = interop.import_text(json.dumps(data, ensure_ascii=False),
+                                               region=region, name=name, filename=filename)
             elif isinstance(data, dict):
-                job, kind = (data, "CustomJob") if "jobSpec" in data else (
-                    {"displayName": "", "jobSpec": data}, "CustomJobSpec")
-                imported = interop.to_request(job, region=region)
-                imported.kind = kind
+                if validation.is_custom_job(data):
+                    # A CustomJob's outline; ?name= may stand in for its displayName.
+                    require_custom_job_shape({"displayName": name, **data} if name else data)
+                else:
+                    pools = data.get("workerPoolSpecs", data.get("worker_pool_specs"))
+                    if not isinstance(pools, list) or not all(
+                            isinstance(pool, dict) for pool in pools):
+                        raise ValidationError({"workerPoolSpecs": [
+                            "a CustomJobSpec's pools: a list of objects (or send gcloud's "
+                            "YAML as {\"text\": ...}, where one pool may be one mapping)"]})
+                # Characters as they are: YAML reads the text first, and it would not join a
+                # \u escaped surrogate pair back into one character.
+                imported = interop.import_text(json.dumps(data, ensure_ascii=False),
+                                               region=region, name=name,
+                                               filename=filename)
             else:
-                imported = interop.import_text(str(data), region=region)
+                imported = interop.import_text(str(data), region=region, name=name,
+                                               filename=filename)
         except interop.ImportFailed as exc:
             raise ValidationError({"": [str(exc)]}) from exc
         # The document's own errors (Vertex's rules, fields the composer cannot carry, the
         # strategy read from it), keyed by its paths; the team is chosen when submitting.
         checked = validation.check_custom_job(imported.custom_job, None, region=region)
         checked.errors.pop("team", None)
-        return Response({"kind": imported.kind, "request": imported.request,
+        return Response({"kind": imported.kind,
+                         "request": recovery_fields.labels_into_request(imported.request),
                          "errors": checked.errors, "warnings": imported.warnings,
                          "valid": not checked.errors})
 
@@ -242,6 +310,7 @@ class PresetList(APIView):
                          for p in presets.PRESETS])
 
 
+@idempotent
 class TemplateList(generics.ListCreateAPIView):
     """The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams)."""
@@ -266,7 +335,7 @@ class TemplateList(generics.ListCreateAPIView):
             imported = interop.to_request(body, region=settings.VERTEX_REGION)
             if imported.errors:
                 raise ValidationError(imported.errors)
-            body = imported.request
+            body = recovery_fields.labels_into_request(imported.request)
         try:
             with transaction.atomic():  # a savepoint: the request's transaction goes on
                 template = serializer.save(team=team, created_by=self.request.user,
@@ -298,12 +367,16 @@ class JobListCreate(runs_api.JobList):
     def get_serializer_class(self) -> type:
         return JobRequestSerializer if self.request.method == "POST" else JobListSerializer
 
-    @extend_schema(request=JobRequestSerializer, responses={201: JobSerializer})
+    @extend_schema(request=schemas.JOB_BODY, responses={201: JobSerializer})
+    @idempotent
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
         (?team=slug&region=... then name the team and region); errors of a CustomJob are keyed
         by the path of the bad field in it."""
+        if not isinstance(request.data, dict):
+            raise ValidationError({"non_field_errors": ["a job: a JSON object"]})
         if validation.is_custom_job(request.data):
+            require_custom_job_shape(request.data)
             team = runs_api.resolve_team(request.user, request.query_params.get("team"))
             checked = validation.check_custom_job(
                 request.data, team, region=request.query_params.get("region"),

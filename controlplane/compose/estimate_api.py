@@ -15,14 +15,20 @@ compared in ``alternatives_basis`` (vertexplan.recommend.alternatives); it may b
 from __future__ import annotations
 
 from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from controlplane.compose import validation
-from controlplane.compose.api import _team_or_none, check_body, result
+from controlplane.compose import schemas, validation
+from controlplane.compose.api import (
+    _team_or_none,
+    check_body,
+    require_custom_job_shape,
+    result,
+)
 from controlplane.compose.estimates import (
     DURATION_KEYS,
     alternatives_of,
@@ -31,6 +37,7 @@ from controlplane.compose.estimates import (
     parse_region,
 )
 from controlplane.compose.models import memory_policy_for
+from controlplane.compose.quota_check import quota_of_checked
 from controlplane.core import price_table
 from vertexplan.pricing import job_estimate
 
@@ -38,7 +45,7 @@ from vertexplan.pricing import job_estimate
 class JobEstimate(APIView):
     """What a job would cost: total and per pool, at on-demand, spot and flex rates."""
 
-    @extend_schema(request=dict, responses={200: dict})
+    @extend_schema(request=schemas.ESTIMATE_BODY, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
             raise ValidationError({"": ["a JSON object: the job (as for validate) plus region "
@@ -46,6 +53,7 @@ class JobEstimate(APIView):
         data = {k: v for k, v in request.data.items() if k not in DURATION_KEYS}
         extra = {k: request.data[k] for k in DURATION_KEYS if k in request.data}
         if validation.is_custom_job(data):
+            require_custom_job_shape(data)
             region = parse_region(data.pop("region", None) or request.query_params.get(
                 "region") or settings.VERTEX_REGION)
             team = _team_or_none(request.user, request.query_params.get("team"))
@@ -64,5 +72,7 @@ class JobEstimate(APIView):
             estimate = price_table.estimate(custom_job, region)
         except job_estimate.PricingError as exc:
             raise ValidationError({"region": [str(p) for p in exc.problems]}) from exc
-        return Response(estimate_json(estimate, duration,
-                                      alternatives_of(checked, region, duration)))
+        # Beside the price, whether the project's quota in the region allows it now.
+        return Response({**estimate_json(estimate, duration,
+                                         alternatives_of(checked, region, duration)),
+                         "quota": quota_of_checked(checked)})

@@ -11,9 +11,10 @@ from typing import Any
 from django.conf import settings
 from rest_framework.exceptions import ValidationError
 
-from controlplane.compose import validation
+from controlplane.compose import expected, validation
 from controlplane.core import price_table
 from controlplane.costs.recommend_api import result_json
+from controlplane.teams.models import Team
 from vertexplan.pricing import RATE_NAMES, Estimate, Totals, job_estimate
 from vertexplan.pricing.estimate import LineItem
 from vertexplan.pricing.money import cost_of_seconds, seconds_of
@@ -54,8 +55,12 @@ class Duration:
         return hourly.map(lambda rate: cost_of_seconds(rate, seconds))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"basis": self.basis, "hours": _decimal_text(self.hours), "steps": self.steps,
-                "step_time_s": _decimal_text(self.step_time_s)}
+        out = {"basis": self.basis, "hours": _decimal_text(self.hours), "steps": self.steps,
+               "step_time_s": _decimal_text(self.step_time_s)}
+        if self.basis == "timeout":
+            out["label"] = ("ceiling: the job's timeout, the most Vertex lets it run; give "
+                            "hours, or steps and step_time_s, for what it is expected to cost")
+        return out
 
 
 def _decimal_text(value: Decimal | None) -> str | None:
@@ -118,9 +123,11 @@ def alternatives_of(checked: validation.CheckedRequest, region: str,
 
 
 def estimate_of_checked(checked: validation.CheckedRequest,
-                        hours: Decimal | None = None) -> dict[str, Any] | None:
-    """Validate's ``estimate`` section: for ``hours`` or the job's timeout; ``error`` when it
-    cannot be priced; None when there is no CustomJob to price."""
+                        hours: Decimal | None = None,
+                        team: Team | None = None) -> dict[str, Any] | None:
+    """Validate's ``estimate`` section: for ``hours``, else the built-in trainer's steps x the
+    step time measured on the same job shape, else the job's timeout as a labelled ceiling;
+    ``error`` when it cannot be priced; None when there is no CustomJob to price."""
     if checked.composition is None:
         return None
     custom_job = checked.composition.custom_job
@@ -129,8 +136,17 @@ def estimate_of_checked(checked: validation.CheckedRequest,
         estimate = price_table.estimate(custom_job, region)
     except job_estimate.PricingError as exc:
         return {"error": str(exc), "price_table": price_table.table_info()}
-    duration = Duration(hours=hours, timeout=price_table.timeout_hours(custom_job))
-    return estimate_json(estimate, duration, alternatives_of(checked, region, duration))
+    timeout = price_table.timeout_hours(custom_job)
+    steps = expected.trainer_steps(custom_job) if hours is None else None
+    team = team if team is not None else checked.team
+    step_time = expected.measured_step_time(team, custom_job) if steps is not None else None
+    duration = Duration(hours=hours, steps=steps if step_time is not None else None,
+                        step_time_s=step_time, timeout=timeout)
+    out = estimate_json(estimate, duration, alternatives_of(checked, region, duration))
+    # The timeout is always there as what it is: the most the job can cost.
+    ceiling = Duration(timeout=timeout)
+    out["ceiling"] = {**ceiling.as_dict(), "total": totals_json(ceiling.total(estimate.hourly))}
+    return out
 
 
 def hours_or_none(text: str | None) -> Decimal | None:

@@ -15,7 +15,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from controlplane.compose import validation
+from controlplane.compose import recovery_fields, validation, wording
+from controlplane.core import bounded
 from controlplane.teams import access
 from controlplane.teams.models import Team
 from vertexplan import catalog, composer
@@ -55,8 +56,17 @@ def _same_as_chief(choices: Choices) -> Choices:
     return [(SAME_AS_CHIEF, "same as chief"), *choices]
 
 
+# On a TPU slice the strategy is the framework the built-in trainer runs in.
+TPU_FRAMEWORKS = {"tpu_jax": "JAX", "tpu_xla": "PyTorch/XLA"}
+
+
 def _strategy_choices() -> Choices:
-    return [(name, f"{name}: {label}") for name, label in composer.STRATEGIES.items()]
+    """Grouped by hardware: a TPU machine takes one of the two TPU frameworks, anything else a
+    GPU/CPU strategy (the composer refuses the other pairings, naming the valid ones)."""
+    gpu = [(name, f"{name}: {composer.STRATEGIES[name]}")
+           for name in parallelism.GPU_STRATEGIES]
+    tpu = [(name, f"{TPU_FRAMEWORKS[name]} ({name})") for name in parallelism.TPU_STRATEGIES]
+    return [("GPU or CPU machines", gpu), ("TPU slices: framework", tpu)]
 
 
 def _topology_choices() -> Choices:
@@ -119,11 +129,21 @@ class JobForm(forms.Form):
     image_uri = forms.CharField(label="Image URI", required=False, max_length=512)
     image_entrypoint = _flag("Run the image's own ENTRYPOINT (no command)")
     command = _text("Command", help_text="Empty: the built-in trainer (python -m "
-                    "trainers.train), with the strategy's flags before the arguments.")
+                    "trainers.train; on a TPU slice python -m trainers.jax or trainers.xla), "
+                    "with the strategy's flags before the arguments.")
     args = forms.CharField(required=False, initial=shlex.join(composer.DEFAULT_TRAINER_ARGS),
                            help_text="Arguments, split as a shell would.")
-    env = _area("Environment", help_text="NAME=value, one a line (at most 100, names are "
-                "letters, digits and _).")
+    # A Python package run in one of Vertex's prebuilt images (pythonPackageSpec), in place
+    # of the image and command above.
+    pkg_executor_image_uri = _text("Prebuilt image", max_length=512, help_text="One of "
+                                   "Vertex's prebuilt training images; with a package, instead "
+                                   "of the image URI and command.")
+    pkg_package_uris = _area("Package URIs", rows=2, help_text="gs:// URIs of the package "
+                             "(sdist or wheel) and its dependencies, one a line.")
+    pkg_python_module = _text("Python module", max_length=256, help_text="e.g. trainer.task; "
+                              "the arguments and environment go to it.")
+    env = _area("Environment", strip=False, help_text="NAME=value, one a line (at most 100, "
+                "names are letters, digits and _).")
 
     # Strategy settings (shown for their strategy)
     fsdp_mode = forms.ChoiceField(label="FSDP mode", required=False, initial="full_shard",
@@ -155,6 +175,12 @@ class JobForm(forms.Form):
     batch_accumulation = _int("Gradient accumulation steps")
     parallel_tensor = _int("Tensor parallel degree", initial=1)
     parallel_pipeline = _int("Pipeline parallel degree", initial=1)
+    parallel_schedule = forms.ChoiceField(
+        label="Pipeline schedule", required=False,
+        choices=[("", "default (1f1b)"), *((s, s) for s in parallelism.PIPELINE_SCHEDULES)])
+    parallel_virtual_stages = _int("Stages per pipeline rank", min_value=1,
+                                   help_text="2 or more with interleaved_1f1b.")
+    parallel_sequence = _flag("Sequence parallel (with tensor parallelism)")
     tpu_sharding = forms.ChoiceField(label="TPU memory layout", required=False, choices=[
         ("", "replicated (data parallel)"), ("fsdp", "sharded (FSDP-style)")])
 
@@ -192,7 +218,7 @@ class JobForm(forms.Form):
     disable_retries = _flag("Disable retries (fail on the first error)")
     timeout_hours = _float("Timeout (hours)", min_value=0,
                            help_text="Empty: Vertex's 7 days. FLEX_START: at most 7 days.")
-    max_wait_hours = _float("Max wait for capacity (hours)", min_value=0,
+    max_wait_hours = _float("Max wait for capacity (hours)", min_value=0, max_value=24 * 7,
                             help_text="FLEX_START only; 0 waits without limit.")
 
     base_output_directory = _text("Output directory (gs://)", help_text="Checkpoints, model and "
@@ -209,6 +235,12 @@ class JobForm(forms.Form):
     service_account = _text("Service account", help_text="Empty: Vertex's Custom Code "
                             "Service Agent.")
     labels = _area("Labels", rows=2, help_text="key=value, one a line (lowercase).")
+    tensorboard = _text("Vertex TensorBoard", help_text="projects/<p>/locations/<l>/"
+                        "tensorboards/<id>: the job's TensorBoard logs go there.")
+    experiment = _text("Vertex Experiment", help_text="projects/<p>/locations/<l>/"
+                       "metadataStores/default/contexts/<experiment>")
+    experiment_run = _text("Experiment run", help_text="projects/<p>/locations/<l>/"
+                           "metadataStores/default/contexts/<experiment>-<run>")
 
     advanced = _area("Advanced (JSON)", rows=4, help_text="Request fields without an input "
                      "here (a pool's own image or command, reservations, DeepSpeed extras ...),"
@@ -222,6 +254,7 @@ class JobForm(forms.Form):
             if "accelerator" not in k})
         self.fields.update(_pool_fields("parameter_servers", inherit=False))
         self.fields.update(_pool_fields("evaluators", inherit=False))
+        self.fields.update(recovery_fields.form_fields())
         teams = access.submit_teams(user).order_by("name")
         self.fields["team"].queryset = teams
         if len(teams) == 1 and not self.initial.get("team"):
@@ -246,7 +279,7 @@ class JobForm(forms.Form):
         if not text:
             return {}
         try:
-            value = json.loads(text)
+            value = bounded.loads(text)
         except ValueError as exc:
             raise forms.ValidationError(f"not JSON: {exc}") from exc
         if not isinstance(value, dict):
@@ -270,17 +303,22 @@ class JobForm(forms.Form):
             if field == "team" and "team" in self.errors:
                 continue  # "select a valid choice" already says it
             for message in messages:
-                self.add_error(field, message if field or not key else f"{key}: {message}")
+                shown = message if field or not key else f"{key}: {message}"
+                self.add_error(field, wording.for_the_form(shown))
         return cleaned
 
     def field_for(self, key: str) -> str | None:
         """The form field an error key of requests.check belongs to; None: the whole form."""
         if not key:
             return None
+        if key == "recovery" or key.startswith("recovery."):
+            return recovery_fields.field_for(key)
         if key == "spot":
             return "scheduling_strategy"
-        if key in mapping.SETTINGS:
-            return mapping.SETTINGS[key]
+        if key.split("[", 1)[0] in mapping.SETTINGS:
+            return mapping.SETTINGS[key.split("[", 1)[0]]
+        if key == "python_package":
+            return "pkg_python_module"
         head, dot, rest = key.partition(".")
         if dot and head in composer.POOL_ROLES:
             name = f"{head}_{rest.split('.', 1)[0].split('[', 1)[0]}"
@@ -289,6 +327,8 @@ class JobForm(forms.Form):
             prefix = key.rsplit(".", key.count(".") - end + 1)[0]
             if prefix in mapping.SETTINGS:
                 return mapping.SETTINGS[prefix]
+        if key.startswith(("env.", "env[")) or key == "env":
+            return "env"  # a variable's name or value: under the environment field
         name = key.split("[", 1)[0]
         if name in self.fields and name not in ("workers", "advanced"):
             return name
@@ -300,18 +340,24 @@ class JobForm(forms.Form):
         request = mapping.request_from_fields(self.cleaned_data)
         if self.cleaned_data.get("image_uri"):
             request["image_uri"] = self.cleaned_data["image_uri"].strip()
+        policy = recovery_fields.request_from_form(self.cleaned_data)
+        if policy is not None:
+            request["recovery"] = policy
         return mapping.merge(request, self.cleaned_data.get("advanced") or {})
 
 
 def initial_from_request(request: dict[str, Any], team_slug: str = "") -> dict[str, Any]:
     """The form's initial values for a stored job request: how a job is cloned or imported."""
+    request = recovery_fields.labels_into_request(request)
     initial = mapping.fields_from_request(request)
+    initial.update(recovery_fields.form_initial(request))
     initial["team"] = team_slug
     if "args" not in initial:
         # No arguments: the trainer's defaults for the built-in trainer, none for your command.
         own = request.get("command") or request.get("image_entrypoint")
         initial["args"] = "" if own else shlex.join(composer.DEFAULT_TRAINER_ARGS)
     extra = mapping.leftovers(request)
+    extra.pop("recovery", None)  # the recovery fields hold it
     if extra.get("region") == settings.VERTEX_REGION:
         extra.pop("region")
     if extra:

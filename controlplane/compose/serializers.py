@@ -11,8 +11,15 @@ from rest_framework import serializers
 
 from controlplane.compose.models import JobTemplate
 from controlplane.core.serializers import StrictSerializer
+from controlplane.runs import recovery
 from vertexplan.composer import STRATEGIES, parallelism
 from vertexplan.composer.request import SCHEDULING_STRATEGIES
+
+
+def _verbatim(**kwargs: Any) -> serializers.CharField:
+    """A string the container receives as written: a `bash -c` script keeps its final newline
+    and an argument its spaces (DRF trims CharField input by default)."""
+    return serializers.CharField(trim_whitespace=False, **kwargs)
 
 
 class NfsMountSerializer(StrictSerializer):
@@ -33,16 +40,29 @@ class PoolSerializer(StrictSerializer):
     accelerator_type = serializers.CharField(required=False, allow_blank=True, max_length=64)
     accelerator_count = serializers.IntegerField(required=False, min_value=0)
     tpu_topology = serializers.CharField(required=False, allow_blank=True, max_length=16)
+    gpu_partition_size = serializers.CharField(required=False, allow_blank=True, max_length=16,
+                                               help_text="MIG partition, e.g. 1g.10gb (A100 "
+                                               "80GB, H100).")
     boot_disk_type = serializers.CharField(required=False, allow_blank=True, max_length=32)
     boot_disk_size_gb = serializers.IntegerField(required=False)
     replica_count = serializers.IntegerField(required=False)
     reservation = ReservationSerializer(required=False)
     # A pool other than the chief may run its own image, command, arguments or environment.
     image_uri = serializers.CharField(required=False, allow_blank=True, max_length=512)
-    command = serializers.ListField(child=serializers.CharField(), required=False)
-    args = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    env = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
+    command = serializers.ListField(child=_verbatim(), required=False)
+    args = serializers.ListField(child=_verbatim(allow_blank=True), required=False)
+    env = serializers.DictField(child=_verbatim(allow_blank=True), required=False)
     nfs_mounts = NfsMountSerializer(many=True, required=False)
+
+
+class PythonPackageSerializer(StrictSerializer):
+    executor_image_uri = serializers.CharField(max_length=512, help_text="One of Vertex's "
+                                               "prebuilt training images.")
+    package_uris = serializers.ListField(child=serializers.CharField(max_length=1024),
+                                         max_length=100, help_text="gs:// URIs of the "
+                                         "training package (sdist or wheel) and its "
+                                         "dependencies.")
+    python_module = serializers.CharField(max_length=256, help_text="e.g. trainer.task")
 
 
 class BatchSerializer(StrictSerializer):
@@ -78,6 +98,13 @@ class ParallelismSerializer(StrictSerializer):
     pipeline = serializers.IntegerField(required=False, min_value=1)
     data = serializers.IntegerField(required=False, min_value=0,
                                     help_text="0 or absent: world size / (tensor x pipeline).")
+    pipeline_schedule = serializers.ChoiceField(
+        choices=list(parallelism.PIPELINE_SCHEDULES), required=False,
+        help_text="With pipeline > 1 (default 1f1b); interleaved_1f1b needs virtual_stages.")
+    virtual_stages = serializers.IntegerField(required=False, min_value=1,
+                                              help_text="Pipeline stages per pipeline rank.")
+    sequence_parallel = serializers.BooleanField(required=False,
+                                                 help_text="With tensor > 1.")
 
 
 class TpuSerializer(StrictSerializer):
@@ -94,6 +121,28 @@ class ModelSerializer(StrictSerializer):
     attention_heads = serializers.IntegerField(required=False, min_value=1)
     vocab_size = serializers.IntegerField(required=False, min_value=1)
     activation_checkpointing = serializers.BooleanField(required=False)
+
+
+class RecoverySerializer(StrictSerializer):
+    """What happens after a preemption or stockout Vertex's own retries did not absorb."""
+
+    strategy = serializers.ChoiceField(choices=sorted(recovery.STRATEGIES), required=False,
+                                       help_text="failover: retry in place after a "
+                                       "preemption, move along the fallbacks, then the "
+                                       "regions; eager_next_region: the next region first.")
+    max_recoveries = serializers.IntegerField(required=False, min_value=0, max_value=20)
+    retries_in_place = serializers.IntegerField(
+        required=False, min_value=0, max_value=10,
+        help_text="After a preemption, attempts where the job was before moving on (2).")
+    # Checked against SPOT, FLEX_START, STANDARD by the recovery policy's own parser.
+    fallback = serializers.ListField(
+        child=serializers.CharField(max_length=20), required=False, max_length=3,
+        help_text='Scheduling strategies to move to, in order: SPOT, FLEX_START, STANDARD, '
+                  'e.g. ["FLEX_START", "STANDARD"].')
+    regions = serializers.ListField(child=serializers.CharField(max_length=40), required=False,
+                                    max_length=10, help_text="Other regions to fail over to, "
+                                    "in order; checkpoints must be in a multi-region or "
+                                    "dual-region bucket.")
 
 
 class JobRequestSerializer(StrictSerializer):
@@ -113,12 +162,15 @@ class JobRequestSerializer(StrictSerializer):
     spot = serializers.BooleanField(required=False,
                                     help_text="Older spelling of scheduling_strategy SPOT.")
     image_uri = serializers.CharField(required=False, allow_blank=True, max_length=512)
+    python_package = PythonPackageSerializer(
+        required=False, help_text="Run a Python package's module in a prebuilt image "
+        "(pythonPackageSpec) instead of a container; args and env go to the module.")
     image_entrypoint = serializers.BooleanField(required=False,
                                                 help_text="Run the image's ENTRYPOINT.")
-    command = serializers.ListField(child=serializers.CharField(), required=False,
+    command = serializers.ListField(child=_verbatim(), required=False,
                                     help_text="Empty: the built-in trainer launcher.")
-    args = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    env = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
+    args = serializers.ListField(child=_verbatim(allow_blank=True), required=False)
+    env = serializers.DictField(child=_verbatim(allow_blank=True), required=False)
     chief = PoolSerializer()
     workers = PoolSerializer(required=False, allow_null=True,
                              help_text="Absent or null: no workers pool.")
@@ -132,7 +184,7 @@ class JobRequestSerializer(StrictSerializer):
                                                              default=None)
     disable_retries = serializers.BooleanField(required=False)
     timeout_hours = serializers.FloatField(required=False, min_value=0.01, max_value=24 * 7)
-    max_wait_hours = serializers.FloatField(required=False, min_value=0,
+    max_wait_hours = serializers.FloatField(required=False, min_value=0, max_value=24 * 7,
                                             help_text="FLEX_START: 0 waits without limit.")
     base_output_directory = serializers.CharField(required=False, allow_blank=True)
     nfs_mounts = NfsMountSerializer(many=True, required=False)
@@ -150,9 +202,22 @@ class JobRequestSerializer(StrictSerializer):
     parallelism = ParallelismSerializer(required=False)
     tpu = TpuSerializer(required=False)
     model = ModelSerializer(required=False, help_text="The model's size: gives a memory plan.")
+    tensorboard = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="A Vertex TensorBoard the job writes to: projects/<p>/locations/<l>/"
+                  "tensorboards/<id>")
+    experiment = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="A Vertex Experiment: projects/<p>/locations/<l>/metadataStores/<store>/"
+                  "contexts/<experiment>")
+    experiment_run = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="The experiment's run: projects/<p>/locations/<l>/metadataStores/<store>/"
+                  "contexts/<experiment>-<run>")
     job_spec_extra = serializers.DictField(required=False, help_text="CustomJobSpec fields "
                                            "passed through: tensorboard, experiment, ...")
     encryption_spec = serializers.DictField(required=False)
+    recovery = RecoverySerializer(required=False, allow_null=True)
 
 
 def plain(value: Any) -> Any:

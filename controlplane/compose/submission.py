@@ -9,10 +9,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from controlplane.backends import storage
+from controlplane.backends.errors import BackendError
 from controlplane.compose import validation
 from controlplane.core import price_table
 from controlplane.costs import budgets
-from controlplane.runs import lifecycle
+from controlplane.runs import checkpoints, lifecycle
 from controlplane.runs.lifecycle import RESUME_ENV, clone_request
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
@@ -53,17 +55,33 @@ class ResubmitError(ValueError):
 
 
 def resubmit(job: Job, *, user: Any, checkpoint_step: int | None = None, name: str = "") -> Job:
-    """A new job from one of `job`'s checkpoints (the newest when no step is given)."""
-    saved = job.events.filter(kind="checkpoint_saved").order_by("-step", "-timestamp")
-    if checkpoint_step is not None:
-        saved = saved.filter(step=checkpoint_step)
-    checkpoint = saved.first()
-    if checkpoint is None or not checkpoint.data.get("path"):
-        steps = sorted({e.step for e in job.events.filter(kind="checkpoint_saved")
-                        if e.step is not None})
+    """A new job from one of `job`'s checkpoints (the newest when no step is given).
+
+    Only a checkpoint that still exists is offered (rotation's deletions are left out), and it
+    is looked at on storage now: a resubmission from a deleted or half-written one is refused
+    here, not found out by the trainer after the machines are paid for."""
+    existing = checkpoints.existing(job)
+    if checkpoint_step is None:
+        checkpoint = existing[0] if existing else None
+    else:
+        checkpoint = next((c for c in existing if c.step == checkpoint_step), None)
+    if checkpoint is None:
+        steps = sorted(c.step for c in existing)
+        deleted = checkpoint_step is not None and job.events.filter(
+            kind="checkpoint_deleted", step=checkpoint_step).exists()
+        why = (f"the checkpoint of step {checkpoint_step} was deleted by rotation"
+               if deleted else "no such checkpoint")
         raise ResubmitError({"checkpoint_step": [
-            f"no such checkpoint; this job saved: {steps or 'none'}"]})
-    path = checkpoint.data["path"]
+            f"{why}; this job's checkpoints that still exist: {steps or 'none'}"]})
+    try:
+        found = storage.check_checkpoint(checkpoint.path)
+    except BackendError as exc:
+        raise ResubmitError({"checkpoint_step": [f"cannot check the checkpoint: {exc}"]}) \
+            from exc
+    if not found.complete:
+        raise ResubmitError({"checkpoint_step": [f"cannot resume from step {checkpoint.step}: "
+                                                 f"{found.why}"]})
+    path = checkpoint.path
     checked = validation.check(resubmit_request(job, path, name), job.team)
     if not checked.ok:
         raise ResubmitError(checked.errors)

@@ -14,11 +14,15 @@ from typing import Any
 
 from django.conf import settings
 
+from controlplane.clusters import placement
+from controlplane.compose import recovery_fields
 from controlplane.compose.models import memory_policy_for
+from controlplane.teams import job_policy as team_rules
 from controlplane.teams.models import Team
 from vertexplan import composer, interop
 from vertexplan.catalog import validate_custom_job
 from vertexplan.catalog.lookups import UnknownRegionError
+from vertexplan.catalog.normalize import normalize_custom_job
 
 
 @dataclass
@@ -32,6 +36,7 @@ class CheckedRequest:
     suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     format: str = "request"  # or "custom_job"
     memory_policy: str = "refuse"
+    team: Team | None = None  # the team it was checked for (its measured step times)
 
     @property
     def ok(self) -> bool:
@@ -40,7 +45,8 @@ class CheckedRequest:
 
 def is_custom_job(data: Any) -> bool:
     """True for Vertex's REST JSON ({"displayName", "jobSpec"}), False for a job request."""
-    return isinstance(data, dict) and ("jobSpec" in data or "displayName" in data)
+    return isinstance(data, dict) and any(
+        key in data for key in ("jobSpec", "displayName", "job_spec", "display_name"))
 
 
 def check(request: dict[str, Any], team: Team | None, *,
@@ -49,6 +55,7 @@ def check(request: dict[str, Any], team: Team | None, *,
     policy = memory_policy or memory_policy_for(team)
     if is_custom_job(request):
         return check_custom_job(request, team, region=None, memory_policy=policy)
+    request = recovery_fields.labels_into_request(request)
     request = {
         **request,
         "name": (request.get("name") or "").strip(),
@@ -60,9 +67,18 @@ def check(request: dict[str, Any], team: Team | None, *,
     composition = composer.compose(request, memory_policy=policy)
     for key, messages in composition.errors.items():
         errors.setdefault(key, []).extend(messages)
+    if team is not None and composition.custom_job:
+        for key, messages in team_rules.violations(composition.custom_job,
+                                                   composition.request or request, team).items():
+            errors.setdefault(key, []).extend(messages)
+    for key, messages in recovery_fields.check(request).items():
+        errors.setdefault(key, []).extend(messages)
+    if team is not None and composition.custom_job:
+        for message in placement.violations(composition.custom_job, team):
+            errors.setdefault("job_spec_extra.persistentResourceId", []).append(message)
     return CheckedRequest(request=composition.request or request, composition=composition,
                           errors=errors, warnings=composition.warnings,
-                          suggestions=composition.suggestions, memory_policy=policy)
+                          suggestions=composition.suggestions, memory_policy=policy, team=team)
 
 
 def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | None,
@@ -70,6 +86,9 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
     """A CustomJob in REST JSON: Vertex's rules on it as sent, then the composer's on the job
     request it reads as (the strategy's configuration, memory), keyed by the sent paths."""
     region = region or settings.VERTEX_REGION
+    # gcloud's single-mapping pools, scalar args and the SDK's snake_case read as REST JSON
+    # before any rule runs, so each is judged as Vertex would judge it.
+    job, _ = normalize_custom_job(job)
     errors: dict[str, list[str]] = {}
     suggestions: dict[str, tuple[str, ...]] = {}
     if team is None:
@@ -85,7 +104,10 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
         if err.suggestions:
             suggestions.setdefault(err.path, err.suggestions)
     imported = interop.to_request(job, region=region)
+    imported.request = recovery_fields.labels_into_request(imported.request)
     for path, messages in imported.errors.items():
+        errors.setdefault(path, []).extend(messages)
+    for path, messages in recovery_fields.check(imported.request).items():
         errors.setdefault(path, []).extend(messages)
     if errors:
         return CheckedRequest(request=imported.request, composition=None, errors=errors,
@@ -93,7 +115,14 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
                               memory_policy=memory_policy)
     composition = composer.compose(imported.request, memory_policy=memory_policy)
     warnings: dict[str, list[str]] = {}
-    for source, target in ((composition.errors, errors), (composition.warnings, warnings)):
+    refused: dict[str, list[str]] = {}
+    if team is not None:
+        # Judged on the job as sent: the team's rules hold for what Vertex would be given.
+        refused = team_rules.violations(job, imported.request, team)
+        for message in placement.violations(job, team):
+            errors.setdefault("jobSpec.persistentResourceId", []).append(message)
+    for source, target in ((composition.errors, errors), (composition.warnings, warnings),
+                           (refused, errors)):
         for key, messages in source.items():
             path = composer.custom_job_path_for(key, imported.request, job) if key else ""
             target.setdefault(path, []).extend(messages)
@@ -101,7 +130,7 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
                 suggestions.setdefault(path, composition.suggestions[key])
     return CheckedRequest(request=composition.request, composition=composition, errors=errors,
                           warnings=warnings, suggestions=suggestions, format="custom_job",
-                          memory_policy=memory_policy)
+                          memory_policy=memory_policy, team=team)
 
 
 def nested(errors: dict[str, list[str]]) -> dict[str, Any]:

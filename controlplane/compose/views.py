@@ -3,7 +3,6 @@ resubmitting a job from one of its checkpoints."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -16,10 +15,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.decorators.http import require_GET, require_POST
 
-from controlplane.compose import submission
+from controlplane.compose import recovery_fields, submission
 from controlplane.compose.estimates import estimate_of_checked, hours_or_none
+from controlplane.compose.export_notes import mark_not_carried
 from controlplane.compose.forms import JobForm, clone_warnings, initial_from_request
 from controlplane.compose.models import JobTemplate
+from controlplane.compose.quota_check import quota_of_checked
+from controlplane.core import bounded
 from controlplane.costs.budgets import BudgetExceeded
 from controlplane.runs import access as runs_access
 from controlplane.runs.views import int_or_404
@@ -28,7 +30,8 @@ from controlplane.teams import access
 from vertexplan import interop, presets
 
 _EXTENSIONS = {"yaml": ("yaml", "application/yaml"), "json": ("json", "application/json"),
-               "python": ("py", "text/x-python")}
+               "python": ("py", "text/x-python"),
+               "wandb": ("wandb-launch.json", "application/json")}
 
 
 class SubmitterRequiredMixin(LoginRequiredMixin):
@@ -82,14 +85,14 @@ class JobComposeView(SubmitterRequiredMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = JobForm(request.POST, user=request.user)
         if not form.is_valid() or form.checked is None:
-            return self._render(request, form, status=400)
+            return refused(request, form, "Submit")
         checked = form.checked
         try:
             job = submission.create_job(team=form.cleaned_data["team"], user=request.user,
                                        request=checked.request, composition=checked.composition)
         except BudgetExceeded as exc:
             form.add_error(None, str(exc))
-            return self._render(request, form, status=400)
+            return refused(request, form, "Submit")
         audit.record(request, "job.submit", job)
         messages.success(request, f"Job {job.name} (#{job.pk}) queued for submission.")
         return redirect("job-detail", pk=job.pk)
@@ -100,9 +103,51 @@ class JobComposeView(SubmitterRequiredMixin, View):
                                                     **context}, status=status)
 
 
+def refused(request: HttpRequest, form: JobForm, action: str) -> HttpResponse:
+    """The compose page after a refused Submit or Export: a summary of every error at the top
+    (linking to its field), the side panel as Validate left it, the status beside Submit."""
+    form.is_valid()
+    estimate = None
+    if form.checked is not None:
+        estimate = estimate_of_checked(form.checked,
+                                       hours_or_none(request.POST.get("estimate_hours")))
+    return render(request, "compose/job_compose.html", {
+        "form": form, **_compose_context(request), "refused": action,
+        "checked": form.checked, "estimate": estimate,
+        "status": panel_status(form, form.checked, estimate),
+        "error_summary": error_summary(form),
+    }, status=400)
+
+
+def error_summary(form: JobForm) -> list[dict[str, str]]:
+    """Every error of the form, in the form's order, with its field's label and element id."""
+    out = [{"label": "Job", "message": str(e), "anchor": "non-field-errors"}
+           for e in form.non_field_errors()]
+    for field in form:
+        out += [{"label": str(field.label), "message": str(e),
+                 "anchor": field.id_for_label or f"errors-{field.name}"} for e in field.errors]
+    return out
+
+
+def panel_status(form: JobForm, checked: Any, estimate: dict[str, Any] | None
+                 ) -> dict[str, Any]:
+    """What the line beside Submit says: how many errors, whether the model fits, the cost."""
+    errors = sum(len(e) for e in form.errors.values())
+    fits = None
+    composition = getattr(checked, "composition", None)
+    plan = getattr(composition, "memory_plan", None) if composition else None
+    if plan is not None and getattr(plan, "device_memory_gib", None):
+        fits = bool(plan.fits)
+    cost = None
+    if estimate and not estimate.get("error"):
+        cost = (estimate.get("total") or {}).get(estimate.get("rate") or "on_demand")
+    return {"errors": errors, "fits": fits, "cost_micros": cost,
+            "rate": (estimate or {}).get("rate") or ""}
+
+
 def _json_object_or_400(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = bounded.loads(text)
     except ValueError:
         value = None
     if not isinstance(value, dict):
@@ -127,13 +172,15 @@ class JobValidateView(SubmitterRequiredMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = JobForm(request.POST, user=request.user)
         form.is_valid()
-        estimate = None
+        estimate = quota = None
         if form.checked is not None:
             estimate = estimate_of_checked(
                 form.checked, hours_or_none(request.POST.get("estimate_hours")))
+            quota = quota_of_checked(form.checked)
         return render(request, "compose/partials/validation.html",
                       {"form": form, "checked": form.checked, "estimate": estimate,
-                       "export_formats": interop.FORMATS})
+                       "quota": quota, "export_formats": interop.FORMATS,
+                       "status": panel_status(form, form.checked, estimate)})
 
 
 class JobExportView(SubmitterRequiredMixin, View):
@@ -146,9 +193,10 @@ class JobExportView(SubmitterRequiredMixin, View):
         form = JobForm(request.POST, user=request.user)
         if not form.is_valid() or form.checked is None or form.checked.composition is None:
             # An export is for running the job elsewhere: only a valid one is written.
-            return render(request, "compose/job_compose.html",
-                          {"form": form, **_compose_context(request)}, status=400)
-        return _export_response(form.checked.composition.custom_job, fmt,
+            return refused(request, form, f"Export {fmt}")
+        custom_job = recovery_fields.with_labels(form.checked.composition.custom_job,
+                                                 form.checked.request)
+        return _export_response(custom_job, fmt,
                                 region=form.checked.request.get("region") or "",
                                 name=form.checked.request.get("name") or "job")
 
@@ -160,7 +208,8 @@ def job_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
     if fmt not in interop.FORMATS:
         raise Http404("no such export format")
-    return _export_response(job.custom_job, fmt, region=job.region, name=job.name)
+    return _export_response(recovery_fields.with_labels(job.custom_job, job.request), fmt,
+                            region=job.region, name=job.name)
 
 
 def _export_response(custom_job: dict[str, Any], fmt: str, *, region: str,
@@ -171,6 +220,7 @@ def _export_response(custom_job: dict[str, Any], fmt: str, *, region: str,
                           project=settings.VERTEX_PROJECT, filename=f"{safe}.yaml")
     response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{safe}.{ext}"'
+    mark_not_carried(response, custom_job, fmt)
     return response
 
 
@@ -188,7 +238,9 @@ class JobImportView(SubmitterRequiredMixin, View):
         text = upload.read().decode("utf-8", "replace") if upload else request.POST.get(
             "text", "")
         try:
-            imported = interop.import_text(text, region=settings.VERTEX_REGION)
+            imported = interop.import_text(text, region=settings.VERTEX_REGION,
+                                           name=request.POST.get("name", ""),
+                                           filename=upload.name if upload else "")
         except interop.ImportFailed as exc:
             return render(request, self.template_name, {"error": str(exc), "text": text},
                           status=400)

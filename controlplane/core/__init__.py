@@ -1,2 +1,2 @@
-"""Core: leases, paging, health, settings from the environment, the task policy and the signals
-the other apps listen to."""
+"""Core: leases, paging, health, settings from the environment, secrets at rest, the task policy
+and the signals the other apps listen to."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from rest_framework import serializers
@@ -17,12 +18,23 @@ class StrictSerializer(serializers.Serializer):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise serializers.ValidationError({key: [_unknown(key, self.fields)]
-                                                   for key in unknown})
+                errors: dict[str, Any] = {key: [_unknown(key, self.fields)] for key in unknown}
+                # The known fields are checked too, so unknown keys deeper in (a typo inside
+                # "chief") are reported in the same answer, each on its own path.
+                try:
+                    super().to_internal_value({k: v for k, v in data.items()
+                                               if k not in unknown})
+                except serializers.ValidationError as exc:
+                    if isinstance(exc.detail, dict):
+                        errors.update(exc.detail)
+                raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
 
 
 def _unknown(key: str, fields: Any) -> str:
     if key in PERSISTENT_DISK_WORDS:
         return f"{key}: {PERSISTENT_DISK_ANSWER}"
-    return f"unknown field; valid fields: {', '.join(sorted(fields))}"
+    names = sorted(fields)
+    close = difflib.get_close_matches(str(key).lower(), names, n=1, cutoff=0.0)
+    meant = f"did you mean {close[0]}? " if close else ""
+    return f"unknown field; {meant}valid fields: {', '.join(names)}"

@@ -8,10 +8,11 @@ reconciler can recompute a running job's cost on every sweep and pages can show 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -103,14 +104,20 @@ def cost_of(job: Job, now: datetime | None = None) -> JobCost | None:
 
 
 def refresh(job_id: int) -> JobCost | None:
-    """Recompute and store the job's cost (idempotent; a plain UPDATE, no lock needed)."""
-    job = Job.objects.get(pk=job_id)
-    now = timezone.now()
-    cost = cost_of(job, now)
-    if cost is None:
-        return None
-    Job.objects.filter(pk=job_id).update(cost_micros=cost.billed, lost_micros=cost.lost,
-                                         cost_updated_at=now)
+    """Recompute and store the job's cost (idempotent).
+
+    The job's row is locked while its attempts are read and the figure written: the budget
+    check and the reconciler both refresh, and without the lock one that read an attempt as
+    still running could write after the one that saw it end, leaving a stored cost that
+    disagrees with the job page's for good."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        now = timezone.now()
+        cost = cost_of(job, now)
+        if cost is None:
+            return None
+        Job.objects.filter(pk=job_id).update(cost_micros=cost.billed, lost_micros=cost.lost,
+                                             cost_updated_at=now)
     return cost
 
 
@@ -136,10 +143,27 @@ def _month_jobs(team: Team, month: date) -> QuerySet[Job]:
                               created_at__month=month.month)
 
 
+# Other things a team pays for by the hour (a cluster bills while it exists), registered by
+# the apps that own them (AppConfig.ready), since costs may not import them: each gives the
+# team's micro-dollars in the month.
+OtherSpend = Callable[[Team, date], int]
+_OTHER_SPEND: dict[str, OtherSpend] = {}
+
+
+def register_spend(name: str, source: OtherSpend) -> None:
+    _OTHER_SPEND[name] = source
+
+
+def other_spend(team: Team, month: date) -> int:
+    return sum(source(team, month) for source in _OTHER_SPEND.values())
+
+
 def month_spent(team: Team, month: date | None = None) -> int:
-    """Micro-dollars billed this month by the team's jobs, as last stored."""
+    """Micro-dollars billed this month by the team's jobs, as last stored, and by what else it
+    runs (clusters)."""
     month = month or month_start()
-    return int(_month_jobs(team, month).aggregate(s=Sum("cost_micros"))["s"] or 0)
+    jobs = int(_month_jobs(team, month).aggregate(s=Sum("cost_micros"))["s"] or 0)
+    return jobs + other_spend(team, month)
 
 
 def month_committed(team: Team, month: date | None = None) -> int:
@@ -150,7 +174,7 @@ def month_committed(team: Team, month: date | None = None) -> int:
     ended = jobs.filter(~Q(state__in=ACTIVE_STATES)).aggregate(s=Sum("cost_micros"))["s"] or 0
     active = sum(max(cost, estimate or 0) for cost, estimate in jobs.filter(
         state__in=ACTIVE_STATES).values_list("cost_micros", "estimate_micros"))
-    return int(ended + active)
+    return int(ended + active) + other_spend(team, month)
 
 
 def cost_report(job: Job, now: datetime | None = None) -> dict[str, Any]:

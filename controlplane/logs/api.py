@@ -6,8 +6,10 @@ GET /api/v1/jobs/<id>/logs/     lines oldest first (order=desc: newest first), p
                                 <timestamp>,<insertId> continues after a line already seen
                                 without counting through the ones before it.
 GET /api/v1/jobs/<id>/metrics/  series by name (name=loss&name=lr...; default all four:
-                                loss, lr, tokens_per_s, step_time_s), each as columns
+                                loss, lr, tokens_per_s, step_time_s, mfu), each as columns
                                 attempt/step/timestamp/value; max_points thins long runs.
+                                mfu (a fraction of the devices' peak) is null where it
+                                cannot be computed, and its `reason` says why.
 GET /api/v1/jobs/<id>/steps/    the step rows themselves, paged.
 """
 
@@ -18,7 +20,6 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
-from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
@@ -27,12 +28,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from controlplane.core import bounded
+from controlplane.core.pagination import MAX_WHOLE
 from controlplane.logs import queries
 from controlplane.logs.models import LogLine, StepMetric
 from controlplane.runs import access as runs_access
 from controlplane.runs.models import Job
+from vertexplan.logparse.entries import SEVERITY_NUMBERS
 
 MAX_POINTS = 20_000
+# An ISO 8601 timestamp as a line's `timestamp` is written, a comma, and its insert_id.
+AFTER_PATTERN = (r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3])"
+                 r":[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?(Z|[+-](0[0-9]|1[0-3]):[0-5][0-9]),"
+                 r"[!-~]{0,200}$")
 
 
 class LogLineSerializer(serializers.ModelSerializer):
@@ -57,20 +65,27 @@ def visible_job(request: Request, pk: int) -> Job:
 
 def _after(value: str) -> tuple[datetime, str]:
     stamp, _, insert_id = value.partition(",")
-    moment = parse_datetime(stamp.strip())
-    if moment is None:
-        raise ValidationError({"after": ["use <timestamp>,<insertId> of a line already seen"]})
-    return moment, insert_id
+    try:
+        moment = bounded.moment("after", stamp)
+    except ValidationError as exc:
+        raise ValidationError({"after": ["use <timestamp>,<insertId> of a line already seen"]}
+                              ) from exc
+    return moment, insert_id[:200]
 
 
 LOG_PARAMETERS = [
-    OpenApiParameter("severity", str, description="DEBUG, INFO, WARNING, ERROR... or a number: "
-                                                  "that level and above"),
+    OpenApiParameter("severity", {"oneOf": [
+        {"type": "string", "enum": list(SEVERITY_NUMBERS)},
+        {"type": "string", "pattern": "^[0-9]{1,4}$"}]},
+        description="DEBUG, INFO, WARNING, ERROR... (any case) or a number: that level and "
+                    "above"),
     OpenApiParameter("q", str, description="substring of the message, any case"),
     OpenApiParameter("replica", str, description="task name, e.g. workerpool0-0"),
-    OpenApiParameter("attempt", int),
+    OpenApiParameter("attempt", {"type": "integer", "minimum": 1, "maximum": MAX_WHOLE}),
     OpenApiParameter("order", str, enum=["asc", "desc"]),
-    OpenApiParameter("after", str, description="<timestamp>,<insertId>: lines after this one"),
+    OpenApiParameter("after", {"type": "string", "pattern": AFTER_PATTERN},
+                     description="<timestamp>,<insertId> of a line already seen: the lines "
+                                 "after it"),
 ]
 
 
@@ -109,19 +124,20 @@ class JobSteps(generics.ListAPIView):
 class JobMetrics(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("name", str, many=True, enum=list(queries.SERIES)),
-            OpenApiParameter("attempt", int),
-            OpenApiParameter("max_points", int),
+            OpenApiParameter("name", str, many=True, enum=list(queries.ALL_SERIES)),
+            OpenApiParameter("attempt", {"type": "integer", "minimum": 1, "maximum": MAX_WHOLE}),
+            OpenApiParameter("max_points", {"type": "integer", "minimum": 1,
+                                            "maximum": MAX_POINTS}),
         ],
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, pk: int) -> Response:
         job = visible_job(request, pk)
-        names = request.query_params.getlist("name") or list(queries.SERIES)
-        unknown = sorted(set(names) - set(queries.SERIES))
+        names = request.query_params.getlist("name") or list(queries.ALL_SERIES)
+        unknown = sorted(set(names) - set(queries.ALL_SERIES))
         if unknown:
             raise ValidationError({"name": [f"unknown series {', '.join(unknown)}; valid: "
-                                            f"{', '.join(queries.SERIES)}"]})
+                                            f"{', '.join(queries.ALL_SERIES)}"]})
         attempt = _int_param(request, "attempt", None)
         limit = _int_param(request, "max_points", MAX_POINTS)
         if not 1 <= limit <= MAX_POINTS:
@@ -132,15 +148,11 @@ class JobMetrics(APIView):
             "job": job.pk,
             "points": len(thinned),
             "thinned": len(thinned) < len(rows),
-            "series": queries.series(thinned, names),
+            "series": queries.series(thinned, names,
+                                     queries.mfu(job) if "mfu" in names else None),
         })
 
 
 def _int_param(request: Request, name: str, default: Any) -> Any:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ValidationError({name: ["a whole number"]}) from exc
+    return bounded.int_param(request.query_params, name, default, minimum=1,
+                              maximum=2**31 - 1)

@@ -10,9 +10,12 @@ class LogsConfig(AppConfig):
         # Connected here, not at import: the app registry is ready, and a lower app never
         # imports this one (controlplane/core/signals.py).
         from controlplane.core import signals
-        from controlplane.logs import receivers, views
+        from controlplane.logs import queries, receivers, views
         from controlplane.runs import panels
 
         panels.register("logs", "logs/partials/logs.html", views.log_panel)
+        panels.register_report("diagnosis", queries.headline)
+        signals.job_state_changed.connect(receivers.on_job_state_changed,
+                                          dispatch_uid="logs.job_state_changed")
         signals.restarts_due.connect(receivers.on_restarts_due,
                                      dispatch_uid="logs.restarts_due")

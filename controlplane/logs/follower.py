@@ -41,13 +41,13 @@ from django.utils import timezone
 
 from controlplane.backends.base import Backend, LogPage, get_backend
 from controlplane.backends.errors import QuotaExceeded, TransientBackendError
-from controlplane.logs import filters
-from controlplane.logs.filters import MAX_FILTER_CHARS, job_filters
 from controlplane.logs.models import LogCursor
 from controlplane.logs.options import FollowConfig, follow_config
 from controlplane.logs.quota import ReadBudget
 from controlplane.logs.store import Target, store_entries
 from controlplane.runs.models import JobAttempt
+from vertexplan.logparse import filters
+from vertexplan.logparse.filters import MAX_FILTER_CHARS, job_filters
 
 __all__ = ["MAX_FILTER_CHARS", "SweepStats", "follow", "job_filters"]
 

@@ -15,12 +15,16 @@ from django.db.models import Count, Max, QuerySet
 
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs import panels
-from controlplane.runs.models import Job
+from controlplane.runs.models import Job, JobState
 from vertexplan.logparse import failures
 from vertexplan.logparse.entries import SEVERITY_NUMBERS
+from vertexplan.perf import MfuBasis, mfu_basis
 from vertexplan.summaries import pool_summaries
 
 SERIES = ("loss", "lr", "tokens_per_s", "step_time_s")
+# Series computed from the stored ones: MFU from throughput (vertexplan.perf).
+DERIVED_SERIES = ("mfu",)
+ALL_SERIES = SERIES + DERIVED_SERIES
 # Steps per second is measured over this many of the newest points.
 RATE_POINTS = 50
 
@@ -46,17 +50,18 @@ class LogFilter:
         raw = (params.get("severity") or "").strip().upper()
         if raw:
             severity = SEVERITY_NUMBERS.get(raw)
-            if severity is None and raw.isdigit():
+            if severity is None and raw.isascii() and raw.isdigit() and len(raw) <= 4:
                 severity = int(raw)
             if severity is None:
                 raise BadFilter("severity",
                                 f"unknown severity; valid: {', '.join(SEVERITY_NUMBERS)}")
         attempt = None
         if params.get("attempt"):
-            try:
-                attempt = int(params["attempt"])
-            except ValueError as exc:
-                raise BadFilter("attempt", "attempt is a number") from exc
+            raw = params["attempt"]
+            # Digits only, as the schema says (int() would also take "-1", " 2" and "1_0").
+            if not (raw.isascii() and raw.isdigit() and 1 <= len(raw) <= 18 and int(raw) >= 1):
+                raise BadFilter("attempt", "attempt is a whole number, at least 1")
+            attempt = int(raw)
         return cls(severity=severity, q=(params.get("q") or "").strip()[:200],
                    replica=(params.get("replica") or "").strip()[:40], attempt=attempt)
 
@@ -136,10 +141,71 @@ def thin(rows: Sequence[Any], limit: int) -> list[Any]:
     return thinned
 
 
-def series(rows: Sequence[Point], names: Sequence[str] = SERIES) -> list[dict[str, Any]]:
-    """One column set per metric, without the points where it is missing."""
+@dataclass(frozen=True)
+class Mfu:
+    """Each attempt's MFU basis (its own run_started event), or why there is none."""
+
+    bases: dict[int, MfuBasis | str]
+
+    def basis(self, attempt: int) -> MfuBasis | str:
+        return self.bases.get(attempt, "no run_started event yet: it reports the model's size")
+
+    def value(self, point: Point) -> float | None:
+        basis = self.basis(point.attempt)
+        if isinstance(basis, str):
+            return None
+        return basis.mfu(point.values.get("tokens_per_s"))
+
+    def reason(self) -> str | None:
+        """Why MFU is missing, for the newest attempt that has no basis; None when every
+        attempt has one."""
+        for attempt in sorted(self.bases, reverse=True):
+            if isinstance(self.bases[attempt], str):
+                return f"attempt {attempt}: {self.bases[attempt]}"
+        return None if self.bases else self.basis(0)
+
+    def describe(self) -> str | None:
+        """How the newest attempt's MFU is computed (the FLOPs count, the peak and its
+        source)."""
+        for attempt in sorted(self.bases, reverse=True):
+            basis = self.bases[attempt]
+            if not isinstance(basis, str):
+                return basis.describe()
+        return None
+
+
+def mfu(job: Job) -> Mfu:
+    """MFU's basis per attempt: rank 0's newest run_started of that attempt (it carries the
+    model's shape and precision), the job's worker pools, and its request's precision."""
+    starts = (job.events.filter(kind="run_started", data__rank=0)
+              .order_by("attempt", "timestamp", "id").values_list("attempt", "data"))
+    newest: dict[int, dict[str, Any]] = {}
+    for attempt, data in starts[:10_000]:
+        newest[attempt] = data if isinstance(data, dict) else {}
+    precision = (job.request or {}).get("precision") if isinstance(job.request, dict) else None
+    return Mfu({attempt: mfu_basis(data, job.custom_job, precision)
+                for attempt, data in newest.items()})
+
+
+def series(rows: Sequence[Point], names: Sequence[str] = SERIES,
+           mfu_of: Mfu | None = None) -> list[dict[str, Any]]:
+    """One column set per metric, without the points where it is missing. mfu: at every
+    point with a throughput, null where it cannot be computed, with the reason beside."""
     out = []
     for name in names:
+        if name == "mfu":
+            basis = mfu_of or Mfu({})
+            kept = [p for p in rows if p.values.get("tokens_per_s") is not None]
+            out.append({
+                "name": name,
+                "attempt": [p.attempt for p in kept],
+                "step": [p.step for p in kept],
+                "timestamp": [p.timestamp.isoformat() for p in kept],
+                "value": [basis.value(p) for p in kept],
+                "reason": basis.reason(),
+                "basis": basis.describe(),
+            })
+            continue
         kept = [p for p in rows if p.values.get(name) is not None]
         out.append({
             "name": name,
@@ -225,3 +291,27 @@ def diagnosis(job: Job) -> list[dict[str, Any]]:
             "attempt": latest.attempt, "timestamp": latest.timestamp.isoformat(),
         })
     return out
+
+
+def headline(job: Job) -> dict[str, Any] | None:
+    """The one diagnosis to show first for a failed job: in its last attempt with a failure,
+    the most telling kind (a named cause over a bare traceback over CustomJob.error alone),
+    its first occurrence (the root cause; later ones are often its echoes), with the fix."""
+    if job.state != JobState.FAILED:
+        return None
+    found = list(LogFailure.objects.filter(job=job).order_by("-attempt", "timestamp", "id")
+                 .values("attempt", "kind", "summary", "last_frame", "replica", "timestamp")[:200])
+    if not found:
+        return None
+    last = found[0]["attempt"]
+    best = min((f for f in found if f["attempt"] == last),
+               key=lambda f: failures.headline_rank(f["kind"]))
+    kind = failures.KINDS.get(best["kind"], failures.KINDS["job_error"])
+    return {"kind": best["kind"], "title": kind.title, "summary": best["summary"],
+            "fix": kind.fix, "last_frame": best["last_frame"], "replica": best["replica"],
+            "attempt": best["attempt"]}
+
+
+def headlines(jobs: Sequence[Job]) -> dict[int, dict[str, Any]]:
+    """headline() of each failed job of a page, by job id."""
+    return {job.pk: h for job in jobs if (h := headline(job)) is not None}

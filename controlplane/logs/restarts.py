@@ -50,6 +50,7 @@ class Run:
     started: JobEvent | None = None         # its run_started event
     resumed: JobEvent | None = None
     signals: list[JobEvent] = field(default_factory=list)
+    ranks: set[Any] = field(default_factory=set)  # of the run_started events seen
 
     @property
     def start_time(self) -> datetime | None:
@@ -107,10 +108,16 @@ def _runs(events: list[JobEvent], replica: str) -> list[Run]:
         if kind == "replica_restarted" and event.replica == replica:
             runs.append(Run(marker=event))
         elif kind == "run_started" and event.replica == replica:
+            rank = (event.data or {}).get("rank")
             if runs[-1].started is None:
                 runs[-1].started = event
+                runs[-1].ranks.add(rank)
+            elif rank is not None and rank not in runs[-1].ranks:
+                # A replica with several GPUs runs a process per GPU: each one's run_started
+                # belongs to the same run of the replica.
+                runs[-1].ranks.add(rank)
             else:  # the log started over with no restart line: a restart all the same
-                runs.append(Run(started=event))
+                runs.append(Run(started=event, ranks={rank}))
         elif kind in ("preempted", NOTICE):
             runs[-1].signals.append(event)
         elif kind == "resumed" and event.replica == replica and runs[-1].resumed is None:

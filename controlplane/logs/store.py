@@ -4,6 +4,7 @@ job's denormalised progress. Idempotent: an entry read twice is stored once (uni
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,11 +14,15 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Subquery, Value, When
 
+from controlplane.logs import live, trust
 from controlplane.logs.bulk import insert_ignoring_duplicates
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent
+from controlplane.teams import policy as team_policy
 from vertexplan.logparse import events, failures
-from vertexplan.logparse.entries import LogEntry
+from vertexplan.logparse.entries import SEVERITY_NUMBERS, LogEntry
+
+logger = logging.getLogger(__name__)
 
 LINE_COLUMNS = ("job", "attempt", "timestamp", "severity", "replica", "message", "insert_id")
 STEP_COLUMNS = ("job", "attempt", "step", "timestamp", "loss", "lr", "tokens_per_s",
@@ -55,20 +60,40 @@ class _Rows:
     # (job, attempt, replica) -> [(entry, message)] of the lines that may report a failure
     scan: dict[tuple[int, int, str], list[tuple[LogEntry, str]]] = field(
         default_factory=lambda: defaultdict(list))
+    refused: int = 0  # entries routed to a job that are not its own (trust.py)
+    # job -> {provider: run URL} from its `tracking` events (only http(s) URLs kept)
+    tracking: dict[int, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
 
 
 def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> Stored:
     """Store one batch (in timestamp order, as Cloud Logging returns it)."""
     rows = _rows(entries, targets)
+    if rows.refused:
+        logger.warning("refused %d log entries that claimed a followed job's id but are not "
+                       "its replicas' output", rows.refused)
     result = Stored(offered=len(entries))
+    new_lines: set[tuple[int, str]] = set()
     with transaction.atomic():
         _asynchronous_commit()
-        result.lines = insert_ignoring_duplicates(LogLine, LINE_COLUMNS, rows.lines)
+        result.lines = insert_ignoring_duplicates(LogLine, LINE_COLUMNS, rows.lines,
+                                                  new_keys=(("job", "insert_id"), new_lines))
         result.steps = insert_ignoring_duplicates(StepMetric, STEP_COLUMNS, rows.steps)
         JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
         _store_failures(rows.scan)
         refresh_progress(rows.stepped, rows.totals, rows.started)
+        _store_tracking(rows.tracking)
+        # Sent when this transaction commits: watchers never hear of a row they cannot read.
+        live.lines_stored(rows.lines, new_lines)
+        live.steps_stored(_newest_steps(rows.steps))
     return result
+
+
+def _newest_steps(steps: Sequence[tuple[object, ...]]) -> dict[int, tuple[int, int]]:
+    """Job -> (attempt, step) of the newest step row of the batch (rows in time order)."""
+    newest: dict[int, tuple[int, int]] = {}
+    for row in steps:
+        newest[int(row[0])] = (int(row[1]), int(row[2]))  # type: ignore[call-overload]
+    return newest
 
 
 def _asynchronous_commit() -> None:
@@ -81,14 +106,45 @@ def _asynchronous_commit() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
+def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
+           ) -> dict[int, trust.JobFacts]:
+    """What each job of the batch may say about itself (controlplane/logs/trust.py)."""
+    ids = {targets[e.job_id].job_id for e in entries if e.job_id in targets}
+    jobs = list(Job.objects.filter(pk__in=ids).select_related("team")
+                .only("pk", "custom_job", "project", "team__slug"))
+    # One policy read per team, not per job: a page holds many jobs of few teams.
+    prefixes = {job.team_id: team_policy.effective(job.team).output_prefix
+                for job in {j.team_id: j for j in jobs}.values()}
+    return {job.pk: trust.facts_for(job.custom_job, job.project,
+                                    job.output_uri_under(prefixes[job.team_id]))
+            for job in jobs}
+
+
 def _rows(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> _Rows:
     rows = _Rows()
+    facts = _facts(entries, targets)
     for entry in entries:
         target = targets.get(entry.job_id)
-        if target is None:
+        if target is None or target.job_id not in facts:
             continue
         parsed = events.parse(entry)
         job_id, number = target.job_id, target.attempt
+        job_facts = facts[job_id]
+        problem = trust.entry_problem(entry, job_facts, carries_event=parsed.event is not None)
+        if problem is not None:
+            # Not the job's own output: neither a line of it nor an event.
+            rows.refused += 1
+            continue
+        problem = trust.event_problem(parsed.event, parsed.fields, job_facts)
+        if problem is not None:
+            rows.timeline.append(JobEvent(
+                job_id=job_id, attempt=number, kind=trust.SUSPICIOUS, timestamp=entry.timestamp,
+                replica=entry.task_name, step=parsed.step,
+                data=trust.suspicious(parsed.event, parsed.fields, problem),
+                insert_id=entry.insert_id))
+            rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
+                               parsed.message, entry.insert_id))
+            continue
         rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
                            parsed.message, entry.insert_id))
         if parsed.scan:
@@ -102,6 +158,10 @@ def _rows(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> _Rows:
             rows.steps.append((job_id, number, parsed.step, entry.timestamp, values["loss"],
                                values["lr"], values["tokens_per_s"], values["step_time_s"], 1,
                                entry.insert_id))
+        elif parsed.event == "tracking":
+            link = events.tracking_link(parsed.fields)
+            if link is not None:
+                rows.tracking[job_id][link[0]] = link[1]
         elif parsed.is_timeline_event or parsed.event == "replica_restarted":
             if parsed.event == "run_started":
                 rows.started.add(job_id)
@@ -113,15 +173,22 @@ def _rows(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> _Rows:
     return rows
 
 
+def _store_tracking(tracking: Mapping[int, dict[str, str]]) -> None:
+    jobs = Job.objects.select_for_update().filter(pk__in=list(tracking)).order_by("pk")
+    for job in jobs.only("tracking"):
+        job.record_tracking(tracking[job.pk])
+
+
 def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str]]]) -> None:
     found: list[LogFailure] = []
     for (job_id, attempt, replica), lines in scan.items():
         scanner = failures.TracebackScanner()
         first = lines[0][0]
         if failures.is_traceback_continuation(lines[0][1]):
-            scanner.prime(_lines_before(job_id, replica, first.timestamp))
+            for stream, before in _lines_before(job_id, replica, first.timestamp).items():
+                scanner.prime(before, stream)
         for entry, message in lines:
-            failure = scanner.feed(message)
+            failure = scanner.feed(message, _stream(entry.severity))
             if failure is not None:
                 found.append(LogFailure(
                     job_id=job_id, attempt=attempt, kind=failure.kind,
@@ -142,13 +209,22 @@ def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str
     LogFailure.objects.bulk_create(kept, ignore_conflicts=True)
 
 
-def _lines_before(job_id: int, replica: str, before: datetime) -> list[str]:
-    """The replica's preceding warning-or-worse lines, oldest first."""
-    messages = (LogLine.objects.filter(job_id=job_id, replica=replica, timestamp__lt=before,
-                                       severity__gte=events.FAILURE_MIN_SEVERITY)
-                .order_by("-timestamp", "-insert_id")
-                .values_list("message", flat=True)[:TRACEBACK_LOOKBACK])
-    return list(messages)[::-1]
+def _stream(severity: int) -> str:
+    """Which pipe a line came from. Vertex writes stderr's text at ERROR and stdout's at INFO;
+    the two are read apart, so their lines interleave in time and each is scanned alone."""
+    return "stderr" if severity >= SEVERITY_NUMBERS["ERROR"] else "stdout"
+
+
+def _lines_before(job_id: int, replica: str, before: datetime) -> dict[str, list[str]]:
+    """The replica's preceding lines (every severity: a traceback may be on stdout), oldest
+    first, by stream."""
+    rows = (LogLine.objects.filter(job_id=job_id, replica=replica, timestamp__lt=before)
+            .order_by("-timestamp", "-insert_id")
+            .values_list("severity", "message")[:TRACEBACK_LOOKBACK])
+    by_stream: dict[str, list[str]] = defaultdict(list)
+    for severity, message in reversed(list(rows)):
+        by_stream[_stream(severity)].append(message)
+    return by_stream
 
 
 def refresh_progress(stepped: set[int], totals: Mapping[int, int], started: set[int]) -> None:

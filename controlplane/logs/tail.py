@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from controlplane.backends.base import Backend, TailStream
 from controlplane.backends.errors import BackendError
-from controlplane.logs.filters import job_filters
 from controlplane.logs.options import FollowConfig
 from controlplane.logs.store import Target, store_entries
+from vertexplan.logparse.filters import job_filters
 
 logger = logging.getLogger(__name__)
 

@@ -19,6 +19,10 @@ LOG_LINES = 200
 LOG_SEVERITIES = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # Enough points for a smooth curve; a long run is thinned so every poll stays small.
 MAX_CHART_POINTS = 4000
+# Evaluations and restart markers drawn on the charts, newest kept.
+MAX_CHART_EVENTS = 500
+# Trainer events drawn as markers: where a run was stopped and where it went on.
+MARKER_KINDS = ("preempted", "replica_restarted", "resumed")
 
 
 def log_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
@@ -47,19 +51,55 @@ def job_metrics(request: HttpRequest, pk: int) -> JsonResponse:
     job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
     active = job.state in ACTIVE_STATES
     rows = queries.thin(queries.points(job, latest=True), MAX_CHART_POINTS)
+    mfu = queries.mfu(job)
     body: dict[str, Any] = {
         "steps": [p.step for p in rows],
         "attempt": [p.attempt for p in rows],
+        # Wall-clock x: seconds since the job's first point, and the moments themselves.
+        "t": [p.timestamp.isoformat() for p in rows],
         # Six significant digits are more than a chart shows, and halve what each poll sends.
         **{name: [_short(p.values[name]) for p in rows] for name in queries.SERIES},
+        # MFU beside throughput: null where it cannot be computed, and the note says why (or
+        # how it is computed: FLOPs per token, the peak and its datasheet).
+        "mfu": [_short(mfu.value(p)) for p in rows],
+        "mfu_reason": mfu.reason(),
+        "mfu_basis": mfu.describe(),
         "state": job.state,
         "active": active,
         "last_step": job.last_step,
         "total_steps": job.total_steps,
         "progress": queries.progress(job, active).as_dict(),
         "failures": queries.diagnosis(job),
+        "evals": _evals(job),
+        "markers": _markers(job),
     }
     return JsonResponse(body)
+
+
+def _evals(job: Job) -> list[dict[str, Any]]:
+    """The trainer's `eval` events (step, metrics{...}): val_loss and whatever else it
+    reports, oldest first."""
+    rows = (job.events.filter(kind="eval").order_by("-timestamp", "-id")
+            .values_list("attempt", "step", "timestamp", "data")[:MAX_CHART_EVENTS])
+    out = []
+    for attempt, step, at, data in reversed(rows):
+        metrics = (data or {}).get("metrics")
+        if step is None or not isinstance(metrics, dict):
+            continue
+        numbers = {str(k): _short(float(v)) for k, v in metrics.items()
+                   if isinstance(v, int | float) and not isinstance(v, bool)}
+        if numbers:
+            out.append({"attempt": attempt, "step": step, "t": at.isoformat(),
+                        "metrics": numbers})
+    return out
+
+
+def _markers(job: Job) -> list[dict[str, Any]]:
+    """Preemptions, replica restarts and resumes, for vertical markers on the charts."""
+    rows = (job.events.filter(kind__in=MARKER_KINDS).order_by("-timestamp", "-id")
+            .values_list("kind", "attempt", "step", "timestamp", "replica")[:MAX_CHART_EVENTS])
+    return [{"kind": kind, "attempt": attempt, "step": step, "t": at.isoformat(),
+             "replica": replica} for kind, attempt, step, at, replica in reversed(rows)]
 
 
 def _short(value: float | None) -> float | None:

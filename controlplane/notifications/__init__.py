@@ -2,7 +2,7 @@
 two, all through one outbox.
 
 models.py    SlackChannel (encrypted webhook URL or bot token) and Notification (the outbox)
-crypto.py    Fernet encryption of the secrets, keyed from CP_ENCRYPTION_KEY or SECRET_KEY
+(secrets at rest are Fernet tokens: controlplane/core/secrets.py)
 slack.py     the transport (slack_sdk): permanent errors disable a channel, transient ones retry
 messages.py  Block Kit for a notification
 receivers.py what the other apps' signals (a job's state, a restart, a budget, an SLO alert) send

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 from rest_framework import generics, serializers
 from rest_framework.exceptions import PermissionDenied
 
+from controlplane.core.idempotency import idempotent
 from controlplane.notifications import validation
 from controlplane.notifications.models import ChannelKind, NotifyOn, SlackChannel
 from controlplane.security import audit
@@ -97,6 +98,7 @@ class _TeamChannels:
             raise serializers.ValidationError({"name": ["this team has a channel of that name"]})
 
 
+@idempotent
 class ChannelList(_TeamChannels, generics.ListCreateAPIView):
     serializer_class = ChannelSerializer
 

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from controlplane.logs import queries
+from controlplane.notifications import mrkdwn
 from controlplane.notifications.models import Notification, NotifyOn
 from controlplane.runs.models import Job
 from vertexplan.pricing import PricingError, format_usd, job_estimate
@@ -24,6 +26,7 @@ _EMOJI = {
     NotifyOn.SUCCEEDED: ":white_check_mark:", NotifyOn.FAILED: ":x:",
     NotifyOn.CANCELLED: ":no_entry_sign:", NotifyOn.PREEMPTED: ":warning:",
     NotifyOn.RECOVERED: ":recycle:", NotifyOn.BUDGET: ":moneybag:",
+    NotifyOn.QUOTA: ":hourglass_flowing_sand:",
 }
 
 
@@ -56,19 +59,22 @@ def headline(notification: Notification) -> str:
     detail = notification.detail
     event = notification.event
     if event in (NotifyOn.RUNNING, NotifyOn.SUCCEEDED, NotifyOn.FAILED, NotifyOn.CANCELLED):
-        return f"is now *{detail.get('state', event.upper())}*"
+        return f"is now *{_esc(detail.get('state', event.upper()))}*"
     if event == NotifyOn.SUBMITTED:
-        return f"was submitted to Vertex AI as `{detail.get('vertex_name', '')}`"
+        return f"was submitted to Vertex AI as `{_esc(detail.get('vertex_name', ''))}`"
     if event == NotifyOn.PREEMPTED:
-        where = detail.get("replica") or "the job"
+        where = _esc(detail.get("replica") or "the job")
         step = detail.get("step")
-        at = f" at step {step}" if step is not None else ""
-        return f"had a *{detail.get('cause', 'preemption')}* ({where}{at})"
+        at = f" at step {_esc(step)}" if step is not None else ""
+        return f"had a *{_esc(detail.get('cause', 'preemption'))}* ({where}{at})"
     if event == NotifyOn.RECOVERED:
-        return f"*recovered*: {detail.get('how', 'running again')}"
+        return f"*recovered*: {_esc(detail.get('how', 'running again'))}"
+    if event == NotifyOn.QUOTA:
+        return ("is *waiting for quota*: "
+                f"{_esc(detail.get('note') or 'Vertex refused it for quota')}")
     if event == NotifyOn.BUDGET:
-        return f"*budget alert*: {detail.get('message', 'over budget')}"
-    return event
+        return f"*budget alert*: {_esc(detail.get('message', 'over budget'))}"
+    return _esc(event)
 
 
 def build(notification: Notification) -> tuple[str, list[dict[str, Any]]]:
@@ -79,7 +85,8 @@ def build(notification: Notification) -> tuple[str, list[dict[str, Any]]]:
 
 
 def slo_alert(text: str) -> tuple[str, list[dict[str, Any]]]:
-    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    return mrkdwn.plain(text), [{"type": "section",
+                                 "text": {"type": "mrkdwn", "text": _esc(text)}}]
 
 
 def job_transition(notification: Notification) -> tuple[str, list[dict[str, Any]]]:
@@ -87,29 +94,41 @@ def job_transition(notification: Notification) -> tuple[str, list[dict[str, Any]
     detail = notification.detail
     url = job_url(job)
     emoji = _EMOJI.get(notification.event, ":bell:")
-    line = f"{emoji} <{url}|{job.name} #{job.pk}> {headline(notification)}"
+    # Every value from a user or a job's output is escaped (mrkdwn.py): a job named
+    # "<!channel>" or "<https://evil|Open job>" shows as written and pings or links nothing.
+    line = f"{emoji} <{url}|{_esc(job.name)} #{job.pk}> {headline(notification)}"
     fields = [
-        ("Team", job.team.name),
-        ("State", detail.get("state") or job.state),
-        ("Restarts", str(detail.get("restarts", job.restarts))),
+        ("Team", _esc(job.team.name)),
+        ("State", _esc(detail.get("state") or job.state)),
+        ("Restarts", _esc(detail.get("restarts", job.restarts))),
         ("Cost so far", cost_so_far(job)),
-        ("Attempt", str(detail.get("attempt", job.attempt))),
+        ("Attempt", _esc(detail.get("attempt", job.attempt))),
     ]
     blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": line}},
         {"type": "section", "fields": [{"type": "mrkdwn", "text": f"*{name}*\n{value}"}
                                        for name, value in fields]},
     ]
+    diagnosis = queries.headline(job) if notification.event == NotifyOn.FAILED else None
+    if diagnosis:
+        # The cause and the fix first: "non-zero status of 1" alone sends nobody anywhere.
+        # Each part escaped and clipped on its own: a clip never cuts an entity in two.
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
+            f"*{_esc(diagnosis['title'], 200)}*: `{_esc(diagnosis['summary'], 2000)}`\n"
+            f"*Fix:* {_esc(diagnosis['fix'], 600)}")}})
     note = detail.get("error") or detail.get("note")
     if note:
         blocks.append({"type": "context",
-                       "elements": [{"type": "mrkdwn", "text": _clip(str(note), 2900)}]})
+                       "elements": [{"type": "mrkdwn", "text": mrkdwn.escape(
+                           note, limit=2900, multiline=True)}]})
     blocks.append({"type": "actions", "elements": [
         {"type": "button", "text": {"type": "plain_text", "text": "Open job"}, "url": url},
     ]})
-    text = f"{job.name} #{job.pk} {headline(notification)}".replace("*", "")
+    text = mrkdwn.plain(f"{job.name} #{job.pk} {headline(notification)}").replace("*", "")
+    if diagnosis:
+        text += f": {mrkdwn.plain(diagnosis['title'])}"
     return text, blocks
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _esc(value: object, limit: int | None = None) -> str:
+    return mrkdwn.escape(value, limit=limit)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from controlplane.notifications import crypto
+from controlplane.core import secrets
 
 
 class NotifyOn(models.TextChoices):
@@ -18,6 +18,7 @@ class NotifyOn(models.TextChoices):
     PREEMPTED = "preempted", "Preempted or restarted"
     RECOVERED = "recovered", "Recovered"
     BUDGET = "budget", "Budget alert"
+    QUOTA = "quota", "Waiting for quota"
 
 
 # An SLO of one of the team's endpoints was breached or recovered. Not in NotifyOn: every
@@ -26,7 +27,7 @@ SLO_ALERT = "slo"
 EVENTS = [*NotifyOn.choices, (SLO_ALERT, "SLO breached or recovered")]
 
 DEFAULT_NOTIFY_ON = [NotifyOn.FAILED.value, NotifyOn.PREEMPTED.value, NotifyOn.RECOVERED.value,
-                     NotifyOn.SUCCEEDED.value, NotifyOn.BUDGET.value]
+                     NotifyOn.SUCCEEDED.value, NotifyOn.BUDGET.value, NotifyOn.QUOTA.value]
 
 
 class ChannelKind(models.TextChoices):
@@ -38,7 +39,8 @@ class SlackChannel(models.Model):
     team = models.ForeignKey("teams.Team", on_delete=models.CASCADE, related_name="slack_channels")
     name = models.CharField(max_length=100)
     kind = models.CharField(max_length=10, choices=ChannelKind.choices)
-    # The webhook URL or the bot token, encrypted (crypto.py); never shown or returned whole.
+    # The webhook URL or the bot token, encrypted (controlplane/core/secrets.py); never shown
+    # or returned whole.
     secret = models.TextField()
     secret_hint = models.CharField(max_length=80)
     slack_channel = models.CharField(max_length=80, blank=True)  # bot: channel id or name
@@ -63,11 +65,11 @@ class SlackChannel(models.Model):
         return f"{self.name} ({self.team})"
 
     def set_secret(self, value: str) -> None:
-        self.secret = crypto.encrypt(value)
+        self.secret = secrets.encrypt(value)
         self.secret_hint = hint_for(self.kind, value)
 
     def get_secret(self) -> str:
-        return crypto.decrypt(self.secret)
+        return secrets.decrypt(self.secret)
 
     def wants(self, event: str) -> bool:
         return self.enabled and event in (self.notify_on or [])

@@ -8,14 +8,12 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from controlplane.core.env import envfloat, envint, envsecret, envurl
+from controlplane.core.env import envfloat, envint, envurl
 
 # Only Slack's own webhook host is accepted for stored URLs.
 WEBHOOK_PREFIX = "https://hooks.slack.com/"
 
 _DEFAULTS: dict[str, Any] = {
-    # A Fernet key (or any secret, hashed into one); empty: derived from SECRET_KEY.
-    "CP_ENCRYPTION_KEY": envsecret("CP_ENCRYPTION_KEY"),
     # Where webhook posts and Web API calls go. Tests point these at a local recorder; a stored
     # webhook URL is always https://hooks.slack.com/..., and only its path is reused.
     "CP_SLACK_WEBHOOK_BASE_URL": envurl("CP_SLACK_WEBHOOK_BASE_URL", WEBHOOK_PREFIX,

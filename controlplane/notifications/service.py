@@ -22,8 +22,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from controlplane.core.queue import send_now
+from controlplane.core.secrets import SecretUnreadable
 from controlplane.notifications import messages, options, slack
-from controlplane.notifications.crypto import SecretUnreadable
 from controlplane.notifications.models import (
     SLO_ALERT,
     Notification,
@@ -31,6 +31,7 @@ from controlplane.notifications.models import (
     NotifyOn,
     SlackChannel,
 )
+from controlplane.runs import quota
 from controlplane.runs.models import Job, JobEvent
 from controlplane.serving.models import SloAlert
 
@@ -42,6 +43,7 @@ STATE_EVENTS = {
     "SUCCEEDED": NotifyOn.SUCCEEDED,
     "FAILED": NotifyOn.FAILED,
     "CANCELLED": NotifyOn.CANCELLED,
+    "WAITING_FOR_QUOTA": NotifyOn.QUOTA,
 }
 # A claimed row older than this belongs to a worker that died while sending.
 STALE_CLAIM = timedelta(minutes=5)
@@ -54,12 +56,16 @@ def on_state_change(job: Job, event: JobEvent) -> None:
     kind = STATE_EVENTS.get(new_state)
     if kind is None:
         return
-    # The first RUNNING only: a job running again after a preemption is "recovered".
-    key = "running" if kind == NotifyOn.RUNNING else f"state-{event.pk}"
-    notify(job, kind, key=key, detail={
-        "state": new_state, "from": event.data.get("from", ""), "error": event.data.get("error"),
-        "restarts": job.restarts, "attempt": job.attempt,
-    })
+    # The first RUNNING only: a job running again after a preemption is "recovered"; one
+    # quota wait per attempt, however many times Vertex refuses it meanwhile.
+    key = {NotifyOn.RUNNING: "running",
+           NotifyOn.QUOTA: f"quota-a{job.attempt}"}.get(kind, f"state-{event.pk}")
+    detail = {"state": new_state, "from": event.data.get("from", ""),
+              "error": event.data.get("error"), "restarts": job.restarts,
+              "attempt": job.attempt}
+    if kind == NotifyOn.QUOTA:
+        detail["note"] = quota.describe(job.quota_wait)
+    notify(job, kind, key=key, detail=detail)
 
 
 def notify(job: Job, event: str, *, key: str, detail: dict[str, Any] | None = None) -> int:

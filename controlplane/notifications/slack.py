@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from http.client import HTTPException
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.webhook import WebhookClient
 
-from controlplane.notifications import options
+from controlplane.notifications import options, validation
 from controlplane.notifications.models import ChannelKind, SlackChannel
 
 logger = logging.getLogger(__name__)
@@ -79,13 +80,30 @@ def _classify(status: int, error: str, headers: dict[str, Any]) -> TransportErro
     return TransportError(f"Slack answered {status} {error}".strip())
 
 
+def _scrubbed(exc: BaseException, *secrets: str) -> str:
+    """An error's text without the secret it may quote (a webhook URL is a credential)."""
+    text = f"{type(exc).__name__}: {exc}"
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "<webhook URL>")
+            text = text.replace(secret.removeprefix(options.WEBHOOK_PREFIX), "<webhook URL>")
+    return text[:500]
+
+
 def _send_webhook(url: str, text: str, blocks: list[dict[str, Any]]) -> None:
-    client = WebhookClient(webhook_target(url), timeout=options.get("CP_SLACK_TIMEOUT_S"),
+    if validation.webhook_url_problem(url):
+        # Stored before URLs were checked as strictly: never sent, never written to a log.
+        raise TransportError("the stored webhook URL is not a valid Slack webhook URL: "
+                             "add the channel again", permanent=True, disable_channel=True)
+    target = webhook_target(url)
+    client = WebhookClient(target, timeout=options.get("CP_SLACK_TIMEOUT_S"),
                            retry_handlers=[])
     try:
         response = client.send(text=text, blocks=blocks, unfurl_links=False)
-    except (OSError, SlackClientError) as exc:  # connection refused, timeout, DNS
-        raise TransportError(f"cannot reach Slack: {exc}") from exc
+    except (OSError, SlackClientError, ValueError, HTTPException) as exc:
+        # Connection refused, timeout, DNS; a URL http.client refuses. The exception's text
+        # can quote the URL, so it is scrubbed and not chained into the traceback.
+        raise TransportError(f"cannot reach Slack: {_scrubbed(exc, url, target)}") from None
     if response.status_code == 200:
         return
     raise _classify(response.status_code, response.body, dict(response.headers or {}))
@@ -101,5 +119,5 @@ def _send_bot(token: str, slack_channel: str, text: str, blocks: list[dict[str, 
         response = exc.response
         raise _classify(response.status_code, str(response.get("error", "")),
                         dict(response.headers or {})) from exc
-    except (OSError, SlackClientError) as exc:
-        raise TransportError(f"cannot reach Slack: {exc}") from exc
+    except (OSError, SlackClientError, ValueError, HTTPException) as exc:
+        raise TransportError(f"cannot reach Slack: {_scrubbed(exc, token)}") from None

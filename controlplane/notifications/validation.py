@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from controlplane.notifications import options
 from controlplane.notifications.models import NotifyOn
+
+_WEBHOOK = re.compile(r"https://hooks\.slack\.com/[A-Za-z0-9/_-]{10,500}")
 
 
 def webhook_url_problem(url: str) -> str | None:
     """Why a webhook URL is refused, or None. Only Slack's own webhook host is accepted, so a
     stored URL can never make the workers post somewhere else."""
     url = url.strip()
+    if not _WEBHOOK.fullmatch(url):
+        # Checked on the text itself: urlsplit silently drops tabs and line breaks, so a URL
+        # carrying CR/LF would otherwise pass and break (and leak into) every send.
+        return ("a Slack incoming webhook URL is https://hooks.slack.com/services/ followed by "
+                "letters, digits, '/', '_' or '-' only (no spaces or control characters)")
     parts = urlsplit(url)
     if not url.startswith(options.WEBHOOK_PREFIX) or parts.scheme != "https" or \
             parts.netloc != "hooks.slack.com" or parts.username or parts.password:
@@ -23,8 +31,8 @@ def webhook_url_problem(url: str) -> str | None:
 
 def bot_token_problem(token: str) -> str | None:
     token = token.strip()
-    if not token.startswith(("xoxb-", "xoxp-")) or len(token) < 20 or any(c.isspace()
-                                                                         for c in token):
+    if not token.startswith(("xoxb-", "xoxp-")) or len(token) < 20 or not (
+            token.isascii() and token.isprintable()) or any(c.isspace() for c in token):
         return "a Slack bot token starts with xoxb- (or a user token with xoxp-)"
     return None
 

@@ -92,11 +92,16 @@ def job_for_change(request: Request, pk: int, verb: str) -> Job:
 
 
 class JobCancel(APIView):
+    # The schema's 409 (controlplane.core.openapi): cancelling a job that has ended.
+    conflicts = "The job has already ended (or is being cancelled)."
+
     @extend_schema(request=None, responses={202: JobSerializer})
     def post(self, request: Request, pk: int) -> Response:
         job = job_for_change(request, pk, "cancel")
         if not lifecycle.request_cancel(job.pk):
-            raise ValidationError({"state": [f"the job is already {job.state}"]})
+            job.refresh_from_db()
+            return Response({"state": [f"the job is already {job.state}"]},
+                            status=status.HTTP_409_CONFLICT)
         audit.record(request, "job.cancel", job)
         job.refresh_from_db()
         return Response(JobSerializer(job, context={"request": request}).data,

@@ -3,18 +3,21 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import datetime
 
 from django.db.models import Q, QuerySet
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 
+from controlplane.core import bounded
 from controlplane.runs.models import Job, JobState
 
 # The pools a job request may name, as stored in Job.request.
 POOLS = ("chief", "workers", "reduction_server", "parameter_servers", "evaluators")
+
+# An empty value is no filter, as the jobs page's form sends it.
+DATE_TIME_OR_EMPTY = {"oneOf": [{"type": "string", "format": "date-time"},
+                                {"type": "string", "maxLength": 0}]}
 
 JOB_LIST_PARAMETERS = [
     OpenApiParameter("state", str, enum=list(JobState.values),
@@ -23,31 +26,27 @@ JOB_LIST_PARAMETERS = [
     OpenApiParameter("user", str, description="username of whoever submitted the job"),
     OpenApiParameter("accelerator", str,
                      description="accelerator type in any pool, e.g. NVIDIA_TESLA_T4"),
-    OpenApiParameter("created_after", str,
-                     description="ISO 8601 date or date-time, inclusive (a date: from 00:00 UTC)"),
-    OpenApiParameter("created_before", str,
-                     description="ISO 8601 date or date-time, exclusive (a date: to 00:00 UTC)"),
+    OpenApiParameter("created_after", DATE_TIME_OR_EMPTY,
+                     description="ISO 8601 date-time, inclusive (a date alone also works: "
+                                 "from 00:00 UTC); empty: no limit"),
+    OpenApiParameter("created_before", DATE_TIME_OR_EMPTY,
+                     description="ISO 8601 date-time, exclusive (a date alone also works: "
+                                 "to 00:00 UTC); empty: no limit"),
 ]
 
 
+FILTER_NAMES = ("state", "team", "user", "accelerator", "created_after", "created_before")
+
+
 def _moment(name: str, raw: str) -> datetime:
-    moment = parse_datetime(raw)
-    if moment is None:
-        try:
-            day = parse_date(raw)
-        except ValueError:
-            day = None
-        if day is None:
-            raise ValidationError({name: ["an ISO 8601 date (2026-01-31) or date-time "
-                                          "(2026-01-31T12:00:00Z)"]})
-        moment = datetime.combine(day, time.min)
-    if timezone.is_naive(moment):
-        moment = moment.replace(tzinfo=UTC)
-    return moment
+    return bounded.moment(name, raw)
 
 
 def filter_jobs(jobs: QuerySet[Job], params: dict[str, str]) -> QuerySet[Job]:
     """Apply the query's filters; a bad value is a 400 that names the parameter."""
+    for name in FILTER_NAMES:
+        if "\x00" in params.get(name, ""):  # PostgreSQL text cannot hold it
+            raise ValidationError({name: ["a NUL character is not allowed"]})
     try:
         state = params.get("state", "").strip().upper()
         if state:
@@ -72,3 +71,31 @@ def filter_jobs(jobs: QuerySet[Job], params: dict[str, str]) -> QuerySet[Job]:
     except (OverflowError, ValueError) as exc:
         raise ValidationError({"detail": [str(exc)]}) from exc
     return jobs
+
+
+# The job list's accelerator filter, by family rather than by exact enum: a family matches
+# every accelerator type whose name holds it as a word (A100 matches NVIDIA_TESLA_A100 and
+# NVIDIA_A100_80GB); "TPU" every TPU; "CPU" jobs with no accelerator in any pool.
+ACCELERATOR_FAMILIES = ("T4", "L4", "P4", "P100", "V100", "A100", "H100", "H200", "B200",
+                        "GB200", "RTX_PRO_6000", "TPU", "CPU")
+
+
+def _any_pool(lookup: str, value: str) -> Q:
+    matched = Q()
+    for pool in POOLS:
+        matched |= Q(**{f"request__{pool}__accelerator_type__{lookup}": value})
+    return matched
+
+
+def filter_accelerator_family(jobs: QuerySet[Job], family: str) -> QuerySet[Job]:
+    """Jobs with an accelerator of ``family`` in any pool; an unknown family: no filter."""
+    family = family.strip().upper()
+    if family not in ACCELERATOR_FAMILIES:
+        return jobs
+    if family == "CPU":
+        # A subquery: NOT over a missing JSON key would be NULL and drop the very jobs wanted.
+        accelerated = Job.objects.filter(_any_pool("iregex", r"^(NVIDIA|TPU)_")).values("pk")
+        return jobs.exclude(pk__in=accelerated)
+    if family == "TPU":
+        return jobs.filter(_any_pool("istartswith", "TPU_"))
+    return jobs.filter(_any_pool("iregex", rf"(^|_){family}(_|$)"))

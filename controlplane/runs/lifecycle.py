@@ -29,7 +29,7 @@ from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJo
 from controlplane.core import price_table, signals
 from controlplane.core.price_table import PricedJob
 from controlplane.core.queue import enqueue, send_now
-from controlplane.runs import recovery
+from controlplane.runs import checkpoints, quota, recovery
 from controlplane.runs.models import (
     ACTIVE_STATES,
     Job,
@@ -38,6 +38,7 @@ from controlplane.runs.models import (
     RestartCause,
     display_name_for,
 )
+from controlplane.teams import tracking as team_tracking
 from controlplane.teams.models import Team
 from vertexplan import composer
 
@@ -132,20 +133,23 @@ def _backend_for(backend: Backend, region: str) -> Backend:
     return for_region(region)
 
 
-def attempt_spec(job: Job, attempt: JobAttempt) -> dict[str, Any]:
-    """The CustomJob of one attempt: the job's, on the attempt's scheduling strategy."""
+def attempt_spec(job: Job, attempt: JobAttempt, tracking_env: dict[str, str] | None = None
+                 ) -> dict[str, Any]:
+    """The CustomJob of one attempt: the job's, on the attempt's scheduling strategy, with the
+    team's tracking settings that may be shown (the key is added only when it is sent)."""
     custom_job = job.custom_job
     if attempt.scheduling and attempt.scheduling != recovery.scheduling_of(custom_job):
         custom_job = recovery.with_scheduling(custom_job, attempt.scheduling)
-    return composer.for_attempt(custom_job, display_name=attempt.display_name,
+    spec = composer.for_attempt(custom_job, display_name=attempt.display_name,
                                 labels=labels_for(job, attempt.number), output_uri=job.output_uri)
+    return composer.with_env(spec, tracking_env or {})
 
 
 def submit(job_id: int) -> None:
     """Create the current attempt's CustomJob unless it exists already. Exactly once."""
     with transaction.atomic():
         job = Job.objects.select_for_update().select_related("team").get(pk=job_id)
-        if job.state != JobState.QUEUED:
+        if job.state not in (JobState.QUEUED, JobState.WAITING_FOR_QUOTA):
             return
         attempt, _ = JobAttempt.objects.get_or_create(
             job=job, number=job.attempt,
@@ -162,12 +166,19 @@ def submit(job_id: int) -> None:
             # Look before creating: an earlier try may have created it and crashed before saving.
             remote = backend.find_custom_job(attempt.display_name, labels)
             if remote is None:
-                spec = attempt_spec(job, attempt)
+                _refresh_resume_point(job, attempt)
+                shown_env, secret_env = team_tracking.job_environment(job.team)
+                spec = attempt_spec(job, attempt, shown_env)
+                # What is stored (and shown, and exported) never holds the team's key.
                 attempt.submitted_spec = spec
                 # The prices this attempt is billed at: its own region and scheduling, now.
                 priced, _ = price_table.price_job(spec, attempt.region or job.region)
                 attempt.price_snapshot = priced.snapshot if priced else job.price_snapshot
-                remote = backend.create_custom_job(spec)
+                remote = backend.create_custom_job(composer.with_env(spec, secret_env))
+        except errors.QuotaExceeded as exc:
+            quota.wait_for_quota(job, attempt, exc)
+            _queue_submit(job.pk, countdown=quota.seconds_until_retry(job))
+            return
         except (errors.InvalidJobSpec, errors.PermissionDenied) as exc:
             # The job as written can never run: fail it now instead of retrying forever.
             attempt.error_message = str(exc)
@@ -176,14 +187,28 @@ def submit(job_id: int) -> None:
                                         "price_snapshot"])
             job.update_state(JobState.FAILED, error=str(exc), source="submit")
             return
+        quota.end_wait(job)
         _record_remote(job, attempt, remote, source="submit")
         _announce_submission(job, attempt)
+
+
+def _refresh_resume_point(job: Job, attempt: JobAttempt) -> None:
+    """A recovery attempt resumes from the newest checkpoint when it is submitted, not when it
+    was planned: the emergency checkpoint of the attempt before may have reached the log
+    during the backoff. (The trainer finds the same one in the shared output folder.)"""
+    if attempt.reason != "recovery":
+        return
+    newest = checkpoints.newest(job)
+    if newest is not None and (attempt.resume_step is None or newest.step > attempt.resume_step):
+        attempt.resume_step, attempt.resume_checkpoint = newest.step, newest.path
+        attempt.save(update_fields=["resume_step", "resume_checkpoint"])
 
 
 def _announce_submission(job: Job, attempt: JobAttempt) -> None:
     job.events.create(kind="submitted", attempt=attempt.number, data={
         "vertex_name": attempt.vertex_name, "scheduling": attempt.scheduling,
         "region": attempt.region, "reason": attempt.reason,
+        "resume_step": attempt.resume_step, "resume_path": attempt.resume_checkpoint,
     })
     signals.attempt_submitted.send(sender=Job, job=job, attempt=attempt)
 
@@ -273,7 +298,7 @@ def _repair_unsubmitted(job: Job) -> None:
             job = Job.objects.select_for_update().get(pk=job.pk)
             job.update_state(JobState.CANCELLED, source="reconcile")
         return
-    if job.state != JobState.QUEUED:
+    if job.state not in (JobState.QUEUED, JobState.WAITING_FOR_QUOTA):
         return
     attempt = job.current_attempt()
     now = timezone.now()
@@ -299,7 +324,8 @@ def _try_recovery(job: Job, attempt: JobAttempt) -> bool:
                                  attempt.region or job.region)
     decision = recovery.plan(policy=policy, custom_job=job.custom_job, home=home,
                              current=current, failure=recovery.Failure(attempt.failure),
-                             recoveries_done=job.recoveries)
+                             recoveries_done=job.recoveries,
+                             in_place_done=_recoveries_in_place(job, current))
     if decision.placement is None:
         if attempt.failure in recovery.RECOVERABLE and policy.enabled:
             job.events.create(kind="recovery_refused", attempt=attempt.number,
@@ -311,13 +337,26 @@ def _try_recovery(job: Job, attempt: JobAttempt) -> bool:
     return True
 
 
+def _recoveries_in_place(job: Job, current: recovery.Placement) -> int:
+    """How many of the latest attempts, back from the current one, were recoveries at
+    `current`: the in-place retries already spent."""
+    count = 0
+    for attempt in job.attempts.order_by("-number"):
+        here = (attempt.scheduling or current.scheduling, attempt.region or current.region)
+        if attempt.reason != "recovery" or here != (current.scheduling, current.region):
+            break
+        count += 1
+    return count
+
+
 def start_attempt(job: Job, *, reason: str, placement: recovery.Placement, delay_s: float,
                   why: str, failure: str = "", skipped: list[str] | None = None) -> JobAttempt:
     """A new attempt of a locked job, resuming from its newest complete checkpoint (the
     trainer finds it in the job's output folder, which every attempt shares)."""
     now = timezone.now()
     number = job.attempt + 1
-    step, path = recovery.newest_checkpoint(job.events.filter(kind="checkpoint_saved"))
+    newest = checkpoints.newest(job)
+    step, path = (newest.step, newest.path) if newest else (None, "")
     attempt = JobAttempt.objects.create(
         job=job, number=number, display_name=display_name_for(job.pk, number), reason=reason,
         scheduling=placement.scheduling, region=placement.region,

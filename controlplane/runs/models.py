@@ -10,11 +10,15 @@ from django.db import models
 from django.utils import timezone
 
 from controlplane.core import signals
+from controlplane.teams import policy as team_policy
 from controlplane.teams.models import Team
 
 
 class JobState(models.TextChoices):
     QUEUED = "QUEUED"          # accepted; no CustomJob yet, or Vertex has it queued
+    # Vertex refused to create the CustomJob for quota: retried with backoff (Job.quota_wait
+    # says which quota, where, and the numbers) until the quota allows it or it is cancelled.
+    WAITING_FOR_QUOTA = "WAITING_FOR_QUOTA", "waiting for quota"
     PENDING = "PENDING"        # Vertex is provisioning machines
     RUNNING = "RUNNING"
     CANCELLING = "CANCELLING"
@@ -30,6 +34,8 @@ ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
 # earlier state (a reconcile that read Vertex before the job ended) are ignored, never applied.
 _ALLOWED: dict[str, frozenset[str]] = {
     JobState.QUEUED: frozenset(ACTIVE_STATES | TERMINAL_STATES) - {JobState.QUEUED},
+    JobState.WAITING_FOR_QUOTA: frozenset(ACTIVE_STATES | TERMINAL_STATES)
+    - {JobState.WAITING_FOR_QUOTA, JobState.CANCELLING},
     JobState.PENDING: frozenset({JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING}
                                 | TERMINAL_STATES),
     JobState.RUNNING: frozenset({JobState.QUEUED, JobState.PENDING, JobState.CANCELLING}
@@ -53,7 +59,7 @@ class Job(models.Model):
     project = models.CharField(max_length=100)
     region = models.CharField(max_length=40)
 
-    state = models.CharField(max_length=12, choices=JobState.choices, default=JobState.QUEUED,
+    state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.QUEUED,
                              db_index=True)
     state_changed_at = models.DateTimeField(default=timezone.now)
     error_message = models.TextField(blank=True)
@@ -75,6 +81,10 @@ class Job(models.Model):
     max_recoveries = models.PositiveSmallIntegerField(default=0)
     recovery_options = models.JSONField(default=dict, blank=True)
     recoveries = models.PositiveIntegerField(default=0)
+    # While WAITING_FOR_QUOTA: the refused quota (metric, region, limit, usage, requested, as
+    # Vertex said them), the refusal's message, when the wait began, how many creates were
+    # refused and when the next is tried. Kept after the wait as its record.
+    quota_wait = models.JSONField(default=dict, blank=True)
     # When the reconciler last compared this job with the backend: sweeps start with the
     # longest-unseen jobs, so one slow sweep never starves the same jobs twice.
     reconciled_at = models.DateTimeField(null=True, blank=True)
@@ -96,6 +106,9 @@ class Job(models.Model):
     cost_micros = models.BigIntegerField(default=0)
     lost_micros = models.BigIntegerField(default=0)
     cost_updated_at = models.DateTimeField(null=True, blank=True)
+    # Where the trainer says the run is tracked besides this product, from its `tracking`
+    # events: provider (wandb, vertex_experiments, tensorboard) -> an http(s) URL.
+    tracking = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "jobs_job"  # kept from the app it was first created in
@@ -115,11 +128,24 @@ class Job(models.Model):
 
     @property
     def output_uri(self) -> str:
-        # Shared by every attempt, so a new attempt resumes from the previous one's checkpoints.
-        return f"{settings.CP_OUTPUT_URI}/{self.team.slug}/job-{self.pk}"
+        # Shared by every attempt, so a new attempt resumes from the previous one's checkpoints;
+        # under the team's output prefix (its policy; by default <CP_OUTPUT_URI>/<team>).
+        return self.output_uri_under(team_policy.effective(self.team).output_prefix)
+
+    def output_uri_under(self, prefix: str) -> str:
+        """output_uri for a team's output prefix already read (many jobs of one team)."""
+        return f"{prefix}/job-{self.pk}"
 
     def current_attempt(self) -> JobAttempt | None:
         return self.attempts.filter(number=self.attempt).first()
+
+    def record_tracking(self, links: dict[str, str]) -> None:
+        """Add the run's tracking links (checked http(s) URLs), the newest for a provider
+        replacing an older one. The caller holds the row lock."""
+        merged = {**(self.tracking or {}), **links}
+        if merged != self.tracking:
+            self.tracking = merged
+            self.save(update_fields=["tracking"])
 
     def update_state(
         self,

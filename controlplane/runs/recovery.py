@@ -21,7 +21,7 @@ import abc
 import os
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -105,6 +105,8 @@ class Policy:
     regions: tuple[str, ...] = ()         # other regions to try, in order
     backoff_s: float = 10.0               # first wait; doubles, with jitter, up to the cap
     backoff_cap_s: float = 300.0
+    # After a preemption, new attempts where the job was (capacity was there) before moving on.
+    retries_in_place: int = 2
 
     @property
     def enabled(self) -> bool:
@@ -112,7 +114,8 @@ class Policy:
 
     def options(self) -> dict[str, Any]:
         return {"fallback": list(self.fallback), "regions": list(self.regions),
-                "backoff_s": self.backoff_s, "backoff_cap_s": self.backoff_cap_s}
+                "backoff_s": self.backoff_s, "backoff_cap_s": self.backoff_cap_s,
+                "retries_in_place": self.retries_in_place}
 
 
 def site_default(spot: bool) -> Policy:
@@ -137,7 +140,7 @@ def parse_policy(request: dict[str, Any], *, spot: bool | None = None
                  ) -> tuple[Policy, dict[str, list[str]]]:
     """The policy of a job request's optional "recovery" object, and errors keyed by field:
 
-        "recovery": {"strategy": "failover", "max_recoveries": 3,
+        "recovery": {"strategy": "failover", "max_recoveries": 3, "retries_in_place": 2,
                      "fallback": ["FLEX_START", "STANDARD"], "regions": ["us-east1"]}
     """
     if spot is None:
@@ -153,9 +156,11 @@ def parse_policy(request: dict[str, Any], *, spot: bool | None = None
 
     if not isinstance(raw, dict):
         return base, {"recovery": ["must be an object such as {\"strategy\": \"failover\"}"]}
-    unknown = sorted(set(raw) - {"strategy", "max_recoveries", "fallback", "regions"})
+    unknown = sorted(set(raw) - {"strategy", "max_recoveries", "retries_in_place", "fallback",
+                                 "regions"})
     for key in unknown:
-        error(key, "unknown field; valid: strategy, max_recoveries, fallback, regions")
+        error(key, "unknown field; valid: strategy, max_recoveries, retries_in_place, "
+                   "fallback, regions")
     strategy = raw.get("strategy", base.strategy or "failover")
     if strategy not in STRATEGIES:
         error("strategy", f"{strategy!r} is not a recovery strategy; valid: "
@@ -164,6 +169,10 @@ def parse_policy(request: dict[str, Any], *, spot: bool | None = None
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 20:
         error("max_recoveries", "must be a whole number from 0 to 20")
         limit = 0
+    in_place = raw.get("retries_in_place", base.retries_in_place)
+    if isinstance(in_place, bool) or not isinstance(in_place, int) or not 0 <= in_place <= 10:
+        error("retries_in_place", "must be a whole number from 0 to 10")
+        in_place = base.retries_in_place
     fallback = raw.get("fallback", [])
     if not isinstance(fallback, list) or any(s not in SCHEDULING_STRATEGIES for s in fallback):
         error("fallback", f"must be a list of {', '.join(SCHEDULING_STRATEGIES)}")
@@ -176,7 +185,7 @@ def parse_policy(request: dict[str, Any], *, spot: bool | None = None
             not backend_can_change_region():
         error("regions", f"this backend submits to {settings.VERTEX_REGION} only")
     policy = replace(base, strategy=strategy, max_recoveries=limit, fallback=tuple(fallback),
-                     regions=tuple(regions))
+                     regions=tuple(regions), retries_in_place=in_place)
     return policy, errors
 
 
@@ -191,6 +200,7 @@ def policy_of(job: Any) -> Policy:
         fallback=tuple(options.get("fallback", ())), regions=tuple(options.get("regions", ())),
         backoff_s=float(options.get("backoff_s", 10.0)),
         backoff_cap_s=float(options.get("backoff_cap_s", 300.0)),
+        retries_in_place=int(options.get("retries_in_place", Policy.retries_in_place)),
     )
 
 
@@ -316,8 +326,12 @@ def candidates(policy: Policy, custom_job: dict[str, Any], home: Placement,
 
 
 def plan(*, policy: Policy, custom_job: dict[str, Any], home: Placement, current: Placement,
-         failure: Failure, recoveries_done: int, rng: random.Random | None = None) -> Decision:
-    """Whether and where to run the next attempt after `current` ended with `failure`."""
+         failure: Failure, recoveries_done: int, rng: random.Random | None = None,
+         in_place_done: int = 0) -> Decision:
+    """Whether and where to run the next attempt after `current` ended with `failure`.
+
+    `in_place_done`: recovery attempts already made at `current` in a row. A preemption past
+    the policy's retries_in_place counts as no capacity there: the job moves on."""
     if failure not in RECOVERABLE:
         return Decision(None, why=f"not recovered: the attempt ended with a {failure or 'no'} "
                                   "failure, which another attempt would repeat")
@@ -331,19 +345,10 @@ def plan(*, policy: Policy, custom_job: dict[str, Any], home: Placement, current
     options, skipped = candidates(policy, custom_job, home, strategy)
     if not options:
         return Decision(None, why="no placement left to try", skipped=skipped)
+    if failure == Failure.PREEMPTION and in_place_done >= policy.retries_in_place:
+        failure = Failure.STOCKOUT
     chosen = strategy.next(options, current, failure)
     return Decision(chosen, delay_s=backoff_s(policy, recoveries_done + 1, rng),
                     why=f"{strategy.name}: {failure} on {current.scheduling} in "
                         f"{current.region} -> {chosen.scheduling} in {chosen.region}",
                     skipped=skipped)
-
-
-def newest_checkpoint(events: Iterable[Any]) -> tuple[int | None, str]:
-    """(step, path) of the newest complete checkpoint among checkpoint_saved events."""
-    best: tuple[int | None, str] = (None, "")
-    for event in events:
-        step = event.step if event.step is not None else event.data.get("step")
-        path = event.data.get("path", "")
-        if isinstance(step, int) and (best[0] is None or step > best[0]):
-            best = (step, path)
-    return best

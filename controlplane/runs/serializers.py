@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from controlplane.runs import panels
+from controlplane.runs import checkpoints, links, panels
 from controlplane.runs.models import Job, JobAttempt, JobEvent
 
 
@@ -27,13 +27,50 @@ class JobSerializer(serializers.ModelSerializer):
         help_text="Integer micro-dollars: billed so far (final once ended), lost to "
                   "preemptions, the estimate, per attempt, line and preemption.")
 
+    diagnosis = serializers.SerializerMethodField(
+        help_text="A failed job's most telling failure, from its log and CustomJob.error: "
+                  "kind, title, summary (the line that gave it away), fix, last_frame, "
+                  "replica, attempt; null unless the job FAILED.")
+
+    checkpoints = serializers.SerializerMethodField(
+        help_text="The checkpoints that still exist (rotation's deletions left out), newest "
+                  "first: step, path, attempt, saved_at. A resubmission may start from these.")
+
+    links = serializers.SerializerMethodField(
+        help_text="Where to look at the job beside this product, by name: console (the Vertex "
+                  "console page), logs (Logs Explorer with the job's filter), errors (Error "
+                  "Reporting), gpu_utilisation and gpu_memory (Cloud Monitoring), tensorboard "
+                  "(when the job writes to one). Against the local emulator they are this "
+                  "product's own pages. Empty before Vertex has given the job an id.")
+
+    tracking = serializers.SerializerMethodField(
+        help_text="Where the trainer said the run is tracked besides this product, from its "
+                  "`tracking` events: provider (wandb, vertex_experiments, tensorboard) -> "
+                  "an http(s) URL.")
+
     class Meta:
         model = Job
         fields = ["id", "url", "team", "name", "state", "state_changed_at", "error_message",
+                  "diagnosis", "quota_wait", "checkpoints", "links", "tracking",
                   "attempt", "restarts", "created_by", "created_at", "started_at", "ended_at",
                   "last_step", "total_steps", "last_loss", "region", "request", "custom_job",
                   "attempts", "cost"]
         read_only_fields = fields
+
+    def get_checkpoints(self, job: Job) -> list[dict[str, Any]]:
+        return [{"step": c.step, "path": c.path, "attempt": c.attempt,
+                 "saved_at": c.saved_at.isoformat()} for c in checkpoints.existing(job)]
+
+    def get_links(self, job: Job) -> dict[str, str]:
+        request = self.context.get("request")
+        return {link.key: request.build_absolute_uri(link.url) if request else link.url
+                for link in links.for_job(job)}
+
+    def get_tracking(self, job: Job) -> dict[str, str]:
+        return {link.key: link.url for link in links.tracking_for(job)}
+
+    def get_diagnosis(self, job: Job) -> dict[str, Any] | None:
+        return panels.report("diagnosis", job)
 
     def get_cost(self, job: Job) -> dict[str, Any] | None:
         # The costs app reports it (runs knows nothing of prices): see panels.register_report.
@@ -42,9 +79,9 @@ class JobSerializer(serializers.ModelSerializer):
 
 class JobListSerializer(JobSerializer):
     class Meta(JobSerializer.Meta):
-        fields = ["id", "url", "team", "name", "state", "attempt", "restarts", "created_by",
-                  "created_at", "started_at", "ended_at", "last_step", "total_steps", "last_loss",
-                  "cost_micros", "lost_micros", "estimate_micros"]
+        fields = ["id", "url", "team", "name", "state", "diagnosis", "quota_wait", "attempt",
+                  "restarts", "created_by", "created_at", "started_at", "ended_at", "last_step",
+                  "total_steps", "last_loss", "cost_micros", "lost_micros", "estimate_micros"]
         read_only_fields = fields
 
 

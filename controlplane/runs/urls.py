@@ -7,6 +7,8 @@ from controlplane.runs import views
 urlpatterns = [
     path("", views.JobListView.as_view(), name="job-list"),
     path("jobs/rows/", views.JobRowsView.as_view(), name="job-list-rows"),
+    path("jobs/compare/", views.job_compare, name="job-compare"),
+    path("docs/own-code/", views.own_code, name="own-code"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<int:pk>/cancel/", views.job_cancel, name="job-cancel"),
     path("jobs/<int:pk>/partials/<slug:name>/", views.job_partial, name="job-partial"),

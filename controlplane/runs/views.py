@@ -13,24 +13,39 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Case, DurationField, ExpressionWrapper, F, IntegerField, QuerySet, When
+from django.db.models.functions import Coalesce, Now
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.generic import DetailView, ListView
 from rest_framework.exceptions import ValidationError
 
 from controlplane.runs import access as runs_access
-from controlplane.runs import lifecycle, panels
-from controlplane.runs.filters import filter_jobs
+from controlplane.runs import checkpoints, lifecycle, links, panels
+from controlplane.runs.filters import (
+    ACCELERATOR_FAMILIES,
+    filter_accelerator_family,
+    filter_jobs,
+)
 from controlplane.runs.models import ACTIVE_STATES, Job, JobState
 from controlplane.security import audit
+from controlplane.security.models import AuditEntry
 from controlplane.teams import access
 
 TIMELINE_LIMIT = 300
 CHECKPOINT_LIMIT = 100
 # The job list's filters beyond state and team (the API's: controlplane/runs/filters.py).
 PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before")
+# The list's sortable columns: the `sort` parameter's names and what they order by.
+SORTS = {
+    "state": "state", "team": "team__name", "name": "name", "progress": "last_step",
+    "loss": "last_loss", "restarts": "restarts", "cost": "cost_micros",
+    "by": "created_by__username", "created": "created_at", "started": "started_at",
+    "ended": "ended_at", "duration": "duration",
+}
+SEARCH_MAX = 100
 
 
 # --- job list ------------------------------------------------------------------------------
@@ -52,10 +67,37 @@ class JobListView(LoginRequiredMixin, ListView):
         # A hand-edited URL with a bad date: the list without these filters, not an error page.
         with contextlib.suppress(ValidationError):
             jobs = filter_jobs(jobs, extra)
-        return jobs.order_by("-created_at", "-id")
+        query = self.request.GET.get("q", "").strip()[:SEARCH_MAX]
+        if query:
+            jobs = jobs.filter(name__icontains=query)
+        jobs = filter_accelerator_family(jobs, self.request.GET.get("family", ""))
+        return self.sorted(jobs.select_related("team", "created_by"))
+
+    def sort_key(self) -> str:
+        wanted = self.request.GET.get("sort", "")
+        return wanted if wanted.lstrip("-") in SORTS else ""
+
+    def sorted(self, jobs: QuerySet[Job]) -> QuerySet[Job]:
+        """By the chosen column (nulls last), else running jobs first, newest first."""
+        jobs = jobs.annotate(duration=ExpressionWrapper(
+            Coalesce(F("ended_at"), Now()) - F("started_at"), output_field=DurationField()))
+        key = self.sort_key()
+        if key:
+            field = F(SORTS[key.lstrip("-")])
+            order = field.desc(nulls_last=True) if key.startswith("-") else field.asc(
+                nulls_last=True)
+            return jobs.order_by(order, "-id")
+        active_first = Case(When(state__in=ACTIVE_STATES, then=0), default=1,
+                            output_field=IntegerField())
+        return jobs.annotate(active_first=active_first).order_by(
+            "active_first", "-created_at", "-id")
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
+        for job in context["jobs"]:
+            # The cause of a failure on its row (the logs app reports it; failed jobs only).
+            job.diagnosis = (panels.report("diagnosis", job)
+                             if job.state == JobState.FAILED else None)
         context.update(
             any_active=any(job.state in ACTIVE_STATES for job in context["jobs"]),
             states=JobState.values,
@@ -63,6 +105,13 @@ class JobListView(LoginRequiredMixin, ListView):
             selected_state=self.request.GET.get("state", ""),
             selected_team=self.request.GET.get("team", ""),
             selected={k: self.request.GET.get(k, "") for k in PAGE_FILTERS},
+            query=self.request.GET.get("q", "")[:SEARCH_MAX],
+            families=ACCELERATOR_FAMILIES,
+            selected_family=self.request.GET.get("family", "").upper(),
+            sort=self.sort_key(),
+            # A header's link sorts by its column, or the other way when it already does.
+            sort_next={name: (f"-{name}" if self.sort_key() == name else name)
+                       for name in SORTS},
         )
         return context
 
@@ -116,14 +165,33 @@ def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     active = job.state in ACTIVE_STATES
     submitter = access.can_submit(request.user, job.team)
     restart_records = list(job.restart_records.order_by("occurred_at", "id"))
+    resumable = checkpoints.existing(job)
     return {
+        # The first thing a failed job's page says: the cause and the fix (the logs app
+        # reports it), and a cancel the user asked for, told as such rather than as an error.
+        "diagnosis": panels.report("diagnosis", job),
+        "cancelled_by": cancelled_by(job),
         "can_cancel": active and submitter,
         "can_clone": access.submit_teams(request.user).exists(),
-        "can_resubmit": submitter and not active and job.events.filter(
-            kind="checkpoint_saved").exists(),
+        "can_resubmit": submitter and not active and bool(resumable),
+        "resumable_checkpoints": resumable,
         "attempts": list(job.attempts.all()),
         "restart_records": restart_records,
+        "console_links": links.for_job(job),
+        "console_links_local": links.emulated(),
+        "tracking_links": links.tracking_for(job),
     }
+
+
+def cancelled_by(job: Job) -> str | None:
+    """Who asked to cancel a cancelled job ("" when nobody is recorded), or None when the job
+    was not cancelled on request."""
+    if job.state != JobState.CANCELLED or not job.events.filter(
+            kind="state", data__source="cancel").exists():
+        return None
+    entry = (AuditEntry.objects.filter(action="job.cancel", target_type="job",
+                                       target_id=str(job.pk)).order_by("-at").first())
+    return entry.actor_name if entry is not None else ""
 
 
 # Trainer and emulator detail the restart records already summarise.
@@ -145,8 +213,8 @@ def timeline_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
 
 
 def checkpoints_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
-    saved = job.events.filter(kind="checkpoint_saved").order_by("-timestamp", "-id")
-    return {"checkpoints": saved[:CHECKPOINT_LIMIT]}
+    """The checkpoints still on storage (rotation's deletions left out), newest first."""
+    return {"checkpoints": checkpoints.existing(job)[:CHECKPOINT_LIMIT]}
 
 
 
@@ -191,6 +259,44 @@ def job_partial(request: HttpRequest, pk: int, name: str) -> HttpResponse:
 
 
 
+
+
+# The compare view overlays at most this many runs (a sweep's trials, a few ablations).
+COMPARE_MAX = 8
+
+
+@login_required
+@require_GET
+def job_compare(request: HttpRequest) -> HttpResponse:
+    """Loss curves of several jobs on one chart: /jobs/compare/?ids=12,14,15 (or ids=12&ids=14).
+    Ids that are not numbers or not visible are left out and said so."""
+    raw = [part for value in request.GET.getlist("ids") for part in value.split(",")]
+    wanted: list[int] = []
+    ignored: list[str] = []
+    for part in (p.strip() for p in raw):
+        if part.isdigit() and len(part) < 19 and int(part) not in wanted:
+            wanted.append(int(part))
+        elif part:
+            ignored.append(part[:40])
+    extra = wanted[COMPARE_MAX:]
+    wanted = wanted[:COMPARE_MAX]
+    found = {j.pk: j for j in runs_access.visible_jobs(request.user).filter(pk__in=wanted)}
+    jobs = [found[pk] for pk in wanted if pk in found]
+    ignored += [str(pk) for pk in wanted if pk not in found]
+    runs = [{"id": j.pk, "name": f"{j.name} #{j.pk}", "state": j.state,
+             "metrics_url": reverse("job-metrics", args=[j.pk])} for j in jobs]
+    return render(request, "runs/compare.html", {
+        "jobs": jobs, "runs": runs, "ignored": ignored, "too_many": extra,
+        "compare_max": COMPARE_MAX, "ids": ",".join(str(j.pk) for j in jobs),
+    })
+
+
+@login_required
+@require_GET
+def own_code(request: HttpRequest) -> HttpResponse:
+    """Bring your own code: the events a trainer prints so the charts, checkpoints and
+    recovery work for it."""
+    return render(request, "runs/own_code.html", {})
 
 
 @login_required

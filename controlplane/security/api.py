@@ -15,13 +15,14 @@ from typing import Any
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane.core import bounded
+from controlplane.core.idempotency import idempotent
 from controlplane.security import audit, teams_api, tokens
 from controlplane.security.models import ApiToken, AuditEntry
 from controlplane.security.serializers import (
@@ -40,6 +41,7 @@ class TokenList(generics.ListCreateAPIView):
         return ApiToken.objects.filter(user=self.request.user)
 
     @extend_schema(request=TokenSerializer, responses={201: NewTokenSerializer})
+    @idempotent
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = TokenSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -84,10 +86,7 @@ AUDIT_PARAMETERS = [
 
 
 def _moment(name: str, raw: str) -> Any:
-    moment = parse_datetime(raw)
-    if moment is None:
-        raise ValidationError({name: ["an ISO 8601 date-time, e.g. 2026-01-31T00:00:00Z"]})
-    return moment
+    return bounded.moment(name, raw)
 
 
 @extend_schema(parameters=AUDIT_PARAMETERS)
@@ -125,4 +124,8 @@ urlpatterns = [
          name="api-member-list"),
     path("teams/<slug:team>/members/<int:pk>/", teams_api.MemberDetail.as_view(),
          name="api-member-detail"),
+    path("teams/<slug:team>/policy/", teams_api.TeamPolicyView.as_view(),
+         name="api-team-policy"),
+    path("teams/<slug:team>/tracking/", teams_api.TeamTrackingView.as_view(),
+         name="api-team-tracking"),
 ]

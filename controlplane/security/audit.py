@@ -20,6 +20,8 @@ ACTIONS = (
     "budget.create", "budget.update", "budget.delete",
     "token.create", "token.revoke",
     "member.add", "member.change", "member.remove",
+    "policy.update", "tracking.update",
+    "sweep.submit", "sweep.cancel",
 )
 
 

@@ -35,8 +35,13 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
         team_ids = frozenset(team.pk for team in token.teams.all())
-        scope.attach(token.user, scope.Scope(team_ids=team_ids or None,
-                                             read_only=token.read_only))
+        if not token.all_teams and not team_ids:
+            # Narrowed to teams that no longer exist: never read as "every team".
+            raise exceptions.AuthenticationFailed(
+                "This token's teams no longer exist: make a new token.")
+        scope.attach(token.user, scope.Scope(
+            team_ids=None if token.all_teams else team_ids, read_only=token.read_only,
+            expires_at=token.expires_at))
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:

@@ -14,9 +14,13 @@ import hashlib
 from typing import Any
 
 from django.conf import settings
+from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.contrib.auth import views as auth_views
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 
 ADDRESS_FACTOR = 5
 
@@ -73,3 +77,43 @@ class LoginView(auth_views.LoginView):
     def form_valid(self, form: Any) -> HttpResponse:
         cache.delete(_keys(self.request)["account"])
         return super().form_valid(form)
+
+
+class AdminLoginView(LoginView):
+    """/admin/login/ behind the same limits: Django's admin login form (staff only) and page,
+    counted in the same cache as the site's login, so neither door is a way around the other."""
+
+    template_name = "admin/login.html"
+    authentication_form = AdminAuthenticationForm
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context.update(admin.site.each_context(self.request))
+        context.setdefault("title", "Log in")
+        context.setdefault("site_header", admin.site.site_header)
+        context["app_path"] = self.request.get_full_path()
+        context.setdefault(REDIRECT_FIELD_NAME, self.request.GET.get(REDIRECT_FIELD_NAME)
+                           or reverse("admin:index"))
+        return context
+
+    def get_default_redirect_url(self) -> str:
+        return reverse("admin:index")
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's reset by e-mail, with requests counted per address like failed logins: the
+    form cannot be used to flood a mailbox or to probe addresses quickly."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        limit = settings.CP_LOGIN_MAX_FAILURES
+        key = _key("reset", request.META.get("REMOTE_ADDR", ""))
+        if limit and (cache.get(key) or 0) >= limit:
+            return HttpResponse("Too many password reset requests from this address: try "
+                                "again later.", status=429, content_type="text/plain")
+        if limit:
+            cache.add(key, 0, timeout=settings.CP_LOGIN_LOCKOUT_S)
+            try:
+                cache.incr(key)
+            except ValueError:
+                cache.set(key, 1, timeout=settings.CP_LOGIN_LOCKOUT_S)
+        return super().post(request, *args, **kwargs)

@@ -13,8 +13,11 @@ class ApiToken(models.Model):
 
     A token acts as its user within the user's teams as they are at each request: leaving a
     team or losing a role takes effect on the token at once. It may be narrowed, never widened:
-    to some of those teams (`teams`; none chosen = all of them), and to reading only
-    (`read_only`: at most a viewer's rights, say for a dashboard).
+    to some of those teams (`teams`), or to none (`all_teams`: every team of the user), and to
+    reading only (`read_only`: at most a viewer's rights, say for a dashboard).
+
+    The scope is stored explicitly: a narrowed token whose teams are all deleted is not an
+    all-teams token but a token with no teams, and authentication refuses it.
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
@@ -28,6 +31,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     teams = models.ManyToManyField("teams.Team", blank=True, related_name="+")
     read_only = models.BooleanField(default=False)
+    all_teams = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -11,7 +11,10 @@ class TokenSerializer(serializers.ModelSerializer):
     active = serializers.BooleanField(read_only=True)
     teams = serializers.ListField(
         child=serializers.SlugField(), required=False, source="team_slugs",
-        help_text="Slugs of the teams the token may act in (some of yours); empty: all of them.")
+        help_text="Slugs of the teams the token may act in (some of yours); empty: all of them "
+                  "(from a narrowed token: all of that token's teams).")
+    all_teams = serializers.BooleanField(
+        read_only=True, help_text="True: every team of the user, now and later.")
     read_only = serializers.BooleanField(
         required=False, default=False,
         help_text="At most a viewer's rights in those teams, e.g. for a dashboard.")
@@ -19,9 +22,9 @@ class TokenSerializer(serializers.ModelSerializer):
     class Meta:
         model = ApiToken
         fields = ["id", "name", "prefix", "created_at", "last_used_at", "expires_at",
-                  "revoked_at", "active", "teams", "read_only"]
+                  "revoked_at", "active", "teams", "all_teams", "read_only"]
         read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at",
-                            "active"]
+                            "active", "all_teams"]
 
 
 class NewTokenSerializer(TokenSerializer):

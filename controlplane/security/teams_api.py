@@ -4,6 +4,12 @@
     teams/<team>/members/            GET the members (any member); POST add one (admins):
                                      {"username", "role"}
     teams/<team>/members/<id>/       GET one; PATCH {"role"} (admins); DELETE remove (admins)
+    teams/<team>/policy/             GET what the team's jobs may use (any member); PATCH it
+                                     (admins): output_prefix, service_accounts, networks,
+                                     reservations, allow_web_access
+    teams/<team>/tracking/           GET where the team's jobs log runs (any member); PATCH it
+                                     (admins): wandb_entity, wandb_project, wandb_api_key
+                                     (write-only: reads say only wandb_api_key_set)
 
 A team always keeps one admin: the change that would leave none is a 400 on the field.
 """
@@ -20,9 +26,12 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane.core.idempotency import idempotent
 from controlplane.security import audit
 from controlplane.teams import access
 from controlplane.teams import membership as members
+from controlplane.teams import policy as team_policy
+from controlplane.teams import tracking as team_tracking
 from controlplane.teams.models import Membership, Team
 
 
@@ -81,6 +90,7 @@ class MemberList(generics.ListCreateAPIView):
             "user__username")
 
     @extend_schema(request=MemberSerializer, responses={201: MemberSerializer})
+    @idempotent
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         team = _team(request, kwargs["team"])
         _must_manage(request, team)
@@ -126,3 +136,93 @@ class MemberDetail(generics.RetrieveDestroyAPIView):
         except members.MembershipError as exc:
             raise _refused(exc) from exc
         audit.record(self.request, "member.remove", None, team=instance.team, detail=detail)
+
+
+class PolicySerializer(serializers.Serializer):
+    output_prefix = serializers.CharField(
+        required=False, allow_blank=True, max_length=1024,
+        help_text="gs://bucket/folder the team's jobs write under; empty: the default "
+                  "<CP_OUTPUT_URI>/<team>/. Never inside or around another team's.")
+    service_accounts = serializers.ListField(
+        child=serializers.CharField(max_length=300), required=False, max_length=50,
+        help_text="Service accounts the team's jobs may run as; each serves one team only.")
+    networks = serializers.ListField(child=serializers.CharField(max_length=300),
+                                     required=False, max_length=50)
+    reservations = serializers.ListField(child=serializers.CharField(max_length=300),
+                                         required=False, max_length=50)
+    allow_web_access = serializers.BooleanField(required=False)
+
+
+class TeamPolicyView(generics.GenericAPIView):
+    serializer_class = PolicySerializer
+
+    @extend_schema(responses={200: PolicySerializer})
+    def get(self, request: Request, team: str) -> Response:
+        return Response(team_policy.describe(_team(request, team)))
+
+    @extend_schema(request=PolicySerializer, responses={200: PolicySerializer})
+    def patch(self, request: Request, team: str) -> Response:
+        found = _team(request, team)
+        if not access.can_manage(request.user, found):
+            raise PermissionDenied(f"only the admins of team {found.slug!r} set its policy")
+        if not isinstance(request.data, dict):
+            raise ValidationError({"non_field_errors": ["a JSON object of policy fields"]})
+        unknown = sorted(set(request.data) - set(PolicySerializer().fields))
+        if unknown:
+            raise ValidationError({name: ["unknown field"] for name in unknown})
+        body = PolicySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        before = team_policy.describe(found)
+        try:
+            row = team_policy.update(found, dict(body.validated_data))
+        except team_policy.PolicyError as exc:
+            raise ValidationError(exc.errors) from exc
+        after = team_policy.describe(found)
+        audit.record(request, "policy.update", row, team=found,
+                     detail={"was": before, "now": after})
+        return Response(after)
+
+
+class TrackingSerializer(serializers.Serializer):
+    wandb_entity = serializers.CharField(
+        required=False, allow_blank=True, max_length=128,
+        help_text="The W&B entity (user or team) the team's jobs log runs under.")
+    wandb_project = serializers.CharField(
+        required=False, allow_blank=True, max_length=128,
+        help_text="The W&B project; empty: the team's jobs do not log to W&B.")
+    wandb_api_key = serializers.CharField(
+        required=False, allow_blank=True, write_only=True, max_length=200,
+        trim_whitespace=False,
+        help_text="The W&B API key jobs log with; write-only, stored encrypted, empty to "
+                  "remove it. Without one, jobs log offline (synced later with wandb sync).")
+    wandb_api_key_set = serializers.BooleanField(read_only=True)
+
+
+class TeamTrackingView(generics.GenericAPIView):
+    serializer_class = TrackingSerializer
+
+    @extend_schema(responses={200: TrackingSerializer})
+    def get(self, request: Request, team: str) -> Response:
+        return Response(team_tracking.describe(_team(request, team)))
+
+    @extend_schema(request=TrackingSerializer, responses={200: TrackingSerializer})
+    def patch(self, request: Request, team: str) -> Response:
+        found = _team(request, team)
+        if not access.can_manage(request.user, found):
+            raise PermissionDenied(f"only the admins of team {found.slug!r} set its tracking")
+        if not isinstance(request.data, dict):
+            raise ValidationError({"non_field_errors": ["a JSON object of tracking fields"]})
+        unknown = sorted(set(request.data) - set(team_tracking.FIELDS))
+        if unknown:
+            raise ValidationError({name: ["unknown field"] for name in unknown})
+        before = team_tracking.describe(found)
+        try:
+            # The service checks the values as sent: a number is not a name, even as text.
+            row = team_tracking.update(found, dict(request.data))
+        except team_tracking.TrackingError as exc:
+            raise ValidationError(exc.errors) from exc
+        after = team_tracking.describe(found)
+        # What describe() says never holds the key: the audit log records only whether one is.
+        audit.record(request, "tracking.update", row, team=found,
+                     detail={"was": before, "now": after})
+        return Response(after)

@@ -41,25 +41,45 @@ class ScopeError(ValueError):
 
 def create(user: Any, name: str, *, expires_at: Any = None, team_slugs: Any = (),
            read_only: bool = False) -> NewToken:
-    """Make a token. Its teams must be among those the caller may act in now (with a narrowed
-    token, among that token's), and a read-only caller makes only read-only tokens: a token
-    never carries more than the credentials that made it."""
+    """Make a token. A token never carries more than the credentials that made it:
+
+    * its teams are among those the caller may act in now (with a narrowed token, among that
+      token's teams the user still belongs to); none chosen means every team only for a
+      session or an all-teams token, and all of the narrowed token's remaining teams otherwise;
+      a narrowed caller with no team left makes no token at all;
+    * a read-only caller makes only read-only tokens;
+    * it expires no later than the token that made it (no expiry asked: the same expiry).
+    """
     caller = scope.of(user)
     if caller is not None and caller.read_only and not read_only:
         raise ScopeError("read_only", "a read-only token makes only read-only tokens")
+    if caller is not None and caller.expires_at is not None:
+        if expires_at is None:
+            expires_at = caller.expires_at
+        elif expires_at > caller.expires_at:
+            raise ScopeError("expires_at", "a token cannot outlive the token that makes it "
+                             f"(which expires at {caller.expires_at.isoformat()})")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ScopeError("expires_at", "the expiry must be in the future")
     allowed = {team.slug: team for team in access.teams_of(user)}
     unknown = sorted(set(team_slugs) - set(allowed))
     if unknown:
         raise ScopeError("teams", f"not teams of yours: {', '.join(unknown)} (yours: "
                                   f"{', '.join(sorted(allowed)) or 'none'})")
     teams = [allowed[slug] for slug in sorted(set(team_slugs))]
-    if not teams and caller is not None and caller.team_ids is not None:
+    narrowed = caller is not None and caller.team_ids is not None
+    all_teams = not teams and not narrowed
+    if not teams and narrowed:
         teams = list(allowed.values())  # "all" from a narrowed token means all of its teams
+        if not teams:
+            raise ScopeError("teams", "the token making this one has no team left that you "
+                                      "belong to")
     key = KEY_START + secrets.token_urlsafe(32)
     with transaction.atomic():
         token = ApiToken.objects.create(user=user, name=name.strip()[:100] or "token",
                                         prefix=key[:PREFIX_LENGTH], key_hash=digest(key),
-                                        expires_at=expires_at, read_only=read_only)
+                                        expires_at=expires_at, read_only=read_only,
+                                        all_teams=all_teams)
         token.teams.set(teams)
     return NewToken(token=token, key=key)
 
@@ -87,6 +107,8 @@ def may_revoke(user: Any, token: ApiToken) -> bool:
     caller = scope.of(user)
     if caller is None or (caller.team_ids is None and not caller.read_only):
         return True
+    if token.all_teams:
+        return False
     if caller.read_only:
         return False
     own = {team.pk for team in token.teams.all()}

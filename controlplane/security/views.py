@@ -3,18 +3,23 @@ members (admins add, change and remove), and a team's audit log."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from controlplane.security import audit, tokens
 from controlplane.security.models import ApiToken, AuditEntry
 from controlplane.teams import access
 from controlplane.teams import membership as members
+from controlplane.teams import tracking as team_tracking
 from controlplane.teams.models import Membership, Role, Team
 
 AUDIT_PAGE = 100
@@ -66,9 +71,42 @@ def team_audit(request: HttpRequest, team: str) -> HttpResponse:
     team_obj = get_object_or_404(access.teams_of(request.user), slug=team)
     if access.role_in(request.user, team_obj) != Role.ADMIN:
         raise PermissionDenied("only the team's admins read its audit log")
-    entries = AuditEntry.objects.filter(team=team_obj)
+    everything = AuditEntry.objects.filter(team=team_obj)
+    chosen = {key: request.GET.get(key, "").strip()[:200]
+              for key in ("action", "actor", "q", "since", "until")}
+    entries, error = _audit_filtered(everything, chosen)
     page = Paginator(entries, AUDIT_PAGE).get_page(request.GET.get("page"))
-    return render(request, "security/audit.html", {"team": team_obj, "page": page})
+    return render(request, "security/audit.html", {
+        "team": team_obj, "page": page, "chosen": chosen, "filter_error": error,
+        "actions": everything.order_by("action").values_list("action", flat=True).distinct(),
+        "actors": everything.order_by("actor_name").values_list("actor_name",
+                                                               flat=True).distinct(),
+    })
+
+
+def _audit_filtered(entries: Any, chosen: dict[str, str]) -> tuple[Any, str]:
+    """The audit log narrowed by action, who, text in the object, and a date range (UTC
+    days, the end inclusive); a date that does not parse is named, the rest still apply."""
+    if chosen["action"]:
+        entries = entries.filter(action=chosen["action"])
+    if chosen["actor"]:
+        entries = entries.filter(actor_name=chosen["actor"])
+    if chosen["q"]:
+        entries = entries.filter(Q(target_name__icontains=chosen["q"])
+                                 | Q(target_id=chosen["q"]) | Q(target_type=chosen["q"]))
+    error = ""
+    for key, lookup in (("since", "at__date__gte"), ("until", "at__date__lte")):
+        if not chosen[key]:
+            continue
+        try:
+            day = parse_date(chosen[key])
+        except ValueError:
+            day = None
+        if day is None:
+            error = f"{key}: a date as YYYY-MM-DD, not {chosen[key]!r}"
+            continue
+        entries = entries.filter(**{lookup: day})
+    return entries, error
 
 
 @login_required
@@ -130,3 +168,38 @@ def _change_members(request: HttpRequest, team: Team) -> None:
         messages.success(request, f"{detail['username']} left {team.name}.")
     else:
         raise members.MembershipError("action", "one of: add, role, remove")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def team_tracking_settings(request: HttpRequest, team: str) -> HttpResponse:
+    """Where the team's jobs log runs (W&B): everyone in the team sees the entity, the project
+    and whether a key is set; admins change them. The key is never shown, not even to them:
+    the form's key field starts empty, and left empty keeps the stored key."""
+    team_obj = get_object_or_404(access.teams_of(request.user), slug=team)
+    manages = access.can_manage(request.user, team_obj)
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        if not manages:
+            raise PermissionDenied(f"only the admins of team {team_obj.slug} set its tracking")
+        changes = {name: request.POST.get(name, "") for name in ("wandb_entity", "wandb_project")}
+        if request.POST.get("remove_key"):
+            changes["wandb_api_key"] = ""
+        elif request.POST.get("wandb_api_key"):
+            changes["wandb_api_key"] = request.POST["wandb_api_key"]
+        before = team_tracking.describe(team_obj)
+        try:
+            row = team_tracking.update(team_obj, changes)
+        except team_tracking.TrackingError as exc:
+            errors = exc.errors
+        else:
+            audit.record(request, "tracking.update", row, team=team_obj,
+                         detail={"was": before, "now": team_tracking.describe(team_obj)})
+            messages.success(request, f"{team_obj.name}'s W&B settings saved.")
+            return redirect("team-tracking", team=team_obj.slug)
+    current = team_tracking.describe(team_obj)
+    shown = ({name: request.POST.get(name, "") for name in ("wandb_entity", "wandb_project")}
+             if errors else current)
+    return render(request, "security/tracking.html", {
+        "team": team_obj, "manages": manages, "current": current, "shown": shown,
+        "errors": errors}, status=400 if errors else 200)

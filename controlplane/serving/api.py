@@ -1,5 +1,6 @@
 """REST API for serving, under /api/v1/serving/ (config/api_urls.py includes this module):
 
+    images/?team=                    GET the serving images the team may pick
     models/                          GET list, POST register a job's checkpoint or final export
     models/<id>/                     GET
     endpoints/                       GET list, POST create
@@ -24,16 +25,18 @@ from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.backends import errors
 from controlplane.backends.serving_base import get_serving_backend
+from controlplane.core import bounded
+from controlplane.core.idempotency import idempotent
 from controlplane.runs import access as runs_access
 from controlplane.runs.api import resolve_team
-from controlplane.serving import access, charts, lifecycle, registry
+from controlplane.serving import access, charts, images, latency_table, lifecycle, registry
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo, SloAlert
 from controlplane.serving.serializers import (
     AlertSerializer,
@@ -47,8 +50,27 @@ from controlplane.serving.serializers import (
     ProbeSettingsSerializer,
     RegisterModelSerializer,
     SampleSerializer,
+    ServingImagesSerializer,
     SloSerializer,
 )
+from controlplane.teams import access as team_access
+
+MINUTES_PARAMETER = OpenApiParameter(
+    "minutes", {"type": "integer", "minimum": charts.MIN_MINUTES, "maximum": charts.MAX_MINUTES},
+    description="The chart's window, default 60.")
+
+
+def _minutes(request: Request) -> int:
+    """The API's window: a whole number in range, or a 400 naming ``minutes`` (the pages
+    clamp instead: charts.window)."""
+    raw = request.query_params.get("minutes", "")
+    if raw == "":
+        return 60
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6
+            and charts.MIN_MINUTES <= int(raw) <= charts.MAX_MINUTES):
+        raise ValidationError({"minutes": [f"a whole number of minutes from "
+                                           f"{charts.MIN_MINUTES} to {charts.MAX_MINUTES}"]})
+    return int(raw)
 
 
 def _may_change(user: Any, team: Any) -> None:
@@ -65,10 +87,11 @@ class ModelList(generics.ListCreateAPIView):
 
     def get_queryset(self) -> QuerySet[ModelEntry]:
         entries = access.visible_entries(self.request.user)
-        job = self.request.query_params.get("job")
-        return entries.filter(job_id=job) if job and job.isdigit() else entries
+        job = bounded.id_param(self.request.query_params, "job")
+        return entries if job is None else entries.filter(job_id=job)
 
     @extend_schema(request=RegisterModelSerializer, responses={201: ModelEntrySerializer})
+    @idempotent
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = RegisterModelSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -77,9 +100,11 @@ class ModelList(generics.ListCreateAPIView):
         _may_change(request.user, job.team)
         try:
             entry = registry.register(job=job, user=request.user, step=data["step"],
-                                      display_name=data.get("display_name", ""))
+                                      display_name=data.get("display_name", ""),
+                                      runtime=data["runtime"],
+                                      image_uri=data.get("image_uri", ""))
         except registry.RegistryError as exc:
-            raise ValidationError({"step": [str(exc)]}) from exc
+            raise ValidationError({exc.field: [str(exc)]}) from exc
         return Response(ModelEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
 
 
@@ -97,6 +122,7 @@ class EndpointList(generics.ListCreateAPIView):
         return access.visible_endpoints(self.request.user).exclude(state=Endpoint.State.DELETED)
 
     @extend_schema(request=CreateEndpointSerializer, responses={201: EndpointSerializer})
+    @idempotent
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = CreateEndpointSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -140,6 +166,7 @@ class EndpointDeployments(APIView):
         return Response(DeploymentSerializer(endpoint.deployments.all(), many=True).data)
 
     @extend_schema(request=DeploySerializer, responses={201: DeploymentSerializer})
+    @idempotent
     def post(self, request: Request, pk: int) -> Response:
         endpoint = _endpoint(request, pk)
         _may_change(request.user, endpoint.team)
@@ -151,7 +178,7 @@ class EndpointDeployments(APIView):
             deployment = lifecycle.deploy(endpoint=endpoint, entry=entry, user=request.user,
                                           **data)
         except lifecycle.ServingError as exc:
-            raise ValidationError({"detail": [str(exc)]}) from exc
+            raise ValidationError({exc.field or "detail": [str(exc)]}) from exc
         return Response(DeploymentSerializer(deployment).data, status=status.HTTP_201_CREATED)
 
 
@@ -208,11 +235,11 @@ class EndpointSlo(APIView):
 
 
 class EndpointLatency(APIView):
-    @extend_schema(parameters=[OpenApiParameter("minutes", int, description="5 to 10080")],
+    @extend_schema(parameters=[MINUTES_PARAMETER],
                    responses={200: dict})
     def get(self, request: Request, pk: int) -> Response:
         endpoint = _endpoint(request, pk)
-        minutes = charts.window(request.query_params.get("minutes", 60))
+        minutes = _minutes(request)
         return Response(charts.endpoint_latency(endpoint, minutes))
 
 
@@ -234,18 +261,32 @@ class EndpointAlerts(generics.ListAPIView):
 
 
 class EndpointPredict(APIView):
+    # The schema's extra answers (controlplane.core.openapi).
+    conflicts = ("No model is deployed to the endpoint, or it is private (reachable only "
+                 "from its allowlisted VPCs).")
+    upstream = "Vertex's prediction service failed; the detail says how."
+
     @extend_schema(request=PredictSerializer, responses={200: dict})
     def post(self, request: Request, pk: int) -> Response:
         endpoint = _endpoint(request, pk)
         _may_change(request.user, endpoint.team)
         if endpoint.state != Endpoint.State.READY:
             raise ValidationError({"detail": [f"the endpoint is {endpoint.state}"]})
+        if not endpoint.deployments.filter(state=Deployment.State.DEPLOYED).exists():
+            return Response({"detail": "no model is deployed to this endpoint: deploy one "
+                                       "first"}, status=status.HTTP_409_CONFLICT)
+        if endpoint.access == Endpoint.Access.PRIVATE:
+            return Response({"detail": "a private endpoint answers only inside the VPCs of "
+                             "its allowlisted projects, through a Private Service Connect "
+                             "endpoint on its service attachment "
+                             f"({endpoint.service_attachment or 'not known yet'}): send the "
+                             "prediction from there"}, status=status.HTTP_409_CONFLICT)
         body = PredictSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             result = get_serving_backend().predict(
                 endpoint.vertex_name, body.validated_data["instances"],
-                body.validated_data.get("parameters"))
+                body.validated_data.get("parameters"), dedicated_dns=endpoint.dedicated_dns)
         except errors.BackendError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_502_BAD_GATEWAY)
         return Response({"predictions": result.predictions,
@@ -253,20 +294,46 @@ class EndpointPredict(APIView):
 
 
 class JobServing(APIView):
-    @extend_schema(parameters=[OpenApiParameter("minutes", int, description="5 to 10080")],
+    @extend_schema(parameters=[MINUTES_PARAMETER],
                    responses={200: dict})
     def get(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
-        minutes = charts.window(request.query_params.get("minutes", 60))
+        minutes = _minutes(request)
         entries = ModelEntry.objects.filter(job=job)
         return Response({
             "models": ModelEntrySerializer(entries, many=True).data,
             "checkpoint_steps": registry.checkpoint_steps(job),
+            # What the job page's table shows: each endpoint serving the job's models now.
+            "serving_now": [row.as_dict() for row in latency_table.for_job(job)],
             **charts.job_latency(job, minutes),
         })
 
 
+class ServingImages(APIView):
+    not_found = "No team of the caller's by that slug."
+
+    @extend_schema(parameters=[OpenApiParameter(
+        "team", str, required=True, description="The team's slug.")],
+        responses={200: ServingImagesSerializer})
+    def get(self, request: Request) -> Response:
+        """The serving images a team may pick: its own Artifact Registry repositories (those
+        labelled cp-team=<team>) and Google's prebuilt prediction containers."""
+        if "team" not in request.query_params:
+            raise ValidationError({"team": ["name the team whose images to list: ?team=<slug>"]})
+        slug = request.query_params["team"]
+        # A team of someone else's is not found, as its objects are not (nothing leaks).
+        team = team_access.teams_of(request.user).filter(slug=slug).first() if slug else None
+        if team is None:
+            raise NotFound(f"no team of yours is named {slug!r}: ?team=<one of your teams>")
+        found, unreadable = images.team_images(team)
+        return Response(ServingImagesSerializer({
+            "team": team.slug, "unreadable": unreadable,
+            "images": [{"uri": i.uri, "tags": list(i.tags), "source": i.source}
+                       for i in found]}).data)
+
+
 urlpatterns = [
+    path("images/", ServingImages.as_view(), name="api-serving-images"),
     path("models/", ModelList.as_view(), name="api-serving-models"),
     path("models/<int:pk>/", ModelDetail.as_view(), name="api-serving-model"),
     path("endpoints/", EndpointList.as_view(), name="api-serving-endpoints"),

@@ -64,9 +64,9 @@ def endpoint_latency(endpoint: Endpoint, minutes: int = 60,
 
 
 def job_endpoints(job: Job) -> list[Endpoint]:
-    """Endpoints that serve (or served) a model registered from this job."""
+    """Endpoints of the job's team that serve (or served) a model registered from this job."""
     entries = ModelEntry.objects.filter(job=job)
-    return list(Endpoint.objects.filter(deployments__model_entry__in=entries)
+    return list(Endpoint.objects.filter(deployments__model_entry__in=entries, team_id=job.team_id)
                 .exclude(state=Endpoint.State.DELETED).distinct().order_by("pk"))
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.urls import reverse
 
 from controlplane.runs import access as runs_access
-from controlplane.serving.models import Deployment, Slo
+from controlplane.serving import endpoint_access
+from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo
 from controlplane.serving.prober import MIN_INTERVAL_S
 from controlplane.teams import access
 
@@ -17,10 +19,27 @@ class EndpointForm(forms.Form):
     name = forms.CharField(max_length=100)
     probe_interval_s = forms.FloatField(initial=10.0, min_value=MIN_INTERVAL_S, max_value=3600,
                                         label="Probe every (s)")
+    access = forms.ChoiceField(choices=Endpoint.Access.choices, initial="public",
+                               required=False)
+    psc_project_allowlist = forms.CharField(
+        required=False, label="Allowed projects (private)",
+        help_text="Project ids or numbers whose VPCs may connect, comma-separated.")
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = access.submit_teams(user).order_by("name")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        kind = cleaned.get("access") or Endpoint.Access.PUBLIC
+        projects = [p.strip() for p in (cleaned.get("psc_project_allowlist") or "").split(",")
+                    if p.strip()]
+        try:
+            cleaned["psc_project_allowlist"] = endpoint_access.check(kind, projects)
+        except endpoint_access.AccessError as exc:
+            self.add_error(exc.field, str(exc))
+        cleaned["access"] = kind
+        return cleaned
 
 
 class RegisterForm(forms.Form):
@@ -28,9 +47,25 @@ class RegisterForm(forms.Form):
     step = forms.IntegerField(required=False, min_value=0,
                               help_text="A checkpoint step; empty: the final export.")
     display_name = forms.CharField(max_length=128, required=False)
+    image_uri = forms.CharField(
+        max_length=512, required=False, label="Serving image",
+        widget=forms.TextInput(attrs={"list": "serving-images"}),
+        help_text="Empty: the product's own server; or one of your team's images (it must "
+        "exist) or a prebuilt container.")
+    runtime = forms.ChoiceField(choices=ModelEntry.Runtime.choices, initial="eager",
+                                required=False, help_text="compiled: torch.compile before the "
+                                "replica answers (slower start, faster answers); aot: compiled "
+                                "once into a package every later replica loads at once.")
 
-    def __init__(self, *args: Any, user: Any, jobs: Any = None, **kwargs: Any) -> None:
+    def clean_runtime(self) -> str:
+        return self.cleaned_data.get("runtime") or ModelEntry.Runtime.EAGER
+
+    def __init__(self, *args: Any, user: Any, jobs: Any = None,
+                 image_teams: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The picker (js/image_picker.js) asks the API for each of these teams' images.
+        self.fields["image_uri"].widget.attrs.update({
+            "data-url": reverse("api-serving-images"), "data-teams": ",".join(image_teams or [])})
         teams = access.submit_teams(user)
         queryset = jobs if jobs is not None else runs_access.visible_jobs(user)
         self.fields["job"].queryset = queryset.filter(team__in=teams).order_by("-created_at")[:200]

@@ -14,9 +14,14 @@ from typing import Any
 from django.db import transaction
 
 from controlplane.backends import errors
-from controlplane.backends.serving_base import DeploySpec, Operation, get_serving_backend
+from controlplane.backends.serving_base import (
+    DeploySpec,
+    EndpointAccess,
+    Operation,
+    get_serving_backend,
+)
 from controlplane.core.queue import enqueue, send_now
-from controlplane.serving import registry, traffic
+from controlplane.serving import endpoint_access, images, registry, traffic
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 from controlplane.teams.models import Team
 from vertexplan.catalog import allowed_accelerators, get_machine_type
@@ -31,14 +36,30 @@ LIVE_DEPLOYMENTS = (D.DEPLOYING, D.DEPLOYED, D.UNDEPLOYING)
 
 
 class ServingError(ValueError):
-    """The request cannot be carried out as asked; the message is for the user."""
+    """The request cannot be carried out as asked; the message is for the user, and `field`
+    names the field at fault when one is."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 # -- endpoints ----------------------------------------------------------------------------------
 
-def create_endpoint(*, team: Team, user: Any, name: str, **probe: Any) -> Endpoint:
+def create_endpoint(*, team: Team, user: Any, name: str, access: str = Endpoint.Access.PUBLIC,
+                    psc_project_allowlist: list[str] | None = None, **probe: Any) -> Endpoint:
+    try:
+        allowlist = endpoint_access.check(access, psc_project_allowlist or [])
+    except endpoint_access.AccessError as exc:
+        raise ServingError(str(exc), exc.field) from exc
+    if access == Endpoint.Access.PRIVATE:
+        # The control plane is outside the consumers' VPCs: it cannot probe a private
+        # endpoint, so the prober starts off for one (ProbeSettings can turn it on where the
+        # control plane runs inside an allowlisted project's network).
+        probe.setdefault("probe_enabled", False)
     with transaction.atomic():
-        endpoint = Endpoint.objects.create(team=team, created_by=user, name=name, **probe)
+        endpoint = Endpoint.objects.create(team=team, created_by=user, name=name, access=access,
+                                           psc_project_allowlist=allowlist, **probe)
         enqueue(TASKS + "create_endpoint", str(endpoint.pk))
     return endpoint
 
@@ -52,8 +73,10 @@ def send_create(endpoint_id: int) -> None:
             return
         labels = {"cp-endpoint": str(endpoint.pk), "cp-team": endpoint.team.slug[:63]}
         try:
-            op = backend.create_endpoint(endpoint.vertex_endpoint_id, endpoint.name[:128],
-                                         labels)
+            op = backend.create_endpoint(
+                endpoint.vertex_endpoint_id, endpoint.name[:128], labels,
+                EndpointAccess(dedicated=endpoint.access == Endpoint.Access.DEDICATED,
+                               psc_project_allowlist=tuple(endpoint.psc_project_allowlist)))
         except (errors.InvalidJobSpec, errors.PermissionDenied) as exc:
             endpoint.transition(E.FAILED, error=str(exc))
             return
@@ -103,8 +126,19 @@ def _endpoint_op(endpoint: Endpoint, op: Operation, *, done_state: str) -> None:
         endpoint.error_message = op.error_message
         endpoint.save(update_fields=["error_message"])
     elif done_state == E.READY:
-        endpoint.transition(E.READY, vertex_name=get_serving_backend().endpoint_name(
-            endpoint.vertex_endpoint_id))
+        backend = get_serving_backend()
+        name = backend.endpoint_name(endpoint.vertex_endpoint_id)
+        dns = attachment = ""
+        if endpoint.access != Endpoint.Access.PUBLIC:
+            # Vertex names a dedicated endpoint's DNS and a private one's service attachment
+            # once it exists: what its clients connect to.
+            try:
+                remote = backend.get_endpoint(name)
+                dns, attachment = remote.dedicated_dns, remote.service_attachment
+            except errors.BackendError:
+                pass  # shown as unknown; the endpoint itself is ready
+        endpoint.transition(E.READY, vertex_name=name, dedicated_dns=dns,
+                            service_attachment=attachment)
     else:
         endpoint.transition(done_state)
 
@@ -145,6 +179,10 @@ def deploy(*, endpoint: Endpoint, entry: ModelEntry, user: Any, **resources: Any
         raise ServingError(f"model {entry.display_name} is {entry.state}, not READY")
     if entry.team_id != endpoint.team_id:
         raise ServingError("the model and the endpoint belong to different teams")
+    try:
+        images.require_existing(entry.image_uri)
+    except images.ImageRefused as exc:
+        raise ServingError(f"model {entry.display_name}: {exc}", field=exc.field) from exc
     resources.setdefault("max_replicas", resources.get("min_replicas", 1))
     check_resources(
         resources.get("machine_type", ""), resources.get("accelerator_type", ""),

@@ -50,6 +50,12 @@ class ModelEntry(models.Model):
         READY = "READY"
         FAILED = "FAILED"
 
+    class Runtime(models.TextChoices):
+        # The serving container's --runtime (trainers/serving/runtimes.py).
+        EAGER = "eager", "eager (PyTorch as trained)"
+        COMPILED = "compiled", "compiled (torch.compile before serving)"
+        AOT = "aot", "aot (AOTInductor package, built once, kept beside the weights)"
+
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="model_entries")
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="model_entries")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
@@ -61,6 +67,7 @@ class ModelEntry(models.Model):
     image_uri = models.CharField(max_length=512)
     command = models.JSONField(default=list)
     args = models.JSONField(default=list, blank=True)
+    runtime = models.CharField(max_length=16, choices=Runtime.choices, default=Runtime.EAGER)
 
     state = models.CharField(max_length=10, choices=State.choices, default=State.UPLOADING)
     vertex_name = models.CharField(max_length=300, blank=True)
@@ -115,6 +122,12 @@ class Endpoint(models.Model):
         DELETED = "DELETED"
         FAILED = "FAILED"
 
+    class Access(models.TextChoices):
+        # How clients reach it (fixed at creation, as on Vertex).
+        PUBLIC = "public", "public (the shared prediction domain)"
+        DEDICATED = "dedicated", "dedicated (its own DNS name, isolated from others' traffic)"
+        PRIVATE = "private", "private (Private Service Connect, from allowlisted projects)"
+
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="endpoints")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="+")
@@ -125,6 +138,13 @@ class Endpoint(models.Model):
     operation_name = models.CharField(max_length=300, blank=True)
     error_message = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    access = models.CharField(max_length=10, choices=Access.choices, default=Access.PUBLIC)
+    # Private endpoints: the projects whose VPCs may connect (Private Service Connect).
+    psc_project_allowlist = models.JSONField(default=list, blank=True)
+    # Given by Vertex once created: the dedicated endpoint's DNS name, the PSC service
+    # attachment consumers connect their endpoint to.
+    dedicated_dns = models.CharField(max_length=300, blank=True)
+    service_attachment = models.CharField(max_length=300, blank=True)
 
     # The prober: one real prediction every probe_interval_s while something is deployed.
     probe_enabled = models.BooleanField(default=True)
@@ -144,13 +164,17 @@ class Endpoint(models.Model):
     def vertex_endpoint_id(self) -> str:
         return f"cp-ep-{self.pk}"
 
-    def transition(self, new_state: str, *, error: str = "", vertex_name: str = "") -> bool:
+    def transition(self, new_state: str, *, error: str = "", vertex_name: str = "",
+                   dedicated_dns: str = "", service_attachment: str = "") -> bool:
         """The one place an endpoint's state changes; returns whether it changed (see _move).
-        READY records the endpoint's name on Vertex; DELETING forgets the create operation,
-        so the delete's can be recorded."""
+        READY records the endpoint's name on Vertex (and where its clients connect, for a
+        dedicated or private one); DELETING forgets the create operation, so the delete's can
+        be recorded."""
         changes: dict[str, Any] = {}
         if new_state == self.State.READY:
             changes["vertex_name"] = vertex_name or self.vertex_name
+            changes["dedicated_dns"] = dedicated_dns or self.dedicated_dns
+            changes["service_attachment"] = service_attachment or self.service_attachment
         if new_state == self.State.DELETING:
             changes["operation_name"] = ""
         if error:

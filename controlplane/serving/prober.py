@@ -80,7 +80,8 @@ def probe(endpoint_id: int) -> LatencySample | None:
     started = time.perf_counter()
     try:
         result = backend.predict(endpoint.vertex_name, list(payload.get("instances") or []),
-                                 payload.get("parameters"), timeout_s=options.probe_timeout_s())
+                                 payload.get("parameters"), timeout_s=options.probe_timeout_s(),
+                                 dedicated_dns=endpoint.dedicated_dns)
         deployed_model_id = result.deployed_model_id
     except errors.BackendError as exc:
         error = str(exc)[:MAX_ERROR_CHARS] or type(exc).__name__

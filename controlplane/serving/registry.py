@@ -15,17 +15,27 @@ from django.db import IntegrityError, transaction
 from controlplane.backends import errors
 from controlplane.backends.serving_base import Container, get_serving_backend
 from controlplane.core.queue import enqueue
+from controlplane.runs import checkpoints
 from controlplane.runs.models import Job, JobState
-from controlplane.serving import options
+from controlplane.serving import images, options
 from controlplane.serving.models import ModelEntry
 
 SERVE_COMMAND = ["python", "-m", "trainers.serve"]
 # Checkpoints these strategies write hold the whole model in model.pt (trainers/serving/loader).
-SINGLE_FILE_STRATEGIES = ("ddp", "single")
+# Strategies whose checkpoints the serving container reads: single-file ones (ddp) and the
+# sharded ones it consolidates as it loads (FSDP's and tensor/pipeline parallel DCP shards,
+# DeepSpeed ZeRO partitions: trainers/serving/consolidate.py). A TPU job's checkpoints are
+# Orbax or PyTorch/XLA ones: its final export is what serves.
+SERVABLE_CHECKPOINT_STRATEGIES = ("ddp", "single", "fsdp", "zero1", "zero2", "zero3")
 
 
 class RegistryError(ValueError):
-    """The entry cannot be made as asked; the message says why (shown to the user)."""
+    """The entry cannot be made as asked; the message says why (shown to the user) and `field`
+    names the request field at fault."""
+
+    def __init__(self, message: str, field: str = "step") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def artifact_for(job: Job, step: int | None) -> str:
@@ -36,16 +46,18 @@ def artifact_for(job: Job, step: int | None) -> str:
                                 "exported its final model; pick a checkpoint step instead")
         return f"{job.output_uri}/model"
     strategy = (job.request or {}).get("strategy", "ddp")
-    if strategy not in SINGLE_FILE_STRATEGIES:
-        raise RegistryError(f"job #{job.pk} trained with {strategy}, whose checkpoints are "
-                            "sharded: register its final export instead (no step)")
-    saved = job.events.filter(kind="checkpoint_saved", step=step).order_by("-timestamp").first()
+    if strategy not in SERVABLE_CHECKPOINT_STRATEGIES:
+        raise RegistryError(f"job #{job.pk} trained with {strategy}, whose checkpoints the "
+                            "serving container cannot read: register its final export "
+                            "instead (no step)")
+    # Only a checkpoint that still exists: rotation may have deleted older ones.
+    saved = checkpoints.at_step(job, step)
     if saved is None:
-        steps = sorted(set(job.events.filter(kind="checkpoint_saved")
-                           .values_list("step", flat=True)))
-        raise RegistryError(f"job #{job.pk} reported no checkpoint at step {step} "
-                            f"(checkpoints: {', '.join(map(str, steps)) or 'none'})")
-    path = str(saved.data.get("path") or "").rstrip("/")
+        steps = checkpoint_steps(job)
+        raise RegistryError(f"job #{job.pk} has no checkpoint at step {step} "
+                            f"(checkpoints: {', '.join(map(str, steps)) or 'none'}; those "
+                            "rotation deleted are not listed)")
+    path = saved.path
     if path.startswith("gs://"):
         return path
     # A local path (the emulator's stand-in for the bucket): the same folder under the job's
@@ -54,20 +66,31 @@ def artifact_for(job: Job, step: int | None) -> str:
 
 
 def checkpoint_steps(job: Job) -> list[int]:
-    return sorted({s for s in job.events.filter(kind="checkpoint_saved")
-                   .values_list("step", flat=True) if s is not None})
+    return sorted(c.step for c in checkpoints.existing(job))
 
 
-def register(*, job: Job, user: Any, step: int | None, display_name: str = "") -> ModelEntry:
-    """Record an entry and queue its upload once the row is committed."""
+def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
+             runtime: str = ModelEntry.Runtime.EAGER, image_uri: str = "") -> ModelEntry:
+    """Record an entry and queue its upload once the row is committed. `image_uri`: the
+    serving image, when not the product's own; it must exist (images.require_existing)."""
+    if runtime not in ModelEntry.Runtime.values:
+        raise RegistryError(f"unknown runtime {runtime!r}: one of "
+                            f"{', '.join(ModelEntry.Runtime.values)}", "runtime")
+    image = image_uri.strip() or options.serving_image()
+    if image_uri.strip():
+        try:
+            images.require_existing(image)
+        except images.ImageRefused as exc:
+            raise RegistryError(str(exc), "image_uri") from exc
     artifact = artifact_for(job, step)
     name = display_name or f"{job.name}-{'final' if step is None else f'step-{step}'}"
     try:
         with transaction.atomic():
             entry = ModelEntry.objects.create(
                 team=job.team, job=job, created_by=user, display_name=name[:128], step=step,
-                artifact_uri=artifact, image_uri=options.serving_image(),
-                command=list(SERVE_COMMAND),
+                artifact_uri=artifact, image_uri=image,
+                command=list(SERVE_COMMAND), runtime=runtime,
+                args=[] if runtime == ModelEntry.Runtime.EAGER else ["--runtime", runtime],
             )
             enqueue("controlplane.serving.tasks.upload_model", str(entry.pk))
     except IntegrityError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from controlplane.core.serializers import StrictSerializer
+from controlplane.serving import endpoint_access
 from controlplane.serving.models import (
     Deployment,
     Endpoint,
@@ -29,7 +30,7 @@ class ModelEntrySerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelEntry
         fields = ["id", "team", "job", "display_name", "step", "artifact_uri", "image_uri",
-                  "command", "state", "vertex_name", "error_message", "created_at",
+                  "command", "runtime", "state", "vertex_name", "error_message", "created_at",
                   "uploaded_at"]
         read_only_fields = fields
 
@@ -39,6 +40,29 @@ class RegisterModelSerializer(StrictSerializer):
     step = serializers.IntegerField(required=False, allow_null=True, min_value=0, default=None,
                                     help_text="A checkpoint step; null: the final export.")
     display_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    image_uri = serializers.CharField(
+        required=False, allow_blank=True, max_length=512,
+        help_text="The serving image (one from images/); empty: the product's own server. An "
+        "Artifact Registry image must exist, tag included.")
+    runtime = serializers.ChoiceField(choices=ModelEntry.Runtime.choices, default="eager",
+                                      help_text="How the serving container runs the model: "
+                                      "eager; compiled with torch.compile before it serves; or "
+                                      "aot, an AOTInductor package built by the first replica "
+                                      "and loaded by every later one.")
+
+
+class PickerImageSerializer(serializers.Serializer):
+    uri = serializers.CharField(help_text="LOCATION-docker.pkg.dev/PROJECT/REPOSITORY/IMAGE")
+    tags = serializers.ListField(child=serializers.CharField(), help_text="Newest first.")
+    source = serializers.ChoiceField(choices=["team", "google"], help_text="team: one of "
+                                     "the team's repositories; google: a prebuilt container.")
+
+
+class ServingImagesSerializer(serializers.Serializer):
+    team = serializers.CharField()
+    images = PickerImageSerializer(many=True)
+    unreadable = serializers.ListField(child=serializers.CharField(), help_text="Locations "
+                                       "whose repositories could not be read, and why.")
 
 
 class SloSerializer(serializers.ModelSerializer):
@@ -102,6 +126,7 @@ class EndpointSerializer(serializers.ModelSerializer):
     class Meta:
         model = Endpoint
         fields = ["id", "team", "name", "state", "vertex_name", "error_message", "created_at",
+                  "access", "psc_project_allowlist", "dedicated_dns", "service_attachment",
                   "probe_enabled", "probe_interval_s", "probe_payload", "deployments", "slo"]
         read_only_fields = fields
 
@@ -137,6 +162,22 @@ class CreateEndpointSerializer(ProbeSettingsSerializer):
     team = serializers.SlugField(required=False,
                                  help_text="Team slug; optional when you belong to one team.")
     name = serializers.CharField(max_length=100)
+    access = serializers.ChoiceField(
+        choices=Endpoint.Access.choices, default=Endpoint.Access.PUBLIC,
+        help_text="public: the shared prediction domain; dedicated: a DNS name of its own; "
+        "private: Private Service Connect from the allowlisted projects only.")
+    psc_project_allowlist = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, max_length=100,
+        help_text="Private endpoints: the project ids or numbers whose VPCs may connect.")
+
+    def validate(self, attrs: dict) -> dict:
+        try:
+            attrs["psc_project_allowlist"] = endpoint_access.check(
+                attrs.get("access", Endpoint.Access.PUBLIC),
+                attrs.get("psc_project_allowlist") or [])
+        except endpoint_access.AccessError as exc:
+            raise serializers.ValidationError({exc.field: [str(exc)]}) from exc
+        return attrs
 
 
 class SampleSerializer(serializers.ModelSerializer):

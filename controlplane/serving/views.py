@@ -14,10 +14,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from controlplane.runs import access as runs_access
-from controlplane.serving import access, charts, forms, lifecycle, registry
+from controlplane.runs import links
+from controlplane.runs.models import Job
+from controlplane.serving import access, charts, forms, latency_table, lifecycle, registry
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo, SloAlert
 from controlplane.teams import access as job_access
 
@@ -40,7 +43,8 @@ def index(request: HttpRequest) -> HttpResponse:
                                          for d in e.deployments.all())) for e in endpoints],
         "entries": access.visible_entries(request.user)[:200],
         "endpoint_form": forms.EndpointForm(user=request.user),
-        "register_form": forms.RegisterForm(user=request.user),
+        "register_form": forms.RegisterForm(user=request.user, image_teams=[
+            t.slug for t in job_access.submit_teams(request.user)]),
         "can_change": job_access.submit_teams(request.user).exists(),
     })
 
@@ -55,7 +59,9 @@ def endpoint_create(request: HttpRequest) -> HttpResponse:
     data = form.cleaned_data
     endpoint = lifecycle.create_endpoint(team=data["team"], user=request.user,
                                          name=data["name"],
-                                         probe_interval_s=data["probe_interval_s"])
+                                         probe_interval_s=data["probe_interval_s"],
+                                         access=data["access"],
+                                         psc_project_allowlist=data["psc_project_allowlist"])
     messages.success(request, f"Endpoint {endpoint.name} is being created.")
     return redirect("serving-endpoint", pk=endpoint.pk)
 
@@ -69,7 +75,9 @@ def model_register(request: HttpRequest) -> HttpResponse:
         try:
             entry = registry.register(job=form.cleaned_data["job"], user=request.user,
                                       step=form.cleaned_data["step"],
-                                      display_name=form.cleaned_data["display_name"])
+                                      display_name=form.cleaned_data["display_name"],
+                                      runtime=form.cleaned_data["runtime"],
+                                      image_uri=form.cleaned_data["image_uri"])
         except registry.RegistryError as exc:
             messages.error(request, str(exc))
         else:
@@ -83,10 +91,15 @@ def model_register(request: HttpRequest) -> HttpResponse:
 def _endpoint_context(request: HttpRequest, endpoint: Endpoint) -> dict[str, Any]:
     slo = Slo.objects.filter(endpoint=endpoint).first()
     entries = ModelEntry.objects.filter(team=endpoint.team, state=ModelEntry.State.READY)
+    deployments = list(endpoint.deployments.select_related("model_entry", "model_entry__job")
+                       .exclude(state=Deployment.State.UNDEPLOYED))
+    window_s = slo.window_s if slo is not None else latency_table.DEFAULT_WINDOW_S
     return {
         "endpoint": endpoint,
-        "deployments": endpoint.deployments.select_related("model_entry", "model_entry__job")
-        .exclude(state=Deployment.State.UNDEPLOYED),
+        "deployments": deployments,
+        "split": latency_table.for_endpoint(
+            endpoint, [d for d in deployments if d.state in latency_table.LIVE], window_s),
+        "split_window_s": window_s,
         "past_deployments": endpoint.deployments.filter(state=Deployment.State.UNDEPLOYED)[:10],
         "slo": slo,
         "alerts": SloAlert.objects.filter(slo__endpoint=endpoint).prefetch_related(
@@ -97,6 +110,9 @@ def _endpoint_context(request: HttpRequest, endpoint: Endpoint) -> dict[str, Any
         "probe_form": forms.ProbeForm(initial={"probe_enabled": endpoint.probe_enabled,
                                                "probe_interval_s": endpoint.probe_interval_s}),
         "metrics": Deployment.Metric.choices,
+        "console_links": links.for_endpoint(
+            endpoint.vertex_name, reverse("serving-endpoint", args=[endpoint.pk])),
+        "console_links_local": links.emulated(),
     }
 
 
@@ -208,18 +224,30 @@ def endpoint_delete(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("serving-index")
 
 
+def job_serving_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
+    """The job page's serving panel (registered with the runs app's panels): the job's models
+    and the form registering another."""
+    return {
+        "serving_entries": ModelEntry.objects.filter(job=job),
+        "serving_steps": registry.checkpoint_steps(job),
+        "can_register": job_access.can_submit(request.user, job.team),
+    }
+
+
+def job_serving_latency(request: HttpRequest, job: Job) -> dict[str, Any]:
+    """The panel's latency table, a panel of its own so that it refreshes without redrawing
+    the charts beside it: each endpoint of the job's team serving one of its models."""
+    return {"serving_rows": latency_table.for_job(job)}
+
+
 @login_required
 @require_GET
 def job_panel(request: HttpRequest, pk: int) -> HttpResponse:
-    """The job page's serving section (loaded by htmx): models, endpoints, latency."""
+    """The whole panel on its own."""
     job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
-    return render(request, "serving/partials/job_panel.html", {
-        "job": job,
-        "entries": ModelEntry.objects.filter(job=job),
-        "endpoints": charts.job_endpoints(job),
-        "steps": registry.checkpoint_steps(job),
-        "can_change": job_access.can_submit(request.user, job.team),
-    })
+    return render(request, "serving/partials/job_panel.html",
+                  {"job": job, **job_serving_panel(request, job),
+                   **job_serving_latency(request, job)})
 
 
 @login_required

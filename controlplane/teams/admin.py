@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from controlplane.teams.models import Membership, Team
+from controlplane.teams.models import Membership, Team, TeamPolicy
 
 
 class MembershipInline(admin.TabularInline):
@@ -12,3 +12,8 @@ class MembershipInline(admin.TabularInline):
 class TeamAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "created_at"]
     inlines = [MembershipInline]
+
+
+@admin.register(TeamPolicy)
+class TeamPolicyAdmin(admin.ModelAdmin):
+    list_display = ["team", "output_prefix", "allow_web_access", "updated_at"]

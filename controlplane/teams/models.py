@@ -46,3 +46,41 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.team} ({self.role})"
+
+
+class TeamPolicy(models.Model):
+    """What a team's jobs may use, set by the team's admins (controlplane/teams/policy.py).
+
+    With no row, or empty fields, a team writes only under `<CP_OUTPUT_URI>/<slug>/`, runs as
+    Vertex's default service account, on no VPC network, without reservations and without
+    web access to its replicas: nothing another team could own.
+    """
+
+    team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="policy")
+    # gs://bucket/prefix the team's jobs write under; "" = <CP_OUTPUT_URI>/<slug>.
+    output_prefix = models.CharField(max_length=1024, blank=True)
+    service_accounts = models.JSONField(default=list, blank=True)
+    networks = models.JSONField(default=list, blank=True)
+    reservations = models.JSONField(default=list, blank=True)
+    allow_web_access = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"policy of {self.team}"
+
+
+class TrackingSettings(models.Model):
+    """Where a team's jobs log their runs besides this product: a W&B entity and project, and
+    the API key they log with (controlplane/teams/tracking.py).
+
+    The key is stored encrypted (controlplane/core/secrets.py) and never shown or returned:
+    pages and the API say only whether one is set."""
+
+    team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="tracking")
+    wandb_entity = models.CharField(max_length=128, blank=True)
+    wandb_project = models.CharField(max_length=128, blank=True)
+    wandb_api_key = models.TextField(blank=True)  # a Fernet token; "" = none
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"tracking of {self.team}"

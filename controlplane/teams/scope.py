@@ -9,6 +9,7 @@ check, so no view can forget it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 ATTRIBUTE = "_credential_scope"
@@ -18,6 +19,8 @@ ATTRIBUTE = "_credential_scope"
 class Scope:
     team_ids: frozenset[int] | None  # None: every team of the user
     read_only: bool
+    # When the credentials stop working (None: never); what they make may not outlive them.
+    expires_at: datetime | None = None
 
     def allows_team(self, team_id: int) -> bool:
         return self.team_ids is None or team_id in self.team_ids

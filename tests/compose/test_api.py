@@ -189,3 +189,22 @@ def test_presets_and_templates(member_client: Client, team_admin_client: Client,
                                 ).status_code == 403
     assert team_admin_client.delete(reverse("api-template-detail", args=[template.pk])
                                     ).status_code == 204
+
+
+def test_a_wandb_launch_queue_config_round_trips_through_the_api(member_client: Client,
+                                                                 backend: Backend) -> None:
+    body = job(name="launch", spot=True, chief={"machine_type": "n1-standard-4"},
+               workers={"replica_count": 2})
+    response = post(member_client, "api-job-export", body, "?fmt=wandb")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("application/json")
+    assert response["X-Not-Exported"] == "jobSpec.scheduling.strategy"
+    config = response.json()
+    assert set(config["vertex"]) == {"spec", "run"}
+    imported = member_client.post(reverse("api-job-import") + "?name=launch",
+                                  data=response.content,
+                                  content_type="application/json").json()
+    assert imported["kind"] == "W&B Launch queue config"
+    assert imported["valid"] is True, imported["errors"]
+    back = composer.compose({**imported["request"], "spot": True}).custom_job
+    assert back == composer.compose(body).custom_job

@@ -210,3 +210,32 @@ def test_compose_page_defaults(member_client: Client) -> None:
 ])
 def test_error_keys_map_to_fields(member: Any, key: str, field: str | None) -> None:
     assert JobForm(user=member).field_for(key) == field
+
+
+def test_a_refused_submit_summarises_every_error_at_the_top_in_the_forms_words(
+        member_client: Client, backend: Backend) -> None:
+    """The summary links each error to its field, speaks of the form's labels rather than
+    the API's paths, and the side panel and the status beside Submit keep the validation."""
+    response = member_client.post(reverse("job-compose"), form_data(
+        chief_accelerator_type="NVIDIA_TESLA_T4", chief_accelerator_count="3",
+        env="1BAD=x"))
+    assert response.status_code == 400 and Job.objects.count() == 0
+    html = response.content.decode()
+    summary = html[html.index('id="error-summary"'):html.index('id="compose-form"')]
+    assert "Submit refused" in summary
+    assert 'href="#id_chief_accelerator_count"' in summary
+    assert "acceleratorCount" not in summary and "workerPoolSpecs" not in summary
+    assert "Accelerators per replica" in summary
+    assert "1BAD" in errors_shown_on(html, "env")
+    status = html[html.index('id="compose-status"'):]
+    assert "error" in status[:400]
+    aside = html[html.index('id="validation"'):]
+    assert "to fix" in aside and "Validate checks the job" not in aside[:600]
+
+
+def test_a_refused_export_gets_the_same_summary(member_client: Client,
+                                                backend: Backend) -> None:
+    response = member_client.post(reverse("job-export-form") + "?format=yaml",
+                                  form_data(chief_boot_disk_size_gb="50"))
+    assert response.status_code == 400
+    assert "Export yaml refused" in response.content.decode()

@@ -66,7 +66,7 @@ def test_steps_times_step_time_and_a_custom_job_with_a_reduction_server(
     assert [p["role"] for p in body["pools"]] == ["chief", "workers", "reduction server"]
     assert body["pools"][2]["total"]["on_demand"] == 1_303_614 + 53_560
     # FLEX_START applies to the A100 pools, not to the Reduction Server's CPU pool.
-    assert body["pools"][0]["total"]["flex"] == 33_795_959 + 26_780
+    assert body["pools"][0]["total"]["flex"] is None  # no published FLEX_START rate
     assert body["pools"][2]["total"]["flex"] is None
 
 
@@ -104,9 +104,13 @@ def test_without_a_duration_the_timeout_and_validate_carries_the_same_estimate(
     estimate = post(member_client, body).json()
     assert estimate["duration"]["basis"] == "timeout" and estimate["duration"]["hours"] == "3"
     assert estimate["total"]["spot"] == 3 * 672_800 and estimate["rate"] == "spot"
+    assert estimate["duration"]["label"].startswith("ceiling: the job's timeout")
     validated = post(member_client, body, "api-job-validate").json()
     assert validated["valid"] is True
-    assert validated["estimate"] == estimate
+    ceiling = validated["estimate"].pop("ceiling")
+    # The estimate endpoint also says whether the quota allows the job ("quota").
+    assert validated["estimate"] == {k: v for k, v in estimate.items() if k != "quota"}
+    assert ceiling["basis"] == "timeout" and ceiling["total"] == estimate["total"]
     # Vertex's own limit when the job sets no timeout: 7 days.
     week = post(member_client, T4_JOB).json()
     assert week["duration"]["hours"] == "168"
@@ -122,3 +126,46 @@ def test_validate_says_why_a_job_cannot_be_priced(member_client: Client) -> None
     response = post(member_client, {**body, "hours": 1})
     assert response.status_code == 400
     assert "us-central1" in " ".join(response.json()["region"])
+
+
+def test_validate_expects_steps_times_the_step_time_measured_on_the_same_job(
+        member_client: Client, member: Any, team: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from controlplane.runs.models import Job, JobState
+
+    body = {**T4_JOB, "args": ["--preset", "tiny", "--steps", "600"], "timeout_hours": 168}
+    first = post(member_client, body, "api-job-validate").json()
+    assert first["estimate"]["duration"]["basis"] == "timeout"  # nothing measured yet
+    ended = timezone.now()
+    Job.objects.create(team=team, created_by=member, name="earlier", request=body,
+                       custom_job=first["custom_job"], project="p", region="us-central1",
+                       state=JobState.SUCCEEDED, started_at=ended - timedelta(seconds=150),
+                       ended_at=ended, last_step=300)
+    estimate = post(member_client, body, "api-job-validate").json()["estimate"]
+    # 600 steps x the 0.5 s a step took on the same machines: 300 s, not the 7-day timeout.
+    assert estimate["duration"] == {"basis": "steps", "hours": "0.083333", "steps": 600,
+                                    "step_time_s": "0.5"}
+    assert estimate["total"]["on_demand"] == (1_268_778 * 300 + 1800) // 3600
+    assert estimate["ceiling"]["hours"] == "168"
+    assert estimate["ceiling"]["total"]["on_demand"] == 168 * 1_268_778
+
+
+def test_a_region_priced_from_compute_engine_list_prices_estimates_with_source_and_date(
+    member_client: Client,
+) -> None:
+    cpu_job = {"name": "cpu", "chief": {"machine_type": "n1-standard-8"}}
+    response = post(member_client, {**cpu_job, "region": "europe-west1", "hours": 2})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    # n1-standard-8 = 1.15 x CE 0.418014; default 100 GB pd-ssd = 1.15 x CE 0.17 per GB-month.
+    hourly = micros(D("0.4807161")) + micros(D("0.1955") * 100 / 730)
+    assert body["region"] == "europe-west1"
+    assert body["hourly"]["on_demand"] == hourly and body["total"]["on_demand"] == 2 * hourly
+    machine, disk = body["pools"][0]["resources"]
+    assert (machine["name"], disk["name"]) == ("n1-standard-8", "pd-ssd")
+    assert machine["source"].startswith("DERIVED: 1.15 x (CE on-demand 0.418014) [github:")
+    assert disk["source"].startswith("DERIVED: 1.15 x CE pd-ssd 0.17 [github:")
+    assert machine["retrieved"] == disk["retrieved"] == "2026-07-30"

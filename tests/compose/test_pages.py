@@ -13,7 +13,7 @@ from controlplane.backends.base import Backend
 from controlplane.compose.forms import JobForm
 from controlplane.compose.models import JobTemplate
 from controlplane.runs.models import Job
-from controlplane.teams.models import Team
+from controlplane.teams.models import Team, TeamPolicy
 from tests.vertexplan.composer.test_interop import VARIED
 from vertexplan import composer, interop, presets
 
@@ -76,6 +76,12 @@ def test_an_import_opens_in_the_form_and_submits_the_same_job(
         member_client: Client, backend: Backend, name: str,
         django_capture_on_commit_callbacks: Any) -> None:
     original = composer.compose(VARIED[name]).custom_job
+    # The team's policy lets its jobs use what these jobs name.
+    TeamPolicy.objects.create(
+        team=Team.objects.get(), output_prefix="gs://my-bucket",
+        service_accounts=["sa@p.iam.gserviceaccount.com"],
+        networks=["projects/123/global/networks/vpc"], reservations=["ANY_RESERVATION"],
+        allow_web_access=True)
     text = interop.export(original, "yaml", region="us-central1")
     page = member_client.post(reverse("job-import"), {"text": text})
     assert page.status_code == 200

@@ -91,9 +91,9 @@ def test_a_job_that_cannot_be_priced_is_refused_only_where_a_budget_applies(
         make_job: Callable[..., Job], team: Team) -> None:
     budget(team, 100)
     with pytest.raises(budgets.BudgetExceeded, match="cannot be priced"):
-        make_job("east", timeout_hours=1, region="us-east1")
+        make_job("east", timeout_hours=1, region="us-west2")
     TeamBudget.objects.filter(team=team).delete()
-    job = make_job("east", timeout_hours=1, region="us-east1")
+    job = make_job("east", timeout_hours=1, region="us-west2")
     assert job.price_snapshot is None and job.estimate_micros is None
 
 

@@ -126,3 +126,51 @@ def test_team_costs_page_budget_form_for_admins_only(team: Team, admin_user: Any
     assert client.post(url, {"monthly_usd": "1", "on_exceed": "notify"}).status_code == 403
     spend = client.get(reverse("api-team-spend", args=[team.slug])).json()
     assert spend["by_job"] == [] and json.dumps(spend)
+
+
+def test_team_costs_page_renders_once_the_spend_passes_the_budget(
+        make_job: Callable[..., Job], team: Team, admin_user: Any, client: Client) -> None:
+    """The budget below the month's spend: the page says by how much, never a server error."""
+    job = make_job("over")
+    Job.objects.filter(pk=job.pk).update(cost_micros=7_500_000)
+    TeamBudget.objects.create(team=team, monthly_micros=5_000_000, on_exceed="notify")
+    client.force_login(admin_user)
+    response = client.get(reverse("team-costs", args=[team.slug]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="left">over by $' in html and "Over budget this month." in html
+    TeamBudget.objects.filter(team=team).update(monthly_micros=0)
+    assert client.get(reverse("team-costs", args=[team.slug])).status_code == 200
+
+
+def test_one_cost_figure_per_job_below_a_cent(make_job: Callable[..., Job],
+                                              backend: FakeBackend, admin_user: Any,
+                                              client: Client) -> None:
+    """A job that cost a fraction of a cent reads the same in the list and on its page."""
+    job = make_job("tiny")
+    Job.objects.filter(pk=job.pk).update(cost_micros=1_400)
+    client.force_login(admin_user)
+    rows = client.get(reverse("job-list")).content.decode()
+    assert "$0.0014" in rows and "$0.00<" not in rows
+
+
+def test_the_stored_cost_of_an_ended_job_is_the_one_its_page_shows(
+        make_job: Callable[..., Job], backend: FakeBackend) -> None:
+    """Refreshed while it ran and again once it ended: the list's figure and the job page's
+    are the same number."""
+    from controlplane.costs import spend
+
+    job = make_job("ends")
+    lifecycle.submit(job.pk)
+    attempt = job.current_attempt()
+    start = timezone.now() - timedelta(minutes=30)
+    backend.set_state(attempt.vertex_name, "JOB_STATE_RUNNING", start_time=start)
+    lifecycle.reconcile(job.pk)
+    running = Job.objects.get(pk=job.pk).cost_micros
+    backend.set_state(attempt.vertex_name, "JOB_STATE_SUCCEEDED", start_time=start,
+                      end_time=start + timedelta(minutes=10))
+    lifecycle.reconcile(job.pk)
+    job.refresh_from_db()
+    shown = spend.cost_report(job)["billed_micros"]
+    assert job.state == "SUCCEEDED" and 0 < job.cost_micros == shown < running
+    assert spend.cost_so_far_micros(job) == shown

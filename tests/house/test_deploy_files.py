@@ -1,9 +1,10 @@
-"""The files that ship the product but that nothing here builds: the two Dockerfiles,
+"""The files that ship the product but that nothing here builds: the Dockerfiles,
 .dockerignore and the compose file. Docker does not run on the test machines, so they are checked
 as text: the rules a Dockerfile linter applies that matter here, that everything they copy
 exists, that the control plane image installs the whole project as a package (so it cannot drift
 from pyproject.toml: test_wheel.py checks what that package holds), that the trainer image's
-command is one the trainer accepts, and that compose runs the dev stack's commands."""
+command is one the trainer accepts, that the TPU images install the trainers with the right
+extra from the right lock, and that compose runs the dev stack's commands."""
 
 from __future__ import annotations
 
@@ -18,7 +19,17 @@ import yaml
 from config.devstack import Stack, StackConfig
 from tests.house.packaging import PACKAGES, ROOT, dockerignore_patterns, dockerignored
 
-DOCKERFILES = ["Dockerfile", "Dockerfile.trainer"]
+# Each Dockerfile and the file that locks what its pip installs: the project's constraints,
+# except for PyTorch/XLA, whose torch differs from the project's (requirements-tpu-xla.txt).
+LOCKS = {
+    "Dockerfile": "constraints.txt",
+    "Dockerfile.trainer": "constraints.txt",
+    "Dockerfile.tpu-jax": "constraints.txt",
+    "Dockerfile.tpu-xla": "requirements-tpu-xla.txt",
+}
+DOCKERFILES = list(LOCKS)
+# name==version, with or without extras (jax[tpu]==0.10.2).
+REQUIREMENT = re.compile(r"\b([A-Za-z][\w.-]*)(?:\[[\w,.-]+\])?==([\w.+-]+)")
 
 
 def instructions(path: Path) -> list[tuple[str, str]]:
@@ -40,12 +51,16 @@ def instructions(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def pinned_versions() -> dict[str, str]:
+def normalized(package: str) -> str:
+    return package.lower().replace("_", "-")
+
+
+def pinned_versions(lock: str = "constraints.txt") -> dict[str, str]:
     pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
-        name, sep, version = line.partition("==")
-        if sep:
-            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    for line in (ROOT / lock).read_text().splitlines():
+        found = REQUIREMENT.match(line.strip())
+        if found and not line.lstrip().startswith("#"):
+            pins[normalized(found.group(1))] = found.group(2)
     return pins
 
 
@@ -68,16 +83,20 @@ def test_dockerfile_follows_the_linter_rules_that_matter(name: str) -> None:
     image = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], base[0].split()[0])
     assert ":" in image and not image.endswith(":latest"), f"{name}: pin the base image's tag"
 
-    pins = pinned_versions()
+    lock = LOCKS[name]
+    pins = pinned_versions(lock)
     for keyword, rest in steps:
         if keyword == "RUN" and "apt-get install" in rest:
             assert "--no-install-recommends" in rest, f"{name}: apt-get install pulls extras"
             assert "rm -rf /var/lib/apt/lists" in rest, f"{name}: apt lists left in the layer"
         if keyword == "RUN" and "pip install" in rest:
-            assert "--no-cache-dir" in rest and "-c constraints.txt" in rest, (
-                f"{name}: pip must install the locked versions without keeping its cache")
-            for requirement in re.findall(r"\b([A-Za-z][\w.-]*)==([\w.+-]+)", rest):
-                package, version = requirement[0].lower().replace("_", "-"), requirement[1]
+            # Locked: constrained by the lock, installing the lock itself, or nothing but the
+            # project's own code (--no-deps).
+            locked = any(f"{flag} {lock}" in rest for flag in ("-c", "-r")) or "--no-deps" in rest
+            assert "--no-cache-dir" in rest and locked, (
+                f"{name}: pip must install the versions of {lock} without keeping its cache")
+            for requirement in REQUIREMENT.findall(rest):
+                package, version = normalized(requirement[0]), requirement[1]
                 if package in pins:
                     assert pins[package] == version, f"{name}: {package} differs from the lock"
         if keyword in ("CMD", "ENTRYPOINT"):
@@ -100,7 +119,10 @@ def test_the_image_installs_the_whole_project_as_a_package() -> None:
     argv = shlex.split(install)
     assert "-e" not in argv and "--editable" not in argv, (
         "install the project as a package (an editable install runs the copied source)")
-    assert ".[trainers]" in argv, "the emulator runs the trainers: install the `trainers` extra"
+    [project] = [a for a in argv if a.startswith(".[")]
+    extras = set(project[2:-1].split(","))
+    assert {"trainers", "jax"} <= extras, (
+        "the emulator runs the trainers, PyTorch and JAX: install the `trainers` and `jax` extras")
     assert "--extra-index-url" in argv, "torch comes from PyTorch's CPU wheel index"
     assert argv[argv.index("--extra-index-url") + 1] == "https://download.pytorch.org/whl/cpu"
 
@@ -113,6 +135,58 @@ def test_the_image_installs_the_whole_project_as_a_package() -> None:
     # The image's default command is compose's web service.
     cmd = json.loads(dict(steps)["CMD"])
     assert cmd == shlex.split(compose_services()["web"]["command"])
+
+
+def pip_installs(name: str) -> list[list[str]]:
+    return [shlex.split(rest) for keyword, rest in instructions(ROOT / name)
+            if keyword == "RUN" and "pip install" in rest]
+
+
+def project_installs(argv: list[str]) -> list[str]:
+    """The project itself in one pip install's arguments: "." or ".[extra,...]"."""
+    return [a for a in argv if a == "." or a.startswith(".[")]
+
+
+@pytest.mark.parametrize("name", ["Dockerfile.tpu-jax", "Dockerfile.tpu-xla"])
+def test_the_tpu_images_install_the_trainers_as_a_package(name: str) -> None:
+    steps = instructions(ROOT / name)
+    for argv in pip_installs(name):
+        assert "-e" not in argv and "--editable" not in argv, (
+            f"{name}: install the project as a package (an editable install runs the copied "
+            "source)")
+    copied = {shlex.split(rest)[0] for keyword, rest in steps if keyword == "COPY"}
+    assert "trainers" in copied and not copied & {"controlplane", "config", "."}, (
+        f"{name}: a TPU image holds the trainers, not the control plane")
+    entrypoint = json.loads(dict(steps)["ENTRYPOINT"])
+    assert entrypoint[:2] == ["python", "-m"]
+
+
+def test_the_jax_tpu_image_runs_the_jax_trainer_with_the_locked_jax() -> None:
+    steps = dict(instructions(ROOT / "Dockerfile.tpu-jax"))
+    assert json.loads(steps["ENTRYPOINT"]) == ["python", "-m", "trainers.jax"]
+    [install] = pip_installs("Dockerfile.tpu-jax")
+    assert project_installs(install) == [".[jax]"], "the JAX image installs the `jax` extra"
+    # The TPU runtime comes with jax's own `tpu` extra, for exactly the jax of the lock.
+    assert f"jax[tpu]=={pinned_versions()['jax']}" in install
+    assert not any(a.startswith("torch") for a in install), "the JAX image needs no torch"
+
+
+def test_the_pytorch_xla_image_keeps_its_own_torch() -> None:
+    steps = instructions(ROOT / "Dockerfile.tpu-xla")
+    assert json.loads(dict(steps)["ENTRYPOINT"]) == ["python", "-m", "trainers.xla"]
+    env = " ".join(rest for keyword, rest in steps if keyword == "ENV")
+    assert re.search(r"\bPJRT_DEVICE=TPU\b", env)
+    xla = pinned_versions("requirements-tpu-xla.txt")
+    assert xla["torch"] != pinned_versions()["torch"], (
+        "torch_xla pins its own torch: the project's lock must not decide it")
+    assert xla["torch-xla"].split(".")[:2] == xla["torch"].split(".")[:2], (
+        "torch_xla runs only with the torch release it was built for")
+    dependencies, project = pip_installs("Dockerfile.tpu-xla")
+    assert dependencies[dependencies.index("-r") + 1] == "requirements-tpu-xla.txt"
+    assert "-c" not in dependencies, "constraints.txt would force the project's torch"
+    # The project's own dependencies (the control plane's, torch 2.13 for the GPU trainers)
+    # stay out: only its code is installed.
+    assert project_installs(project) == ["."] and "--no-deps" in project
 
 
 def test_dockerignore_keeps_local_state_out_and_the_sources_in() -> None:
@@ -171,7 +245,9 @@ def test_compose_runs_the_dev_stacks_commands() -> None:
             assert theirs[:3] == mine[:3] == ["celery", "-A", "config"], service
             assert theirs[3] == mine[3], f"{service} runs `celery {theirs[3]}`"
         if mine[0] == "gunicorn":
-            assert theirs[1] == mine[1] == "config.wsgi", service
+            # ASGI, so the job page's event streams hold no thread (config/asgi.py).
+            assert theirs[1] == mine[1] == "config.asgi", service
+            assert theirs[theirs.index("--worker-class") + 1] == "asgi", service
 
     assert shlex.split(services["migrate"]["command"])[:3] == ["python", "manage.py", "migrate"]
     assert (ROOT / "manage.py").is_file()
@@ -181,3 +257,20 @@ def test_compose_runs_the_dev_stacks_commands() -> None:
         needs = services[service]["depends_on"]
         assert needs["migrate"] == {"condition": "service_completed_successfully"}, (
             f"{service} must start after the migrations")
+
+
+def test_compose_is_local_only_without_debug_and_with_a_generated_key() -> None:
+    services = compose_services()
+    assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]
+    for name, service in services.items():
+        for port in service.get("ports", []):
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} beyond localhost"
+    for name in ("migrate", "web", "worker", "beat"):
+        env = services[name]["environment"]
+        assert env["DEBUG"] == "false", name
+        assert "SECRET_KEY" not in env and env["SECRET_KEY_FILE"].startswith("/run/cp-secrets/")
+    assert "secrets.token_urlsafe" in services["secret-key"]["command"]
+    # The emulator runs what teams submit: it gets neither the database nor the key.
+    emulator = services["localvertex"]
+    assert "environment" not in emulator and "volumes" in emulator
+    assert not any("secrets" in v for v in emulator["volumes"])

@@ -133,8 +133,8 @@ from django.template.loader import get_template
 from django.urls import get_resolver
 
 spec = json.load(sys.stdin)
-for name in [*settings.INSTALLED_APPS, settings.ROOT_URLCONF, "config.wsgi", "config.celery",
-             "localvertex", "trainers"]:
+for name in [*settings.INSTALLED_APPS, settings.ROOT_URLCONF, "config.wsgi", "config.asgi",
+             "config.celery", "localvertex", "trainers"]:
     importlib.import_module(name)
 get_resolver().url_patterns  # imports every view
 

@@ -7,6 +7,8 @@ on a database of its own so it never touches pytest-django's test database.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,6 +21,13 @@ import pytest
 import requests
 
 from config.devstack import Stack, StackConfig, free_port
+from tests.conftest import require
+
+# The browser tests drive the system's chromium (installed by .ci/run); Playwright's own
+# download is never used.
+CHROMIUM = os.environ.get("CP_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 class Api:
@@ -57,6 +66,17 @@ class Api:
                              f"\n--- emulator ---\n{stack.log_tail('emulator')}")
 
 
+    def events_through(self, job_id: int, kind: str = "run_finished", *,
+                       timeout_s: float = 60) -> list[dict]:
+        """The job's events once one of ``kind`` is among them (by default the trainer's last
+        line): the follower stores an ended job's last lines as Cloud Logging delivers them."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            events = self.get(f"/api/v1/jobs/{job_id}/events/", limit=1000)["results"]
+            if any(e["kind"] == kind for e in events) or time.monotonic() > deadline:
+                return events
+            time.sleep(1)
+
     def steps_through(self, job_id: int, last_step: int, *, timeout_s: float = 30) -> list[dict]:
         """The job's step points once ``last_step`` is among them: the follower may store a
         job's last lines a moment after its state flips to terminal, as Cloud Logging lags."""
@@ -86,7 +106,9 @@ def stack(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFa
         # A queue of its own: messages left by another run can never reach this one.
         queue_prefix=f"cp-it-{uuid.uuid4().hex[:6]}",
         reconcile_interval_s=1.0, follow_interval_s=1.0,
-        extra_env={"CP_RESUBMIT_AFTER_S": "10"},
+        # A rate limit far above the API rate of one user: schemathesis
+        # (test_api_contract.py) sends thousands of requests with one token.
+        extra_env={"CP_RESUBMIT_AFTER_S": "10", "CP_API_RATE_USER": "100000/minute"},
     ))
     try:
         stack.start()
@@ -106,3 +128,19 @@ def seeded(stack: Stack) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def api(stack: Stack, seeded: dict[str, Any]) -> Api:
     return Api(stack.web_url, seeded["token"])
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright; with CI=true a missing chromium fails."""
+    require(Path(CHROMIUM).exists() or shutil.which("chromium") is not None,
+            f"chromium is not installed at {CHROMIUM} (.ci/run installs Debian's)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                             headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()

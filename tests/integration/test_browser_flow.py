@@ -9,9 +9,7 @@ never used. With CI=true a missing chromium fails the test.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,31 +17,12 @@ from typing import Any
 import pytest
 
 from config.devstack import Stack
-from tests.conftest import require
 from tests.integration.conftest import Api
 
 pytestmark = pytest.mark.integration
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM = os.environ.get("CP_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 TRAINING_TIMEOUT_MS = 300_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    require(Path(CHROMIUM).exists() or shutil.which("chromium") is not None,
-            f"chromium is not installed at {CHROMIUM} (.ci/run installs Debian's)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                             headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture

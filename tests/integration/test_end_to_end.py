@@ -76,7 +76,7 @@ def test_job_trains_on_the_emulator_and_shows_on_its_page(
     assert steps[-1]["loss"] < steps[0]["loss"], "the model learned something"
     assert all(s["tokens_per_s"] > 0 and s["step_time_s"] > 0 for s in steps)
 
-    events = api.get(f"/api/v1/jobs/{job_id}/events/", limit=1000)["results"]
+    events = api.events_through(job_id)
     kinds = [e["kind"] for e in events]
     started = {e["replica"] for e in events if e["kind"] == "run_started"}
     assert started == {"workerpool0-0", "workerpool1-0"}, "every rank reports run_started"
@@ -128,7 +128,7 @@ def test_killed_trainer_resumes_from_its_checkpoint(stack: Stack, api: Api) -> N
     assert job["state"] == "SUCCEEDED", job["error_message"]
     assert time.monotonic() > killed_at
 
-    events = api.get(f"/api/v1/jobs/{job_id}/events/", limit=1000)["results"]
+    events = api.events_through(job_id)
     saved = sorted(e["step"] for e in events if e["kind"] == "checkpoint_saved")
     resumed = [e for e in events if e["kind"] == "resumed"]
     assert resumed, "the restarted trainer resumed from a checkpoint"

@@ -218,7 +218,11 @@ def test_migrate_only_relabels_content_types(old_db: OldDatabase) -> None:
     assert next(iter(plan)) == RELABEL, f"something runs before {RELABEL}:\n{old_db.plan}"
     assert plan[RELABEL] == ["Raw Python operation"], old_db.plan
     for name, operations in plan.items():
-        assert not name.endswith(".0001_initial"), f"{name} would run again:\n{old_db.plan}"
+        # A split app's first migration would create its tables again; an app added after the
+        # split (sweeps, clusters) creates its own tables for the first time.
+        app = name.split(".", 1)[0]
+        assert not (app in SPLIT_APPS and name.endswith(".0001_initial")), (
+            f"{name} would run again:\n{old_db.plan}")
         assert before.get(name) == " ", f"{name} planned but shown as {before.get(name)!r}"
         destructive = [op for op in operations
                        if DESTRUCTIVE.match(op) and op not in REVIEWED.get(name, [])]

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -110,6 +111,18 @@ def wait(stack: Stack, what: str, check: Callable[[], Any], timeout_s: float = 1
                          f"\n--- emulator ---\n{stack.log_tail('emulator', 30)}")
 
 
+def train(stack: Stack, api: Api, body: dict[str, Any]) -> int:
+    """Submit a training job and wait for it to succeed; its id."""
+    response = api.post("/api/v1/jobs/", body)
+    assert response.status_code == 201, response.text
+    job_id = response.json()["id"]
+    job = wait(stack, f"job {body['name']} to end", lambda: (lambda j: j if j["state"] in (
+        "SUCCEEDED", "FAILED", "CANCELLED") else None)(api.get(f"/api/v1/jobs/{job_id}/")),
+        timeout_s=300)
+    assert job["state"] == "SUCCEEDED", job["error_message"]
+    return job_id
+
+
 def test_train_deploy_measure_and_alert(serving_stack: Stack, slack: SlackRecorder) -> None:
     stack = serving_stack
     seeded = json.loads(stack.manage("seed_demo", "--username", "sam", "--team", "serving",
@@ -122,15 +135,9 @@ def test_train_deploy_measure_and_alert(serving_stack: Stack, slack: SlackRecord
     assert response.status_code == 201, response.text
 
     # 1. A small model trains on the emulator and saves checkpoints.
-    response = api.post("/api/v1/jobs/", {
+    job_id = train(stack, api, {
         "name": "gpt-to-serve", "strategy": "ddp", "chief": {"machine_type": "n1-standard-4"},
         "args": ["--preset", "tiny", "--steps", "40", "--checkpoint-every", "20"]})
-    assert response.status_code == 201, response.text
-    job_id = response.json()["id"]
-    job = wait(stack, "the job to end", lambda: (lambda j: j if j["state"] in (
-        "SUCCEEDED", "FAILED", "CANCELLED") else None)(api.get(f"/api/v1/jobs/{job_id}/")),
-        timeout_s=240)
-    assert job["state"] == "SUCCEEDED", job["error_message"]
     steps = wait(stack, "the checkpoint events", lambda: (lambda s: s if 40 in s else None)(
         api.get(f"/api/v1/serving/jobs/{job_id}/")["checkpoint_steps"]))
     assert steps == [20, 40]
@@ -216,3 +223,59 @@ def test_train_deploy_measure_and_alert(serving_stack: Stack, slack: SlackRecord
     assert response.status_code == 202, response.text
     wait(stack, "the endpoint to be deleted", lambda: api.get(
         f"/api/v1/serving/endpoints/{endpoint_id}/")["state"] == "DELETED")
+
+
+def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
+        serving_stack: Stack) -> None:
+    """An FSDP job's step checkpoint (DCP shards from two ranks) registered with the compiled
+    runtime: the replica consolidates the shards, compiles, and answers exactly as the same
+    weights do in eager PyTorch here, greedy and seeded sampling alike."""
+    torch = pytest.importorskip("torch")
+    from localvertex import storage as local_storage
+    from trainers.serving import generate, loader
+
+    stack = serving_stack
+    seeded = json.loads(stack.manage("seed_demo", "--username", "fay", "--team", "sharded",
+                                     capture=True))
+    api = Api(stack.web_url, seeded["token"])
+    job_id = train(stack, api, {
+        "name": "fsdp-to-serve", "strategy": "fsdp", "chief": {"machine_type": "n1-standard-4"},
+        "workers": {"replica_count": 1},
+        "args": ["--preset", "tiny", "--steps", "20", "--checkpoint-every", "20"]})
+    wait(stack, "the checkpoint event", lambda: 20 in api.get(
+        f"/api/v1/serving/jobs/{job_id}/")["checkpoint_steps"])
+
+    response = api.post("/api/v1/serving/models/", {"job": job_id, "step": 20,
+                                                    "runtime": "compiled"})
+    assert response.status_code == 201, response.text
+    model_id = response.json()["id"]
+    entry = wait(stack, "the upload", lambda: (lambda m: m if m["state"] != "UPLOADING" else None)(
+        api.get(f"/api/v1/serving/models/{model_id}/")))
+    assert entry["state"] == "READY" and entry["runtime"] == "compiled", entry["error_message"]
+    folder = Path(local_storage.local_path(stack.emulator_data_dir, entry["artifact_uri"]))
+    assert (folder / "dcp" / ".metadata").exists(), "the checkpoint is the sharded one"
+
+    response = api.post("/api/v1/serving/endpoints/", {"name": "fsdp-compiled",
+                                                       "probe_interval_s": 60})
+    assert response.status_code == 201, response.text
+    endpoint_id = response.json()["id"]
+    wait(stack, "the endpoint", lambda: api.get(
+        f"/api/v1/serving/endpoints/{endpoint_id}/")["state"] == "READY")
+    response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/deployments/", {
+        "model": model_id, "machine_type": "n1-standard-4", "min_replicas": 1,
+        "max_replicas": 1})
+    assert response.status_code == 201, response.text
+    deployment = wait(stack, "the compiled deployment", lambda: (
+        lambda d: d if d["state"] in ("DEPLOYED", "FAILED") else None)(
+        api.get(f"/api/v1/serving/deployments/{response.json()['id']}/")), timeout_s=360)
+    assert deployment["state"] == "DEPLOYED", deployment["error_message"]
+
+    instances = ["def main():\n    ", {"prompt": "import ", "max_tokens": 6},
+                 {"prompt": "x = ", "temperature": 0.8, "seed": 11}]
+    response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/predict/",
+                        {"instances": instances})
+    assert response.status_code == 200, response.text
+    eager = loader.load(str(folder)).model
+    with torch.inference_mode():
+        expected = generate.generate(eager, generate.parse_instances(instances, None))
+    assert response.json()["predictions"] == expected

@@ -113,7 +113,8 @@ def test_replicas_get_vertex_environment(finished_job, emulator: EmulatorProcess
     assert chief["EXPANDED"] == f"{job_id(job)}-x"
     assert chief["ESCAPED"] == "$(CLOUD_ML_JOB_ID)"
     assert chief["PYTHONUNBUFFERED"] == "1"
-    assert reports["workerpool0-0"]["cwd"] == str(Path(__file__).resolve().parents[2])
+    # Each job runs in a folder of its own (the code it runs is found on PYTHONPATH).
+    assert reports["workerpool0-0"]["cwd"].endswith(f"/work/{job_id(job)}")
 
 
 def test_lines_become_log_entries(finished_job) -> None:

@@ -143,7 +143,7 @@ def test_log_panel_filters_and_follows(trained: Job, client_of: Client) -> None:
     # A running job's panel polls with its filters; a finished one does not poll.
     Job.objects.filter(pk=trained.pk).update(state=JobState.RUNNING)
     html = client_of.get(url).content.decode()
-    assert 'hx-trigger="every 3s" hx-include="#log-filters"' in html
+    assert 'hx-trigger="every 3s, cp-refresh" hx-include="#log-filters"' in html
     assert 'id="log-follow"' in html
     page = client_of.get(reverse("job-detail", args=[trained.pk])).content.decode()
     assert 'id="metrics-chart"' in page and 'id="job-diagnosis"' in page

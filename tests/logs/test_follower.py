@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from controlplane.backends.training import VertexBackend
-from controlplane.logs import filters, follower
+from controlplane.logs import follower
 from controlplane.logs.models import LogCursor, LogLine, StepMetric
 from controlplane.logs.options import FollowConfig
 from controlplane.runs.models import Job, JobAttempt
 from tests.logs.conftest import AttemptFactory
 from tests.logs.helpers import Line, write
+from vertexplan.logparse import filters
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 # No budget limit here: the quota has tests of its own. A sweep never gives up on time.

@@ -180,3 +180,16 @@ def test_a_stockout_is_a_restart_resumed_by_the_next_attempt(running_job: Job) -
     assert restarts.refresh(running_job.pk) == 1
     record.refresh_from_db()
     assert record.resumed
+
+
+def test_the_processes_of_one_multi_gpu_replica_start_one_run(running_job: Job) -> None:
+    log = Log(running_job)
+    # One replica with two GPUs: the launcher starts a process per GPU, each says it started.
+    log.event("run_started", rank=0, world_size=2, resumed_from_step=None)
+    log.event("run_started", rank=1, world_size=2, resumed_from_step=None)
+    log.steps(1, 30)
+    assert restarts.refresh(running_job.pk) == 0
+    # The same ranks starting again is the replica starting over.
+    log.event("run_started", rank=1, world_size=2, resumed_from_step=None)
+    log.event("run_started", rank=0, world_size=2, resumed_from_step=None)
+    assert restarts.refresh(running_job.pk) == 1

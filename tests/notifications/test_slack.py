@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from controlplane.notifications import crypto, service
+from controlplane.core import secrets
+from controlplane.notifications import service
 from controlplane.notifications.models import Notification, SlackChannel
 from controlplane.runs import lifecycle
 from controlplane.runs.models import Job, JobState
@@ -193,10 +194,10 @@ def test_secrets_are_encrypted_and_keys_can_be_introduced(team: Team, settings: 
     assert made.get_secret() == HOOK
     settings.CP_ENCRYPTION_KEY = "a dedicated key"
     assert made.get_secret() == HOOK, "written under SECRET_KEY, still readable"
-    fresh = crypto.encrypt("x")
+    fresh = secrets.encrypt("x")
     settings.CP_ENCRYPTION_KEY = ""
-    with pytest.raises(crypto.SecretUnreadable):
-        crypto.decrypt(fresh)
+    with pytest.raises(secrets.SecretUnreadable):
+        secrets.decrypt(fresh)
 
 
 def _api_client(client: Client, user: Any) -> Client:

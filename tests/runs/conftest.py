@@ -118,7 +118,9 @@ def new_stack(postgres_url: str, broker_url: str, var_dir: Path, extra_env: dict
         reconcile_interval_s=1.0, follow_interval_s=1.0,
         extra_env={"CP_RESUBMIT_AFTER_S": "5", "CP_RECOVERY_BACKOFF_S": "1",
                    "CP_RECOVERY_BACKOFF_CAP_S": "5",
-                   "CP_RECOVERY_FALLBACK": "FLEX_START,STANDARD", **extra_env},
+                   "CP_RECOVERY_FALLBACK": "FLEX_START,STANDARD",
+                   "CP_QUOTA_RETRY_S": "1", "CP_QUOTA_RETRY_CAP_S": "3",
+                   "CP_QUOTA_CACHE_S": "0", **extra_env},
     ), emulator_flags=["--preempt-grace", "20"])
     return stack, name
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -20,10 +22,18 @@ def api(client: Client, admin_user: Any) -> Client:
     return client
 
 
-def _checkpoint(job: Job, step: int) -> None:
+def checkpoint_path(job: Job, step: int) -> str:
+    return f"gs://b/job-{job.pk}/checkpoints/step-{step:08d}"
+
+
+def _checkpoint(job: Job, step: int, storage: Callable[[str], str] | None = None) -> str:
+    """A checkpoint_saved event; with `storage`, the committed folder is written too."""
+    path = checkpoint_path(job, step)
+    if storage is not None:
+        storage(path)
     job.events.create(kind="checkpoint_saved", attempt=1, step=step,
-                      data={"step": step, "path": f"gs://b/job-{job.pk}/checkpoints/"
-                                                  f"step-{step:08d}"})
+                      data={"step": step, "path": path})
+    return path
 
 
 def test_cancel(api: Client, make_job: Callable[..., Job], backend: FakeBackend) -> None:
@@ -31,7 +41,7 @@ def test_cancel(api: Client, make_job: Callable[..., Job], backend: FakeBackend)
     response = api.post(f"/api/v1/jobs/{job.pk}/cancel/")
     assert response.status_code == 202 and response.json()["state"] == "CANCELLED"
     again = api.post(f"/api/v1/jobs/{job.pk}/cancel/")
-    assert again.status_code == 400 and "already CANCELLED" in again.content.decode()
+    assert again.status_code == 409 and "already CANCELLED" in again.content.decode()
 
 
 def test_clone_returns_a_body_the_api_accepts(api: Client, make_job: Callable[..., Job],
@@ -50,10 +60,11 @@ def test_clone_returns_a_body_the_api_accepts(api: Client, make_job: Callable[..
 
 def test_resubmit_from_a_chosen_checkpoint(api: Client, make_job: Callable[..., Job],
                                            backend: FakeBackend,
-                                           django_capture_on_commit_callbacks: Any) -> None:
+                                           django_capture_on_commit_callbacks: Any,
+                                           checkpoint_storage: Callable[[str], str]) -> None:
     job = make_job("gpt", spot=True)
-    _checkpoint(job, 100)
-    _checkpoint(job, 200)
+    _checkpoint(job, 100, checkpoint_storage)
+    _checkpoint(job, 200, checkpoint_storage)
     missing = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 150},
                        content_type="application/json")
     assert missing.status_code == 400 and "[100, 200]" in missing.content.decode()
@@ -128,3 +139,47 @@ def test_the_job_page_shows_attempts_restarts_and_recoveries(
     assert f'href="#event-{checkpoint.pk}"' in page and f'id="event-{checkpoint.pk}"' in page
     header = client.get(f"/jobs/{job.pk}/partials/header/").content.decode()
     assert "Restarts" in header and "1 of 3 used" in header
+
+
+def test_resubmit_offers_only_checkpoints_that_still_exist(
+        api: Client, make_job: Callable[..., Job], backend: FakeBackend, admin_user: Any,
+        checkpoint_storage: Callable[[str], str]) -> None:
+    """Rotation deleted steps 100 and 200 (keep-last-1): the list, the page's choices and the
+    API offer only 300; a resubmission from 100 is refused and names why."""
+    job = make_job("gpt", spot=True)
+    deleted = [_checkpoint(job, step) for step in (100, 200)]
+    _checkpoint(job, 300, checkpoint_storage)
+    for step, path in zip((100, 200), deleted, strict=True):
+        job.events.create(kind="checkpoint_deleted", attempt=1, step=step,
+                          data={"step": step, "path": path})
+    Job.objects.filter(pk=job.pk).update(state=JobState.FAILED)
+    refused = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 100},
+                       content_type="application/json")
+    assert refused.status_code == 400
+    message = refused.json()["checkpoint_step"][0]
+    assert "deleted by rotation" in message and "[300]" in message
+    assert Job.objects.count() == 1
+    panel = api.get(f"/jobs/{job.pk}/partials/checkpoints/").content.decode()
+    assert "step-00000300" in panel and "step-00000100" not in panel
+    header = api.get(f"/jobs/{job.pk}/partials/header/").content.decode()
+    assert '<option value="300">' in header and 'value="100"' not in header
+    listed = api.get(f"/api/v1/jobs/{job.pk}/").json()["checkpoints"]
+    assert [(c["step"], c["path"]) for c in listed] == [(300, checkpoint_path(job, 300))]
+
+
+def test_resubmit_checks_the_checkpoint_on_storage(
+        api: Client, make_job: Callable[..., Job], backend: FakeBackend,
+        checkpoint_storage: Callable[[str], str]) -> None:
+    """The events say step 100 exists, storage says otherwise (deleted by hand, or its write
+    never finished): refused, nothing created."""
+    job = make_job("gpt", spot=True)
+    path = _checkpoint(job, 100, checkpoint_storage)
+    _checkpoint(job, 200)  # never written
+    gone = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 200},
+                    content_type="application/json")
+    assert gone.status_code == 400 and "does not exist" in gone.content.decode()
+    os.remove(f"{settings.CP_LOCAL_GCS_ROOT}/{path.removeprefix('gs://')}/COMMITTED")
+    half = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 100},
+                    content_type="application/json")
+    assert half.status_code == 400 and "not a complete checkpoint" in half.content.decode()
+    assert Job.objects.count() == 1

@@ -139,3 +139,25 @@ def test_policy_from_a_request(settings) -> None:
                                                     "max_recoveries": -1, "extra": 1}})
     assert set(errors) == {"recovery.strategy", "recovery.fallback", "recovery.max_recoveries",
                            "recovery.extra"}
+
+
+def test_preemptions_retry_in_place_up_to_the_limit_then_move_on() -> None:
+    policy = Policy("failover", 9, fallback=("FLEX_START", "STANDARD"), retries_in_place=2)
+
+    def after(in_place: int) -> Placement | None:
+        return recovery.plan(policy=policy, custom_job=L4_JOB, home=HOME, current=HOME,
+                             failure=Failure.PREEMPTION, recoveries_done=in_place,
+                             rng=random.Random(1), in_place_done=in_place).placement
+
+    assert after(0) == HOME and after(1) == HOME
+    assert after(2) == Placement("FLEX_START", "us-central1")
+
+
+def test_retries_in_place_is_part_of_the_policy_and_checked() -> None:
+    policy, errors = recovery.parse_policy({"spot": True, "recovery": {"retries_in_place": 0}})
+    assert not errors and policy.retries_in_place == 0
+    assert recovery.policy_of(type("J", (), {
+        "recovery_options": policy.options(), "recovery_strategy": "failover",
+        "max_recoveries": 3})()).retries_in_place == 0
+    _, errors = recovery.parse_policy({"recovery": {"retries_in_place": 99}})
+    assert "recovery.retries_in_place" in errors

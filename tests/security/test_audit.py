@@ -31,8 +31,8 @@ def _log(world: World) -> list[tuple[str, str, str, str]]:
 
 
 def test_job_actions_through_the_api_are_recorded_with_the_token(
-        world: World, backend: Any, quiet: Any,
-        token_client: Callable[[Any], APIClient]) -> None:
+        world: World, backend: Any, quiet: Any, token_client: Callable[[Any], APIClient],
+        checkpoint_storage: Callable[[str], str]) -> None:
     api = token_client(world.users["member"])
     prefix = world.users["member"].api_tokens.get().prefix
     made = api.post("/api/v1/jobs/", BODY, format="json")
@@ -40,12 +40,13 @@ def test_job_actions_through_the_api_are_recorded_with_the_token(
     job_id = made.json()["id"]
     assert api.get(f"/api/v1/jobs/{job_id}/clone/").status_code == 200
     Job.objects.get(pk=job_id).events.create(
-        kind="checkpoint_saved", attempt=1, step=10, data={"step": 10, "path": "gs://b/s-10"})
+        kind="checkpoint_saved", attempt=1, step=10,
+        data={"step": 10, "path": checkpoint_storage("gs://b/s-10")})
     resubmitted = api.post(f"/api/v1/jobs/{job_id}/resubmit/", {}, format="json")
     assert resubmitted.status_code == 201, resubmitted.content
     assert api.post(f"/api/v1/jobs/{job_id}/cancel/").status_code == 202
     # A refused action leaves no entry.
-    assert api.post(f"/api/v1/jobs/{job_id}/cancel/").status_code == 400
+    assert api.post(f"/api/v1/jobs/{job_id}/cancel/").status_code == 409
 
     via = f"token {prefix}"
     assert _log(world) == [("ann", "job.submit", "job", via), ("ann", "job.clone", "job", via),
@@ -137,3 +138,29 @@ def test_budget_changes_are_recorded(client: Client, world: World,
     assert [(e.actor_name, e.action) for e in entries] == [("ada", "budget.update"),
                                                           ("ada", "budget.delete")]
     assert entries[0].detail == {"monthly_micros": 250_000_000, "on_exceed": "notify"}
+
+
+def test_audit_page_filters_and_pages(client: Client, world: World, backend: Any, quiet: Any,
+                                      token_client: Callable[[Any], APIClient]) -> None:
+    member = token_client(world.users["member"])
+    for n in range(3):
+        job = member.post("/api/v1/jobs/", {**BODY, "name": f"exp-{n}"}, format="json").json()
+    member.post(f"/api/v1/jobs/{job['id']}/cancel/")
+    client.force_login(world.users["admin"])
+    url = f"/teams/{world.team.slug}/audit/"
+    page = client.get(url, {"action": "job.cancel"}).content.decode()
+    assert page.count("<td class=\"mono\">job.cancel</td>") == 1 and "job.submit</td>" not in page
+    assert 'option value="job.submit"' in page and "1 entry" in page
+    assert "exp-2" in client.get(url, {"q": "exp-2"}).content.decode()
+    assert "Nothing matches" in client.get(url, {"actor": "nobody"}).content.decode()
+    assert "Nothing matches" in client.get(url, {"since": "2999-01-01"}).content.decode()
+    bad = client.get(url, {"until": "yesterday"})
+    assert bad.status_code == 200 and "until: a date as YYYY-MM-DD" in bad.content.decode()
+    from controlplane.security import views
+
+    views.AUDIT_PAGE, saved = 2, views.AUDIT_PAGE
+    try:
+        paged = client.get(url, {"action": "job.submit", "page": 2}).content.decode()
+    finally:
+        views.AUDIT_PAGE = saved
+    assert "page 2 of 2" in paged and "action=job.submit" in paged

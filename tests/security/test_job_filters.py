@@ -70,3 +70,29 @@ def test_paging(world: World, make_job: Callable[..., Job],
     seen = [j["id"] for j in first["results"]] + [
         j["id"] for j in api.get("/api/v1/jobs/", {"limit": 2, "offset": 2}).json()["results"]]
     assert len(set(seen)) == 4
+
+
+def test_filter_values_the_database_cannot_hold_are_400s(
+        world: World, token_client: Callable[[Any], APIClient]) -> None:
+    api = token_client(world.users["viewer"])
+    for name, value in [("created_after", "0001-01-01T00:00:00+23:59"),
+                        ("created_before", "9999-12-31T23:59:59-23:59"),
+                        ("user", "a\x00b"), ("accelerator", "\x00"), ("team", "\x00")]:
+        response = api.get("/api/v1/jobs/", {name: value})
+        assert response.status_code == 400, (name, response.content)
+        assert name in response.json()
+    # A far offset that PostgreSQL would refuse as it is, but is a moment in UTC: served.
+    assert api.get("/api/v1/jobs/", {"created_after": "2026-01-01T00:00:00+23:00"}
+                   ).status_code == 200
+
+
+def test_paging_parameters_are_whole_numbers_given_once(
+        world: World, token_client: Callable[[Any], APIClient]) -> None:
+    api = token_client(world.users["viewer"])
+    for query in ("limit=0", "limit=-1", "limit=abc", "limit=1_0", "offset=-1", "offset=1.5",
+                  "offset=1&offset=2", "limit=" + "9" * 19):
+        response = api.get("/api/v1/jobs/?" + query)
+        assert response.status_code == 400, query
+        assert set(response.json()) <= {"limit", "offset"}, query
+    # More than the ceiling is served as the ceiling.
+    assert api.get("/api/v1/jobs/?limit=5000").status_code == 200

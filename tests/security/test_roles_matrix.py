@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,16 +36,29 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from controlplane.backends import serving_base
+from controlplane.clusters.models import Cluster, RayJob
 from controlplane.compose.models import JobTemplate
 from controlplane.notifications.models import SlackChannel
 from controlplane.runs.models import Job, JobState
 from controlplane.security import tokens
 from controlplane.security.models import ApiToken
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo
+from controlplane.sweeps.models import Sweep
 from controlplane.teams.models import Membership, Role, Team
 from tests.people import make_user
 from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+from tests.sweeps.conftest import sweep_body
+from vertexplan.clusters.compose import compose_persistent_resource
+from vertexplan.sweeps import compose_sweep, export
 
+SWEEP_REQUEST = sweep_body()
+SWEEP_TUNING_JOB = compose_sweep(SWEEP_REQUEST).tuning_job
+CLUSTER_REQUEST = {
+    "name": "ray-m",
+    "pools": [{"id": "head", "machine_type": "n1-standard-4"},
+              {"id": "workers", "machine_type": "n1-standard-8", "replica_count": 2}],
+    "ray": {"version": "2.47.1"},
+}
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 RANK = {"anyone": -1, "user": 0, "viewer": 1, "member": 2, "admin": 3}
 CALLERS = ("anonymous", "outsider", "viewer", "member", "admin")
@@ -77,7 +91,8 @@ def _walk(patterns: list[Any], prefix: str = "") -> Iterator[Route]:
 def all_routes() -> list[Route]:
     seen: dict[str, Route] = {}
     for route in _walk(get_resolver().url_patterns):
-        if not route.route.startswith(SKIPPED_PREFIXES):
+        # The API's fallback answers a JSON 404 to anyone (tests/core/test_api_fallback.py).
+        if not route.route.startswith(SKIPPED_PREFIXES) and route.name != "api-not-found":
             seen.setdefault(route.route, route)
     return list(seen.values())
 
@@ -97,11 +112,14 @@ def declared_methods(route: Route) -> list[str] | None:
 
 # Who may call a route, where it differs from the default: GET needs a viewer's role, any
 # other method a member's. "anyone" needs no login; "user" any login (the caller's own objects).
-PUBLIC = {"login", "logout", "healthz", "api-schema", "api-docs"}
+PUBLIC = {"login", "logout", "healthz", "api-schema", "api-docs", "admin-login",
+          "password_reset", "password_reset_done", "password_reset_confirm",
+          "password_reset_complete"}
 POLICY: dict[tuple[str, str], str] = {
     # Reading a CustomJob document names no team: anyone may. (Validate, export and estimate
     # check the job for a named team, which takes a role that can submit there.)
-    ("api-job-import", "post"): "viewer",
+    ("api-job-import", "post"): "viewer", ("api-sweep-import", "post"): "viewer",
+    ("sweep-new", "get"): "member",
     # The compose pages are for those who can submit.
     ("job-compose", "get"): "member", ("job-validate", "post"): "member",
     ("job-export-form", "post"): "member", ("job-import", "get"): "member",
@@ -121,11 +139,18 @@ POLICY: dict[tuple[str, str], str] = {
     ("template-save", "post"): "admin", ("template-delete", "post"): "admin",
     ("api-member-list", "post"): "admin", ("api-member-detail", "patch"): "admin",
     ("api-member-detail", "delete"): "admin", ("team-members", "post"): "admin",
+    # What a team's jobs may use (members read it).
+    ("api-team-policy", "patch"): "admin",
+    # Where its jobs log runs, and the key they log with (members read all but the key).
+    ("api-team-tracking", "patch"): "admin", ("team-tracking", "post"): "admin",
     # Tokens are the caller's own.
     ("api-token-list", "get"): "user", ("api-token-list", "post"): "user",
     ("api-token-detail", "get"): "user", ("api-token-detail", "delete"): "user",
     ("token-list", "get"): "user", ("token-list", "post"): "user",
     ("token-revoke", "post"): "user",
+    # One's own password.
+    ("password_change", "get"): "user", ("password_change", "post"): "user",
+    ("password_change", "put"): "user", ("password_change_done", "get"): "user",
 }
 
 # How a refusal reads where it is not a 403: the serving forms offer a viewer no team or job
@@ -153,7 +178,7 @@ class World:
     clients: dict[tuple[str, bool], Any] = field(default_factory=dict)
 
 
-def build_world() -> World:
+def build_world(checkpoint_storage: Callable[[str], str]) -> World:
     team = Team.objects.create(name="Vision", slug="vision")
     other = Team.objects.create(name="Speech", slug="speech")
     users = {"viewer": make_user("vic", team, Role.VIEWER),
@@ -165,7 +190,7 @@ def build_world() -> World:
                              custom_job=CPU_CUSTOM_JOB, project="p", region="us-central1",
                              state=JobState.RUNNING)
     job.events.create(kind="checkpoint_saved", attempt=1, step=50,
-                      data={"step": 50, "path": "gs://b/exp/step-00000050"})
+                      data={"step": 50, "path": checkpoint_storage("gs://b/exp/step-00000050")})
     template = JobTemplate.objects.create(team=team, name="base", request=CPU_REQUEST,
                                           created_by=admin)
     channel = SlackChannel(team=team, name="ops", kind="webhook", notify_on=["failed"])
@@ -185,10 +210,27 @@ def build_world() -> World:
                                            created_by=admin, machine_type="n1-standard-4",
                                            state=Deployment.State.DEPLOYED,
                                            deployed_at=timezone.now())
+    sweep = Sweep.objects.create(team=team, created_by=admin, name="lr", request=SWEEP_REQUEST,
+                                 tuning_job=SWEEP_TUNING_JOB, project="p",
+                                 region="us-central1", metric_id="val_loss", goal="MINIMIZE")
+    sweep.trials.create(trial_id="1", number=1, state="SUCCEEDED", parameters={"lr": 0.001},
+                        final_metrics={"val_loss": 2.5}, final_step=4)
+    cluster = Cluster.objects.create(
+        team=team, created_by=admin, name="ray-m", region="us-central1",
+        request=CLUSTER_REQUEST,
+        resource=compose_persistent_resource({**CLUSTER_REQUEST, "resource_id": "cp-cl-1"},
+                                             "us-central1").resource,
+        ray_version="2.47.1", state=Cluster.State.RUNNING, running_since=timezone.now(),
+        vertex_name="projects/p/locations/us-central1/persistentResources/cp-cl-1")
+    ray_job = RayJob.objects.create(team=team, cluster=cluster, created_by=admin,
+                                    entrypoint=["python", "-c", "print(1)"],
+                                    state=RayJob.State.RUNNING)
     world = World(team=team, other=other, users=users)
     # Someone in no team yet, for the admins to add.
     get_user_model().objects.create_user(username="nina")
-    world.objects = {"job": job, "template": template, "channel": channel, "model": entry,
+    world.objects = {"job": job, "sweep": sweep, "cluster": cluster, "ray_job": ray_job,
+                     "template": template, "channel": channel,
+                     "model": entry,
                      "endpoint": endpoint, "deployment": deployment,
                      "membership": Membership.objects.get(team=team, user=users["member"])}
     # Each caller has a token of their own (for the API and the token routes).
@@ -203,9 +245,10 @@ PK_OWNERS = (
     ("serving/models/", "model"), ("serving/jobs/", "job"), ("templates/", "template"),
     ("channels/", "channel"), ("notifications/", "channel"), ("tokens/", "token"),
     ("members/", "membership"),
-    ("jobs/", "job"),
+    # Before "jobs/": a Ray job's path ends with it too.
+    ("ray-jobs/", "ray_job"), ("jobs/", "job"), ("sweeps/", "sweep"), ("clusters/", "cluster"),
 )
-SLUGS = {"name": "logs", "fmt": "yaml"}
+SLUGS = {"name": "logs", "fmt": "yaml", "uidb64": "MQ", "token": "not-a-reset-token"}
 
 
 @dataclass(frozen=True)
@@ -215,7 +258,7 @@ class Target:
 
 
 # Routes whose body names a Vision object (the outsider gets 404 for it, as for a URL).
-BODY_NAMES_OBJECT = {("api-serving-models", "post")}
+BODY_NAMES_OBJECT = {("api-serving-models", "post"), ("api-ray-jobs", "post")}
 
 
 def target(route: Route, world: World, caller: str, method: str = "get") -> Target:
@@ -237,7 +280,7 @@ def target(route: Route, world: World, caller: str, method: str = "get") -> Targ
         url = url.replace("<slug:team>", world.team.slug)
         names_object = True
     for slug, value in SLUGS.items():
-        url = url.replace(f"<slug:{slug}>", value)
+        url = url.replace(f"<slug:{slug}>", value).replace(f"<{slug}>", value)
     assert "<" not in url, f"{route.route}: no value for a part of this route; add it to SLUGS"
     return Target("/" + url, names_object)
 
@@ -258,6 +301,14 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
                                    "n1-standard-4}\n  replicaCount: 1\n  containerSpec: "
                                    "{imageUri: img}\n"},
         "api-job-resubmit": {"checkpoint_step": 50},
+        "api-sweep-list": {**SWEEP_REQUEST, "team": team},
+        "api-sweep-validate": {**SWEEP_REQUEST, "team": team},
+        "api-sweep-import": {"text": export(SWEEP_TUNING_JOB, "yaml", region="us-central1")},
+        "sweep-new": {"team": team, "body": json.dumps(SWEEP_REQUEST)},
+        "api-clusters": {**CLUSTER_REQUEST, "name": "ray-n", "team": team},
+        "api-cluster": {"replicas": {"workers": 1}},
+        "api-ray-jobs": {"cluster": world.objects["cluster"].pk,
+                         "entrypoint": ["python", "-c", "print(2)"]},
         "api-template-list": {"name": "matrix", "team": team, "request": CPU_REQUEST},
         "api-channel-list": {"name": "new", "kind": "webhook", "notify_on": ["failed"],
                              "webhook_url": "https://hooks.slack.com/services/T/B/abcdefghijk"},
@@ -276,6 +327,8 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
         "team-members": {"action": "role", "member": world.objects["membership"].pk,
                          "role": "viewer"},
         "api-team-budget": {"monthly_budget_micros": 100_000_000, "on_exceed": "notify"},
+        "api-team-tracking": {"wandb_entity": "acme", "wandb_project": "matrix"},
+        "team-tracking": {"wandb_entity": "acme", "wandb_project": "matrix"},
         "job-compose": form_job, "job-validate": form_job, "job-export-form": form_job,
         "template-save": {**form_job, "template_name": "matrix"},
         "job-import": {"text": "workerPoolSpecs:\n- machineSpec: {machineType: n1-standard-4}"
@@ -426,8 +479,9 @@ def _write_matrix() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=[r.route for r in ROUTES])
-def test_route_matrix(route: Route, db: None, quiet: None) -> None:
-    world = build_world()
+def test_route_matrix(route: Route, db: None, quiet: None,
+                      checkpoint_storage: Callable[[str], str]) -> None:
+    world = build_world(checkpoint_storage)
     methods = declared_methods(route)
     if methods is None:
         # A function view: it handles what its admin caller is not told 405 for.
@@ -461,7 +515,7 @@ def test_every_route_was_walked() -> None:
                           "api-member-list", "api-member-detail", "team-members",
                           "job-list", "job-detail", "job-cancel", "token-list", "api-schema"):
         assert expected_name in names
-    every = [r.route for r in _walk(get_resolver().url_patterns)]
+    every = [r.route for r in _walk(get_resolver().url_patterns) if r.name != "api-not-found"]
     assert {r for r in every if not r.startswith(SKIPPED_PREFIXES)} == {r.route for r in ROUTES}
 
 

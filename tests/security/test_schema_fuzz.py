@@ -74,8 +74,8 @@ def real_ids(path: str, world: World, token_pk: int) -> dict[str, Any]:
     return values
 
 
-def test_schema_fuzz(db: None, quiet: None) -> None:
-    world = build_world()
+def test_schema_fuzz(db: None, quiet: None, checkpoint_storage: Any) -> None:
+    world = build_world(checkpoint_storage)
     # A token of the caller's to revoke: not the one the requests carry.
     spare = tokens.create(world.users["admin"], "spare").token.pk
     headers = {"Authorization": f"Token {world.objects['tokens']['admin'].key}"}

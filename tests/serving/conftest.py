@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from controlplane.backends import serving_base
+from controlplane.backends import images_base, serving_base
 from controlplane.notifications import tasks as notification_tasks
 from controlplane.runs.models import Job, JobState
 from controlplane.serving import tasks
@@ -21,9 +21,12 @@ from tests.serving.fakes import FakeServing
 @pytest.fixture
 def fake(settings: Any) -> Iterator[FakeServing]:
     settings.CP_SERVING_BACKEND = "tests.serving.fakes.FakeServing"
+    settings.CP_IMAGE_REGISTRY = "tests.serving.fakes.FakeImages"
     serving_base.get_serving_backend.cache_clear()
+    images_base.get_image_registry.cache_clear()
     yield serving_base.get_serving_backend()
     serving_base.get_serving_backend.cache_clear()
+    images_base.get_image_registry.cache_clear()
 
 
 @pytest.fixture

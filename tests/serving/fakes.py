@@ -9,15 +9,24 @@ from dataclasses import replace
 from typing import Any
 
 from controlplane.backends import errors
+from controlplane.backends.images_base import (
+    ArtifactImage,
+    ImageRegistry,
+    ImageTags,
+    Repository,
+    parse_artifact_image,
+)
 from controlplane.backends.serving_base import (
     Container,
     DeploySpec,
+    EndpointAccess,
     Operation,
     PredictResult,
     RemoteDeployedModel,
     RemoteEndpoint,
     ServingBackend,
 )
+from controlplane.serving import options
 
 
 class FakeServing(ServingBackend):
@@ -26,6 +35,8 @@ class FakeServing(ServingBackend):
         self.region = "us-central1"
         self.models: dict[str, dict[str, Any]] = {}
         self.endpoints: dict[str, RemoteEndpoint] = {}
+        self.access: dict[str, EndpointAccess] = {}
+        self.predicted_at: list[str] = []  # the dedicated DNS each predict went to ("" shared)
         self.operations: dict[str, Operation] = {}
         self.calls: list[tuple[str, Any]] = []
         self.hold_operations = False  # deploys and undeploys stay running until finish_all()
@@ -49,11 +60,16 @@ class FakeServing(ServingBackend):
     def model_exists(self, name: str) -> bool:
         return name in self.models
 
-    def create_endpoint(self, endpoint_id: str, display_name: str,
-                        labels: dict[str, str]) -> Operation:
+    def create_endpoint(self, endpoint_id: str, display_name: str, labels: dict[str, str],
+                        access: EndpointAccess | None = None) -> Operation:
         self.calls.append(("create_endpoint", endpoint_id))
         name = self.endpoint_name(endpoint_id)
-        self.endpoints.setdefault(name, RemoteEndpoint(name, display_name, labels, (), {}))
+        access = access or EndpointAccess()
+        self.endpoints.setdefault(name, RemoteEndpoint(
+            name, display_name, labels, (), {},
+            dedicated_dns=f"{endpoint_id}.dedicated.test" if access.dedicated else "",
+            service_attachment=f"sa/{endpoint_id}" if access.psc_project_allowlist else ""))
+        self.access[name] = access
         return self._op()
 
     def get_endpoint(self, name: str) -> RemoteEndpoint:
@@ -123,10 +139,49 @@ class FakeServing(ServingBackend):
         return self.operations[name]
 
     def predict(self, endpoint: str, instances: list[Any], parameters: Any = None,
-                timeout_s: float | None = None) -> PredictResult:
+                timeout_s: float | None = None, dedicated_dns: str = "") -> PredictResult:
         self.calls.append(("predict", endpoint))
+        self.predicted_at.append(dedicated_dns)
         if self.predict_error is not None:
             raise self.predict_error
         deployed = self.endpoints[endpoint].deployed_models
         return PredictResult([{"text": "x", "tokens": 1} for _ in instances],
                              deployed[0].id if deployed else "")
+
+
+class FakeImages(ImageRegistry):
+    """An in-memory Artifact Registry: the product's serving image, plus what a test pushes;
+    `error` makes every read fail as an unreachable registry does."""
+
+    def __init__(self) -> None:
+        self.pushed: dict[str, list[str]] = {}
+        self.labels: dict[str, dict[str, str]] = {}  # repository name -> its labels
+        self.error: errors.BackendError | None = None
+        self.push(options.serving_image())
+
+    def push(self, uri: str, labels: dict[str, str] | None = None) -> None:
+        image = parse_artifact_image(uri)
+        assert image is not None, uri
+        self.pushed.setdefault(image.host_path, []).append(image.tag)
+        self.labels.setdefault(image.repository_name, dict(labels or {}))
+
+    def repositories(self, project: str, location: str) -> list[Repository]:
+        if self.error is not None:
+            raise self.error
+        prefix = f"projects/{project}/locations/{location}/repositories/"
+        return [Repository(name, labels) for name, labels in sorted(self.labels.items())
+                if name.startswith(prefix)]
+
+    def images(self, repository: str) -> list[ImageTags]:
+        host = Repository(repository, {}).host + "/"
+        return [ImageTags(path, tuple(dict.fromkeys(reversed(tags))))
+                for path, tags in sorted(self.pushed.items()) if path.startswith(host)]
+
+    def image_tags(self, image: ArtifactImage) -> list[str] | None:
+        if self.error is not None:
+            raise self.error
+        if not any(path.startswith(f"{image.location}-docker.pkg.dev/{image.project}/"
+                                   f"{image.repository}/") for path in self.pushed):
+            raise errors.NotFound(f"ListDockerImages: {image.repository_name} not found")
+        tags = self.pushed.get(image.host_path)
+        return None if tags is None else list(dict.fromkeys(reversed(tags)))  # newest first

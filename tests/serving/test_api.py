@@ -11,7 +11,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from controlplane.runs.models import Job
-from controlplane.serving import lifecycle
+from controlplane.serving import lifecycle, registry
 from controlplane.serving.models import Deployment, Endpoint, LatencySample, ModelEntry, Slo
 from tests.serving.fakes import FakeServing
 from tests.serving.test_lifecycle import ready_endpoint, ready_entry
@@ -159,3 +159,26 @@ def test_the_deploy_form_reports_vertex_s_rules(deployed: Endpoint, member: Any,
         follow=True)
     assert "takes no NVIDIA_L4" in response.text
     assert Deployment.objects.count() == 1
+
+
+def test_a_model_registered_with_the_compiled_runtime_starts_its_server_compiled(
+        fake: FakeServing, queued: list, trained_job: Job, member: Any,
+        django_capture_on_commit_callbacks: Any) -> None:
+    client = api(member)
+    refused = client.post("/api/v1/serving/models/",
+                          {"job": trained_job.pk, "step": 60, "runtime": "tensorrt"},
+                          format="json")
+    assert refused.status_code == 400 and "runtime" in refused.json()
+    assert ModelEntry.objects.count() == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/serving/models/",
+                               {"job": trained_job.pk, "step": 60, "runtime": "compiled"},
+                               format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["runtime"] == "compiled"
+    entry = ModelEntry.objects.get(pk=response.json()["id"])
+    registry.upload(entry.pk)
+    # The Model Registry entry's container is what every replica of a deployment starts.
+    [uploaded] = fake.models.values()
+    assert uploaded["container"].command == ["python", "-m", "trainers.serve"]
+    assert uploaded["container"].args == ["--runtime", "compiled"]

@@ -205,6 +205,46 @@ def test_vertex_s_checks(clients: Clients) -> None:
             deployed_model=deployed_model(f"{PARENT}/models/missing", "31"))
 
 
+def test_dedicated_and_private_endpoints_get_their_addresses_and_vertex_s_rules(
+        clients: Clients) -> None:
+    dedicated = clients.endpoints.create_endpoint(request={
+        "parent": PARENT, "endpoint_id": "cp-ep-40",
+        "endpoint": v1.Endpoint(display_name="d", dedicated_endpoint_enabled=True)}).result()
+    assert dedicated.dedicated_endpoint_dns == (
+        "cp-ep-40.us-central1-test-project.prediction.vertexai.goog")
+    private = clients.endpoints.create_endpoint(request={
+        "parent": PARENT, "endpoint_id": "cp-ep-41", "endpoint": v1.Endpoint(
+            display_name="p", private_service_connect_config=v1.PrivateServiceConnectConfig(
+                enable_private_service_connect=True, project_allowlist=["consumer-1"]))}
+    ).result()
+    attachment = private.private_service_connect_config.service_attachment
+    assert attachment.endswith("/regions/us-central1/serviceAttachments/sa-cp-ep-41")
+    assert clients.endpoints.get_endpoint(name=private.name).private_service_connect_config \
+        .project_allowlist == ["consumer-1"]
+    # The public path does not reach a private endpoint.
+    model = upload(clients, "private-model", "gs://bucket/jobs/job-1/model")
+    clients.wait(clients.endpoints.deploy_model(
+        endpoint=private.name, deployed_model=deployed_model(model, "41"),
+        traffic_split={"0": 100}))
+    with pytest.raises(gexc.FailedPrecondition, match="private"):
+        clients.predictions.predict(endpoint=private.name, instances=["x"])
+    clients.wait(clients.endpoints.undeploy_model(endpoint=private.name,
+                                                  deployed_model_id="41"))
+
+    psc = v1.PrivateServiceConnectConfig(enable_private_service_connect=True)
+    for endpoint, words in [
+        (v1.Endpoint(display_name="x", private_service_connect_config=psc), "project_allowlist"),
+        (v1.Endpoint(display_name="x", network="projects/1/global/networks/n",
+                     private_service_connect_config=v1.PrivateServiceConnectConfig(
+                         enable_private_service_connect=True, project_allowlist=["a-bcdef"])),
+         "not both"),
+        (v1.Endpoint(display_name="x", dedicated_endpoint_dns="mine.example.com"),
+         "output only"),
+    ]:
+        with pytest.raises(gexc.InvalidArgument, match=words):
+            clients.endpoints.create_endpoint(request={"parent": PARENT, "endpoint": endpoint})
+
+
 def test_deployed_models_come_back_after_an_emulator_restart(
         tmp_path: Path, clients: Clients, emulator: EmulatorProcess) -> None:
     data = tmp_path / "data"

@@ -50,13 +50,18 @@ def test_registry_refuses_what_cannot_be_served(
     assert final.artifact_uri == f"{trained_job.output_uri}/model"
     with pytest.raises(registry.RegistryError, match="registered already"):
         registry.register(job=trained_job, user=member, step=None)
-    Job.objects.filter(pk=trained_job.pk).update(request={"strategy": "fsdp"},
+    Job.objects.filter(pk=trained_job.pk).update(request={"strategy": "tpu_jax"},
                                                  state=JobState.RUNNING)
     trained_job.refresh_from_db()
-    with pytest.raises(registry.RegistryError, match="sharded"):
+    with pytest.raises(registry.RegistryError, match="cannot read: register its final export"):
         registry.register(job=trained_job, user=member, step=30)
     with pytest.raises(registry.RegistryError, match="only a job that succeeded"):
         registry.register(job=trained_job, user=member, step=None)
+    # A sharded checkpoint (FSDP, ZeRO) is servable: the container consolidates it.
+    Job.objects.filter(pk=trained_job.pk).update(request={"strategy": "fsdp"})
+    trained_job.refresh_from_db()
+    sharded = registry.register(job=trained_job, user=member, step=30)
+    assert sharded.step == 30 and sharded.artifact_uri.endswith("/step-00000030")
 
 
 def test_deploy_follows_the_operation_and_is_sent_once(

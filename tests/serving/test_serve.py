@@ -34,7 +34,7 @@ def test_loads_an_export_and_a_ddp_checkpoint(tmp_path: Path) -> None:
     assert exported.step == 60 and exported.params > 0
     checkpoint = loader.load(str(ddp_checkpoint(tmp_path / "step-00000030", step=30)))
     assert checkpoint.step == 30
-    with pytest.raises(loader.ModelLoadError, match="'dcp' checkpoint"):
+    with pytest.raises(loader.ModelLoadError, match=r"no torch\.distributed\.checkpoint metadata"):
         loader.load(str(ddp_checkpoint(tmp_path / "step-00000040", step=40, fmt="dcp")))
     with pytest.raises(loader.ModelLoadError, match="not found"):
         loader.load(str(tmp_path / "empty"))
@@ -128,6 +128,18 @@ def _serve(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
+def _wait_healthy(proc: subprocess.Popen[str], url: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            assert time.monotonic() < deadline, f"the server never became healthy at {url}"
+            time.sleep(0.3)
+
+
 def test_the_entrypoint_follows_the_aip_environment(tmp_path: Path) -> None:
     from localvertex.environment import free_ports
 
@@ -136,15 +148,7 @@ def test_the_entrypoint_follows_the_aip_environment(tmp_path: Path) -> None:
                    "AIP_PREDICT_ROUTE": "/p", "AIP_STORAGE_URI": str(export_model(tmp_path / "m"))},
                   "--threads", "1")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/h", timeout=2):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the server never became healthy"
-                time.sleep(0.2)
+        _wait_healthy(proc, f"http://127.0.0.1:{port}/h", timeout_s=60)
         status, body = _post(f"http://127.0.0.1:{port}/p", {"instances": ["hi"]})
         assert status == 200 and len(body["predictions"]) == 1
     finally:
@@ -159,3 +163,77 @@ def test_an_unloadable_model_exits_2(tmp_path: Path) -> None:
     proc = _serve({"AIP_STORAGE_URI": str(tmp_path / "nothing")}, "--port", "0")
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "serving_failed" in output
+
+
+REQUEST = {"instances": ["def main():\n    ", {"prompt": "import os\n", "max_tokens": 5},
+                        {"prompt": "x", "temperature": 1.0, "seed": 3}]}
+
+
+def _serve_once(folder: Path, runtime: str) -> tuple[list[dict], dict]:
+    """Start the entrypoint on ``folder`` in ``runtime``, answer REQUEST once, stop it: its
+    predictions and its serving_started event."""
+    from localvertex.environment import free_ports
+
+    port = free_ports(1)[0]
+    proc = _serve({"AIP_STORAGE_URI": str(folder)}, "--port", str(port), "--runtime", runtime)
+    try:
+        # Healthy only once compiled: the first answer is then as quick as any other.
+        _wait_healthy(proc, f"http://127.0.0.1:{port}/health", timeout_s=300)
+        status, body = _post(f"http://127.0.0.1:{port}/predict", REQUEST)
+        assert status == 200, body
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=60)
+    [started] = [json.loads(line) for line in output.splitlines()
+                 if line.startswith("{") and '"serving_started"' in line]
+    return body["predictions"], started
+
+
+def _eager_answers(folder: Path) -> list[dict]:
+    model = loader.load(str(folder)).model
+    return generate.generate(model, generate.parse_instances(REQUEST["instances"], None))
+
+
+def test_the_compiled_runtime_answers_as_eager_does_and_compiles_before_serving(
+        tmp_path: Path) -> None:
+    folder = export_model(tmp_path / "m")
+    predictions, started = _serve_once(folder, "compiled")
+    assert predictions == _eager_answers(folder)
+    assert started["runtime"] == "compiled" and started["warmup_s"] > 0
+    assert started["compiled_at_start"] is True
+
+
+def test_the_aot_package_is_built_once_kept_beside_the_weights_and_never_served_stale(
+        tmp_path: Path) -> None:
+    from trainers.serving import aot
+    from trainers.storage import storage_for
+
+    folder = export_model(tmp_path / "m")
+    first, built = _serve_once(folder, "aot")
+    assert first == _eager_answers(folder) and built["compiled_at_start"] is True
+    [package] = (folder / aot.PACKAGE_FOLDER).iterdir()
+    # The next replica loads the package: nothing compiled, the same answers.
+    second, loaded = _serve_once(folder, "aot")
+    assert second == first and loaded["compiled_at_start"] is False
+    assert loaded["warmup_s"] < built["warmup_s"]
+
+    # A package that does not answer as the weights beside it (another model's) is rebuilt.
+    other = export_model(tmp_path / "other", seed=2)
+    stale = aot.package_path(storage_for(str(other)), str(other), torch.device("cpu"))
+    Path(stale).parent.mkdir(parents=True)
+    Path(stale).write_bytes(package.read_bytes())
+    said: list[str] = []
+    model = loader.load(str(other)).model
+    packaged, rebuilt = aot.load_or_build(model, storage_for(str(other)), str(other), 32,
+                                          said.append)
+    assert rebuilt and any("does not answer as the weights" in m for m in said)
+    probe = torch.randint(0, 256, (2, 9))
+    with torch.inference_mode():
+        torch.testing.assert_close(packaged(probe)[0], model(probe)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_an_unknown_runtime_is_refused() -> None:
+    from trainers.serving import runtimes
+
+    with pytest.raises(ValueError, match="one of eager, compiled, aot"):
+        runtimes.prepare(torch.nn.Linear(1, 1), "tensorrt-ish")

@@ -41,6 +41,13 @@ CLUSTER_VARS = (
     "CP_DEEPSPEED_CONFIG_JSON",
     "CP_FSDP_CONFIG_JSON",
     "CP_PARALLELISM_JSON",
+    # A job carries these only when its team tracks runs in W&B (trainers/tracking.py).
+    "WANDB_PROJECT",
+    "WANDB_ENTITY",
+    "WANDB_API_KEY",
+    "WANDB_MODE",
+    "WANDB_DIR",
+    "WANDB_BASE_URL",
 )
 
 

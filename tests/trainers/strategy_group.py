@@ -8,6 +8,8 @@ the strategy tests join the process group once and run every strategy's trainer 
 goes through the trainer's own CLI parsing, validation and `Trainer.run()`; its events are
 framed by `harness_run` / `harness_done` events (the latter with the exit code). `sigterm_at`
 makes rank 1 send itself a real SIGTERM as step STEP starts, as a spot VM's notice would.
+{"name": ..., "copy": [SRC, DST]} has rank 0 copy a folder (a checkpoint directory that
+several later runs resume from) while the others wait.
 
 With FAKE_GCS_ROOT set, gs:// URLs are served from that local folder through fsspec, the way
 gcsfs serves them in production: an object store without folder renames.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 
@@ -66,6 +69,11 @@ def main(spec_path: str) -> int:
     stop.install()
     try:
         for run in spec["runs"]:
+            if "copy" in run:
+                if process.rank == 0:
+                    shutil.copytree(*run["copy"])
+                dist.barrier()
+                continue
             events.emit("harness_run", run["name"], name=run["name"])
             config = config_from_args(build_parser().parse_args(run["args"]), os.environ)
             validate(config, process.world_size)

@@ -34,8 +34,6 @@ def test_dp_is_what_tp_and_pp_leave():
         (4, 1, 1, 8, "dp 4 x tp 1 x pp 1 = 4, but WORLD_SIZE is 8"),
         (0, 0, 1, 8, "tp must be >= 1"),
         (-1, 1, 1, 8, "dp must be >= 1"),
-        (0, 2, 1, 8, r"tensor parallelism \(tp=2\) is not implemented by this trainer"),
-        (2, 1, 4, 8, r"pipeline parallelism \(pp=4\) is not implemented"),
     ],
 )
 def test_degrees_that_do_not_fit_are_refused(dp, tp, pp, world_size, message):
@@ -45,18 +43,91 @@ def test_degrees_that_do_not_fit_are_refused(dp, tp, pp, world_size, message):
         validate(TrainConfig(dp=dp, tp=tp, pp=pp, batch_size=8), world_size)
 
 
-def test_tensor_parallel_degree_is_a_configuration_error_before_any_process_group():
-    # Rank 0 of 2 with nobody listening: it must exit before trying to connect.
+@pytest.mark.parametrize(
+    "overrides, world_size, message",
+    [
+        ({"tp": 4}, 4, r"tp 4 must divide model.n_head 2 .*use tp in 1, 2"),
+        ({"tp": 3}, 3, r"tp 3 must divide model.n_head 2"),
+        ({"pp": 4}, 4, r"model.n_layer 2 must be a multiple of pp 4 x pp_virtual_stages 1 = 4"),
+        (
+            {"pp": 2, "pp_virtual_stages": 2, "pp_schedule": "interleaved_1f1b"},
+            2,
+            r"model.n_layer 2 must be a multiple of pp 2 x pp_virtual_stages 2 = 4",
+        ),
+        ({"pp": 2, "pp_schedule": "zero_bubble"}, 2, r"pp_schedule 'zero_bubble': use one of"),
+        (
+            {"pp": 2, "pp_virtual_stages": 2},
+            2,
+            r"pp_schedule 1f1b runs one stage per pipeline rank, but pp_virtual_stages is 2",
+        ),
+        (
+            {"pp": 2, "micro_batch_size": 8},
+            1,
+            r"pp_schedule 1f1b needs at least as many micro-batches as pipeline stages \(2\)",
+        ),
+        ({"pp": 2, "micro_batch_size": 3}, 2, r"set micro_batch_size to a divisor of 8"),
+        ({"sequence_parallel": True}, 2, r"sequence_parallel .* needs tp > 1"),
+    ],
+)
+def test_degrees_are_checked_against_the_model(overrides, world_size, message):
+    config = TrainConfig(batch_size=8, **overrides)
+    world_size = max(world_size, config.tp * config.pp)
+    with pytest.raises(ValueError, match=message):
+        validate(config, world_size)
+
+
+def test_model_parallel_degrees_that_fit_pass():
+    validate(TrainConfig(batch_size=8, tp=2, pp=2), 8)
+    validate(TrainConfig(batch_size=8, tp=2, sequence_parallel=True), 2)
+    four = TrainConfig(batch_size=8, pp=2, pp_virtual_stages=2, pp_schedule="interleaved_1f1b")
+    validate(replace(four, model=replace(four.model, n_layer=4)), 2)
+    validate(TrainConfig(batch_size=8, pp=2, pp_schedule="gpipe", micro_batch_size=8), 2)
+
+
+def test_model_parallel_degree_is_a_configuration_error_before_any_process_group():
+    # Rank 0 of 4 with nobody listening: it must exit before trying to connect.
     result = train(
-        ["--set", "tp=2"],
+        ["--set", "tp=4"],
         timeout=60,
         RANK="0",
-        WORLD_SIZE="2",
+        WORLD_SIZE="4",
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT="9",
     )
     assert result.returncode == 2
-    assert "tensor parallelism (tp=2) is not implemented" in result.one("error")["message"]
+    assert "tp 4 must divide model.n_head 2" in result.one("error")["message"]
+
+
+@pytest.mark.parametrize(
+    "config, world_size, message",
+    [
+        (TrainConfig(strategy="zero2", tp=2), 2, r"zero2 with tp 2 x pp 1 is refused: DeepSpeed"),
+        (TrainConfig(strategy="zero1", pp=2), 2, r"zero1 with tp 1 x pp 2 is refused"),
+        (
+            TrainConfig(strategy="fsdp", tp=2, fsdp=FSDPConfig(mode="hybrid_shard")),
+            4,
+            "fsdp hybrid_shard with tensor/pipeline parallelism is not implemented",
+        ),
+        (TrainConfig(strategy="ddp", tp=2, async_checkpoint=True), 2, "tp_pp writes its"),
+        (TrainConfig(strategy="ddp", pp_schedule="gpipe"), 2, "apply with tp or pp above 1"),
+    ],
+    ids=["zero2-tp", "zero1-pp", "hybrid-tp", "async-tp", "schedule-without-pp"],
+)
+def test_strategies_that_do_not_combine_with_model_parallelism_say_why(config, world_size, message):
+    with pytest.raises(ValueError, match=message):
+        strategies.check_config(config, world(world_size))
+
+
+def test_tensor_parallel_groups_stay_inside_a_node():
+    with pytest.raises(ValueError, match="tp 4 must divide the 2 processes per node"):
+        strategies.check_config(TrainConfig(strategy="ddp", tp=4), world(8, local=2))
+    strategies.check_config(TrainConfig(strategy="ddp", tp=2, pp=2), world(8, local=2))
+
+
+def test_ddp_and_fsdp_run_on_the_mesh_when_tp_or_pp_is_above_one():
+    assert strategies.effective_name(TrainConfig(strategy="ddp", tp=2)) == "tp_pp"
+    assert strategies.effective_name(TrainConfig(strategy="fsdp", pp=2)) == "tp_pp_fsdp"
+    assert strategies.effective_name(TrainConfig(strategy="fsdp")) == "fsdp"
 
 
 def test_strategy_options_apply_to_their_strategy_only():
@@ -194,6 +265,11 @@ def test_the_control_planes_json_arrives_in_the_environment():
     assert zero.batch_size == 16 and (zero.dp, zero.tp, zero.pp) == (2, 1, 1)
     assert parse(["--strategy", "fsdp"], env).fsdp.mode == "shard_grad_op"
     assert parse(["--set", "tp=2"], env).tp == 2  # --set still wins
+    pipelined = {"dp": 1, "tp": 2, "pp": 2, "pp_schedule": "gpipe", "sequence_parallel": True}
+    config = parse([], {"CP_PARALLELISM_JSON": json.dumps(pipelined)})
+    assert (config.pp_schedule, config.sequence_parallel) == ("gpipe", True)
+    with pytest.raises(ValueError, match="pp_virtual_stages must be a int, not '2'"):
+        parse([], {"CP_PARALLELISM_JSON": json.dumps({"pp_virtual_stages": "2"})})
     with pytest.raises(ValueError, match=r"CP_FSDP_CONFIG_JSON: expected a JSON object"):
         parse([], {"CP_FSDP_CONFIG_JSON": "[]"})
     with pytest.raises(ValueError, match="parallelism: unknown keys ep"):

@@ -9,7 +9,10 @@ from tests.trainers.replicas import Replica, assert_losses_close, child_env
 
 pytestmark = pytest.mark.trainers
 
-REL = 1e-5
+# fp32 Adam over 40 steps: a world of two sums each gradient in another order than one process,
+# and the CPU's kernels (AVX2 or AVX-512) change the rounding again; the runs drift apart by about
+# 2e-5 by the last steps. A wrong reduction (a sum for a mean, a missed rank) is off by percents.
+REL = 1e-4
 
 
 def test_every_rank_starts_and_only_rank_zero_reports(ddp_run):

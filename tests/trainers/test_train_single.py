@@ -30,6 +30,11 @@ def test_run_started(single_run):
     assert event["strategy"] == "single"
     assert isinstance(event["params"], int) and 100_000 < event["params"] < 200_000
     assert event["resumed_from_step"] is None
+    # The model's shape and precision, for the control plane's MFU (the tiny preset).
+    tiny = ModelConfig()
+    assert (event["n_layer"], event["n_head"], event["d_model"], event["seq_len"]) == (
+        tiny.n_layer, tiny.n_head, tiny.n_embd, tiny.block_size)
+    assert event["precision"] == "fp32"
 
 
 def test_step_events(single_run):

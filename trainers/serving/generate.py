@@ -96,7 +96,8 @@ def generate(
     """Continue every instance; `on_done(i, prediction)` fires as soon as instance i is done,
     so a short request batched with a long one need not wait for it."""
     block = model.config.block_size
-    device = next(model.parameters()).device
+    # A packaged model (the aot runtime) holds no parameters of its own: it names its device.
+    device = getattr(model, "device", None) or next(model.parameters()).device
     sequences = [list(i.prompt) for i in instances]
     generated: list[list[int]] = [[] for _ in instances]
     generators = [

@@ -2,9 +2,10 @@
 `model.pt` + `config.json`) or one committed checkpoint (`step-NNNNNNNN/` with its COMMITTED
 marker), on a local path or gs://.
 
-Only checkpoints in the `torch` format (ddp, single) hold the whole model in one file. Sharded
-formats (FSDP's dcp/, DeepSpeed's) are refused with a message naming the export instead: every
-strategy exports full weights to the model folder at the end of a run.
+Checkpoints in the `torch` format (ddp, single) hold the whole model in one file; sharded ones
+(FSDP's and tensor/pipeline parallel runs' dcp/, DeepSpeed ZeRO's deepspeed/) are consolidated
+into the whole model's weights as they load (`consolidate.py`), so every committed checkpoint
+of every strategy can be served, not only a run's final export.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from trainers.checkpoint import MARKER, read_marker
 from trainers.config import ModelConfig
 from trainers.model import GPT
+from trainers.serving import consolidate
 from trainers.storage import Storage, storage_for
 
 CONFIG_FILE = "config.json"
@@ -41,17 +43,12 @@ def load(folder: str, device: str = "cpu") -> LoadedModel:
     storage = storage_for(folder)
     folder = folder.rstrip("/") or folder
     step = None
+    found = "torch"
     if storage.exists(storage.join(folder, MARKER)):
         metadata = read_marker(storage, folder)
         if metadata is None:
             raise ModelLoadError(f"{folder}: the COMMITTED marker is unreadable")
-        found = metadata.get("format", "torch")
-        if found != "torch":
-            raise ModelLoadError(
-                f"{folder} is a {found!r} checkpoint (strategy {metadata.get('strategy')!r}): "
-                "only single-file checkpoints (ddp) are served; deploy the job's exported "
-                "model folder instead"
-            )
+        found = str(metadata.get("format", "torch"))
         step = metadata.get("step")
     config_data = _read_json(storage, storage.join(folder, CONFIG_FILE))
     model_fields = config_data.get("model")
@@ -63,11 +60,18 @@ def load(folder: str, device: str = "cpu") -> LoadedModel:
         raise ModelLoadError(f"{folder}/{CONFIG_FILE}: {exc}") from exc
     if step is None and isinstance(config_data.get("step"), int):
         step = config_data["step"]
-    weights_path = storage.join(folder, WEIGHTS_FILE)
-    if not storage.exists(weights_path):
-        raise ModelLoadError(f"{folder} has no {WEIGHTS_FILE}")
-    with storage.open_read(weights_path) as f:
-        state = torch.load(f, map_location=device, weights_only=True)
+    if found == "torch":
+        weights_path = storage.join(folder, WEIGHTS_FILE)
+        if not storage.exists(weights_path):
+            raise ModelLoadError(f"{folder} has no {WEIGHTS_FILE}")
+        with storage.open_read(weights_path) as f:
+            state = torch.load(f, map_location=device, weights_only=True)
+    else:
+        weights_path = folder
+        try:
+            state = consolidate.full_state_dict(storage, folder, found, config)
+        except consolidate.ConsolidationError as exc:
+            raise ModelLoadError(str(exc)) from exc
     # Dropout off and no training-time behaviour: the seed only shapes weights load replaces.
     model = GPT(config, seed=0)
     try:

@@ -16,6 +16,7 @@ from torch import nn
 from trainers.cluster import Process
 from trainers.config import TrainConfig
 from trainers.optim import build_optimizer
+from trainers.parallel import resolve_dims
 from trainers.storage import Storage
 
 
@@ -45,6 +46,42 @@ class Strategy(ABC):
         if self.config.precision != "bf16":
             return contextlib.nullcontext()
         return torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16)
+
+    def dims_event(self) -> dict[str, int]:
+        """The parallel degrees, as `run_started` and checkpoint metadata report them."""
+        dims = resolve_dims(self.config.dp, self.config.tp, self.config.pp, self.process.world_size)
+        return {"dp": dims.dp, "tp": dims.tp, "pp": dims.pp}
+
+    def data_shard(self) -> tuple[int, int]:
+        """(index, count): which share of every global batch this rank trains on. Ranks that
+        split one model between them (tensor, pipeline parallel) share one."""
+        return self.process.rank, self.process.world_size
+
+    def forward_backward(
+        self, wrapped: nn.Module, x: torch.Tensor, y: torch.Tensor
+    ) -> torch.Tensor:
+        """Forward and backward over this rank's batch in micro-steps of micro_batch_size
+        sequences; returns the mean loss (a float64 scalar). The trainer averages it over all
+        ranks: a strategy whose ranks do not all compute the loss weighs it accordingly."""
+        micro = self.config.micro_batch_size or len(x)
+        accumulation = len(x) // micro
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        for i in range(accumulation):
+            rows = slice(i * micro, (i + 1) * micro)
+            last = i == accumulation - 1
+            # Gradients are averaged across ranks only on the last micro-step.
+            with contextlib.nullcontext() if last else self.accumulating(wrapped):
+                with self.autocast():
+                    _, loss = wrapped(x[rows], y[rows])
+                self.backward(wrapped, loss, accumulation)
+            total += loss.detach().double()
+        return total / accumulation
+
+    def eval_loss(self, wrapped: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The loss of one evaluation batch (no gradients), weighed as `forward_backward`'s."""
+        with self.autocast():
+            _, loss = wrapped(x, y)
+        return loss.double()
 
     def accumulating(self, wrapped: nn.Module) -> contextlib.AbstractContextManager:
         """Around a micro-step that is not the last of its optimizer step: gradients are not

@@ -68,7 +68,7 @@ class FullyShard(Strategy):
             if self.config.precision == "bf16"
             else MixedPrecisionPolicy()
         )
-        for block in model.blocks:
+        for block in model.blocks.values():
             fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
         fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
         return model
@@ -97,7 +97,7 @@ class FullyShard(Strategy):
     def save(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
         dcp.save(
             self._state(wrapped, optimizer),
-            storage_writer=_writer(storage, storage.join(folder, DCP_FOLDER)),
+            storage_writer=dcp_writer(storage, storage.join(folder, DCP_FOLDER)),
         )
 
     def save_async(
@@ -106,13 +106,13 @@ class FullyShard(Strategy):
         # DCP copies the shards to CPU memory before returning, then writes on a thread.
         return dcp.async_save(
             self._state(wrapped, optimizer),
-            storage_writer=_writer(storage, storage.join(folder, DCP_FOLDER)),
+            storage_writer=dcp_writer(storage, storage.join(folder, DCP_FOLDER)),
             process_group=self.checkpoint_group,
         )
 
     def load(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
         state = self._state(wrapped, optimizer)
-        dcp.load(state, storage_reader=_reader(storage, storage.join(folder, DCP_FOLDER)))
+        dcp.load(state, storage_reader=dcp_reader(storage, storage.join(folder, DCP_FOLDER)))
         set_state_dict(
             wrapped,
             optimizer,
@@ -132,7 +132,7 @@ class FullyShard(Strategy):
         return {"model": model_state, "optimizer": optimizer_state}
 
 
-def _writer(storage: Storage, path: str) -> dcp.StorageWriter:
+def dcp_writer(storage: Storage, path: str) -> dcp.StorageWriter:
     # DCP serialises tensor by tensor: a second thread keeps the disk busy meanwhile.
     threads = min(WRITER_THREADS, os.cpu_count() or 1)
     if storage.local:
@@ -143,7 +143,7 @@ def _writer(storage: Storage, path: str) -> dcp.StorageWriter:
     return FsspecWriter(path, thread_count=threads)
 
 
-def _reader(storage: Storage, path: str) -> dcp.StorageReader:
+def dcp_reader(storage: Storage, path: str) -> dcp.StorageReader:
     if storage.local:
         return dcp.FileSystemReader(path)
     from torch.distributed.checkpoint._fsspec_filesystem import FsspecReader

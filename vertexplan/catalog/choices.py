@@ -25,6 +25,7 @@ FAMILY_LABELS = {
     "c2": "C2: CPU only, compute optimised",
     "cloud-tpu": "Cloud TPU v2 / v3",
     "ct5lp": "TPU v5e",
+    "ct5p": "TPU v5p",
     "ct6e": "TPU v6e (Trillium)",
 }
 

@@ -29,6 +29,7 @@ from vertexplan.catalog.records import (
 CATALOG_FORMAT = 1
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
+    "prediction_images.csv": ("uri", "framework", "accelerator", "note", "source", "retrieved"),
     "machine_types.csv": (
         "name",
         "family",
@@ -79,6 +80,7 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
         "source",
         "retrieved",
     ),
+    "region_offerings.csv": ("region", "offering", "note", "source", "retrieved"),
     "boot_disk_types.csv": (
         "name",
         "allowed",

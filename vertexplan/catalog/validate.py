@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from vertexplan.catalog.errors import FieldError
 from vertexplan.catalog.lookups import get_region
+from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.catalog.rules import RULES
 from vertexplan.catalog.view import build_view
 
@@ -18,6 +19,9 @@ def validate_custom_job(job: dict, region: str | None = None) -> list[FieldError
     """
     if region is not None:
         get_region(region)
+    # gcloud's and the SDK's spellings (snake_case, a single pool, a scalar args) read as the
+    # REST JSON they stand for; error paths name the camelCase fields.
+    job, _ = normalize_custom_job(job)
     view = build_view(job, region)
     errors: list[FieldError] = []
     seen: set[FieldError] = set()

@@ -10,6 +10,7 @@ to the request field that caused it, and plans the job's per-device memory.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +19,17 @@ from vertexplan import memory
 from vertexplan.catalog import FieldError, UnknownRegionError, validate_custom_job
 from vertexplan.composer import checks, planning
 from vertexplan.composer.build import build
-from vertexplan.composer.parallelism import DEFAULT_TRAINER_ARGS, STRATEGIES, TRAINER_COMMAND
+from vertexplan.composer.parallelism import (
+    BUILTIN_COMMANDS,
+    DEFAULT_TRAINER_ARGS,
+    STRATEGIES,
+    TRAINER_COMMAND,
+)
 from vertexplan.composer.paths import anchor, custom_job_path_for, request_field_for
 from vertexplan.composer.request import POOL_FIELDS, POOL_ROLES, normalize
 
 __all__ = [
+    "BUILTIN_COMMANDS",
     "DEFAULT_TRAINER_ARGS",
     "POOL_FIELDS",
     "POOL_ROLES",
@@ -34,6 +41,7 @@ __all__ = [
     "for_attempt",
     "normalize",
     "request_field_for",
+    "with_env",
     "with_suggestions",
 ]
 
@@ -69,6 +77,13 @@ class Composition:
 
 
 DEFAULT_IMAGE = "us-central1-docker.pkg.dev/local-project/training/trainers:0.1.0"
+# The TPU strategies' images (images/tpu-jax.Dockerfile, images/tpu-xla.Dockerfile). Our own
+# builds: Google lists no prebuilt training containers for v5e, and the URIs of prebuilt JAX and
+# PyTorch/XLA ones are UNCONFIRMED (VERTEX_FACTS.md A5).
+DEFAULT_TPU_IMAGES = {
+    "tpu_jax": "us-central1-docker.pkg.dev/local-project/training/trainers-tpu-jax:0.1.0",
+    "tpu_xla": "us-central1-docker.pkg.dev/local-project/training/trainers-tpu-xla:0.1.0",
+}
 
 
 @dataclass
@@ -81,6 +96,12 @@ class Defaults:
 
     region: Callable[[], str] = lambda: "us-central1"
     image: Callable[[], str] = lambda: DEFAULT_IMAGE
+    tpu_images: Callable[[], dict[str, str]] = lambda: DEFAULT_TPU_IMAGES
+
+    def image_for(self, strategy: Any) -> str:
+        """The image a job of ``strategy`` runs when it names none: the TPU strategies' own
+        images, the PyTorch image otherwise."""
+        return self.tpu_images().get(strategy) or self.image()
 
 
 DEFAULTS = Defaults()
@@ -95,7 +116,7 @@ def compose(request: dict[str, Any], *, memory_policy: str = "refuse") -> Compos
     """
     request, legacy_errors = normalize(request)
     region = request.get("region") or DEFAULTS.region()
-    built = build(request, region=region, default_image=DEFAULTS.image())
+    built = build(request, region=region, default_image=DEFAULTS.image_for)
     composition = Composition(custom_job=built.custom_job, world_size=built.topology.world_size,
                               request=request, deepspeed_config=built.launch.deepspeed,
                               fsdp_config=built.launch.fsdp)
@@ -162,3 +183,18 @@ def for_attempt(custom_job: dict[str, Any], *, display_name: str, labels: dict[s
     return job
 
 
+def with_env(custom_job: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """A copy of the CustomJob in which every pool's container (or Python package) also has
+    the variables of `env` that it does not set itself: what a user wrote wins."""
+    if not env:
+        return custom_job
+    job = copy.deepcopy(custom_job)
+    for pool in (job.get("jobSpec") or {}).get("workerPoolSpecs") or []:
+        runs = (pool or {}).get("containerSpec") or (pool or {}).get("pythonPackageSpec")
+        if not runs:
+            continue
+        own = list(runs.get("env") or [])
+        taken = {entry.get("name") for entry in own}
+        runs["env"] = own + [{"name": name, "value": value} for name, value in env.items()
+                             if name not in taken]
+    return job

@@ -7,12 +7,15 @@ back to the request field. Building never raises on a request's values.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from vertexplan import catalog
 from vertexplan.catalog.values import as_int
-from vertexplan.composer import parallelism
+from vertexplan.composer import parallelism, tracking
 from vertexplan.composer.request import (
     PASSTHROUGH_JOB_SPEC,
     POOL_INDEX,
@@ -47,6 +50,8 @@ def machine_spec(p: dict[str, Any]) -> dict[str, Any]:
         spec["acceleratorCount"] = _count(p["accelerator_count"])
     if p.get("tpu_topology"):
         spec["tpuTopology"] = p["tpu_topology"]
+    if p.get("gpu_partition_size"):
+        spec["gpuPartitionSize"] = p["gpu_partition_size"]
     reservation = p.get("reservation")
     if isinstance(reservation, dict) and reservation:
         affinity: dict[str, Any] = {"reservationAffinityType": reservation.get("type")}
@@ -128,14 +133,17 @@ def topology(pools: dict[str, dict[str, Any]]) -> parallelism.Topology:
                                replicas=max(replicas, 1), tpu=tpu)
 
 
-def build(request: dict[str, Any], *, region: str, default_image: str) -> Built:
+def build(request: dict[str, Any], *, region: str,
+          default_image: Callable[[Any], str]) -> Built:
+    """``default_image``: the image a job that names none runs, by its strategy."""
     pools = _pools(request)
     topo = topology(pools)
     container, launch, builtin = _container(request, topo, default_image)
     mounts = request.get("nfs_mounts")
     specs: list[dict[str, Any]] = [{} for _ in range(1 + max(POOL_INDEX[r] for r in pools))]
     for role, p in pools.items():
-        specs[POOL_INDEX[role]] = _pool_spec(role, p, container, mounts, region)
+        specs[POOL_INDEX[role]] = _pool_spec(role, p, container, mounts, region,
+                                             python_package(request))
     spec: dict[str, Any] = {"workerPoolSpecs": specs, "scheduling": _scheduling(request, pools)}
     _job_spec_fields(request, spec)
     custom_job: dict[str, Any] = {"displayName": request.get("name") or "", "jobSpec": spec}
@@ -161,19 +169,27 @@ def _pools(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return pools
 
 
-def _container(request: dict[str, Any], topo: parallelism.Topology, default_image: str
+def _container(request: dict[str, Any], topo: parallelism.Topology,
+               default_image: Callable[[Any], str],
                ) -> tuple[dict[str, Any], parallelism.Launch, bool]:
     """The chief's containerSpec (the other pools' unless they override it), the strategy's
     launch, and whether the built-in trainer runs."""
     command = request.get("command") or []
-    # image_entrypoint: run the image's own ENTRYPOINT (no command), e.g. an imported job.
-    entrypoint = bool(request.get("image_entrypoint"))
-    builtin = not entrypoint and (blank(command) or command == parallelism.TRAINER_COMMAND)
+    # image_entrypoint: run the image's own ENTRYPOINT (no command), e.g. an imported job. A
+    # Python package runs its module in Google's prebuilt image: no command of its own either.
+    entrypoint = bool(request.get("image_entrypoint")) or python_package(request) is not None
+    builtin = not entrypoint and (blank(command) or command in parallelism.BUILTIN_COMMANDS)
     flags = not entrypoint and blank(command)
     launch = parallelism.launch(request, topo, flags=flags, trainer=builtin)
+    strategy = request.get("strategy") or "ddp"
+    own = parallelism.trainer_command(strategy)
+    if builtin and not flags and command != own and strategy in parallelism.STRATEGIES:
+        launch.error("command", f"{' '.join(command)} is the built-in trainer of another "
+                     f"strategy; {strategy} runs {' '.join(own)}: leave command empty and the "
+                     "composer writes it", (" ".join(own),))
     args = request.get("args")
     if flags:
-        command = list(parallelism.TRAINER_COMMAND)
+        command = own
         user_args = parallelism.DEFAULT_TRAINER_ARGS if args is None else args
         args = [*launch.args, *(user_args if isinstance(user_args, list) else [])]
     elif args is None:
@@ -181,7 +197,7 @@ def _container(request: dict[str, Any], topo: parallelism.Topology, default_imag
     env = env_list(request.get("env") or {})
     if isinstance(env, list) and launch.env:
         env = [{"name": k, "value": v} for k, v in launch.env] + env
-    container: dict[str, Any] = {"imageUri": request.get("image_uri") or default_image}
+    container: dict[str, Any] = {"imageUri": request.get("image_uri") or default_image(strategy)}
     if not entrypoint:
         container["command"] = command
     container["args"] = [_text(a) for a in args] if isinstance(args, list) else args
@@ -226,17 +242,45 @@ def _job_spec_fields(request: dict[str, Any], spec: dict[str, Any]) -> None:
     extra = request.get("job_spec_extra")
     if isinstance(extra, dict):
         spec.update({k: v for k, v in extra.items() if k in PASSTHROUGH_JOB_SPEC})
+    # The request's own fields win over the same ones passed through.
+    spec.update(tracking.spec_fields(request))
 
 
 def _duration(hours: Any) -> Any:
-    """Hours -> a proto Duration string in whole seconds ("172800s")."""
-    if isinstance(hours, bool) or not isinstance(hours, int | float):
+    """Hours -> a proto Duration string, exact to the nanosecond a Duration holds ("172800s",
+    "0.5s"): an imported sub-second timeout is not cut."""
+    if isinstance(hours, bool) or not isinstance(hours, int | float) \
+            or not math.isfinite(hours):
         return hours
-    return f"{round(hours * 3600)}s"
+    if abs(hours * 3600) > 10**12:
+        # Beyond any Duration Vertex takes: left as it came, so validation names the field.
+        return f"{hours}h"
+    seconds = (Decimal(repr(hours)) * 3600).quantize(Decimal("1e-9")).normalize()
+    return f"{seconds:f}s"
+
+
+def python_package(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The request's ``python_package`` section (a pythonPackageSpec's executor image, package
+    URIs and module), None when the job runs a container."""
+    value = request.get("python_package")
+    return value if isinstance(value, dict) and value else None
+
+
+def package_spec(package: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
+    """A pythonPackageSpec: the package's module in the executor image, with the container's
+    arguments and environment (the strategy's variables included)."""
+    spec: dict[str, Any] = {"executorImageUri": package.get("executor_image_uri") or "",
+                            "packageUris": package.get("package_uris") or [],
+                            "pythonModule": package.get("python_module") or ""}
+    if "args" in container:
+        spec["args"] = container["args"]
+    if container.get("env"):
+        spec["env"] = container["env"]
+    return spec
 
 
 def _pool_spec(role: str, p: dict[str, Any], container: dict[str, Any], mounts: Any,
-               region: str) -> dict[str, Any]:
+               region: str, package: dict[str, Any] | None = None) -> dict[str, Any]:
     if role == "reduction_server":
         p = {"machine_type": REDUCTION_SERVER_MACHINE, **{k: v for k, v in p.items()
                                                           if not blank(v)}}
@@ -251,9 +295,11 @@ def _pool_spec(role: str, p: dict[str, Any], container: dict[str, Any], mounts: 
         own.pop("env", None)
         if p["env"]:
             own["env"] = env_list(p["env"])
+    task = ({"pythonPackageSpec": package_spec(package, own)} if package is not None
+            and not any(k in p for k in ("image_uri", "command")) else {"containerSpec": own})
     out: dict[str, Any] = {"machineSpec": machine_spec(p),
                            "replicaCount": _replicas(p.get("replica_count")),
-                           "diskSpec": _disk(p), "containerSpec": own}
+                           "diskSpec": _disk(p), **task}
     pool_mounts = p.get("nfs_mounts") if "nfs_mounts" in p else mounts
     if not blank(pool_mounts):
         out["nfsMounts"] = nfs_mounts(pool_mounts)

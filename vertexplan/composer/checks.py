@@ -13,7 +13,7 @@ from typing import Any
 from vertexplan import catalog
 from vertexplan.catalog.errors import child
 from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
-from vertexplan.composer import parallelism
+from vertexplan.composer import parallelism, tracking
 from vertexplan.composer.build import Built
 from vertexplan.composer.request import PERSISTENT_DISK_WORDS, POOL_ROLES, pool
 
@@ -29,12 +29,19 @@ def errors(request: dict[str, Any], built: Built) -> Iterator[Finding]:
     yield from _labels(request)
     yield from _generated_env(request, built)
     yield from _strategy_hardware(request, built)
+    yield from tracking.errors(request)
     if request.get("image_entrypoint") and request.get("command"):
         yield ("image_entrypoint", "image_entrypoint runs the image's own ENTRYPOINT, but a "
                "command is given as well: keep one of them", ("false",))
 
 
 def warnings(request: dict[str, Any], built: Built) -> Iterator[Finding]:
+    if built.builtin and request.get("strategy") == "tpu_xla":
+        # Composed so that the job, its image and its price are ready, but said plainly: the
+        # image's entrypoint has no trainer behind it yet.
+        yield ("strategy", "the built-in PyTorch/XLA trainer (python -m trainers.xla) is not "
+               "part of this release: give a command of your own for tpu_xla, or use tpu_jax "
+               "(python -m trainers.jax)", ("tpu_jax",))
     precision = request.get("precision")
     for role in ("chief", "workers"):
         p = built.pools.get(role) or {}
@@ -113,7 +120,7 @@ def _strategy_hardware(request: dict[str, Any], built: Built) -> Iterator[Findin
     tpu = isinstance(machine, str) and catalog.is_tpu(machine)
     if tpu and strategy not in parallelism.TPU_STRATEGIES:
         yield ("strategy", f"{strategy} runs on GPUs and CPUs; {machine} is a TPU machine: "
-               "use tpu_jax or tpu_xla", parallelism.TPU_STRATEGIES)
+               "use tpu_jax (JAX) or tpu_xla (PyTorch/XLA)", parallelism.TPU_STRATEGIES)
     elif strategy in parallelism.TPU_STRATEGIES and isinstance(machine, str) and \
             catalog.get_machine_type(machine) is not None and not tpu:
         tpus = tuple(m.name for m in catalog.list_machine_types(kind="tpu"))

@@ -45,6 +45,9 @@ SETTINGS = {
     "parallelism.tensor": "parallel_tensor",
     "parallelism.pipeline": "parallel_pipeline",
     "parallelism.data": "parallel_tensor",
+    "parallelism.pipeline_schedule": "parallel_schedule",
+    "parallelism.virtual_stages": "parallel_virtual_stages",
+    "parallelism.sequence_parallel": "parallel_sequence",
     "tpu.sharding": "tpu_sharding",
     "model.parameters": "model_parameters_b",
     "model.trainable_parameters": "model_trainable_b",
@@ -52,10 +55,16 @@ SETTINGS = {
     "model.layers": "model_layers",
     "model.sequence_length": "model_sequence_length",
     "model.activation_checkpointing": "model_activation_checkpointing",
+    "python_package.executor_image_uri": "pkg_executor_image_uri",
+    "python_package.package_uris": "pkg_package_uris",
+    "python_package.python_module": "pkg_python_module",
 }
+# Settings whose input is a list, one item a line (or comma-separated).
+LIST_SETTINGS = ("pkg_package_uris",)
 SIMPLE = ("name", "strategy", "precision", "image_uri", "scheduling_strategy", "timeout_hours",
           "max_wait_hours", "disable_retries", "base_output_directory", "network",
-          "psc_network_attachment", "enable_web_access", "service_account", "image_entrypoint")
+          "psc_network_attachment", "enable_web_access", "service_account", "image_entrypoint",
+          "tensorboard", "experiment", "experiment_run")
 TEXT_LISTS = ("command", "args")
 BILLION = 1_000_000_000
 
@@ -79,7 +88,9 @@ def parse_pairs(value: Any, what: str) -> dict[str, str]:
         key, sep, text = line.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"line {number}: write {what} as KEY=value")
-        out[key.strip()] = text.strip()
+        # The value as written (a form's textarea ends lines with \r\n): spaces are part of
+        # it, as they are of an environment variable.
+        out[key.strip()] = text.removesuffix("\r")
     return out
 
 
@@ -208,7 +219,12 @@ def _settings(data: dict[str, Any], request: dict[str, Any], strategy: str) -> N
             continue
         if name in ("model_parameters_b", "model_trainable_b"):
             value = round(float(value) * BILLION)
-        if name in ("parallel_tensor", "parallel_pipeline") and value == 1:
+        if name in LIST_SETTINGS:
+            value = parse_list(value)
+            if not value:
+                continue
+        if name in ("parallel_tensor", "parallel_pipeline", "parallel_virtual_stages") and \
+                value == 1:
             continue
         if name == "ds_optimizer" or name == "ds_scheduler":
             _set(request, path, value)
@@ -218,6 +234,13 @@ def _settings(data: dict[str, Any], request: dict[str, Any], strategy: str) -> N
             if not kind:
                 continue  # the section is off: its numbers are not used
         _set(request, path, value)
+    package = request.get("python_package")
+    if isinstance(package, dict):
+        # Every input of a package the form was given, blank or not: an error about a blank
+        # one then lands on that input, not on the package as a whole.
+        package.setdefault("executor_image_uri", "")
+        package.setdefault("package_uris", [])
+        package.setdefault("python_module", "")
     if strategy.startswith("zero") and data.get("ds_optimizer"):
         beta1, beta2 = data.get("ds_beta1"), data.get("ds_beta2")
         if not blank(beta1) or not blank(beta2):
@@ -278,6 +301,8 @@ def fields_from_request(request: dict[str, Any]) -> dict[str, Any]:
             continue
         if name in ("model_parameters_b", "model_trainable_b") and isinstance(node, int):
             node = node / BILLION
+        if name in LIST_SETTINGS and isinstance(node, list):
+            node = "\n".join(str(item) for item in node)
         values[name] = node
     optimizer = (request.get("deepspeed") or {}).get("optimizer") \
         if isinstance(request.get("deepspeed"), dict) else None

@@ -7,12 +7,21 @@ The contract with the container (the built-in trainer or your own command):
 * fsdp: ``CP_FSDP_CONFIG_JSON`` holds ``{"mode": ..., "shard_size": N}`` (the keys of
   trainers.config.FSDPConfig).
 * tensor/pipeline parallel degrees above 1: ``CP_PARALLELISM_JSON`` holds
-  ``{"dp": D, "tp": T, "pp": P}``.
+  ``{"dp": D, "tp": T, "pp": P}`` (plus ``pp_schedule``, ``pp_virtual_stages`` and
+  ``sequence_parallel`` when the request sets them), and the NCCL settings below. With the
+  built-in trainer and several GPUs per replica the arguments carry ``--nproc-per-node N``: each
+  replica runs torchrun with one process per GPU, its rendezvous (node rank, master address and
+  port) read from CLUSTER_SPEC, so tensor-parallel groups (consecutive ranks) stay inside a
+  replica and talk over NVLink.
 * tpu_xla: ``PJRT_DEVICE=TPU`` (PyTorch/XLA's runtime); tpu_jax adds nothing (JAX finds the TPU).
 * ddp adds nothing to the environment.
 
 With the built-in trainer (no command of your own) the arguments start with
-``--strategy NAME`` followed by the flags below, then your arguments.
+``--strategy NAME`` followed by the flags below, then your arguments. On a TPU slice the
+built-in trainer is the strategy's own entrypoint (``trainer_command``): tpu_jax runs
+``python -m trainers.jax --mesh DATA,FSDP,TENSOR`` (the chips of the slice, all data-parallel
+unless the job's parallelism or tpu.sharding says otherwise), tpu_xla runs the PyTorch trainer
+on the XLA device (``python -m trainers.xla``, PJRT_DEVICE=TPU); neither takes ``--strategy``.
 There is no shared filesystem between the control plane and the container, so configuration
 travels in the CustomJob itself.
 """
@@ -20,6 +29,7 @@ travels in the CustomJob itself.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,13 +53,38 @@ TPU_SHARDINGS = ("replicated", "fsdp")
 
 # The launcher of the trainers that ship with this project (trainers/train.py).
 TRAINER_COMMAND = ["python", "-m", "trainers.train"]
+# The TPU strategies' own entrypoints: each runs in its own image (images/), JAX with jax[tpu],
+# PyTorch/XLA with the torch that torch_xla pins.
+JAX_TRAINER_COMMAND = ["python", "-m", "trainers.jax"]
+XLA_TRAINER_COMMAND = ["python", "-m", "trainers.xla"]
+TPU_TRAINER_COMMANDS = {"tpu_jax": JAX_TRAINER_COMMAND, "tpu_xla": XLA_TRAINER_COMMAND}
+BUILTIN_COMMANDS = (TRAINER_COMMAND, JAX_TRAINER_COMMAND, XLA_TRAINER_COMMAND)
 DEFAULT_TRAINER_ARGS = ["--preset", "tiny", "--steps", "300", "--checkpoint-every", "50"]
+
+NPROC_FLAG = "--nproc-per-node"
 
 DEEPSPEED_ENV = "CP_DEEPSPEED_CONFIG_JSON"
 FSDP_ENV = "CP_FSDP_CONFIG_JSON"
 PARALLELISM_ENV = "CP_PARALLELISM_JSON"
 PJRT_ENV = "PJRT_DEVICE"
-GENERATED_ENV = (DEEPSPEED_ENV, FSDP_ENV, PARALLELISM_ENV, PJRT_ENV)
+# NCCL for a tensor x pipeline x data parallel job on GPUs. Tensor parallelism all-reduces
+# every layer inside a replica: peer-to-peer over NVLink only (never staged through host
+# memory or PCIe); a rank whose peer died fails its collective instead of waiting forever, so
+# the replica exits and Vertex restarts the job; the caching allocator does not hold tensors
+# used on NCCL's streams longer than needed (torchtitan sets the same).
+NCCL_ENV = (
+    ("NCCL_P2P_LEVEL", "NVL"),
+    ("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
+    ("TORCH_NCCL_AVOID_RECORD_STREAMS", "1"),
+)
+GENERATED_ENV = (DEEPSPEED_ENV, FSDP_ENV, PARALLELISM_ENV, PJRT_ENV, *(n for n, _ in NCCL_ENV))
+PIPELINE_SCHEDULES = ("gpipe", "1f1b", "interleaved_1f1b")
+# The request's parallelism fields beside the degrees, and CP_PARALLELISM_JSON's names for them.
+PARALLEL_OPTIONS = {
+    "pipeline_schedule": "pp_schedule",
+    "virtual_stages": "pp_virtual_stages",
+    "sequence_parallel": "sequence_parallel",
+}
 
 # What the built-in trainer can run today (trainers/parallel.py, trainers/deepspeed_config.py).
 BUILTIN_PRECISIONS = ("fp32", "bf16")
@@ -59,6 +94,11 @@ BUILTIN_REFUSED_DS = {
     "scheduler": "the built-in trainer sets the learning rate from the step (warmup, cosine): "
                  "set --set warmup_steps= in the arguments instead",
 }
+
+
+def trainer_command(strategy: Any) -> list[str]:
+    """The built-in trainer's command line for a strategy."""
+    return list(TPU_TRAINER_COMMANDS.get(strategy, TRAINER_COMMAND))
 
 
 def dumps(value: Any) -> str:
@@ -109,6 +149,14 @@ def section(request: dict[str, Any], name: str, out: Launch) -> dict[str, Any]:
     return value
 
 
+def divisors(n: int, most: int = 32) -> tuple[str, ...]:
+    """n's divisors (those found by trying up to 10000), smallest first, at most ``most``: a
+    request may name a huge replica count, so never n steps."""
+    small = [d for d in range(1, min(math.isqrt(n), 10_000) + 1) if n % d == 0] if n > 0 else []
+    every = sorted({*small, *(n // d for d in small)})
+    return tuple(str(d) for d in every[:most])
+
+
 def dims(request: dict[str, Any], topology: Topology, launch: Launch) -> tuple[int, int, int]:
     """(data, tensor, pipeline) degrees; errors keyed 'parallelism.<field>' when they do not fit."""
     section_ = section(request, "parallelism", launch)
@@ -122,12 +170,11 @@ def dims(request: dict[str, Any], topology: Topology, launch: Launch) -> tuple[i
             value = 1
         degrees[name] = value
     t, p = degrees["tensor"], degrees["pipeline"]
-    divisors = tuple(str(d) for d in range(1, world + 1) if world % d == 0)
     if world % (t * p):
         key = "parallelism.tensor" if t > 1 else "parallelism.pipeline"
         launch.error(key, f"tensor {t} x pipeline {p} = {t * p} does not divide the world size "
                      f"{world} (replicas x devices per replica): the degrees must multiply to "
-                     "it with the data-parallel degree", divisors)
+                     "it with the data-parallel degree", divisors(world))
         return max(world, 1), 1, 1
     dp = world // (t * p)
     given = section_.get("data")
@@ -172,23 +219,40 @@ def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer:
             out.error(key, message, batch_suggestions.get(key, ()))
     out.batch = batch
 
-    if flags:
+    if flags and strategy == "tpu_jax":
+        out.args = ["--mesh", jax_mesh(request, dp, t, p, out)]
+    elif flags and strategy not in TPU_STRATEGIES:
         out.args = ["--strategy", strategy]
+        if topology.devices_per_replica > 1 and not topology.tpu:
+            # One process per GPU, written out rather than left to "auto" (which counts the
+            # GPUs it sees): the replica runs the world size the batch was sized for on
+            # Vertex and on the local emulator alike, where there are no GPUs to count.
+            out.args += [NPROC_FLAG, str(topology.devices_per_replica)]
     if trainer:
         _builtin_limits(request, strategy, precision, t, p, out)
     if strategy == "fsdp":
         _fsdp(section(request, "fsdp", out), dp, topology, out, flags)
     if flags and batch is not None:
-        out.args += ["--batch-size", str(batch.global_batch_size),
-                     "--set", f"micro_batch_size={batch.micro_batch_size}"]
+        out.args += ["--batch-size", str(batch.global_batch_size)]
+        if strategy != "tpu_jax":
+            out.args += ["--set", f"micro_batch_size={batch.micro_batch_size}"]
     if flags and precision is not None:
-        out.args += ["--set", f"precision={precision}"]
+        out.args += (["--precision", precision] if strategy == "tpu_jax"
+                     else ["--set", f"precision={precision}"])
     if strategy in ZERO_STAGES:
         _zero(section(request, "deepspeed", out), ZERO_STAGES[strategy], precision, out, flags)
     if t * p > 1:
-        out.env.append((PARALLELISM_ENV, dumps({"dp": dp, "tp": t, "pp": p})))
+        degrees: dict[str, Any] = {"dp": dp, "tp": t, "pp": p}
+        degrees.update(_parallel_options(section(request, "parallelism", out), t, p, out))
+        out.env.append((PARALLELISM_ENV, dumps(degrees)))
+        if not topology.tpu:
+            out.env += list(NCCL_ENV)
     if strategy == "tpu_xla":
         out.env.append((PJRT_ENV, "TPU"))
+    if flags and t * p > 1 and topology.devices_per_replica > 1 and not topology.tpu:
+        # The launcher: the trainer starts torchrun with one process per GPU (last, so the
+        # flags above read back in the order they are written).
+        out.args += ["--nproc-per-node", str(topology.devices_per_replica)]
     return out
 
 
@@ -201,26 +265,86 @@ def _check_sections(request: dict[str, Any], strategy: str, out: Launch) -> None
                       f"not {strategy}: remove them or change the strategy", owners)
 
 
+def jax_mesh(request: dict[str, Any], dp: int, t: int, p: int, out: Launch) -> str:
+    """``--mesh DATA,FSDP,TENSOR`` for the JAX trainer over all the chips of the job: the
+    tensor degree as the job's parallelism says, the rest data-parallel, or FSDP with
+    tpu.sharding fsdp (parameters and optimizer state sharded over those chips)."""
+    if p > 1:
+        out.error("parallelism.pipeline", "the JAX trainer shards over a (data, fsdp, tensor) "
+                  "mesh and has no pipeline stages: set pipeline to 1 and use tensor or "
+                  "tpu.sharding fsdp", ("1",))
+    tpu = section(request, "tpu", out)
+    if tpu.get("sharding") == "fsdp":
+        return f"1,{dp},{t}"
+    return f"{dp},1,{t}"
+
+
 def _builtin_limits(request: dict[str, Any], strategy: str, precision: str | None, t: int,
                     p: int, out: Launch) -> None:
-    if strategy in TPU_STRATEGIES:
-        out.error("strategy", f"{strategy} needs your own JAX or PyTorch/XLA image and command: "
-                  "the built-in trainer (python -m trainers.train) runs PyTorch on GPUs and "
-                  "CPUs", GPU_STRATEGIES)
+    batch = out.batch
+    if strategy == "tpu_jax" and batch is not None and batch.gradient_accumulation_steps > 1:
+        given = section(request, "batch", out)
+        key = ("batch.micro_batch_size" if "gradient_accumulation_steps" not in given
+               else "batch.gradient_accumulation_steps")
+        out.error(key, f"the JAX trainer takes one global batch per step (split over the "
+                  f"mesh) and does not accumulate gradients, but this batch accumulates "
+                  f"{batch.gradient_accumulation_steps} micro batches: leave micro_batch_size "
+                  "and gradient_accumulation_steps out and size global_batch_size to the chips",
+                  ())
     if precision == "fp16":
         out.error("precision", "the built-in trainer trains in fp32 or bf16, not fp16: choose "
                   "bf16 (A100, H100, H200, B200, L4 and TPUs have it) or run your own command",
                   BUILTIN_PRECISIONS)
-    for name, degree in (("tensor", t), ("pipeline", p)):
-        if degree > 1:
-            out.error(f"parallelism.{name}", f"the built-in trainer trains with {name} "
-                      f"parallel degree 1 only (got {degree}): use data parallelism (ddp, fsdp, "
-                      "zero1-3) across all devices, or run your own command", ("1",))
+    if t * p > 1 and strategy in ZERO_STAGES:
+        key = "parallelism.tensor" if t > 1 else "parallelism.pipeline"
+        out.error(key, f"the built-in trainer combines tensor/pipeline parallelism with ddp or "
+                  f"fsdp over the data-parallel ranks, not {strategy}: DeepSpeed pairs ZeRO with "
+                  "them only for Megatron models and its own PipelineModule. Use fsdp (it "
+                  "shards like ZeRO-3) or run your own command", ("ddp", "fsdp"))
     ds = request.get("deepspeed") if isinstance(request.get("deepspeed"), dict) else {}
     extra = ds.get("extra") if isinstance(ds.get("extra"), dict) else {}
     for key, why in BUILTIN_REFUSED_DS.items():
         if ds.get(key) or key in extra:
             out.error(f"deepspeed.{key}", why)
+
+
+def _parallel_options(section_: dict[str, Any], t: int, p: int, out: Launch) -> dict[str, Any]:
+    """The pipeline schedule, stages per pipeline rank and sequence parallelism, checked."""
+    found: dict[str, Any] = {}
+    schedule = section_.get("pipeline_schedule")
+    if schedule is not None:
+        if schedule not in PIPELINE_SCHEDULES:
+            out.error("parallelism.pipeline_schedule", f"pipeline_schedule {schedule!r}: use "
+                      f"{', '.join(PIPELINE_SCHEDULES)}", PIPELINE_SCHEDULES)
+        elif p == 1:
+            out.error("parallelism.pipeline_schedule", "pipeline_schedule applies with a "
+                      "pipeline degree above 1", ())
+        else:
+            found["pipeline_schedule"] = schedule
+    virtual = section_.get("virtual_stages")
+    if virtual is not None:
+        if isinstance(virtual, bool) or not isinstance(virtual, int) or virtual < 1:
+            out.error("parallelism.virtual_stages", f"virtual_stages must be a whole number of "
+                      f"at least 1, got {virtual!r}", ("1", "2"))
+        elif virtual > 1 and found.get("pipeline_schedule") != "interleaved_1f1b":
+            out.error("parallelism.virtual_stages", "several stages per pipeline rank run "
+                      "with pipeline_schedule interleaved_1f1b", ("interleaved_1f1b",))
+        elif virtual > 1:
+            found["virtual_stages"] = virtual
+    if found.get("pipeline_schedule") == "interleaved_1f1b" and "virtual_stages" not in found:
+        out.error("parallelism.pipeline_schedule", "interleaved_1f1b runs 2 or more stages per "
+                  "pipeline rank: set virtual_stages", ("2",))
+    sequence = section_.get("sequence_parallel")
+    if sequence is not None:
+        if not isinstance(sequence, bool):
+            out.error("parallelism.sequence_parallel", "sequence_parallel must be true or false",
+                      ("true", "false"))
+        elif sequence and t == 1:
+            out.error("parallelism.sequence_parallel", "sequence_parallel splits the tensor-"
+                      "parallel ranks' work: it needs a tensor degree above 1", ())
+        elif sequence:
+            found["sequence_parallel"] = True
+    return {PARALLEL_OPTIONS[k]: v for k, v in found.items()}
 
 
 def _fsdp(options: dict[str, Any], dp: int, topology: Topology, out: Launch,
@@ -269,98 +393,3 @@ def _zero(options: dict[str, Any], stage: int, precision: str | None, out: Launc
         out.args += ["--set", "offload_optimizer=true"]
     if options.get("offload_params"):
         out.args += ["--set", "offload_params=true"]
-
-
-# -- reading a launch back (import) -----------------------------------------------------------
-
-_SET_FLAGS = ("fsdp.shard_size", "micro_batch_size", "precision", "grad_clip",
-              "offload_optimizer", "offload_params")
-
-
-def parse_builtin_args(args: list[str]) -> tuple[dict[str, Any], list[str]] | None:
-    """(request fields, the user's arguments) from the built-in trainer's generated arguments.
-
-    None when ``args`` do not start with ``--strategy NAME``. The caller re-composes the request
-    and keeps the reading only when it gives back the same arguments.
-    """
-    if len(args) < 2 or args[0] != "--strategy" or args[1] not in STRATEGIES:
-        return None
-    request: dict[str, Any] = {"strategy": args[1]}
-    rest = args[2:]
-    # The order ``launch`` writes them in.
-    expected = ["--fsdp-mode", "--set:fsdp.shard_size", "--batch-size",
-                *(f"--set:{name}" for name in _SET_FLAGS[1:])]
-    position = 0
-    while len(rest) >= 2:
-        flag, value = rest[0], rest[1]
-        key = flag
-        if flag == "--set":
-            key = f"--set:{value.partition('=')[0]}"
-            value = value.partition("=")[2]
-        if key not in expected[position:]:
-            break
-        position = expected.index(key) + 1
-        if not _apply_flag(request, key, value):
-            break
-        rest = rest[2:]
-    return request, rest
-
-
-def _apply_flag(request: dict[str, Any], key: str, value: str) -> bool:
-    try:
-        if key == "--fsdp-mode":
-            request.setdefault("fsdp", {})["mode"] = value
-        elif key == "--set:fsdp.shard_size":
-            request.setdefault("fsdp", {})["shard_size"] = int(value)
-        elif key == "--batch-size":
-            request.setdefault("batch", {})["global_batch_size"] = int(value)
-        elif key == "--set:micro_batch_size":
-            request.setdefault("batch", {})["micro_batch_size"] = int(value)
-        elif key == "--set:precision":
-            request["precision"] = value
-        elif key == "--set:grad_clip":
-            request.setdefault("deepspeed", {})["gradient_clipping"] = float(value)
-        elif key in ("--set:offload_optimizer", "--set:offload_params"):
-            request.setdefault("deepspeed", {})[key.partition(":")[2]] = value == "true"
-    except ValueError:
-        return False
-    return True
-
-
-def parse_env(env: dict[str, str]) -> dict[str, Any]:
-    """Request fields read back from the generated environment variables."""
-    request: dict[str, Any] = {}
-    raw = env.get(DEEPSPEED_ENV)
-    if raw is not None:
-        try:
-            ds = json.loads(raw)
-        except ValueError:
-            ds = None
-        if isinstance(ds, dict):
-            stage, section, batch, precision = deepspeed_config.parse(ds)
-            if stage in (1, 2, 3):
-                request["strategy"] = f"zero{stage}"
-                request["deepspeed"] = section
-                if batch:
-                    request["batch"] = batch
-                if precision:
-                    request["precision"] = precision
-    raw = env.get(FSDP_ENV)
-    if raw is not None and "strategy" not in request:
-        try:
-            fsdp = json.loads(raw)
-        except ValueError:
-            fsdp = None
-        if isinstance(fsdp, dict):
-            request["strategy"] = "fsdp"
-            request["fsdp"] = fsdp
-    raw = env.get(PARALLELISM_ENV)
-    if raw is not None:
-        try:
-            degrees = json.loads(raw)
-        except ValueError:
-            degrees = None
-        if isinstance(degrees, dict):
-            request["parallelism"] = {"tensor": degrees.get("tp", 1),
-                                      "pipeline": degrees.get("pp", 1)}
-    return request

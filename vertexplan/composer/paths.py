@@ -20,6 +20,7 @@ _POOL_PATHS = {
     "machineSpec.acceleratorType": "accelerator_type",
     "machineSpec.acceleratorCount": "accelerator_count",
     "machineSpec.tpuTopology": "tpu_topology",
+    "machineSpec.gpuPartitionSize": "gpu_partition_size",
     "machineSpec.reservationAffinity": "reservation",
     "machineSpec": "machine_type",
     "diskSpec.bootDiskType": "boot_disk_type",
@@ -31,6 +32,12 @@ _POOL_PATHS = {
     "containerSpec.args": "args",
     "containerSpec.env": "env",
     "containerSpec": "image_uri",
+    "pythonPackageSpec.executorImageUri": "python_package.executor_image_uri",
+    "pythonPackageSpec.packageUris": "python_package.package_uris",
+    "pythonPackageSpec.pythonModule": "python_package.python_module",
+    "pythonPackageSpec.args": "args",
+    "pythonPackageSpec.env": "env",
+    "pythonPackageSpec": "python_package",
     "nfsMounts": "nfs_mounts",
 }
 _CONTAINER = ("image_uri", "command", "args", "env", "nfs_mounts")
@@ -51,6 +58,9 @@ _JOB_PATHS = {
     "jobSpec.serviceAccount": "service_account",
     "jobSpec.enableWebAccess": "enable_web_access",
     "jobSpec.enableDashboardAccess": "enable_dashboard_access",
+    "jobSpec.tensorboard": "tensorboard",
+    "jobSpec.experiment": "experiment",
+    "jobSpec.experimentRun": "experiment_run",
 }
 # Generated environment variables belong to the request section they were written from.
 _ENV_SECTIONS = {parallelism.DEEPSPEED_ENV: "deepspeed", parallelism.FSDP_ENV: "fsdp",
@@ -100,6 +110,8 @@ def request_field_for(path: str, request: dict[str, Any],
 
 def _pool_field(role: str, name: str, request: dict[str, Any], tail: str) -> str:
     p = pool(request, role) or {}
+    if name.startswith("python_package"):
+        return name  # one package for every pool: a job-level field
     if name in _CONTAINER and role != "reduction_server":
         if name in p:
             return f"{role}.{name}{tail if name == 'nfs_mounts' else ''}"

@@ -94,6 +94,11 @@ def _layout(request: dict[str, Any], built: Built, dp_degrees: tuple[int, int]) 
     fsdp = request.get("fsdp") if isinstance(request.get("fsdp"), dict) else {}
     ds = request.get("deepspeed") if isinstance(request.get("deepspeed"), dict) else {}
     tpu = request.get("tpu") if isinstance(request.get("tpu"), dict) else {}
+    parallel = request.get("parallelism") if isinstance(request.get("parallelism"), dict) else {}
+    batch = built.launch.batch
+    # The built-in trainer cuts each rank's batch into micro-batches of the micro batch size;
+    # with gradient accumulation the pipeline runs them all in one step.
+    microbatches = batch.gradient_accumulation_steps if batch and p > 1 else 0
     layout = memory.Layout(
         strategy=request.get("strategy") or "ddp",
         devices_per_node=per_node,
@@ -105,6 +110,10 @@ def _layout(request: dict[str, Any], built: Built, dp_degrees: tuple[int, int]) 
         tensor_parallel=t,
         pipeline_parallel=p,
         tpu_sharding=tpu.get("sharding") or "replicated",
+        pipeline_schedule=parallel.get("pipeline_schedule") or "1f1b",
+        virtual_stages=parallel.get("virtual_stages") or 1,
+        microbatches=microbatches if microbatches and microbatches > 1 else 0,
+        sequence_parallel=parallel.get("sequence_parallel") is True,
     )
     return layout, device_gib, host_gib, gpu, notes
 

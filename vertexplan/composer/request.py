@@ -24,7 +24,8 @@ TRAINER_ROLES = ("chief", "workers")  # their devices make up the world size
 # The fields every pool has (the form's flat fields are named <role>_<field>).
 POOL_FIELDS = ("machine_type", "accelerator_type", "accelerator_count", "boot_disk_type",
                "boot_disk_size_gb")
-MACHINE_FIELDS = ("machine_type", "accelerator_type", "accelerator_count", "tpu_topology")
+MACHINE_FIELDS = ("machine_type", "accelerator_type", "accelerator_count", "tpu_topology",
+                  "gpu_partition_size")
 DISK_FIELDS = ("boot_disk_type", "boot_disk_size_gb")
 CONTAINER_FIELDS = ("image_uri", "command", "args", "env", "nfs_mounts")
 POOL_KEYS = (*MACHINE_FIELDS, *DISK_FIELDS, "replica_count", "reservation", *CONTAINER_FIELDS)
@@ -78,7 +79,9 @@ def inherited_fields(workers: dict[str, Any]) -> tuple[str, ...]:
     """
     if workers.get("machine_type"):
         return DISK_FIELDS
-    return (*MACHINE_FIELDS, *DISK_FIELDS)
+    # The reservation goes with the machine: workers on the chief's H100s that lost it would
+    # land on on-demand capacity, or never schedule.
+    return (*MACHINE_FIELDS, "reservation", *DISK_FIELDS)
 
 
 def effective_workers(chief: dict[str, Any], workers: dict[str, Any]) -> dict[str, Any]:

@@ -6,14 +6,18 @@ Exports (``export``):
   the gcloud command with those flags; an import reads them back from that line.
 * REST JSON: the CustomJob exactly as JobService.CreateCustomJob takes it.
 * Python: a google-cloud-aiplatform (GAPIC) snippet that submits the same CustomJob.
+* wandb: a W&B Launch Vertex queue config (``wandb_launch``), with the CustomJob's fields it
+  has no place for named by ``wandb_launch.unsupported``.
 
-Imports take a CustomJob or a CustomJobSpec (YAML or JSON: ``document``) and give the job
+Imports take a CustomJob, a CustomJobSpec or a W&B Launch Vertex queue config (YAML or JSON:
+``document``) and give the job
 request that composes to it (``request``). The strategy's configuration is read back from the
 generated arguments and environment only when composing the reading gives the very same
 container (``launch``); otherwise the command, arguments and environment are kept verbatim, so
 nothing is lost either way.
 """
 
+from vertexplan.interop import wandb_launch
 from vertexplan.interop.document import GCLOUD_PREFIX, ImportFailed, parse
 from vertexplan.interop.export import FORMATS, export, gcloud_command, to_json, to_python, to_yaml
 from vertexplan.interop.request import (
@@ -41,4 +45,5 @@ __all__ = [
     "to_python",
     "to_request",
     "to_yaml",
+    "wandb_launch",
 ]

@@ -6,12 +6,16 @@ import json
 import pprint
 import shlex
 import string
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-FORMATS = ("yaml", "json", "python")
+from vertexplan.interop import wandb_launch
+
+# wandb: a W&B Launch Vertex queue config (vertexplan/interop/wandb_launch.py).
+FORMATS = ("yaml", "json", "python", "wandb")
 
 
 def gcloud_command(custom_job: dict[str, Any], *, region: str, filename: str = "job.yaml") -> str:
@@ -39,15 +43,26 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
+def _one_line(text: str) -> str:
+    """Control characters written as escapes, so a value can never end the comment line it
+    sits on and start YAML of its own (names with them are refused; this holds regardless)."""
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+        for ch in text)
+
+
 def to_yaml(custom_job: dict[str, Any], *, region: str, filename: str = "job.yaml") -> str:
     """The gcloud --config file: the jobSpec, after a comment line with the gcloud command."""
     body = yaml.dump(custom_job.get("jobSpec") or {}, Dumper=_Dumper, sort_keys=False,
                      default_flow_style=False, allow_unicode=True, width=10**6)
     extra = ""
     if custom_job.get("encryptionSpec"):
+        # json.dumps escapes every control character: the value stays on its line.
         extra = ("# encryptionSpec (not a gcloud --config field): "
                  + json.dumps(custom_job["encryptionSpec"], sort_keys=True) + "\n")
-    return f"# {gcloud_command(custom_job, region=region, filename=filename)}\n{extra}{body}"
+    command = _one_line(gcloud_command(custom_job, region=region, filename=filename))
+    return f"# {command}\n{extra}{body}"
 
 
 def to_json(custom_job: dict[str, Any]) -> str:
@@ -64,10 +79,12 @@ _PYTHON_SNIPPET = string.Template(
 
 
 def to_python(custom_job: dict[str, Any], *, region: str, project: str) -> str:
+    """A script that submits the job. Every value that came from a user is a Python literal
+    written by repr (pprint), never text spliced into code, a docstring or a comment."""
     literal = pprint.pformat(custom_job, indent=1, width=96, sort_dicts=False)
-    title = f"Submit {custom_job.get('displayName') or 'the job'} to Vertex AI"
-    return _PYTHON_SNIPPET.substitute(title=title, project=repr(project), region=repr(region),
-                                      literal=literal)
+    return _PYTHON_SNIPPET.substitute(
+        display_name=repr(str(custom_job.get("displayName") or "")),
+        project=repr(project), region=repr(region), literal=literal)
 
 
 def export(custom_job: dict[str, Any], fmt: str, *, region: str, project: str = "my-project",
@@ -78,4 +95,6 @@ def export(custom_job: dict[str, Any], fmt: str, *, region: str, project: str = 
         return to_json(custom_job)
     if fmt == "python":
         return to_python(custom_job, region=region, project=project)
+    if fmt == "wandb":
+        return wandb_launch.to_text(custom_job)
     raise ValueError(f"unknown export format {fmt!r}; valid: {', '.join(FORMATS)}")

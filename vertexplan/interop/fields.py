@@ -18,6 +18,27 @@ def container(c: Any) -> dict[str, Any]:
             "args": list(c.get("args") or []), "env": env}
 
 
+def task(pool: Any) -> dict[str, Any]:
+    """What a pool runs, as ``container`` writes it, whichever of containerSpec and
+    pythonPackageSpec it has (a package's executor image stands as its image)."""
+    pool = pool if isinstance(pool, dict) else {}
+    package = pool.get("pythonPackageSpec")
+    if isinstance(package, dict) and "containerSpec" not in pool:
+        return container({"imageUri": package.get("executorImageUri"),
+                          "args": package.get("args"), "env": package.get("env")})
+    return container(pool.get("containerSpec"))
+
+
+def python_package(pool: Any) -> dict[str, Any] | None:
+    """The request's python_package section for a pool with a pythonPackageSpec."""
+    package = pool.get("pythonPackageSpec") if isinstance(pool, dict) else None
+    if not isinstance(package, dict):
+        return None
+    return {"executor_image_uri": package.get("executorImageUri", ""),
+            "package_uris": package.get("packageUris", []),
+            "python_module": package.get("pythonModule", "")}
+
+
 def env_dict(env: list[Any]) -> dict[str, str] | None:
     out: dict[str, str] = {}
     for entry in env:
@@ -42,6 +63,8 @@ def machine(spec: Any) -> dict[str, Any]:
         out["accelerator_count"] = count if count is not None else spec["acceleratorCount"]
     if spec.get("tpuTopology"):
         out["tpu_topology"] = spec["tpuTopology"]
+    if spec.get("gpuPartitionSize"):
+        out["gpu_partition_size"] = spec["gpuPartitionSize"]
     affinity = spec.get("reservationAffinity")
     if isinstance(affinity, dict):
         reservation = {"type": affinity.get("reservationAffinityType")}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from vertexplan import catalog, composer
-from vertexplan.composer import parallelism
+from vertexplan.composer import launch_readback, parallelism
 from vertexplan.interop import fields
 
 _STRATEGY_KEYS = ("strategy", "batch", "deepspeed", "fsdp", "parallelism", "precision")
@@ -28,7 +28,7 @@ def read_launch(request: dict[str, Any], container: dict[str, Any]
         trial = {**request, **{k: v for k, v in candidate.items() if v not in (None, {})}}
         composed = composer.compose(trial)
         pool0 = composed.custom_job["jobSpec"]["workerPoolSpecs"][0]
-        if fields.container(pool0.get("containerSpec")) == container:
+        if fields.task(pool0) == container:
             request.clear()
             request.update(trial)
             return problems
@@ -53,7 +53,7 @@ def _candidates(request: dict[str, Any], container: dict[str, Any]) -> list[dict
         candidates.append({"strategy": "tpu_jax" if tpu else "ddp", "env": container["env"],
                            **_verbatim(container)})
         return candidates
-    structured = parallelism.parse_env(env)
+    structured = launch_readback.parse_env(env)
     rest_env = {k: v for k, v in env.items() if k not in parallelism.GENERATED_ENV}
     if tpu:
         structured["strategy"] = "tpu_xla" if env.get(parallelism.PJRT_ENV) == "TPU" \
@@ -62,7 +62,9 @@ def _candidates(request: dict[str, Any], container: dict[str, Any]) -> list[dict
             rest_env[parallelism.PJRT_ENV] = env[parallelism.PJRT_ENV]
     parsed = None
     if container["command"] == parallelism.TRAINER_COMMAND:
-        parsed = parallelism.parse_builtin_args(container["args"])
+        parsed = launch_readback.parse_builtin_args(container["args"])
+    elif container["command"] == parallelism.JAX_TRAINER_COMMAND and tpu:
+        parsed = launch_readback.parse_jax_args(container["args"])
     if parsed is not None:
         arg_fields, user_args = parsed
         merged = {**structured, **_merge(structured, arg_fields)}

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from vertexplan import catalog, composer
 from vertexplan.catalog.enums import strategy_name
+from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.catalog.values import as_int
 from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC
-from vertexplan.interop import fields
+from vertexplan.interop import fields, wandb_launch
 from vertexplan.interop.document import parse
 from vertexplan.interop.launch import read_launch
 
@@ -18,22 +18,17 @@ OUTPUT_ONLY = ("name", "state", "createTime", "startTime", "endTime", "updateTim
                "webAccessUris", "satisfiesPzs", "satisfiesPzi")
 # Fields the composer has no request field for and cannot carry: refused on import.
 UNSUPPORTED_POOL = {
-    "pythonPackageSpec": "the composer runs containers: build an image with your package and "
-                         "give it as containerSpec.imageUri",
     "lustreMounts": "Lustre mounts are not supported by the composer yet: use nfsMounts or "
                     "Cloud Storage (baseOutputDirectory)",
 }
-UNSUPPORTED_MACHINE = {
-    "gpuPartitionSize": "GPU partitions (MIG) are not supported by the composer",
-    "multihostGpuNodeCount": "multi-host GPU nodes are not supported by the composer",
-}
+UNSUPPORTED_MACHINE: dict[str, str] = {}
 _SPEC_FIELDS = {
     "network": "network", "reservedIpRanges": "reserved_ip_ranges",
     "serviceAccount": "service_account", "enableWebAccess": "enable_web_access",
     "enableDashboardAccess": "enable_dashboard_access",
 }
 _MACHINE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "tpu_topology",
-                 "reservation")
+                 "gpu_partition_size", "reservation")
 
 
 @dataclass
@@ -46,11 +41,15 @@ class Imported:
     custom_job: dict[str, Any] = field(default_factory=dict)  # the document as a CustomJob
 
 
-def import_text(text: str, *, region: str) -> Imported:
-    job, kind, header = parse(text)
+def import_text(text: str, *, region: str, name: str = "", filename: str = "") -> Imported:
+    """The job request of a document; ``name`` (or ``filename``'s stem) names a gcloud
+    --config file that has no --display-name line."""
+    job, kind, header = parse(text, name=name, filename=filename)
     region = header.get("region") or region
     result = to_request(job, region=region)
     result.kind = kind
+    if kind == wandb_launch.KIND:
+        result.warnings = [*wandb_launch.import_warnings(job), *result.warnings]
     return result
 
 
@@ -79,14 +78,12 @@ def _refusals(job: dict[str, Any]) -> dict[str, list[str]]:
 
 def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
     """The job request that composes to ``custom_job``; refusals keyed by the job's paths."""
-    job = {k: v for k, v in copy.deepcopy(custom_job).items() if k not in OUTPUT_ONLY}
-    result = Imported(request={}, custom_job=job, errors=_refusals(job))
+    normalized, notes = normalize_custom_job(custom_job)
+    job = {k: v for k, v in normalized.items() if k not in OUTPUT_ONLY}
+    result = Imported(request={}, custom_job=job, errors=_refusals(job), warnings=notes)
     spec = job.get("jobSpec") if isinstance(job.get("jobSpec"), dict) else {}
     request = _job_fields(job, spec, region)
     raw_pools = spec.get("workerPoolSpecs")
-    if isinstance(raw_pools, dict):
-        raw_pools = [raw_pools]  # gcloud's examples write a single pool as a mapping
-        result.warnings.append("workerPoolSpecs was a single mapping; read as a list of one")
     pools = [p if isinstance(p, dict) else {} for p in (raw_pools or [])]
     if not pools or not pools[0]:
         result.request = request
@@ -106,12 +103,19 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
         if raw:
             roles[index] = _role(index, raw, region)
             request[roles[index]] = _pool(roles[index], raw, request, region)
-    chief_container = fields.container(chief_raw.get("containerSpec"))
+    package = fields.python_package(chief_raw)
+    if package is not None:
+        request["python_package"] = package
+    chief_container = fields.task(chief_raw)
     for key, message, trial in read_launch(request, chief_container):
         path = composer.custom_job_path_for(key, trial, job)
         result.errors.setdefault(path, []).append(message)
-    final_chief = fields.container(composer.compose(request).custom_job["jobSpec"]
-                                   ["workerPoolSpecs"][0].get("containerSpec"))
+    if package is not None:
+        # The executor image stood in for the container's: the package section says it.
+        request.pop("image_uri", None)
+        request.pop("image_entrypoint", None)
+    final_chief = fields.task(composer.compose(request).custom_job["jobSpec"]
+                              ["workerPoolSpecs"][0])
     for index, role in roles.items():
         if role != "reduction_server":
             request[role].update(_overrides(pools[index], request, final_chief))
@@ -216,7 +220,7 @@ def _overrides(raw: dict[str, Any], request: dict[str, Any],
                chief_container: dict[str, Any]) -> dict[str, Any]:
     """What a pool runs differently from the chief: kept as the pool's own values."""
     out: dict[str, Any] = {}
-    own = fields.container(raw.get("containerSpec"))
+    own = fields.task(raw)
     for key, name in (("imageUri", "image_uri"), ("command", "command"), ("args", "args")):
         if own[key] != chief_container[key]:
             out[name] = own[key]

@@ -25,3 +25,5 @@ class LogEntry:
     task_name: str
     json_payload: dict[str, Any] | None = None
     text_payload: str | None = None
+    # projects/<project>/logs/<log id>: which log the entry was written to ("" when unknown).
+    log_name: str = ""

@@ -2,28 +2,35 @@
 
 Trainers print one JSON object per line (DESIGN.md, "Contract between trainers and the control
 plane"); Cloud Logging turns it into jsonPayload. Every entry is kept as a log line; the known
-events additionally become timeline events or step metrics, and lines that can report a
-failure (warnings and errors: stderr, the platform's own messages, the trainer's `error`
-event) are offered to vertexplan.logparse.failures.
+events additionally become timeline events or step metrics, and every line that is not one of
+the contract's own events (whatever its severity: a traceback printed on stdout arrives as
+INFO) is offered to vertexplan.logparse.failures, as is the trainer's `error` event.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from vertexplan.logparse.entries import LogEntry
 
 TIMELINE_EVENTS = frozenset({
-    "run_started", "checkpoint_saved", "resumed", "preempted", "eval", "run_finished",
+    "run_started", "checkpoint_saved", "checkpoint_deleted", "resumed", "preempted", "eval",
+    "run_finished",
 })
 STEP_FIELDS = ("loss", "lr", "tokens_per_s", "step_time_s")
-# Failures are looked for in lines at this severity or above (stderr is ERROR on Vertex),
-# and in lines with no severity at all; INFO output is the trainer talking, not failing.
+# Warnings and worse: the lines the log view's "problems" filter shows. Failures are looked
+# for at every severity: PyTorch, a launcher or a user's own code print a CUDA out-of-memory
+# traceback on stdout as readily as on stderr, and Cloud Logging files stdout as INFO.
 FAILURE_MIN_SEVERITY = 400
 DEFAULT_SEVERITY = 0
+# Where a `tracking` event may say the run is tracked, and how long its URL may be.
+TRACKING_PROVIDERS = frozenset({"wandb", "vertex_experiments", "tensorboard"})
+MAX_TRACKING_URL = 2000
 # Lines the emulator (like Vertex's own agent) writes when it restarts a replica.
 RESTART_PREFIX = "Restarting replica"
 
@@ -58,15 +65,12 @@ def _number(value: Any) -> float | None:
 def _normalise(fields: dict[str, Any]) -> dict[str, Any]:
     # JSON numbers arrive through protobuf Struct as floats; steps and ranks are integers.
     out = dict(fields)
-    for key in ("step", "total_steps", "rank", "world_size", "resumed_from_step", "bytes"):
+    for key in ("step", "total_steps", "rank", "world_size", "resumed_from_step", "bytes",
+                "params", "n_layer", "n_head", "d_model", "seq_len"):
         value = out.get(key)
         if isinstance(value, float) and value.is_integer():
             out[key] = int(value)
     return out
-
-
-def _may_fail(severity: int) -> bool:
-    return severity >= FAILURE_MIN_SEVERITY or severity == DEFAULT_SEVERITY
 
 
 def parse(entry: LogEntry) -> ParsedEntry:
@@ -82,11 +86,11 @@ def parse(entry: LogEntry) -> ParsedEntry:
             # Of the contract's events only `error` carries a failure's words.
             return ParsedEntry(message=message, event=event, fields=fields,
                                scan=event == "error")
-        return ParsedEntry(message=message, scan=_may_fail(entry.severity))
+        return ParsedEntry(message=message, scan=True)
     text = (entry.text_payload or "").rstrip("\n")
     if text.startswith(RESTART_PREFIX):
         return ParsedEntry(message=text, event="replica_restarted", fields={"text": text})
-    return ParsedEntry(message=text, scan=_may_fail(entry.severity))
+    return ParsedEntry(message=text, scan=True)
 
 
 def step_values(parsed: ParsedEntry) -> dict[str, float | None]:
@@ -94,3 +98,23 @@ def step_values(parsed: ParsedEntry) -> dict[str, float | None]:
     if values["tokens_per_s"] is None:  # DESIGN.md: tokens_per_s or samples_per_s
         values["tokens_per_s"] = _number(parsed.fields.get("samples_per_s"))
     return values
+
+
+def tracking_link(fields: dict[str, Any]) -> tuple[str, str] | None:
+    """(provider, run_url) of a `tracking` event when both are fit to become a link: a known
+    provider and an absolute http(s) URL with a host, no credentials, no spaces or control
+    characters. Anything else (a `javascript:` or `data:` URL, a relative path) is None."""
+    provider, url = fields.get("provider"), fields.get("run_url")
+    if provider not in TRACKING_PROVIDERS or not isinstance(url, str):
+        return None
+    if not url or len(url) > MAX_TRACKING_URL or any(
+            ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in url):
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
+        return None
+    return provider, url

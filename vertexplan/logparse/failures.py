@@ -82,7 +82,26 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "where.",
          "Fix the error at the last frame shown; when only some ranks or only resumed runs "
          "fail, compare with the other replicas' logs."),
+    # What Vertex itself says in CustomJob.error when no log line said more.
+    Kind("stockout", "No capacity (stockout)",
+         "Compute Engine had no machines of this type free in the region (a Spot job is also "
+         "stopped this way when its VMs are reclaimed).",
+         "Give the job a recovery policy that falls back (SPOT -> FLEX_START -> STANDARD) and "
+         "lists other regions, resume from its newest checkpoint, or pick an accelerator with "
+         "more capacity."),
+    Kind("replica_exit", "A replica exited with an error",
+         "A training process ended with a non-zero status and Vertex gave up on the job after "
+         "its restarts; the reason is in that replica's own log.",
+         "Open the log of the replica Vertex names and read its last lines; run the same "
+         "command locally with the same arguments to reproduce it."),
+    Kind("job_error", "Vertex reported an error",
+         "Vertex ended the job with the error shown; no log line said more.",
+         "Read the error's message; when it names a configuration field, fix the job and "
+         "submit it again."),
 )}
+
+# Kinds recognised from CustomJob.error alone: a log line's diagnosis says more.
+JOB_ERROR_KINDS = frozenset({"stockout", "replica_exit", "job_error"})
 
 # Most specific first: a traceback ending in "CUDA out of memory" is an OOM, and an NCCL
 # timeout message often also says "unhandled system error" further down.
@@ -124,12 +143,54 @@ _RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]: ?")
 MAX_SUMMARY = 500
 
 
+# Every alternative of every rule above holds one of these words (any case): a line with
+# none of them matches no rule, and is passed over with a few substring checks instead of
+# seven regular expressions (most lines of a log report nothing). A new rule brings its
+# word; tests/vertexplan/logparse/test_failure_keywords.py checks that each alternative has one.
+KEYWORDS = ("memory", "alloc", "timeout", "timed out", "nccl", "unhandled", "oom", "137",
+            "killed", "quota", "ratelimit", "pull", "manifest", "permission", "access", "403",
+            "actas")
+# Searched in the lowered line: a case-blind search of the same words is several times slower.
+_ANY_KEYWORD = re.compile("|".join(re.escape(word) for word in KEYWORDS))
+
+
 def classify_line(text: str) -> str | None:
     """The known failure a single line reports, or None."""
+    if not _ANY_KEYWORD.search(text.lower()):
+        return None
     for kind, pattern in _PATTERNS:
         if pattern.search(text):
             return kind
     return None
+
+
+_STOCKOUT = re.compile(r"stockout|resource(s)? (is |are )?(not|un)available|"
+                       r"zone_resource_pool_exhausted|no capacity", re.IGNORECASE)
+_REPLICA_EXIT = re.compile(r"non-zero status|exited with|exit (status|code)", re.IGNORECASE)
+# google.rpc.Code.RESOURCE_EXHAUSTED: quota (or capacity) ran out.
+_RESOURCE_EXHAUSTED = 8
+
+
+def classify_job_error(code: int, message: str) -> str:
+    """The kind of failure CustomJob.error describes (its google.rpc.Status)."""
+    kind = classify_line(message)
+    if kind is not None:
+        return kind
+    if _STOCKOUT.search(message):
+        return "stockout"
+    if code == _RESOURCE_EXHAUSTED:
+        return "quota_exceeded"
+    if _REPLICA_EXIT.search(message):
+        return "replica_exit"
+    return "job_error"
+
+
+def headline_rank(kind: str) -> int:
+    """Lower is a better headline: a named cause from the log (an OOM, a refused pull) beats a
+    bare traceback, which beats what CustomJob.error alone says ("non-zero status of 1")."""
+    if kind in JOB_ERROR_KINDS:
+        return 2
+    return 1 if kind == "python_traceback" else 0
 
 
 def is_traceback_continuation(text: str) -> bool:
@@ -145,16 +206,19 @@ class TracebackScanner:
     feed() returns the failure a line completes: a classified single line, or a traceback
     whose exception line just arrived. Lines inside a traceback are not classified on their
     own, so one failure is reported once. Several processes on one replica (torchrun) write
-    "[rank3]: ..." prefixed lines that interleave: each prefix is followed on its own.
+    "[rank3]: ..." prefixed lines that interleave: each prefix is followed on its own. stdout
+    and stderr are read separately and stamped as they are read, so a line of one can land
+    inside a traceback printed on the other: each stream is followed on its own too.
     """
 
     def __init__(self) -> None:
         self._streams: dict[str, _Stream] = {}
 
-    def feed(self, text: str) -> Failure | None:
+    def feed(self, text: str, stream: str = "") -> Failure | None:
+        """`stream` names the pipe the line came from (stdout or stderr), when known."""
         line = text.rstrip("\n")
         prefix = _RANK_PREFIX.match(line)
-        key = prefix.group(0).strip() if prefix else ""
+        key = stream + "\x00" + (prefix.group(0).strip() if prefix else "")
         if prefix:
             line = line[prefix.end():]
         stream = self._streams.get(key)
@@ -162,10 +226,10 @@ class TracebackScanner:
             stream = self._streams[key] = _Stream()
         return stream.feed(line)
 
-    def prime(self, lines: Iterable[str]) -> None:
+    def prime(self, lines: Iterable[str], stream: str = "") -> None:
         """Replay lines already handled (an earlier page) without reporting anything."""
         for line in lines:
-            self.feed(line)
+            self.feed(line, stream)
 
 
 class _Stream:
@@ -180,7 +244,7 @@ class _Stream:
             return None
         if not self._in_traceback:
             kind = classify_line(line)
-            return Failure(kind, _clip(line)) if kind else None
+            return Failure(kind, clip(line)) if kind else None
         frame = _FRAME.match(line)
         if frame:
             func = f", in {frame['func']}" if frame["func"] else ""
@@ -194,14 +258,14 @@ class _Stream:
         # The first unindented line after the frames is the exception.
         self._in_traceback = False
         exception = _EXCEPTION.match(line)
-        summary = _clip(line)
+        summary = clip(line)
         where = f"{self._frame}: {self._code}" if self._code else self._frame
         if exception is None:
             return Failure("python_traceback", summary, where)
         return Failure(classify_line(line) or "python_traceback", summary, where)
 
 
-def _clip(text: str) -> str:
+def clip(text: str) -> str:
     text = text.strip()
     return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 1] + "\u2026"
 

@@ -17,7 +17,13 @@ from vertexplan.pricing.estimate import (
     Totals,
     UnitPrices,
 )
-from vertexplan.pricing.money import MICROS_PER_USD, format_usd, micros_to_usd, usd_to_micros
+from vertexplan.pricing.money import (
+    MICROS_PER_USD,
+    display_usd,
+    format_usd,
+    micros_to_usd,
+    usd_to_micros,
+)
 from vertexplan.pricing.rows import Fee, PriceRow, TpuPrice
 from vertexplan.pricing.table import PriceTable, PriceTableError, default_table, load_table
 
@@ -37,6 +43,7 @@ __all__ = [
     "TpuPrice",
     "UnitPrices",
     "default_table",
+    "display_usd",
     "format_usd",
     "load_table",
     "micros_to_usd",

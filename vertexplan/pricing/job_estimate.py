@@ -19,10 +19,11 @@ How a job is priced (prices README; VERTEX_FACTS.md sections 1, 3):
 - spot: the table's spot price, which already is Compute Engine's spot rate plus Vertex's 15%
   management fee on the Compute Engine on-demand price. None for TPU Pod slices (no spot on
   multi-VM slices) and where the table has no spot figure. Boot disks keep their price.
-- flex (FLEX_START): DWS bills Compute Engine's DWS rate plus the same 15% fee. The table holds
-  no Compute Engine DWS rates, so flex is priced at its ceiling, the on-demand rate (DWS rate <=
-  CE on-demand, and CE on-demand + 15% = the Vertex on-demand price). None for a pool without
-  an L4, A100, H100, H200 or B200, which FLEX_START cannot run.
+- flex (FLEX_START): DWS bills Compute Engine's DWS rate plus the same 15% fee, read from the
+  FLEX_START rates (``flex.py``, each with its source and date). A resource without a published
+  rate has no flex price, and a note says so: the on-demand figure is not passed off as the
+  flex one. None for a pool without an L4, A100, H100, H200 or B200, which FLEX_START cannot
+  run.
 Each line's hourly figure is rounded once, half-up, to whole micro-dollars; durations are exact
 integer arithmetic on those figures, rounded once at the end.
 """
@@ -58,6 +59,7 @@ from vertexplan.pricing import (
     Totals,
     UnitPrices,
     default_table,
+    flex,
 )
 from vertexplan.pricing.estimate import Resource
 from vertexplan.pricing.money import (
@@ -82,20 +84,21 @@ __all__ = [
 DEFAULT_BOOT_DISK_GB = 100
 # DiskSpec's default type: hyperdisk-balanced on A3 Ultra, pd-ssd on everything else.
 _HYPERDISK_DEFAULT_SERIES = ("a3-ultragpu",)
-FLEX_CEILING_NOTE = (
-    "FLEX_START is priced at the on-demand rate, its ceiling: DWS bills Compute Engine's DWS "
-    "rate (not in the price table, at most CE on-demand) plus a 15% management fee"
-)
+def _no_flex_note(kind: str, name: str, region: str) -> str:
+    return (f"FLEX_START: no published rate for {kind} {name} in {region}, so the job has no "
+            f"flex price rather than the on-demand one; {flex.DISCOUNT_NOTE}")
 POOL_ROLES = ("chief", "workers", "parameter servers", "evaluators")
 
 
-def hourly(custom_job: Mapping[str, Any], region: str, table: PriceTable | None = None) -> Estimate:
+def hourly(custom_job: Mapping[str, Any], region: str, table: PriceTable | None = None,
+           flex_rates: flex.FlexRates | None = None) -> Estimate:
     """The job's price per hour, line by line, at the on-demand, spot and flex rates.
 
     Raises PricingError listing every resource without a price (with the regions that have
     one) and every spec field that cannot be read.
     """
     table = default_table() if table is None else table
+    flex_rates = flex.shipped() if flex_rates is None else flex_rates
     try:
         get_region(region)
     except UnknownRegionError as exc:
@@ -119,14 +122,12 @@ def hourly(custom_job: Mapping[str, Any], region: str, table: PriceTable | None 
         pools = []
     for index, pool in enumerate(pools):
         if isinstance(pool, Mapping) and pool:
-            priced = _Pool(index, pool, region, table)
+            priced = _Pool(index, pool, region, table, flex_rates)
             lines += priced.lines
             notes += priced.notes
             problems += priced.problems
     if problems:
         raise PricingError(problems)
-    if any(line.hourly.flex is not None for line in lines):
-        notes.append(FLEX_CEILING_NOTE)
     return Estimate(
         region=region,
         strategy=strategy,
@@ -203,8 +204,10 @@ class _Applicable:
 class _Pool:
     """Prices one worker pool: fills ``lines``, ``notes`` and ``problems``."""
 
-    def __init__(self, index: int, pool: Mapping[str, Any], region: str, table: PriceTable):
+    def __init__(self, index: int, pool: Mapping[str, Any], region: str, table: PriceTable,
+                 flex_rates: flex.FlexRates):
         self.index, self.region, self.table = index, region, table
+        self.flex_rates = flex_rates
         self.role = _role(index, pool)
         self.lines: list[LineItem] = []
         self.notes: list[str] = []
@@ -320,11 +323,16 @@ class _Pool:
             return
         if applicable.spot and row.spot is None:
             self.notes.append(f"spot: no spot price for {kind} {name} in {self.region}")
+        flex_rate = self.flex_rates.get(kind, name, self.region) if applicable.flex else None
+        flex_price = flex_rate.flex_usd if flex_rate is not None else None
+        if applicable.flex and kind == "disk":
+            flex_price = on_demand  # a boot disk is not a DWS VM: its price does not change
+        elif applicable.flex and flex_rate is None:
+            self.notes.append(_no_flex_note(kind, name, self.region))
         prices = UnitPrices(
             on_demand=on_demand,
             spot=row.spot if applicable.spot else None,
-            # FLEX_START at its ceiling, the on-demand price (see the module docstring).
-            flex=on_demand if applicable.flex else None,
+            flex=flex_price,
         )
 
         def per_hour(price: Decimal) -> int:
@@ -346,7 +354,8 @@ class _Pool:
                 unit=row.unit,
                 unit_prices=prices,
                 hourly=hourly,
-                source=row.source,
+                source=row.source if flex_rate is None
+                else f"{row.source}; FLEX_START: {flex_rate.source}",
                 retrieved=row.retrieved,
             )
         )

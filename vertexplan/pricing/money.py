@@ -83,7 +83,38 @@ def cost_of_seconds(micros_per_hour: int, seconds: Quantity | Fraction | timedel
 
 
 def format_usd(micros: int, places: int = 2) -> str:
-    """'$1,234.57': micro-dollars for display, rounded half-up to ``places`` decimals."""
-    cents = round_half_up(Fraction(micros, 10 ** (6 - places)))
+    """'$1,234.57': micro-dollars for display, rounded half-up to ``places`` decimals.
+
+    A negative amount (a budget overspent) keeps its sign, '-$3.20'; it never raises."""
+    sign = "-" if micros < 0 else ""
+    cents = round_half_up(Fraction(abs(micros), 10 ** (6 - places)))
     whole, fraction = divmod(cents, 10**places)
-    return f"${whole:,}.{fraction:0{places}d}" if places else f"${whole:,}"
+    return f"{sign}${whole:,}.{fraction:0{places}d}" if places else f"{sign}${whole:,}"
+
+
+# Below a dollar, a figure shows two significant digits, but never more than six decimals.
+_SIGNIFICANT_BELOW_A_DOLLAR = 2
+
+
+def display_places(micros: int, places: int = 2) -> int:
+    """How many decimals an amount needs so that it does not read as $0.00: ``places`` from
+    a dollar up (and for zero), enough for two significant digits below it (at most six)."""
+    size = abs(micros)
+    if size == 0 or size >= MICROS_PER_USD:
+        return places
+    leading_zeros = 6 - len(str(size))
+    return max(places, min(6, leading_zeros + _SIGNIFICANT_BELOW_A_DOLLAR))
+
+
+def display_usd(micros: int, places: int = 2) -> str:
+    """An amount as the pages show it: '$1,234.57', '$0.0014' (not '$0.00'), '-$3.20'.
+
+    Trailing zeros beyond ``places`` are dropped ('$0.005', not '$0.0050'), so one amount
+    reads the same in every panel whatever precision the panel asked for."""
+    needed = display_places(micros, places)
+    text = format_usd(micros, needed)
+    if needed > places:
+        text = text.rstrip("0")
+        whole, _, fraction = text.partition(".")
+        text = f"{whole}.{fraction.ljust(places, '0')}"
+    return text

@@ -53,8 +53,8 @@ def why_none(query: Query, considered: int, rejected: Counter[str],
 def assumptions(query: Query) -> list[str]:
     """What a reader must know about the figures, stated with every answer."""
     notes = ["cost = the composed job's hourly price in the region (machines, accelerators, "
-             "boot disks) x the duration; FLEX_START is priced at its ceiling, the on-demand "
-             "rate"]
+             "boot disks) x the duration; FLEX_START only where a published FLEX_START rate "
+             "prices it (never at the on-demand rate)"]
     workload = query.workload
     if workload.hours is not None:
         notes.append(f"every configuration runs {workload.hours} h (a fixed-time run)")
@@ -62,8 +62,11 @@ def assumptions(query: Query) -> list[str]:
         notes.append(
             f"duration = {workload.steps} steps x {workload.step_time_s} s measured on "
             f"{workload.reference_devices} x {workload.reference_device}, scaled by aggregate "
-            "peak 16-bit throughput (devices x peak TFLOPS): perfect scaling at peak speed, "
-            "an optimistic first approximation; measure a step on the chosen configuration")
+            "peak 16-bit throughput (devices x peak TFLOPS) and discounted for each added node "
+            "by its network (1 / (1 + p x (nodes - 1)), p from 3% on A4/A3 Ultra to 25% on "
+            "N1/G2): a first approximation; measure a step on the chosen configuration")
+        notes.append("devices without the model's precision are never proposed (no bf16 on "
+                     "T4, V100, P100 or P4; no fp16 on TPUs)")
     if query.model is None:
         notes.append("memory not checked: no model size given")
     else:

@@ -42,6 +42,15 @@ class Hardware:
         return self.shape.vms * self.nodes
 
     @property
+    def series(self) -> str:
+        """The machine's name without its size ("a3-highgpu"): what decides its network."""
+        return self.machine_type.rsplit("-", 1)[0]
+
+    @property
+    def is_tpu(self) -> bool:
+        return self.kind == "tpu"
+
+    @property
     def is_tpu_pod(self) -> bool:
         return self.shape.vms > 1
 

@@ -24,7 +24,7 @@ from typing import Any
 from vertexplan import memory
 from vertexplan.pricing import STRATEGY_RATES, Totals
 from vertexplan.recommend.hardware import Hardware
-from vertexplan.recommend.throughput import PEAK_THROUGHPUT, peak_tflops
+from vertexplan.recommend.throughput import PEAK_THROUGHPUT, peak_tflops, scaling_efficiency
 
 SCHEDULES = ("STANDARD", "SPOT", "FLEX_START")
 GPU_STRATEGIES = ("ddp", "fsdp", "zero1", "zero2", "zero3")
@@ -71,8 +71,11 @@ class Workload:
         mine = peak_tflops(hardware.device)
         if reference is None or mine is None:
             return None
+        # Several nodes keep only part of their throughput: the network between them decides
+        # how much (throughput.scaling_efficiency); the reference is taken as one node.
+        efficiency = scaling_efficiency(hardware.series, hardware.nodes, tpu=hardware.is_tpu)
         step = Fraction(self.step_time_s) * reference * self.reference_devices / (
-            mine * hardware.devices)
+            mine * hardware.devices * efficiency)
         return self.steps * step
 
     def timeout_hours(self, seconds: Fraction) -> int:

@@ -37,13 +37,14 @@ from vertexplan.pricing import (
     PricingError,
     Totals,
     default_table,
+    flex,
     job_estimate,
 )
 from vertexplan.pricing.money import cost_of_seconds
 from vertexplan.recommend.explain import assumptions, why_none
 from vertexplan.recommend.hardware import Hardware, gpu_hardware, tpu_hardware
 from vertexplan.recommend.query import Query, Recommendation, Recommendations
-from vertexplan.recommend.throughput import peak_tflops
+from vertexplan.recommend.throughput import peak_tflops, supports_precision
 
 TPU_SHARDINGS = ("replicated", "fsdp")
 # Candidates composed before giving up: the memory plan here and the composer's agree, so
@@ -128,7 +129,10 @@ def _request(query: Query, candidate: Recommendation, timeout_hours: int) -> tup
         request["model"] = _model_section(model)
         if model.micro_batch_size != 1:
             request["batch"] = {"micro_batch_size": model.micro_batch_size}
-    needs_own = query.tpu or (model is not None and model.dtype not in BUILTIN_PRECISIONS)
+    # The built-in trainers: PyTorch on GPUs and CPUs, JAX on TPU slices (tpu_jax); there is
+    # no built-in PyTorch/XLA trainer to run a tpu_xla job.
+    needs_own = candidate.strategy == "tpu_xla" or (
+        model is not None and model.dtype not in BUILTIN_PRECISIONS)
     if query.image_uri:
         request["image_uri"] = query.image_uri
     if query.command:
@@ -136,8 +140,9 @@ def _request(query: Query, candidate: Recommendation, timeout_hours: int) -> tup
     if needs_own and not (query.image_uri and query.command):
         request.setdefault("image_uri", OWN_IMAGE)
         request.setdefault("command", list(OWN_COMMAND))
-        notes.append("needs your own image and command (the built-in trainer runs PyTorch in "
-                     "fp32 or bf16 on GPUs and CPUs): replace the placeholders")
+        notes.append("needs your own image and command (the built-in trainers run PyTorch in "
+                     "fp32 or bf16 on GPUs and CPUs, JAX on TPU slices): replace the "
+                     "placeholders")
     return request, notes
 
 
@@ -168,9 +173,11 @@ def _priced(query: Query, fit: _Fit, hardware: Hardware, seconds: Fraction,
                              memory_plan=fit.plan, request={})
 
 
-def recommend(query: Query, table: PriceTable | None = None) -> Recommendations:
+def recommend(query: Query, table: PriceTable | None = None,
+              flex_rates: flex.FlexRates | None = None) -> Recommendations:
     """The cheapest configurations for ``query``, best first (see the module docstring)."""
     table = default_table() if table is None else table
+    flex_rates = flex.shipped() if flex_rates is None else flex_rates
     rejected: Counter[str] = Counter()
     closest: tuple[Hardware, memory.MemoryPlan] | None = None
     fastest: tuple[Hardware, Fraction] | None = None
@@ -179,6 +186,10 @@ def recommend(query: Query, table: PriceTable | None = None) -> Recommendations:
     deadline = query.workload.deadline_hours
     for hardware in _hardware(query):
         considered += 1
+        if query.model is not None and not supports_precision(hardware.device,
+                                                              query.model.dtype):
+            rejected[f"no {query.model.dtype} on the device"] += 1
+            continue
         fit, miss = _fit(query, hardware)
         if fit is None:
             rejected["memory"] += 1
@@ -198,7 +209,7 @@ def recommend(query: Query, table: PriceTable | None = None) -> Recommendations:
             continue
         try:
             estimate = job_estimate.hourly({"jobSpec": hardware.custom_job_spec()}, query.region,
-                                    table)
+                                           table, flex_rates)
         except PricingError:
             rejected["not priced in the region"] += 1
             continue
@@ -207,7 +218,7 @@ def recommend(query: Query, table: PriceTable | None = None) -> Recommendations:
             if key not in best or _host_preference(candidate) < _host_preference(best[key]):
                 best[key] = candidate
     results = _composed(query, sorted(best.values(), key=Recommendation.sort_key), table,
-                        rejected)
+                        rejected, flex_rates)
     reason = "" if results else why_none(query, considered, rejected, closest, fastest)
     return Recommendations(results=results, considered=considered, reason=reason,
                            assumptions=assumptions(query), table_source=table.source,
@@ -215,7 +226,7 @@ def recommend(query: Query, table: PriceTable | None = None) -> Recommendations:
 
 
 def _composed(query: Query, ranked: list[Recommendation], table: PriceTable,
-              rejected: Counter[str]) -> list[Recommendation]:
+              rejected: Counter[str], flex_rates: flex.FlexRates) -> list[Recommendation]:
     """The first ``limit`` candidates the composer accepts, priced as composed."""
     results: list[Recommendation] = []
     for candidate in ranked[:MAX_COMPOSED]:
@@ -227,7 +238,8 @@ def _composed(query: Query, ranked: list[Recommendation], table: PriceTable,
             continue
         # Price the job exactly as the estimate endpoint will: the CustomJob as composed.
         try:
-            estimate = job_estimate.hourly(composition.custom_job, query.region, table)
+            estimate = job_estimate.hourly(composition.custom_job, query.region, table,
+                                           flex_rates)
         except PricingError:
             rejected["not priced in the region"] += 1
             continue

@@ -54,3 +54,50 @@ def peak_tflops(device: str | None) -> Fraction | None:
     """TFLOPS of one device, or None for a device without a figure (CPUs, K80)."""
     row = PEAK_THROUGHPUT.get(device or "")
     return row.tflops if row else None
+
+
+# Which training precisions each device runs natively. bf16 came with Ampere (A100, L4) and
+# TPUs; T4, V100 and P100 have fp16 tensor or vector units but no bf16; P4 has neither fast
+# 16-bit path; TPUs have no fp16. (Vendor spec sheets, as above.)
+_NO_BF16 = ("NVIDIA_TESLA_P4", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_T4",
+            "NVIDIA_TESLA_K80")
+_NO_FP16 = ("NVIDIA_TESLA_P4", "NVIDIA_TESLA_K80", "TPU_V2", "TPU_V3", "TPU_V5_LITEPOD",
+            "TPU v5p", "TPU v6e")
+
+
+def supports_precision(device: str | None, precision: str | None) -> bool:
+    """False when ``device`` cannot train in ``precision`` (bf16 on a T4, fp16 on a TPU)."""
+    if not device or precision in (None, "", "fp32"):
+        return True
+    if precision == "bf16":
+        return device not in _NO_BF16
+    if precision == "fp16":
+        return device not in _NO_FP16
+    return True
+
+
+# How much of each added node's throughput data-parallel training keeps, by the network
+# between the nodes: efficiency(n) = 1 / (1 + penalty x (n - 1)). A first approximation of
+# published scaling curves (GPUDirect-TCPXO on A3 Mega/A3 Ultra/A4 scales best, A3 High's
+# TCPX next, A2's 100 Gbps and N1/G2's 32-100 Gbps VM networks least; TPU slices talk over ICI
+# within a slice). Stated with every recommendation as an assumption, not a measurement.
+SCALING_PENALTY: dict[str, Fraction] = {
+    "a4-highgpu": Fraction(3, 100),
+    "a3-ultragpu": Fraction(3, 100),
+    "a3-megagpu": Fraction(4, 100),
+    "a3-highgpu": Fraction(8, 100),
+    "a2-ultragpu": Fraction(12, 100),
+    "a2-highgpu": Fraction(12, 100),
+    "a2-megagpu": Fraction(12, 100),
+}
+DEFAULT_SCALING_PENALTY = Fraction(25, 100)  # N1, G2: the ordinary VM network
+TPU_SCALING_PENALTY = Fraction(1, 100)  # VMs of one slice, joined by ICI
+
+
+def scaling_efficiency(series: str, nodes: int, *, tpu: bool = False) -> Fraction:
+    """The fraction of ``nodes`` x one node's throughput a job keeps (1 on one node)."""
+    if nodes <= 1:
+        return Fraction(1)
+    penalty = TPU_SCALING_PENALTY if tpu else SCALING_PENALTY.get(series,
+                                                                  DEFAULT_SCALING_PENALTY)
+    return 1 / (1 + penalty * (nodes - 1))

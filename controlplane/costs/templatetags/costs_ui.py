@@ -2,16 +2,52 @@
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
 from django import template
 
-from vertexplan.pricing import format_usd
+from vertexplan.pricing import display_usd
 
 register = template.Library()
 
+DASH = "\N{EN DASH}"
+
+
+def _micros(value: Any) -> int | None:
+    """Whole micro-dollars from what a template hands over (an int, a Decimal, a numeric
+    string); None for anything else, so a page never fails on an amount."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    if not number.is_finite():
+        return None
+    return int(number.to_integral_value())
+
 
 @register.filter
-def usd(micros: int | None, places: int = 2) -> str:
-    """'$1,234.57' (half-up); a dash where there is no figure (a rate that does not apply)."""
-    if micros is None or micros == "":
-        return "\N{EN DASH}"
-    return format_usd(int(micros), int(places))
+def usd(micros: Any, places: Any = 2) -> str:
+    """'$1,234.57', '$0.0014' below a dollar (never '$0.00' for a cost that is not zero),
+    '-$3.20' for an overspent budget; a dash where there is no figure. Never raises."""
+    amount = _micros(micros)
+    if amount is None:
+        return DASH
+    try:
+        wanted = max(0, min(6, int(places)))
+    except (TypeError, ValueError):
+        wanted = 2
+    return display_usd(amount, wanted)
+
+
+@register.filter
+def usd_over(micros: Any) -> str:
+    """What is left of a budget: '$12.00', or 'over by $3.20' once the spend passed it."""
+    amount = _micros(micros)
+    if amount is None:
+        return DASH
+    if amount < 0:
+        return f"over by {display_usd(-amount)}"
+    return display_usd(amount)

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from django import template
+from django.utils import timezone
 
 from controlplane.runs.models import ACTIVE_STATES
 from controlplane.teams import access
@@ -51,6 +52,21 @@ def severity_name(severity: int | None) -> str:
 @register.filter
 def progress(job: Any) -> int | None:
     return summaries.progress_percent(job.last_step, job.total_steps)
+
+
+@register.filter
+def duration(job: Any) -> str:
+    """How long the job has run: started to ended, or to now while it runs; a dash before
+    it starts."""
+    if getattr(job, "started_at", None) is None:
+        return "\N{EN DASH}"
+    end = job.ended_at or timezone.now()
+    return summaries.duration_text(max((end - job.started_at).total_seconds(), 0))
+
+
+@register.filter
+def get_item(mapping: dict[str, Any] | None, key: str) -> Any:
+    return (mapping or {}).get(key)
 
 
 @register.filter

@@ -43,7 +43,7 @@ def main(expected_path: str) -> dict[str, Any]:
     from django.contrib.contenttypes.models import ContentType
     from django.db import connection
 
-    from controlplane.notifications import crypto
+    from controlplane.core import secrets
     from controlplane.security import tokens
 
     expected = json.loads(Path(expected_path).read_text())
@@ -233,8 +233,8 @@ def main(expected_path: str) -> dict[str, Any]:
                                  "notify_on")},
               f"slack channel {s['id']}")
         try:
-            plain = crypto.decrypt(channel.secret)
-        except crypto.SecretUnreadable as exc:
+            plain = secrets.decrypt(channel.secret)
+        except secrets.SecretUnreadable as exc:
             failures.append(f"slack channel {s['id']}: secret does not decrypt: {exc}")
         else:
             if equal(plain, s["secret_plain"], f"slack channel {s['id']} secret"):

@@ -63,7 +63,7 @@ def test_detail_renders_header_timeline_checkpoints_and_logs(member_client: Clie
     assert 'class="log-line sev-warning"' in html and 'class="log-line sev-error"' in html
     assert "Traceback: boom" in html
     # Live parts poll while the job is active; the chart and its data come from local files.
-    assert html.count('hx-trigger="every 3s"') == 4
+    assert html.count('hx-trigger="every 3s, cp-refresh"') == 4
     assert reverse("job-metrics", args=[job.pk]) in html
     assert "/static/vendor/plotly-4.1.2.min.js" in html
     assert "1 x n1-standard-4" in html
@@ -142,3 +142,25 @@ def test_metrics_json_thins_long_runs_but_keeps_the_last_step(member_client: Cli
     steps = member_client.get(reverse("job-metrics", args=[job.pk])).json()["steps"]
     assert len(steps) <= 4001
     assert steps == sorted(steps) and steps[0] == 1 and steps[-1] == 10_001
+
+
+def test_metrics_json_carries_evaluations_restart_markers_and_wall_clock(
+        member_client: Client, job: Job) -> None:
+    t0 = timezone.now()
+    StepMetric.objects.bulk_create([
+        StepMetric(job=job, attempt=1, step=s, loss=3.0 - s / 10, timestamp=t0 +
+                   timedelta(seconds=s), insert_id=f"w{s}") for s in (1, 2, 3)])
+    job.events.create(kind="eval", attempt=1, step=2, timestamp=t0 + timedelta(seconds=2),
+                      data={"step": 2, "metrics": {"val_loss": 2.75, "note": "text"}})
+    job.events.create(kind="preempted", attempt=1, step=3, timestamp=t0 + timedelta(seconds=4),
+                      replica="workerpool0-0", data={"signal": "SIGTERM"})
+    job.events.create(kind="resumed", attempt=1, step=3, timestamp=t0 + timedelta(seconds=9),
+                      data={"step": 3, "path": "gs://b/step-3"})
+    data = member_client.get(reverse("job-metrics", args=[job.pk])).json()
+    assert len(data["t"]) == 3 and data["t"][0] < data["t"][-1]
+    assert data["evals"] == [{"attempt": 1, "step": 2, "t": data["evals"][0]["t"],
+                              "metrics": {"val_loss": 2.75}}]
+    kinds = [m["kind"] for m in data["markers"]]
+    assert kinds[-2:] == ["preempted", "resumed"] and set(kinds) <= {
+        "preempted", "resumed", "replica_restarted"}
+    assert data["markers"][-2]["replica"] == "workerpool0-0"

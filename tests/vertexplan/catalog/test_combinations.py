@@ -70,6 +70,9 @@ TPU = {  # machine -> topology -> VMs
     "ct6e-standard-1t": {"1x1": 1},
     "ct6e-standard-4t": TPU_POD,
     "ct6e-standard-8t": {"2x4": 1},
+    # v5p: 3D topologies, 4 chips per VM (Cloud TPU docs; UNCONFIRMED for Vertex training).
+    "ct5p-hightpu-4t": {"2x2x1": 1, "2x2x2": 2, "2x2x4": 4, "2x4x4": 8, "4x4x4": 16,
+                        "4x4x8": 32},
 }
 ALL_TOPOLOGIES = sorted({t for topologies in TPU.values() for t in topologies})
 

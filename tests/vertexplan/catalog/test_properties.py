@@ -24,6 +24,7 @@ from vertexplan.catalog import (
 )
 from vertexplan.catalog.enums import FLEX_START_ACCELERATORS
 from vertexplan.catalog.errors import parent_path, path_template
+from vertexplan.catalog.normalize import normalize_custom_job
 
 _catalog = get_catalog()
 GPU_SPECS = [
@@ -143,7 +144,10 @@ def mutated_jobs(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _assert_paths_resolve(spec: dict[str, Any]) -> None:
-    for error in validate_custom_job(spec):
+    errors = validate_custom_job(spec)
+    # Paths name the fields as Vertex reads them: a single pool mapping as workerPoolSpecs[0].
+    spec, _ = normalize_custom_job(spec)
+    for error in errors:
         found, _ = resolve_path(spec, error.path)
         if found:
             continue

@@ -473,7 +473,7 @@ def test_output_directory_must_be_gcs() -> None:
     assert error.suggestions == ("gs://my-bucket/run",)
 
 
-def test_snake_case_and_typo_keys_are_flagged() -> None:
+def test_a_field_given_in_both_spellings_and_typo_keys_are_flagged() -> None:
     spec = single("n1-standard-8", "NVIDIA_TESLA_T4", 1)
     spec["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]["acceleratorCont"] = 2
     spec["jobSpec"]["workerPoolSpecs"][0]["replica_count"] = 1
@@ -484,6 +484,14 @@ def test_snake_case_and_typo_keys_are_flagged() -> None:
     assert (f"{POOL0}.replica_count", ("replicaCount",)) in [
         (e.path, e.suggestions) for e in errors
     ]
+
+
+def test_snake_case_alone_is_read_as_vertex_reads_it() -> None:
+    spec = single("n1-standard-8", "NVIDIA_TESLA_T4", 1)
+    pool = spec["jobSpec"]["workerPoolSpecs"][0]
+    pool["machine_spec"] = pool.pop("machineSpec")
+    pool["replica_count"] = pool.pop("replicaCount")
+    assert validate_custom_job(spec) == []
 
 
 def test_unknown_region_raises() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -117,9 +118,9 @@ def args_of(result: composer.Composition) -> list[str]:
     return pools(result.custom_job)[0]["containerSpec"]["args"]
 
 
-def test_ddp_adds_only_the_strategy_flag() -> None:
+def test_ddp_adds_only_the_strategy_and_one_process_per_gpu() -> None:
     result = composer.compose(job(chief=dict(T4_2), args=["--steps", "5"]))
-    assert args_of(result) == ["--strategy", "ddp", "--steps", "5"]
+    assert args_of(result) == ["--strategy", "ddp", "--nproc-per-node", "2", "--steps", "5"]
     assert "env" not in pools(result.custom_job)[0]["containerSpec"]
 
 
@@ -128,7 +129,8 @@ def test_fsdp_hybrid_shard_writes_flags_and_its_config() -> None:
                                   workers={"replica_count": 1}, precision="bf16",
                                   fsdp={"mode": "hybrid_shard", "shard_size": 8}, args=[]))
     assert result.ok, result.errors
-    assert args_of(result) == ["--strategy", "fsdp", "--fsdp-mode", "hybrid_shard", "--set",
+    assert args_of(result) == ["--strategy", "fsdp", "--nproc-per-node", "8",
+                               "--fsdp-mode", "hybrid_shard", "--set",
                                "fsdp.shard_size=8", "--set", "precision=bf16"]
     assert env_of(pools(result.custom_job)[0])[strategies.FSDP_ENV] == \
         '{"mode":"hybrid_shard","shard_size":8}'
@@ -155,7 +157,8 @@ def test_zero_stages_write_the_deepspeed_json_and_the_trainers_flags(
     assert ds["zero_optimization"]["stage"] == int(strategy[-1])
     assert (ds["train_batch_size"], ds["bf16"]) == (2 * 4 * 8, {"enabled": True})
     assert ("offload_optimizer" in ds["zero_optimization"]) == bool(offload)
-    expected = ["--strategy", strategy, "--batch-size", "64", "--set", "micro_batch_size=2",
+    expected = ["--strategy", strategy, "--nproc-per-node", "8", "--batch-size", "64",
+                "--set", "micro_batch_size=2",
                 "--set", "precision=bf16", "--set", "grad_clip=0.5"]
     expected += [a for name in ("offload_optimizer", "offload_params") if offload.get(name)
                  for a in ("--set", f"{name}=true")]
@@ -222,7 +225,7 @@ def test_tensor_and_pipeline_degrees_reach_your_own_command_in_the_environment()
     ({"strategy": "zero2", "deepspeed": {"optimizer": {"type": "AdamW"}}},
      "deepspeed.optimizer", "builds AdamW itself"),
     ({"strategy": "zero1", "parallelism": {"tensor": 2}}, "parallelism.tensor",
-     "degree 1 only"),
+     "not zero1: DeepSpeed pairs ZeRO with them only for Megatron models"),
 ])
 def test_the_built_in_trainers_limits_are_checked(fields: dict[str, Any], key: str,
                                                   words: str) -> None:
@@ -251,7 +254,7 @@ def test_tpu_xla_sets_the_pjrt_device_and_counts_chips() -> None:
 
 
 @pytest.mark.parametrize(("fields", "key", "words"), [
-    ({"strategy": "ddp"}, "strategy", "use tpu_jax or tpu_xla"),
+    ({"strategy": "ddp"}, "strategy", "use tpu_jax (JAX) or tpu_xla (PyTorch/XLA)"),
     ({"workers": {"replica_count": 1}}, "workers", "exactly one worker pool"),
     ({"chief": {"machine_type": "ct5lp-hightpu-4t"}}, "chief.machine_type", "needs a tpuTopology"),
     ({"chief": {**TPU, "tpu_topology": "3x3"}}, "chief.tpu_topology", "2x2"),
@@ -263,11 +266,6 @@ def test_tpu_xla_sets_the_pjrt_device_and_counts_chips() -> None:
 def test_vertex_tpu_rules(fields: dict[str, Any], key: str, words: str) -> None:
     result = composer.compose(tpu_job(**fields))
     assert words in " ".join(result.errors.get(key, [])), result.errors
-
-
-def test_a_tpu_strategy_needs_your_own_program() -> None:
-    result = composer.compose(job(strategy="tpu_jax", chief=dict(TPU)))
-    assert "your own JAX or PyTorch/XLA image" in result.errors["strategy"][0]
 
 
 # -- scheduling, disks, network, identity, container --------------------------------------------
@@ -435,3 +433,63 @@ def test_a_persistent_disk_in_a_custom_job_is_explained_at_its_path() -> None:
     error = errors["jobSpec.workerPoolSpecs[0].diskSpec.persistentDiskSizeGb"]
     assert "no persistent data disk" in error.message
     assert "baseOutputDirectory" in error.suggestions
+
+
+# -- tensor x pipeline x data parallel with the built-in trainer --------------------------------
+
+H100_8 = {"machine_type": "a3-highgpu-8g", "accelerator_type": "NVIDIA_H100_80GB",
+          "accelerator_count": 8}
+
+
+def test_a_tp_pp_dp_job_launches_torchrun_per_replica_with_nccl_settings() -> None:
+    result = composer.compose(job(strategy="fsdp", chief=dict(H100_8), workers={"replica_count": 3},
+                                  parallelism={"tensor": 8, "pipeline": 2,
+                                               "pipeline_schedule": "1f1b"}))
+    assert result.ok, result.errors
+    chief, workers = pools(result.custom_job)[:2]
+    for spec in (chief, workers):
+        args = spec["containerSpec"]["args"]
+        assert args[:2] == ["--strategy", "fsdp"]
+        assert args[args.index("--nproc-per-node") + 1] == "8"
+        env = env_of(spec)
+        assert json.loads(env[strategies.PARALLELISM_ENV]) == {
+            "dp": 2, "tp": 8, "pp": 2, "pp_schedule": "1f1b"}
+        assert env["NCCL_P2P_LEVEL"] == "NVL"
+        assert env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
+    assert result.world_size == 32
+
+
+@pytest.mark.parametrize(("parallelism", "key", "words"), [
+    ({"tensor": 2, "pipeline_schedule": "1f1b"}, "parallelism.pipeline_schedule",
+     "pipeline degree above 1"),
+    ({"pipeline": 2, "pipeline_schedule": "zb"}, "parallelism.pipeline_schedule",
+     "use gpipe, 1f1b, interleaved_1f1b"),
+    ({"pipeline": 2, "pipeline_schedule": "interleaved_1f1b"}, "parallelism.pipeline_schedule",
+     "set virtual_stages"),
+    ({"pipeline": 2, "virtual_stages": 2}, "parallelism.virtual_stages", "interleaved_1f1b"),
+    ({"pipeline": 2, "sequence_parallel": True}, "parallelism.sequence_parallel",
+     "tensor degree above 1"),
+])
+def test_pipeline_options_are_checked(parallelism: dict[str, Any], key: str, words: str) -> None:
+    result = composer.compose(job(strategy="ddp", chief=dict(A100_8), parallelism=parallelism))
+    assert words in " ".join(result.errors.get(key, [])), result.errors
+
+
+@pytest.mark.parametrize(("slug", "degrees", "world", "devices"), [
+    ("gpt-7b-tp2-dp4-a100", {"dp": 4, "tp": 2, "pp": 1, "sequence_parallel": True}, 8, 40),
+    ("gpt-70b-tp8-pp2-dp2-h100",
+     {"dp": 2, "tp": 8, "pp": 2, "pp_schedule": "1f1b", "sequence_parallel": True}, 32, 80),
+])
+def test_the_model_parallel_presets_fit_and_launch_one_process_per_gpu(
+        slug: str, degrees: dict[str, Any], world: int, devices: int) -> None:
+    result = composer.compose(presets.get(slug).job_request())
+    assert result.ok, result.errors
+    assert result.world_size == world
+    chief = pools(result.custom_job)[0]
+    assert json.loads(env_of(chief)[strategies.PARALLELISM_ENV]) == degrees
+    args = chief["containerSpec"]["args"]
+    assert args[args.index("--nproc-per-node") + 1] == "8"
+    plan = result.memory_plan
+    assert plan is not None and plan.fits, plan
+    assert plan.device_memory_gib == devices
+    assert plan.data_parallel == degrees["dp"]

@@ -166,13 +166,34 @@ def test_a_described_job_with_output_fields_and_numbers_imports() -> None:
 
 
 def test_what_the_composer_cannot_carry_is_refused_by_path() -> None:
-    spec = {"workerPoolSpecs": [{"machineSpec": {"machineType": "n1-standard-4",
+    spec = {"workerPoolSpecs": [{"machineSpec": {"machineType": "n1-standard-4"},
+                                 "replicaCount": "1",
+                                 "lustreMounts": [{"instanceIp": "10.0.0.2"}],
+                                 "containerSpec": {"imageUri": IMAGE}}]}
+    imported = interop.to_request({"displayName": "x", "jobSpec": spec}, region=REGION)
+    assert set(imported.errors) == {"jobSpec.workerPoolSpecs[0].lustreMounts"}
+
+
+def test_a_python_package_job_and_a_mig_partition_are_carried() -> None:
+    spec = {"workerPoolSpecs": [{"machineSpec": {"machineType": "a3-highgpu-1g",
+                                                 "acceleratorType": "NVIDIA_H100_80GB",
+                                                 "acceleratorCount": 1,
                                                  "gpuPartitionSize": "1g.10gb"},
                                  "replicaCount": "1",
-                                 "pythonPackageSpec": {"executorImageUri": IMAGE}}]}
+                                 "pythonPackageSpec": {
+                                     "executorImageUri": IMAGE,
+                                     "packageUris": ["gs://b/trainer-0.1.tar.gz"],
+                                     "pythonModule": "trainer.task",
+                                     "args": ["--lr", "0.1"]}}]}
     imported = interop.to_request({"displayName": "x", "jobSpec": spec}, region=REGION)
-    assert set(imported.errors) == {"jobSpec.workerPoolSpecs[0].pythonPackageSpec",
-                                    "jobSpec.workerPoolSpecs[0].machineSpec.gpuPartitionSize"}
+    assert imported.errors == {}
+    assert imported.request["python_package"] == {
+        "executor_image_uri": IMAGE, "package_uris": ["gs://b/trainer-0.1.tar.gz"],
+        "python_module": "trainer.task"}
+    assert imported.request["chief"]["gpu_partition_size"] == "1g.10gb"
+    composed = composer.compose(imported.request).custom_job["jobSpec"]["workerPoolSpecs"][0]
+    assert composed["pythonPackageSpec"] == spec["workerPoolSpecs"][0]["pythonPackageSpec"]
+    assert composed["machineSpec"]["gpuPartitionSize"] == "1g.10gb"
 
 
 def test_not_a_job_is_an_import_error() -> None:

@@ -155,3 +155,43 @@ def test_inputs_it_cannot_plan_are_refused(model: memory.ModelShape,
                                            layout: memory.Layout) -> None:
     with pytest.raises(ValueError):
         memory.plan(model, layout)
+
+
+PIPELINE_SHAPE = dict(parameters=70_000_000_000, dtype="bf16", hidden_size=8192, layers=80,
+                      sequence_length=2048, attention_heads=64, micro_batch_size=1)
+
+
+def _per_layer(t: int, sequence_parallel: bool) -> float:
+    s, h, a = 2048, 8192, 64
+    if sequence_parallel:
+        return s * h * (34 + 5 * a * s / h) / t
+    return s * h * (10 + (24 + 5 * a * s / h) / t)
+
+
+def test_tensor_parallelism_splits_attention_and_mlp_activations_and_sp_the_rest() -> None:
+    model = memory.ModelShape(**PIPELINE_SHAPE)
+    tp = memory.plan(model, memory.Layout("fsdp", 8, 1, tensor_parallel=8))
+    sp = memory.plan(model, memory.Layout("fsdp", 8, 1, tensor_parallel=8,
+                                          sequence_parallel=True))
+    assert tp.activations_gib == pytest.approx(80 * _per_layer(8, False) / GIB)
+    assert sp.activations_gib == pytest.approx(80 * _per_layer(8, True) / GIB)
+    assert sp.activations_gib < tp.activations_gib
+
+
+@pytest.mark.parametrize(("schedule", "virtual", "microbatches", "in_flight", "bubble"), [
+    ("1f1b", 1, 8, 2, 1 / 9),  # at most pp micro-batches held
+    ("gpipe", 1, 8, 8, 1 / 9),  # every micro-batch held
+    ("1f1b", 1, 0, 2, 1 / 3),  # 0: one micro-batch per stage
+    ("interleaved_1f1b", 2, 8, 2 * (1 + 1 / 4), 1 / 17),  # Megatron's interleaving factor
+])
+def test_pipeline_activations_follow_the_schedule_and_the_bubble_is_planned(
+        schedule: str, virtual: int, microbatches: int, in_flight: float, bubble: float) -> None:
+    layout = memory.Layout("fsdp", 8, 4, tensor_parallel=8, pipeline_parallel=2,
+                           pipeline_schedule=schedule, virtual_stages=virtual,
+                           microbatches=microbatches)
+    plan = memory.plan(memory.ModelShape(**PIPELINE_SHAPE), layout)
+    assert plan.activations_gib == pytest.approx(40 * in_flight * _per_layer(8, False) / GIB)
+    assert plan.pipeline_bubble == pytest.approx(bubble)
+    assert any("the bubble" in note for note in plan.notes)
+    assert plan.parameters_gib + plan.gradients_gib + plan.optimizer_gib == pytest.approx(
+        16 * 70e9 / 16 / 2 / GIB)  # sliced by tp x pp, then sharded over dp 2 (fsdp, bf16)

@@ -22,6 +22,17 @@ def test_step_event_with_float_integers_from_struct() -> None:
     assert parsed.message == "step 5"
 
 
+def test_run_started_model_shape_arrives_as_integers() -> None:
+    # Through protobuf Struct every number is a float; MFU needs the shape as integers.
+    parsed = events.parse(entry({"event": "run_started", "rank": 0.0, "params": 120_000.0,
+                                 "n_layer": 2.0, "n_head": 2.0, "d_model": 64.0,
+                                 "seq_len": 64.0, "precision": "bf16"}))
+    assert parsed.is_timeline_event
+    assert {k: parsed.fields[k] for k in ("params", "n_layer", "n_head", "d_model", "seq_len")
+            } == {"params": 120_000, "n_layer": 2, "n_head": 2, "d_model": 64, "seq_len": 64}
+    assert all(type(parsed.fields[k]) is int for k in ("params", "n_layer", "seq_len"))
+
+
 def test_timeline_events_and_plain_lines() -> None:
     saved = events.parse(entry({"event": "checkpoint_saved", "step": 50.0, "path": "/x",
                                 "bytes": 10.0, "seconds": 0.1}))

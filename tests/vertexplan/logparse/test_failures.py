@@ -163,3 +163,34 @@ def test_a_traceback_split_across_pages_is_completed_from_the_lines_before() -> 
     results = [scanner.feed(line) for line in lines[3:]]
     assert results[-1] is not None and results[-1].last_frame.endswith(
         'raise ValueError(f"empty dataset at {path}")')
+
+
+def test_a_stdout_line_stamped_inside_a_stderr_traceback_does_not_end_it() -> None:
+    # The pipes are read apart: stdout's last step line can be stamped between stderr's
+    # traceback lines. Scanned by stream, the traceback is still one OOM.
+    err = OOM_TRACEBACK.splitlines()
+    scanner = failures.TracebackScanner()
+    found = [scanner.feed(err[0], "stderr"), scanner.feed(err[1], "stderr"),
+             scanner.feed('{"event": "step", "step": 40}', "stdout")]
+    found += [scanner.feed(line, "stderr") for line in err[2:]]
+    assert [f.kind for f in found if f is not None] == ["gpu_oom"]
+    # Without streams the same order reads as two failures, the first a bare traceback.
+    assert [f.kind for f in failures.scan([*err[:2], '{"event": "step"}', *err[2:]])] == [
+        "python_traceback", "gpu_oom"]
+
+
+@pytest.mark.parametrize(("code", "message", "kind"), [
+    (3, "The replica workerpool0-0 exited with a non-zero status of 1.", "replica_exit"),
+    (8, "The following quota metrics exceed quota limits: aiplatform.googleapis.com/x",
+     "quota_exceeded"),
+    (8, "Resources are insufficient in region us-central1 (STOCKOUT).", "stockout"),
+    (3, "Unable to pull image us-docker.pkg.dev/p/r/i:1: manifest unknown", "image_pull"),
+    (13, "Internal error.", "job_error"),
+])
+def test_custom_job_errors_are_classified(code: int, message: str, kind: str) -> None:
+    assert failures.classify_job_error(code, message) == kind
+
+
+def test_a_named_cause_heads_a_bare_traceback_and_vertex_s_own_words() -> None:
+    ranked = sorted(["replica_exit", "python_traceback", "gpu_oom"], key=failures.headline_rank)
+    assert ranked == ["gpu_oom", "python_traceback", "replica_exit"]

@@ -14,11 +14,13 @@ def entry(severity: int = 200, text: str | None = None, payload: dict | None = N
                     text_payload=text)
 
 
-def test_failures_are_looked_for_in_warnings_errors_and_error_events_only() -> None:
+def test_failures_are_looked_for_in_every_line_but_the_contract_s_own_events() -> None:
     assert events.parse(entry(500, text="Traceback (most recent call last):")).scan
     assert events.parse(entry(400, text="NCCL WARN something")).scan
     assert events.parse(entry(0, text="no severity given")).scan
-    assert not events.parse(entry(200, text="step 5: CUDA out of memory? no, all fine")).scan
+    # stdout is INFO on Vertex: a traceback printed there is still a traceback.
+    assert events.parse(entry(200, text="torch.OutOfMemoryError: CUDA out of memory.")).scan
+    assert events.parse(entry(200, payload={"message": "a user's own JSON line"})).scan
     error = events.parse(entry(500, payload={"event": "error", "message": "ValueError: x"}))
     assert error.scan and error.event == "error"
     step = events.parse(entry(500, payload={"event": "step", "step": 1.0, "message": "s"}))

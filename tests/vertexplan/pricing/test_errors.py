@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.vertexplan.pricing.factories import job, pool
+from vertexplan.catalog.offerings import regions_with_offerings
 from vertexplan.pricing.job_estimate import PricingError, hourly
 
 N1_T4 = job(pool("n1-standard-8", "NVIDIA_TESLA_T4", 2, disk=("pd-ssd", 100)))
@@ -18,16 +19,17 @@ def problems(spec, region):
 
 
 def test_a_region_without_prices_names_every_resource_and_where_it_is_priced():
-    found = problems(N1_T4, "us-east1")
-    assert found[0].message.startswith("the price table has no prices for us-east1")
+    found = problems(N1_T4, "us-west2")
+    assert found[0].message.startswith("the price table has no prices for us-west2")
     by_resource = {p.resource: p for p in found[1:]}
     assert set(by_resource) == {"machine", "accelerator", "disk"}
     machine = by_resource["machine"]
-    assert (machine.name, machine.region, machine.pool) == ("n1-standard-8", "us-east1", 0)
-    assert machine.priced_in == PRICED_REGIONS
+    assert (machine.name, machine.region, machine.pool) == ("n1-standard-8", "us-west2", 0)
+    # N1 is offered, and priced, in every region of the region catalogue.
+    assert machine.priced_in == tuple(sorted(regions_with_offerings()))
     assert str(machine) == (
-        "workerPoolSpecs[0]: no price for machine n1-standard-8 in us-east1; "
-        "priced in asia-southeast1, europe-west4, us-central1"
+        "workerPoolSpecs[0]: no price for machine n1-standard-8 in us-west2; "
+        f"priced in {', '.join(sorted(regions_with_offerings()))}"
     )
 
 

@@ -59,10 +59,13 @@ def test_a2_highgpu_8g_includes_its_gpus():
     assert estimate.hourly.on_demand == on_demand
     assert cents(estimate.hourly.on_demand) == D("33.82")
     assert estimate.hourly.spot == micros(D("19.832222")) + disk(PD_SSD_US, 100) == 19_859_002
-    # FLEX_START: priced at its ceiling, the on-demand rate (no CE DWS rates in the table).
-    assert estimate.hourly.flex == on_demand
-    assert estimate.rate() == on_demand
+    # FLEX_START: no published rate for it, so no flex price and a note saying so, rather
+    # than the on-demand figure under the flex name.
+    assert estimate.hourly.flex is None
+    assert estimate.rate() is None
     assert estimate.strategy == "FLEX_START"
+    assert any("FLEX_START: no published rate for machine a2-highgpu-8g" in n
+               for n in estimate.notes)
 
 
 def test_a3_highgpu_8g_includes_its_gpus():
@@ -72,7 +75,7 @@ def test_a3_highgpu_8g_includes_its_gpus():
     assert estimate.hourly.on_demand == 101_033_932
     assert cents(estimate.hourly.on_demand) == D("101.03")
     assert estimate.hourly.spot == micros(D("63.78441067")) + disk(PD_SSD_US, 100) == 63_811_191
-    assert estimate.hourly.flex == estimate.hourly.on_demand
+    assert estimate.hourly.flex is None
 
 
 def test_g2_standard_8_includes_its_l4():
@@ -82,7 +85,7 @@ def test_g2_standard_8_includes_its_l4():
     assert estimate.hourly.on_demand == 1_008_448
     assert cents(estimate.hourly.on_demand) == D("1.01")
     assert estimate.hourly.spot == micros(D("0.60791564")) + disk(PD_SSD_US, 100) == 634_696
-    assert estimate.hourly.flex == 1_008_448
+    assert estimate.hourly.flex is None
 
 
 def test_tpu_v5e_2x2_is_four_chips_and_can_run_on_spot():
@@ -149,7 +152,7 @@ def test_multi_pool_job_with_a_reduction_server_in_us_central1():
     # The Reduction Server pool has no FLEX_START GPU, so the job has no flex rate.
     assert estimate.hourly.flex is None
     assert estimate.pool_hourly(2).on_demand == micros(2 * D("0.65180712")) + disk(PD_SSD_US, 200)
-    assert estimate.pool_hourly(0).flex == micros(D("33.7959592")) + disk(PD_SSD_US, 100)
+    assert estimate.pool_hourly(0).flex is None  # no published FLEX_START rate
 
 
 def test_the_same_job_in_europe_west4():

@@ -52,3 +52,32 @@ def test_format_usd():
     assert format_usd(4_999) == "$0.00"
     assert format_usd(5_000) == "$0.01"
     assert format_usd(1_268_778, places=4) == "$1.2688"
+
+
+def test_format_usd_keeps_the_sign_of_an_overspent_budget():
+    assert format_usd(-3_200_000) == "-$3.20"
+    assert format_usd(0) == "$0.00"
+
+
+def test_display_usd_shows_what_matters_below_a_dollar():
+    from vertexplan.pricing import display_usd
+
+    assert display_usd(1_400) == "$0.0014"
+    assert display_usd(5_000) == "$0.005"
+    assert display_usd(1) == "$0.000001"
+    assert display_usd(123_456) == "$0.12"
+    assert display_usd(0) == "$0.00"
+    assert display_usd(-1_400) == "-$0.0014"
+    assert display_usd(1_268_778) == "$1.27"
+    assert display_usd(10**18) == "$1,000,000,000,000.00"
+    assert display_usd(1_268_778, 3) == "$1.269"
+
+
+def test_the_usd_filter_never_raises():
+    from controlplane.costs.templatetags.costs_ui import usd, usd_over
+
+    for value in (-1, 0, 10**30, "12", "abc", None, "", 1.5, float("nan"), [], True):
+        assert isinstance(usd(value), str)
+    assert usd(None) == "\N{EN DASH}" and usd("abc") == "\N{EN DASH}"
+    assert usd(-5_000_000) == "-$5.00"
+    assert usd_over(-2_500_000) == "over by $2.50" and usd_over(2_500_000) == "$2.50"

@@ -34,7 +34,7 @@ def test_round_trip_through_json():
     assert data["rate"] == "spot"
     assert data["hourly"] == {"on_demand": 136_648_131, "spot": 80_059_432, "flex": None}
     line = data["lines"][0]
-    prices = {"on_demand": "33.7959592", "spot": "19.832222", "flex": "33.7959592"}
+    prices = {"on_demand": "33.7959592", "spot": "19.832222", "flex": None}
     assert line["unit_prices"] == prices
     assert line["source"].startswith("DERIVED: 8 x page value")
     assert line["retrieved"] == "2026-09"

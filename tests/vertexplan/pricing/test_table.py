@@ -10,6 +10,7 @@ from importlib import resources
 
 import pytest
 
+from vertexplan.catalog.offerings import regions_with_offerings
 from vertexplan.pricing import PriceRow, PriceTableError, default_table, load_table
 from vertexplan.pricing.parse import parse_fee_name, parse_tpu_name, retrieved_dates, split_name
 from vertexplan.pricing.table import COLUMNS
@@ -26,7 +27,7 @@ def shipped_rows() -> list[dict[str, str]]:
 def test_every_shipped_row_is_loaded_with_every_column():
     table = default_table()
     raw = shipped_rows()
-    assert len(table.rows) == len(raw) == 134
+    assert len(table.rows) == len(raw) == 353
     for row, source in zip(table.rows, raw, strict=True):
         assert (row.kind, row.name, row.region, row.unit) == (
             source["kind"],
@@ -56,7 +57,7 @@ def test_lookup_by_key_or_by_the_name_as_written():
         "tpu", "TPU_V5_LITEPOD (v5e; ct5lp-hightpu-1t/4t/8t)", "europe-west4"
     )
     assert by_key.on_demand == Decimal("1.794")
-    assert table.get("machine", "n1-standard-8", "us-east1") is None
+    assert table.get("machine", "n1-standard-8", "us-west2") is None
 
 
 def test_tpu_names_give_the_accelerator_enum_and_the_machines_they_cover():
@@ -109,8 +110,10 @@ def test_resources_without_a_price():
         "asia-southeast1",
         "europe-west4",
         "us-central1",
+        "us-east4",
+        "us-east5",
     )
-    assert table.regions == ("asia-southeast1", "europe-west4", "us-central1")
+    assert table.regions == tuple(sorted(regions_with_offerings()))
 
 
 def test_retrieval_dates():

@@ -12,9 +12,10 @@ import pytest
 from vertexplan import catalog
 from vertexplan.composer import compose
 from vertexplan.memory import ModelShape
-from vertexplan.pricing import PricingError, default_table, job_estimate
+from vertexplan.pricing import PricingError, default_table, flex, job_estimate
 from vertexplan.recommend import Query, Recommendation, Workload, peak_tflops, recommend
 from vertexplan.recommend.alternatives import alternatives
+from vertexplan.recommend.throughput import scaling_efficiency, supports_precision
 
 SEVEN_B = ModelShape(parameters=7_000_000_000, dtype="bf16")
 SMALL = ModelShape(parameters=100_000_000, dtype="bf16")
@@ -94,6 +95,8 @@ def test_the_first_result_is_the_cheapest_valid_configuration_that_fits() -> Non
             if catalog.get_accelerator(accelerator).kind != "gpu" or \
                     catalog.get_accelerator(accelerator).deprecated:
                 continue
+            if not supports_precision(accelerator, "bf16"):
+                continue  # never proposed for a bf16 model
             for count in counts:
                 request = {"name": "probe", "strategy": "ddp", "precision": "bf16",
                            "region": "us-central1", "timeout_hours": 13,
@@ -122,8 +125,9 @@ def test_the_first_result_is_the_cheapest_valid_configuration_that_fits() -> Non
 def test_region_prices_decide_the_costs_and_unpriced_hardware_is_left_out() -> None:
     unpriced_in_asia = {"NVIDIA_TESLA_V100", "NVIDIA_TESLA_P100", "NVIDIA_H200_141GB"}
     wide = dict(strategy="ddp", schedules=("STANDARD",), limit=50, max_nodes=2)
-    us = recommend(query(SMALL, region="us-central1", **wide)).results
-    asia = recommend(query(SMALL, region="asia-southeast1", **wide)).results
+    fp32 = ModelShape(parameters=SMALL.parameters, dtype="fp32")  # V100 and P100 run it
+    us = recommend(query(fp32, region="us-central1", **wide)).results
+    asia = recommend(query(fp32, region="asia-southeast1", **wide)).results
     assert unpriced_in_asia & {r.hardware.device for r in us}
     assert not unpriced_in_asia & {r.hardware.device for r in asia}
     by_hardware = {r.hardware: r for r in us}
@@ -148,18 +152,43 @@ def test_spot_only_where_a_spot_rate_applies_and_never_on_a_tpu_pod() -> None:
             assert result.totals.spot is not None and not result.hardware.is_tpu_pod
 
 
-def test_flex_start_only_on_its_gpus_and_schedules_can_be_excluded() -> None:
+def test_flex_start_only_where_a_published_rate_prices_it_and_only_on_its_gpus() -> None:
     found = recommend(query(limit=50)).results
-    flex = [r for r in found if r.scheduling_strategy == "FLEX_START"]
-    assert flex
-    for result in flex:
-        assert result.hardware.device in ("NVIDIA_L4", "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB",
-                                          "NVIDIA_H100_80GB", "NVIDIA_H100_MEGA_80GB",
-                                          "NVIDIA_H200_141GB", "NVIDIA_B200")
+    # The shipped data has no FLEX_START rate: it is never offered at the on-demand rate.
+    assert not [r for r in found if r.scheduling_strategy == "FLEX_START"]
+    rates = flex.parse("kind,name,region,unit,flex_usd,source,retrieved\n"
+                       "machine,a2-ultragpu-8g,us-central1,hour,0.5,a test figure,2026-11-24\n"
+                       "machine,n1-standard-8,us-central1,hour,0.2,a test figure,2026-11-24\n")
+    flex_found = [r for r in recommend(query(limit=50), flex_rates=rates).results
+                  if r.scheduling_strategy == "FLEX_START"]
+    assert flex_found
+    for result in flex_found:
+        assert result.hardware.machine_type == "a2-ultragpu-8g"
+        assert result.totals.flex < result.totals.on_demand
     standard_only = recommend(query(schedules=("STANDARD",), limit=50)).results
     assert {r.scheduling_strategy for r in standard_only} == {"STANDARD"}
     # The same hardware costs less on spot than on demand: spot results come first.
     assert found[0].scheduling_strategy == "SPOT"
+
+
+def test_a_bf16_model_is_never_proposed_on_a_device_without_bf16() -> None:
+    found = recommend(query(SEVEN_B, strategy="any", limit=50, max_nodes=4)).results
+    assert found
+    assert not {"NVIDIA_TESLA_T4", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_P100",
+                "NVIDIA_TESLA_P4"} & {r.hardware.device for r in found}
+
+
+def test_more_nodes_keep_less_of_their_throughput_on_a_slower_network() -> None:
+    assert scaling_efficiency("a2-highgpu", 1) == 1
+    assert scaling_efficiency("a3-megagpu", 4) > scaling_efficiency("a2-highgpu", 4) > \
+        scaling_efficiency("n1-standard", 4)
+    workload = Workload(steps=1000, step_time_s=D("3.6"), reference_device="NVIDIA_TESLA_A100",
+                        reference_devices=8)
+    one, two = (next(r for r in recommend(query(workload=workload, limit=200, max_nodes=2))
+                     .results if r.hardware.machine_type == "a2-highgpu-8g"
+                     and r.hardware.nodes == n) for n in (1, 2))
+    assert one.hours == 1
+    assert two.seconds > one.seconds / 2  # not perfect scaling
 
 
 def test_step_time_scales_with_aggregate_peak_throughput() -> None:
@@ -167,10 +196,13 @@ def test_step_time_scales_with_aggregate_peak_throughput() -> None:
     workload = Workload(steps=1000, step_time_s=D("3.6"), reference_device="NVIDIA_TESLA_A100",
                         reference_devices=8)
     for result in recommend(query(workload=workload, limit=50)).results:
+        hw = result.hardware
         ratio = Fraction(8) * peak_tflops("NVIDIA_TESLA_A100") / (
-            result.hardware.devices * peak_tflops(result.hardware.device))
+            hw.devices * peak_tflops(hw.device)
+            * scaling_efficiency(hw.series, hw.nodes, tpu=hw.is_tpu))
         assert result.seconds == 3600 * ratio
-        if result.hardware.device == "NVIDIA_TESLA_A100" and result.hardware.devices == 8:
+        if result.hardware.device == "NVIDIA_TESLA_A100" and result.hardware.devices == 8 \
+                and result.hardware.nodes == 1:
             assert result.hours == 1
 
 
@@ -198,8 +230,14 @@ def test_nothing_fits_gives_no_results_and_says_why() -> None:
     assert "deadline" in late.reason and "the fastest" in late.reason
 
 
-def test_a_tpu_strategy_gets_tpu_slices_with_the_placeholders_it_needs() -> None:
+def test_a_jax_tpu_job_runs_the_built_in_trainer_and_pytorch_xla_gets_placeholders() -> None:
     found = recommend(query(strategy="tpu_jax")).results
+    assert found
+    for result in found:
+        assert result.hardware.kind == "tpu"
+        assert "command" not in result.request and "image_uri" not in result.request
+        assert compose(result.request).ok
+    found = recommend(query(strategy="tpu_xla")).results
     assert found
     for result in found:
         assert result.hardware.kind == "tpu"

@@ -21,6 +21,7 @@ from vertexplan.catalog.rules.job import (
     check_reserved_ip_ranges,
     check_service_account,
 )
+from vertexplan.catalog.rules.partitions import check_gpu_partitions
 from vertexplan.catalog.rules.pools import (
     check_disks,
     check_machine_types,
@@ -29,6 +30,7 @@ from vertexplan.catalog.rules.pools import (
     check_worker_pools,
 )
 from vertexplan.catalog.rules.reduction_server import check_reduction_server
+from vertexplan.catalog.rules.regions import check_region_offerings
 from vertexplan.catalog.rules.scheduling import (
     check_durations,
     check_flex_start,
@@ -55,6 +57,8 @@ RULES: tuple[Rule, ...] = (
     check_accelerators,
     check_tpu_topology,
     check_tpu_alone,
+    check_region_offerings,
+    check_gpu_partitions,
     check_reservation_affinity,
     check_disks,
     check_persistent_disks,

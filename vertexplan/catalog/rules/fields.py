@@ -1,9 +1,11 @@
-"""Misspelled field names: a typo in the JSON would otherwise drop a setting silently.
+"""Unknown field names, at every level of the CustomJob: an error on the key's own path.
 
-Vertex's REST parser refuses names it does not know, but only at submit time and without a
-suggestion; and it also accepts snake_case names, which the rules here (reading camelCase, as
-Vertex writes it) would not see. A key is flagged only when it is close to a known field: other
-unknown keys are left for Vertex to judge, since new fields appear in the API over time.
+Vertex's REST parser refuses a name it does not know (HTTP 400 "Unknown name"), gcloud refuses a
+--config file with "unexpected fields". Accepting such a key would drop what the user asked for
+(``useSpot: true`` gives an on-demand job), so every key of every object is checked against the
+v1 message tree in ``schema.py`` and an unknown one is refused with the nearest valid name.
+snake_case names are the protos' own and Vertex accepts them; ``normalize.py`` has turned them
+into camelCase before the rules run.
 """
 
 from __future__ import annotations
@@ -11,135 +13,75 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from vertexplan.catalog.errors import FieldError, child
+from vertexplan.catalog import schema
+from vertexplan.catalog.errors import FieldError, child, item
 from vertexplan.catalog.view import JobView
 
-_FIELDS: dict[str, frozenset[str]] = {
-    "CustomJob": frozenset(
-        {
-            "name",
-            "displayName",
-            "jobSpec",
-            "state",
-            "createTime",
-            "startTime",
-            "endTime",
-            "updateTime",
-            "error",
-            "labels",
-            "encryptionSpec",
-            "webAccessUris",
-            "satisfiesPzs",
-            "satisfiesPzi",
-        }
-    ),
-    "CustomJobSpec": frozenset(
-        {
-            "persistentResourceId",
-            "workerPoolSpecs",
-            "scheduling",
-            "serviceAccount",
-            "network",
-            "reservedIpRanges",
-            "pscInterfaceConfig",
-            "baseOutputDirectory",
-            "protectedArtifactLocationId",
-            "tensorboard",
-            "enableWebAccess",
-            "enableDashboardAccess",
-            "experiment",
-            "experimentRun",
-            "models",
-        }
-    ),
-    "WorkerPoolSpec": frozenset(
-        {
-            "containerSpec",
-            "pythonPackageSpec",
-            "machineSpec",
-            "replicaCount",
-            "nfsMounts",
-            "lustreMounts",
-            "diskSpec",
-        }
-    ),
-    "MachineSpec": frozenset(
-        {
-            "machineType",
-            "acceleratorType",
-            "acceleratorCount",
-            "gpuPartitionSize",
-            "tpuTopology",
-            "reservationAffinity",
-            "multihostGpuNodeCount",
-        }
-    ),
-    "DiskSpec": frozenset({"bootDiskType", "bootDiskSizeGb"}),
-    "ContainerSpec": frozenset({"imageUri", "command", "args", "env"}),
-    "PythonPackageSpec": frozenset(
-        {"executorImageUri", "packageUris", "pythonModule", "args", "env"}
-    ),
-    "Scheduling": frozenset(
-        {
-            "timeout",
-            "restartJobOnWorkerRestart",
-            "strategy",
-            "disableRetries",
-            "maxWaitDuration",
-        }
-    ),
-    "GcsDestination": frozenset({"outputUriPrefix"}),
-    "EnvVar": frozenset({"name", "value"}),
+# Names people write for something Vertex spells differently: said outright, not guessed.
+_MEANT: dict[tuple[str, str], tuple[str, str]] = {
+    ("WorkerPoolSpec", "useSpot"): ("jobSpec.scheduling.strategy",
+                                    "spot VMs are asked for with scheduling.strategy: SPOT"),
+    ("Scheduling", "preemptible"): ("strategy", "spot (preemptible) VMs are scheduling.strategy: "
+                                                "SPOT"),
+    ("Scheduling", "useSpot"): ("strategy", "spot VMs are scheduling.strategy: SPOT"),
+    ("MachineSpec", "gpuCount"): ("acceleratorCount", "the number of GPUs is acceleratorCount"),
+    ("MachineSpec", "gpuType"): ("acceleratorType", "the GPU model is acceleratorType"),
+    ("ContainerSpec", "workingDir"): ("command", "Vertex has no working directory field: set "
+                                                 "WORKDIR in the image or cd in the command"),
+    ("CustomJob", "priority"): ("jobSpec.scheduling.strategy",
+                                "Vertex has no job priority: FLEX_START or SPOT choose how the "
+                                "job waits for capacity"),
+    ("CustomJobSpec", "timeout"): ("scheduling.timeout", "the timeout is scheduling.timeout"),
 }
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+def nearest(key: str, names: list[str]) -> str:
+    """The valid name closest to ``key`` (there always is one)."""
+    folded = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(key.lower(), list(folded), n=1, cutoff=0.0)
+    return folded[close[0]] if close else names[0]
 
 
-def _objects(view: JobView) -> Iterator[tuple[str, str, object]]:
-    """(message name, path, object) for every object of a known message in the spec."""
-    yield "CustomJob", "", view.job
-    yield "CustomJobSpec", "jobSpec", view.job_spec.value
-    yield "Scheduling", view.scheduling.path, view.scheduling.value
-    out = view.job_spec.value.get("baseOutputDirectory") if view.job_spec.value else None
-    yield "GcsDestination", "jobSpec.baseOutputDirectory", out
-    for pool in view.pools:
-        yield "WorkerPoolSpec", pool.path, pool.raw
-        yield "MachineSpec", pool.machine_spec.path, pool.machine_spec.value
-        yield "DiskSpec", pool.disk_spec.path, pool.disk_spec.value
-        for spec, message in (
-            (pool.container_spec, "ContainerSpec"),
-            (pool.python_package_spec, "PythonPackageSpec"),
-        ):
-            yield message, spec.path, spec.value
-            env = spec.value.get("env") if isinstance(spec.value, dict) else None
-            for i, entry in enumerate(env if isinstance(env, list) else ()):
-                yield "EnvVar", f"{spec.path}.env[{i}]", entry
+def _walk(message: str, obj: object, path: str) -> Iterator[FieldError]:
+    if not isinstance(obj, dict):
+        return
+    fields = schema.MESSAGES[message]
+    for key, value in obj.items():
+        if not isinstance(key, str):
+            yield FieldError(path or "", f"{path or 'the job'} has a key {key!r} that is not a "
+                             "string")
+            continue
+        kind = schema.field_kind(message, key)
+        where = child(path, key)
+        if kind is None:
+            yield _unknown(message, key, where, sorted(fields))
+            continue
+        if key not in fields and schema.camel(key) in obj:
+            yield FieldError(where, f"{key!r} and {schema.camel(key)!r} are the same {message} "
+                             "field written twice (Vertex refuses a field given twice): keep "
+                             f"{schema.camel(key)}", (schema.camel(key),))
+            continue
+        if kind == schema.SCALAR or kind in schema.MAP_KINDS:
+            continue
+        if kind.startswith(schema.LIST_OF):
+            inner = kind.removeprefix(schema.LIST_OF)
+            for i, entry in enumerate(value if isinstance(value, list) else ()):
+                yield from _walk(inner, entry, item(where, i))
+        else:
+            yield from _walk(kind, value, where)
+
+
+def _unknown(message: str, key: str, where: str, names: list[str]) -> FieldError:
+    meant = _MEANT.get((message, key))
+    if meant:
+        name, why = meant
+        return FieldError(where, f"{key!r} is not a {message} field (Vertex answers 400 "
+                          f"\"Unknown name\"): {why}; did you mean {name}?", (name,))
+    best = nearest(key, names)
+    return FieldError(where, f"{key!r} is not a {message} field (Vertex answers 400 \"Unknown "
+                      f"name\"); did you mean {best}? {message} has: {', '.join(names)}",
+                      (best,))
 
 
 def check_field_names(view: JobView) -> Iterator[FieldError]:
-    for message, path, obj in _objects(view):
-        if not isinstance(obj, dict):
-            continue
-        known = _FIELDS[message]
-        for key in obj:
-            if not isinstance(key, str) or key in known:
-                continue
-            camel = _camel(key)
-            if camel in known:
-                yield FieldError(
-                    child(path, key),
-                    f"{key!r}: Vertex's REST JSON spells this {message} field "
-                    f"{camel}, which is how it is read here",
-                    (camel,),
-                )
-                continue
-            close = difflib.get_close_matches(camel, known, n=1, cutoff=0.8)
-            if close:
-                yield FieldError(
-                    child(path, key),
-                    f"{key!r} is not a {message} field; did you mean {close[0]}?",
-                    tuple(close),
-                )
+    yield from _walk("CustomJob", view.job, "")

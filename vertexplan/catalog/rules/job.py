@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 from vertexplan.catalog.errors import FieldError, entry
@@ -45,6 +46,18 @@ def check_display_name(view: JobView) -> Iterator[FieldError]:
             "displayName",
             f"displayName has {len(f.raw)} characters; Vertex takes at most {DISPLAY_NAME_MAX}",
         )
+    elif has_control_characters(f.raw):
+        yield FieldError(
+            "displayName",
+            "displayName cannot hold control characters (new lines, tabs, escapes): "
+            "one line of printable text",
+        )
+
+
+def has_control_characters(text: str) -> bool:
+    """Line breaks of any kind (YAML and Python also break at U+0085, U+2028, U+2029) and
+    every other control character: what could end a line or a comment in an export."""
+    return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in text)
 
 
 def _label_letter(ch: str) -> bool:

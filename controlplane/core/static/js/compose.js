@@ -7,7 +7,7 @@
   if (!form) return;
 
   function dim(el, off) {
-    el.style.opacity = off ? "0.45" : "";
+    el.classList.toggle("dimmed", off);
   }
 
   document.querySelectorAll("fieldset.pool[data-toggle]").forEach(function (pool) {
@@ -45,6 +45,22 @@
   if (strategy) {
     strategy.addEventListener("change", syncStrategy);
     syncStrategy();
+  }
+
+  // A refused Submit or Export: the summary of every error is brought into view and focused
+  // (a screen reader reads it); each of its links moves to its field.
+  var summary = document.getElementById("error-summary");
+  if (summary) {
+    summary.scrollIntoView({ block: "start" });
+    summary.focus({ preventScroll: true });
+    summary.addEventListener("click", function (e) {
+      var link = e.target.closest("a[href^='#']");
+      var target = link && document.getElementById(link.getAttribute("href").slice(1));
+      if (!target) return;
+      e.preventDefault();
+      target.scrollIntoView({ block: "center" });
+      if (target.focus) target.focus({ preventScroll: true });
+    });
   }
 
   var start = document.getElementById("start-from");

@@ -24,22 +24,40 @@
     ];
     window.Plotly.react(el, traces, {
       barmode: "stack", margin: { t: 10, r: 10, b: 60, l: 60 },
-      yaxis: { title: { text: "USD" }, tickprefix: "$" }, legend: { orientation: "h" }
+      yaxis: { title: { text: "USD" }, tickprefix: "$", tickformat: ",.4~f",
+               rangemode: "tozero" },
+      legend: { orientation: "h" }
     }, CONFIG);
+  }
+
+  // Spend per day as stacked bars (one colour per job or accelerator): the series arrive
+  // cumulative over the month, so each day's bar is the difference from the day before.
+  function daily(values) {
+    return values.map(function (v, i) { return i ? v - values[i - 1] : v; });
   }
 
   function spendChart(elId, series, title) {
     var el = document.getElementById(elId);
     if (!el || !series || !window.Plotly) return;
     var traces = series.map(function (s) {
-      return { type: "scatter", mode: "lines+markers", line: { shape: "hv" }, name: s.name,
-               x: s.days, y: s.usd, hovertemplate: "%{x}: $%{y:.2f}<extra>" + s.name + "</extra>" };
+      return { type: "bar", name: s.name, x: s.days, y: daily(s.usd),
+               hovertemplate: "%{x|%b %d}: $%{y:,.4~f}<extra>" + s.name + "</extra>" };
     });
-    window.Plotly.react(el, traces, {
-      title: { text: title }, margin: { t: 40, r: 10, b: 40, l: 60 },
-      yaxis: { title: { text: "USD, cumulative" }, tickprefix: "$", rangemode: "tozero" },
-      xaxis: { type: "date" }, legend: { orientation: "h" }
-    }, CONFIG);
+    var layout = {
+      title: { text: title }, margin: { t: 40, r: 10, b: 40, l: 60 }, barmode: "stack",
+      yaxis: { title: { text: "USD per day" }, tickprefix: "$", tickformat: ",.4~f",
+               rangemode: "tozero" },
+      // Whole days on the axis: never hours or milliseconds between two jobs' dots.
+      xaxis: { type: "date", tickformat: "%b %d", dtick: 86400000 },
+      legend: { orientation: "h" }
+    };
+    if (!series.length) {
+      layout.annotations = [{ text: "No spend this month", showarrow: false,
+                              xref: "paper", yref: "paper", x: 0.5, y: 0.5 }];
+      layout.xaxis = { visible: false };
+      layout.yaxis = { visible: false };
+    }
+    window.Plotly.react(el, traces, layout, CONFIG);
   }
 
   function teamSpend() {

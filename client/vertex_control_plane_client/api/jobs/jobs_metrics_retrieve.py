@@ -1,0 +1,237 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.detail import Detail
+from ...models.field_errors import FieldErrors
+from ...models.jobs_metrics_retrieve_name_item import JobsMetricsRetrieveNameItem
+from ...models.jobs_metrics_retrieve_response_200 import JobsMetricsRetrieveResponse200
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    id: int,
+    *,
+    attempt: int | Unset = UNSET,
+    max_points: int | Unset = UNSET,
+    name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["attempt"] = attempt
+
+    params["max_points"] = max_points
+
+    json_name: list[str] | Unset = UNSET
+    if not isinstance(name, Unset):
+        json_name = []
+        for name_item_data in name:
+            name_item = name_item_data.value
+            json_name.append(name_item)
+
+    params["name"] = json_name
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/jobs/{id}/metrics/".format(
+            id=quote(str(id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Detail | FieldErrors | JobsMetricsRetrieveResponse200 | None:
+    if response.status_code == 200:
+        response_200 = JobsMetricsRetrieveResponse200.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = FieldErrors.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Detail.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Detail.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Detail.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Detail.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Detail | FieldErrors | JobsMetricsRetrieveResponse200]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    attempt: int | Unset = UNSET,
+    max_points: int | Unset = UNSET,
+    name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
+) -> Response[Detail | FieldErrors | JobsMetricsRetrieveResponse200]:
+    """
+    Args:
+        id (int):
+        attempt (int | Unset):
+        max_points (int | Unset):
+        name (list[JobsMetricsRetrieveNameItem] | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Detail | FieldErrors | JobsMetricsRetrieveResponse200]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        attempt=attempt,
+        max_points=max_points,
+        name=name,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    attempt: int | Unset = UNSET,
+    max_points: int | Unset = UNSET,
+    name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
+) -> Detail | FieldErrors | JobsMetricsRetrieveResponse200 | None:
+    """
+    Args:
+        id (int):
+        attempt (int | Unset):
+        max_points (int | Unset):
+        name (list[JobsMetricsRetrieveNameItem] | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Detail | FieldErrors | JobsMetricsRetrieveResponse200
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        attempt=attempt,
+        max_points=max_points,
+        name=name,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    attempt: int | Unset = UNSET,
+    max_points: int | Unset = UNSET,
+    name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
+) -> Response[Detail | FieldErrors | JobsMetricsRetrieveResponse200]:
+    """
+    Args:
+        id (int):
+        attempt (int | Unset):
+        max_points (int | Unset):
+        name (list[JobsMetricsRetrieveNameItem] | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Detail | FieldErrors | JobsMetricsRetrieveResponse200]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        attempt=attempt,
+        max_points=max_points,
+        name=name,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    attempt: int | Unset = UNSET,
+    max_points: int | Unset = UNSET,
+    name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
+) -> Detail | FieldErrors | JobsMetricsRetrieveResponse200 | None:
+    """
+    Args:
+        id (int):
+        attempt (int | Unset):
+        max_points (int | Unset):
+        name (list[JobsMetricsRetrieveNameItem] | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Detail | FieldErrors | JobsMetricsRetrieveResponse200
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            attempt=attempt,
+            max_points=max_points,
+            name=name,
+        )
+    ).parsed

@@ -1,0 +1,224 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.detail import Detail
+from ...models.field_errors import FieldErrors
+from ...models.job import Job
+from ...models.resubmit_request import ResubmitRequest
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    id: int,
+    *,
+    body: ResubmitRequest | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/jobs/{id}/resubmit/".format(
+            id=quote(str(id), safe=""),
+        ),
+    }
+
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Detail | FieldErrors | Job | None:
+    if response.status_code == 201:
+        response_201 = Job.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = FieldErrors.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Detail.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Detail.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Detail.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = FieldErrors.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 429:
+        response_429 = Detail.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Detail | FieldErrors | Job]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: ResubmitRequest | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Detail | FieldErrors | Job]:
+    """A new job that starts from one of this job's checkpoints (the newest by default).
+
+    Args:
+        id (int):
+        idempotency_key (str | Unset):
+        body (ResubmitRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Detail | FieldErrors | Job]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: ResubmitRequest | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
+) -> Detail | FieldErrors | Job | None:
+    """A new job that starts from one of this job's checkpoints (the newest by default).
+
+    Args:
+        id (int):
+        idempotency_key (str | Unset):
+        body (ResubmitRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Detail | FieldErrors | Job
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        body=body,
+        idempotency_key=idempotency_key,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: ResubmitRequest | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Detail | FieldErrors | Job]:
+    """A new job that starts from one of this job's checkpoints (the newest by default).
+
+    Args:
+        id (int):
+        idempotency_key (str | Unset):
+        body (ResubmitRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Detail | FieldErrors | Job]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: ResubmitRequest | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
+) -> Detail | FieldErrors | Job | None:
+    """A new job that starts from one of this job's checkpoints (the newest by default).
+
+    Args:
+        id (int):
+        idempotency_key (str | Unset):
+        body (ResubmitRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Detail | FieldErrors | Job
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            body=body,
+            idempotency_key=idempotency_key,
+        )
+    ).parsed

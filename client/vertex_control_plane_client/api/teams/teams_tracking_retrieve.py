@@ -1,0 +1,168 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.detail import Detail
+from ...models.tracking import Tracking
+from ...types import Response
+
+
+def _get_kwargs(
+    team: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/teams/{team}/tracking/".format(
+            team=quote(str(team), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Detail | Tracking | None:
+    if response.status_code == 200:
+        response_200 = Tracking.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Detail.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Detail.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Detail.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Detail.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Detail | Tracking]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    team: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Detail | Tracking]:
+    """
+    Args:
+        team (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Detail | Tracking]
+    """
+
+    kwargs = _get_kwargs(
+        team=team,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    team: str,
+    *,
+    client: AuthenticatedClient,
+) -> Detail | Tracking | None:
+    """
+    Args:
+        team (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Detail | Tracking
+    """
+
+    return sync_detailed(
+        team=team,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    team: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Detail | Tracking]:
+    """
+    Args:
+        team (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Detail | Tracking]
+    """
+
+    kwargs = _get_kwargs(
+        team=team,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    team: str,
+    *,
+    client: AuthenticatedClient,
+) -> Detail | Tracking | None:
+    """
+    Args:
+        team (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Detail | Tracking
+    """
+
+    return (
+        await asyncio_detailed(
+            team=team,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="FieldErrors")
+
+
+@_attrs_define
+class FieldErrors:
+    """What was refused, keyed by the field (a nested field is a nested object, or a dotted path for a Vertex CustomJob);
+    each value lists the problems and what would be valid. A refusal that concerns no one field is keyed
+    `non_field_errors` or `detail`.
+
+        Example:
+            {'chief': {'accelerator_count': ['a2-highgpu-4g takes 4 NVIDIA_TESLA_A100, not 3']}}
+
+    """
+
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        field_errors = cls()
+
+        field_errors.additional_properties = d
+        return field_errors
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

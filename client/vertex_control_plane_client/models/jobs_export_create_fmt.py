@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class JobsExportCreateFmt(StrEnum):
+    JSON = "json"
+    PYTHON = "python"
+    WANDB = "wandb"
+    YAML = "yaml"
+
+    def __str__(self) -> str:
+        return str(self.value)

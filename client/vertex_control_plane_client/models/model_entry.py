@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.runtime_enum import RuntimeEnum
+
+T = TypeVar("T", bound="ModelEntry")
+
+
+@_attrs_define
+class ModelEntry:
+    """
+    Attributes:
+        id (int):
+        team (str):
+        job (int):
+        display_name (str):
+        step (int | None):
+        artifact_uri (str):
+        image_uri (str):
+        command (Any):
+        runtime (RuntimeEnum): * `eager` - eager (PyTorch as trained)
+            * `compiled` - compiled (torch.compile before serving)
+            * `aot` - aot (AOTInductor package, built once, kept beside the weights)
+        state (str):
+        vertex_name (str):
+        error_message (str):
+        created_at (datetime.datetime):
+        uploaded_at (datetime.datetime | None):
+    """
+
+    id: int
+    team: str
+    job: int
+    display_name: str
+    step: int | None
+    artifact_uri: str
+    image_uri: str
+    command: Any
+    runtime: RuntimeEnum
+    state: str
+    vertex_name: str
+    error_message: str
+    created_at: datetime.datetime
+    uploaded_at: datetime.datetime | None
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        team = self.team
+
+        job = self.job
+
+        display_name = self.display_name
+
+        step: int | None
+        step = self.step
+
+        artifact_uri = self.artifact_uri
+
+        image_uri = self.image_uri
+
+        command = self.command
+
+        runtime = self.runtime.value
+
+        state = self.state
+
+        vertex_name = self.vertex_name
+
+        error_message = self.error_message
+
+        created_at = self.created_at.isoformat()
+
+        uploaded_at: None | str
+        if isinstance(self.uploaded_at, datetime.datetime):
+            uploaded_at = self.uploaded_at.isoformat()
+        else:
+            uploaded_at = self.uploaded_at
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "id": id,
+                "team": team,
+                "job": job,
+                "display_name": display_name,
+                "step": step,
+                "artifact_uri": artifact_uri,
+                "image_uri": image_uri,
+                "command": command,
+                "runtime": runtime,
+                "state": state,
+                "vertex_name": vertex_name,
+                "error_message": error_message,
+                "created_at": created_at,
+                "uploaded_at": uploaded_at,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        team = d.pop("team")
+
+        job = d.pop("job")
+
+        display_name = d.pop("display_name")
+
+        def _parse_step(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        step = _parse_step(d.pop("step"))
+
+        artifact_uri = d.pop("artifact_uri")
+
+        image_uri = d.pop("image_uri")
+
+        command = d.pop("command")
+
+        runtime = RuntimeEnum(d.pop("runtime"))
+
+        state = d.pop("state")
+
+        vertex_name = d.pop("vertex_name")
+
+        error_message = d.pop("error_message")
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        def _parse_uploaded_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                uploaded_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return uploaded_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        uploaded_at = _parse_uploaded_at(d.pop("uploaded_at"))
+
+        model_entry = cls(
+            id=id,
+            team=team,
+            job=job,
+            display_name=display_name,
+            step=step,
+            artifact_uri=artifact_uri,
+            image_uri=image_uri,
+            command=command,
+            runtime=runtime,
+            state=state,
+            vertex_name=vertex_name,
+            error_message=error_message,
+            created_at=created_at,
+            uploaded_at=uploaded_at,
+        )
+
+        model_entry.additional_properties = d
+        return model_entry
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,16 @@
+from enum import StrEnum
+
+
+class NotifyOnEnum(StrEnum):
+    BUDGET = "budget"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    PREEMPTED = "preempted"
+    QUOTA = "quota"
+    RECOVERED = "recovered"
+    RUNNING = "running"
+    SUBMITTED = "submitted"
+    SUCCEEDED = "succeeded"
+
+    def __str__(self) -> str:
+        return str(self.value)

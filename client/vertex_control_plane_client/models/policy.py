@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="Policy")
+
+
+@_attrs_define
+class Policy:
+    """
+    Attributes:
+        output_prefix (str | Unset): gs://bucket/folder the team's jobs write under; empty: the default
+            <CP_OUTPUT_URI>/<team>/. Never inside or around another team's.
+        service_accounts (list[str] | Unset): Service accounts the team's jobs may run as; each serves one team only.
+        networks (list[str] | Unset):
+        reservations (list[str] | Unset):
+        allow_web_access (bool | Unset):
+    """
+
+    output_prefix: str | Unset = UNSET
+    service_accounts: list[str] | Unset = UNSET
+    networks: list[str] | Unset = UNSET
+    reservations: list[str] | Unset = UNSET
+    allow_web_access: bool | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        output_prefix = self.output_prefix
+
+        service_accounts: list[str] | Unset = UNSET
+        if not isinstance(self.service_accounts, Unset):
+            service_accounts = self.service_accounts
+
+        networks: list[str] | Unset = UNSET
+        if not isinstance(self.networks, Unset):
+            networks = self.networks
+
+        reservations: list[str] | Unset = UNSET
+        if not isinstance(self.reservations, Unset):
+            reservations = self.reservations
+
+        allow_web_access = self.allow_web_access
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if output_prefix is not UNSET:
+            field_dict["output_prefix"] = output_prefix
+        if service_accounts is not UNSET:
+            field_dict["service_accounts"] = service_accounts
+        if networks is not UNSET:
+            field_dict["networks"] = networks
+        if reservations is not UNSET:
+            field_dict["reservations"] = reservations
+        if allow_web_access is not UNSET:
+            field_dict["allow_web_access"] = allow_web_access
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        output_prefix = d.pop("output_prefix", UNSET)
+
+        service_accounts = cast(list[str], d.pop("service_accounts", UNSET))
+
+        networks = cast(list[str], d.pop("networks", UNSET))
+
+        reservations = cast(list[str], d.pop("reservations", UNSET))
+
+        allow_web_access = d.pop("allow_web_access", UNSET)
+
+        policy = cls(
+            output_prefix=output_prefix,
+            service_accounts=service_accounts,
+            networks=networks,
+            reservations=reservations,
+            allow_web_access=allow_web_access,
+        )
+
+        policy.additional_properties = d
+        return policy
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class RuntimeEnum(StrEnum):
+    AOT = "aot"
+    COMPILED = "compiled"
+    EAGER = "eager"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,15 @@
+from enum import StrEnum
+
+
+class StateEnum(StrEnum):
+    CANCELLED = "CANCELLED"
+    CANCELLING = "CANCELLING"
+    FAILED = "FAILED"
+    PENDING = "PENDING"
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    WAITING_FOR_QUOTA = "WAITING_FOR_QUOTA"
+
+    def __str__(self) -> str:
+        return str(self.value)

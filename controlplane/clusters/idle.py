@@ -1,0 +1,38 @@
+"""Idle clusters: running, billing, and nothing on them. A cluster is busy while a Ray job of
+its own is queued, pending or running, or a CustomJob placed on it (persistentResourceId) is
+active; it is idle from the last of those ending (or from when it started running), and
+flagged once that is longer than CP_CLUSTER_IDLE_FLAG_S."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Max
+from django.utils import timezone
+
+from controlplane.clusters.models import ENDED_RAY_STATES, Cluster
+from controlplane.runs.models import ACTIVE_STATES, Job
+
+
+def _placed_jobs(cluster: Cluster):
+    return Job.objects.filter(team_id=cluster.team_id,
+                              custom_job__jobSpec__persistentResourceId=cluster.vertex_resource_id)
+
+
+def idle_since(cluster: Cluster) -> datetime | None:
+    """When the cluster last had work; None while it has some or is not running."""
+    if cluster.state != Cluster.State.RUNNING or cluster.running_since is None:
+        return None
+    if cluster.ray_jobs.exclude(state__in=ENDED_RAY_STATES).exists() or \
+            _placed_jobs(cluster).filter(state__in=ACTIVE_STATES).exists():
+        return None
+    last_ray = cluster.ray_jobs.aggregate(t=Max("ended_at"))["t"]
+    last_job = _placed_jobs(cluster).aggregate(t=Max("ended_at"))["t"]
+    return max(t for t in (cluster.running_since, last_ray, last_job) if t is not None)
+
+
+def flagged(cluster: Cluster, now: datetime | None = None) -> bool:
+    since = idle_since(cluster)
+    limit = timedelta(seconds=settings.CP_CLUSTER_IDLE_FLAG_S)
+    return since is not None and (now or timezone.now()) - since > limit

@@ -1,0 +1,11 @@
+"""Cluster pages, under /clusters/ (config/urls.py includes this module)."""
+
+from django.urls import path
+
+from controlplane.clusters import views
+
+urlpatterns = [
+    path("", views.index, name="clusters-index"),
+    path("<int:pk>/", views.detail, name="clusters-detail"),
+    path("<int:pk>/delete/", views.delete, name="clusters-delete"),
+]

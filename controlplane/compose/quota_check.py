@@ -1,0 +1,79 @@
+"""Before submitting: does the project have the accelerators the job asks for, in its region?
+
+For each accelerator type the job uses, its need next to the quota it draws on (SPOT and
+FLEX_START draw on the preemptible quota, the rest on the on-demand one) and, apart, the
+other kind's, so a job that does not fit one way shows whether it fits the other. The limits
+come from the Cloud Quotas API (cached, controlplane/backends/quotas.py); what is in use is what
+this control plane's own jobs hold in that region now (the API reports no usage).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from controlplane.backends import quotas
+from controlplane.backends.errors import BackendError
+from controlplane.compose import validation
+from controlplane.runs.models import Job, JobState
+from vertexplan import quota as plan
+
+# States in which a job holds its accelerators (or is about to).
+_HOLDING = (JobState.PENDING, JobState.RUNNING, JobState.CANCELLING)
+
+
+def in_use(region: str) -> dict[str, int]:
+    """Accelerators this control plane's jobs hold in `region`, by quota metric."""
+    used: dict[str, int] = {}
+    for job in Job.objects.filter(region=region, state__in=_HOLDING).only("custom_job"):
+        attempt = job.current_attempt()
+        spec = (attempt.submitted_spec if attempt and attempt.submitted_spec
+                else job.custom_job)
+        for need in plan.needs(spec):
+            used[need.metric] = used.get(need.metric, 0) + need.count
+    return used
+
+
+def _side(metric: str, region: str, needed: int, used: dict[str, int]) -> dict[str, Any]:
+    found = quotas.limit(metric, region)
+    row: dict[str, Any] = {"metric": metric, "limit": None, "in_use": used.get(metric, 0),
+                           "left": None, "fits": None, "unlimited": False}
+    if found is None or found.value is None:
+        return row
+    if found.unlimited:
+        return {**row, "unlimited": True, "fits": True, "quota_id": found.quota_id}
+    left = max(found.value - row["in_use"], 0)
+    return {**row, "limit": found.value, "left": left, "fits": needed <= left,
+            "quota_id": found.quota_id}
+
+
+def quota_of_checked(checked: validation.CheckedRequest) -> dict[str, Any] | None:
+    """Validate's ``quota`` section; None for a job without accelerators."""
+    if checked.composition is None:
+        return None
+    needs = plan.needs(checked.composition.custom_job)
+    if not needs:
+        return None
+    region = checked.request.get("region") or settings.VERTEX_REGION
+    try:
+        used = in_use(region)
+        rows = []
+        for need in needs:
+            mine = _side(need.metric, region, need.count, used)
+            other = _side(need.other_metric, region, need.count, used)
+            rows.append({
+                "accelerator": need.accelerator, "needed": need.count,
+                "scheduling": "spot/flex-start" if need.preemptible else "on-demand",
+                "quota": mine,
+                "other_scheduling": "on-demand" if need.preemptible else "spot/flex-start",
+                "other_quota": other,
+            })
+    except BackendError as exc:
+        return {"region": region, "rows": [], "error": f"quotas could not be read: {exc}"}
+    short = [r for r in rows if r["quota"]["fits"] is False]
+    return {"region": region, "rows": rows, "fits": not short,
+            "warning": "; ".join(
+                f"needs {r['needed']} {r['accelerator']} ({r['scheduling']}) in {region}, "
+                f"{r['quota']['left']} left of {r['quota']['limit']}: it will wait for quota"
+                for r in short)}

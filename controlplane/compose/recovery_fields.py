@@ -1,0 +1,197 @@
+"""A job's recovery policy on the way in and out: the compose form's fields, the checks a
+request's `recovery` object gets before anything is created (including that its checkpoints
+stay readable from every region it may move to), and its form as CustomJob labels for export
+and import.
+
+    "recovery": {"strategy": "failover", "max_recoveries": 4,
+                 "fallback": ["FLEX_START", "STANDARD"], "regions": ["us-east1"]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from controlplane.backends import storage
+from controlplane.backends.errors import BackendError
+from controlplane.runs import recovery
+from vertexplan.catalog import list_regions
+
+FORM_FIELDS = ("recovery_strategy", "recovery_max_recoveries", "recovery_retries_in_place",
+               "recovery_fallback", "recovery_regions")
+LABEL_PREFIX = "cp-recovery-"
+
+
+def form_fields() -> dict[str, forms.Field]:
+    return {
+        "recovery_strategy": forms.ChoiceField(
+            label="Recovery", required=False, choices=[
+                ("", "site default (spot jobs: failover)"),
+                *[(name, name) for name in sorted(recovery.STRATEGIES)]],
+            help_text="After a preemption or stockout Vertex's own retries did not absorb: "
+                      "retry in place, then the fallbacks, then the next region."),
+        "recovery_max_recoveries": forms.IntegerField(
+            label="Max recoveries", required=False, min_value=0, max_value=20),
+        "recovery_retries_in_place": forms.IntegerField(
+            label="Retries in place", required=False, min_value=0, max_value=10,
+            help_text="After a preemption, before moving on (default 2)."),
+        "recovery_fallback": forms.CharField(
+            label="Scheduling fallback", required=False,
+            help_text="In order, comma-separated: e.g. FLEX_START, STANDARD."),
+        "recovery_regions": forms.CharField(
+            label="Failover regions", required=False,
+            help_text="In order, comma-separated: e.g. us-east1, europe-west4. Checkpoints "
+                      "must be in a multi-region or dual-region bucket."),
+    }
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+def request_from_form(cleaned: dict[str, Any]) -> dict[str, Any] | None:
+    """The request's `recovery` object from the form; None when the form leaves it at the
+    site default."""
+    strategy = cleaned.get("recovery_strategy") or ""
+    limit = cleaned.get("recovery_max_recoveries")
+    in_place = cleaned.get("recovery_retries_in_place")
+    fallback = _split(cleaned.get("recovery_fallback") or "")
+    regions = _split(cleaned.get("recovery_regions") or "")
+    if not (strategy or limit is not None or in_place is not None or fallback or regions):
+        return None
+    out: dict[str, Any] = {"strategy": strategy or "failover"}
+    if limit is not None:
+        out["max_recoveries"] = limit
+    if in_place is not None:
+        out["retries_in_place"] = in_place
+    out["fallback"] = [s.upper() for s in fallback]
+    out["regions"] = regions
+    return out
+
+
+def form_initial(request: dict[str, Any]) -> dict[str, Any]:
+    raw = request.get("recovery")
+    if not isinstance(raw, dict):
+        return {}
+    return {"recovery_strategy": raw.get("strategy", ""),
+            "recovery_max_recoveries": raw.get("max_recoveries"),
+            "recovery_retries_in_place": raw.get("retries_in_place"),
+            "recovery_fallback": ", ".join(raw.get("fallback") or []),
+            "recovery_regions": ", ".join(raw.get("regions") or [])}
+
+
+def field_for(key: str) -> str | None:
+    """The form field a `recovery.<x>` error belongs to."""
+    if key == "recovery":
+        return "recovery_strategy"
+    name = "recovery_" + key.removeprefix("recovery.")
+    return name if name in FORM_FIELDS else None
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+def check(request: dict[str, Any]) -> dict[str, list[str]]:
+    """Errors of a request's recovery settings, keyed by field; {} when it has none or they
+    are sound. Nothing is read from Google but the output bucket's location, and only when
+    the job may change region."""
+    if request.get("recovery") is None:
+        return {}
+    policy, errors = recovery.parse_policy(request)
+    if errors:
+        return errors
+    home = request.get("region") or settings.VERTEX_REGION
+    known = {r.name for r in list_regions()}
+    unknown = [r for r in policy.regions if r not in known]
+    if unknown:
+        return {"recovery.regions": [f"{', '.join(unknown)}: not a Vertex training region; "
+                                     f"valid: {', '.join(sorted(known))}"]}
+    others = [r for r in policy.regions if r != home]
+    if others:
+        problem = _unreadable_elsewhere(request, others)
+        if problem:
+            return {"recovery.regions": [problem]}
+    return {}
+
+
+def _unreadable_elsewhere(request: dict[str, Any], regions: list[str]) -> str | None:
+    """Why a job moved to `regions` could not read its checkpoints, if it could not: its
+    output bucket is regional (a multi-region or dual-region one is read from anywhere)."""
+    output = (request.get("base_output_directory") or settings.CP_OUTPUT_URI).strip()
+    try:
+        location = storage.bucket_location(output)
+    except BackendError as exc:
+        return f"cannot check where {output} is kept: {exc}"
+    if location is None:
+        return None
+    kind, where = location
+    if kind in storage.READABLE_EVERYWHERE:
+        return None
+    return (f"the checkpoints go to {output}, a {kind or 'regional'} bucket in {where}: an "
+            f"attempt moved to {', '.join(regions)} could not read them; use a multi-region "
+            "or dual-region bucket (base_output_directory or CP_OUTPUT_URI)")
+
+
+# --- labels -----------------------------------------------------------------------------------
+
+def to_labels(policy: dict[str, Any] | None) -> dict[str, str]:
+    """The policy as CustomJob labels (values: lowercase letters, digits, '_' and '-'), so a
+    gcloud YAML or REST JSON export carries it and an import restores it."""
+    if not policy:
+        return {}
+    labels = {f"{LABEL_PREFIX}strategy": str(policy.get("strategy", "failover")).lower()}
+    if policy.get("max_recoveries") is not None:
+        labels[f"{LABEL_PREFIX}max"] = str(policy["max_recoveries"])
+    if policy.get("retries_in_place") is not None:
+        labels[f"{LABEL_PREFIX}in-place"] = str(policy["retries_in_place"])
+    if policy.get("fallback"):
+        labels[f"{LABEL_PREFIX}fallback"] = "_".join(
+            s.lower().replace("_", "-") for s in policy["fallback"])
+    if policy.get("regions"):
+        labels[f"{LABEL_PREFIX}regions"] = "_".join(policy["regions"])
+    return {k: v[:63] for k, v in labels.items()}
+
+
+def from_labels(labels: dict[str, str]) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """(the policy the labels hold or None, the other labels)."""
+    mine = {k: v for k, v in (labels or {}).items() if k.startswith(LABEL_PREFIX)}
+    rest = {k: v for k, v in (labels or {}).items() if not k.startswith(LABEL_PREFIX)}
+    if not mine:
+        return None, rest
+    policy: dict[str, Any] = {"strategy": mine.get(f"{LABEL_PREFIX}strategy", "failover")}
+    limit = mine.get(f"{LABEL_PREFIX}max", "")
+    if limit.isdigit():
+        policy["max_recoveries"] = int(limit)
+    in_place = mine.get(f"{LABEL_PREFIX}in-place", "")
+    if in_place.isdigit():
+        policy["retries_in_place"] = int(in_place)
+    fallback = mine.get(f"{LABEL_PREFIX}fallback", "")
+    policy["fallback"] = [s.upper().replace("-", "_") for s in fallback.split("_") if s]
+    regions = mine.get(f"{LABEL_PREFIX}regions", "")
+    policy["regions"] = [r for r in regions.split("_") if r]
+    return policy, rest
+
+
+def labels_into_request(request: dict[str, Any]) -> dict[str, Any]:
+    """A request whose labels carry a recovery policy (an imported export) with the policy
+    moved to `recovery` (a `recovery` already given wins) and the labels left as the user's."""
+    labels = request.get("labels")
+    if not isinstance(labels, dict):
+        return request
+    policy, rest = from_labels(labels)
+    if policy is None:
+        return request
+    out = {**request, "labels": rest}
+    if not rest:
+        out.pop("labels")
+    out.setdefault("recovery", policy)
+    return out
+
+
+def with_labels(custom_job: dict[str, Any], request: dict[str, Any] | None) -> dict[str, Any]:
+    """The CustomJob to export: with the request's recovery policy as labels."""
+    labels = to_labels((request or {}).get("recovery"))
+    if not labels:
+        return custom_job
+    return {**custom_job, "labels": {**(custom_job.get("labels") or {}), **labels}}

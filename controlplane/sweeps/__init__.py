@@ -1,0 +1,1 @@
+"""Hyperparameter sweeps: Vertex HyperparameterTuningJobs and their trials."""

@@ -1,0 +1,171 @@
+"""A team's policy: where its jobs write and which shared resources they may use.
+
+Output prefixes never overlap between teams (no team's prefix lies inside another's), a
+service account serves one team only (so one team's jobs cannot act, or write log entries, as
+another's), and the lists hold names as Vertex spells them. The composer's validation applies
+the policy to every job (controlplane/teams/job_policy.py: compose and sweeps both use it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from controlplane.teams.models import Team, TeamPolicy
+
+_EMAIL = re.compile(r"[a-z0-9][a-z0-9._+-]{0,99}@[a-z0-9][a-z0-9.-]{0,200}\.[a-z]{2,20}")
+_NETWORK = re.compile(r"projects/[a-z0-9-]{1,64}/global/networks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+_RESERVATION = re.compile(
+    r"ANY_RESERVATION|projects/[a-z0-9-]{1,64}/zones/[a-z0-9-]{1,64}/reservations/"
+    r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+# In a team's reservations: ANY_RESERVATION is allowed (every reservation of the project is
+# the team's to consume).
+ANY_RESERVATION = "ANY_RESERVATION"
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
+_SEGMENT = re.compile(r"[A-Za-z0-9._=@+-]{1,200}")
+MAX_ITEMS = 50
+
+
+@dataclass(frozen=True)
+class Effective:
+    """The policy as validation applies it (defaults filled in)."""
+
+    output_prefix: str  # gs://bucket/key, no trailing slash
+    service_accounts: frozenset[str] = field(default_factory=frozenset)
+    networks: frozenset[str] = field(default_factory=frozenset)
+    reservations: frozenset[str] = field(default_factory=frozenset)
+    allow_web_access: bool = False
+
+
+class PolicyError(ValueError):
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__(str(errors))
+        self.errors = errors
+
+
+def default_prefix(team: Team) -> str:
+    return f"{settings.CP_OUTPUT_URI}/{team.slug}"
+
+
+def effective(team: Team) -> Effective:
+    row = TeamPolicy.objects.filter(team=team).first()
+    if row is None:
+        return Effective(output_prefix=default_prefix(team))
+    return Effective(
+        output_prefix=(row.output_prefix or default_prefix(team)).rstrip("/"),
+        service_accounts=frozenset(row.service_accounts or ()),
+        networks=frozenset(row.networks or ()),
+        reservations=frozenset(row.reservations or ()),
+        allow_web_access=row.allow_web_access,
+    )
+
+
+def segments(uri: Any) -> list[str] | None:
+    """[bucket, key segments...] of a gs:// URI, or None when it is not one or has '.', '..',
+    empty or odd segments (which could name something else than they seem)."""
+    if not isinstance(uri, str) or not uri.startswith("gs://"):
+        return None
+    parts = uri[len("gs://"):].rstrip("/").split("/")
+    if not parts or not _BUCKET.fullmatch(parts[0]):
+        return None
+    if any(p in (".", "..") or not _SEGMENT.fullmatch(p) for p in parts[1:]):
+        return None
+    return parts
+
+
+def inside(uri: Any, prefix: str) -> bool:
+    inner, outer = segments(uri), segments(prefix)
+    return inner is not None and outer is not None and inner[:len(outer)] == outer
+
+
+def _overlaps(a: list[str], b: list[str]) -> bool:
+    shorter = min(len(a), len(b))
+    return a[:shorter] == b[:shorter]
+
+
+def _list(data: dict[str, Any], name: str, pattern: re.Pattern[str], example: str,
+          errors: dict[str, list[str]]) -> list[str]:
+    value = data.get(name, [])
+    if not isinstance(value, list) or len(value) > MAX_ITEMS:
+        errors[name] = [f"a list of at most {MAX_ITEMS} names, e.g. [{example!r}]"]
+        return []
+    bad = [v for v in value if not isinstance(v, str) or not pattern.fullmatch(v)]
+    if bad:
+        errors[name] = [f"{str(b)[:100]!r} is not valid; write names such as {example!r}"
+                        for b in bad[:5]]
+    return sorted({v for v in value if isinstance(v, str)})
+
+
+def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
+    """Check and store a team's policy (the fields given replace the stored ones)."""
+    errors: dict[str, list[str]] = {}
+    row = TeamPolicy.objects.filter(team=team).first() or TeamPolicy(team=team)
+    known = {"output_prefix", "service_accounts", "networks", "reservations",
+             "allow_web_access"}
+    for name in sorted(set(data) - known):
+        errors[name] = [f"unknown field; valid: {', '.join(sorted(known))}"]
+    if "output_prefix" in data:
+        prefix = data["output_prefix"]
+        if not isinstance(prefix, str):
+            errors["output_prefix"] = ["a gs://bucket/folder URI, or empty for the default"]
+        elif prefix.strip():
+            mine = segments(prefix.strip())
+            if mine is None or len(mine) < 2:
+                errors["output_prefix"] = [
+                    "a gs://bucket/folder URI with a folder, without '.' or '..' segments "
+                    f"(default: {default_prefix(team)}/)"]
+            else:
+                for other in Team.objects.exclude(pk=team.pk):
+                    theirs = segments(effective(other).output_prefix)
+                    if theirs and _overlaps(mine, theirs):
+                        errors["output_prefix"] = [
+                            "overlaps the output prefix of another team: choose a folder "
+                            "that is neither inside theirs nor contains it"]
+                        break
+                row.output_prefix = "gs://" + "/".join(mine)
+        else:
+            row.output_prefix = ""
+    if "service_accounts" in data:
+        accounts = _list(data, "service_accounts", _EMAIL,
+                         "trainer-vision@my-project.iam.gserviceaccount.com", errors)
+        taken = {a for p in TeamPolicy.objects.exclude(team=team)
+                 for a in (p.service_accounts or ()) if a in accounts}
+        if taken:
+            errors.setdefault("service_accounts", []).append(
+                f"already a service account of another team: {', '.join(sorted(taken))}; "
+                "one account serves one team, so its jobs cannot act as another's")
+        row.service_accounts = accounts
+    if "networks" in data:
+        row.networks = _list(data, "networks", _NETWORK,
+                             "projects/123456789/global/networks/vision-vpc", errors)
+    if "reservations" in data:
+        row.reservations = _list(data, "reservations", _RESERVATION,
+                                 "projects/my-project/zones/us-central1-a/reservations/a100s",
+                                 errors)
+    if "allow_web_access" in data:
+        if not isinstance(data["allow_web_access"], bool):
+            errors["allow_web_access"] = ["true or false"]
+        else:
+            row.allow_web_access = data["allow_web_access"]
+    if errors:
+        raise PolicyError(errors)
+    row.updated_at = timezone.now()
+    with transaction.atomic():
+        row.save()
+    return row
+
+
+def describe(team: Team) -> dict[str, Any]:
+    policy = effective(team)
+    return {
+        "output_prefix": policy.output_prefix + "/",
+        "service_accounts": sorted(policy.service_accounts),
+        "networks": sorted(policy.networks),
+        "reservations": sorted(policy.reservations),
+        "allow_web_access": policy.allow_web_access,
+    }

@@ -1,0 +1,223 @@
+"""A real local Ray cluster for a persistent resource with a Ray runtime: one `ray start --head`
+process and one `ray start --address` process per worker node, each with a small CPU count.
+
+Each node runs in its own process group (`--block` keeps `ray start` in the foreground, so the
+group holds the node's raylet, GCS, dashboard and agents). Every node carries the emulator's
+replica markers in its environment (environment.py: data dir, a job id of `ray:<resource id>`),
+which Ray's own processes inherit: stopping sends SIGTERM to the groups, then SIGKILL, then kills
+any process still carrying this cluster's markers, and an emulator's kill_strays finds what a
+killed emulator left. Never `ray stop`, which would stop every Ray on the machine.
+
+The temp dir is short and under /tmp because Ray puts unix sockets in it (a socket path holds at
+most 107 bytes); the emulator's data dir gets a link to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from localvertex.environment import ENV_DATA_DIR, ENV_JOB_ID, ENV_TASK
+from localvertex.processes import find_strays
+
+log = logging.getLogger(__name__)
+
+CPUS_PER_NODE = 1
+# Ray's floor for the object store is 75 MB; small clusters need little more.
+OBJECT_STORE_BYTES = 100 * 1024 * 1024
+START_TIMEOUT_S = 120.0
+# Ray drains a node for up to 30 s on SIGTERM; a VM going away does not wait that long.
+STOP_GRACE_S = 5.0
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed where the emulator runs, or a node did not come up."""
+
+
+def ray_executable() -> str | None:
+    """`ray` beside the emulator's Python first (its virtualenv), then on PATH."""
+    beside = Path(sys.executable).with_name("ray")
+    if beside.exists():
+        return str(beside)
+    return shutil.which("ray")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class RayCluster:
+    """The processes of one cluster; its logs and Ray's session files are under `link`, in the
+    emulator's data dir."""
+
+    resource_id: str
+    data_dir: Path
+    workdir: Path
+    gcs_port: int = 0
+    dashboard_port: int = 0
+    client_port: int = 0
+    temp_dir: Path | None = None
+    head: subprocess.Popen | None = None
+    workers: list[subprocess.Popen] = field(default_factory=list)
+
+    @property
+    def link(self) -> Path:
+        return self.data_dir / "clusters" / self.resource_id / "ray"
+
+    @property
+    def marker(self) -> str:
+        return f"ray:{self.resource_id}"
+
+    @property
+    def dashboard_address(self) -> str:
+        return f"127.0.0.1:{self.dashboard_port}"
+
+    @property
+    def client_address(self) -> str:
+        return f"127.0.0.1:{self.client_port}"
+
+    def _env(self, task: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({ENV_DATA_DIR: str(self.data_dir.absolute()), ENV_JOB_ID: self.marker,
+                    ENV_TASK: task})
+        # Entrypoints say `python ...`: the emulator's own interpreter (its virtualenv) answers,
+        # and `python -m trainers.ray_train` resolves from the work dir.
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self.workdir),
+                                                        env.get("PYTHONPATH", "")) if p)
+        env["RAY_USAGE_STATS_ENABLED"] = "0"
+        return env
+
+    def _spawn(self, args: list[str], task: str) -> subprocess.Popen:
+        exe = ray_executable()
+        if exe is None:
+            raise RayUnavailable("Ray is not installed where the emulator runs "
+                                 "(pip install -e '.[ray]').")
+        assert self.temp_dir is not None
+        out = open(self.temp_dir / f"{task}.log", "ab")  # noqa: SIM115 - the child owns it
+        try:
+            return subprocess.Popen(
+                [exe, "start", "--block", "--disable-usage-stats",
+                 "--node-ip-address", "127.0.0.1", "--num-cpus", str(CPUS_PER_NODE),
+                 "--num-gpus", "0", "--object-store-memory", str(OBJECT_STORE_BYTES),
+                 "--dashboard-agent-listen-port", str(free_port()), *args],
+                cwd=self.workdir, env=self._env(task), stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        finally:
+            out.close()
+
+    def start(self, workers: int) -> None:
+        """Start the head and WORKERS worker nodes; return when all have joined."""
+        self.temp_dir = Path(tempfile.mkdtemp(prefix="lvray-"))
+        self.link.parent.mkdir(parents=True, exist_ok=True)
+        if self.link.is_symlink() or self.link.exists():
+            self.link.unlink()
+        self.link.symlink_to(self.temp_dir)
+        self.gcs_port, self.dashboard_port, self.client_port = (free_port(), free_port(),
+                                                                free_port())
+        self.head = self._spawn(
+            ["--head", "--port", str(self.gcs_port), "--include-dashboard", "true",
+             "--dashboard-host", "127.0.0.1", "--dashboard-port", str(self.dashboard_port),
+             "--ray-client-server-port", str(self.client_port),
+             "--temp-dir", str(self.temp_dir)], "head")
+        self._wait_for_dashboard()
+        self.scale(workers)
+
+    def scale(self, workers: int) -> None:
+        """Start or stop worker nodes until WORKERS run (newest stopped first)."""
+        while len(self.workers) > workers:
+            _stop_groups([self.workers.pop()])
+        # One at a time: nodes starting together on a small machine time out joining.
+        for index in range(len(self.workers), workers):
+            self.workers.append(self._spawn(
+                ["--address", f"127.0.0.1:{self.gcs_port}"], f"worker-{index}"))
+            self._wait_for_nodes(2 + index)
+        self._wait_for_nodes(1 + workers)
+
+    def _get(self, path: str) -> bytes:
+        url = f"http://{self.dashboard_address}{path}"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read()
+
+    def _check_alive(self) -> None:
+        for proc in [self.head, *self.workers]:
+            if proc is not None and proc.poll() is not None:
+                raise RayUnavailable(f"a Ray node exited with status {proc.returncode} "
+                                     f"(logs in {self.link})")
+
+    def _wait_for_dashboard(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                self._get("/api/version")
+                return
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.5)
+        raise RayUnavailable(f"the Ray dashboard did not answer in {START_TIMEOUT_S:.0f} s")
+
+    def alive_nodes(self) -> int:
+        import json
+
+        body = json.loads(self._get("/nodes?view=summary"))
+        return sum(1 for node in body["data"]["summary"]
+                   if node.get("raylet", {}).get("state") == "ALIVE")
+
+    def _wait_for_nodes(self, count: int) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                if self.alive_nodes() == count:
+                    return
+            except (OSError, urllib.error.URLError, KeyError, ValueError):
+                pass
+            time.sleep(0.5)
+        raise RayUnavailable(f"{count} Ray nodes did not join in {START_TIMEOUT_S:.0f} s")
+
+    def stop(self) -> None:
+        _stop_groups([p for p in [*self.workers, self.head] if p is not None])
+        self.workers = []
+        self.head = None
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if self.temp_dir is not None:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+        if self.link.is_symlink():
+            self.link.unlink()
+
+    def pids(self) -> list[int]:
+        """Every process of this cluster still running."""
+        return [pid for pid, job, _ in find_strays(self.data_dir) if job == self.marker]
+
+
+def _stop_groups(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM to every node's group at once, SIGKILL to what is left after the grace."""
+    for sig, wait in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 5.0)):
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, sig)
+        deadline = time.monotonic() + wait
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(max(deadline - time.monotonic(), 0.01))
+        procs = [p for p in procs if p.poll() is None]
+        if not procs:
+            return

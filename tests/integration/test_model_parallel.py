@@ -1,0 +1,64 @@
+"""A tensor x pipeline parallel job composed from the API runs on the real stack: the composer's
+launcher (`--nproc-per-node`, torchrun per replica, rendezvous from CLUSTER_SPEC) starts one
+trainer process per GPU of each replica, and the degrees show in run_started and on the page.
+
+The emulator runs one process per replica; the built-in trainer given `--nproc-per-node N`
+starts torchrun itself, as it does on Vertex. No GPU is used: the processes train on CPU with
+gloo, the way the emulator runs every job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from config.devstack import Stack
+from tests.integration.conftest import Api
+from tests.integration.test_end_to_end import TERMINAL, browser_session
+
+pytestmark = pytest.mark.integration
+
+TWO_GPUS = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
+            "accelerator_count": 2}
+STEPS = 12
+
+
+def test_a_tensor_x_pipeline_job_runs_to_succeeded_with_its_degrees_shown(
+        stack: Stack, api: Api, seeded: dict[str, Any]) -> None:
+    request = {
+        "name": "tp2-pp2",
+        "strategy": "ddp",
+        "args": ["--preset", "tiny", "--steps", str(STEPS), "--checkpoint-every", "6",
+                 "--batch-size", "8", "--eval-every", "0"],
+        "chief": dict(TWO_GPUS),
+        "workers": {"replica_count": 1},
+        "parallelism": {"tensor": 2, "pipeline": 2, "pipeline_schedule": "gpipe"},
+    }
+    response = api.post("/api/v1/jobs/", request)
+    assert response.status_code == 201, response.text
+    job_id = response.json()["id"]
+
+    job = api.wait_for(job_id, lambda j: j["state"] in TERMINAL, timeout_s=400,
+                       what="the tp x pp job to end", stack=stack)
+    assert job["state"] == "SUCCEEDED", job["error_message"]
+
+    events = api.events_through(job_id)
+    started = [e for e in events if e["kind"] == "run_started"]
+    # Two replicas of two processes each: four ranks, each reporting the same degrees.
+    assert sorted(e["data"]["rank"] for e in started) == [0, 1, 2, 3]
+    assert {e["replica"] for e in started} == {"workerpool0-0", "workerpool1-0"}
+    for event in started:
+        assert event["data"]["world_size"] == 4
+        assert event["data"]["dims"] == {"dp": 1, "tp": 2, "pp": 2}
+    launching = api.get(f"/api/v1/jobs/{job_id}/logs/", q="torch.distributed.run", limit=5)
+    assert launching["count"] >= 2, "each replica started torchrun with 2 processes"
+    steps = api.steps_through(job_id, STEPS)
+    assert [s["step"] for s in steps] == list(range(1, STEPS + 1))
+    assert [e["step"] for e in events if e["kind"] == "checkpoint_saved"][:2] == [6, 12]
+
+    session = browser_session(stack, seeded["username"], seeded["password"])
+    page = session.get(f"{stack.web_url}/jobs/{job_id}/", timeout=10)
+    assert page.status_code == 200
+    assert "tp2-pp2" in page.text and "SUCCEEDED" in page.text
+    assert "dp 1 x tp 2 x pp 2" in page.text

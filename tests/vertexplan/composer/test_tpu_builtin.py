@@ -1,0 +1,126 @@
+"""The built-in trainer on a TPU slice: each TPU strategy starts its own entrypoint in its own
+image, JAX with a mesh over the chips of the topology, PyTorch/XLA on the PJRT TPU device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.vertexplan.composer.helpers import env_of, job, pools
+from vertexplan import composer, interop
+from vertexplan.composer import parallelism
+
+V5E_2X2 = {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "2x2"}
+V6E_2X4 = {"machine_type": "ct6e-standard-8t", "tpu_topology": "2x4"}
+USER_ARGS = ["--preset", "tiny", "--steps", "20"]
+
+
+def container(request: dict[str, Any]) -> dict[str, Any]:
+    result = composer.compose(request)
+    assert result.ok, result.errors
+    return pools(result.custom_job)[0]["containerSpec"]
+
+
+def test_a_v5e_2x2_jax_job_runs_the_jax_trainer_data_parallel_over_its_four_chips() -> None:
+    spec = container(job(strategy="tpu_jax", chief=dict(V5E_2X2), args=USER_ARGS))
+    assert spec["command"] == ["python", "-m", "trainers.jax"]
+    assert spec["args"] == ["--mesh", "4,1,1", *USER_ARGS]
+    assert spec["imageUri"] == composer.DEFAULT_TPU_IMAGES["tpu_jax"]
+    assert "env" not in spec  # JAX finds the TPU itself
+
+
+def test_a_jax_job_without_arguments_gets_the_trainers_defaults_after_its_mesh() -> None:
+    spec = container(job(strategy="tpu_jax", chief=dict(V6E_2X4)))
+    assert spec["args"] == ["--mesh", "8,1,1", *parallelism.DEFAULT_TRAINER_ARGS]
+
+
+@pytest.mark.parametrize(("fields", "mesh"), [
+    ({"parallelism": {"tensor": 2}}, "4,1,2"),
+    ({"tpu": {"sharding": "fsdp"}}, "1,8,1"),
+    ({"tpu": {"sharding": "fsdp"}, "parallelism": {"tensor": 4}}, "1,2,4"),
+    ({"tpu": {"sharding": "replicated"}, "parallelism": {"tensor": 8}}, "1,1,8"),
+])
+def test_the_jax_mesh_follows_the_jobs_parallelism(fields: dict[str, Any], mesh: str) -> None:
+    spec = container(job(strategy="tpu_jax", chief=dict(V6E_2X4), **fields))
+    assert spec["args"][:2] == ["--mesh", mesh]
+    data, fsdp, tensor = (int(d) for d in mesh.split(","))
+    assert data * fsdp * tensor == 8
+
+
+def test_batch_and_precision_reach_the_jax_trainer_in_its_own_flags() -> None:
+    spec = container(job(strategy="tpu_jax", chief=dict(V5E_2X2), precision="bf16",
+                         batch={"global_batch_size": 32}))
+    assert spec["args"][:6] == ["--mesh", "4,1,1", "--batch-size", "32", "--precision", "bf16"]
+    assert "--strategy" not in spec["args"] and "--set" not in spec["args"]
+
+
+@pytest.mark.parametrize(("fields", "key", "words"), [
+    ({"parallelism": {"pipeline": 2}}, "parallelism.pipeline", "no pipeline stages"),
+    ({"batch": {"global_batch_size": 32, "micro_batch_size": 4}},
+     "batch.micro_batch_size", "does not accumulate gradients"),
+    ({"batch": {"global_batch_size": 32, "gradient_accumulation_steps": 2}},
+     "batch.gradient_accumulation_steps", "accumulates 2 micro batches"),
+    ({"command": parallelism.TRAINER_COMMAND}, "command", "tpu_jax runs python -m trainers.jax"),
+])
+def test_what_the_jax_trainer_cannot_run_is_refused_by_field(fields: dict[str, Any], key: str,
+                                                             words: str) -> None:
+    result = composer.compose(job(strategy="tpu_jax", chief=dict(V5E_2X2), **fields))
+    assert words in " ".join(result.errors.get(key, [])), result.errors
+
+
+def test_a_pytorch_xla_job_runs_the_xla_trainer_on_the_pjrt_tpu_device() -> None:
+    spec = container(job(strategy="tpu_xla", chief=dict(V5E_2X2), args=USER_ARGS,
+                         precision="bf16"))
+    assert spec["command"] == ["python", "-m", "trainers.xla"]
+    assert spec["args"] == ["--set", "precision=bf16", *USER_ARGS]
+    assert spec["imageUri"] == composer.DEFAULT_TPU_IMAGES["tpu_xla"]
+    assert env_of({"containerSpec": spec}) == {"PJRT_DEVICE": "TPU"}
+
+
+def test_a_builtin_pytorch_xla_job_is_composed_with_a_warning_and_your_own_without() -> None:
+    builtin = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2)))
+    assert builtin.ok
+    assert "not part of this release" in " ".join(builtin.warnings["strategy"])
+    own = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2),
+                               command=["python", "train_xla.py"]))
+    assert own.ok and "strategy" not in own.warnings
+
+
+def test_a_job_naming_its_own_image_keeps_it_and_gpu_jobs_keep_the_pytorch_image() -> None:
+    own = "europe-docker.pkg.dev/team/training/jax:7"
+    assert container(job(strategy="tpu_jax", chief=dict(V5E_2X2), image_uri=own)
+                     )["imageUri"] == own
+    assert container(job(strategy="ddp"))["imageUri"] == composer.DEFAULT_IMAGE
+
+
+def test_the_deployments_tpu_images_are_read_at_each_compose(monkeypatch) -> None:
+    chosen = {"tpu_jax": "us-docker.pkg.dev/ops/tpu/jax:2", "tpu_xla": "us-docker.pkg.dev/x:3"}
+    monkeypatch.setattr(composer.DEFAULTS, "tpu_images", lambda: chosen)
+    for strategy, image in chosen.items():
+        assert container(job(strategy=strategy, chief=dict(V5E_2X2)))["imageUri"] == image
+
+
+@pytest.mark.parametrize("fields", [
+    {},
+    {"tpu": {"sharding": "fsdp"}},
+    {"parallelism": {"tensor": 2}, "precision": "bf16", "batch": {"global_batch_size": 32}},
+])
+def test_an_exported_jax_job_imports_back_as_the_same_fields(fields: dict[str, Any]) -> None:
+    request = job(strategy="tpu_jax", chief=dict(V6E_2X4), **fields)
+    composed = composer.compose(request)
+    imported = interop.to_request(composed.custom_job, region="us-central1").request
+    assert "command" not in imported, "read back as the built-in trainer, not a command"
+    for key, value in fields.items():
+        assert imported[key] == value
+    assert composer.compose(imported).custom_job == composed.custom_job
+
+
+def test_a_mesh_the_fields_cannot_express_is_imported_verbatim() -> None:
+    request = job(strategy="tpu_jax", chief=dict(V6E_2X4), command=["python", "-m",
+                  "trainers.jax"], args=["--mesh", "2,2,2", "--steps", "5"])
+    composed = composer.compose(request)
+    assert composed.ok, composed.errors
+    imported = interop.to_request(composed.custom_job, region="us-central1").request
+    assert imported["args"] == ["--mesh", "2,2,2", "--steps", "5"]
+    assert composer.compose(imported).custom_job == composed.custom_job
