@@ -243,7 +243,8 @@ CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE_PREFIX", "cp") + "-default"
 # so a task lost with its worker is redelivered within minutes, not hours. (Redis only: the
 # SQLAlchemy transport of the demo hands its options to create_engine.)
 CELERY_BROKER_TRANSPORT_OPTIONS = (
-    {"visibility_timeout": 600} if CELERY_BROKER_URL.startswith("redis") else {}
+    {"visibility_timeout": envint("CP_BROKER_VISIBILITY_TIMEOUT_S", 600, minimum=10)}
+    if CELERY_BROKER_URL.startswith("redis") else {}
 )
 CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_TASK_TIME_LIMIT = 300

@@ -65,17 +65,26 @@ def arm_preemptions(stack: Stack, job: dict, steps: list[int], grace_s: float) -
 
 
 def wait(predicate: Callable[[], object], *, timeout_s: float, what: str, stack: Stack,
-         interval_s: float = 1.0) -> object:
-    """Poll until predicate() is truthy; fail with the stack's logs when it never is."""
+         interval_s: float = 1.0, describe: Callable[[], object] | None = None) -> object:
+    """Poll until predicate() is truthy; fail with the stack's logs, and what `describe` says
+    of the thing waited on, when it never is."""
+    started = time.strftime("%H:%M:%S")
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval_s)
-    raise AssertionError(f"timed out waiting for {what}\n--- worker ---\n"
-                         f"{stack.log_tail('worker', 60)}\n--- emulator ---\n"
-                         f"{stack.log_tail('emulator', 30)}")
+    described = ""
+    if describe is not None:
+        try:
+            described = f"\n--- {what}: where it stands ---\n{describe()}"
+        except Exception as exc:  # the failure report must still come out
+            described = f"\n--- {what}: could not be described: {exc!r}"
+    raise AssertionError(f"timed out waiting for {what} (from {started}, {timeout_s:.0f} s)"
+                         f"{described}\n--- beat ---\n{stack.log_tail('beat', 10)}"
+                         f"\n--- worker ---\n{stack.log_tail('worker', 60)}"
+                         f"\n--- emulator ---\n{stack.log_tail('emulator', 30)}")
 
 
 def jobs_named(api: Api, prefix: str) -> list[dict]:

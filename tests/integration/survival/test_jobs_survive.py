@@ -21,10 +21,25 @@ pytestmark = pytest.mark.integration
 T4 = "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"
 
 
+def story(api: Api, job_id: int) -> str:
+    """Where a job stands, for a failure report: its state, attempts and events."""
+    job = api.get(f"/api/v1/jobs/{job_id}/")
+    lines = [f"state={job['state']} attempt={job['attempt']} last_step={job['last_step']} "
+             f"error={job['error_message']!r}"]
+    attempts = api.get(f"/api/v1/jobs/{job_id}/attempts/")["results"]
+    lines += [f"attempt {a.get('number')}: {a.get('scheduling')} {a.get('region')} "
+              f"{a.get('vertex_name')} {a.get('vertex_state')} failure={a.get('failure')!r}"
+              for a in attempts]
+    events = api.get(f"/api/v1/jobs/{job_id}/events/", limit=1000)["results"]
+    lines += [f"{e.get('timestamp')} a{e.get('attempt')} {e['kind']} "
+              f"{e.get('data')}" for e in events if e["kind"] != "step"][-40:]
+    return "\n".join(lines)
+
+
 def ended(api: Api, job_id: int, stack: SurvivalStack, timeout_s: float = 240) -> dict:
     return wait(lambda: (lambda j: j if j["state"] in TERMINAL else None)(
         api.get(f"/api/v1/jobs/{job_id}/")), timeout_s=timeout_s, what=f"job {job_id} to end",
-        stack=stack)
+        stack=stack, describe=lambda: story(api, job_id))
 
 
 def submit(api: Api, body: dict[str, Any]) -> int:
@@ -117,7 +132,8 @@ def test_a_spot_job_walks_through_three_stockouts_to_a_second_region(
                      "fallback": ["FLEX_START", "STANDARD"], "regions": ["us-east1"]}})
     job = wait(lambda: (lambda j: j if j["state"] == "RUNNING" and (j["last_step"] or 0) >= 1
                         else None)(api.get(f"/api/v1/jobs/{job_id}/")),
-               timeout_s=240, what="RUNNING with steps", stack=stack)
+               timeout_s=240, what="RUNNING with steps", stack=stack,
+               describe=lambda: story(api, job_id))
     with admin(stack) as client:
         # No machines left in us-central1, whatever the scheduling, for the next three tries;
         # then the spot VM is reclaimed mid-run (20 s notice: the trainer saves and stops).
