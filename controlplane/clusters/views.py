@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from controlplane.clusters import access, idle, lifecycle
-from controlplane.clusters.forms import ClusterForm, pool_formset
+from controlplane.clusters.forms import ROWS_SHOWN, ClusterForm, pool_formset
 from controlplane.clusters.models import Cluster
 from controlplane.core import idempotency
 from controlplane.teams import access as team_access
@@ -74,7 +74,8 @@ def create(request: HttpRequest) -> HttpResponseBase:
         raise PermissionDenied("your role in your teams cannot create clusters")
     if request.method == "GET":
         rows = request.GET.get("pools", "")
-        pools = pool_formset(rows=int(rows) if rows.isdigit() else 3)
+        wanted = int(rows) if rows.isascii() and rows.isdigit() and len(rows) <= 2 else 0
+        pools = pool_formset(rows=wanted or ROWS_SHOWN)
         return _render(request, ClusterForm(user=request.user), pools)
     form = ClusterForm(request.POST, user=request.user)
     pools = pool_formset(request.POST)

@@ -5,9 +5,12 @@ sent, and only roles that may create see it."""
 from __future__ import annotations
 
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from controlplane.clusters import lifecycle
@@ -134,6 +137,31 @@ def test_a_second_submission_of_the_form_creates_nothing_more(member, queued):
     assert Cluster.objects.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_submissions_sent_at_the_same_moment_create_one_cluster(member, queued):
+    """A double click: the form key's row, inserted in the creating transaction, makes the
+    other request wait on PostgreSQL's unique index and then find the first one's cluster."""
+    price = lifecycle.price_cluster({"name": "ray-a", "pools": [HEAD, WORKERS],
+                                     "ray": {"version": "2.47.1"}}).hourly_micros
+    data = form(form_key(browser(member)), action="create", seen_hourly_micros=str(price))
+    start = threading.Barrier(4)
+
+    def send(_: int) -> Any:
+        try:
+            client = browser(member)
+            start.wait(timeout=30)
+            return client.post(URL, data)
+        finally:
+            connection.close()  # each thread's own connection
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(send, range(4)))
+    cluster = Cluster.objects.get()
+    assert [a.status_code for a in answers] == [302] * 4
+    assert {a["Location"] for a in answers} == {f"/clusters/{cluster.pk}/"}
+    assert len(queued) == 1
+
+
 def test_the_team_must_be_one_where_the_user_may_create(member, outsider, queued):
     client = browser(member)
     response = client.post(URL, form(form_key(client), action="price", team="speech"))
@@ -147,5 +175,9 @@ def test_viewers_get_403_and_members_see_the_form(member, viewer, queued):
     assert b"New cluster" not in browser(viewer).get("/clusters/").content
     page = browser(member).get(URL)
     assert page.status_code == 200 and b"Check and price" in page.content
+    more = browser(member).get(URL, {"pools": "6"}).content.decode()
+    assert 'name="pools-TOTAL_FORMS" value="6"' in more
+    for odd in ("9" * 5000, "-1", "٣"):  # never a 500, whatever the query says
+        assert browser(member).get(URL, {"pools": odd}).status_code == 200
     assert b'href="/clusters/new/"' in browser(member).get("/clusters/").content
     assert not Cluster.objects.exists()
