@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from typing import Any
 
@@ -191,5 +192,6 @@ class ClusterForm(forms.Form):
                 row = pools.forms[rows[int(index_text)]]
                 row.add_error(field if field in row.fields else None, message)
                 return
-        field_name = FIELD_OF_PATH.get(path)
-        self.add_error(field_name, message)
+        # `labels["Key"]` is the labels field's; an unknown path is the whole form's.
+        top = re.split(r"[.\[]", path, maxsplit=1)[0]
+        self.add_error(FIELD_OF_PATH.get(path) or FIELD_OF_PATH.get(top), message)

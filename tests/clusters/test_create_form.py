@@ -94,6 +94,8 @@ def test_create_at_a_price_not_shown_shows_the_new_price_instead(member, queued)
     ({"name": "../../etc"}, "errors-name"),
     ({"network": "default; rm -rf /"}, "errors-network"),
     ({"labels": "no equals sign"}, "errors-labels"),
+    ({"labels": "Owner=ann"}, "errors-labels"),  # the composer's rule on label keys
+    ({"ray_python": "3.10"}, "errors-ray_python"),  # Ray 2.47.1 images carry 3.11 only
 ])
 def test_bad_input_is_an_error_on_its_field_and_creates_nothing(member, queued, change, where):
     client = browser(member)
