@@ -49,6 +49,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "ray_jobs": cluster.ray_jobs.all()[:50], "billing_note": BILLING_NOTE,
         "can_change": access.can_change(request.user, cluster.team),
         "idle_since": idle.idle_since(cluster), "idle_flagged": idle.flagged(cluster),
+        "idle_flag": cluster.idle_flags.first(),
         "idle_limit_h": settings.CP_CLUSTER_IDLE_FLAG_S / 3600,
     })
 

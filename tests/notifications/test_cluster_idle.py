@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from controlplane.clusters import idle, tasks
@@ -80,6 +81,9 @@ def test_the_idle_check_run_twice_sends_one_message(
         f"https://cp.example/clusters/{cluster.pk}/"
     assert "<!channel>" not in posted.text and "ray-a" in posted.text
     assert Notification.objects.get().status == NotificationStatus.SENT
+    page = Client()
+    page.force_login(world["user"])
+    assert b"Slack channels were told" in page.get(f"/clusters/{cluster.pk}/").content
 
 
 def test_a_cluster_busy_then_idle_again_sends_a_second_message(
