@@ -4,7 +4,8 @@
     <id>/                   GET, PATCH {"replicas": {pool id: count}}, DELETE (202)
     ray-jobs/               GET list, POST submit a Ray job to a cluster
     ray-jobs/<id>/          GET
-    ray-jobs/<id>/logs/     GET the driver's output
+    ray-jobs/<id>/logs/     GET the driver's output; ?q= (any case) and ?severity= (this level
+                            and above, as a level the line states) pick lines from it
     ray-jobs/<id>/stop/     POST
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
@@ -32,7 +33,13 @@ from controlplane.clusters.serializers import (
     SubmitRayJobSerializer,
 )
 from controlplane.core.idempotency import idempotent
+from controlplane.logs.queries import BadFilter, LogFilter
 from controlplane.runs.api import resolve_team
+from vertexplan.clusters import ray_logs
+from vertexplan.logparse.entries import SEVERITY_NUMBERS
+
+# The newest matching lines returned one by one (the whole output stays under `logs`).
+MAX_LOG_LINES = 2000
 
 
 def _may_change(user: Any, team: Any) -> None:
@@ -123,11 +130,41 @@ class RayJobDetail(generics.RetrieveAPIView):
 
 
 class RayJobLogs(APIView):
-    @extend_schema(responses={200: {"type": "object", "properties": {
-        "logs": {"type": "string"}}}})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("severity", {"oneOf": [
+                {"type": "string", "enum": list(SEVERITY_NUMBERS)},
+                {"type": "integer", "minimum": 0, "maximum": 9999}]},
+                description="this level and above, as the line states it (a logging level, "
+                            "a Python warning, a traceback); a line that states none is INFO"),
+            OpenApiParameter("q", str, description="substring of the line, any case"),
+        ],
+        responses={200: {"type": "object", "properties": {
+            "logs": {"type": "string",
+                     "description": "the driver's output; with a filter, its matching lines"},
+            "matched": {"type": "integer"},
+            "lines": {"type": "array", "description": "the newest matching lines",
+                      "items": {"type": "object", "properties": {
+                          "number": {"type": "integer"}, "severity": {"type": "integer"},
+                          "text": {"type": "string"}}}},
+        }}})
     def get(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(access.visible_ray_jobs(request.user), pk=pk)
-        return Response({"logs": job.logs})
+        try:
+            wanted = LogFilter.from_params(request.query_params)
+        except BadFilter as exc:
+            raise ValidationError({exc.field: [str(exc)]}) from exc
+        needle = wanted.q.casefold()
+        found = [line for line in ray_logs.lines(job.logs)
+                 if line.severity >= (wanted.severity or 0)
+                 and (not needle or needle in line.text.casefold())]
+        filtered = bool(wanted.severity or needle)
+        return Response({
+            "logs": "\n".join(line.text for line in found) if filtered else job.logs,
+            "matched": len(found),
+            "lines": [{"number": line.number, "severity": line.severity, "text": line.text}
+                      for line in found[-MAX_LOG_LINES:]],
+        })
 
 
 class RayJobStop(APIView):

@@ -1,17 +1,20 @@
 """Idle clusters: running, billing, and nothing on them. A cluster is busy while a Ray job of
 its own is queued, pending or running, or a CustomJob placed on it (persistentResourceId) is
 active; it is idle from the last of those ending (or from when it started running), and
-flagged once that is longer than CP_CLUSTER_IDLE_FLAG_S."""
+flagged once that is longer than CP_CLUSTER_IDLE_FLAG_S. The sweep records each idle period's
+flag once (flag_idle_clusters) and signals it, so the team hears of it once per period."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from controlplane.clusters.models import ENDED_RAY_STATES, Cluster
+from controlplane.clusters.models import ENDED_RAY_STATES, Cluster, IdleFlag
+from controlplane.core import signals
 from controlplane.runs.models import ACTIVE_STATES, Job
 
 
@@ -33,6 +36,28 @@ def idle_since(cluster: Cluster) -> datetime | None:
 
 
 def flagged(cluster: Cluster, now: datetime | None = None) -> bool:
-    since = idle_since(cluster)
+    return _past_limit(idle_since(cluster), now or timezone.now())
+
+
+def _past_limit(since: datetime | None, now: datetime) -> bool:
     limit = timedelta(seconds=settings.CP_CLUSTER_IDLE_FLAG_S)
-    return since is not None and (now or timezone.now()) - since > limit
+    return since is not None and now - since > limit
+
+
+def flag_idle_clusters(now: datetime | None = None) -> list[IdleFlag]:
+    """Record a flag for each running cluster idle past the limit whose idle period has none
+    yet, and signal it; a period already flagged adds nothing. Returns the new flags."""
+    now = now or timezone.now()
+    new: list[IdleFlag] = []
+    for cluster in Cluster.objects.filter(state=Cluster.State.RUNNING).select_related("team"):
+        since = idle_since(cluster)
+        if since is None or not _past_limit(since, now):
+            continue
+        with transaction.atomic():
+            flag, created = IdleFlag.objects.get_or_create(
+                cluster=cluster, idle_since=since,
+                defaults={"flagged_at": now, "hourly_micros": cluster.hourly_micros})
+            if created:
+                signals.cluster_idle_flagged.send(sender=IdleFlag, flag=flag)
+                new.append(flag)
+    return new

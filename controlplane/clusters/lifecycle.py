@@ -20,7 +20,7 @@ from controlplane.backends import errors
 from controlplane.backends.clusters_base import get_cluster_backend
 from controlplane.clusters.models import Cluster, RayJob
 from controlplane.core.queue import enqueue
-from vertexplan.clusters import compose_persistent_resource, hourly_cost, ray_logs
+from vertexplan.clusters import ClusterPlan, compose_persistent_resource, hourly_cost, ray_logs
 from vertexplan.pricing import PricingError
 
 log = logging.getLogger(__name__)
@@ -69,10 +69,9 @@ def _price(cluster: Cluster, resource: dict[str, Any]) -> None:
 # -- requests ---------------------------------------------------------------------------------
 
 
-def create_cluster(*, team, user, request: dict[str, Any]) -> Cluster:
-    """Check REQUEST (vertexplan.clusters), record the cluster and queue its creation; a
-    ClusterError names every bad field, and nothing is created."""
-    region = settings.VERTEX_REGION
+def check_cluster(request: dict[str, Any], region: str) -> ClusterPlan:
+    """The PersistentResource REQUEST composes to (vertexplan.clusters), or a ClusterError
+    naming every bad field; `name` stands for the resource id in the messages."""
     data = dict(request)
     # The team's name for the cluster stands in for the resource id in the checks; Vertex gets
     # `cp-cl-<pk>`, which no team can choose.
@@ -84,6 +83,26 @@ def create_cluster(*, team, user, request: dict[str, Any]) -> Cluster:
             fields["name"] = [m.replace("resource_id", "name") for m in fields.pop("resource_id")]
         raise ClusterError(fields)
     assert plan.request is not None and plan.resource is not None
+    return plan
+
+
+def price_cluster(request: dict[str, Any]) -> Cluster:
+    """An unsaved cluster for REQUEST with the price it would have per hour: what the create
+    form shows before anything is created. ClusterError as create_cluster raises it."""
+    region = settings.VERTEX_REGION
+    plan = check_cluster(request, region)
+    cluster = Cluster(name=plan.request.resource_id, region=region, request=request,
+                      resource=plan.resource,
+                      ray_version=plan.request.ray.version if plan.request.ray else "")
+    _price(cluster, plan.resource)
+    return cluster
+
+
+def create_cluster(*, team, user, request: dict[str, Any]) -> Cluster:
+    """Check REQUEST (vertexplan.clusters), record the cluster and queue its creation; a
+    ClusterError names every bad field, and nothing is created."""
+    region = settings.VERTEX_REGION
+    plan = check_cluster(request, region)
     with transaction.atomic():
         if Cluster.objects.filter(team=team, name=plan.request.resource_id).exclude(
                 state__in=[C.DELETED, C.FAILED]).exists():

@@ -125,6 +125,28 @@ class Cluster(models.Model):
         return _move(self, _CLUSTER_MOVES, new_state, changes)
 
 
+class IdleFlag(models.Model):
+    """A running cluster found idle past CP_CLUSTER_IDLE_FLAG_S, recorded once per idle period
+    (an idle period is named by when it began, controlplane.clusters.idle.idle_since): the
+    beat that finds it again records nothing, and a cluster that ran something meanwhile
+    starts a new period. Telling the team is the notifications app's (Notification.idle_flag,
+    reverse relation `notifications`), through the signal core.signals.cluster_idle_flagged."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="idle_flags")
+    idle_since = models.DateTimeField()
+    flagged_at = models.DateTimeField(default=timezone.now)
+    # The cluster's price per hour when it was flagged: what the idle time is costing.
+    hourly_micros = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["-flagged_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "idle_since"],
+                                               name="one_flag_per_idle_period")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} idle since {self.idle_since:%Y-%m-%d %H:%M}"
+
+
 _C = Cluster.State
 _CLUSTER_MOVES: dict[str, frozenset[str]] = {
     _C.CREATING: frozenset({_C.RUNNING, _C.DELETING, _C.FAILED, _C.DELETED}),

@@ -4,7 +4,7 @@ A step that is not settled queues itself again shortly; the sweep catches whatev
 from __future__ import annotations
 
 from controlplane.backends.errors import TransientBackendError
-from controlplane.clusters import lifecycle
+from controlplane.clusters import idle, lifecycle
 from controlplane.core.queue import send_now, task
 
 
@@ -23,3 +23,4 @@ def advance_ray_job(job_id: str) -> None:
 @task(singleton_ttl_s=120)
 def reconcile_clusters() -> None:
     lifecycle.reconcile_all()
+    idle.flag_idle_clusters()

@@ -6,6 +6,7 @@ from controlplane.clusters import views
 
 urlpatterns = [
     path("", views.index, name="clusters-index"),
+    path("new/", views.create, name="clusters-create"),
     path("<int:pk>/", views.detail, name="clusters-detail"),
     path("<int:pk>/delete/", views.delete, name="clusters-delete"),
 ]

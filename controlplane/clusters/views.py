@@ -1,18 +1,26 @@
-"""Cluster pages: the team's clusters with what each costs per hour, and one cluster's pools,
-state, cost while it exists and Ray jobs. Creating is the API's (and the command line's)."""
+"""Cluster pages: the team's clusters with what each costs per hour, one cluster's pools, state,
+cost while it exists and Ray jobs, and the create form, which shows the price per hour before
+it creates anything."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from controlplane.clusters import access, idle, lifecycle
+from controlplane.clusters.forms import ROWS_SHOWN, ClusterForm, pool_formset
 from controlplane.clusters.models import Cluster
+from controlplane.core import idempotency
+from controlplane.teams import access as team_access
 from vertexplan.clusters.cost import BILLING_NOTE
 
 
@@ -28,6 +36,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "billing_note": BILLING_NOTE,
         "hourly_total": sum(c.hourly_micros for c in clusters),
         "idle_limit_h": settings.CP_CLUSTER_IDLE_FLAG_S / 3600,
+        "can_create": team_access.submit_teams(request.user).exists(),
     })
 
 
@@ -40,6 +49,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "ray_jobs": cluster.ray_jobs.all()[:50], "billing_note": BILLING_NOTE,
         "can_change": access.can_change(request.user, cluster.team),
         "idle_since": idle.idle_since(cluster), "idle_flagged": idle.flagged(cluster),
+        "idle_flag": cluster.idle_flags.first(),
         "idle_limit_h": settings.CP_CLUSTER_IDLE_FLAG_S / 3600,
     })
 
@@ -54,3 +64,71 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
     messages.success(request, f"Cluster {cluster.name} is being deleted; it bills until "
                               "Vertex says it is gone.")
     return redirect("clusters-detail", pk=cluster.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def create(request: HttpRequest) -> HttpResponseBase:
+    """The form. A valid request is priced and shown with a button to create it at that price;
+    only a POST that saw the current price creates, once per form key."""
+    if not team_access.submit_teams(request.user).exists():
+        raise PermissionDenied("your role in your teams cannot create clusters")
+    if request.method == "GET":
+        rows = request.GET.get("pools", "")
+        wanted = int(rows) if rows.isascii() and rows.isdigit() and len(rows) <= 2 else 0
+        pools = pool_formset(rows=wanted or ROWS_SHOWN)
+        return _render(request, ClusterForm(user=request.user), pools)
+    form = ClusterForm(request.POST, user=request.user)
+    pools = pool_formset(request.POST)
+    if not (form.is_valid() and pools.is_valid()):
+        return _render(request, form, pools, status=400)
+    body, rows = form.cluster_request(pools)
+    try:
+        priced = lifecycle.price_cluster(body)
+    except lifecycle.ClusterError as exc:
+        form.attach(exc.fields, pools, rows)
+        return _render(request, form, pools, status=400)
+    if request.POST.get("action") != "create" or \
+            request.POST.get("seen_hourly_micros") != str(priced.hourly_micros):
+        # Not yet seen at this price (the first look, or the pools changed since): show it.
+        return _render(request, form, pools, priced=priced)
+    return _create_once(request, form, pools, body, rows)
+
+
+def _create_once(request: HttpRequest, form: ClusterForm, pools: Any, body: dict[str, Any],
+                 rows: list[int]) -> HttpResponseBase:
+    key = form.cleaned_data["idempotency_key"]
+    with transaction.atomic():
+        try:
+            earlier = idempotency.claim(request.user, key, form.fingerprint(body), request)
+        except idempotency.KeyConflict:
+            form.add_error(None, "this form was already used to create another cluster; "
+                                 "reload the page to create a new one")
+            return _render(request, form, pools, status=400)
+        if earlier is not None:
+            # A second click, or the browser resending: the first one's cluster.
+            made = (earlier.response_body or {}).get("cluster")
+            if made is None:
+                form.add_error(None, "this form was already submitted; see your clusters")
+                return _render(request, form, pools, status=400)
+            return redirect("clusters-detail", pk=made)
+        try:
+            cluster = lifecycle.create_cluster(team=form.cleaned_data["team"],
+                                               user=request.user, request=body)
+        except lifecycle.ClusterError as exc:
+            transaction.set_rollback(True)  # the key stays free for the corrected form
+            form.attach(exc.fields, pools, rows)
+            return _render(request, form, pools, status=400)
+        idempotency.store(request.user, key, 201, {"cluster": cluster.pk})
+    messages.success(request, f"Cluster {cluster.name} is being created; it bills from now "
+                              "until it is deleted.")
+    return redirect("clusters-detail", pk=cluster.pk)
+
+
+def _render(request: HttpRequest, form: ClusterForm, pools: Any, *, status: int = 200,
+            priced: Cluster | None = None) -> HttpResponse:
+    return render(request, "clusters/create.html", {
+        "form": form, "pools": pools, "priced": priced, "billing_note": BILLING_NOTE,
+        "region": settings.VERTEX_REGION,
+        "more_rows": min(len(pools.forms) + 2, 16),
+    }, status=status)

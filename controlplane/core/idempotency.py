@@ -13,6 +13,9 @@ gets the first answer instead of a second job, endpoint or token.
   transaction, so the others wait on it (PostgreSQL's unique index, SQLite's write lock) and
   then replay what the first one stored; exactly one runs.
 
+A page's form does the same with a key in a hidden field (``claim`` and ``store``): a second
+click on its button, or a resent POST, finds what the first one made instead of making it again.
+
 Keys are per user: every token and session of one user shares them, so a retry succeeds
 whichever credential it carries, and one user's key never meets another's.
 """
@@ -95,7 +98,7 @@ def _once(view: Any, request: Request, key: str, run: Callable[[], Response]) ->
     user = request.user
     with transaction.atomic():
         try:
-            existing = _claim(user, key, print_, request)
+            existing = claim(user, key, print_, request)
         except KeyConflict:
             return _error(status.HTTP_409_CONFLICT,
                           "this key was already used with a different request; use a new key "
@@ -118,8 +121,11 @@ def _once(view: Any, request: Request, key: str, run: Callable[[], Response]) ->
         return response
 
 
-def _claim(user: Any, key: str, print_: str, request: Request) -> IdempotencyKey | None:
-    """Insert the key's row, or return the live row an earlier request stored."""
+def claim(user: Any, key: str, print_: str, request: Any) -> IdempotencyKey | None:
+    """Insert the key's row, or return the live row an earlier request stored; KeyConflict
+    when that request was another one. Called inside the transaction that does the work, so
+    a second request with the key waits for the first to commit or roll back. REQUEST is a
+    DRF or Django request (its method and path are kept)."""
     # The user's expired keys go as a new one comes: the table holds about a day of each user's.
     IdempotencyKey.objects.filter(user=user, created_at__lt=timezone.now() - TTL).delete()
     for _ in range(3):
@@ -138,6 +144,12 @@ def _claim(user: Any, key: str, print_: str, request: Request) -> IdempotencyKey
                 raise KeyConflict from None
             return row
     raise KeyConflict
+
+
+def store(user: Any, key: str, status_code: int, body: Any) -> None:
+    """Record the answer to the request that claimed KEY (JSON), in the same transaction."""
+    IdempotencyKey.objects.filter(user=user, key=key).update(status_code=status_code,
+                                                             response_body=body)
 
 
 def _replay(row: IdempotencyKey) -> Response:

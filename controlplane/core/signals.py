@@ -34,3 +34,7 @@ budget_crossed = Signal()
 
 # serving: an endpoint's SLO was breached or recovered (alert: SloAlert).
 slo_alert_raised = Signal()
+
+# clusters: a running cluster has been idle past CP_CLUSTER_IDLE_FLAG_S (flag: IdleFlag); sent
+# once per idle period, inside the transaction that records the flag.
+cluster_idle_flagged = Signal()

@@ -16,5 +16,6 @@ class NotificationsConfig(AppConfig):
             (signals.budget_crossed, receivers.on_budget_crossed),
             (signals.restart_recorded, receivers.on_restart_recorded),
             (signals.slo_alert_raised, receivers.on_slo_alert_raised),
+            (signals.cluster_idle_flagged, receivers.on_cluster_idle_flagged),
         ):
             signal.connect(receiver, dispatch_uid=f"notifications.{receiver.__name__}")

@@ -1,16 +1,18 @@
 """Block Kit for one notification: for a job, its team, new state, restarts, cost so far and a
-link; for an SLO alert, the alert's own message."""
+link; for an SLO alert, the alert's own message; for an idle cluster, which one, idle since
+when, what it costs per hour, and a link."""
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from controlplane.clusters.models import IdleFlag
 from controlplane.logs import queries
 from controlplane.notifications import mrkdwn
 from controlplane.notifications.models import Notification, NotifyOn
@@ -81,12 +83,39 @@ def build(notification: Notification) -> tuple[str, list[dict[str, Any]]]:
     """(fallback text, blocks) for a notification."""
     if notification.slo_alert_id is not None:
         return slo_alert(notification.slo_alert.message)
+    if notification.idle_flag_id is not None:
+        return cluster_idle(notification.idle_flag)
     return job_transition(notification)
 
 
 def slo_alert(text: str) -> tuple[str, list[dict[str, Any]]]:
     return mrkdwn.plain(text), [{"type": "section",
                                  "text": {"type": "mrkdwn", "text": _esc(text)}}]
+
+
+def cluster_url(flag: IdleFlag) -> str:
+    return settings.CP_BASE_URL + reverse("clusters-detail", args=[flag.cluster_id])
+
+
+def cluster_idle(flag: IdleFlag) -> tuple[str, list[dict[str, Any]]]:
+    cluster = flag.cluster
+    url = cluster_url(flag)
+    since = flag.idle_since.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    hours = (flag.flagged_at - flag.idle_since).total_seconds() / 3600
+    hourly = format_usd(flag.hourly_micros) if flag.hourly_micros else UNKNOWN_COST
+    # The cluster's and the team's names are the users': escaped, so they link to nothing.
+    line = (f":zzz: Cluster <{url}|{_esc(cluster.name)}> of {_esc(cluster.team.name)} has "
+            f"been *idle since {since}* ({hours:.1f} h) and costs *{hourly} per hour* while "
+            "it exists, busy or not. Delete it if nothing will run on it.")
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": line}},
+        {"type": "actions", "elements": [
+            {"type": "button", "text": {"type": "plain_text", "text": "Open cluster"},
+             "url": url}]},
+    ]
+    text = mrkdwn.plain(f"Cluster {cluster.name} has been idle since {since} and costs "
+                        f"{hourly} per hour")
+    return text, blocks
 
 
 def job_transition(notification: Notification) -> tuple[str, list[dict[str, Any]]]:

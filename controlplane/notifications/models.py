@@ -24,7 +24,11 @@ class NotifyOn(models.TextChoices):
 # An SLO of one of the team's endpoints was breached or recovered. Not in NotifyOn: every
 # enabled channel of the team gets these, whatever it chose to hear about its jobs.
 SLO_ALERT = "slo"
-EVENTS = [*NotifyOn.choices, (SLO_ALERT, "SLO breached or recovered")]
+# A team's cluster has been idle past the limit (and bills all the same): every enabled
+# channel gets these too, since money is spent whichever jobs a channel follows.
+CLUSTER_IDLE = "cluster_idle"
+EVENTS = [*NotifyOn.choices, (SLO_ALERT, "SLO breached or recovered"),
+          (CLUSTER_IDLE, "Cluster idle past the limit")]
 
 DEFAULT_NOTIFY_ON = [NotifyOn.FAILED.value, NotifyOn.PREEMPTED.value, NotifyOn.RECOVERED.value,
                      NotifyOn.SUCCEEDED.value, NotifyOn.BUDGET.value, NotifyOn.QUOTA.value]
@@ -97,8 +101,8 @@ class Notification(models.Model):
     """One message for one transition to one channel: the (channel, key) pair is unique.
 
     Every message the product posts is one of these, whatever it is about: a job's transition
-    (`job`, with `detail`) or an SLO alert (`slo_alert`, whose message is the alert's). Each
-    row names exactly one of them.
+    (`job`, with `detail`), an SLO alert (`slo_alert`, whose message is the alert's) or an idle
+    cluster (`idle_flag`: one idle period of one cluster). Each row names exactly one of them.
     """
 
     channel = models.ForeignKey(SlackChannel, on_delete=models.CASCADE,
@@ -106,6 +110,8 @@ class Notification(models.Model):
     job = models.ForeignKey("runs.Job", on_delete=models.CASCADE, related_name="notifications",
                             null=True, blank=True)
     slo_alert = models.ForeignKey("serving.SloAlert", on_delete=models.CASCADE,
+                                  related_name="notifications", null=True, blank=True)
+    idle_flag = models.ForeignKey("clusters.IdleFlag", on_delete=models.CASCADE,
                                   related_name="notifications", null=True, blank=True)
     event = models.CharField(max_length=20, choices=EVENTS)
     key = models.CharField(max_length=120)
@@ -126,12 +132,16 @@ class Notification(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["channel", "key"], name="one_message_per_transition"),
             models.CheckConstraint(
-                condition=models.Q(job__isnull=False, slo_alert__isnull=True)
-                | models.Q(job__isnull=True, slo_alert__isnull=False),
+                condition=models.Q(job__isnull=False, slo_alert__isnull=True,
+                                   idle_flag__isnull=True)
+                | models.Q(job__isnull=True, slo_alert__isnull=False, idle_flag__isnull=True)
+                | models.Q(job__isnull=True, slo_alert__isnull=True, idle_flag__isnull=False),
                 name="notification_about_one_thing"),
         ]
         indexes = [models.Index(fields=["status", "next_try_at"])]
 
     def __str__(self) -> str:
-        about = f"job {self.job_id}" if self.job_id else f"SLO alert {self.slo_alert_id}"
+        about = (f"job {self.job_id}" if self.job_id else
+                 f"SLO alert {self.slo_alert_id}" if self.slo_alert_id else
+                 f"idle flag {self.idle_flag_id}")
         return f"{self.event} of {about} to {self.channel_id} ({self.status})"

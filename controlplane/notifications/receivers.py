@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controlplane.clusters.models import IdleFlag
 from controlplane.notifications import service
 from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart
 from controlplane.serving.models import SloAlert
@@ -42,3 +43,7 @@ def on_restart_recorded(job: Job, record: JobRestart, created: bool, resumed_now
 
 def on_slo_alert_raised(alert: SloAlert, **_: Any) -> None:
     service.notify_slo_alert(alert)
+
+
+def on_cluster_idle_flagged(flag: IdleFlag, **_: Any) -> None:
+    service.notify_cluster_idle(flag)

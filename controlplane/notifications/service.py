@@ -1,8 +1,8 @@
 """What is sent when, and delivering it: an outbox with one row per (channel, transition).
 
-Every message goes through it: a job's transitions (notify) and an endpoint's SLO alerts
-(notify_slo_alert) alike, with the same claim, the same retries of transient errors and the
-same permanent errors that disable a channel.
+Every message goes through it: a job's transitions (notify), an endpoint's SLO alerts
+(notify_slo_alert) and idle clusters (notify_cluster_idle) alike, with the same claim, the
+same retries of transient errors and the same permanent errors that disable a channel.
 
 Rows are written in the transaction that makes the transition (so a rolled-back transition
 sends nothing, and a committed one is never forgotten), and the (channel, key) constraint
@@ -21,10 +21,12 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from controlplane.clusters.models import IdleFlag
 from controlplane.core.queue import send_now
 from controlplane.core.secrets import SecretUnreadable
 from controlplane.notifications import messages, options, slack
 from controlplane.notifications.models import (
+    CLUSTER_IDLE,
     SLO_ALERT,
     Notification,
     NotificationStatus,
@@ -88,6 +90,15 @@ def notify_slo_alert(alert: SloAlert) -> int:
     return _queue(list(channels), f"slo-alert-{alert.pk}", slo_alert=alert, event=SLO_ALERT)
 
 
+def notify_cluster_idle(flag: IdleFlag) -> int:
+    """Queue one message per enabled channel of the cluster's team for one idle period (the
+    flag), whatever their notify_on: an idle cluster costs money whichever jobs a channel
+    follows. Called inside the transaction that records the flag; calling again adds nothing."""
+    channels = SlackChannel.objects.filter(team_id=flag.cluster.team_id, enabled=True)
+    return _queue(list(channels), f"cluster-idle-{flag.pk}", idle_flag=flag,
+                  event=CLUSTER_IDLE)
+
+
 def _queue(channels: list[SlackChannel], key: str, **row: Any) -> int:
     """One outbox row per channel under `key`, and their sends once the transaction commits."""
     queued: list[int] = []
@@ -119,7 +130,8 @@ def deliver(notification_id: int) -> str:
     claimed = Notification.objects.filter(
         pk=notification_id, status=NotificationStatus.PENDING, next_try_at__lte=now,
     ).update(status=NotificationStatus.SENDING, claimed_at=now)
-    row = Notification.objects.select_related("channel", "job", "job__team", "slo_alert").get(
+    row = Notification.objects.select_related(
+        "channel", "job", "job__team", "slo_alert", "idle_flag__cluster__team").get(
         pk=notification_id)
     if claimed != 1:
         return row.status

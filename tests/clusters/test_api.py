@@ -164,3 +164,33 @@ def test_pages_show_cost_per_hour_and_that_it_bills_while_it_exists(member, outs
     assert page.status_code == 200 and "per hour while it exists" in page.text
     browser.force_login(outsider)
     assert browser.get(f"/clusters/{cluster.pk}/").status_code == 404
+
+
+RAY_OUTPUT = "\n".join([
+    "2026-11-25 02:21:23,917 INFO worker.py:1691 -- Using address 127.0.0.1:60109",
+    '(RayTrainWorker pid=7377) {"event":"step","step":1,"loss":5.5}',
+    "(RayTrainWorker pid=7377) WARNING: NCCL is slow here",
+    "Traceback (most recent call last):",
+    '  File "train.py", line 9, in <module>',
+    "RuntimeError: CUDA out of memory",
+])
+
+
+def test_ray_job_logs_are_searchable_by_text_and_severity(member, viewer, outsider, queued):
+    cluster = running(member)
+    job = RayJob.objects.create(team=cluster.team, cluster=cluster, created_by=member,
+                                entrypoint=["python", "train.py"], logs=RAY_OUTPUT)
+    url = f"/api/v1/clusters/ray-jobs/{job.pk}/logs/"
+    whole = api(viewer).get(url).json()
+    assert whole["logs"] == RAY_OUTPUT and whole["matched"] == 6
+    errors = api(viewer).get(url, {"severity": "ERROR"}).json()
+    assert [line["number"] for line in errors["lines"]] == [4, 5, 6]
+    assert errors["logs"].endswith("RuntimeError: CUDA out of memory")
+    warnings = api(viewer).get(url, {"severity": "warning", "q": "nccl"}).json()
+    assert warnings["lines"] == [{"number": 3, "severity": 400,
+                                  "text": "(RayTrainWorker pid=7377) WARNING: NCCL is slow here"}]
+    # The text is a plain substring, never a pattern.
+    assert api(viewer).get(url, {"q": ".*"}).json()["matched"] == 0
+    bad = api(viewer).get(url, {"severity": "LOUD"})
+    assert bad.status_code == 400 and "severity" in bad.json()
+    assert api(outsider).get(url, {"q": "CUDA"}).status_code == 404

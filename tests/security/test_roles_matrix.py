@@ -124,6 +124,7 @@ POLICY: dict[tuple[str, str], str] = {
     ("job-compose", "get"): "member", ("job-validate", "post"): "member",
     ("job-export-form", "post"): "member", ("job-import", "get"): "member",
     ("job-import", "post"): "member",
+    ("clusters-create", "get"): "member",
     # Slack channels and the audit log belong to the team's admins.
     ("api-channel-list", "post"): "admin", ("api-channel-detail", "put"): "admin",
     ("api-channel-detail", "patch"): "admin", ("api-channel-detail", "delete"): "admin",
@@ -307,6 +308,10 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
         "sweep-new": {"team": team, "body": json.dumps(SWEEP_REQUEST)},
         "api-clusters": {**CLUSTER_REQUEST, "name": "ray-n", "team": team},
         "api-cluster": {"replicas": {"workers": 1}},
+        "clusters-create": {"team": team, "name": "ray-n", "ray_version": "2.47.1",
+                            "idempotency_key": f"matrix-{caller}", "action": "price",
+                            "pools-TOTAL_FORMS": "1", "pools-INITIAL_FORMS": "0",
+                            "pools-0-id": "head", "pools-0-machine_type": "n1-standard-4"},
         "api-ray-jobs": {"cluster": world.objects["cluster"].pk,
                          "entrypoint": ["python", "-c", "print(2)"]},
         "api-template-list": {"name": "matrix", "team": team, "request": CPU_REQUEST},

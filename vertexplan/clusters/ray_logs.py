@@ -1,4 +1,4 @@
-"""The trainers' events in a Ray job's output.
+"""The trainers' events in a Ray job's output, and its lines with the severity each states.
 
 Ray forwards each worker's stdout to the job's logs with a prefix naming the worker
 (`(RayTrainWorker pid=123) {...}`) and sometimes ANSI colours; the event line after it is the
@@ -11,10 +11,63 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 MAX_STEPS = 2000
+# The worker Ray forwarded a line from: `(RayTrainWorker pid=123, ip=10.0.0.2) `.
+_WORKER_PREFIX = re.compile(r"^\([^()]{1,200}\)\s*")
+# A level word as Python's logging and Ray's own log lines write it, near the line's start.
+_LEVEL = re.compile(r"\b(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
+LEVEL_ZONE = 80
+# Cloud Logging's numbers, as the log store keeps them (vertexplan.logparse.entries).
+LEVELS = {"DEBUG": 100, "INFO": 200, "NOTICE": 300, "WARNING": 400, "WARN": 400,
+          "ERROR": 500, "CRITICAL": 600, "FATAL": 600}
+INFO = LEVELS["INFO"]
+ERROR = LEVELS["ERROR"]
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b(:|$)")
+_PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
+
+
+@dataclass(frozen=True)
+class LogLine:
+    number: int  # 1-based, in the output as Ray returned it
+    severity: int
+    text: str  # without terminal colours
+
+
+def lines(text: str) -> list[LogLine]:
+    """The output's lines, each with the severity it states: a logging level near its start
+    (after Ray's worker prefix), a Python warning, or a traceback (every line of it, to the
+    exception, is an ERROR). A line that states none is INFO."""
+    out: list[LogLine] = []
+    in_traceback = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _ANSI.sub("", raw)
+        body = _WORKER_PREFIX.sub("", line, count=1)
+        if body.startswith(_TRACEBACK):
+            in_traceback = True
+        if in_traceback:
+            severity = ERROR
+            # The traceback ends with the exception's own (unindented) line.
+            in_traceback = body.startswith((" ", "\t", _TRACEBACK)) or not body.strip()
+        elif _EXCEPTION.match(body):
+            severity = ERROR
+        else:
+            severity = _stated_level(body)
+        out.append(LogLine(number, severity, line))
+    return out
+
+
+def _stated_level(body: str) -> int:
+    level = _LEVEL.search(body[:LEVEL_ZONE])
+    if level:
+        return LEVELS[level.group(1)]
+    if _PY_WARNING.search(body):
+        return LEVELS["WARNING"]
+    return INFO
 
 
 def events_in(text: str) -> list[dict[str, Any]]:

@@ -18,6 +18,12 @@ from .cluster import Cluster
 from .clusters_ray_jobs_logs_retrieve_response_200 import (
     ClustersRayJobsLogsRetrieveResponse200,
 )
+from .clusters_ray_jobs_logs_retrieve_response_200_lines_item import (
+    ClustersRayJobsLogsRetrieveResponse200LinesItem,
+)
+from .clusters_ray_jobs_logs_retrieve_severity_type_0 import (
+    ClustersRayJobsLogsRetrieveSeverityType0,
+)
 from .create_cluster_request import CreateClusterRequest
 from .create_cluster_request_labels import CreateClusterRequestLabels
 from .create_cluster_request_pools_item import CreateClusterRequestPoolsItem
@@ -219,6 +225,8 @@ __all__ = (
     "ChannelRequest",
     "Cluster",
     "ClustersRayJobsLogsRetrieveResponse200",
+    "ClustersRayJobsLogsRetrieveResponse200LinesItem",
+    "ClustersRayJobsLogsRetrieveSeverityType0",
     "CreateClusterRequest",
     "CreateClusterRequestLabels",
     "CreateClusterRequestPoolsItem",

@@ -36,3 +36,25 @@ def test_summary_keeps_each_step_and_checkpoint_once():
 def test_no_events_is_an_empty_summary():
     assert summary("plain output\n") == {"ranks": [], "loss": [], "checkpoints": [],
                                          "finished": None}
+
+
+def test_each_line_has_the_severity_it_states():
+    from vertexplan.clusters.ray_logs import lines
+
+    text = "\n".join([
+        "2026-11-25 02:21:23,917 INFO worker.py:1691 -- Using address 127.0.0.1:60109",
+        "\x1b[36m(RayTrainWorker pid=7377)\x1b[0m WARNING: the loader is slow",
+        "/opt/x.py:3: UserWarning: TypedStorage is deprecated",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 9, in <module>',
+        "",
+        "RuntimeError: CUDA out of memory",
+        # A level word far along the line is the message's, not the line's level.
+        "back to normal: " + "x" * 80 + " ERROR",
+        "ValueError",
+    ])
+    found = lines(text)
+    assert [(line.number, line.severity) for line in found] == [
+        (1, 200), (2, 400), (3, 400), (4, 500), (5, 500), (6, 500), (7, 500), (8, 200),
+        (9, 500)]
+    assert found[1].text == "(RayTrainWorker pid=7377) WARNING: the loader is slow"

@@ -9,19 +9,42 @@ from ...client import AuthenticatedClient, Client
 from ...models.clusters_ray_jobs_logs_retrieve_response_200 import (
     ClustersRayJobsLogsRetrieveResponse200,
 )
+from ...models.clusters_ray_jobs_logs_retrieve_severity_type_0 import (
+    ClustersRayJobsLogsRetrieveSeverityType0,
+)
 from ...models.detail import Detail
-from ...types import Response
+from ...models.field_errors import FieldErrors
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     id: int,
+    *,
+    q: str | Unset = UNSET,
+    severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["q"] = q
+
+    json_severity: int | str | Unset
+    if isinstance(severity, Unset):
+        json_severity = UNSET
+    elif isinstance(severity, ClustersRayJobsLogsRetrieveSeverityType0):
+        json_severity = severity.value
+    else:
+        json_severity = severity
+    params["severity"] = json_severity
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/api/v1/clusters/ray-jobs/{id}/logs/".format(
             id=quote(str(id), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -29,11 +52,16 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | None:
+) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors | None:
     if response.status_code == 200:
         response_200 = ClustersRayJobsLogsRetrieveResponse200.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = FieldErrors.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Detail.from_dict(response.json())
@@ -63,7 +91,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail]:
+) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -76,21 +104,27 @@ def sync_detailed(
     id: int,
     *,
     client: AuthenticatedClient,
-) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail]:
+    q: str | Unset = UNSET,
+    severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
+) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors]:
     """
     Args:
         id (int):
+        q (str | Unset):
+        severity (ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ClustersRayJobsLogsRetrieveResponse200 | Detail]
+        Response[ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors]
     """
 
     kwargs = _get_kwargs(
         id=id,
+        q=q,
+        severity=severity,
     )
 
     response = client.get_httpx_client().request(
@@ -104,22 +138,28 @@ def sync(
     id: int,
     *,
     client: AuthenticatedClient,
-) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | None:
+    q: str | Unset = UNSET,
+    severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
+) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors | None:
     """
     Args:
         id (int):
+        q (str | Unset):
+        severity (ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ClustersRayJobsLogsRetrieveResponse200 | Detail
+        ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors
     """
 
     return sync_detailed(
         id=id,
         client=client,
+        q=q,
+        severity=severity,
     ).parsed
 
 
@@ -127,21 +167,27 @@ async def asyncio_detailed(
     id: int,
     *,
     client: AuthenticatedClient,
-) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail]:
+    q: str | Unset = UNSET,
+    severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
+) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors]:
     """
     Args:
         id (int):
+        q (str | Unset):
+        severity (ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ClustersRayJobsLogsRetrieveResponse200 | Detail]
+        Response[ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors]
     """
 
     kwargs = _get_kwargs(
         id=id,
+        q=q,
+        severity=severity,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -153,22 +199,28 @@ async def asyncio(
     id: int,
     *,
     client: AuthenticatedClient,
-) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | None:
+    q: str | Unset = UNSET,
+    severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
+) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors | None:
     """
     Args:
         id (int):
+        q (str | Unset):
+        severity (ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ClustersRayJobsLogsRetrieveResponse200 | Detail
+        ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors
     """
 
     return (
         await asyncio_detailed(
             id=id,
             client=client,
+            q=q,
+            severity=severity,
         )
     ).parsed
