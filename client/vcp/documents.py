@@ -4,6 +4,7 @@ a Vertex CustomJob in REST JSON), which the server's import turns into that requ
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,11 @@ def job_body(client: AuthenticatedClient, path: Path, *, name: str | None = None
     if region:
         body["region"] = region
     return body
+
+
+def emit_document(body: dict[str, Any], output: str) -> None:
+    """A request body printed as a file to edit and submit: YAML, or JSON with -o json."""
+    if output == "json":
+        click.echo(json.dumps(body, indent=2))
+    else:
+        click.echo(yaml.safe_dump(body, sort_keys=False, default_flow_style=False).rstrip())

@@ -5,6 +5,8 @@
     vcp jobs submit -f job.yaml --wait               (gcloud --config YAML or a job request)
     vcp logs 42 -f
     vcp -o json jobs list --state RUNNING
+    vcp sweeps submit -f study.yaml --wait           (gcloud hp-tuning-jobs YAML or a sweep)
+    vcp clusters ray-jobs submit --cluster 3 -- python -m trainers.ray_train
 
 \b
 Exit codes: 0 done; 1 refused (field errors on stderr) or a --wait job that did not succeed;
@@ -23,9 +25,9 @@ import click
 import httpx
 from click.shell_completion import get_completion_class
 
-from vcp import api, documents, settings, stream
+from vcp import api, clusters, documents, settings, stream, sweeps
+from vcp.context import Context, pass_context
 from vcp.output import FORMATS, emit
-from vertex_control_plane_client import AuthenticatedClient
 from vertex_control_plane_client.api.jobs import (
     jobs_cancel_create,
     jobs_events_list,
@@ -50,25 +52,6 @@ POLL_S = 2.0
 # Cloud Logging (and so the follower) may store a job's last lines a few seconds after the job
 # has ended: `logs -f` keeps reading this long once it sees the end.
 LOG_GRACE_S = 8.0
-
-
-class Context:
-    def __init__(self, server: str | None, token: str | None, output: str) -> None:
-        self.server, self.token, self.output = server, token, output
-        self._client: AuthenticatedClient | None = None
-
-    @property
-    def client(self) -> AuthenticatedClient:
-        if self._client is None:
-            credentials = settings.resolve(self.server, self.token)
-            self._client = api.client(credentials.server, credentials.token)
-        return self._client
-
-    def emit(self, data: Any, columns: tuple[str, ...] = ()) -> None:
-        emit(api.plain(data), self.output, columns)
-
-
-pass_context = click.make_pass_decorator(Context)
 
 
 @click.group(help=__doc__)
@@ -351,6 +334,10 @@ def completion(shell: str) -> None:
     completer = get_completion_class(shell)
     assert completer is not None  # the choice lists only shells click supports
     click.echo(completer(cli, {}, "vcp", "_VCP_COMPLETE").source())
+
+
+cli.add_command(sweeps.sweeps)
+cli.add_command(clusters.clusters)
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from controlplane.core.idempotency import idempotent
 from controlplane.runs.api import resolve_team
 from controlplane.security import audit
 from controlplane.sweeps import lifecycle
@@ -44,6 +45,7 @@ class SweepListCreate(generics.ListCreateAPIView):
         return sweeps.filter(state=state) if state else sweeps
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: SweepSerializer})
+    @idempotent
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = request.data
         if not isinstance(body, dict):

@@ -114,7 +114,8 @@ def test_every_creating_post_is_documented_with_the_header_and_the_409(
                 ("/api/v1/serving/models/", "post"), ("/api/v1/serving/endpoints/", "post"),
                 ("/api/v1/serving/endpoints/{id}/deployments/", "post"),
                 ("/api/v1/teams/{team}/channels/", "post"),
-                ("/api/v1/teams/{team}/members/", "post")]
+                ("/api/v1/teams/{team}/members/", "post"), ("/api/v1/sweeps/", "post"),
+                ("/api/v1/clusters/", "post"), ("/api/v1/clusters/ray-jobs/", "post")]
     for path, method in creating:
         operation = schema["paths"][path][method]
         headers = [p["name"] for p in operation["parameters"] if p["in"] == "header"]

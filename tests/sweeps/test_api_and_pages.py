@@ -150,3 +150,18 @@ def test_the_new_sweep_page_submits_or_names_the_problem(member: Any, tuning_bac
     assert response.status_code == 302
     sweep = Sweep.objects.get()
     assert response["Location"] == f"/sweeps/{sweep.pk}/"
+
+
+def test_a_retried_create_with_one_idempotency_key_makes_one_sweep(
+        team: Team, member: Any, tuning_backend: Any) -> None:
+    client = api_as(member)
+    body = {**sweep_body(), "team": "vision"}
+    first = client.post("/api/v1/sweeps/", body, format="json", HTTP_IDEMPOTENCY_KEY="s-1")
+    again = client.post("/api/v1/sweeps/", body, format="json", HTTP_IDEMPOTENCY_KEY="s-1")
+    assert first.status_code == again.status_code == 201, first.content
+    assert again.json()["id"] == first.json()["id"]
+    assert again["Idempotent-Replayed"] == "true"
+    other = client.post("/api/v1/sweeps/", {**body, "display_name": "other"}, format="json",
+                        HTTP_IDEMPOTENCY_KEY="s-1")
+    assert other.status_code == 409
+    assert Sweep.objects.count() == 1

@@ -15,8 +15,11 @@ from ...types import UNSET, Response, Unset
 def _get_kwargs(
     *,
     body: SweepsCreateBody | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -60,6 +63,11 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = FieldErrors.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 429:
         response_429 = Detail.from_dict(response.json())
 
@@ -86,9 +94,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: SweepsCreateBody | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Sweep]:
     """
     Args:
+        idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):
 
     Raises:
@@ -101,6 +111,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -114,9 +125,11 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: SweepsCreateBody | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Sweep | None:
     """
     Args:
+        idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):
 
     Raises:
@@ -130,6 +143,7 @@ def sync(
     return sync_detailed(
         client=client,
         body=body,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -137,9 +151,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: SweepsCreateBody | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Sweep]:
     """
     Args:
+        idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):
 
     Raises:
@@ -152,6 +168,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -163,9 +180,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: SweepsCreateBody | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Sweep | None:
     """
     Args:
+        idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):
 
     Raises:
@@ -180,5 +199,6 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             body=body,
+            idempotency_key=idempotency_key,
         )
     ).parsed
