@@ -106,6 +106,9 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
     package = fields.python_package(chief_raw)
     if package is not None:
         request["python_package"] = package
+    for index, role in roles.items():
+        for path, message in _own_package(index, role, pools[index], package):
+            result.errors.setdefault(path, []).append(message)
     chief_container = fields.task(chief_raw)
     for key, message, trial in read_launch(request, chief_container):
         path = composer.custom_job_path_for(key, trial, job)
@@ -121,6 +124,39 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
             request[role].update(_overrides(pools[index], request, final_chief))
     result.request = request
     return result
+
+
+_PACKAGE_KEYS = {"executor_image_uri": "executorImageUri", "package_uris": "packageUris",
+                 "python_module": "pythonModule"}
+
+
+def _own_package(index: int, role: str, raw: dict[str, Any],
+                 chief: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Refusals for a pool whose Python package is not the chief's.
+
+    The request holds one Python package, which every pool that sets no image of its own runs
+    (a pool may differ in args and env). Reading another pool's package as the chief's would run
+    the chief's module there, so such a pool is refused on its own path, never rewritten."""
+    own = fields.python_package(raw)
+    if own is None or role == "reduction_server":
+        return []
+    where = f"jobSpec.workerPoolSpecs[{index}].pythonPackageSpec"
+    if chief is None:
+        return [(where, f"the {role} pool (workerPoolSpecs[{index}]) runs a Python package but "
+                 "the chief (workerPoolSpecs[0]) runs a container: the composer runs a job's "
+                 "Python package in the chief and the pools that have no image of their own. "
+                 "Give the chief the same pythonPackageSpec, or give this pool a containerSpec "
+                 "(a prebuilt image with the package installed)")]
+    out = []
+    for key, name in _PACKAGE_KEYS.items():
+        if own[key] != chief[key]:
+            out.append((f"{where}.{name}", f"{name} {own[key]!r} of the {role} pool "
+                        f"(workerPoolSpecs[{index}]) differs from the chief's {chief[key]!r}: "
+                        "the composer runs one Python package (executor image, package URIs "
+                        "and module) in every pool, which may differ only in args and env. "
+                        "Run the same module in every pool (it can read its role from "
+                        "CLUSTER_SPEC or from its args), or give this pool a containerSpec"))
+    return out
 
 
 def _job_fields(job: dict[str, Any], spec: dict[str, Any], region: str) -> dict[str, Any]:
