@@ -11,7 +11,7 @@ from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.catalog.values import as_int
 from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC
 from vertexplan.interop import fields, wandb_launch
-from vertexplan.interop.document import parse
+from vertexplan.interop.document import read_document
 from vertexplan.interop.launch import read_launch
 
 OUTPUT_ONLY = ("name", "state", "createTime", "startTime", "endTime", "updateTime", "error",
@@ -44,12 +44,16 @@ class Imported:
 def import_text(text: str, *, region: str, name: str = "", filename: str = "") -> Imported:
     """The job request of a document; ``name`` (or ``filename``'s stem) names a gcloud
     --config file that has no --display-name line."""
-    job, kind, header = parse(text, name=name, filename=filename)
-    region = header.get("region") or region
-    result = to_request(job, region=region)
-    result.kind = kind
-    if kind == wandb_launch.KIND:
-        result.warnings = [*wandb_launch.import_warnings(job), *result.warnings]
+    document = read_document(text, name=name, filename=filename)
+    region = document.header.get("region") or region
+    result = to_request(document.job, region=region)
+    result.kind = document.kind
+    if document.kind == wandb_launch.KIND:
+        result.warnings = [*wandb_launch.import_warnings(document.job), *result.warnings]
+    # What a Python file asks for that the importer cannot read: refused on its argument.
+    for where, messages in document.errors.items():
+        result.errors.setdefault(where, []).extend(messages)
+    result.warnings = [*document.warnings, *result.warnings]
     return result
 
 

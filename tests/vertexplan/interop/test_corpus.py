@@ -39,6 +39,8 @@ INVALID = {
     "invalid_small_boot_disk.yaml": f"{POOLS}[0].diskSpec.bootDiskSizeGb",
     "invalid_pool_own_package_module.json": f"{POOLS}[1].pythonPackageSpec.pythonModule",
     "invalid_container_chief_package_workers.yaml": f"{POOLS}[1].pythonPackageSpec",
+    "invalid_python_run_not_literal.py": "run(scheduling_strategy=)",
+    "invalid_python_run_training_job_args.py": "run(replica_count=)",
 }
 VALID = [name for name in FILES if name not in INVALID]
 
