@@ -3,8 +3,9 @@
 A GPU job's PyTorch strategy (ddp, fsdp, zero1-3) has a TPU counterpart in PyTorch/XLA
 (tpu_xla, replicated or sharded); a TPU job's has GPU counterparts (ddp, zero2, fsdp, zero3).
 "Comparable size" is aggregate peak throughput (devices x peak TFLOPS, ``throughput``) within
-half to twice the job's; the alternative's duration is the job's scaled by that ratio (see
-``query``), so the comparison is the same work at peak speed on both sides. Memory is checked
+half to twice the job's; the alternative's duration is the job's scaled by that ratio and
+discounted for several nodes by their network's scaling efficiency (see ``query``), so the
+comparison is the same work on both sides. Memory is checked
 when the job's request has a model section; the job's own scheduling strategy is kept where
 the alternative can use it (STANDARD otherwise).
 """
@@ -25,10 +26,11 @@ from vertexplan.recommend.throughput import peak_tflops
 COMPARABLE = (Fraction(1, 2), Fraction(2))
 DEFAULT_LIMIT = 3
 BASIS = ("the same work on the other kind of accelerator: aggregate peak throughput (devices x "
-         "peak TFLOPS) within half to twice this job's, duration scaled by their ratio (perfect "
-         "scaling at peak speed, an optimistic first approximation), memory checked when the "
-         "model's size is given; a GPU job's PyTorch code runs on TPUs as PyTorch/XLA "
-         "(tpu_xla), which needs its own image")
+         "peak TFLOPS) within half to twice this job's, duration scaled by their ratio and, "
+         "for several nodes, divided by a scaling efficiency set by the network between them "
+         "(this job taken as one node; speed taken as proportional to peak TFLOPS, a first "
+         "approximation), memory checked when the model's size is given; a GPU job's PyTorch "
+         "code runs on TPUs as PyTorch/XLA (tpu_xla), which needs its own image")
 
 
 def _model(request: Mapping[str, Any]) -> memory.ModelShape | None:
