@@ -2,7 +2,9 @@
 
 Ray's Job Submission API returns a job's whole output each time it is read, without
 timestamps. Each line is stored once, as a log entry of the Ray job's job whose insert id is
-the line's number, so a re-read stores nothing twice, and the trainers' event lines (the same
+the line's number, so a re-read stores nothing twice; an event line's is its event's text, as
+Ray may forward one worker line more than once (vertexplan.clusters.ray_logs keeps each step
+once too). The trainers' event lines (the same
 contract as under torchrun, DESIGN.md) become step metrics, timeline events, checkpoints and
 failures exactly as a CustomJob's do (controlplane/logs/store.py). The job is never submitted,
 reconciled or billed as a job: the cluster runs and bills it; its state follows the Ray job's
@@ -11,6 +13,7 @@ reconciled or billed as a job: the cluster runs and bills it; its state follows 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import datetime, timedelta
@@ -75,15 +78,17 @@ def output_env(job: Job) -> dict[str, str]:
 def _entry(key: str, line: ray_logs.LogLine, at: datetime) -> LogEntry:
     body = _WORKER_PREFIX.sub("", _ANSI.sub("", line.text), count=1)
     payload = _event(body)
-    insert_id = f"{key}-{line.number:09d}"  # zero-padded: the log page orders by it
     if payload is None:
-        return LogEntry(insert_id=insert_id, timestamp=at, severity=line.severity, job_id=key,
-                        task_name="", text_payload=line.text)
+        # Zero-padded: lines read together are ordered by it.
+        return LogEntry(insert_id=f"{key}-{line.number:09d}", timestamp=at,
+                        severity=line.severity, job_id=key, task_name="",
+                        text_payload=line.text)
+    digest = hashlib.sha256(body.strip().encode()).hexdigest()[:32]
     rank = payload.get("rank")
     replica = f"workerpool0-{rank}" if isinstance(rank, int) and 0 <= rank < 10**6 \
         else PRIMARY_REPLICA
-    return LogEntry(insert_id=insert_id, timestamp=at, severity=line.severity, job_id=key,
-                    task_name=replica, json_payload=payload)
+    return LogEntry(insert_id=f"{key}-e{digest}", timestamp=at, severity=line.severity,
+                    job_id=key, task_name=replica, json_payload=payload)
 
 
 def _event(body: str) -> dict[str, Any] | None:
