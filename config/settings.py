@@ -230,6 +230,7 @@ SPECTACULAR_SETTINGS = {
     # The job's parallelism strategy, one enum wherever a job body appears.
     "ENUM_NAME_OVERRIDES": {"JobStrategyEnum": "vertexplan.composer.parallelism.STRATEGIES",
                             "StateEnum": "controlplane.runs.models.JobState",
+                            "JobKindEnum": "controlplane.runs.models.JobKind",
                             "SweepStateEnum": "controlplane.sweeps.models.SweepState"},
 }
 

@@ -41,6 +41,15 @@ def _local_root_for(uri: str) -> str | None:
     return os.path.join(root, bucket, *[p for p in key.split("/") if p not in ("", ".", "..")])
 
 
+def path_for_writer(uri: str) -> str:
+    """Where a process on the emulator's machine writes a gs:// folder: the local folder that
+    stands in for it (with the emulator), else the URI itself (a trainer writes gs:// as is)."""
+    local = _local_root_for(uri) if uri.startswith(GCS_SCHEME) else None
+    if local is None:
+        return uri
+    return local + ("/" if uri.endswith("/") else "")
+
+
 def check_checkpoint(path: str) -> CheckpointCheck:
     """Whether `path` (a step folder) holds a committed checkpoint now."""
     path = path.rstrip("/")

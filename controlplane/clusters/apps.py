@@ -13,3 +13,9 @@ class ClustersConfig(AppConfig):
         from controlplane.costs import spend
 
         spend.register_spend("clusters", cluster_spend.month_micros)
+
+        # A Ray job's job page and API record say which cluster it ran on.
+        from controlplane.clusters import ray_jobs
+        from controlplane.runs import panels
+
+        panels.register_report("origin-ray", ray_jobs.origin)

@@ -15,11 +15,11 @@ from django.utils import timezone
 
 from controlplane.clusters.models import ENDED_RAY_STATES, Cluster, IdleFlag
 from controlplane.core import signals
-from controlplane.runs.models import ACTIVE_STATES, Job
+from controlplane.runs.models import ACTIVE_STATES, Job, JobKind
 
 
 def _placed_jobs(cluster: Cluster):
-    return Job.objects.filter(team_id=cluster.team_id,
+    return Job.objects.filter(team_id=cluster.team_id, kind=JobKind.JOB,
                               custom_job__jobSpec__persistentResourceId=cluster.vertex_resource_id)
 
 

@@ -18,6 +18,7 @@ from django.db import transaction
 
 from controlplane.backends import errors
 from controlplane.backends.clusters_base import get_cluster_backend
+from controlplane.clusters import ray_jobs
 from controlplane.clusters.models import Cluster, RayJob
 from controlplane.core.queue import enqueue
 from vertexplan.clusters import ClusterPlan, compose_persistent_resource, hourly_cost, ray_logs
@@ -308,7 +309,9 @@ def submit_ray_job(*, cluster: Cluster, user, entrypoint: Any, env_vars: Any = N
                 "cluster" + (" (create a new one)" if not cluster.live else "")]})
         job = RayJob.objects.create(team=cluster.team, cluster=cluster, created_by=user,
                                     entrypoint=entrypoint, env_vars=env,
-                                    entrypoint_num_cpus=entrypoint_num_cpus)
+                                    entrypoint_num_cpus=entrypoint_num_cpus,
+                                    job=ray_jobs.create_job(cluster, user, entrypoint))
+        ray_jobs.attach(job)
         enqueue(TASKS + "advance_ray_job", str(job.pk))
     return job
 
@@ -339,9 +342,12 @@ def advance_ray_job(job_id: int) -> bool:
                            f"{job.cluster.state}")
             return False
         if job.state == R.QUEUED:
+            # The job's own folder as Vertex gives a CustomJob's replicas theirs; what the
+            # user set wins.
+            where = ray_jobs.output_env(job.job) if job.job else {}
             backend.submit_ray_job(
                 dashboard, job.submission_id, shlex.join(job.entrypoint),
-                {"env_vars": {**job.env_vars, "CP_RAY_JOB": str(job.pk)}},
+                {"env_vars": {**where, **job.env_vars, "CP_RAY_JOB": str(job.pk)}},
                 {"cp-team": job.team.slug[:63], "cp-ray-job": str(job.pk)},
                 job.entrypoint_num_cpus)
             job.transition(R.PENDING)
@@ -353,6 +359,9 @@ def advance_ray_job(job_id: int) -> bool:
             job.logs = logs[-MAX_LOG_CHARS:]
             job.summary = ray_logs.summary(logs)
             job.save(update_fields=["logs", "summary"])
+        # Every line into the log store as the Ray job's job's, before the state that may end
+        # it (its last lines are in when the job page says it ended).
+        ray_jobs.store_output(job, logs, final=status.ended)
         if status.status in (R.RUNNING, R.SUCCEEDED, R.FAILED, R.STOPPED):
             job.transition(status.status, message=status.message)
         return not job.ended

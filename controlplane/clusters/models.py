@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Team
 
 logger = logging.getLogger(__name__)
@@ -183,6 +184,12 @@ class RayJob(models.Model):
     # The trainers' events in that output (vertexplan.clusters.ray_logs): ranks, loss curve,
     # checkpoints, the end.
     summary = models.JSONField(default=dict, blank=True)
+    # Its own job (kind ray): the lines it prints stored in the log store as that job's, so its
+    # steps, checkpoints, failures and logs are on a job page (controlplane/clusters/ray_jobs.py).
+    job = models.OneToOneField(Job, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="ray_job")
+    # How many of its output's lines are in the log store (they are numbered from 1).
+    lines_stored = models.PositiveIntegerField(default=0)
     stop_requested = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -210,11 +217,31 @@ class RayJob(models.Model):
             changes["started_at"] = at
         if new_state in ENDED_RAY_STATES:
             changes["ended_at"] = at
-        return _move(self, _RAY_MOVES, new_state, changes)
+        moved = _move(self, _RAY_MOVES, new_state, changes)
+        if moved and self.job_id is not None:
+            self._follow_job(at)
+        return moved
+
+    def _follow_job(self, at: datetime) -> None:
+        """Its job's state, start and end (and its one attempt's) as the Ray job's now."""
+        job = Job.objects.select_for_update().get(pk=self.job_id)
+        target = RAY_TO_JOB_STATE[self.state]
+        if self.started_at is not None and job.started_at is None and \
+                target in (JobState.RUNNING, JobState.SUCCEEDED, JobState.FAILED):
+            job.update_state(JobState.RUNNING, at=self.started_at, source="ray")
+        error = self.message if self.state in (self.State.FAILED, self.State.STOPPED) else ""
+        job.update_state(target, at=at, error=error, source="ray")
+        job.attempts.filter(number=1).update(vertex_state=self.state,
+                                             started_at=self.started_at, ended_at=self.ended_at)
 
 
 _R = RayJob.State
 ENDED_RAY_STATES = frozenset({_R.SUCCEEDED, _R.FAILED, _R.STOPPED})
+RAY_TO_JOB_STATE: dict[str, str] = {
+    _R.QUEUED: JobState.QUEUED, _R.PENDING: JobState.PENDING, _R.RUNNING: JobState.RUNNING,
+    _R.SUCCEEDED: JobState.SUCCEEDED, _R.FAILED: JobState.FAILED,
+    _R.STOPPED: JobState.CANCELLED,
+}
 _RAY_MOVES: dict[str, frozenset[str]] = {
     _R.QUEUED: frozenset({_R.PENDING, _R.RUNNING, *ENDED_RAY_STATES}),
     _R.PENDING: frozenset({_R.RUNNING, *ENDED_RAY_STATES}),

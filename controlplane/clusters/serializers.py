@@ -70,12 +70,16 @@ class ReplicasSerializer(StrictSerializer):
 class RayJobSerializer(serializers.ModelSerializer):
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     state = serializers.CharField(read_only=True)
+    job = serializers.IntegerField(
+        source="job_id", read_only=True, allow_null=True,
+        help_text="The Ray job's own job (kind ray): its steps, events, checkpoints and "
+                  "searchable logs under /api/v1/jobs/<job>/, and its page /jobs/<job>/.")
 
     class Meta:
         model = RayJob
-        fields = ["id", "team", "cluster", "entrypoint", "env_vars", "entrypoint_num_cpus",
-                  "state", "message", "submission_id", "summary", "stop_requested", "created_at",
-                  "started_at", "ended_at"]
+        fields = ["id", "team", "cluster", "job", "entrypoint", "env_vars",
+                  "entrypoint_num_cpus", "state", "message", "submission_id", "summary",
+                  "stop_requested", "created_at", "started_at", "ended_at"]
         read_only_fields = fields
 
 

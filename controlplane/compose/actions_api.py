@@ -29,7 +29,7 @@ class JobClone(APIView):
     @extend_schema(request=None, responses={200: inline_serializer(
         "JobCloneBody", {"name": serializers.CharField(), "team": serializers.CharField()})})
     def get(self, request: Request, pk: int) -> Response:
-        job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+        job = get_object_or_404(runs_access.submitted_jobs(request.user), pk=pk)
         audit.record(request, "job.clone", job)
         return Response(api_body(lifecycle.clone_request(job)))
 

@@ -13,7 +13,7 @@ import itertools
 from decimal import Decimal
 from typing import Any
 
-from controlplane.runs.models import Job, JobState
+from controlplane.runs.models import Job, JobKind, JobState
 from controlplane.teams.models import Team
 from vertexplan.composer import parallelism
 
@@ -48,7 +48,8 @@ def measured_step_time(team: Team | None, custom_job: dict[str, Any]) -> Decimal
     if team is None:
         return None
     shape = _shape(custom_job)
-    done = (Job.objects.filter(team=team, state=JobState.SUCCEEDED, started_at__isnull=False,
+    done = (Job.objects.filter(team=team, kind=JobKind.JOB, state=JobState.SUCCEEDED,
+                               started_at__isnull=False,
                                ended_at__isnull=False, last_step__gt=0)
             .order_by("-ended_at").only("custom_job", "started_at", "ended_at", "last_step"))
     for job in done[:200]:

@@ -16,7 +16,7 @@ from django.conf import settings
 from controlplane.backends import quotas
 from controlplane.backends.errors import BackendError
 from controlplane.compose import validation
-from controlplane.runs.models import Job, JobState
+from controlplane.runs.models import Job, JobKind, JobState
 from vertexplan import quota as plan
 
 # States in which a job holds its accelerators (or is about to).
@@ -26,7 +26,10 @@ _HOLDING = (JobState.PENDING, JobState.RUNNING, JobState.CANCELLING)
 def in_use(region: str) -> dict[str, int]:
     """Accelerators this control plane's jobs hold in `region`, by quota metric."""
     used: dict[str, int] = {}
-    for job in Job.objects.filter(region=region, state__in=_HOLDING).only("custom_job"):
+    # A sweep's trials hold accelerators as any CustomJob; a Ray job runs on its cluster's
+    # machines, which hold them already.
+    holding = Job.objects.filter(region=region, state__in=_HOLDING).exclude(kind=JobKind.RAY)
+    for job in holding.only("custom_job"):
         attempt = job.current_attempt()
         spec = (attempt.submitted_spec if attempt and attempt.submitted_spec
                 else job.custom_job)

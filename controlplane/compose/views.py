@@ -55,7 +55,7 @@ class JobComposeView(SubmitterRequiredMixin, View):
         teams = access.submit_teams(request.user)
         only_team = teams[0].slug if teams.count() == 1 else ""
         if request.GET.get("clone"):
-            clone_of = get_object_or_404(runs_access.visible_jobs(request.user),
+            clone_of = get_object_or_404(runs_access.submitted_jobs(request.user),
                                          pk=int_or_404(request.GET["clone"]))
             team = clone_of.team.slug if access.can_submit(request.user, clone_of.team) else ""
             initial = initial_from_request(clone_of.request, team)
@@ -324,7 +324,7 @@ def template_delete(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
     """A new job from one of this job's checkpoints (POST checkpoint_step; newest if blank)."""
-    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    job = get_object_or_404(runs_access.submitted_jobs(request.user), pk=pk)
     if not access.can_submit(request.user, job.team):
         raise PermissionDenied("your role in this team cannot resubmit jobs")
     raw = request.POST.get("checkpoint_step", "").strip()

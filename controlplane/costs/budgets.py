@@ -26,7 +26,7 @@ from controlplane.core import signals
 from controlplane.costs import spend
 from controlplane.costs.models import BudgetAction, BudgetCrossing, TeamBudget
 from controlplane.runs import lifecycle
-from controlplane.runs.models import ACTIVE_STATES, Job
+from controlplane.runs.models import ACTIVE_STATES, Job, JobKind
 from controlplane.teams.models import Team
 from vertexplan.pricing import format_usd
 
@@ -106,7 +106,7 @@ def check_crossings() -> list[BudgetCrossing]:
     acted = []
     for budget in TeamBudget.objects.select_related("team"):
         team = budget.team
-        active = list(Job.objects.filter(team=team, state__in=ACTIVE_STATES)
+        active = list(Job.objects.filter(team=team, state__in=ACTIVE_STATES, kind=JobKind.JOB)
                       .values_list("pk", flat=True))
         spend.refresh_many(active)
         spent = spend.month_spent(team)

@@ -23,6 +23,7 @@ from controlplane.runs.models import (
     Job,
     JobAttempt,
     JobEvent,
+    JobKind,
     JobRestart,
     RestartCause,
 )
@@ -112,6 +113,8 @@ def refresh(job_id: int) -> JobCost | None:
     disagrees with the job page's for good."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
+        if not job.on_job_path:
+            return None  # a trial's or Ray job's money is its sweep's or cluster's
         now = timezone.now()
         cost = cost_of(job, now)
         if cost is None:
@@ -138,8 +141,9 @@ def month_start(at: datetime | None = None) -> date:
 
 
 def _month_jobs(team: Team, month: date) -> QuerySet[Job]:
-    """A job's cost counts in the month it was created (UTC)."""
-    return Job.objects.filter(team=team, created_at__year=month.year,
+    """A job's cost counts in the month it was created (UTC). Trials and Ray jobs count
+    through their sweep and cluster (register_spend), never as jobs."""
+    return Job.objects.filter(team=team, kind=JobKind.JOB, created_at__year=month.year,
                               created_at__month=month.month)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from controlplane.costs import spend
 from controlplane.costs.budgets import standing
 from controlplane.costs.models import BudgetCrossing
-from controlplane.runs.models import Job
+from controlplane.runs.models import Job, JobKind
 from controlplane.teams.models import Team
 from vertexplan.summaries import accelerator_summary
 
@@ -40,7 +40,7 @@ def summary(team: Team) -> dict[str, Any]:
 def spend_series(team: Team, month: date | None = None) -> dict[str, Any]:
     """Cumulative spend over the month's days, one series per job and per accelerator."""
     month = month or spend.month_start()
-    jobs = list(Job.objects.filter(team=team, created_at__year=month.year,
+    jobs = list(Job.objects.filter(team=team, kind=JobKind.JOB, created_at__year=month.year,
                                    created_at__month=month.month).order_by("created_at"))
     by_job: dict[str, dict[str, int]] = {}
     by_accelerator: dict[str, dict[str, int]] = defaultdict(dict)

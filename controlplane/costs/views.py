@@ -17,7 +17,7 @@ from controlplane.costs import spend
 from controlplane.costs.budgets_api import save_budget
 from controlplane.costs.models import BudgetAction, TeamBudget
 from controlplane.costs.standing import spend_series, summary
-from controlplane.runs.models import Job
+from controlplane.runs.models import Job, JobKind
 from controlplane.security import audit
 from controlplane.teams import access
 from controlplane.teams.models import Role
@@ -55,7 +55,7 @@ def team_costs(request: HttpRequest, team: str) -> HttpResponse:
                                  "on_exceed": saved.on_exceed})
             messages.success(request, f"Budget of {team_obj.name} saved.")
             return redirect("team-costs", team=team_obj.slug)
-    jobs = Job.objects.filter(team=team_obj).order_by("-created_at")[:20]
+    jobs = Job.objects.filter(team=team_obj, kind=JobKind.JOB).order_by("-created_at")[:20]
     return render(request, "costs/team_costs.html", {
         "team": team_obj, "admin": admin, "form": form, "summary": summary(team_obj),
         "series": spend_series(team_obj), "jobs": jobs,

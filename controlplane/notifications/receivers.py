@@ -11,7 +11,8 @@ from controlplane.serving.models import SloAlert
 
 
 def on_job_state_changed(job: Job, event: JobEvent, **_: Any) -> None:
-    service.on_state_change(job, event)
+    if job.on_job_path:  # a trial or Ray job: its sweep or cluster is what the team follows
+        service.on_state_change(job, event)
 
 
 def on_attempt_submitted(job: Job, attempt: JobAttempt, **_: Any) -> None:

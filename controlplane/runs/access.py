@@ -6,9 +6,16 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from controlplane.runs.models import Job
+from controlplane.runs.models import Job, JobKind
 from controlplane.teams.access import teams_of
 
 
 def visible_jobs(user: Any) -> QuerySet[Job]:
+    """Every kind: a trial's or a Ray job's page, steps, events and logs read as any job's."""
     return Job.objects.filter(team__in=teams_of(user)).select_related("team", "created_by")
+
+
+def submitted_jobs(user: Any) -> QuerySet[Job]:
+    """The visible jobs submitted through the job path: those that may be cancelled, cloned
+    or resubmitted as jobs (a trial or a Ray job is changed through its sweep or cluster)."""
+    return visible_jobs(user).filter(kind=JobKind.JOB)

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from controlplane.runs import access as runs_access
 from controlplane.runs import lifecycle
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
-from controlplane.runs.models import Job, JobAttempt, JobRestart
+from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
     EventSerializer,
     JobListSerializer,
@@ -88,6 +88,10 @@ def job_for_change(request: Request, pk: int, verb: str) -> Job:
     job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
     if not access.can_submit(request.user, job.team):
         raise PermissionDenied(f"your role in this team cannot {verb} jobs")
+    if not job.on_job_path:
+        owner = "its sweep" if job.kind == JobKind.TRIAL else "its cluster's Ray job"
+        raise ValidationError({"kind": [f"this job is a {job.get_kind_display()} job: "
+                                         f"{verb} {owner} instead"]})
     return job
 
 

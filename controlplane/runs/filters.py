@@ -1,5 +1,6 @@
 """Filters of the job list: GET /api/v1/jobs/?state=&team=&user=&accelerator=&created_after=
-&created_before= (all optional, combined with AND; paged with limit/offset)."""
+&created_before=&kind= (all optional, combined with AND; paged with limit/offset). Without
+`kind` the list holds the jobs submitted as jobs, not sweeps' trials or Ray jobs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 
 from controlplane.core import bounded
-from controlplane.runs.models import Job, JobState
+from controlplane.runs.models import Job, JobKind, JobState
 
 # The pools a job request may name, as stored in Job.request.
 POOLS = ("chief", "workers", "reduction_server", "parameter_servers", "evaluators")
@@ -32,10 +33,25 @@ JOB_LIST_PARAMETERS = [
     OpenApiParameter("created_before", DATE_TIME_OR_EMPTY,
                      description="ISO 8601 date-time, exclusive (a date alone also works: "
                                  "to 00:00 UTC); empty: no limit"),
+    OpenApiParameter("kind", str, enum=[*JobKind.values, "all"],
+                     description="job (the default: jobs submitted as jobs), trial (sweeps' "
+                                 "trials), ray (Ray jobs on clusters) or all"),
 ]
 
 
-FILTER_NAMES = ("state", "team", "user", "accelerator", "created_after", "created_before")
+FILTER_NAMES = ("state", "team", "user", "accelerator", "created_after", "created_before",
+                "kind")
+ALL_KINDS = "all"
+
+
+def filter_kind(jobs: QuerySet[Job], raw: str) -> QuerySet[Job]:
+    """Jobs of one kind (`job` when none is asked for), or every kind for `all`."""
+    kind = raw.strip().lower() or JobKind.JOB
+    if kind == ALL_KINDS:
+        return jobs
+    if kind not in JobKind.values:
+        raise ValidationError({"kind": [f"one of: {', '.join([*JobKind.values, ALL_KINDS])}"]})
+    return jobs.filter(kind=kind)
 
 
 def _moment(name: str, raw: str) -> datetime:
@@ -47,6 +63,7 @@ def filter_jobs(jobs: QuerySet[Job], params: dict[str, str]) -> QuerySet[Job]:
     for name in FILTER_NAMES:
         if "\x00" in params.get(name, ""):  # PostgreSQL text cannot hold it
             raise ValidationError({name: ["a NUL character is not allowed"]})
+    jobs = filter_kind(jobs, params.get("kind", ""))
     try:
         state = params.get("state", "").strip().upper()
         if state:

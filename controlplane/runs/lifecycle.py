@@ -149,7 +149,8 @@ def submit(job_id: int) -> None:
     """Create the current attempt's CustomJob unless it exists already. Exactly once."""
     with transaction.atomic():
         job = Job.objects.select_for_update().select_related("team").get(pk=job_id)
-        if job.state not in (JobState.QUEUED, JobState.WAITING_FOR_QUOTA):
+        if job.state not in (JobState.QUEUED, JobState.WAITING_FOR_QUOTA) or \
+                not job.on_job_path:
             return
         attempt, _ = JobAttempt.objects.get_or_create(
             job=job, number=job.attempt,
@@ -251,7 +252,7 @@ def _preempted(job: Job, attempt: JobAttempt) -> bool:
 def reconcile(job_id: int) -> None:
     """Bring one job in line with what the backend says about its current attempt."""
     job = Job.objects.select_related("team").get(pk=job_id)
-    if job.state not in ACTIVE_STATES:
+    if job.state not in ACTIVE_STATES or not job.on_job_path:
         return
     # Preemptions first: how an attempt that just ended is classified depends on them.
     signals.restarts_due.send(sender=Job, job_id=job.pk, force=False)
@@ -374,7 +375,7 @@ def request_cancel(job_id: int) -> bool:
     """Mark a job for cancellation and queue the call to the backend. Returns whether it will."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
-        if job.state not in ACTIVE_STATES:
+        if job.state not in ACTIVE_STATES or not job.on_job_path:
             return False
         if job.state == JobState.CANCELLING:
             return True
@@ -392,7 +393,7 @@ def request_cancel(job_id: int) -> bool:
 def send_cancel(job_id: int) -> None:
     """Ask the backend to cancel (best effort, as Vertex); the reconciler sees the job end."""
     job = Job.objects.get(pk=job_id)
-    if job.state != JobState.CANCELLING:
+    if job.state != JobState.CANCELLING or not job.on_job_path:
         return
     attempt = job.current_attempt()
     if attempt is None or not attempt.vertex_name:

@@ -27,6 +27,17 @@ class JobState(models.TextChoices):
     CANCELLED = "CANCELLED"
 
 
+class JobKind(models.TextChoices):
+    """Where a job comes from. Only JOB goes through the job path (submit, reconcile, recover,
+    cancel, resubmit, the team's spend and budget). A sweep's trial and a Ray job on a cluster
+    get a job of their own for what every job has (its log, loss curve, checkpoints, page);
+    their sweep or cluster runs them, bills them and lists them."""
+
+    JOB = "job"
+    TRIAL = "trial"   # one trial of a sweep (controlplane/sweeps/trial_jobs.py)
+    RAY = "ray"       # one Ray job on a cluster (controlplane/clusters/ray_jobs.py)
+
+
 TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
 ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
 
@@ -52,6 +63,8 @@ class Job(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="jobs")
     name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=8, choices=JobKind.choices, default=JobKind.JOB,
+                            db_index=True)
     # What the user asked for (the composer's input) and what it became (Vertex REST JSON,
     # without the per-attempt display name and labels).
     request = models.JSONField()
@@ -121,6 +134,12 @@ class Job(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_STATES
+
+    @property
+    def on_job_path(self) -> bool:
+        """Submitted, reconciled, recovered, cancelled and billed as a job (not a sweep's trial
+        or a Ray job, which their sweep or cluster runs)."""
+        return self.kind == JobKind.JOB
 
     @property
     def display_name(self) -> str:

@@ -50,3 +50,11 @@ def register_report(name: str, report_of: Report) -> None:
 def report(name: str, job: Job) -> Any:
     report_of = _REPORTS.get(name)
     return report_of(job) if report_of is not None else None
+
+
+def origin(job: Job) -> dict[str, str] | None:
+    """What a trial's or Ray job's job is part of (kind, label, url: its sweep or Ray job),
+    reported by the app that runs it as `origin-<kind>`; None for a job submitted as a job."""
+    if job.on_job_path:
+        return None
+    return report(f"origin-{job.kind}", job)

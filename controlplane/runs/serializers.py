@@ -44,6 +44,10 @@ class JobSerializer(serializers.ModelSerializer):
                   "Experiments, when the job names them). Against the local emulator they are this "
                   "product's own pages. Empty before Vertex has given the job an id.")
 
+    origin = serializers.SerializerMethodField(
+        help_text="For a sweep's trial or a Ray job (kind trial or ray): what it is part of, "
+                  "kind, label, url (its page) and api (its API record); null for a job.")
+
     tracking = serializers.SerializerMethodField(
         help_text="Where the trainer said the run is tracked besides this product, from its "
                   "`tracking` events: provider (wandb, vertex_experiments, tensorboard) -> "
@@ -51,7 +55,8 @@ class JobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
-        fields = ["id", "url", "team", "name", "state", "state_changed_at", "error_message",
+        fields = ["id", "url", "team", "name", "kind", "origin", "state", "state_changed_at",
+                  "error_message",
                   "diagnosis", "quota_wait", "checkpoints", "links", "tracking",
                   "attempt", "restarts", "created_by", "created_at", "started_at", "ended_at",
                   "last_step", "total_steps", "last_loss", "region", "request", "custom_job",
@@ -70,6 +75,9 @@ class JobSerializer(serializers.ModelSerializer):
     def get_tracking(self, job: Job) -> dict[str, str]:
         return {link.key: link.url for link in links.tracking_for(job)}
 
+    def get_origin(self, job: Job) -> dict[str, str] | None:
+        return panels.origin(job)
+
     def get_diagnosis(self, job: Job) -> dict[str, Any] | None:
         return panels.report("diagnosis", job)
 
@@ -80,7 +88,8 @@ class JobSerializer(serializers.ModelSerializer):
 
 class JobListSerializer(JobSerializer):
     class Meta(JobSerializer.Meta):
-        fields = ["id", "url", "team", "name", "state", "diagnosis", "quota_wait", "attempt",
+        fields = ["id", "url", "team", "name", "kind", "state", "diagnosis", "quota_wait",
+                  "attempt",
                   "restarts", "created_by", "created_at", "started_at", "ended_at", "last_step",
                   "total_steps", "last_loss", "cost_micros", "lost_micros", "estimate_micros"]
         read_only_fields = fields

@@ -13,7 +13,7 @@ from controlplane.backends.errors import TransientBackendError
 from controlplane.core import signals
 from controlplane.core.queue import task
 from controlplane.runs import lifecycle
-from controlplane.runs.models import ACTIVE_STATES, Job
+from controlplane.runs.models import ACTIVE_STATES, Job, JobKind
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,8 @@ def reconcile_jobs() -> None:
     jobs go first, so a sweep cut short by its budget never starves the same jobs twice.
     """
     started = time.monotonic()
-    job_ids = (Job.objects.filter(state__in=ACTIVE_STATES)
+    # Trials and Ray jobs are their sweep's and cluster's to follow.
+    job_ids = (Job.objects.filter(state__in=ACTIVE_STATES, kind=JobKind.JOB)
                .order_by(F("reconciled_at").asc(nulls_first=True), "pk")
                .values_list("pk", flat=True))
     job_ids = list(job_ids)
@@ -58,7 +59,8 @@ def reconcile_jobs() -> None:
             logger.exception("reconcile job %s failed", job_id)
     # Log lines keep arriving for a little while after a job ends (the follower trails it):
     # restarts they reveal are still recorded, and a late preemption changes the final cost.
-    recent = Job.objects.filter(ended_at__gte=timezone.now() - RESTART_TRAILING)
+    recent = Job.objects.filter(ended_at__gte=timezone.now() - RESTART_TRAILING,
+                                kind=JobKind.JOB)
     for job_id in recent.values_list("pk", flat=True):
         try:
             signals.restarts_due.send(sender=Job, job_id=job_id, force=False)

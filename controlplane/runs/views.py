@@ -26,10 +26,12 @@ from controlplane.runs import access as runs_access
 from controlplane.runs import checkpoints, lifecycle, links, panels
 from controlplane.runs.filters import (
     ACCELERATOR_FAMILIES,
+    ALL_KINDS,
     filter_accelerator_family,
     filter_jobs,
+    filter_kind,
 )
-from controlplane.runs.models import ACTIVE_STATES, Job, JobState
+from controlplane.runs.models import ACTIVE_STATES, Job, JobKind, JobState
 from controlplane.security import audit
 from controlplane.security.models import AuditEntry
 from controlplane.teams import access
@@ -57,6 +59,10 @@ class JobListView(LoginRequiredMixin, ListView):
 
     def get_queryset(self) -> QuerySet[Job]:
         jobs = runs_access.visible_jobs(self.request.user)
+        # Jobs submitted as jobs unless ?kind= asks for trials, Ray jobs or all (an unknown
+        # kind in a hand-edited URL: the default).
+        kind = self.request.GET.get("kind", "")
+        jobs = filter_kind(jobs, kind if kind in (*JobKind.values, ALL_KINDS) else "")
         state = self.request.GET.get("state", "")
         if state in JobState.values:
             jobs = jobs.filter(state=state)
@@ -64,6 +70,7 @@ class JobListView(LoginRequiredMixin, ListView):
         if team:
             jobs = jobs.filter(team__slug=team)
         extra = {k: self.request.GET[k] for k in PAGE_FILTERS if self.request.GET.get(k)}
+        extra["kind"] = ALL_KINDS  # applied above
         # A hand-edited URL with a bad date: the list without these filters, not an error page.
         with contextlib.suppress(ValidationError):
             jobs = filter_jobs(jobs, extra)
@@ -163,7 +170,8 @@ def int_or_404(value: str) -> int:
 
 def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     active = job.state in ACTIVE_STATES
-    submitter = access.can_submit(request.user, job.team)
+    # A trial or a Ray job is cancelled, cloned and rerun through its sweep or cluster.
+    submitter = access.can_submit(request.user, job.team) and job.on_job_path
     restart_records = list(job.restart_records.order_by("occurred_at", "id"))
     resumable = checkpoints.existing(job)
     return {
@@ -172,7 +180,8 @@ def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
         "diagnosis": panels.report("diagnosis", job),
         "cancelled_by": cancelled_by(job),
         "can_cancel": active and submitter,
-        "can_clone": access.submit_teams(request.user).exists(),
+        "can_clone": job.on_job_path and access.submit_teams(request.user).exists(),
+        "origin": panels.origin(job),
         "can_resubmit": submitter and not active and bool(resumable),
         "resumable_checkpoints": resumable,
         "attempts": list(job.attempts.all()),
@@ -302,7 +311,7 @@ def own_code(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    job = get_object_or_404(runs_access.submitted_jobs(request.user), pk=pk)
     if not access.can_submit(request.user, job.team):
         raise PermissionDenied("your role in this team cannot cancel jobs")
     if lifecycle.request_cancel(job.pk):

@@ -17,6 +17,7 @@ from controlplane.backends import errors
 from controlplane.backends.base import RemoteTuningJob, get_backend
 from controlplane.core import price_table
 from controlplane.core.queue import enqueue
+from controlplane.sweeps import trial_jobs
 from controlplane.sweeps.models import (
     ACTIVE_STATES,
     VERTEX_STATES,
@@ -182,7 +183,14 @@ def submit(sweep_id: int) -> None:
 
 def _apply(sweep: Sweep, remote: RemoteTuningJob) -> None:
     """Vertex's view of the tuning job and its trials, into the rows (one transaction)."""
-    known = {t.trial_id: t for t in sweep.trials.all()}
+    known = {t.trial_id: t for t in sweep.trials.select_related("job")}
+    spec: dict[str, Any] = {}
+
+    def trial_spec() -> dict[str, Any]:
+        if not spec:
+            spec.update(_body(sweep)["trialJobSpec"])
+        return spec
+
     for found in remote.trials:
         trial = known.get(found.id)
         if trial is None:
@@ -192,6 +200,7 @@ def _apply(sweep: Sweep, remote: RemoteTuningJob) -> None:
             trial.save()
         else:
             trial.update_from(found)
+        trial_jobs.sync(sweep, trial, trial_spec)
     state = VERTEX_STATES.get(remote.state, SweepState.PENDING)
     error = remote.error_message if state == SweepState.FAILED else ""
     sweep.update_state(state, error=error, vertex_name=remote.name, vertex_state=remote.state,

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from controlplane.runs.models import Job
 from controlplane.teams.models import Team
 
 
@@ -135,6 +136,10 @@ class Trial(models.Model):
     final_step = models.PositiveBigIntegerField(null=True, blank=True)
     measurements = models.JSONField(default=list)     # [{"step", "metrics"}], as reported
     custom_job = models.CharField(max_length=200, blank=True)
+    # The trial's own job (kind trial), made once it has a CustomJob: its log, loss curve,
+    # checkpoints and page, as for any job (controlplane/sweeps/trial_jobs.py).
+    job = models.OneToOneField(Job, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="sweep_trial")
     infeasible_reason = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)

@@ -14,6 +14,10 @@ class TrialSerializer(serializers.ModelSerializer):
     best = serializers.SerializerMethodField()
     objective = serializers.SerializerMethodField()
     custom_job_id = serializers.CharField(read_only=True)
+    job = serializers.IntegerField(
+        source="job_id", read_only=True, allow_null=True,
+        help_text="The trial's own job (kind trial): its steps, events, checkpoints and logs "
+                  "under /api/v1/jobs/<job>/; null until the trial has a CustomJob.")
     links = serializers.SerializerMethodField(
         help_text="key -> URL: the trial's CustomJob as a job's links name them (console, "
                   "logs, errors, gpu_utilisation, gpu_memory, and tensorboard, experiment, "
@@ -23,7 +27,7 @@ class TrialSerializer(serializers.ModelSerializer):
     class Meta:
         model = Trial
         fields = ["trial_id", "state", "parameters", "final_metrics", "final_step",
-                  "objective", "best", "measurements", "custom_job", "custom_job_id",
+                  "objective", "best", "measurements", "custom_job", "custom_job_id", "job",
                   "infeasible_reason", "started_at", "ended_at", "links"]
 
     def get_links(self, trial: Trial) -> dict[str, str]:

@@ -13,12 +13,14 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from controlplane.runs.views import COMPARE_MAX
 from controlplane.security import audit
 from controlplane.sweeps import curves, lifecycle, links
 from controlplane.sweeps.access import visible_sweeps
-from controlplane.sweeps.models import Sweep
+from controlplane.sweeps.models import Sweep, Trial
 from controlplane.teams import access
 from vertexplan.interop import ImportFailed
 from vertexplan.sweeps import export, import_text
@@ -48,6 +50,12 @@ def chart_data(sweep: Sweep, best_id: str | None) -> dict[str, Any]:
     }
 
 
+def compare_url(trials: list[Trial]) -> str:
+    """The compare page overlaying the trials' loss curves (its first COMPARE_MAX jobs)."""
+    ids = [str(t.job_id) for t in trials if t.job_id is not None][:COMPARE_MAX]
+    return f"{reverse('job-compare')}?ids={','.join(ids)}" if len(ids) > 1 else ""
+
+
 @login_required
 @require_GET
 def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -62,6 +70,7 @@ def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "sweep": sweep, "trials": trials, "best_id": best_id,
         "links": links.for_sweep(sweep),
         "chart": chart_data(sweep, best_id),
+        "compare_url": compare_url(trials),
         "can_submit": access.can_submit(request.user, sweep.team),
         "yaml": export(sweep.tuning_job, "yaml", region=sweep.region),
     })

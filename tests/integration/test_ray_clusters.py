@@ -1,7 +1,8 @@
 """Ray on Vertex on the real stack: a Ray cluster (head + 2 workers) is created through the
 API, the emulator runs it as real Ray processes, Ray jobs submitted through Ray's Job
 Submission API succeed on it (a plain driver, and a Ray Train run of the product's trainer on
-two workers), and deleting the cluster stops its processes and its cost.
+two workers, whose steps, checkpoints and searchable logs are its job's in the log store, as a
+CustomJob's are), and deleting the cluster stops its processes and its cost.
 Bad requests get field errors and change nothing."""
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from localvertex import processes
+from localvertex import storage as local_storage
 from localvertex.clusters.ray_nodes import ray_executable
 
 pytestmark = pytest.mark.integration
@@ -59,6 +62,30 @@ def ray_pids(stack, cluster: dict) -> list[int]:
             if job == marker]
 
 
+def assert_ray_job_in_the_log_store(api, ray_job: dict) -> None:
+    """The Ray job's job: SUCCEEDED, its steps, checkpoints and end as a CustomJob's, its
+    lines searchable, linked both ways; and not among the jobs listed as jobs."""
+    job_id = ray_job["job"]
+    job = api.get(f"/api/v1/jobs/{job_id}/")
+    assert job["kind"] == "ray" and job["state"] == "SUCCEEDED", job
+    assert job["origin"]["api"] == f"/api/v1/clusters/ray-jobs/{ray_job['id']}/"
+    assert job["last_step"] == 6 and job["total_steps"] == 6
+    steps = api.get(f"/api/v1/jobs/{job_id}/steps/", limit=100)["results"]
+    assert [s["step"] for s in steps] == [1, 2, 3, 4, 5, 6]
+    assert all(s["loss"] is not None for s in steps)
+    events = api.get(f"/api/v1/jobs/{job_id}/events/", limit=500)["results"]
+    saved = [e["step"] for e in events if e["kind"] == "checkpoint_saved"]
+    assert saved == [3, 6], [e["kind"] for e in events]
+    assert [e["step"] for e in events if e["kind"] == "run_finished"] == [6]
+    assert not [e for e in events if e["kind"] == "suspicious_event"], events
+    assert sorted(c["step"] for c in job["checkpoints"]) == [3, 6]
+    found = api.get(f"/api/v1/jobs/{job_id}/logs/", q="FINISHED AT STEP 6")["results"]
+    assert [line["message"] for line in found][:1] and all(
+        "finished at step 6" in line["message"] for line in found)
+    assert job_id not in [j["id"] for j in api.get("/api/v1/jobs/", limit=200)["results"]]
+    assert job_id in [j["id"] for j in api.get("/api/v1/jobs/", kind="ray")["results"]]
+
+
 def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
     if ray_executable() is None:
         pytest.fail("Ray is not installed: make venv installs the ray extra")
@@ -99,13 +126,11 @@ def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
     assert "RAY_NODES 3" in logs and "ANSWER 42" in logs
 
     # Ray Train: the product's trainer on the two worker nodes, its events in the job's logs
-    # and its checkpoints in the checkpoint dir.
-    checkpoints = tmp_path / "ckpt"
+    # and its checkpoints in the job's own folder (AIP_CHECKPOINT_DIR, as for a CustomJob).
     response = api.post("/api/v1/clusters/ray-jobs/", {
         "cluster": cluster["id"], "entrypoint": [
             "python", "-m", "trainers.ray_train", "--workers", "2", "--",
-            "--preset", "tiny", "--steps", "6", "--checkpoint-every", "3",
-            "--checkpoint-dir", str(checkpoints)],
+            "--preset", "tiny", "--steps", "6", "--checkpoint-every", "3"],
         "env_vars": {"RAY_DEDUP_LOGS": "0"}})
     assert response.status_code == 201, response.text
     job = wait(api, f"/api/v1/clusters/ray-jobs/{response.json()['id']}/",
@@ -115,8 +140,12 @@ def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
     assert job["state"] == "SUCCEEDED", logs[-5000:]
     assert '"event":"run_started","rank":1,"world_size":2' in logs
     assert '"event":"run_finished","step":6' in logs
+    own = api.get(f"/api/v1/jobs/{job['job']}/")
+    output = own["custom_job"]["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"]
+    checkpoints = Path(local_storage.local_path(stack.emulator_data_dir, output)) / "checkpoints"
     assert sorted(p.name for p in checkpoints.glob("step-*")) == ["step-00000003",
                                                                    "step-00000006"]
+    assert_ray_job_in_the_log_store(api, job)
     summary = job["summary"]
     assert summary["ranks"] == [0, 1] and summary["finished"]["step"] == 6
     assert [step for step, _ in summary["loss"]] == [1, 2, 3, 4, 5, 6]

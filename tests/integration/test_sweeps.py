@@ -1,7 +1,8 @@
 """A sweep on the local stack: a real tuning job on the emulator whose trials are real trainer
 runs. Six trials, two at a time, over learning rate and warm-up; every trial's metric is the
 validation loss its trainer reported; the best trial is the lowest; the API and the page show
-all six. A sweep whose trials fail stops at max_failed_trial_count."""
+all six; each trial's own job holds its step metrics and log lines, followed from its CustomJob
+as any job's. A sweep whose trials fail stops at max_failed_trial_count."""
 
 from __future__ import annotations
 
@@ -50,6 +51,28 @@ def reported_val_loss(stack: Stack, project: str, custom_job_id: str) -> float:
     return evals[-1]["metrics"]["val_loss"]
 
 
+def wait_trial_job(api: Api, stack: Stack, trial: dict, timeout_s: float = 90) -> None:
+    """The trial's job: SUCCEEDED, its four steps and its lines in the log store (the log
+    follower trails the trial's end by a few seconds)."""
+    job_id = trial["job"]
+    assert job_id is not None, trial
+    deadline = time.monotonic() + timeout_s
+    steps: list = []
+    lines: list = []
+    while time.monotonic() < deadline:
+        steps = api.get(f"/api/v1/jobs/{job_id}/steps/", limit=100)["results"]
+        lines = api.get(f"/api/v1/jobs/{job_id}/logs/", limit=500)["results"]
+        if len(steps) == 4 and any("finished at step 4" in line["message"] for line in lines):
+            break
+        time.sleep(1)
+    assert [s["step"] for s in steps] == [1, 2, 3, 4], (trial, steps)
+    assert all(s["loss"] is not None for s in steps)
+    assert any("finished at step 4" in line["message"] for line in lines), lines[-5:]
+    job = api.get(f"/api/v1/jobs/{job_id}/")
+    assert job["kind"] == "trial" and job["state"] == "SUCCEEDED", job
+    assert job["attempts"][0]["vertex_name"] == trial["custom_job"]
+
+
 def test_a_six_trial_sweep_finds_the_lowest_validation_loss(
         stack: Stack, api: Api, seeded: dict[str, Any], browser: Any) -> None:
     body = {
@@ -88,6 +111,13 @@ def test_a_six_trial_sweep_finds_the_lowest_validation_loss(
     assert sweep["best_trial"] == lowest["trial_id"]
     assert [t["trial_id"] for t in trials if t["best"]] == [lowest["trial_id"]]
     assert sweep["cost_micros"] > 0
+    for trial in trials:
+        wait_trial_job(api, stack, trial)
+    # Trials' jobs are the sweep's: not among the jobs listed as jobs unless asked for.
+    trial_jobs = {t["job"] for t in trials}
+    assert not trial_jobs & {j["id"] for j in api.get("/api/v1/jobs/", limit=200)["results"]}
+    assert trial_jobs <= {j["id"] for j in api.get("/api/v1/jobs/", kind="trial",
+                                                   limit=200)["results"]}
 
     listed = api.get("/api/v1/sweeps/")["results"]
     assert any(s["id"] == sweep["id"] for s in listed)
@@ -100,6 +130,8 @@ def test_a_six_trial_sweep_finds_the_lowest_validation_loss(
     page = session.get(f"{stack.web_url}/sweeps/{sweep['id']}/", timeout=10).text
     for trial in trials:
         assert f'data-trial="{trial["trial_id"]}"' in page
+        assert f'href="/jobs/{trial["job"]}/"' in page
+    assert 'id="compare-trials"' in page
     assert page.count('data-best="true"') == 1
     assert page.count('<svg class="sparkline"') == 6
     assert (f'<tr id="trial-{lowest["trial_id"]}" data-trial="{lowest["trial_id"]}" '
