@@ -66,7 +66,8 @@ SCHEMA: dict[str, Shape] = {
         "layers", "sequence_length", "attention_heads", "vocab_size",
         "activation_checkpointing")},
     "recovery": {key: None for key in ("strategy", "max_recoveries", "retries_in_place",
-                                       "fallback", "regions")},
+                                       "fallback", "regions", "tries_per_step",
+                                       "tries_per_region", "backoff_s", "backoff_cap_s")},
     "job_spec_extra": {key: None for key in PASSTHROUGH_JOB_SPEC},
 }
 
