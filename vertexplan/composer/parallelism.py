@@ -53,8 +53,8 @@ TPU_SHARDINGS = ("replicated", "fsdp")
 
 # The launcher of the trainers that ship with this project (trainers/train.py).
 TRAINER_COMMAND = ["python", "-m", "trainers.train"]
-# The TPU strategies' own entrypoints: each runs in its own image (images/), JAX with jax[tpu],
-# PyTorch/XLA with the torch that torch_xla pins.
+# The TPU strategies' own entrypoints: each runs in its own image (Dockerfile.tpu-jax,
+# Dockerfile.tpu-xla), JAX with jax[tpu], PyTorch/XLA with the torch that torch_xla pins.
 JAX_TRAINER_COMMAND = ["python", "-m", "trainers.jax"]
 XLA_TRAINER_COMMAND = ["python", "-m", "trainers.xla"]
 TPU_TRAINER_COMMANDS = {"tpu_jax": JAX_TRAINER_COMMAND, "tpu_xla": XLA_TRAINER_COMMAND}
