@@ -20,7 +20,9 @@ Compute Engine finds no VM to restart it on and the CustomJob ends FAILED with a
        decided     the "recovery" event that moves it to us-east1
        submitted   attempt 2's CustomJob exists in us-east1
        running     attempt 2 is RUNNING in us-east1
-timed from the stockout as the backend reports it (the CustomJob's end time). The reference:
+timed from the stockout as the backend reports it (the CustomJob's end time). The goal: decided
+and submitted within 5 s of the stockout being seen; each figure is printed beside it as a
+ratio, and one over it is flagged (the benchmark reports, it never fails). The reference:
 Vertex itself never moves a job to another region (the job stays FAILED), and SkyPilot's
 managed-jobs controller polls a job's status every 15 s before it can start recovering.
 """
@@ -48,11 +50,15 @@ JOB = {"name": "bench-recovery", "spot": True, "args": [],
        "command": ["python", "-c", "import time; time.sleep(60)"],
        "chief": {"machine_type": "n1-standard-4"}}
 FAILOVER_JOB = {**JOB, "name": "bench-failover",
-                "recovery": {"strategy": "failover", "max_recoveries": 3, "fallback": [],
-                             "regions": ["us-east1"]}}
+                "recovery": {"strategy": "failover", "max_recoveries": 3, "backoff_s": 0,
+                             "fallback": [], "regions": ["us-east1"]}}
 HOME, SECOND = "us-central1", "us-east1"
 # How often SkyPilot's managed-jobs controller looks at a job's status (its reference figure).
 SKYPILOT_POLL_S = 15.0
+# The failover goal: from the stockout being seen to the next region's attempt decided and
+# submitted (running also waits for the VM, which the control plane does not decide).
+FAILOVER_GOAL_S = 5.0
+GOAL_KEYS = ("decided", "submitted")
 
 
 class BenchStack(Stack):
@@ -142,7 +148,9 @@ def failover_trial(api: Api, admin: AdminClient) -> dict[str, float]:
 
     attempts = _poll(second_running)
     first, second = attempts[0], attempts[1]
-    assert (first["failure"], second["region"]) == ("stockout", SECOND), attempts
+    if (first["failure"], second["region"]) != ("stockout", SECOND):
+        print(f"note: this trial did not fail over as planned: attempt 1 ended with "
+              f"{first['failure']!r}, attempt 2 ran in {second['region']}", flush=True)
     events = api.call(f"/api/v1/jobs/{job_id}/events/?limit=500")["results"]
     decided = next(e for e in events if e["kind"] == "recovery")
     seen = _ts(first["ended_at"])
@@ -154,16 +162,33 @@ def failover_trial(api: Api, admin: AdminClient) -> dict[str, float]:
     }
 
 
+def _goal(key: str, value: float, goal_s: float) -> str:
+    """A figure as a ratio of the goal, flagged OVER when it misses it (only the figures the
+    goal is about: running also waits for the VM)."""
+    over = key in GOAL_KEYS and value > goal_s
+    return f"{value / goal_s:.2f}x{' OVER' if over else ''}"
+
+
 def _table(title: str, results: list[dict[str, float]], keys: tuple[str, ...],
-           reference_s: float | None = None) -> None:
+           reference_s: float | None = None, goal_s: float | None = None) -> None:
     ref = f"{'vs SkyPilot 15 s poll':>24}" if reference_s else ""
-    print(f"{title:<26}{'median':>9}{'p90':>9}{'max':>9}{ref}")
+    goal = f"   vs {goal_s:g} s goal: median, p90, max" if goal_s else ""
+    print(f"{title:<26}{'median':>9}{'p90':>9}{'max':>9}{ref}{goal}")
     for key in keys:
         values = sorted(r[key] for r in results)
         p90 = values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
         median = statistics.median(values)
         ratio = f"{median / reference_s:>23.2f}x" if reference_s else ""
-        print(f"{key:<26}{median:>8.2f}s{p90:>8.2f}s{values[-1]:>8.2f}s{ratio}")
+        against = ""
+        if goal_s:
+            against = "   " + ", ".join(_goal(key, v, goal_s)
+                                       for v in (median, p90, values[-1]))
+            against += "" if key in GOAL_KEYS else " (reference, not a goal)"
+        print(f"{key:<26}{median:>8.2f}s{p90:>8.2f}s{values[-1]:>8.2f}s{ratio}{against}")
+    if goal_s:
+        over = sorted({k for r in results for k in GOAL_KEYS if k in keys and r[k] > goal_s})
+        print(f"goal ({', '.join(GOAL_KEYS)} within {goal_s:g} s of the stockout): " +
+              (f"missed in some trial by {', '.join(over)}" if over else "met in every trial"))
 
 
 def scratch_database(server: str | None, var_dir: Path) -> tuple[str, Any]:
@@ -222,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
                 if args.scenario in ("failover", "both"):
                     failovers.append(failover_trial(api, admin))
                     print(f"failover {n + 1}: " + ", ".join(
-                        f"{k} {v:.2f} s" for k, v in failovers[-1].items()), flush=True)
+                        f"{k} {v:.2f} s ({_goal(k, v, FAILOVER_GOAL_S)} of "
+                        f"{FAILOVER_GOAL_S:g} s)"
+                        for k, v in failovers[-1].items()), flush=True)
     finally:
         stack.stop()
         drop()
@@ -236,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nregion failover {HOME} -> {SECOND} (Vertex itself: never; the job stays "
               "FAILED)")
         _table("from the stockout to", failovers, ("decided", "submitted", "running"),
-               SKYPILOT_POLL_S)
+               SKYPILOT_POLL_S, FAILOVER_GOAL_S)
     return 0
 
 

@@ -328,6 +328,9 @@ CP_LOCAL_STORAGE_ROOT = envstr(
            str(VAR_DIR / "localvertex" / "gcs") if VERTEX_EMULATOR_ADDR else ""))
 # The same folder, under the name the checkpoint checks at submit read (backends/storage.py).
 CP_LOCAL_GCS_ROOT = CP_LOCAL_STORAGE_ROOT
+# A Cloud Storage emulator (its scheme, host and port, as Google's client reads the variable):
+# when set, gs:// objects and bucket locations are read there, even beside the Vertex emulator.
+STORAGE_EMULATOR_HOST = envstr("STORAGE_EMULATOR_HOST", "")
 # Links in notifications point here.
 CP_BASE_URL = envstr("CP_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 CP_LOG_PAGE_SIZE = envint("CP_LOG_PAGE_SIZE", 1000, minimum=1)

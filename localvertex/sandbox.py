@@ -146,6 +146,17 @@ def prepare(data_dir: Path, who: Identity | None) -> None:
             os.chown(os.path.join(root, name), who.uid, who.gid, follow_symlinks=False)
 
 
+def replica_folder(path: Path, who: Identity | None) -> None:
+    """A folder replicas write (a job's output folders in a stand-in bucket), made with its
+    missing parents as the replica user's: made as the emulator's root, a trainer could not
+    create its checkpoints there."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    if who is not None:
+        for made in missing:
+            os.chown(made, who.uid, who.gid)
+
+
 def working_dir(data_dir: Path, job_id: str, who: Identity | None) -> Path:
     path = data_dir / "work" / job_id
     _own(path, who, 0o700)

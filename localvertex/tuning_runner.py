@@ -8,10 +8,12 @@ trial job spec with the trial's parameters added to every pool's arguments as
 
 * keeps up to parallel_trial_count trials running, max_trial_count in all (a grid may end
   sooner), with parameters from tuning_search.py;
-* when a trial's CustomJob ends, reads the metric file the trial wrote (one JSON object per
-  line, the metric's tag as key, ``global_step``) into the trial's measurements and its final
-  measurement (the last one, or the best with BEST_MEASUREMENT): SUCCEEDED; a trial whose job
-  failed or that reported no value of the study's metric is INFEASIBLE, and counts as failed;
+* while a trial's CustomJob runs, reads the metric file the trial writes (one JSON object per
+  line, the metric's tag as key, ``global_step``; tuning_metrics.py) into the trial's
+  measurements whenever it changes, so intermediate measurements show during the trial as on
+  Vertex; when the job ends, reads it once more and sets the final measurement (the last one,
+  or the best with BEST_MEASUREMENT): SUCCEEDED; a trial whose job failed or that reported no
+  value of the study's metric is INFEASIBLE, and counts as failed;
 * fails the job once max_failed_trial_count trials have failed (0: no limit here, as Vertex's
   own choice is not documented; the job then fails only when no trial succeeds);
 * on cancel, cancels the running trials' CustomJobs and ends CANCELLED.
@@ -22,12 +24,9 @@ trials' CustomJobs are resumed by the job manager, and their metric files are st
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import math
 import threading
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from google.cloud import aiplatform_v1
@@ -36,6 +35,15 @@ from google.protobuf import struct_pb2
 from localvertex import logentries, timeutil, tuning_search
 from localvertex.job_updates import CODE_CANCELLED, CODE_INTERNAL
 from localvertex.jobstore import CustomJobPb, JobRecord, JobState
+from localvertex.tuning_metrics import (
+    file_version,
+    final_of,
+    measurements_of,
+    merged,
+    metric_file,
+    read_reports,
+    replace_measurements,
+)
 from localvertex.tuning_store import TuningRecord
 
 if TYPE_CHECKING:
@@ -45,12 +53,9 @@ log = logging.getLogger(__name__)
 
 TrialState = aiplatform_v1.Trial.State
 Goal = aiplatform_v1.StudySpec.MetricSpec.GoalType
-Selection = aiplatform_v1.StudySpec.MeasurementSelectionType
-MeasurementPb = aiplatform_v1.Measurement.pb()
 SERVICE_LOG_ID = "localvertex"
 METRIC_FILE_ENV = "CLOUD_ML_HP_METRIC_FILE"
 TRIAL_ID_ENV = "CLOUD_ML_TRIAL_ID"
-MAX_REPORTS = 100  # cloudml-hypertune keeps the last 100 reports in its file
 CANCELLED_REASON = "The tuning job was cancelled."
 # google.rpc.Code of a tuning job its trials failed (the code Vertex's own answer carries is
 # UNCONFIRMED; the message says what happened).
@@ -58,42 +63,6 @@ CODE_FAILED_PRECONDITION = 9
 _TICK_S = 0.5
 _CANCEL_WAIT_S = 60.0
 LIVE = (TrialState.REQUESTED, TrialState.ACTIVE, TrialState.STOPPING)
-
-
-def metric_file(data_dir: Path, custom_job_id: str) -> Path:
-    """Where a trial's replicas write their reports: in the trial job's own working folder
-    (sandbox.working_dir), the one place its replicas may write and nothing else reads."""
-    return Path(data_dir).absolute() / "work" / custom_job_id / "hypertune" / "output.metrics"
-
-
-def read_reports(path: Path) -> list[dict[str, Any]]:
-    """The file's reports, oldest first; lines that are not JSON objects are skipped."""
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return []
-    reports = []
-    for line in text.splitlines()[-MAX_REPORTS:]:
-        with contextlib.suppress(ValueError):
-            report = json.loads(line)
-            if isinstance(report, dict):
-                reports.append(report)
-    return reports
-
-
-def _float(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _step(report: dict[str, Any]) -> int:
-    try:
-        return max(0, int(report.get("global_step") or 0))
-    except (TypeError, ValueError):
-        return 0
 
 
 def _value(value: Any) -> struct_pb2.Value:
@@ -120,6 +89,8 @@ class TuningRunner:
         self.thread = threading.Thread(target=self.run, name=f"tuning-{job_id}", daemon=True)
         self._wake = threading.Event()
         self._stopping = False
+        # trial id -> the version of its metric file last read (file_version).
+        self._read: dict[str, tuple[int, int]] = {}
 
     def start(self) -> None:
         self.thread.start()
@@ -306,6 +277,32 @@ class TuningRunner:
                 self._end_trial(trial.id, TrialState.INFEASIBLE, "The trial's CustomJob is gone.")
             elif child.terminal:
                 self._trial_ended(record, trial, child)
+            else:
+                self._read_measurements(record, trial, custom_job_id)
+
+    def _reported(self, record: TuningRecord, trial: Any, custom_job_id: str) -> list[Any]:
+        """The trial's measurements: those it has, joined with what its file holds now."""
+        path = metric_file(self.manager.settings.data_dir, custom_job_id)
+        read = measurements_of(record.job.study_spec, read_reports(path))
+        return merged(list(trial.measurements), read)
+
+    def _read_measurements(self, record: TuningRecord, trial: Any, custom_job_id: str) -> None:
+        """Intermediate measurements of a running trial, whenever its file has changed."""
+        version = file_version(metric_file(self.manager.settings.data_dir, custom_job_id))
+        if version is None or self._read.get(trial.id) == version:
+            return
+        self._read[trial.id] = version
+        measurements = self._reported(record, trial, custom_job_id)
+        if measurements == list(trial.measurements):
+            return
+
+        def change(r: TuningRecord) -> None:
+            for live in r.job.trials:
+                if live.id == trial.id and live.state in LIVE:
+                    replace_measurements(live.measurements, measurements)
+                    r.job.update_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+
+        self.store.update(self.job_id, change)
 
     def _trial_ended(self, record: TuningRecord, trial: Any, child: JobRecord) -> None:
         if child.state == JobState.JOB_STATE_CANCELLED:
@@ -316,8 +313,8 @@ class TuningRunner:
             self._end_trial(trial.id, TrialState.INFEASIBLE, f"The trial's job failed: {reason}")
             self._line(f"Trial {trial.id} failed: {reason}", logentries.ERROR)
             return
-        path = metric_file(self.manager.settings.data_dir, child.id)
-        measurements, final = self._measurements(record, read_reports(path))
+        measurements = self._reported(record, trial, child.id)
+        final = final_of(record.job.study_spec, measurements)
         if final is None:
             metric = record.job.study_spec.metrics[0].metric_id
             self._end_trial(trial.id, TrialState.INFEASIBLE,
@@ -329,43 +326,6 @@ class TuningRunner:
         shown = ", ".join(f"{m.metric_id}={m.value:.6g}" for m in final.metrics)
         self._line(f"Trial {trial.id} succeeded: {shown} at step {final.step_count}.")
 
-    def _measurements(self, record: TuningRecord, reports: list[dict[str, Any]]
-                      ) -> tuple[list[Any], Any]:
-        metric_ids = [m.metric_id for m in record.job.study_spec.metrics]
-        measurements = []
-        for report in reports:
-            found = [(mid, _float(report.get(mid))) for mid in metric_ids if mid in report]
-            found = [(mid, v) for mid, v in found if v is not None]
-            if not found:
-                continue
-            measurement = MeasurementPb()
-            measurement.step_count = _step(report)
-            for mid, value in found:
-                metric = measurement.metrics.add()
-                metric.metric_id, metric.value = mid, value
-            measurements.append(measurement)
-        primary = record.job.study_spec.metrics[0]
-        scored = [(m, next(x.value for x in m.metrics if x.metric_id == primary.metric_id))
-                  for m in measurements
-                  if any(x.metric_id == primary.metric_id for x in m.metrics)]
-        if not scored:
-            return measurements, None
-        if record.job.study_spec.measurement_selection_type == Selection.BEST_MEASUREMENT:
-            pick = min if primary.goal == Goal.MINIMIZE else max
-            chosen = pick(scored, key=lambda pair: pair[1])[0]
-        else:
-            chosen = scored[-1][0]
-        final = MeasurementPb()
-        final.CopyFrom(chosen)
-        # The other metrics at their latest values, beside the objective's chosen one.
-        have = {m.metric_id for m in final.metrics}
-        for measurement in reversed(measurements):
-            for metric in measurement.metrics:
-                if metric.metric_id not in have:
-                    have.add(metric.metric_id)
-                    final.metrics.add().CopyFrom(metric)
-        return measurements, final
-
     def _end_trial(self, trial_id: str, state: int, reason: str,
                    measurements: list[Any] | None = None, final: Any = None) -> None:
         def change(r: TuningRecord) -> None:
@@ -376,8 +336,8 @@ class TuningRunner:
                     trial.end_time.CopyFrom(now)
                     if reason:
                         trial.infeasible_reason = reason
-                    for measurement in measurements or ():
-                        trial.measurements.add().CopyFrom(measurement)
+                    if measurements is not None:
+                        replace_measurements(trial.measurements, measurements)
                     if final is not None:
                         trial.final_measurement.CopyFrom(final)
                     r.job.update_time.CopyFrom(now)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
@@ -55,10 +56,8 @@ def check_checkpoint(path: str) -> CheckpointCheck:
     bucket, key = _split(path)
     try:
         from google.api_core import exceptions as gexc
-        from google.cloud import storage
 
-        client = storage.Client(project=settings.VERTEX_PROJECT)
-        exists = client.bucket(bucket).blob(f"{key}/{MARKER}").exists(timeout=10)
+        exists = _client().bucket(bucket).blob(f"{key}/{MARKER}").exists(timeout=10)
     except gexc.GoogleAPICallError as exc:
         raise errors.TransientBackendError(f"cannot read {path}: {exc}") from exc
     if not exists:
@@ -71,18 +70,34 @@ def check_checkpoint(path: str) -> CheckpointCheck:
 READABLE_EVERYWHERE = frozenset({"multi-region", "dual-region"})
 
 
+def _client() -> Any:
+    """Google's storage client; against a storage emulator (STORAGE_EMULATOR_HOST, with its
+    scheme) when one is named, without credentials, as Google's own emulators are used."""
+    from google.api_core.client_options import ClientOptions
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    host = settings.STORAGE_EMULATOR_HOST
+    if not host:
+        return storage.Client(project=settings.VERTEX_PROJECT)
+    return storage.Client(project=settings.VERTEX_PROJECT, credentials=AnonymousCredentials(),
+                          client_options=ClientOptions(api_endpoint=host))
+
+
 def bucket_location(uri: str) -> tuple[str, str] | None:
     """(location type, location) of the bucket behind a gs:// URI; None for local storage
-    (the emulator's buckets are folders every emulated region reads)."""
-    if not uri.startswith(GCS_SCHEME) or settings.CP_LOCAL_GCS_ROOT or \
-            settings.VERTEX_EMULATOR_ADDR:
+    (with the Vertex emulator and no storage emulator, buckets are folders every emulated
+    region reads)."""
+    if not uri.startswith(GCS_SCHEME):
+        return None
+    if not settings.STORAGE_EMULATOR_HOST and (settings.CP_LOCAL_GCS_ROOT or
+                                               settings.VERTEX_EMULATOR_ADDR):
         return None
     bucket, _ = _split(uri)
-    try:
-        from google.api_core import exceptions as gexc
-        from google.cloud import storage
+    from google.api_core import exceptions as gexc
 
-        found = storage.Client(project=settings.VERTEX_PROJECT).get_bucket(bucket, timeout=10)
+    try:
+        found = _client().get_bucket(bucket, timeout=10)
     except gexc.GoogleAPICallError as exc:
         raise errors.TransientBackendError(f"cannot read bucket {bucket}: {exc}") from exc
     return str(found.location_type or "").lower(), str(found.location or "").lower()

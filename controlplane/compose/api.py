@@ -286,6 +286,11 @@ class JobImport(APIView):
         # strategy read from it), keyed by its paths; the team is chosen when submitting.
         checked = validation.check_custom_job(imported.custom_job, None, region=region)
         checked.errors.pop("team", None)
+        # What the text asked for that is not in the CustomJob it reads as (a Python file's
+        # unreadable run(...) argument): refused on its own name.
+        for path, messages in imported.errors.items():
+            known = checked.errors.setdefault(path, [])
+            known.extend(m for m in messages if m not in known)
         return Response({"kind": imported.kind,
                          "request": recovery_fields.labels_into_request(imported.request),
                          "errors": checked.errors, "warnings": imported.warnings,

@@ -298,8 +298,12 @@ class JobForm(forms.Form):
             self.add_error(None, str(exc))
             return cleaned
         self.checked = validation.check(request, cleaned.get("team"))
+        advanced = cleaned.get("advanced") or {}
         for key, messages in self.checked.errors.items():
             field = self.field_for(key)
+            if field in (None, "strategy") and key and _written_in(advanced, key):
+                # A key typed in the box (an unknown one, a DeepSpeed extra): shown under it.
+                field = "advanced"
             if field == "team" and "team" in self.errors:
                 continue  # "select a valid choice" already says it
             for message in messages:
@@ -344,6 +348,15 @@ class JobForm(forms.Form):
         if policy is not None:
             request["recovery"] = policy
         return mapping.merge(request, self.cleaned_data.get("advanced") or {})
+
+
+def _written_in(advanced: dict[str, Any], key: str) -> bool:
+    """Whether the request path ``key`` ("chief.use_spot") was written in the advanced JSON."""
+    try:
+        found, _ = catalog.resolve_path(advanced, key)
+    except ValueError:
+        return False
+    return found
 
 
 def initial_from_request(request: dict[str, Any], team_slug: str = "") -> dict[str, Any]:

@@ -3,7 +3,8 @@ request's `recovery` object gets before anything is created (including that its 
 stay readable from every region it may move to), and its form as CustomJob labels for export
 and import.
 
-    "recovery": {"strategy": "failover", "max_recoveries": 4,
+    "recovery": {"strategy": "failover", "max_recoveries": 4, "tries_per_step": 2,
+                 "backoff_s": 10, "backoff_cap_s": 300,
                  "fallback": ["FLEX_START", "STANDARD"], "regions": ["us-east1"]}
 """
 
@@ -16,12 +17,22 @@ from django.conf import settings
 
 from controlplane.backends import storage
 from controlplane.backends.errors import BackendError
-from controlplane.runs import recovery
+from controlplane.runs import recovery, recovery_policy
 from vertexplan.catalog import list_regions
 
 FORM_FIELDS = ("recovery_strategy", "recovery_max_recoveries", "recovery_retries_in_place",
-               "recovery_fallback", "recovery_regions")
+               "recovery_tries_per_step", "recovery_tries_per_region", "recovery_backoff_s",
+               "recovery_backoff_cap_s", "recovery_fallback", "recovery_regions")
+# The policy's numbers, each a form field "recovery_<key>" and a request field "<key>".
+NUMBERS = ("max_recoveries", "retries_in_place", "tries_per_step", "tries_per_region",
+           "backoff_s", "backoff_cap_s")
 LABEL_PREFIX = "cp-recovery-"
+# Label key (after the prefix) of each number. Label values allow no ".": seconds travel as
+# whole milliseconds.
+NUMBER_LABELS = {"max_recoveries": "max", "retries_in_place": "in-place",
+                 "tries_per_step": "step-tries", "tries_per_region": "region-tries",
+                 "backoff_s": "backoff-ms", "backoff_cap_s": "backoff-cap-ms"}
+MILLISECONDS = frozenset({"backoff_s", "backoff_cap_s"})
 
 
 def form_fields() -> dict[str, forms.Field]:
@@ -37,6 +48,7 @@ def form_fields() -> dict[str, forms.Field]:
         "recovery_retries_in_place": forms.IntegerField(
             label="Retries in place", required=False, min_value=0, max_value=10,
             help_text="After a preemption, before moving on (default 2)."),
+        **_limit_fields(),
         "recovery_fallback": forms.CharField(
             label="Scheduling fallback", required=False,
             help_text="In order, comma-separated: e.g. FLEX_START, STANDARD."),
@@ -44,6 +56,37 @@ def form_fields() -> dict[str, forms.Field]:
             label="Failover regions", required=False,
             help_text="In order, comma-separated: e.g. us-east1, europe-west4. Checkpoints "
                       "must be in a multi-region or dual-region bucket."),
+    }
+
+
+def _ranged(low: float, high: float, message: str) -> dict[str, Any]:
+    return {"min_value": low, "max_value": high, "required": False, "error_messages": {
+        "invalid": message, "min_value": message, "max_value": message}}
+
+
+def _limit_fields() -> dict[str, forms.Field]:
+    """Each step's limit and the backoff between tries, with the API's ranges."""
+    whole, seconds = recovery_policy.WHOLE_RANGES, recovery_policy.SECONDS_RANGES
+    text_w, text_s = recovery_policy.whole_range_text, recovery_policy.seconds_range_text
+    return {
+        "recovery_tries_per_step": forms.IntegerField(
+            label="Tries per step", **_ranged(*whole["tries_per_step"][:2],
+                                              text_w("tries_per_step")),
+            help_text="After a stockout, tries on one scheduling strategy in one region "
+                      "before the next (default 1)."),
+        "recovery_tries_per_region": forms.IntegerField(
+            label="Tries per region", **_ranged(*whole["tries_per_region"][:2],
+                                                text_w("tries_per_region")),
+            help_text="All steps in one region together, before the next region (0 or "
+                      "empty: no limit but the steps')."),
+        "recovery_backoff_s": forms.FloatField(
+            label="Backoff (s)", **_ranged(*seconds["backoff_s"], text_s("backoff_s")),
+            help_text="The first wait before a try; doubles, jittered, with each try at "
+                      "one step."),
+        "recovery_backoff_cap_s": forms.FloatField(
+            label="Backoff cap (s)", **_ranged(*seconds["backoff_cap_s"],
+                                               text_s("backoff_cap_s")),
+            help_text="The longest wait."),
     }
 
 
@@ -55,17 +98,16 @@ def request_from_form(cleaned: dict[str, Any]) -> dict[str, Any] | None:
     """The request's `recovery` object from the form; None when the form leaves it at the
     site default."""
     strategy = cleaned.get("recovery_strategy") or ""
-    limit = cleaned.get("recovery_max_recoveries")
-    in_place = cleaned.get("recovery_retries_in_place")
+    numbers = {key: cleaned.get(f"recovery_{key}") for key in NUMBERS}
+    numbers = {key: value for key, value in numbers.items() if value is not None}
     fallback = _split(cleaned.get("recovery_fallback") or "")
     regions = _split(cleaned.get("recovery_regions") or "")
-    if not (strategy or limit is not None or in_place is not None or fallback or regions):
+    if not (strategy or numbers or fallback or regions):
         return None
     out: dict[str, Any] = {"strategy": strategy or "failover"}
-    if limit is not None:
-        out["max_recoveries"] = limit
-    if in_place is not None:
-        out["retries_in_place"] = in_place
+    for key, value in numbers.items():
+        # A whole number of seconds reads as one ("10", not "10.0"), in exports too.
+        out[key] = int(value) if key in MILLISECONDS and float(value).is_integer() else value
     out["fallback"] = [s.upper() for s in fallback]
     out["regions"] = regions
     return out
@@ -76,8 +118,7 @@ def form_initial(request: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return {}
     return {"recovery_strategy": raw.get("strategy", ""),
-            "recovery_max_recoveries": raw.get("max_recoveries"),
-            "recovery_retries_in_place": raw.get("retries_in_place"),
+            **{f"recovery_{key}": raw.get(key) for key in NUMBERS},
             "recovery_fallback": ", ".join(raw.get("fallback") or []),
             "recovery_regions": ", ".join(raw.get("regions") or [])}
 
@@ -98,7 +139,7 @@ def check(request: dict[str, Any]) -> dict[str, list[str]]:
     the job may change region."""
     if request.get("recovery") is None:
         return {}
-    policy, errors = recovery.parse_policy(request)
+    policy, errors = recovery_policy.parse_policy(request)
     if errors:
         return errors
     home = request.get("region") or settings.VERTEX_REGION
@@ -136,21 +177,34 @@ def _unreadable_elsewhere(request: dict[str, Any], regions: list[str]) -> str | 
 # --- labels -----------------------------------------------------------------------------------
 
 def to_labels(policy: dict[str, Any] | None) -> dict[str, str]:
-    """The policy as CustomJob labels (values: lowercase letters, digits, '_' and '-'), so a
-    gcloud YAML or REST JSON export carries it and an import restores it."""
+    """The policy as CustomJob labels (values: lowercase letters, digits, '_' and '-'; seconds
+    as whole milliseconds), so a gcloud YAML or REST JSON export carries it and an import
+    restores it."""
     if not policy:
         return {}
     labels = {f"{LABEL_PREFIX}strategy": str(policy.get("strategy", "failover")).lower()}
-    if policy.get("max_recoveries") is not None:
-        labels[f"{LABEL_PREFIX}max"] = str(policy["max_recoveries"])
-    if policy.get("retries_in_place") is not None:
-        labels[f"{LABEL_PREFIX}in-place"] = str(policy["retries_in_place"])
+    for key, name in NUMBER_LABELS.items():
+        value = policy.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            labels[f"{LABEL_PREFIX}{name}"] = str(round(value * 1000) if key in MILLISECONDS
+                                                  else int(value))
     if policy.get("fallback"):
         labels[f"{LABEL_PREFIX}fallback"] = "_".join(
             s.lower().replace("_", "-") for s in policy["fallback"])
     if policy.get("regions"):
         labels[f"{LABEL_PREFIX}regions"] = "_".join(policy["regions"])
     return {k: v[:63] for k, v in labels.items()}
+
+
+def _number(key: str, text: str) -> int | float | str:
+    """A label's number; a value that is not one stays as written, so the check refuses it
+    by field instead of dropping it."""
+    if not text.isdigit():
+        return text
+    if key not in MILLISECONDS:
+        return int(text)
+    seconds = int(text) / 1000
+    return int(seconds) if seconds.is_integer() else seconds
 
 
 def from_labels(labels: dict[str, str]) -> tuple[dict[str, Any] | None, dict[str, str]]:
@@ -160,12 +214,9 @@ def from_labels(labels: dict[str, str]) -> tuple[dict[str, Any] | None, dict[str
     if not mine:
         return None, rest
     policy: dict[str, Any] = {"strategy": mine.get(f"{LABEL_PREFIX}strategy", "failover")}
-    limit = mine.get(f"{LABEL_PREFIX}max", "")
-    if limit.isdigit():
-        policy["max_recoveries"] = int(limit)
-    in_place = mine.get(f"{LABEL_PREFIX}in-place", "")
-    if in_place.isdigit():
-        policy["retries_in_place"] = int(in_place)
+    for key, name in NUMBER_LABELS.items():
+        if f"{LABEL_PREFIX}{name}" in mine:
+            policy[key] = _number(key, mine[f"{LABEL_PREFIX}{name}"])
     fallback = mine.get(f"{LABEL_PREFIX}fallback", "")
     policy["fallback"] = [s.upper().replace("-", "_") for s in fallback.split("_") if s]
     regions = mine.get(f"{LABEL_PREFIX}regions", "")

@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from controlplane.compose.models import JobTemplate
 from controlplane.core.serializers import StrictSerializer
-from controlplane.runs import recovery
+from controlplane.runs import recovery, recovery_policy
 from vertexplan.composer import STRATEGIES, parallelism
 from vertexplan.composer.request import SCHEDULING_STRATEGIES
 
@@ -123,6 +123,29 @@ class ModelSerializer(StrictSerializer):
     activation_checkpointing = serializers.BooleanField(required=False)
 
 
+def _whole(key: str, **kwargs: Any) -> serializers.IntegerField:
+    low, high, _ = recovery_policy.WHOLE_RANGES[key]
+    text = recovery_policy.whole_range_text(key)
+    return serializers.IntegerField(required=False, min_value=low, max_value=high,
+                                    error_messages={"invalid": text, "min_value": text,
+                                                    "max_value": text}, **kwargs)
+
+
+class _SecondsField(serializers.FloatField):
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool):  # float(True) is 1.0: a type error, not one second
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _seconds(key: str, **kwargs: Any) -> serializers.FloatField:
+    low, high = recovery_policy.SECONDS_RANGES[key]
+    text = recovery_policy.seconds_range_text(key)
+    return _SecondsField(required=False, min_value=low, max_value=high,
+                         error_messages={"invalid": text, "min_value": text,
+                                         "max_value": text}, **kwargs)
+
+
 class RecoverySerializer(StrictSerializer):
     """What happens after a preemption or stockout Vertex's own retries did not absorb."""
 
@@ -130,10 +153,21 @@ class RecoverySerializer(StrictSerializer):
                                        help_text="failover: retry in place after a "
                                        "preemption, move along the fallbacks, then the "
                                        "regions; eager_next_region: the next region first.")
-    max_recoveries = serializers.IntegerField(required=False, min_value=0, max_value=20)
-    retries_in_place = serializers.IntegerField(
-        required=False, min_value=0, max_value=10,
+    max_recoveries = _whole("max_recoveries", help_text="All recoveries together (3).")
+    retries_in_place = _whole(
+        "retries_in_place",
         help_text="After a preemption, attempts where the job was before moving on (2).")
+    tries_per_step = _whole(
+        "tries_per_step", help_text="After a stockout, tries on one scheduling strategy in "
+        "one region (the first included) before the next step (1); the last step keeps "
+        "trying until max_recoveries.")
+    tries_per_region = _whole(
+        "tries_per_region", help_text="Tries in one region, all its steps together, before "
+        "the next region (0: no limit but the steps').")
+    backoff_s = _seconds("backoff_s", help_text="The first wait before a try, in seconds "
+                         "(the site's, 10); doubles, jittered, with each try at one step.")
+    backoff_cap_s = _seconds("backoff_cap_s", help_text="The longest wait, in seconds (the "
+                             "site's, 300); at least backoff_s.")
     # Checked against SPOT, FLEX_START, STANDARD by the recovery policy's own parser.
     fallback = serializers.ListField(
         child=serializers.CharField(max_length=20), required=False, max_length=3,

@@ -29,7 +29,7 @@ from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJo
 from controlplane.core import price_table, signals
 from controlplane.core.price_table import PricedJob
 from controlplane.core.queue import enqueue, send_now
-from controlplane.runs import checkpoints, quota, recovery
+from controlplane.runs import checkpoints, quota, recovery, recovery_policy
 from controlplane.runs.models import (
     ACTIVE_STATES,
     Job,
@@ -86,7 +86,7 @@ def record_job(*, team: Team, user: Any, request: dict[str, Any],
     """Record a validated, priced job and queue its submission once the row is committed.
 
     The caller holds the transaction in which the team's budget was reserved for it."""
-    policy, problems = recovery.parse_policy(
+    policy, problems = recovery_policy.parse_policy(
         request, spot=recovery.scheduling_of(composition.custom_job) == "SPOT")
     if problems:
         raise ValueError(f"invalid recovery settings: {problems}")
@@ -322,10 +322,13 @@ def _try_recovery(job: Job, attempt: JobAttempt) -> bool:
     home = recovery.Placement(recovery.scheduling_of(job.custom_job), job.region)
     current = recovery.Placement(attempt.scheduling or home.scheduling,
                                  attempt.region or job.region)
+    here, in_region = recovery.streaks([
+        recovery.Placement(a.scheduling or home.scheduling, a.region or job.region)
+        for a in job.attempts.order_by("-number")])
     decision = recovery.plan(policy=policy, custom_job=job.custom_job, home=home,
                              current=current, failure=recovery.Failure(attempt.failure),
-                             recoveries_done=job.recoveries,
-                             in_place_done=_recoveries_in_place(job, current))
+                             recoveries_done=job.recoveries, tries_here=here,
+                             tries_in_region=in_region)
     if decision.placement is None:
         if attempt.failure in recovery.RECOVERABLE and policy.enabled:
             job.events.create(kind="recovery_refused", attempt=attempt.number,
@@ -335,18 +338,6 @@ def _try_recovery(job: Job, attempt: JobAttempt) -> bool:
                   delay_s=decision.delay_s, why=decision.why, failure=attempt.failure,
                   skipped=decision.skipped)
     return True
-
-
-def _recoveries_in_place(job: Job, current: recovery.Placement) -> int:
-    """How many of the latest attempts, back from the current one, were recoveries at
-    `current`: the in-place retries already spent."""
-    count = 0
-    for attempt in job.attempts.order_by("-number"):
-        here = (attempt.scheduling or current.scheduling, attempt.region or current.region)
-        if attempt.reason != "recovery" or here != (current.scheduling, current.region):
-            break
-        count += 1
-    return count
 
 
 def start_attempt(job: Job, *, reason: str, placement: recovery.Placement, delay_s: float,

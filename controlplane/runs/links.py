@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from django.conf import settings
@@ -35,6 +36,12 @@ TRAINING_RESOURCE = "cloudml_job"
 _TENSORBOARD = re.compile(
     r"projects/(?P<project>[^/\s]+)/locations/(?P<location>[a-z][a-z0-9-]{0,62})"
     r"/tensorboards/(?P<id>[^/\s]+)")
+# An experiment (or experiment run) is a Vertex ML Metadata context: CustomJobSpec.experiment
+# and experimentRun are projects/{p}/locations/{l}/metadataStores/{store}/contexts/{id}, a run's
+# id being "{experiment}-{run}" (vertexplan/composer/tracking.py).
+_CONTEXT = re.compile(
+    r"projects/(?P<project>[^/\s]+)/locations/(?P<location>[^/\s]+)"
+    r"/metadataStores/[^/\s]+/contexts/(?P<id>[^/\s]+)")
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,44 @@ def tensorboard_url(tensorboard: str, job_id: str) -> str | None:
     name = "+".join(_segment(part) for part in tensorboard.split("/"))
     return (f"https://{match.group('location')}.tensorboard.googleusercontent.com/experiment/"
             f"{name}+experiments+{_segment(job_id)}")
+
+
+def experiment_url(experiment: str, experiment_run: str = "") -> str | None:
+    """The Vertex Experiments page of an experiment, or of one of its runs; None unless the
+    names are full context resource names. Formats of python-aiplatform
+    (google/cloud/aiplatform/metadata/experiment_resources.py Experiment.dashboard_url, and
+    utils/_ipython_utils.py display_experiment_run_button, read 2026-08):
+      https://console.cloud.google.com/vertex-ai/experiments/locations/{location}/experiments/
+      {experiment}?project={project}   and   .../experiments/{experiment}/runs/
+      {experiment}-{run}?project={project}
+    (still under /vertex-ai/ there, where the training pages moved to /agent-platform/)."""
+    match = _CONTEXT.fullmatch(experiment or "")
+    if match is None:
+        return None
+    url = (f"{CONSOLE}/vertex-ai/experiments/locations/{_segment(match['location'])}/"
+           f"experiments/{_segment(match['id'])}")
+    run = _CONTEXT.fullmatch(experiment_run or "")
+    if run is not None:
+        url += f"/runs/{_segment(run['id'])}"
+    return f"{url}?{_query(project=match['project'])}"
+
+
+def spec_links(project: str, region: str, job_id: str, job_spec: Any) -> list[Link]:
+    """A CustomJob's links with what its jobSpec adds: TensorBoard, Vertex Experiments."""
+    spec = job_spec if isinstance(job_spec, dict) else {}
+
+    def text(key: str) -> str:
+        value = spec.get(key)
+        return value if isinstance(value, str) else ""
+
+    found = google_job_links(project, region, job_id, text("tensorboard"))
+    experiment = experiment_url(text("experiment"))
+    if experiment is not None:
+        found.append(Link("experiment", "Vertex Experiments", experiment))
+        run = experiment_url(text("experiment"), text("experimentRun"))
+        if run is not None and run != experiment:
+            found.append(Link("experiment_run", "Experiment run", run))
+    return found
 
 
 def google_job_links(project: str, region: str, job_id: str,
@@ -186,6 +231,5 @@ def for_job(job: Job) -> list[Link]:
     attempt = job.current_attempt()
     if attempt is None or not attempt.vertex_job_id:
         return []
-    tensorboard = ((job.custom_job or {}).get("jobSpec") or {}).get("tensorboard") or ""
-    return google_job_links(job.project, attempt.region or job.region, attempt.vertex_job_id,
-                            str(tensorboard))
+    return spec_links(job.project, attempt.region or job.region, attempt.vertex_job_id,
+                      (job.custom_job or {}).get("jobSpec"))

@@ -6,8 +6,9 @@ it), a recovery strategy decides where the next attempt runs: a new CustomJob on
 output folder, so the trainer resumes from the newest complete checkpoint.
 
     classify(...)      how an attempt ended: preemption, stockout, config, application, ...
-    Policy             a job's strategy name, its limit and options (scheduling fallback,
-                       other regions), from the job request or the site defaults
+    Policy             a job's strategy name, its limits (all recoveries, tries per step
+                       and per region), its backoff and its scheduling fallback and other
+                       regions (recovery_policy.py reads it from a job request)
     STRATEGIES         name -> Strategy; register more with @register("name")
     plan(job, ...)     the next placement and its backoff, or why there is none
 
@@ -18,17 +19,13 @@ never recover: they would fail the same way every time.
 from __future__ import annotations
 
 import abc
-import os
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from django.conf import settings
-
-from controlplane.backends.base import get_backend
 from vertexplan.catalog import validate_custom_job
 
 SCHEDULING_STRATEGIES = ("SPOT", "FLEX_START", "STANDARD")
@@ -92,21 +89,23 @@ def classify(*, state: str, error_code: int, error_message: str, spot: bool,
 
 # --- policy ---------------------------------------------------------------------------------
 
-def _site(name: str, default: str) -> str:
-    value = getattr(settings, name, None)
-    return str(value) if value is not None else os.environ.get(name, default)
-
-
 @dataclass(frozen=True)
 class Policy:
+    """A job's recovery policy (parsed from its request by runs/recovery_policy.py)."""
+
     strategy: str = ""                    # a name in STRATEGIES; "" = never recover
-    max_recoveries: int = 0
+    max_recoveries: int = 0               # all recoveries together, whatever the step
     fallback: tuple[str, ...] = ()        # scheduling strategies to move to, in order
     regions: tuple[str, ...] = ()         # other regions to try, in order
     backoff_s: float = 10.0               # first wait; doubles, with jitter, up to the cap
     backoff_cap_s: float = 300.0
     # After a preemption, new attempts where the job was (capacity was there) before moving on.
     retries_in_place: int = 2
+    # After a stockout, tries (the first included) one scheduling strategy in one region gets
+    # before the job moves to the next step; the last step keeps trying until max_recoveries.
+    tries_per_step: int = 1
+    # Tries in one region, all its steps together, before the next region; 0: only the steps'.
+    tries_per_region: int = 0
 
     @property
     def enabled(self) -> bool:
@@ -115,82 +114,9 @@ class Policy:
     def options(self) -> dict[str, Any]:
         return {"fallback": list(self.fallback), "regions": list(self.regions),
                 "backoff_s": self.backoff_s, "backoff_cap_s": self.backoff_cap_s,
-                "retries_in_place": self.retries_in_place}
-
-
-def site_default(spot: bool) -> Policy:
-    """What a job gets when its request says nothing: spot jobs recover, others do not.
-
-    CP_RECOVERY_STRATEGY (failover), CP_MAX_RECOVERIES (3), CP_RECOVERY_FALLBACK (e.g.
-    "FLEX_START,STANDARD"; empty: stay on SPOT), CP_RECOVERY_BACKOFF_S (10) and
-    CP_RECOVERY_BACKOFF_CAP_S (300), from the settings or the environment.
-    """
-    backoff = float(_site("CP_RECOVERY_BACKOFF_S", "10"))
-    cap = float(_site("CP_RECOVERY_BACKOFF_CAP_S", "300"))
-    if not spot:
-        return Policy(backoff_s=backoff, backoff_cap_s=cap)
-    fallback = tuple(s.strip() for s in _site("CP_RECOVERY_FALLBACK", "").split(",")
-                     if s.strip() in SCHEDULING_STRATEGIES)
-    return Policy(strategy=_site("CP_RECOVERY_STRATEGY", "failover"),
-                  max_recoveries=int(_site("CP_MAX_RECOVERIES", "3")), fallback=fallback,
-                  backoff_s=backoff, backoff_cap_s=cap)
-
-
-def parse_policy(request: dict[str, Any], *, spot: bool | None = None
-                 ) -> tuple[Policy, dict[str, list[str]]]:
-    """The policy of a job request's optional "recovery" object, and errors keyed by field:
-
-        "recovery": {"strategy": "failover", "max_recoveries": 3, "retries_in_place": 2,
-                     "fallback": ["FLEX_START", "STANDARD"], "regions": ["us-east1"]}
-    """
-    if spot is None:
-        spot = bool(request.get("spot")) or request.get("scheduling_strategy") == "SPOT"
-    base = site_default(spot)
-    raw = request.get("recovery")
-    if raw is None:
-        return base, {}
-    errors: dict[str, list[str]] = {}
-
-    def error(key: str, message: str) -> None:
-        errors.setdefault(f"recovery.{key}", []).append(message)
-
-    if not isinstance(raw, dict):
-        return base, {"recovery": ["must be an object such as {\"strategy\": \"failover\"}"]}
-    unknown = sorted(set(raw) - {"strategy", "max_recoveries", "retries_in_place", "fallback",
-                                 "regions"})
-    for key in unknown:
-        error(key, "unknown field; valid: strategy, max_recoveries, retries_in_place, "
-                   "fallback, regions")
-    strategy = raw.get("strategy", base.strategy or "failover")
-    if strategy not in STRATEGIES:
-        error("strategy", f"{strategy!r} is not a recovery strategy; valid: "
-              f"{', '.join(sorted(STRATEGIES))}")
-    limit = raw.get("max_recoveries", base.max_recoveries or 3)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 20:
-        error("max_recoveries", "must be a whole number from 0 to 20")
-        limit = 0
-    in_place = raw.get("retries_in_place", base.retries_in_place)
-    if isinstance(in_place, bool) or not isinstance(in_place, int) or not 0 <= in_place <= 10:
-        error("retries_in_place", "must be a whole number from 0 to 10")
-        in_place = base.retries_in_place
-    fallback = raw.get("fallback", [])
-    if not isinstance(fallback, list) or any(s not in SCHEDULING_STRATEGIES for s in fallback):
-        error("fallback", f"must be a list of {', '.join(SCHEDULING_STRATEGIES)}")
-        fallback = []
-    regions = raw.get("regions", [])
-    if not isinstance(regions, list) or not all(isinstance(r, str) for r in regions):
-        error("regions", "must be a list of region names")
-        regions = []
-    elif any(r != request.get("region", settings.VERTEX_REGION) for r in regions) and \
-            not backend_can_change_region():
-        error("regions", f"this backend submits to {settings.VERTEX_REGION} only")
-    policy = replace(base, strategy=strategy, max_recoveries=limit, fallback=tuple(fallback),
-                     regions=tuple(regions), retries_in_place=in_place)
-    return policy, errors
-
-
-def backend_can_change_region() -> bool:
-    return callable(getattr(get_backend(), "for_region", None))
+                "retries_in_place": self.retries_in_place,
+                "tries_per_step": self.tries_per_step,
+                "tries_per_region": self.tries_per_region}
 
 
 def policy_of(job: Any) -> Policy:
@@ -198,9 +124,11 @@ def policy_of(job: Any) -> Policy:
     return Policy(
         strategy=job.recovery_strategy, max_recoveries=job.max_recoveries,
         fallback=tuple(options.get("fallback", ())), regions=tuple(options.get("regions", ())),
-        backoff_s=float(options.get("backoff_s", 10.0)),
-        backoff_cap_s=float(options.get("backoff_cap_s", 300.0)),
+        backoff_s=float(options.get("backoff_s", Policy.backoff_s)),
+        backoff_cap_s=float(options.get("backoff_cap_s", Policy.backoff_cap_s)),
         retries_in_place=int(options.get("retries_in_place", Policy.retries_in_place)),
+        tries_per_step=int(options.get("tries_per_step", Policy.tries_per_step)),
+        tries_per_region=int(options.get("tries_per_region", Policy.tries_per_region)),
     )
 
 
@@ -325,30 +253,80 @@ def candidates(policy: Policy, custom_job: dict[str, Any], home: Placement,
     return kept, skipped
 
 
+def streaks(history: list[Placement]) -> tuple[int, int]:
+    """(tries in a row at the newest placement, tries in a row in its region), from the
+    placements of a job's attempts, newest first: what its step and region limits count."""
+    if not history:
+        return 0, 0
+    current = history[0]
+    here = next((n for n, p in enumerate(history) if p != current), len(history))
+    region = next((n for n, p in enumerate(history) if p.region != current.region),
+                  len(history))
+    return here, region
+
+
+def _refusal(policy: Policy, failure: Failure, recoveries_done: int) -> str:
+    if failure not in RECOVERABLE:
+        return (f"not recovered: the attempt ended with a {failure or 'no'} failure, which "
+                "another attempt would repeat")
+    if not policy.enabled:
+        return "no recovery strategy is configured for this job"
+    if recoveries_done >= policy.max_recoveries:
+        return f"not recovered: all {policy.max_recoveries} recoveries used"
+    if policy.strategy not in STRATEGIES:
+        return f"unknown recovery strategy {policy.strategy!r}"
+    return ""
+
+
+def _next_region(options: list[Placement], current: Placement) -> Placement | None:
+    """The first placement after `current` in the strategy's order in another region."""
+    start = options.index(current) + 1 if current in options else 0
+    return next((p for p in options[start:] if p.region != current.region), None)
+
+
+def _choose(policy: Policy, strategy: Strategy, options: list[Placement], current: Placement,
+            failure: Failure, here: int, in_region: int) -> tuple[Placement, str]:
+    """The next placement and why: the region's limit first, then the step's, then the
+    strategy's own order. The last placement in the order keeps the remaining recoveries:
+    there is nowhere further to go."""
+    if policy.tries_per_region and in_region >= policy.tries_per_region:
+        later = _next_region(options, current)
+        if later is not None:
+            return later, f"{in_region} of {policy.tries_per_region} tries in {current.region}"
+    if failure == Failure.STOCKOUT and here < policy.tries_per_step and current in options:
+        return current, f"try {here + 1} of {policy.tries_per_step} at this step"
+    if failure == Failure.PREEMPTION and here - 1 >= policy.retries_in_place:
+        # Preempted again and again where it was: no capacity there to speak of.
+        chosen = strategy.next(options, current, Failure.STOCKOUT)
+        return chosen, f"{here - 1} of {policy.retries_in_place} retries in place used"
+    chosen = strategy.next(options, current, failure)
+    if chosen == current and failure == Failure.PREEMPTION:
+        return chosen, f"retry {here} of {policy.retries_in_place} in place"
+    return chosen, "the last step" if chosen == current else "the next step"
+
+
 def plan(*, policy: Policy, custom_job: dict[str, Any], home: Placement, current: Placement,
          failure: Failure, recoveries_done: int, rng: random.Random | None = None,
-         in_place_done: int = 0) -> Decision:
+         tries_here: int = 1, tries_in_region: int = 1) -> Decision:
     """Whether and where to run the next attempt after `current` ended with `failure`.
 
-    `in_place_done`: recovery attempts already made at `current` in a row. A preemption past
-    the policy's retries_in_place counts as no capacity there: the job moves on."""
-    if failure not in RECOVERABLE:
-        return Decision(None, why=f"not recovered: the attempt ended with a {failure or 'no'} "
-                                  "failure, which another attempt would repeat")
-    if not policy.enabled:
-        return Decision(None, why="no recovery strategy is configured for this job")
-    if recoveries_done >= policy.max_recoveries:
-        return Decision(None, why=f"not recovered: all {policy.max_recoveries} recoveries used")
-    strategy = STRATEGIES.get(policy.strategy)
-    if strategy is None:
-        return Decision(None, why=f"unknown recovery strategy {policy.strategy!r}")
+    `tries_here`, `tries_in_region`: attempts in a row at `current` and in its region, the one
+    that failed included (streaks() counts them). A stockout stays at its step until the
+    step's tries are used; a preemption stays in place for `retries_in_place` retries. The
+    wait doubles (jittered, capped) with each try at one placement and starts again from
+    backoff_s at a new one."""
+    refused = _refusal(policy, failure, recoveries_done)
+    if refused:
+        return Decision(None, why=refused)
+    strategy = STRATEGIES[policy.strategy]
     options, skipped = candidates(policy, custom_job, home, strategy)
     if not options:
         return Decision(None, why="no placement left to try", skipped=skipped)
-    if failure == Failure.PREEMPTION and in_place_done >= policy.retries_in_place:
-        failure = Failure.STOCKOUT
-    chosen = strategy.next(options, current, failure)
-    return Decision(chosen, delay_s=backoff_s(policy, recoveries_done + 1, rng),
+    chosen, reason = _choose(policy, strategy, options, current, failure, tries_here,
+                             tries_in_region)
+    delay = backoff_s(policy, tries_here if chosen == current else 1, rng)
+    return Decision(chosen, delay_s=delay,
                     why=f"{strategy.name}: {failure} on {current.scheduling} in "
-                        f"{current.region} -> {chosen.scheduling} in {chosen.region}",
+                        f"{current.region} -> {chosen.scheduling} in {chosen.region} "
+                        f"({reason})",
                     skipped=skipped)

@@ -15,8 +15,10 @@ class TrialSerializer(serializers.ModelSerializer):
     objective = serializers.SerializerMethodField()
     custom_job_id = serializers.CharField(read_only=True)
     links = serializers.SerializerMethodField(
-        help_text="key -> URL: the trial's CustomJob in the Vertex console and Logs Explorer "
-                  "(the sweep's page against the emulator)")
+        help_text="key -> URL: the trial's CustomJob as a job's links name them (console, "
+                  "logs, errors, gpu_utilisation, gpu_memory, and tensorboard, experiment, "
+                  "experiment_run when the trial job spec names them); against the emulator, "
+                  "the product's own pages")
 
     class Meta:
         model = Trial

@@ -1,6 +1,6 @@
 """Pages of sweeps: the list, a new sweep (its request as JSON, or an imported gcloud YAML /
-REST JSON tuning job; clone prefills it), one sweep with its trials and their
-parallel-coordinates chart, and cancel."""
+REST JSON tuning job; clone prefills it), one sweep with its trials (each with its intermediate
+measurements) and their parallel-coordinates chart, and cancel."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from controlplane.security import audit
-from controlplane.sweeps import lifecycle, links
+from controlplane.sweeps import curves, lifecycle, links
 from controlplane.sweeps.access import visible_sweeps
 from controlplane.sweeps.models import Sweep
 from controlplane.teams import access
@@ -57,6 +57,7 @@ def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trials = list(sweep.trials.all())
     for trial in trials:
         trial.links = links.for_trial(sweep, trial)
+        trial.curve = curves.curve(trial.measurements, sweep.metric_id)
     return render(request, "sweeps/sweep_detail.html", {
         "sweep": sweep, "trials": trials, "best_id": best_id,
         "links": links.for_sweep(sweep),

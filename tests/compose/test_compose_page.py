@@ -239,3 +239,20 @@ def test_a_refused_export_gets_the_same_summary(member_client: Client,
                                   form_data(chief_boot_disk_size_gb="50"))
     assert response.status_code == 400
     assert "Export yaml refused" in response.content.decode()
+
+
+@pytest.mark.parametrize(("advanced", "words"), [
+    ('{"useSpot": true}', "scheduling_strategy: SPOT"),
+    ('{"chief": {"use_spot": true}}', "chief has no field"),
+    ('{"job_spec_extra": {"persistent_resource_id": "pool-1"}}', "persistentResourceId"),
+    ('{"strategy": "zero2", "deepspeed": {"zero": {"stage": 3}}}', "ZeRO stage"),
+])
+def test_an_unknown_key_in_the_advanced_json_is_an_error_under_it(
+        member_client: Client, backend: Backend, advanced: str, words: str) -> None:
+    response = member_client.post(reverse("job-compose"), form_data(advanced=advanced))
+    assert response.status_code == 400
+    assert Job.objects.count() == 0
+    form = response.context["form"]
+    assert "advanced" in form.errors, form.errors.as_data()
+    assert words in errors_shown_on(response.content.decode(), "advanced")
+    assert "did you mean" in " ".join(form.errors["advanced"])

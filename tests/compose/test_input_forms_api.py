@@ -119,3 +119,21 @@ def test_an_unknown_request_field_at_any_level_names_the_nearest(member_client: 
     errors = response.json()
     assert "did you mean scheduling_strategy?" in errors["schedulng_strategy"][0]
     assert "did you mean accelerator_count?" in errors["chief"]["acelerator_count"][0]
+
+
+def test_import_reads_a_python_jobs_run_arguments_and_refuses_one_it_cannot_read(
+        member_client: Client, backend: Backend) -> None:
+    text = ('from google.cloud import aiplatform\n'
+            'job = aiplatform.CustomJob(display_name="sdk", worker_pool_specs=[{\n'
+            '    "machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": 1,\n'
+            '    "container_spec": {"image_uri": "gcr.io/p/i:1"}}])\n')
+    spot = text + "job.run(scheduling_strategy=aiplatform.gapic.Scheduling.Strategy.SPOT)\n"
+    data = member_client.post(reverse("api-job-import"), data=spot,
+                              content_type="text/plain").json()
+    assert data["valid"] is True, data["errors"]
+    assert data["request"]["scheduling_strategy"] == "SPOT"
+    unread = text + "import os\njob.run(scheduling_strategy=os.environ['STRATEGY'])\n"
+    data = member_client.post(reverse("api-job-import"), data=unread,
+                              content_type="text/plain").json()
+    assert data["valid"] is False
+    assert "not a literal" in data["errors"]["run(scheduling_strategy=)"][0]

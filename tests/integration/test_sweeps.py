@@ -80,6 +80,8 @@ def test_a_six_trial_sweep_finds_the_lowest_validation_loss(
         project = sweep["vertex_name"].split("/")[1]
         assert trial["objective"] == reported_val_loss(stack, project, trial["custom_job_id"])
         assert trial["final_step"] == 4
+        # Its measurements, read from the trainer's reports: one evaluation, at the last step.
+        assert trial["measurements"] == [{"step": 4, "metrics": {"val_loss": trial["objective"]}}]
     spans = sorted((t["started_at"], t["ended_at"]) for t in trials)
     assert all(sum(1 for s, e in spans if s <= start < e) <= 2 for start, _ in spans)
     lowest = min(trials, key=lambda t: t["objective"])
@@ -99,6 +101,7 @@ def test_a_six_trial_sweep_finds_the_lowest_validation_loss(
     for trial in trials:
         assert f'data-trial="{trial["trial_id"]}"' in page
     assert page.count('data-best="true"') == 1
+    assert page.count('<svg class="sparkline"') == 6
     assert (f'<tr id="trial-{lowest["trial_id"]}" data-trial="{lowest["trial_id"]}" '
             'class="best" data-best="true">') in page
     assert 'id="sweep-chart"' in page and "js/parallel_coordinates." in page

@@ -1,6 +1,7 @@
 """HyperparameterTuningJobs through Google's JobServiceClient: trials run as CustomJobs with
 their parameters as --name=value arguments, at most parallel_trial_count at once; each trial's
-metric read from the cloudml-hypertune file it wrote; random and grid search; failed trials
+metric read from the cloudml-hypertune file it writes, while it runs (intermediate
+measurements) and when it ends; random and grid search; failed trials
 counted against max_failed_trial_count; cancel; List without trials; Delete; and a tuning job
 carrying on across an emulator restart."""
 
@@ -43,11 +44,16 @@ TRIAL = textwrap.dedent(
     path = os.environ["CLOUD_ML_HP_METRIC_FILE"]
     os.makedirs(os.path.dirname(path), exist_ok=True)
     trial = os.environ["CLOUD_ML_TRIAL_ID"]
-    with open(path, "w") as f:
-        for step, value in ((1, loss + 1.0), (2, loss)):
-            f.write(json.dumps({"checkpoint_path": "", "global_step": str(step),
-                                "timestamp": time.time(), "trial": trial,
-                                "loss": str(value)}) + "\\n")
+    reports = []
+    for step, value in ((1, loss + 1.0), (2, loss)):
+        reports.append(json.dumps({"checkpoint_path": "", "global_step": str(step),
+                                   "timestamp": time.time(), "trial": trial,
+                                   "loss": str(value)}))
+        # The whole file rewritten at each report, as cloudml-hypertune does.
+        with open(path + ".tmp", "w") as f:
+            f.write("\\n".join(reports) + "\\n")
+        os.replace(path + ".tmp", path)
+        time.sleep(float(os.environ.get("BETWEEN_REPORTS", "0")) if step == 1 else 0)
     """
 )
 
@@ -123,6 +129,31 @@ def test_random_search_runs_every_trial_two_at_a_time(emulator: EmulatorProcess)
         running = sum(1 for s, e in spans if s <= start < e)
         assert running <= 2
     assert len({t.parameters[0].value for t in job.trials}) == 5  # drawn, not repeated
+
+
+def test_intermediate_measurements_show_while_the_trial_runs(emulator: EmulatorProcess) -> None:
+    created = emulator.jobs.create_hyperparameter_tuning_job(
+        parent=PARENT, hyperparameter_tuning_job=tuning_job(
+            "intermediate", [X], max_trials=1, parallel=1,
+            env={"SLEEP": "0", "BETWEEN_REPORTS": "30"}))
+
+    def reported_once():
+        trial = emulator.jobs.get_hyperparameter_tuning_job(name=created.name).trials[0]
+        return trial if trial.measurements else None
+
+    trial = wait_for(reported_once, 60, interval=0.3)
+    # The first report, read from the file while the trial is still running.
+    assert trial.state == TrialState.ACTIVE
+    (measurement,) = trial.measurements
+    x = trial.parameters[0].value
+    assert measurement.step_count == 1
+    assert measurement.metrics[0].metric_id == "loss"
+    assert measurement.metrics[0].value == pytest.approx((x - 0.3) ** 2 + 1.0)
+    assert not trial.final_measurement.metrics
+    emulator.jobs.cancel_hyperparameter_tuning_job(name=created.name)
+    job = finish(emulator, created.name, 60)
+    # Cancelled mid-trial, the trial keeps the measurement it reported, once.
+    assert [m.step_count for m in job.trials[0].measurements] == [1]
 
 
 def test_each_trial_writes_under_its_own_folder(emulator: EmulatorProcess) -> None:

@@ -103,3 +103,21 @@ def test_a_job_cannot_read_the_control_planes_data(host: Path,
     for what in ("database", "emulator_state", "emulator_environ"):
         assert report[what].startswith("PermissionError"), (what, report)
     assert report["leaked"] == []
+
+
+def test_output_folders_the_emulator_makes_belong_to_the_replica_user(tmp_path: Path) -> None:
+    """A job's checkpoint folder in a stand-in bucket, made before its replicas start: the
+    replica user owns it and the parents made with it (so a trainer can write checkpoints),
+    and nothing that was there before changes hands."""
+    who = sandbox.identity(sandbox.DEFAULT_USER)
+    assert who is not None
+    bucket = tmp_path / "gcs" / "bucket"
+    bucket.mkdir(parents=True)
+    folder = bucket / "jobs" / "team" / "job-1" / "checkpoints"
+    sandbox.replica_folder(folder, who)
+    for made in (folder, folder.parent, bucket / "jobs"):
+        assert (made.stat().st_uid, made.stat().st_gid) == (who.uid, who.gid), made
+    assert bucket.stat().st_uid == os.geteuid()
+    sandbox.replica_folder(folder, who)  # again: nothing to make
+    sandbox.replica_folder(tmp_path / "mine", None)  # no sandbox: made as the emulator's own
+    assert (tmp_path / "mine").stat().st_uid == os.geteuid()

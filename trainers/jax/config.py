@@ -8,6 +8,7 @@ The presets are trainers/config.py's (the same model, batch and schedule for a n
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass, field
 
@@ -96,6 +97,11 @@ def validate(config: JaxTrainConfig, device_count: int) -> None:
     for name in ("checkpoint_every", "keep", "eval_every", "eval_batches", "warmup_steps"):
         if getattr(config, name) < 0:
             problems.append(f"{name} must be >= 0")
+    # A tuning job draws these from the ranges it is given: a bad range fails the trial here.
+    if not (math.isfinite(config.lr) and config.lr > 0):
+        problems.append(f"lr must be a positive number, not {config.lr!r}")
+    if not (math.isfinite(config.weight_decay) and config.weight_decay >= 0):
+        problems.append(f"weight_decay must be >= 0, not {config.weight_decay!r}")
     if config.log_every < 1:
         problems.append("log_every must be >= 1")
     if problems:

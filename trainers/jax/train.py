@@ -21,6 +21,11 @@ go to AIP_CHECKPOINT_DIR and the final parameters to AIP_MODEL_DIR unless --chec
 the one CP_RESUME_FROM (--resume-from) names; any mesh resumes a checkpoint of any other.
 SIGTERM (a spot notice) stops after the current step with a checkpoint and a `preempted` event.
 
+As a tuning trial (Vertex passes the trial's parameters as `--learning_rate=0.001` and the like):
+every evaluation's val_loss and val_perplexity are reported in cloudml-hypertune's file
+(trainers/hypertune.py). With WANDB_PROJECT set, host 0 logs its steps, evaluations and config
+to W&B and prints a `tracking` event with the run's URL (trainers/tracking.py).
+
 Exit codes: 0 finished (or a replica that runs no trainer); 1 error; 2 bad configuration;
 128+N stopped by signal N after an emergency checkpoint (143 for SIGTERM).
 """
@@ -74,9 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help="arithmetic: auto = bf16 on TPU/GPU, fp32 on CPU (default: auto)")
     parser.add_argument("--steps", type=int, help="optimizer steps (tiny: 300, small: 5000)")
     parser.add_argument("--seed", type=int, help="seed for weights and data (default: 1337)")
-    parser.add_argument("--batch-size", type=int,
+    # Each tunable value also answers to the spellings a tuning job's parameter ids take, as
+    # the PyTorch trainer's do: Vertex passes a trial's parameters as --<parameter_id>=<value>
+    # (VERTEX_FACTS.md A1); argparse reads `--name=value` and `--name value` alike.
+    parser.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,
                         help="GLOBAL batch in sequences, over all devices (tiny: 16, small: 64)")
-    parser.add_argument("--lr", type=float, help="peak learning rate (tiny: 3e-3, small: 1e-3)")
+    parser.add_argument("--lr", "--learning-rate", "--learning_rate", dest="lr", type=float,
+                        help="peak learning rate (tiny: 3e-3, small: 1e-3)")
+    parser.add_argument("--warmup-steps", "--warmup_steps", dest="warmup_steps", type=int,
+                        help="linear warm-up steps before the cosine decay (tiny: 20)")
+    parser.add_argument("--weight-decay", "--weight_decay", dest="weight_decay", type=float,
+                        help="AdamW weight decay (default: 0.1)")
     parser.add_argument("--checkpoint-every", type=int,
                         help="checkpoint every N steps; 0 = only final/emergency (tiny: 100)")
     parser.add_argument("--keep", type=int, help="complete checkpoints kept; 0 = all (default: 3)")
@@ -106,6 +119,8 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JaxTra
         "seed": args.seed,
         "batch_size": args.batch_size,
         "lr": args.lr,
+        "warmup_steps": args.warmup_steps,
+        "weight_decay": args.weight_decay,
         "checkpoint_every": args.checkpoint_every,
         "keep": args.keep,
         "checkpoint_dir": args.checkpoint_dir or env.get("AIP_CHECKPOINT_DIR") or None,

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from trainers import events, faults, preemption
+from trainers import events, faults, hypertune, preemption, tracking
 from trainers.checkpoint import CheckpointInfo, named_checkpoint, step_of_folder
 from trainers.jax.checkpoint import (
     FORMAT,
@@ -62,6 +62,8 @@ class JaxTrainer:
         self.pending: list[_Dispatched] = []
         self.resumed = False  # whether this run continues from a checkpoint
         self.last_report = time.perf_counter()
+        # W&B, when the job carries a team's settings (host 0 only): started once the run is.
+        self.tracker: tracking.Tracker = tracking.NoTracker()
 
     @property
     def precision(self) -> str:
@@ -71,6 +73,14 @@ class JaxTrainer:
 
     def run(self) -> int:
         """Returns the process exit code: 0 when finished, 128+signal when stopped early."""
+        code = 1
+        try:
+            code = self._run()
+            return code
+        finally:
+            self.tracker.finish(exit_code=code)
+
+    def _run(self) -> int:
         started = time.monotonic()
         config = self.config
         resume_from = self._prepare_checkpoints()
@@ -86,6 +96,7 @@ class JaxTrainer:
                    "devices": jax.device_count()},
             precision=self.precision,
         )
+        self.tracker = tracking.start(config.to_dict(), jax.process_index())
         step, last_loss = 0, None
         if resume_from:
             state, step, last_loss = self._restore(resume_from)
@@ -148,6 +159,9 @@ class JaxTrainer:
             if self.is_main and (done.step % config.log_every == 0 or done.step == config.steps):
                 tokens = config.batch_size * config.model.block_size
                 events.step(done.step, config.steps, loss, done.lr, tokens / seconds, seconds)
+                self.tracker.log(done.step, {"loss": loss, "lr": done.lr,
+                                             "tokens_per_s": tokens / seconds,
+                                             "step_time_s": seconds})
         return loss
 
     def _pause_if_requested(self, step: int) -> None:
@@ -182,8 +196,11 @@ class JaxTrainer:
                 state["params"], device_batch(program.batch, x), device_batch(program.batch, y)))
         val_loss = total / max(1, config.eval_batches)
         if self.is_main:
-            events.evaluation(
-                step, {"val_loss": val_loss, "val_perplexity": math.exp(min(val_loss, 50.0))})
+            metrics = {"val_loss": val_loss, "val_perplexity": math.exp(min(val_loss, 50.0))}
+            events.evaluation(step, metrics)
+            self.tracker.log(step, metrics)
+            # A tuning trial's objective, where Vertex reads it (trainers/hypertune.py).
+            hypertune.report(metrics, step)
 
     # -- checkpoints ---------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from vertexplan import memory
 from vertexplan.catalog import FieldError, UnknownRegionError, validate_custom_job
-from vertexplan.composer import checks, planning
+from vertexplan.composer import checks, keys, planning
 from vertexplan.composer.build import build
 from vertexplan.composer.parallelism import (
     BUILTIN_COMMANDS,
@@ -125,6 +125,8 @@ def compose(request: dict[str, Any], *, memory_policy: str = "refuse") -> Compos
             warning: bool = False) -> None:
         composition.add(anchor(key, request), message, suggestions, warning=warning)
 
+    for key, message, suggestions in keys.unknown(request):
+        add(key, message, suggestions)
     for key, messages in legacy_errors.items():
         for message in messages:
             add(key, message)

@@ -9,18 +9,16 @@ caller asks for, else from the file's name.
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import copy
 import json
 import re
 import shlex
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
 
-from vertexplan.interop import wandb_launch
+from vertexplan.interop import python_sdk, wandb_launch
 
 GCLOUD_PREFIX = "# gcloud ai custom-jobs create"
 
@@ -114,89 +112,16 @@ def _encryption(text: str) -> dict[str, Any] | None:
 
 _JOB_KEYS = ("jobSpec", "job_spec")
 _SPEC_KEYS = ("workerPoolSpecs", "worker_pool_specs")
-# Keyword arguments of aiplatform.CustomJob(...) that are CustomJob fields.
-_SDK_JOB_KWARGS = {"display_name": "displayName", "labels": "labels"}
-_SDK_SPEC_KWARGS = {"worker_pool_specs": "workerPoolSpecs",
-                    "base_output_dir": "baseOutputDirectory"}
 
 
-class _NotLiteral(ValueError):
-    """A node that is not made of literals (and names bound to literals)."""
-
-
-def _literal(node: ast.AST, names: dict[str, Any]) -> Any:
-    """ast.literal_eval, plus names bound to literals earlier in the file and ``**`` in
-    dicts, as SDK samples write pools (``[chief, {**chief, "replica_count": 2}]``)."""
-    if isinstance(node, ast.Name):
-        if node.id in names:
-            return copy.deepcopy(names[node.id])
-        raise _NotLiteral(node.id)
-    if isinstance(node, ast.Dict):
-        out: dict[Any, Any] = {}
-        for key, value in zip(node.keys, node.values, strict=True):
-            if key is None:
-                unpacked = _literal(value, names)
-                if not isinstance(unpacked, dict):
-                    raise _NotLiteral("**")
-                out.update(unpacked)
-            else:
-                out[_literal(key, names)] = _literal(value, names)
-        return out
-    if isinstance(node, ast.List | ast.Tuple):
-        return [_literal(e, names) for e in node.elts]
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        raise _NotLiteral(type(node).__name__) from None
-
-
-def _python(text: str) -> dict[str, Any] | None:
-    """The job in a Python file: a dict literal holding jobSpec/workerPoolSpecs (either
-    spelling), or the literal arguments of an ``aiplatform.CustomJob(...)`` call. Nothing is
-    run: only literals (and names bound to them) are read."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    names: dict[str, Any] = {}
-    found: dict[str, Any] | None = None
-    for statement in tree.body:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Dict):
-                try:
-                    value = _literal(node, names)
-                except (_NotLiteral, RecursionError):
-                    continue
-                if isinstance(value, dict) and any(k in value for k in (*_JOB_KEYS,
-                                                                         *_SPEC_KEYS)):
-                    return value
-            if isinstance(node, ast.Call) and found is None:
-                kwargs = {}
-                for keyword in node.keywords:
-                    try:
-                        kwargs[keyword.arg] = _literal(keyword.value, names)
-                    except (_NotLiteral, RecursionError):
-                        continue
-                if "worker_pool_specs" in kwargs:
-                    found = _sdk_call(kwargs)
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name):
-            with contextlib.suppress(_NotLiteral, RecursionError):
-                names[statement.targets[0].id] = _literal(statement.value, names)
-    return found
-
-
-def _sdk_call(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``aiplatform.CustomJob(display_name=..., worker_pool_specs=..., base_output_dir=...)``
-    as the CustomJob the SDK sends."""
-    job: dict[str, Any] = {k: kwargs[a] for a, k in _SDK_JOB_KWARGS.items() if a in kwargs}
-    spec: dict[str, Any] = {}
-    for arg, key in _SDK_SPEC_KWARGS.items():
-        if arg in kwargs:
-            spec[key] = ({"outputUriPrefix": kwargs[arg]} if key == "baseOutputDirectory"
-                         else kwargs[arg])
-    job["jobSpec"] = spec
-    return job
+@dataclass
+class Document:
+    job: dict[str, Any]
+    kind: str  # "CustomJob", "CustomJobSpec" or wandb_launch.KIND
+    header: dict[str, Any]  # the gcloud line's flags (region, display-name, labels)
+    # What a Python file asks for that cannot be read, keyed by the argument ("run(timeout=)").
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _no_constant(name: str) -> Any:
@@ -211,46 +136,61 @@ def _load(text: str) -> Any:
             return json.loads(text, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             pass
-        document = _python(text)
-        if document is None:
+        if python_sdk.read(text) is None:
             raise ImportFailed(f"not YAML, JSON or a Python dict: {exc}") from None
-        return document
+        return text  # read as Python by read_document
 
 
 def parse(text: str, *, name: str = "", filename: str = ""
           ) -> tuple[dict[str, Any], str, dict[str, Any]]:
-    """(the CustomJob, 'CustomJob' or 'CustomJobSpec', header flags) from YAML, JSON or Python.
+    """(the CustomJob, its kind, header flags): ``read_document`` without a Python file's
+    notes."""
+    document = read_document(text, name=name, filename=filename)
+    return document.job, document.kind, document.header
+
+
+def read_document(text: str, *, name: str = "", filename: str = "") -> Document:
+    """The CustomJob of a YAML, JSON or Python text, and what kind of document it was.
 
     ``name`` names a CustomJobSpec without a ``--display-name`` line; ``filename`` (its stem)
     when there is no name either."""
     document = _load(text)
-    if not isinstance(document, dict) and not isinstance(document, str):
-        document = None
+    python: python_sdk.PythonJob | None = None
     if isinstance(document, str):  # a Python file reads as one YAML string
-        document = _python(text)
+        python = python_sdk.read(text)
+        document = python.document if python is not None else None
     if not isinstance(document, dict):
         raise ImportFailed("expected a CustomJob (with jobSpec) or a CustomJobSpec (with "
                            "workerPoolSpecs) as an object")
     header = _header(text)
+    if python is not None and python.region and not header.get("region"):
+        header["region"] = python.region
+    job, kind = _job(document, text, header, name or _stem(filename))
+    out = Document(job=job, kind=kind, header=header)
+    if python is not None:
+        out.errors, out.warnings = python.errors, python.warnings
+    return out
+
+
+def _job(document: dict[str, Any], text: str, header: dict[str, Any],
+         fallback: str) -> tuple[dict[str, Any], str]:
     if wandb_launch.is_queue_config(document):
-        job_doc = wandb_launch.from_queue_config(document, display_name=name or _stem(filename))
-        return job_doc, wandb_launch.KIND, header
+        return wandb_launch.from_queue_config(document, display_name=fallback), \
+            wandb_launch.KIND
     if any(k in document for k in _JOB_KEYS):
         job_doc = dict(document)
-        if not job_doc.get("displayName") and not job_doc.get("display_name"):
-            fallback = name or _stem(filename)
-            if fallback:
-                job_doc["displayName"] = fallback
-        return job_doc, "CustomJob", header
+        if not job_doc.get("displayName") and not job_doc.get("display_name") and fallback:
+            job_doc["displayName"] = fallback
+        return job_doc, "CustomJob"
     if any(k in document for k in _SPEC_KEYS):
-        display = header.get("display-name") or name or _stem(filename)
+        display = header.get("display-name") or fallback
         job: dict[str, Any] = {"displayName": display, "jobSpec": document}
         if header.get("labels"):
             job["labels"] = header["labels"]
         encryption = _encryption(text)
         if encryption:
             job["encryptionSpec"] = encryption
-        return job, "CustomJobSpec", header
+        return job, "CustomJobSpec"
     raise ImportFailed("no jobSpec or workerPoolSpecs: this is not a CustomJob or a "
                        "CustomJobSpec (gcloud's --config file)")
 

@@ -11,7 +11,7 @@ from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.catalog.values import as_int
 from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC
 from vertexplan.interop import fields, wandb_launch
-from vertexplan.interop.document import parse
+from vertexplan.interop.document import read_document
 from vertexplan.interop.launch import read_launch
 
 OUTPUT_ONLY = ("name", "state", "createTime", "startTime", "endTime", "updateTime", "error",
@@ -44,12 +44,16 @@ class Imported:
 def import_text(text: str, *, region: str, name: str = "", filename: str = "") -> Imported:
     """The job request of a document; ``name`` (or ``filename``'s stem) names a gcloud
     --config file that has no --display-name line."""
-    job, kind, header = parse(text, name=name, filename=filename)
-    region = header.get("region") or region
-    result = to_request(job, region=region)
-    result.kind = kind
-    if kind == wandb_launch.KIND:
-        result.warnings = [*wandb_launch.import_warnings(job), *result.warnings]
+    document = read_document(text, name=name, filename=filename)
+    region = document.header.get("region") or region
+    result = to_request(document.job, region=region)
+    result.kind = document.kind
+    if document.kind == wandb_launch.KIND:
+        result.warnings = [*wandb_launch.import_warnings(document.job), *result.warnings]
+    # What a Python file asks for that the importer cannot read: refused on its argument.
+    for where, messages in document.errors.items():
+        result.errors.setdefault(where, []).extend(messages)
+    result.warnings = [*document.warnings, *result.warnings]
     return result
 
 
@@ -106,6 +110,9 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
     package = fields.python_package(chief_raw)
     if package is not None:
         request["python_package"] = package
+    for index, role in roles.items():
+        for path, message in _own_package(index, role, pools[index], package):
+            result.errors.setdefault(path, []).append(message)
     chief_container = fields.task(chief_raw)
     for key, message, trial in read_launch(request, chief_container):
         path = composer.custom_job_path_for(key, trial, job)
@@ -121,6 +128,39 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
             request[role].update(_overrides(pools[index], request, final_chief))
     result.request = request
     return result
+
+
+_PACKAGE_KEYS = {"executor_image_uri": "executorImageUri", "package_uris": "packageUris",
+                 "python_module": "pythonModule"}
+
+
+def _own_package(index: int, role: str, raw: dict[str, Any],
+                 chief: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Refusals for a pool whose Python package is not the chief's.
+
+    The request holds one Python package, which every pool that sets no image of its own runs
+    (a pool may differ in args and env). Reading another pool's package as the chief's would run
+    the chief's module there, so such a pool is refused on its own path, never rewritten."""
+    own = fields.python_package(raw)
+    if own is None or role == "reduction_server":
+        return []
+    where = f"jobSpec.workerPoolSpecs[{index}].pythonPackageSpec"
+    if chief is None:
+        return [(where, f"the {role} pool (workerPoolSpecs[{index}]) runs a Python package but "
+                 "the chief (workerPoolSpecs[0]) runs a container: the composer runs a job's "
+                 "Python package in the chief and the pools that have no image of their own. "
+                 "Give the chief the same pythonPackageSpec, or give this pool a containerSpec "
+                 "(a prebuilt image with the package installed)")]
+    out = []
+    for key, name in _PACKAGE_KEYS.items():
+        if own[key] != chief[key]:
+            out.append((f"{where}.{name}", f"{name} {own[key]!r} of the {role} pool "
+                        f"(workerPoolSpecs[{index}]) differs from the chief's {chief[key]!r}: "
+                        "the composer runs one Python package (executor image, package URIs "
+                        "and module) in every pool, which may differ only in args and env. "
+                        "Run the same module in every pool (it can read its role from "
+                        "CLUSTER_SPEC or from its args), or give this pool a containerSpec"))
+    return out
 
 
 def _job_fields(job: dict[str, Any], spec: dict[str, Any], region: str) -> dict[str, Any]:

@@ -6,10 +6,11 @@ composed tpu_jax job runs on Vertex and on the local stack alike. PyTorch/XLA (t
 proposed: no built-in trainer runs it, and it needs an image of its own with the torch that
 torch_xla pins. A TPU job's counterparts are the GPU strategies (ddp, zero2, fsdp, zero3).
 "Comparable size" is aggregate peak throughput (devices x peak TFLOPS, ``throughput``) within
-half to twice the job's; the alternative's duration is the job's scaled by that ratio (see
-``query``), so the comparison is the same work at peak speed on both sides. Memory is checked
-when the job's request has a model section; the job's own scheduling strategy is kept where
-the alternative can use it (STANDARD otherwise).
+half to twice the job's; the alternative's duration is the job's scaled by that ratio and
+discounted for several nodes by their network's scaling efficiency (see ``query``), so the
+comparison is the same work on both sides. Memory is checked when the job's request has a model
+section; the job's own scheduling strategy is kept where the alternative can use it (STANDARD
+otherwise).
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ from vertexplan.recommend.throughput import peak_tflops
 COMPARABLE = (Fraction(1, 2), Fraction(2))
 DEFAULT_LIMIT = 3
 BASIS = ("the same work on the other kind of accelerator: aggregate peak throughput (devices x "
-         "peak TFLOPS) within half to twice this job's, duration scaled by their ratio (perfect "
-         "scaling at peak speed, an optimistic first approximation), memory checked when the "
-         "model's size is given. A GPU job's TPU counterpart is the built-in JAX trainer "
-         "(tpu_jax): the same GPT, data, checkpoints and events as the PyTorch trainer, and it "
-         "runs (on Vertex and on the local stack); PyTorch/XLA (tpu_xla) is not proposed, as "
-         "no built-in trainer runs it and it needs its own image with the torch that torch_xla "
-         "pins. A job with its own command keeps it: that code must run on the TPU")
+         "peak TFLOPS) within half to twice this job's, duration scaled by their ratio and, "
+         "for several nodes, divided by a scaling efficiency set by the network between them "
+         "(this job taken as one node; speed taken as proportional to peak TFLOPS, a first "
+         "approximation), memory checked when the model's size is given. A GPU job's TPU "
+         "counterpart is the built-in JAX trainer (tpu_jax): the same GPT, data, checkpoints "
+         "and events as the PyTorch trainer, and it runs (on Vertex and on the local stack); "
+         "PyTorch/XLA (tpu_xla) is not proposed, as no built-in trainer runs it and it needs "
+         "its own image with the torch that torch_xla pins. A job with its own command keeps "
+         "it: that code must run on the TPU")
 
 
 def _model(request: Mapping[str, Any]) -> memory.ModelShape | None:

@@ -4,13 +4,17 @@ How long a configuration takes:
 
 - ``hours``: the same wall-clock hours on every configuration (a fixed-time run);
 - ``steps`` x ``step_time_s`` measured on ``reference_devices`` devices of ``reference_device``:
-  each configuration's step time is the reference step time scaled by the ratio of aggregate
-  peak throughput, reference (devices x peak TFLOPS) / configuration (devices x peak TFLOPS),
-  from ``vertexplan.recommend.throughput``. That is perfect linear scaling at peak speed: real jobs
-  lose some of it to communication (more so across nodes and under ZeRO-3/FSDP) and reach a
-  different share of peak on each device, so treat the durations as optimistic, the ranking as
-  a shortlist, and measure a step on the chosen configuration before a long run.
-  ``deadline_hours`` drops configurations that would take longer.
+  each configuration's step time is the reference step time x reference (devices x peak TFLOPS)
+  / (configuration (devices x peak TFLOPS) x scaling efficiency), peak figures from
+  ``vertexplan.recommend.throughput``. The scaling efficiency discounts a configuration of
+  several nodes by the network between them (``throughput.scaling_efficiency``: 1 on one node,
+  1 / (1 + penalty x (nodes - 1)) with a penalty per machine series, smallest for GPUDirect
+  machines and TPU slices); the reference is taken as one node. Within a node, and against the
+  reference device, speed is still taken as proportional to peak TFLOPS: real jobs reach a
+  different share of peak on each device and lose more to ZeRO-3/FSDP communication, so treat
+  the durations as a first approximation, the ranking as a shortlist, and measure a step on the
+  chosen configuration before a long run. ``deadline_hours`` drops configurations that would
+  take longer.
 """
 
 from __future__ import annotations

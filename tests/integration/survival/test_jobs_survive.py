@@ -128,7 +128,10 @@ def test_a_spot_job_walks_through_three_stockouts_to_a_second_region(
                   "accelerator_count": 1},
         "args": ["--preset", "tiny", "--steps", "400", "--checkpoint-every", "20",
                  "--eval-every", "0"],
-        "recovery": {"strategy": "failover", "max_recoveries": 4,
+        # One try per step (the default, said here) and the job's own backoff, shorter than
+        # the stack's (CP_RECOVERY_BACKOFF_S=1): every hop waits 0.1 to 0.2 s.
+        "recovery": {"strategy": "failover", "max_recoveries": 4, "tries_per_step": 1,
+                     "backoff_s": 0.2, "backoff_cap_s": 1,
                      "fallback": ["FLEX_START", "STANDARD"], "regions": ["us-east1"]}})
     job = wait(lambda: (lambda j: j if j["state"] == "RUNNING" and (j["last_step"] or 0) >= 1
                         else None)(api.get(f"/api/v1/jobs/{job_id}/")),
@@ -150,6 +153,7 @@ def test_a_spot_job_walks_through_three_stockouts_to_a_second_region(
     hops = events_of(api, job_id, "recovery")
     assert [(h["data"]["scheduling"], h["data"]["region"]) for h in hops] == [
         ("FLEX_START", "us-central1"), ("STANDARD", "us-central1"), ("SPOT", "us-east1")]
+    assert all(0.1 <= h["data"]["delay_s"] <= 0.2 for h in hops), hops
     # Every hop's submission names the newest checkpoint the control plane knows of when it is
     # sent. The three stockouts come within seconds, so a hop may be sent before the
     # emergency checkpoint's log line is read (it then names the one before); what counts is

@@ -153,3 +153,34 @@ def test_against_the_emulator_links_point_at_the_products_pages(
     assert all("google" not in url for url in api.values())
     html = member_client.get(page).content.decode()
     assert "Local stack:" in html and "console.cloud.google.com" not in html
+
+
+EXPERIMENT = "projects/my-proj/locations/us-central1/metadataStores/default/contexts/lr-study"
+RUN = "projects/my-proj/locations/us-central1/metadataStores/default/contexts/lr-study-run-2"
+
+
+def test_experiment_links_follow_the_sdk_formats() -> None:
+    found = _by_key(links.spec_links("my-proj", "us-central1", "42",
+                                     {"experiment": EXPERIMENT, "experimentRun": RUN}))
+    assert found["experiment"] == ("https://console.cloud.google.com/vertex-ai/experiments/"
+                                   "locations/us-central1/experiments/lr-study?project=my-proj")
+    assert found["experiment_run"] == (
+        "https://console.cloud.google.com/vertex-ai/experiments/locations/us-central1/"
+        "experiments/lr-study/runs/lr-study-run-2?project=my-proj")
+    assert found["console"] == links.console_url("my-proj", "us-central1", "42")
+
+
+@pytest.mark.parametrize("spec", [{}, {"experiment": "lr-study"}, {"experiment": 3},
+                                  {"experimentRun": RUN}, None, "x"])
+def test_no_experiment_link_without_a_full_context_name(spec: Any) -> None:
+    assert "experiment" not in _by_key(links.spec_links("p", "us-central1", "42", spec))
+
+
+def test_a_hostile_experiment_name_stays_in_its_path_segment() -> None:
+    name = 'projects/a"b&c=d/locations/x%2F#y/metadataStores/default/contexts/e?f=g'
+    url = links.experiment_url(name)
+    assert url is not None
+    parts = urlsplit(url)
+    assert parts.netloc == "console.cloud.google.com" and parts.fragment == ""
+    assert _only(url, "project") == 'a"b&c=d'
+    assert parts.path.split("/")[-1] == "e%3Ff%3Dg"

@@ -37,6 +37,10 @@ INVALID = {
     "invalid_reservation_name.yaml": f"{POOLS}[0].machineSpec.reservationAffinity.reservationName",
     "invalid_env_value_from.json": f"{POOLS}[0].containerSpec.env[0].valueFrom",
     "invalid_small_boot_disk.yaml": f"{POOLS}[0].diskSpec.bootDiskSizeGb",
+    "invalid_pool_own_package_module.json": f"{POOLS}[1].pythonPackageSpec.pythonModule",
+    "invalid_container_chief_package_workers.yaml": f"{POOLS}[1].pythonPackageSpec",
+    "invalid_python_run_not_literal.py": "run(scheduling_strategy=)",
+    "invalid_python_run_training_job_args.py": "run(replica_count=)",
 }
 VALID = [name for name in FILES if name not in INVALID]
 
@@ -157,3 +161,18 @@ def test_workers_keep_the_reservation_they_inherit_with_the_machine() -> None:
 def test_a_sub_second_timeout_is_kept() -> None:
     composed = composer.compose(imported("gcloud_subsecond_timeout.yaml").request)
     assert composed.custom_job["jobSpec"]["scheduling"]["timeout"] == "3600.5s"
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("executorImageUri", "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest"),
+    ("packageUris", ["gs://my-bucket/worker-0.1.tar.gz"]),
+])
+def test_a_pool_with_its_own_package_is_refused_never_run_as_the_chiefs(key: str,
+                                                                         value: Any) -> None:
+    job = json.loads((CORPUS / "invalid_pool_own_package_module.json").read_text())
+    chief, workers = job["jobSpec"]["workerPoolSpecs"]
+    workers["pythonPackageSpec"] = {**chief["pythonPackageSpec"], key: value}
+    result = interop.to_request(job, region=DEFAULT_REGION)
+    messages = result.errors[f"{POOLS}[1].pythonPackageSpec.{key}"]
+    assert "differs from the chief's" in messages[0]
+    assert list(result.errors) == [f"{POOLS}[1].pythonPackageSpec.{key}"]
