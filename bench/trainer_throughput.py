@@ -2,16 +2,20 @@
 
     python -m bench.trainer_throughput [--steps 20] [--rounds 4] [--strategies ddp,fsdp,zero2]
     python -m bench.trainer_throughput --strategies tp2,pp2    # tensor / pipeline parallel
+    python -m bench.trainer_throughput --strategies tp2xdp2,tp2xpp2   # combined, 4 processes
 
-Starts two processes (world size 2, gloo on CPU, one torch thread each). In each process and
-for each strategy, rounds alternate between:
+Starts two processes (world size 2, gloo on CPU, one torch thread each), or four for the
+combined layouts (tp2xdp2: two tensor-parallel pairs, data-parallel over the pairs; tp2xpp2:
+a two-stage pipeline of tensor-parallel pairs). In each process and for each strategy, rounds
+alternate between:
 - bare: the strategy's wrapped model, batches made up front, and nothing but forward,
   backward, clipping and the optimizer step (the DeepSpeed engine's backward/step for ZeRO);
 - trainer: `Trainer.run()` as the CLI runs it (batches drawn per step, the per-step all-reduce
   of loss and stop flags, learning-rate schedule, JSON step events), checkpoints and evaluation
   off. Its step times are the intervals between its step events on stdout.
-For tp2 (tensor parallel over both processes) and pp2 (a two-stage 1F1B pipeline, 4
-micro-batches a step) the bare loop is the same parallel model stepped by the strategy alone:
+For tp2 (tensor parallel over both processes), pp2 (a two-stage 1F1B pipeline, 4
+micro-batches a step) and the combined layouts the bare loop is the same parallel model
+stepped by the strategy alone:
 its forward and backward (the pipeline schedule's step for pp2), the tied-embedding gradient
 sum, clipping by the global norm and the optimizer step, batches made up front.
 The first steps of every round are warmup and not timed. Throughput = tokens per step / the
@@ -19,6 +23,8 @@ median step time over all rounds, by the wall clock and by rank 0's CPU time: on
 machine the wall clock also measures the neighbours' load, the CPU time only this process's
 work (gloo waits for the other rank without spinning). Last, the trainer's own per-step work
 (batch, all-reduce of loss and stop flags, step event) is timed alone, as a share of a step.
+MFU (bench.mfu) is the trainer's tokens/s x model FLOPs per token (6 x parameters + attention)
+over the devices' peak from the catalogue: "n/a (no GPU peak)" for these CPU processes.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import time
 from contextlib import redirect_stdout
 from dataclasses import replace
 
+from bench import mfu
 from bench.machine import cpu_model
 
 WARMUP = 5
@@ -46,7 +53,11 @@ ZERO_STAGES = ("zero1", "zero2", "zero3")
 MESH = {
     "tp2": {"strategy": "ddp", "tp": 2},
     "pp2": {"strategy": "ddp", "pp": 2, "micro_batch_size": BATCH // 4},
+    "tp2xdp2": {"strategy": "ddp", "tp": 2},
+    "tp2xpp2": {"strategy": "ddp", "tp": 2, "pp": 2, "micro_batch_size": BATCH // 4},
 }
+# Processes per row: two, or four where a layout combines two parallel degrees of 2.
+WORLD = {"tp2xdp2": 4, "tp2xpp2": 4}
 
 
 def main() -> int:
@@ -59,6 +70,28 @@ def main() -> int:
     if args.worker:
         return worker(args.strategies.split(","), args.steps, args.rounds)
 
+    lines: list[dict] = []
+    for world, names in by_world(args.strategies.split(",")).items():
+        worker_args = ["--steps", str(args.steps), "--rounds", str(args.rounds),
+                       "--strategies", ",".join(names)]
+        found = run_workers(world, worker_args)
+        if found is None:
+            return 1
+        lines += found
+    report(lines)
+    return 0
+
+
+def by_world(names: list[str]) -> dict[int, list[str]]:
+    """The rows grouped by the processes they run on, in the order asked."""
+    groups: dict[int, list[str]] = {}
+    for name in names:
+        groups.setdefault(WORLD.get(name, 2), []).append(name)
+    return groups
+
+
+def run_workers(world: int, worker_args: list[str]) -> list[dict] | None:
+    """Rank 0's JSON lines from ``world`` worker processes; None when one failed."""
     from trainers.cluster import free_port
 
     port = str(free_port())
@@ -66,13 +99,13 @@ def main() -> int:
     env.setdefault("TORCH_EXTENSIONS_DIR", os.path.abspath("var/torch_extensions"))
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "bench.trainer_throughput", "--worker", *sys.argv[1:]],
+            [sys.executable, "-m", "bench.trainer_throughput", "--worker", *worker_args],
             env={
                 **env,
                 "RANK": str(rank),
                 "LOCAL_RANK": str(rank),
-                "WORLD_SIZE": "2",
-                "LOCAL_WORLD_SIZE": "2",
+                "WORLD_SIZE": str(world),
+                "LOCAL_WORLD_SIZE": str(world),
                 "MASTER_ADDR": "127.0.0.1",
                 "MASTER_PORT": port,
             },
@@ -80,11 +113,12 @@ def main() -> int:
             stderr=subprocess.DEVNULL,
             text=True,
         )
-        for rank in range(2)
+        for rank in range(world)
     ]
     try:
         out, _ = workers[0].communicate(timeout=1800)
-        workers[1].wait(timeout=60)
+        for process in workers[1:]:
+            process.wait(timeout=60)
     finally:
         for process in workers:
             if process.poll() is None:
@@ -92,40 +126,45 @@ def main() -> int:
                 process.wait()
     if workers[0].returncode:
         print(f"worker failed (exit {workers[0].returncode})", file=sys.stderr)
-        return 1
-    report([json.loads(line) for line in out.splitlines() if line.startswith("{")])
-    return 0
+        return None
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 def report(lines: list[dict]) -> None:
     results = [line for line in lines if "strategy" in line]
-    own_work = next(line["own_work_s"] for line in lines if "own_work_s" in line)
+    own_work = {line["world"]: line["own_work_s"] for line in lines if "own_work_s" in line}
     print(
-        f"machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; world size 2 (gloo), "
-        f"1 torch thread per process"
+        f"machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; world size "
+        f"{' and '.join(str(w) for w in sorted(own_work))} (gloo), 1 torch thread per process"
     )
     print(f"model: {MODEL}, global batch {BATCH} x {MODEL['block_size']} tokens")
     print("tokens per second of wall time, and per second of rank 0's CPU time (the latter is")
-    print("what the code costs, whatever else the machine runs)")
-    print(f"{'strategy':<10} {'clock':<5} {'bare':>10} {'trainer':>10} {'ratio':>7}")
+    print("what the code costs, whatever else the machine runs); MFU of the trainer's rate")
+    print(f"{'strategy':<10} {'world':>5} {'clock':<5} {'bare':>10} {'trainer':>10} "
+          f"{'ratio':>7}  MFU")
     for r in results:
+        peak = mfu.device_peak(r["device"], r["precision"])
         for clock in ("wall", "cpu"):
             bare, trainer = r[clock]["bare"], r[clock]["trainer"]
+            used = mfu.mfu_text(trainer, r["flops_per_token"], r["world"], peak)
             print(
-                f"{r['strategy']:<10} {clock:<5} {bare:>10,.0f} {trainer:>10,.0f} "
-                f"{trainer / bare:>7.3f}"
+                f"{r['strategy']:<10} {r['world']:>5} {clock:<5} {bare:>10,.0f} "
+                f"{trainer:>10,.0f} {trainer / bare:>7.3f}  {used}"
             )
-    print(
-        f"the trainer's own work per step (batch, all-reduce of loss and stop flags, event), "
-        f"timed alone: {own_work * 1e3:.2f} ms"
-    )
+    print(f"model FLOPs per token: {results[0]['flops_per_token']:,} (6 x "
+          f"{results[0]['params']:,} parameters + attention)" if results else "no rows")
+    for world, seconds in sorted(own_work.items()):
+        print(
+            f"the trainer's own work per step (batch, all-reduce of loss and stop flags, event), "
+            f"timed alone at world size {world}: {seconds * 1e3:.2f} ms"
+        )
     for r in results:
         step_s = BATCH * MODEL["block_size"] / r["wall"]["bare"]
+        own = own_work[r["world"]]
         print(
-            f"  {r['strategy']}: {own_work / step_s:.2%} of a bare step ({step_s * 1e3:.0f} ms) "
-            f"-> expected ratio {step_s / (step_s + own_work):.4f}"
+            f"  {r['strategy']}: {own / step_s:.2%} of a bare step ({step_s * 1e3:.0f} ms) "
+            f"-> expected ratio {step_s / (step_s + own):.4f}"
         )
-
 
 
 def worker(names: list[str], steps: int, rounds: int) -> int:
@@ -152,9 +191,10 @@ def worker(names: list[str], steps: int, rounds: int) -> int:
             model_dir=None,
         )
         corpus = load_corpus(None, config.corpus_max_bytes, config.model.block_size)
-        # Data-parallel shards: tensor and pipeline parallel ranks share one.
+        # Data-parallel shards: tensor and pipeline parallel ranks share one. The mesh is
+        # (pp, dp, tp), tp innermost: a rank's data-parallel index is (rank // tp) % dp.
         shards = process.world_size // (config.tp * config.pp)
-        shard = process.rank // (config.tp * config.pp) if name in MESH else process.rank
+        shard = (process.rank // config.tp) % shards if name in MESH else process.rank
         batches = [
             local_batch(corpus.train, config.seed, step, BATCH, config.model.block_size, shard,
                         shards)
@@ -167,21 +207,34 @@ def worker(names: list[str], steps: int, rounds: int) -> int:
             for kind in order:
                 samples[kind] += RUNS[kind](config, process, device, batches)
         if process.rank == 0:
-            tokens = BATCH * config.model.block_size
-            rates = {
-                clock: {
-                    kind: tokens / statistics.median(sample[i] for sample in values)
-                    for kind, values in samples.items()
-                }
-                for i, clock in enumerate(("wall", "cpu"))
-            }
-            print(json.dumps({"strategy": name, **rates}), flush=True)
+            print(json.dumps(row(name, config, process.world_size, samples)), flush=True)
         torch.distributed.barrier()
     overhead = own_work_seconds(config, process, corpus)
     if process.rank == 0:
-        print(json.dumps({"own_work_s": overhead}), flush=True)
+        print(json.dumps({"own_work_s": overhead, "world": process.world_size}), flush=True)
     cluster.destroy_process_group()
     return 0
+
+
+def row(name: str, config, world: int, samples: dict[str, list[tuple[float, float]]]) -> dict:
+    """One row's tokens/s by both clocks, with what its MFU needs."""
+    from trainers.model import GPT
+
+    tokens = BATCH * config.model.block_size
+    rates = {
+        clock: {
+            kind: tokens / statistics.median(sample[i] for sample in values)
+            for kind, values in samples.items()
+        }
+        for i, clock in enumerate(("wall", "cpu"))
+    }
+    params = GPT(config.model, seed=config.seed).num_parameters()
+    shape = config.model
+    flops = mfu.model_flops_per_token(params, shape.n_layer, shape.n_head, shape.n_embd,
+                                      shape.block_size)
+    # These processes run on CPU (CUDA_VISIBLE_DEVICES is empty): no device name, no peak.
+    return {"strategy": name, "world": world, **rates, "params": params,
+            "flops_per_token": flops, "device": None, "precision": config.precision}
 
 
 def own_work_seconds(config, process, corpus, samples: int = 300) -> float:

@@ -309,8 +309,8 @@ CP_OUTPUT_URI = envurl("CP_OUTPUT_URI", "gs://cp-local-bucket/jobs", ("gs",)).rs
 CP_DEFAULT_IMAGE = envstr(
     "CP_DEFAULT_IMAGE", "us-central1-docker.pkg.dev/local-project/training/trainers:0.1.0"
 )
-# The images of TPU jobs that name none (images/tpu-jax.Dockerfile, images/tpu-xla.Dockerfile):
-# our own builds, since Google lists no prebuilt v5e training containers.
+# The images of TPU jobs that name none (Dockerfile.tpu-jax and Dockerfile.tpu-xla at the
+# repository root): our own builds, since Google lists no prebuilt v5e training containers.
 CP_TPU_JAX_IMAGE = envstr(
     "CP_TPU_JAX_IMAGE",
     "us-central1-docker.pkg.dev/local-project/training/trainers-tpu-jax:0.1.0",

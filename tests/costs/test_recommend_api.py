@@ -96,9 +96,9 @@ def test_the_estimate_shows_the_same_job_on_tpu_beside_a_gpu_job(
     body = post(member_client, {**job, "region": "us-central1", "hours": 10},
                 "api-job-estimate").json()
     alternatives = body["alternatives"]
-    assert alternatives and "PyTorch/XLA" in body["alternatives_basis"]
+    assert alternatives and "built-in JAX trainer" in body["alternatives_basis"]
     for alt in alternatives:
-        assert alt["tpu_topology"] and alt["strategy"] == "tpu_xla"
+        assert alt["tpu_topology"] and alt["strategy"] == "tpu_jax"
         assert set(alt["costs"]) == {"on_demand", "spot", "flex"}
         assert composer.compose(alt["request"]).ok
     cpu = post(member_client, {"name": "cpu", "chief": {"machine_type": "n1-standard-4"},
@@ -190,4 +190,4 @@ def test_the_compose_panel_shows_the_tpu_alternative_beside_the_estimate(
     html = member_client.post(reverse("job-validate"),
                               {**data, "estimate_hours": "10"}).content.decode()
     assert 'id="estimate-table"' in html and 'id="estimate-alternatives"' in html
-    assert "The same work on TPU instead" in html and "tpu_xla" in html
+    assert "The same work on TPU instead" in html and "tpu_jax" in html

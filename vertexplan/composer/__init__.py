@@ -77,9 +77,9 @@ class Composition:
 
 
 DEFAULT_IMAGE = "us-central1-docker.pkg.dev/local-project/training/trainers:0.1.0"
-# The TPU strategies' images (images/tpu-jax.Dockerfile, images/tpu-xla.Dockerfile). Our own
-# builds: Google lists no prebuilt training containers for v5e, and the URIs of prebuilt JAX and
-# PyTorch/XLA ones are UNCONFIRMED (VERTEX_FACTS.md A5).
+# The TPU strategies' images (Dockerfile.tpu-jax and Dockerfile.tpu-xla at the repository root).
+# Our own builds: Google lists no prebuilt training containers for v5e, and the URIs of prebuilt
+# JAX and PyTorch/XLA ones are UNCONFIRMED (VERTEX_FACTS.md A5).
 DEFAULT_TPU_IMAGES = {
     "tpu_jax": "us-central1-docker.pkg.dev/local-project/training/trainers-tpu-jax:0.1.0",
     "tpu_xla": "us-central1-docker.pkg.dev/local-project/training/trainers-tpu-xla:0.1.0",

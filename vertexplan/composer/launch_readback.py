@@ -38,7 +38,7 @@ def parse_builtin_args(args: list[str]) -> tuple[dict[str, Any], list[str]] | No
         rest = rest[2:]  # derived from the machine: composing again writes it back
     # The order ``launch`` writes them in.
     expected = ["--fsdp-mode", "--set:fsdp.shard_size", "--batch-size",
-                *(f"--set:{name}" for name in _SET_FLAGS[1:]), "--nproc-per-node"]
+                *(f"--set:{name}" for name in _SET_FLAGS[1:])]
     position = 0
     while len(rest) >= 2:
         flag, value = rest[0], rest[1]
@@ -96,8 +96,6 @@ def _apply_flag(request: dict[str, Any], key: str, value: str) -> bool:
             request["precision"] = value
         elif key == "--set:grad_clip":
             request.setdefault("deepspeed", {})["gradient_clipping"] = float(value)
-        elif key == "--nproc-per-node":
-            int(value)  # written from the machine's GPU count: composing again writes it
         elif key in ("--set:offload_optimizer", "--set:offload_params"):
             request.setdefault("deepspeed", {})[key.partition(":")[2]] = value == "true"
     except ValueError:

@@ -53,8 +53,8 @@ TPU_SHARDINGS = ("replicated", "fsdp")
 
 # The launcher of the trainers that ship with this project (trainers/train.py).
 TRAINER_COMMAND = ["python", "-m", "trainers.train"]
-# The TPU strategies' own entrypoints: each runs in its own image (images/), JAX with jax[tpu],
-# PyTorch/XLA with the torch that torch_xla pins.
+# The TPU strategies' own entrypoints: each runs in its own image (Dockerfile.tpu-jax,
+# Dockerfile.tpu-xla), JAX with jax[tpu], PyTorch/XLA with the torch that torch_xla pins.
 JAX_TRAINER_COMMAND = ["python", "-m", "trainers.jax"]
 XLA_TRAINER_COMMAND = ["python", "-m", "trainers.xla"]
 TPU_TRAINER_COMMANDS = {"tpu_jax": JAX_TRAINER_COMMAND, "tpu_xla": XLA_TRAINER_COMMAND}
@@ -226,7 +226,9 @@ def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer:
         if topology.devices_per_replica > 1 and not topology.tpu:
             # One process per GPU, written out rather than left to "auto" (which counts the
             # GPUs it sees): the replica runs the world size the batch was sized for on
-            # Vertex and on the local emulator alike, where there are no GPUs to count.
+            # Vertex and on the local emulator alike, where there are no GPUs to count. It is
+            # also the launcher of a tensor x pipeline job: the trainer starts torchrun with
+            # one process per GPU, so tensor-parallel groups stay inside the replica.
             out.args += [NPROC_FLAG, str(topology.devices_per_replica)]
     if trainer:
         _builtin_limits(request, strategy, precision, t, p, out)
@@ -249,10 +251,6 @@ def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer:
             out.env += list(NCCL_ENV)
     if strategy == "tpu_xla":
         out.env.append((PJRT_ENV, "TPU"))
-    if flags and t * p > 1 and topology.devices_per_replica > 1 and not topology.tpu:
-        # The launcher: the trainer starts torchrun with one process per GPU (last, so the
-        # flags above read back in the order they are written).
-        out.args += ["--nproc-per-node", str(topology.devices_per_replica)]
     return out
 
 

@@ -1,13 +1,16 @@
 """The same job on TPU instead of GPU, or on GPU instead of TPU: the estimate's alternatives.
 
-A GPU job's PyTorch strategy (ddp, fsdp, zero1-3) has a TPU counterpart in PyTorch/XLA
-(tpu_xla, replicated or sharded); a TPU job's has GPU counterparts (ddp, zero2, fsdp, zero3).
+A GPU job's TPU counterpart is the built-in JAX trainer (tpu_jax, replicated or FSDP-sharded):
+it trains the same GPT with the same data, checkpoints and events as the PyTorch trainer, and a
+composed tpu_jax job runs on Vertex and on the local stack alike. PyTorch/XLA (tpu_xla) is not
+proposed: no built-in trainer runs it, and it needs an image of its own with the torch that
+torch_xla pins. A TPU job's counterparts are the GPU strategies (ddp, zero2, fsdp, zero3).
 "Comparable size" is aggregate peak throughput (devices x peak TFLOPS, ``throughput``) within
 half to twice the job's; the alternative's duration is the job's scaled by that ratio and
 discounted for several nodes by their network's scaling efficiency (see ``query``), so the
-comparison is the same work on both sides. Memory is checked
-when the job's request has a model section; the job's own scheduling strategy is kept where
-the alternative can use it (STANDARD otherwise).
+comparison is the same work on both sides. Memory is checked when the job's request has a model
+section; the job's own scheduling strategy is kept where the alternative can use it (STANDARD
+otherwise).
 """
 
 from __future__ import annotations
@@ -29,8 +32,12 @@ BASIS = ("the same work on the other kind of accelerator: aggregate peak through
          "peak TFLOPS) within half to twice this job's, duration scaled by their ratio and, "
          "for several nodes, divided by a scaling efficiency set by the network between them "
          "(this job taken as one node; speed taken as proportional to peak TFLOPS, a first "
-         "approximation), memory checked when the model's size is given; a GPU job's PyTorch "
-         "code runs on TPUs as PyTorch/XLA (tpu_xla), which needs its own image")
+         "approximation), memory checked when the model's size is given. A GPU job's TPU "
+         "counterpart is the built-in JAX trainer (tpu_jax): the same GPT, data, checkpoints "
+         "and events as the PyTorch trainer, and it runs (on Vertex and on the local stack); "
+         "PyTorch/XLA (tpu_xla) is not proposed, as no built-in trainer runs it and it needs "
+         "its own image with the torch that torch_xla pins. A job with its own command keeps "
+         "it: that code must run on the TPU")
 
 
 def _model(request: Mapping[str, Any]) -> memory.ModelShape | None:
@@ -76,7 +83,7 @@ def alternatives(request: Mapping[str, Any], custom_job: Mapping[str, Any], worl
     command = request.get("command")
     query = Query(
         model=_model(request),
-        strategy="tpu_xla" if shape.kind == "gpu" else ANY,
+        strategy="tpu_jax" if shape.kind == "gpu" else ANY,
         region=region,
         workload=Workload(steps=1, step_time_s=Decimal(seconds.numerator) / seconds.denominator,
                           reference_device=shape.accelerator_type,

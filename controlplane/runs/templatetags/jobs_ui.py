@@ -17,6 +17,12 @@ register = template.Library()
 
 # Event data keys a timeline entry already shows in its own words; the rest are listed.
 _SHOWN_KEYS = frozenset({"step", "path", "bytes", "seconds", "from", "to", "error", "source"})
+# The mesh axes the trainers report in run_started, in the order each names them: PyTorch's
+# (data, tensor, pipeline) degrees and the JAX trainer's (data, fsdp, tensor) mesh. The database
+# keeps JSON objects with their keys reordered, so the order comes from here; an axis outside
+# both lists (another trainer's) follows, by name.
+_AXIS_ORDER = ("dp", "tp", "pp", "data", "fsdp", "tensor")
+_MOST_AXES = 8
 
 
 @register.filter
@@ -79,6 +85,23 @@ def pretty_json(value: Any) -> str:
 def extra_fields(data: dict[str, Any] | None) -> list[tuple[str, Any]]:
     """The fields of an event's data that its timeline line does not already show."""
     return sorted((k, v) for k, v in (data or {}).items() if k not in _SHOWN_KEYS)
+
+
+@register.filter
+def mesh_axes(dims: Any) -> list[tuple[str, str]]:
+    """(axis, degree) of the mesh a run reported, e.g. [("data", "2"), ("fsdp", "2"),
+    ("tensor", "2")]; [] when the event has none (or not an object)."""
+    if not isinstance(dims, dict):
+        return []
+    known = [k for k in _AXIS_ORDER if k in dims]
+    rest = sorted(str(k) for k in dims if k not in _AXIS_ORDER)
+    return [(name, _degree(dims[name])) for name in [*known, *rest][:_MOST_AXES]]
+
+
+def _degree(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 @register.simple_tag

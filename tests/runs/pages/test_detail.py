@@ -69,6 +69,22 @@ def test_detail_renders_header_timeline_checkpoints_and_logs(member_client: Clie
     assert "1 x n1-standard-4" in html
 
 
+@pytest.mark.parametrize(("dims", "shown"), [
+    ({"dp": 2, "tp": 2, "pp": 2}, "dp 2 x tp 2 x pp 2"),
+    ({"tp": 8, "pp": 2.0, "dp": 4}, "dp 4 x tp 8 x pp 2"),  # the trainer's order, whole numbers
+    ({"data": 2, "fsdp": 4, "tensor": 1}, "data 2 x fsdp 4 x tensor 1"),  # the JAX trainer's
+    ({"expert": 4, "data": 2}, "data 2 x expert 4"),
+])
+def test_the_timeline_shows_the_mesh_axes_the_run_reported(
+        member_client: Client, job: Job, dims: dict[str, Any], shown: str) -> None:
+    JobEvent.objects.create(job=job, kind="run_started", timestamp=timezone.now(),
+                            replica="workerpool0-0",
+                            data={"rank": 0, "world_size": 8, "strategy": "fsdp", "dims": dims})
+    html = member_client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    assert shown in html
+    assert "x tp  x" not in html and "dp  x" not in html  # no axis the run did not report
+
+
 def test_terminal_job_stops_polling_and_offers_no_cancel(member_client: Client,
                                                          job: Job) -> None:
     job.state = JobState.FAILED

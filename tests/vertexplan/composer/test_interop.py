@@ -108,6 +108,18 @@ def test_the_strategy_is_read_back_from_what_it_generated() -> None:
     assert imported["deepspeed"] == {"gradient_clipping": 0.5}
 
 
+@pytest.mark.parametrize("slug", ["gpt-7b-tp2-dp4-a100", "gpt-70b-tp8-pp2-dp2-h100"])
+def test_a_model_parallel_job_reads_back_without_its_launcher_flag(slug: str) -> None:
+    """``--nproc-per-node`` is derived from the machine: it is no user argument on import."""
+    preset = presets.get(slug).job_request()
+    text = interop.export(compose(preset), "json", region=REGION)
+    imported = interop.import_text(text, region=REGION).request
+    assert "command" not in imported
+    assert "--nproc-per-node" not in imported.get("args", [])
+    assert imported.get("args", []) == preset.get("args", [])
+    assert imported["parallelism"]["tensor"] == preset["parallelism"]["tensor"]
+
+
 def test_the_yaml_is_gclouds_config_file_with_its_command_line() -> None:
     custom_job = compose(VARIED["flex-start-everything"])
     text = interop.export(custom_job, "yaml", region=REGION, filename="exp.yaml")

@@ -14,7 +14,7 @@ from vertexplan.composer import compose
 from vertexplan.memory import ModelShape
 from vertexplan.pricing import PricingError, default_table, flex, job_estimate
 from vertexplan.recommend import Query, Recommendation, Workload, peak_tflops, recommend
-from vertexplan.recommend.alternatives import alternatives
+from vertexplan.recommend.alternatives import BASIS, alternatives
 from vertexplan.recommend.throughput import scaling_efficiency, supports_precision
 
 SEVEN_B = ModelShape(parameters=7_000_000_000, dtype="bf16")
@@ -257,13 +257,37 @@ def test_a_gpu_jobs_alternatives_are_comparable_tpu_slices_the_composer_accepts(
     assert found
     aggregate = 8 * peak_tflops("NVIDIA_TESLA_A100")
     for alt in found:
-        assert alt.hardware.kind == "tpu" and alt.strategy == "tpu_xla"
+        # The built-in JAX trainer, which runs; not PyTorch/XLA, which has no built-in trainer.
+        assert alt.hardware.kind == "tpu" and alt.strategy == "tpu_jax"
+        assert "command" not in alt.request and "image_uri" not in alt.request
         assert aggregate / 2 <= alt.hardware.devices * peak_tflops(alt.hardware.device) \
             <= aggregate * 2
         assert alt.seconds == 36_000 * aggregate / (
             alt.hardware.devices * peak_tflops(alt.hardware.device))
         assert compose(alt.request).ok
     assert len({a.hardware for a in found}) == len(found)
+
+
+def test_the_alternatives_say_why_jax_and_not_pytorch_xla() -> None:
+    assert "built-in JAX trainer (tpu_jax)" in BASIS and "it runs" in BASIS
+    assert "tpu_xla) is not proposed" in BASIS and "its own image" in BASIS
+
+
+def test_a_gpu_job_with_its_own_command_keeps_it_on_the_tpu() -> None:
+    job = compose({"name": "own", "strategy": "ddp", "region": "us-central1",
+                   "image_uri": "us-docker.pkg.dev/p/r/train:1", "command": ["python", "t.py"],
+                   "chief": {"machine_type": "a2-highgpu-8g",
+                             "accelerator_type": "NVIDIA_TESLA_A100",
+                             "accelerator_count": 8}})
+    assert job.ok, job.errors
+    found = alternatives(job.request, job.custom_job, job.world_size, "us-central1",
+                         Fraction(3600), default_table())
+    assert found
+    for alt in found:
+        assert alt.strategy == "tpu_jax"
+        assert alt.request["command"] == ["python", "t.py"]
+        assert alt.request["image_uri"] == "us-docker.pkg.dev/p/r/train:1"
+        assert compose(alt.request).ok
 
 
 def test_a_cpu_job_has_no_alternatives() -> None:
