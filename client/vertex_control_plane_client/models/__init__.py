@@ -81,9 +81,11 @@ from .job_checkpoints_item import JobCheckpointsItem
 from .job_clone_body import JobCloneBody
 from .job_cost_type_0 import JobCostType0
 from .job_diagnosis_type_0 import JobDiagnosisType0
+from .job_kind_enum import JobKindEnum
 from .job_links import JobLinks
 from .job_list import JobList
 from .job_list_diagnosis_type_0 import JobListDiagnosisType0
+from .job_origin_type_0 import JobOriginType0
 from .job_request_request import JobRequestRequest
 from .job_request_request_encryption_spec import JobRequestRequestEncryptionSpec
 from .job_request_request_env import JobRequestRequestEnv
@@ -96,6 +98,7 @@ from .jobs_export_create_fmt import JobsExportCreateFmt
 from .jobs_export_create_response_200 import JobsExportCreateResponse200
 from .jobs_export_retrieve_fmt import JobsExportRetrieveFmt
 from .jobs_export_retrieve_response_200 import JobsExportRetrieveResponse200
+from .jobs_list_kind import JobsListKind
 from .jobs_list_state import JobsListState
 from .jobs_logs_list_order import JobsLogsListOrder
 from .jobs_logs_list_severity_type_0 import JobsLogsListSeverityType0
@@ -280,9 +283,11 @@ __all__ = (
     "JobCloneBody",
     "JobCostType0",
     "JobDiagnosisType0",
+    "JobKindEnum",
     "JobLinks",
     "JobList",
     "JobListDiagnosisType0",
+    "JobOriginType0",
     "JobRequestRequest",
     "JobRequestRequestEncryptionSpec",
     "JobRequestRequestEnv",
@@ -293,6 +298,7 @@ __all__ = (
     "JobsExportCreateResponse200",
     "JobsExportRetrieveFmt",
     "JobsExportRetrieveResponse200",
+    "JobsListKind",
     "JobsListState",
     "JobsLogsListOrder",
     "JobsLogsListSeverityType0",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.job_kind_enum import JobKindEnum
 from ..models.state_enum import StateEnum
 
 if TYPE_CHECKING:
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.job_cost_type_0 import JobCostType0
     from ..models.job_diagnosis_type_0 import JobDiagnosisType0
     from ..models.job_links import JobLinks
+    from ..models.job_origin_type_0 import JobOriginType0
     from ..models.job_tracking import JobTracking
 
 
@@ -29,6 +31,11 @@ class Job:
         url (str):
         team (str):
         name (str):
+        kind (JobKindEnum): * `job` - Job
+            * `trial` - Trial
+            * `ray` - Ray
+        origin (JobOriginType0 | None): For a sweep's trial or a Ray job (kind trial or ray): what it is part of, kind,
+            label, url (its page) and api (its API record); null for a job.
         state (StateEnum): * `QUEUED` - Queued
             * `WAITING_FOR_QUOTA` - waiting for quota
             * `PENDING` - Pending
@@ -47,8 +54,9 @@ class Job:
             first: step, path, attempt, saved_at. A resubmission may start from these.
         links (JobLinks): Where to look at the job beside this product, by name: console (the Vertex console page), logs
             (Logs Explorer with the job's filter), errors (Error Reporting), gpu_utilisation and gpu_memory (Cloud
-            Monitoring), tensorboard (when the job writes to one). Against the local emulator they are this product's own
-            pages. Empty before Vertex has given the job an id.
+            Monitoring), tensorboard (when the job writes to one), experiment and experiment_run (Vertex Experiments, when
+            the job names them). Against the local emulator they are this product's own pages. Empty before Vertex has given
+            the job an id.
         tracking (JobTracking): Where the trainer said the run is tracked besides this product, from its `tracking`
             events: provider (wandb, vertex_experiments, tensorboard) -> an http(s) URL.
         attempt (int):
@@ -72,6 +80,8 @@ class Job:
     url: str
     team: str
     name: str
+    kind: JobKindEnum
+    origin: JobOriginType0 | None
     state: StateEnum
     state_changed_at: datetime.datetime
     error_message: str
@@ -99,6 +109,7 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         from ..models.job_cost_type_0 import JobCostType0  # noqa: PLC0415
         from ..models.job_diagnosis_type_0 import JobDiagnosisType0  # noqa: PLC0415
+        from ..models.job_origin_type_0 import JobOriginType0  # noqa: PLC0415
 
         id = self.id
 
@@ -107,6 +118,14 @@ class Job:
         team = self.team
 
         name = self.name
+
+        kind = self.kind.value
+
+        origin: dict[str, Any] | None
+        if isinstance(self.origin, JobOriginType0):
+            origin = self.origin.to_dict()
+        else:
+            origin = self.origin
 
         state = self.state.value
 
@@ -185,6 +204,8 @@ class Job:
                 "url": url,
                 "team": team,
                 "name": name,
+                "kind": kind,
+                "origin": origin,
                 "state": state,
                 "state_changed_at": state_changed_at,
                 "error_message": error_message,
@@ -219,6 +240,7 @@ class Job:
         from ..models.job_cost_type_0 import JobCostType0  # noqa: PLC0415
         from ..models.job_diagnosis_type_0 import JobDiagnosisType0  # noqa: PLC0415
         from ..models.job_links import JobLinks  # noqa: PLC0415
+        from ..models.job_origin_type_0 import JobOriginType0  # noqa: PLC0415
         from ..models.job_tracking import JobTracking  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -229,6 +251,23 @@ class Job:
         team = d.pop("team")
 
         name = d.pop("name")
+
+        kind = JobKindEnum(d.pop("kind"))
+
+        def _parse_origin(data: object) -> JobOriginType0 | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                origin_type_0 = JobOriginType0.from_dict(data)
+
+                return origin_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(JobOriginType0 | None, data)
+
+        origin = _parse_origin(d.pop("origin"))
 
         state = StateEnum(d.pop("state"))
 
@@ -356,6 +395,8 @@ class Job:
             url=url,
             team=team,
             name=name,
+            kind=kind,
+            origin=origin,
             state=state,
             state_changed_at=state_changed_at,
             error_message=error_message,

@@ -13,8 +13,8 @@ T = TypeVar("T", bound="JobLinks")
 class JobLinks:
     """Where to look at the job beside this product, by name: console (the Vertex console page), logs (Logs Explorer with
     the job's filter), errors (Error Reporting), gpu_utilisation and gpu_memory (Cloud Monitoring), tensorboard (when
-    the job writes to one). Against the local emulator they are this product's own pages. Empty before Vertex has given
-    the job an id.
+    the job writes to one), experiment and experiment_run (Vertex Experiments, when the job names them). Against the
+    local emulator they are this product's own pages. Empty before Vertex has given the job an id.
 
     """
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.job_kind_enum import JobKindEnum
 from ..models.state_enum import StateEnum
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ class JobList:
         url (str):
         team (str):
         name (str):
+        kind (JobKindEnum): * `job` - Job
+            * `trial` - Trial
+            * `ray` - Ray
         state (StateEnum): * `QUEUED` - Queued
             * `WAITING_FOR_QUOTA` - waiting for quota
             * `PENDING` - Pending
@@ -54,6 +58,7 @@ class JobList:
     url: str
     team: str
     name: str
+    kind: JobKindEnum
     state: StateEnum
     diagnosis: JobListDiagnosisType0 | None
     quota_wait: Any
@@ -81,6 +86,8 @@ class JobList:
         team = self.team
 
         name = self.name
+
+        kind = self.kind.value
 
         state = self.state.value
 
@@ -136,6 +143,7 @@ class JobList:
                 "url": url,
                 "team": team,
                 "name": name,
+                "kind": kind,
                 "state": state,
                 "diagnosis": diagnosis,
                 "quota_wait": quota_wait,
@@ -168,6 +176,8 @@ class JobList:
         team = d.pop("team")
 
         name = d.pop("name")
+
+        kind = JobKindEnum(d.pop("kind"))
 
         state = StateEnum(d.pop("state"))
 
@@ -263,6 +273,7 @@ class JobList:
             url=url,
             team=team,
             name=name,
+            kind=kind,
             state=state,
             diagnosis=diagnosis,
             quota_wait=quota_wait,

@@ -17,6 +17,8 @@ class RayJob:
         id (int):
         team (str):
         cluster (int):
+        job (int | None): The Ray job's own job (kind ray): its steps, events, checkpoints and searchable logs under
+            /api/v1/jobs/<job>/, and its page /jobs/<job>/.
         entrypoint (Any):
         env_vars (Any):
         entrypoint_num_cpus (float | None):
@@ -33,6 +35,7 @@ class RayJob:
     id: int
     team: str
     cluster: int
+    job: int | None
     entrypoint: Any
     env_vars: Any
     entrypoint_num_cpus: float | None
@@ -52,6 +55,9 @@ class RayJob:
         team = self.team
 
         cluster = self.cluster
+
+        job: int | None
+        job = self.job
 
         entrypoint = self.entrypoint
 
@@ -91,6 +97,7 @@ class RayJob:
                 "id": id,
                 "team": team,
                 "cluster": cluster,
+                "job": job,
                 "entrypoint": entrypoint,
                 "env_vars": env_vars,
                 "entrypoint_num_cpus": entrypoint_num_cpus,
@@ -115,6 +122,13 @@ class RayJob:
         team = d.pop("team")
 
         cluster = d.pop("cluster")
+
+        def _parse_job(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        job = _parse_job(d.pop("job"))
 
         entrypoint = d.pop("entrypoint")
 
@@ -173,6 +187,7 @@ class RayJob:
             id=id,
             team=team,
             cluster=cluster,
+            job=job,
             entrypoint=entrypoint,
             env_vars=env_vars,
             entrypoint_num_cpus=entrypoint_num_cpus,

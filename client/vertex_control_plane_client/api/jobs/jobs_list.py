@@ -8,6 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.detail import Detail
 from ...models.field_errors import FieldErrors
+from ...models.jobs_list_kind import JobsListKind
 from ...models.jobs_list_state import JobsListState
 from ...models.paginated_job_list_list import PaginatedJobListList
 from ...types import UNSET, Response, Unset
@@ -18,6 +19,7 @@ def _get_kwargs(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
@@ -46,6 +48,12 @@ def _get_kwargs(
     else:
         json_created_before = created_before
     params["created_before"] = json_created_before
+
+    json_kind: str | Unset = UNSET
+    if not isinstance(kind, Unset):
+        json_kind = kind.value
+
+    params["kind"] = json_kind
 
     params["limit"] = limit
 
@@ -123,6 +131,7 @@ def sync_detailed(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
@@ -135,6 +144,7 @@ def sync_detailed(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
@@ -153,6 +163,7 @@ def sync_detailed(
         accelerator=accelerator,
         created_after=created_after,
         created_before=created_before,
+        kind=kind,
         limit=limit,
         offset=offset,
         state=state,
@@ -173,6 +184,7 @@ def sync(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
@@ -185,6 +197,7 @@ def sync(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
@@ -204,6 +217,7 @@ def sync(
         accelerator=accelerator,
         created_after=created_after,
         created_before=created_before,
+        kind=kind,
         limit=limit,
         offset=offset,
         state=state,
@@ -218,6 +232,7 @@ async def asyncio_detailed(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
@@ -230,6 +245,7 @@ async def asyncio_detailed(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
@@ -248,6 +264,7 @@ async def asyncio_detailed(
         accelerator=accelerator,
         created_after=created_after,
         created_before=created_before,
+        kind=kind,
         limit=limit,
         offset=offset,
         state=state,
@@ -266,6 +283,7 @@ async def asyncio(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
@@ -278,6 +296,7 @@ async def asyncio(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
@@ -298,6 +317,7 @@ async def asyncio(
             accelerator=accelerator,
             created_after=created_after,
             created_before=created_before,
+            kind=kind,
             limit=limit,
             offset=offset,
             state=state,
