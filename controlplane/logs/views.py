@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -10,6 +11,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from controlplane.logs import queries
+from controlplane.logs.models import StepMetric
 from controlplane.runs import access as runs_access
 from controlplane.runs.models import ACTIVE_STATES, Job
 from vertexplan.logparse.entries import SEVERITY_NUMBERS
@@ -95,11 +97,21 @@ def _evals(job: Job) -> list[dict[str, Any]]:
 
 
 def _markers(job: Job) -> list[dict[str, Any]]:
-    """Preemptions, replica restarts and resumes, for vertical markers on the charts."""
+    """Preemptions, replica restarts and resumes, for vertical markers on the charts. A
+    replica restart is seen by the reconciler, not printed by the trainer, so it carries no
+    step: it gets the step its attempt had reached by then, so it lands on the step axis."""
     rows = (job.events.filter(kind__in=MARKER_KINDS).order_by("-timestamp", "-id")
             .values_list("kind", "attempt", "step", "timestamp", "replica")[:MAX_CHART_EVENTS])
-    return [{"kind": kind, "attempt": attempt, "step": step, "t": at.isoformat(),
-             "replica": replica} for kind, attempt, step, at, replica in reversed(rows)]
+    return [{"kind": kind, "attempt": attempt,
+             "step": step if step is not None else _step_reached(job, attempt, at),
+             "t": at.isoformat(), "replica": replica}
+            for kind, attempt, step, at, replica in reversed(rows)]
+
+
+def _step_reached(job: Job, attempt: int, at: datetime) -> int | None:
+    """The last step the attempt reported at or before AT; None before its first step."""
+    return (StepMetric.objects.filter(job=job, attempt=attempt, timestamp__lte=at)
+            .order_by("-timestamp", "-step").values_list("step", flat=True).first())
 
 
 def _short(value: float | None) -> float | None:

@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, DurationField, ExpressionWrapper, F, IntegerField, QuerySet, When
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Now
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -46,7 +47,11 @@ SORTS = {
     "loss": "last_loss", "restarts": "restarts", "cost": "cost_micros",
     "by": "created_by__username", "created": "created_at", "started": "started_at",
     "ended": "ended_at", "duration": "duration",
+    # As the column reads: the first pool's accelerator type, then how many, then the machine.
+    "accelerators": ("first_accelerator", "first_accelerator_count", "first_machine"),
 }
+# The first worker pool's machine, in the CustomJob the column is drawn from.
+FIRST_MACHINE = "custom_job__jobSpec__workerPoolSpecs__0__machineSpec__"
 SEARCH_MAX = 100
 
 
@@ -90,10 +95,16 @@ class JobListView(LoginRequiredMixin, ListView):
             Coalesce(F("ended_at"), Now()) - F("started_at"), output_field=DurationField()))
         key = self.sort_key()
         if key:
-            field = F(SORTS[key.lstrip("-")])
-            order = field.desc(nulls_last=True) if key.startswith("-") else field.asc(
-                nulls_last=True)
-            return jobs.order_by(order, "-id")
+            if key.lstrip("-") == "accelerators":
+                # A JSON number orders as a number (a CPU job has no type: last either way).
+                jobs = jobs.annotate(first_accelerator=KT(FIRST_MACHINE + "acceleratorType"),
+                                     first_accelerator_count=F(FIRST_MACHINE + "acceleratorCount"),
+                                     first_machine=KT(FIRST_MACHINE + "machineType"))
+            names = SORTS[key.lstrip("-")]
+            fields = [F(name) for name in ((names,) if isinstance(names, str) else names)]
+            order = [f.desc(nulls_last=True) if key.startswith("-") else f.asc(nulls_last=True)
+                     for f in fields]
+            return jobs.order_by(*order, "-id")
         active_first = Case(When(state__in=ACTIVE_STATES, then=0), default=1,
                             output_field=IntegerField())
         return jobs.annotate(active_first=active_first).order_by(

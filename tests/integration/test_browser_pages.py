@@ -39,9 +39,86 @@ def short_job(name: str, team: str) -> dict[str, Any]:
             "args": ["--preset", "tiny", "--steps", "30", "--checkpoint-every", "10"]}
 
 
+# A sweep with trials and a Ray cluster with a finished Ray job, recorded through the services
+# the API uses (the sweep composed, checked and priced; the cluster composed and priced) but
+# never sent to the emulator: the pages need what they show, not a running study or Ray. The
+# sweep stays RUNNING (no Vertex name, so the reconciler leaves it be and its Cancel shows);
+# the cluster is RUNNING, which the reconciler only revisits when asked.
+MAKE_SWEEP_AND_CLUSTER = """
+import json
+from datetime import timedelta
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from controlplane.clusters import lifecycle as clusters
+from controlplane.clusters.models import Cluster, RayJob
+from controlplane.sweeps import lifecycle as sweeps
+from controlplane.sweeps.models import SweepState, Trial
+from controlplane.teams.models import Team
+
+team, user = Team.objects.get(slug=TEAM), get_user_model().objects.get(username=USER)
+now = timezone.now()
+request = {"display_name": "pages-sweep", "algorithm": "RANDOM_SEARCH",
+           "metrics": [{"metric_id": "val_loss", "goal": "MINIMIZE"}],
+           "parameters": [{"parameter_id": "learning_rate", "type": "DOUBLE",
+                           "min_value": 1e-4, "max_value": 3e-2,
+                           "scale_type": "UNIT_LOG_SCALE"},
+                          {"parameter_id": "warmup_steps", "type": "INTEGER",
+                           "min_value": 0, "max_value": 3}],
+           "max_trial_count": 4, "parallel_trial_count": 2, "max_failed_trial_count": 2,
+           "trial_job": {"args": ["--preset", "tiny", "--steps", "4"],
+                         "chief": {"machine_type": "n1-standard-4"}},
+           "trial_hours": "0.1"}
+checked = sweeps.check(request, team)
+assert checked.ok, checked.errors
+with transaction.atomic():
+    sweep = sweeps.record(team=team, user=user, request=request, checked=checked)
+    # Before the commit queues its submission: the submit task finds it past QUEUED.
+    sweep.update_state(SweepState.RUNNING, started_at=now - timedelta(minutes=9))
+for n, (lr, warmup, loss, state) in enumerate([(3e-3, 1, 2.41, "SUCCEEDED"),
+                                                (2e-2, 3, 2.93, "SUCCEEDED"),
+                                                (1e-4, 0, None, "INFEASIBLE"),
+                                                (7e-4, 2, None, "ACTIVE")], start=1):
+    Trial.objects.create(
+        sweep=sweep, trial_id=str(n), number=n, state=state,
+        parameters={"learning_rate": lr, "warmup_steps": warmup},
+        final_metrics={"val_loss": loss} if loss else {}, final_step=4 if loss else None,
+        measurements=[{"step": 4, "metrics": {"val_loss": loss}}] if loss else [],
+        custom_job=f"projects/p/locations/us-central1/customJobs/{900 + n}",
+        infeasible_reason="the trainer refused this learning rate" if loss is None
+        and state == "INFEASIBLE" else "",
+        started_at=now - timedelta(minutes=9 - n), ended_at=now if loss else None)
+
+cluster = clusters.price_cluster({
+    "name": "pages-ray", "ray": {"version": "2.47.1"},
+    "pools": [{"id": "head", "machine_type": "n1-standard-4"},
+              {"id": "workers", "machine_type": "n1-standard-8", "replica_count": 2,
+               "min_replica_count": 1, "max_replica_count": 4}]})
+cluster.team, cluster.created_by = team, user
+cluster.save()
+cluster.transition(Cluster.State.RUNNING, dashboard_uri="http://127.0.0.1:8265")
+RayJob.objects.create(
+    team=team, cluster=cluster, created_by=user, state=RayJob.State.SUCCEEDED,
+    entrypoint=["python", "-m", "trainers.ray_train", "--preset", "tiny", "--steps", "20"],
+    logs="\\n".join(f"step {s} loss {3 - s / 10:.3f} " + "x" * 150 for s in range(20)),
+    summary={"ranks": [0, 1], "loss": [[s, 3 - s / 10] for s in range(1, 21)],
+             "finished": {"step": 20}, "checkpoints": [{"path": "/tmp/ray/step-20"}]},
+    started_at=now - timedelta(minutes=3), ended_at=now - timedelta(minutes=1))
+print(json.dumps({"sweep": sweep.pk, "cluster": cluster.pk}))
+"""
+
+
+def make_sweep_and_cluster(stack: Stack, seeded: dict[str, Any]) -> dict[str, int]:
+    script = (f"TEAM = {seeded['team']!r}\nUSER = {seeded['username']!r}\n"
+              + MAKE_SWEEP_AND_CLUSTER)
+    out = stack.manage("shell", "--no-imports", "-c", script, capture=True)
+    return json.loads(out.strip().splitlines()[-1])
+
+
 @pytest.fixture(scope="module")
 def world(stack: Stack, api: Api, seeded: dict[str, Any]) -> dict[str, Any]:
-    """Two finished runs, an endpoint: something on every page."""
+    """Two finished runs, an endpoint, a sweep, a cluster, a Slack channel: something on
+    every page."""
     team = seeded["team"]
     ids = []
     for name in ("pages-a", "pages-b"):
@@ -54,7 +131,14 @@ def world(stack: Stack, api: Api, seeded: dict[str, Any]) -> dict[str, Any]:
         api.steps_through(job_id, 30)
     response = api.post("/api/v1/serving/endpoints/", {"name": "pages-endpoint"})
     assert response.status_code == 201, response.text
-    return {"team": team, "jobs": ids, "endpoint": response.json()["id"]}
+    endpoint = response.json()["id"]
+    # Disabled: the page shows it, and nothing is ever sent to it.
+    response = api.post(f"/api/v1/teams/{team}/channels/", {
+        "name": "pages-alerts", "kind": "webhook", "notify_on": ["failed", "budget"],
+        "webhook_url": "https://hooks.slack.com/services/T000/B000/pages", "enabled": False})
+    assert response.status_code == 201, response.text
+    return {"team": team, "jobs": ids, "endpoint": endpoint,
+            "channel": response.json()["id"], **make_sweep_and_cluster(stack, seeded)}
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +205,7 @@ class Visit:
 
 def pages(world: dict[str, Any]) -> dict[str, str]:
     team, (first, second), endpoint = world["team"], world["jobs"], world["endpoint"]
+    sweep, cluster, channel = world["sweep"], world["cluster"], world["channel"]
     return {
         "jobs": "/",
         "job": f"/jobs/{first}/",
@@ -135,9 +220,18 @@ def pages(world: dict[str, Any]) -> dict[str, str]:
         "members": f"/teams/{team}/members/",
         "audit": f"/teams/{team}/audit/",
         "notifications": f"/teams/{team}/notifications/",
+        "channel": f"/teams/{team}/notifications/{channel}/",
+        "tracking": f"/teams/{team}/tracking/",
         "tokens": "/tokens/",
+        "password": "/password/change/",
         "serving": "/serving/",
         "endpoint": f"/serving/endpoints/{endpoint}/",
+        "sweeps": "/sweeps/",
+        "sweep-new": "/sweeps/new/",
+        "sweep": f"/sweeps/{sweep}/",
+        "clusters": "/clusters/",
+        "cluster-new": "/clusters/new/",
+        "cluster": f"/clusters/{cluster}/",
     }
 
 
@@ -281,7 +375,8 @@ def test_one_cost_figure_per_job_in_the_list_and_on_its_page(context_at: Any,
 
 
 def test_destructive_actions_ask_first(context_at: Any, world: dict[str, Any]) -> None:
-    """Revoking a token asks; dismissing the question leaves the token as it was."""
+    """Revoking a token, deleting an endpoint or a cluster, cancelling a sweep: each asks, and
+    dismissing the question leaves things as they were."""
     context = context_at(1440)
     page = context.new_page()
     asked: list[str] = []
@@ -303,3 +398,17 @@ def test_destructive_actions_ask_first(context_at: Any, world: dict[str, Any]) -
     page.locator("form[data-confirm] button", has_text="delete").first.click()
     page.wait_for_load_state("networkidle")
     assert len(asked) == 2 and "delete the endpoint" in asked[1]
+    sweep_page = f"/sweeps/{world['sweep']}/"
+    page.goto(sweep_page)
+    page.locator("form[data-confirm] #sweep-cancel").click()
+    page.wait_for_load_state("networkidle")
+    assert len(asked) == 3 and "Cancel the sweep pages-sweep?" in asked[2]
+    assert page.url.endswith(sweep_page)
+    assert page.locator("#sweep-state").inner_text() == "RUNNING"
+    cluster_page = f"/clusters/{world['cluster']}/"
+    page.goto(cluster_page)
+    page.locator("form[data-confirm] #cluster-delete").click()
+    page.wait_for_load_state("networkidle")
+    assert len(asked) == 4 and "Delete the cluster pages-ray?" in asked[3]
+    assert page.url.endswith(cluster_page)
+    assert page.locator(".page-head .badge").inner_text() == "RUNNING"

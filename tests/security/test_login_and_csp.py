@@ -54,11 +54,16 @@ def test_the_admin_login_is_behind_the_same_limits(ann: Any, settings: Any) -> N
 def test_a_user_changes_their_own_password(ann: Any) -> None:
     client = Client()
     client.force_login(ann)
-    assert client.get("/password/change/").status_code == 200
+    form = client.get("/password/change/")
+    # The site's own page (its top bar, labelled fields), not the admin's.
+    assert form.status_code == 200 and "Django administration" not in form.content.decode()
+    assert 'class="topbar"' in form.content.decode()
+    assert '<label for="id_old_password">' in form.content.decode()
     changed = client.post("/password/change/", {
         "old_password": "right-password", "new_password1": "a-new-long-passphrase",
         "new_password2": "a-new-long-passphrase"})
     assert changed.status_code == 302 and changed["Location"] == "/password/change/done/"
+    assert "Password changed" in client.get("/password/change/done/").content.decode()
     ann.refresh_from_db()
     assert ann.check_password("a-new-long-passphrase")
     wrong_old = client.post("/password/change/", {

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import time
 from collections.abc import Callable
+from html import unescape
 from typing import Any
 
 import pytest
@@ -48,3 +52,24 @@ def test_own_code_page_documents_the_event_contract(member_client: Client, job: 
         assert f'<td class="mono">{event}</td>' in html
     page = member_client.get(reverse("job-detail", args=[job.pk])).content.decode()
     assert reverse("own-code") in page and 'id="metrics-empty-hint"' in page
+
+
+def test_the_own_code_example_reports_each_steps_real_duration(member_client: Client) -> None:
+    """The example runs as printed (with a stand-in training step of known length), and its
+    step_time_s is that step's duration, not the moment after it."""
+    html = member_client.get(reverse("own-code")).content.decode()
+    example = unescape(html.split('id="own-code-example">', 1)[1].split("</pre>", 1)[0])
+
+    def train_one_step() -> float:
+        time.sleep(0.003)
+        return 2.5
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(example, {"train_one_step": train_one_step, "BATCH_TOKENS": 4096})
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    steps = [e for e in events if e["event"] == "step"]
+    assert len(steps) == 100 and all(e["step_time_s"] >= 0.003 for e in steps)
+    assert all(abs(e["tokens_per_s"] * e["step_time_s"] - 4096) < 1e-6 for e in steps)
+    assert events[-1]["event"] == "run_finished"
+    assert events[-1]["wall_s"] >= sum(e["step_time_s"] for e in steps)

@@ -180,3 +180,23 @@ def test_metrics_json_carries_evaluations_restart_markers_and_wall_clock(
     assert kinds[-2:] == ["preempted", "resumed"] and set(kinds) <= {
         "preempted", "resumed", "replica_restarted"}
     assert data["markers"][-2]["replica"] == "workerpool0-0"
+
+
+def test_a_replica_restart_without_a_step_lands_on_the_step_its_attempt_had_reached(
+        member_client: Client, job: Job) -> None:
+    t0 = timezone.now()
+    StepMetric.objects.bulk_create([
+        StepMetric(job=job, attempt=a, step=s, loss=1.0, timestamp=t0 + timedelta(seconds=t),
+                   insert_id=f"r{a}-{s}")
+        for a, s, t in ((1, 10, 1), (1, 20, 2), (1, 30, 5), (2, 50, 3))])
+    # Restarts are logged by Vertex, not the trainer: no step of their own.
+    job.events.create(kind="replica_restarted", attempt=1, step=None, replica="workerpool0-1",
+                      timestamp=t0 + timedelta(seconds=3), data={})
+    job.events.create(kind="replica_restarted", attempt=1, step=None, replica="workerpool0-1",
+                      timestamp=t0 - timedelta(hours=1), data={})
+    data = member_client.get(reverse("job-metrics", args=[job.pk])).json()
+    restarts = [m for m in data["markers"] if m["kind"] == "replica_restarted"]
+    # Step 20 (not 30, logged later; not attempt 2's 50); before any step there is none.
+    assert [m["step"] for m in restarts] == [None, 20]
+    kept = [m for m in data["markers"] if m["kind"] != "replica_restarted"]
+    assert [m["step"] for m in kept] == [25, 25]

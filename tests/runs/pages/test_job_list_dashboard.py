@@ -1,5 +1,5 @@
 """The job list as a dashboard: name search, sort by any column, duration, accelerator
-families, running jobs first; the compare boxes."""
+families, running jobs first, failure reasons with their fix; the compare boxes."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from controlplane.logs.models import LogFailure
 from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Team
+from tests.runs.pages.conftest import CPU_CUSTOM_JOB
 
 
 def names_in(html: str) -> list[str]:
@@ -75,3 +77,51 @@ def test_rows_have_compare_boxes_that_survive_the_poll(member_client: Client, me
     html = member_client.get(reverse("job-list")).content.decode()
     assert f'id="compare-{job.pk}" hx-preserve="true"' in html
     assert 'form="compare-form"' in html and 'id="compare-form"' in html
+
+
+def with_accelerator(job: Job, machine: str, kind: str | None, count: int) -> None:
+    pool = {**CPU_CUSTOM_JOB["jobSpec"]["workerPoolSpecs"][0],
+            "machineSpec": {"machineType": machine,
+                            **({"acceleratorType": kind, "acceleratorCount": count}
+                               if kind else {})}}
+    Job.objects.filter(pk=job.pk).update(custom_job={
+        **CPU_CUSTOM_JOB, "jobSpec": {**CPU_CUSTOM_JOB["jobSpec"], "workerPoolSpecs": [pool]}})
+
+
+def test_the_accelerators_column_sorts(member_client: Client, member: Any, team: Team,
+                                       make_job: Callable[..., Job]) -> None:
+    with_accelerator(make_job(team, member, name="t4x8"), "n1-standard-32", "NVIDIA_TESLA_T4", 8)
+    with_accelerator(make_job(team, member, name="cpu"), "n1-standard-4", None, 0)
+    with_accelerator(make_job(team, member, name="a100x1"), "a2-highgpu-1g",
+                     "NVIDIA_TESLA_A100", 1)
+    with_accelerator(make_job(team, member, name="t4x2"), "n1-standard-8", "NVIDIA_TESLA_T4", 2)
+    url = reverse("job-list")
+    up = member_client.get(url, {"sort": "accelerators"}).content.decode()
+    # By type, then by how many (2 before 8, as numbers); a CPU job has none and comes last.
+    assert names_in(up) == ["a100x1", "t4x2", "t4x8", "cpu"]
+    assert 'aria-sort="ascending"' in up and "sort=-accelerators" in up
+    down = member_client.get(url, {"sort": "-accelerators"}).content.decode()
+    assert names_in(down) == ["t4x8", "t4x2", "a100x1", "cpu"]
+
+
+def test_a_failed_row_says_why_and_what_to_do(member_client: Client, member: Any, team: Team,
+                                              make_job: Callable[..., Job]) -> None:
+    make_job(team, member, name="refused", state=JobState.FAILED,
+             error_message="Vertex refused the job: " + "the image is private. " * 20)
+    oom = make_job(team, member, name="oom", state=JobState.FAILED, error_message="exit 1")
+    LogFailure.objects.create(job=oom, kind="gpu_oom", timestamp=timezone.now(),
+                              summary="torch.OutOfMemoryError: CUDA out of memory",
+                              insert_id="f1")
+    make_job(team, member, name="fine", state=JobState.SUCCEEDED, error_message="not shown")
+    html = member_client.get(reverse("job-list")).content.decode()
+    rows = {name: row for row in html.split("<tr>")[1:] for name in names_in(row)}
+    # Nothing recognised in its logs: Vertex's own words, shortened, with the whole on hover.
+    shown = re.search(r'<div class="row-diagnosis small" title="[^"]*">([^<]*)</div>',
+                      rows["refused"])
+    assert shown and shown.group(1).startswith("Vertex refused the job: the image is private.")
+    assert len(shown.group(1)) <= 120
+    # A recognised cause: its fix is in the row's text, not only in a tooltip.
+    visible = re.sub(r'title="[^"]*"', "", rows["oom"])
+    assert "GPU out of memory: torch.OutOfMemoryError" in visible
+    assert "Fix: Lower the per-device batch size" in visible and "exit 1" not in visible
+    assert "row-diagnosis" not in rows["fine"] and "not shown" not in rows["fine"]

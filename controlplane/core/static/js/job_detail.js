@@ -29,7 +29,7 @@
     logy: document.getElementById("chart-logy"),
     xaxis: document.getElementById("chart-x")
   };
-  var MARKER_COLORS = { preempted: "#b26a00", replica_restarted: "#c62828", resumed: "#2e7d32" };
+  var MARKER_COLORS = { preempted: "#9a5b00", replica_restarted: "#c62828", resumed: "#2e7d32" };
   var last = null;
 
   function setting(name, fallback) {
