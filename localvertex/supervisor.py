@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localvertex import environment, job_updates, logentries
+from localvertex import environment, job_updates, logentries, sandbox
 from localvertex.armed_preemptions import ArmedPreemptions
 from localvertex.job_capacity import STOCKOUT_MESSAGE, scheduling_of
 from localvertex.job_updates import (
@@ -124,8 +124,9 @@ class JobRunner:
         if not self._provision(record):
             return
         self._replicas = self._build(record)
+        who = self.settings.replica_identity
         for path in environment.output_dirs(self.settings, self._spec).values():
-            Path(path).mkdir(parents=True, exist_ok=True)
+            sandbox.bucket_dir(self.settings.data_dir, Path(path), who)
         # Replicas already on record ran under an earlier emulator: this start is a restart.
         resumed = bool(record.replicas)
         for replica in self._replicas:
