@@ -54,7 +54,8 @@ def emulator(quota: int = QUOTA) -> Iterator[str]:
     data = Path(tempfile.mkdtemp(prefix="bench-lv-"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "localvertex", "--port", str(port), "--data-dir", str(data),
-         "--logging-quota-per-minute", str(quota), "--log-level", "WARNING"],
+         "--logging-quota-per-minute", str(quota), "--log-level", "WARNING",
+         "--accept-job-log-writes"],
         start_new_session=True)
     try:
         wait_ready(f"127.0.0.1:{port}", timeout=60)

@@ -127,6 +127,7 @@ The control plane is running.
   log in    user {seeded["username"]}, password {seeded["password"]}
   API       curl -H 'Authorization: Token {seeded["token"]}' {stack.web_url}/api/v1/jobs/
   logs      {stack.log_dir}/
+  {stack.sandbox_line()}
 Press Ctrl-C to stop.
 """,
         flush=True,

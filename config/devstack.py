@@ -137,7 +137,13 @@ class Stack:
         # Hashed, compressed static files cached for a year (controlplane/core/storage.py).
         self.manage("collectstatic", "--noinput", "-v", "0")
         emulator = self.start_process("emulator")
-        wait_for_port(self.config.emulator_port, timeout_s, emulator)
+        try:
+            wait_for_port(self.config.emulator_port, timeout_s, emulator)
+        except (RuntimeError, TimeoutError) as exc:
+            # A host where replicas cannot be sandboxed stops the emulator: say why here.
+            raise RuntimeError(f"the emulator did not start ({exc}); it said:\n"
+                               f"{self.log_tail('emulator', 20)}") from exc
+        print(self.sandbox_line(), flush=True)
         for name in ("worker", "beat"):
             self.start_process(name)
         web = self.start_process("web")
@@ -153,6 +159,14 @@ class Stack:
                     return
             time.sleep(0.2)
         raise TimeoutError(f"the web server did not answer at {self.web_url}")
+
+    def sandbox_line(self) -> str:
+        """What the emulator said at start about who runs replicas (localvertex/sandbox.py):
+        shown, so nobody runs other people's jobs as root without reading it."""
+        lines = [line for line in self.log_tail("emulator", 200).splitlines()
+                 if "sandbox: replicas run" in line or "sandbox: NOT SANDBOXED" in line]
+        said = lines[-1].split("sandbox: ", 1)[1] if lines else "it said nothing (see its log)"
+        return f"emulator sandbox: {said}"
 
     def dead(self) -> dict[str, int]:
         """Processes that have exited, with their exit codes."""

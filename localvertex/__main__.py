@@ -8,9 +8,12 @@ import signal
 import threading
 from pathlib import Path
 
+from localvertex import sandbox
 from localvertex.capacity import parse_limit
 from localvertex.config import REPO_ROOT, Settings
 from localvertex.server import Emulator
+
+log = logging.getLogger("localvertex")
 
 
 def _quota(text: str) -> str:
@@ -45,6 +48,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=60,
         help="ListLogEntries calls per project per minute (0: unlimited)",
+    )
+    parser.add_argument(
+        "--accept-job-log-writes",
+        action="store_true",
+        help="accept WriteLogEntries for ml_job resources (tests standing in for Vertex's log "
+        "agent); by default refused, so no replica can write entries for any job",
     )
     parser.add_argument("--queue-delay", type=float, default=0.3, help="seconds in QUEUED")
     parser.add_argument("--pending-delay", type=float, default=0.3, help="seconds in PENDING")
@@ -98,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         host=args.host,
         port=args.port,
         logging_quota_per_minute=args.logging_quota_per_minute,
+        accept_job_log_writes=args.accept_job_log_writes,
         queue_delay_s=args.queue_delay,
         pending_delay_s=args.pending_delay,
         max_restarts=args.max_restarts,
@@ -110,7 +120,13 @@ def main(argv: list[str] | None = None) -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    emulator = Emulator(settings)
+    try:
+        emulator = Emulator(settings)
+    except sandbox.SandboxError as exc:
+        # Said where devstack shows it, and the emulator does not start: a host that cannot
+        # sandbox replicas never runs them as root unasked.
+        log.error("sandbox: refusing to start: %s", exc)
+        raise SystemExit(2) from exc
     emulator.start()
     try:
         stop.wait()

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localvertex import processes, storage
+from localvertex import processes, sandbox, storage
 from localvertex.config import Settings
 from localvertex.endpointstore import ModelPb
 from localvertex.environment import (
@@ -220,14 +220,21 @@ class ReplicaSet:
     # -- internals -----------------------------------------------------------------------------
 
     def _launch(self, replica: _Replica) -> None:
-        env = replica_env(self.settings, self.spec, replica.index, replica.port, dict(os.environ))
+        # Sandboxed as a job's replicas are (sandbox.py): the filtered environment, a working
+        # directory of the endpoint's own, and the replica user when there is one.
+        env = replica_env(self.settings, self.spec, replica.index, replica.port,
+                          sandbox.replica_environment(dict(os.environ)))
+        who = self.settings.replica_identity
         replica.ready = False
         with open(replica.log_path, "ab") as out:
             try:
+                home = sandbox.working_dir(self.settings.data_dir,
+                                           f"endpoint-{self.spec.endpoint_id}", who)
                 replica.proc = subprocess.Popen(
                     self._argv,
-                    cwd=self.settings.workdir,
-                    env=env,
+                    cwd=home,
+                    env={**env, "HOME": str(home)},
+                    **sandbox.popen_options(who),
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,

@@ -30,5 +30,9 @@ def not_found(message: str) -> ApiError:
     return ApiError(grpc.StatusCode.NOT_FOUND, message)
 
 
+def permission_denied(message: str) -> ApiError:
+    return ApiError(grpc.StatusCode.PERMISSION_DENIED, message)
+
+
 def failed_precondition(message: str) -> ApiError:
     return ApiError(grpc.StatusCode.FAILED_PRECONDITION, message)

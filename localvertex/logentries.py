@@ -33,6 +33,8 @@ SEVERITIES: dict[str, int] = {
 # Spellings common in Python and other loggers that Cloud Logging's agents also accept.
 _ALIASES = {"WARN": 400, "FATAL": 600, "TRACE": 100, "ERR": 500, "CRIT": 600, "EMERG": 800}
 
+# The monitored resource of a training job's log, which only the emulator itself writes.
+JOB_RESOURCE = "ml_job"
 INFO = SEVERITIES["INFO"]
 WARNING = SEVERITIES["WARNING"]
 ERROR = SEVERITIES["ERROR"]
@@ -104,7 +106,7 @@ def from_line(
         line = line[:MAX_LINE_BYTES]
     entry = LogEntryPb()
     entry.log_name = f"projects/{project}/logs/{log_id or task_name}"
-    entry.resource.type = "ml_job"
+    entry.resource.type = JOB_RESOURCE
     entry.resource.labels["job_id"] = job_id
     entry.resource.labels["project_id"] = project
     if task_name:
@@ -134,7 +136,7 @@ def from_line(
     return StoredEntry(
         project=project,
         log_name=entry.log_name,
-        resource_type="ml_job",
+        resource_type=JOB_RESOURCE,
         job_id=job_id,
         task_name=task_name,
         resource_labels=json.dumps(dict(entry.resource.labels)),

@@ -85,9 +85,11 @@ def quota_error(project: str) -> errors.ApiError:
 
 class LoggingService:
     def __init__(
-        self, logs: LogStore, clock: timeutil.MonotonicClock, quota_per_minute: int
+        self, logs: LogStore, clock: timeutil.MonotonicClock, quota_per_minute: int,
+        accept_job_writes: bool = False,
     ) -> None:
         self.logs = logs
+        self.accept_job_writes = accept_job_writes
         self.clock = clock
         self.quota = SlidingWindowLimiter(quota_per_minute)
         self._tails: Counter[str] = Counter()
@@ -136,6 +138,7 @@ class LoggingService:
                     entry.resource.CopyFrom(request.resource)
                 else:
                     entry.resource.type = "global"
+            self._check_writable(i, entry)
             for key, value in request.labels.items():
                 if key not in entry.labels:
                     entry.labels[key] = value
@@ -157,6 +160,19 @@ class LoggingService:
             # Written entries are readable when the call returns.
             self.logs.flush(timeout=10)
         return WriteLogEntriesResponse()
+
+    def _check_writable(self, index: int, entry) -> None:
+        """A training job's log (`ml_job`) is written by the emulator alone, from what its
+        replicas print (JobManager.log_line appends to the store directly), as on Vertex by
+        its service agent alone: a job's own service account has no right to write entries for
+        another job. So a replica calling this API cannot plant steps, checkpoints or failures
+        in any job's log; the whole request is refused and nothing is written."""
+        if entry.resource.type == logentries.JOB_RESOURCE and not self.accept_job_writes:
+            raise errors.permission_denied(
+                f"Permission 'logging.logEntries.create' denied for entries[{index}]: entries "
+                f"of resource type {logentries.JOB_RESOURCE!r} are written by Vertex AI from "
+                "the job's replicas' output only; write your own entries to another resource "
+                "type (e.g. 'global').")
 
     # -- TailLogEntries --------------------------------------------------------------------
 

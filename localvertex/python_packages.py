@@ -37,7 +37,10 @@ def import_paths(settings: Settings, job_id: str, package_uris: Iterable[str]) -
         elif local.is_file() and local.name.endswith(_ZIP_SUFFIXES):
             paths.append(str(local.absolute()))
         elif local.is_file() and local.name.endswith(_SDIST_SUFFIXES):
-            paths += _roots(_unpack(local, settings.jobs_dir / job_id / "packages" / str(index)))
+            # In the job's working folder (sandbox.py), which its replicas may read; the
+            # emulator's own jobs folder is private to it.
+            target = settings.data_dir / "work" / job_id / "packages" / str(index)
+            paths += _roots(_unpack(local, target))
     return paths
 
 

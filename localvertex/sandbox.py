@@ -7,7 +7,9 @@ Whatever a team submits runs here, so a replica gets
   secret keys, broker addresses, cloud credentials) never reach it;
 * its own working directory, ``<data-dir>/work/<job id>/``;
 * with a replica user (``--replica-user``, or LOCALVERTEX_REPLICA_USER; the default when the
-  emulator runs as root is ``localvertex-replica``, created if missing), another uid and gid
+  emulator runs as root is ``localvertex-replica``, created if missing, and let through -
+  not list - the private folders above the interpreter: localvertex/traverse.py), another
+  uid and gid
   with no supplementary groups and umask 077: it cannot read files only their owner may
   (the control plane's database and secret key, the emulator's own state), nor another
   process's environment (/proc/<pid>/environ). The emulator's data directory is then
@@ -15,7 +17,9 @@ Whatever a team submits runs here, so a replica gets
   (the stand-in buckets, the working directories) belong to the replica user.
 
 Without root (a developer's own account), the uid cannot change: the environment and the
-working directory are still the replica's own, and the emulator says so at start.
+working directory are still the replica's own, and the emulator says so at start. As root it
+never falls back to running replicas as root: a replica user it cannot use stops it at start
+(SandboxError), unless '' asks for root, which the start line says loudly.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from localvertex import traverse
 
 log = logging.getLogger(__name__)
 
@@ -73,44 +79,87 @@ def _ensure_user(name: str) -> Identity | None:
     return Identity(uid=entry.pw_uid, gid=entry.pw_gid, name=name)
 
 
-def can_run_python(who: Identity) -> bool:
-    """Whether `who` can start the emulator's Python (which `python` in a command means)."""
+class SandboxError(RuntimeError):
+    """Replicas cannot run as an unprivileged user as the emulator was asked: it does not start
+    (the message says why, and how to run replicas as root knowingly)."""
+
+
+def can_run_python(who: Identity) -> tuple[bool, str]:
+    """Whether `who` can start the emulator's Python (which `python` in a command means), and
+    what the attempt said when it cannot."""
     try:
         done = subprocess.run([sys.executable, "-c", ""], user=who.uid, group=who.gid,
                               extra_groups=[], capture_output=True, timeout=60, cwd="/")
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, str(exc)
+    return done.returncode == 0, done.stderr.decode(errors="replace").strip()[-300:]
+
+
+def _runs_python(who: Identity) -> None:
+    """Make sure `who` can start the emulator's Python: let it pass (not list) the private
+    folders on the interpreter's path (localvertex/traverse.py), or raise SandboxError."""
+    ok, said = can_run_python(who)
+    if ok:
+        return
+    try:
+        granted = traverse.let_through(who.uid, who.gid, traverse.interpreter_paths())
+    except OSError as exc:
+        raise SandboxError(f"replica user {who.name} cannot run {sys.executable} ({said}), and "
+                           f"could not be let through the folders above it: {exc}. "
+                           f"{_HOW_TO_OPT_OUT}") from exc
+    for folder in granted:
+        log.warning("sandbox: replica user %s may now pass through %s (ACL user:%s:--x; it "
+                    "cannot list it) to start %s", who.name, folder, who.name, sys.executable)
+    ok, said = can_run_python(who)
+    if not ok:
+        raise SandboxError(f"replica user {who.name} cannot run {sys.executable}: {said or '?'}"
+                           f". Install Python where other users can run it. {_HOW_TO_OPT_OUT}")
+
+
+_HOW_TO_OPT_OUT = ("To run replicas as the emulator's own user (root: every job may read "
+                   "every file on this host) say so with --replica-user '' or "
+                   f"{ENV_USER}=''.")
 
 
 def identity(requested: str | None = None) -> Identity | None:
     """Who replicas run as, or None when they run as the emulator's own user.
 
-    By default (no user asked for, the emulator root) the dedicated user, unless it cannot
-    start the emulator's Python (an interpreter in a private home folder): then replicas run
-    as the emulator's user, and the log says why. A user asked for by name is used as asked."""
+    As root, by default the dedicated user (created if missing, and let through the private
+    folders above the interpreter); a user asked for by name likewise. Never root by
+    accident: when that user cannot be used, SandboxError, and the emulator does not start.
+    Only '' (asked for) runs replicas as root, and the start says so loudly."""
     name = requested if requested is not None else os.environ.get(ENV_USER)
+    root = os.geteuid() == 0
     if name == "":
+        if root:
+            log.warning("sandbox: NOT SANDBOXED - replicas run as root, as asked "
+                        "(--replica-user ''): every job may read every file on this host")
         return None
-    by_default = name is None
-    if name is None:
-        if os.geteuid() != 0:
-            return None
-        name = DEFAULT_USER
-    if os.geteuid() != 0:
-        log.warning("replica user %s asked for, but the emulator is not root: replicas run "
-                    "as the emulator's own user (environment and working directory still "
-                    "their own)", name)
+    if not root:
+        if name:
+            log.warning("sandbox: replica user %s asked for, but the emulator is not root: "
+                        "replicas run as the emulator's own user", name)
         return None
+    name = name or DEFAULT_USER
     found = _ensure_user(name)
     if found is None:
-        log.warning("cannot use replica user %s: replicas run as the emulator's user", name)
-    elif by_default and not can_run_python(found):
-        log.warning("replica user %s cannot run %s (a folder above it is private): replicas "
-                    "run as the emulator's user; install Python where others can run it, or "
-                    "name the user with --replica-user to use it anyway", name, sys.executable)
-        return None
+        raise SandboxError(f"cannot use or create the replica user {name} (a root account, "
+                           f"or no useradd here). {_HOW_TO_OPT_OUT}")
+    _runs_python(found)
     return found
+
+
+def describe(who: Identity | None) -> str:
+    """The one line the emulator says at start about who runs replicas (devstack shows it)."""
+    if who is not None:
+        return (f"sandbox: replicas run as user {who.name} (uid {who.uid}), in their own "
+                "working directory, with a filtered environment")
+    if os.geteuid() == 0:
+        return ("sandbox: NOT SANDBOXED - replicas run as root (asked for): only their "
+                "environment is filtered")
+    return (f"sandbox: replicas run as the emulator's own user (uid {os.geteuid()}), in "
+            "their own working directory, with a filtered environment; start the emulator "
+            "as root to run them as a user of their own")
 
 
 def _own(path: Path, who: Identity | None, mode: int) -> None:
@@ -146,21 +195,25 @@ def prepare(data_dir: Path, who: Identity | None) -> None:
             os.chown(os.path.join(root, name), who.uid, who.gid, follow_symlinks=False)
 
 
-def replica_folder(path: Path, who: Identity | None) -> None:
-    """A folder replicas write (a job's output folders in a stand-in bucket), made with its
-    missing parents as the replica user's: made as the emulator's root, a trainer could not
-    create its checkpoints there."""
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    path.mkdir(parents=True, exist_ok=True)
-    if who is not None:
-        for made in missing:
-            os.chown(made, who.uid, who.gid)
-
-
 def working_dir(data_dir: Path, job_id: str, who: Identity | None) -> Path:
     path = data_dir / "work" / job_id
     _own(path, who, 0o700)
     return path
+
+
+def bucket_dir(data_dir: Path, path: Path, who: Identity | None) -> None:
+    """Make PATH (a job's output folder in the stand-in buckets) as the replicas' own: the
+    folders this creates under <data-dir>/gcs belong to the replica user, so its replicas can
+    write their checkpoints and model there."""
+    buckets = (data_dir / "gcs").absolute()
+    path = path.absolute()
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    if who is None:
+        return
+    for made in missing:
+        if made.is_relative_to(buckets) and made != buckets:
+            os.chown(made, who.uid, who.gid)
 
 
 def popen_options(who: Identity | None) -> dict[str, Any]:

@@ -112,8 +112,8 @@ class Emulator:
         self.logs = LogStore(settings.db_path)
         who = settings.replica_identity
         sandbox.prepare(settings.data_dir, who)
-        log.info("replicas run as %s", f"user {who.name} (uid {who.uid})" if who else
-                 "the emulator's own user (environment and working directory their own)")
+        # One line devstack and the demo show as they start the emulator.
+        log.log(logging.INFO if who else logging.WARNING, "%s", sandbox.describe(who))
         self.manager = JobManager(settings, self.jobs, self.logs)
         for text in settings.quotas:
             self.manager.capacity.set_limit(*parse_limit(text))
@@ -121,7 +121,8 @@ class Emulator:
         self.images = ArtifactRegistryService()
         self.faults = FaultInjector()
         self.logging = LoggingService(
-            self.logs, self.manager.clock, settings.logging_quota_per_minute
+            self.logs, self.manager.clock, settings.logging_quota_per_minute,
+            accept_job_writes=settings.accept_job_log_writes,
         )
         self.job_service = JobService(self.manager)
         # HyperparameterTuningJobs: trials run as the manager's CustomJobs (tuning_runner.py).
@@ -133,7 +134,7 @@ class Emulator:
         # google.longrunning.Operations answers for both.
         self.clusters = PersistentResourceService(
             self.serving.store, self.serving.operations, settings.data_dir, settings.workdir,
-            settings.pending_delay_s)
+            settings.pending_delay_s, who)
         self.manager.persistent_resource = self.clusters.running
 
         self.server = grpc.server(

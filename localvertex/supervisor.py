@@ -124,8 +124,9 @@ class JobRunner:
         if not self._provision(record):
             return
         self._replicas = self._build(record)
+        who = self.settings.replica_identity
         for path in environment.output_dirs(self.settings, self._spec).values():
-            sandbox.replica_folder(Path(path), self.settings.replica_identity)
+            sandbox.bucket_dir(self.settings.data_dir, Path(path), who)
         # Replicas already on record ran under an earlier emulator: this start is a restart.
         resumed = bool(record.replicas)
         for replica in self._replicas:

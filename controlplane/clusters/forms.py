@@ -126,10 +126,11 @@ class ClusterForm(forms.Form):
     ray_head_pool_id = forms.CharField(label="Head pool id", required=False, max_length=63,
                                        help_text="Empty: the first pool.")
     network = forms.CharField(required=False, max_length=200,
-                              help_text="projects/{number}/global/networks/{name}; empty: "
-                                        "Google's network.")
+                              help_text="projects/{number}/global/networks/{name}, one "
+                                        "your team's policy allows; empty: Google's network.")
     service_account = forms.CharField(required=False, max_length=200,
-                                      help_text="Empty: the project's default.")
+                                      help_text="One your team's policy allows; empty: the "
+                                                "project's default.")
     labels = forms.CharField(required=False, max_length=4000,
                              widget=forms.Textarea(attrs={"rows": 2}),
                              help_text="One key=value a line.")

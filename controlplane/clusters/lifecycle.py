@@ -18,7 +18,7 @@ from django.db import transaction
 
 from controlplane.backends import errors
 from controlplane.backends.clusters_base import get_cluster_backend
-from controlplane.clusters import ray_jobs
+from controlplane.clusters import policy, ray_jobs
 from controlplane.clusters.models import Cluster, RayJob
 from controlplane.core.queue import enqueue
 from vertexplan.clusters import ClusterPlan, compose_persistent_resource, hourly_cost, ray_logs
@@ -87,11 +87,23 @@ def check_cluster(request: dict[str, Any], region: str) -> ClusterPlan:
     return plan
 
 
-def price_cluster(request: dict[str, Any]) -> Cluster:
+def hold_to_team_policy(team, plan: ClusterPlan) -> None:
+    """A ClusterError naming every field the team's policy does not allow (service account,
+    network, reservations: controlplane/clusters/policy.py)."""
+    assert plan.resource is not None
+    fields = policy.violations(plan.resource, team)
+    if fields:
+        raise ClusterError(fields)
+
+
+def price_cluster(request: dict[str, Any], team=None) -> Cluster:
     """An unsaved cluster for REQUEST with the price it would have per hour: what the create
-    form shows before anything is created. ClusterError as create_cluster raises it."""
+    form shows before anything is created. ClusterError as create_cluster raises it (the
+    team's policy is held when TEAM is given)."""
     region = settings.VERTEX_REGION
     plan = check_cluster(request, region)
+    if team is not None:
+        hold_to_team_policy(team, plan)
     cluster = Cluster(name=plan.request.resource_id, region=region, request=request,
                       resource=plan.resource,
                       ray_version=plan.request.ray.version if plan.request.ray else "")
@@ -104,6 +116,7 @@ def create_cluster(*, team, user, request: dict[str, Any]) -> Cluster:
     ClusterError names every bad field, and nothing is created."""
     region = settings.VERTEX_REGION
     plan = check_cluster(request, region)
+    hold_to_team_policy(team, plan)
     with transaction.atomic():
         if Cluster.objects.filter(team=team, name=plan.request.resource_id).exclude(
                 state__in=[C.DELETED, C.FAILED]).exists():

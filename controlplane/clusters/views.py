@@ -84,7 +84,7 @@ def create(request: HttpRequest) -> HttpResponseBase:
         return _render(request, form, pools, status=400)
     body, rows = form.cluster_request(pools)
     try:
-        priced = lifecycle.price_cluster(body)
+        priced = lifecycle.price_cluster(body, form.cleaned_data["team"])
     except lifecycle.ClusterError as exc:
         form.attach(exc.fields, pools, rows)
         return _render(request, form, pools, status=400)

@@ -36,16 +36,12 @@ def violations(custom_job: dict[str, Any], request: dict[str, Any], team: Team
             f"team {team.slug}'s jobs write under {where} only (no '.' or '..' segments); "
             f"leave it empty for the job's own folder there"]
 
-    account = spec.get("serviceAccount")
-    if account not in (None, "") and account not in rules.service_accounts:
-        allowed = ", ".join(sorted(rules.service_accounts)) or "none (team admins add them)"
-        errors["service_account"] = [f"not a service account of team {team.slug}; allowed: "
-                                     f"{allowed}"]
-
-    network = spec.get("network")
-    if network not in (None, "") and network not in rules.networks:
-        allowed = ", ".join(sorted(rules.networks)) or "none (team admins add them)"
-        errors["network"] = [f"not a network team {team.slug} may use; allowed: {allowed}"]
+    account = account_problem(spec.get("serviceAccount"), team, rules)
+    if account:
+        errors["service_account"] = [account]
+    network = network_problem(spec.get("network"), team, rules)
+    if network:
+        errors["network"] = [network]
 
     for name, field in (("enableWebAccess", "enable_web_access"),
                         ("enableDashboardAccess", "enable_dashboard_access")):
@@ -55,19 +51,45 @@ def violations(custom_job: dict[str, Any], request: dict[str, Any], team: Team
 
     for index, pool in enumerate(spec.get("workerPoolSpecs") or []):
         affinity = ((pool or {}).get("machineSpec") or {}).get("reservationAffinity") or {}
-        kind = affinity.get("reservationAffinityType")
-        if kind in (None, "", "NO_RESERVATION", "RESERVATION_NONE"):
-            continue
-        key = f"{_role(index, request)}.reservation"
-        allowed = ", ".join(sorted(rules.reservations)) or "none (team admins add them)"
-        if kind == team_policy.ANY_RESERVATION and kind in rules.reservations:
-            continue
-        if kind != "SPECIFIC_RESERVATION":
-            errors[key] = [f"{kind} could consume another team's reservation: name one of "
-                           f"team {team.slug}'s with SPECIFIC_RESERVATION; allowed: {allowed}"]
-            continue
-        named = [v for v in affinity.get("values") or [] if v not in rules.reservations]
-        if named or not affinity.get("values"):
-            errors[key] = [f"not a reservation of team {team.slug}: "
-                           f"{', '.join(map(str, named)) or '(none named)'}; allowed: {allowed}"]
+        problem = reservation_problem(affinity, team, rules)
+        if problem:
+            errors[f"{_role(index, request)}.reservation"] = [problem]
     return errors
+
+
+# The checks one at a time, for every resource that names these (jobs here; clusters'
+# persistent resources in controlplane/clusters/policy.py).
+
+def account_problem(account: Any, team: Team, rules: team_policy.Effective) -> str | None:
+    """Why ACCOUNT (empty: Vertex's default) is not the team's to run as, or None."""
+    if account in (None, "") or account in rules.service_accounts:
+        return None
+    allowed = ", ".join(sorted(rules.service_accounts)) or "none (team admins add them)"
+    return f"not a service account of team {team.slug}; allowed: {allowed}"
+
+
+def network_problem(network: Any, team: Team, rules: team_policy.Effective) -> str | None:
+    """Why NETWORK (empty: Google's) is not the team's to use, or None."""
+    if network in (None, "") or network in rules.networks:
+        return None
+    allowed = ", ".join(sorted(rules.networks)) or "none (team admins add them)"
+    return f"not a network team {team.slug} may use; allowed: {allowed}"
+
+
+def reservation_problem(affinity: dict[str, Any], team: Team, rules: team_policy.Effective
+                        ) -> str | None:
+    """Why a machine spec's reservationAffinity could consume what is not the team's, or None."""
+    kind = affinity.get("reservationAffinityType")
+    if kind in (None, "", "NO_RESERVATION", "RESERVATION_NONE"):
+        return None
+    allowed = ", ".join(sorted(rules.reservations)) or "none (team admins add them)"
+    if kind == team_policy.ANY_RESERVATION and kind in rules.reservations:
+        return None
+    if kind != "SPECIFIC_RESERVATION":
+        return (f"{kind} could consume another team's reservation: name one of "
+                f"team {team.slug}'s with SPECIFIC_RESERVATION; allowed: {allowed}")
+    named = [v for v in affinity.get("values") or [] if v not in rules.reservations]
+    if named or not affinity.get("values"):
+        return (f"not a reservation of team {team.slug}: "
+                f"{', '.join(map(str, named)) or '(none named)'}; allowed: {allowed}")
+    return None

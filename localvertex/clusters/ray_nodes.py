@@ -10,6 +10,10 @@ killed emulator left. Never `ray stop`, which would stop every Ray on the machin
 
 The temp dir is short and under /tmp because Ray puts unix sockets in it (a socket path holds at
 most 107 bytes); the emulator's data dir gets a link to it.
+
+The nodes run what a team submits (Ray jobs), so they are sandboxed as a job's replicas are
+(localvertex/sandbox.py): the filtered environment, a working directory of their own, and the
+replica user when the emulator has one (who then owns the temp dir).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from localvertex import sandbox
 from localvertex.environment import ENV_DATA_DIR, ENV_JOB_ID, ENV_TASK
 from localvertex.processes import find_strays
 
@@ -71,6 +76,8 @@ class RayCluster:
     gcs_port: int = 0
     dashboard_port: int = 0
     client_port: int = 0
+    # The sandbox's replica user (None: the emulator's own user).
+    who: sandbox.Identity | None = None
     temp_dir: Path | None = None
     head: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
@@ -91,10 +98,11 @@ class RayCluster:
     def client_address(self) -> str:
         return f"127.0.0.1:{self.client_port}"
 
-    def _env(self, task: str) -> dict[str, str]:
-        env = dict(os.environ)
+    def _env(self, task: str, home: Path) -> dict[str, str]:
+        # Only what a replica may see of the emulator's environment (no database URLs, keys).
+        env = sandbox.replica_environment(dict(os.environ))
         env.update({ENV_DATA_DIR: str(self.data_dir.absolute()), ENV_JOB_ID: self.marker,
-                    ENV_TASK: task})
+                    ENV_TASK: task, "HOME": str(home)})
         # Entrypoints say `python ...`: the emulator's own interpreter (its virtualenv) answers,
         # and `python -m trainers.ray_train` resolves from the work dir.
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -109,6 +117,8 @@ class RayCluster:
             raise RayUnavailable("Ray is not installed where the emulator runs "
                                  "(pip install -e '.[ray]').")
         assert self.temp_dir is not None
+        # The nodes' own working directory, also their HOME (sandbox.working_dir).
+        home = sandbox.working_dir(self.data_dir, f"ray-{self.resource_id}", self.who)
         out = open(self.temp_dir / f"{task}.log", "ab")  # noqa: SIM115 - the child owns it
         try:
             return subprocess.Popen(
@@ -116,8 +126,8 @@ class RayCluster:
                  "--node-ip-address", "127.0.0.1", "--num-cpus", str(CPUS_PER_NODE),
                  "--num-gpus", "0", "--object-store-memory", str(OBJECT_STORE_BYTES),
                  "--dashboard-agent-listen-port", str(free_port()), *args],
-                cwd=self.workdir, env=self._env(task), stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True,
+                cwd=home, env=self._env(task, home), stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, **sandbox.popen_options(self.who),
             )
         finally:
             out.close()
@@ -125,6 +135,8 @@ class RayCluster:
     def start(self, workers: int) -> None:
         """Start the head and WORKERS worker nodes; return when all have joined."""
         self.temp_dir = Path(tempfile.mkdtemp(prefix="lvray-"))
+        if self.who is not None:  # Ray's sessions, sockets and logs: the nodes' own
+            os.chown(self.temp_dir, self.who.uid, self.who.gid)
         self.link.parent.mkdir(parents=True, exist_ok=True)
         if self.link.is_symlink() or self.link.exists():
             self.link.unlink()

@@ -23,7 +23,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import empty_pb2
 from google.rpc import status_pb2
 
-from localvertex import errors
+from localvertex import errors, sandbox
 from localvertex.clusters.ray_nodes import RayCluster, RayUnavailable
 from localvertex.endpointstore import Conflict, ServingStore
 from localvertex.operations import Operations
@@ -68,8 +68,10 @@ def _location(name: str) -> str:
 
 class PersistentResourceService:
     def __init__(self, store: ServingStore, operations: Operations, data_dir: Path,
-                 workdir: Path, provisioning_delay_s: float) -> None:
+                 workdir: Path, provisioning_delay_s: float,
+                 who: sandbox.Identity | None = None) -> None:
         self.store = store
+        self.who = who  # Ray nodes run as the sandbox's replica user (sandbox.py)
         self.operations = operations
         self.data_dir = data_dir
         self.workdir = workdir
@@ -191,7 +193,7 @@ class PersistentResourceService:
         if not resource.resource_runtime_spec.HasField("ray_spec"):
             return {}
         rid = resource.name.rsplit("/", 1)[-1]
-        cluster = RayCluster(rid, self.data_dir, self.workdir)
+        cluster = RayCluster(rid, self.data_dir, self.workdir, who=self.who)
         with self._lock:
             old = self._clusters.pop(resource.name, None)
         if old is not None:

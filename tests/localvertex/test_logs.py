@@ -1,8 +1,10 @@
 """Cloud Logging through Google's LoggingServiceV2Client: the follower's query shapes, paging,
-writing and tailing."""
+writing and tailing; and no job's entries written by anyone but the emulator itself."""
 
 from __future__ import annotations
 
+import json
+import textwrap
 import threading
 
 import pytest
@@ -18,6 +20,7 @@ from tests.localvertex.helpers import (
     custom_job,
     entries,
     job_id,
+    json_entries,
     python_pool,
     wait_state,
 )
@@ -112,7 +115,9 @@ def test_bad_requests_are_invalid_arguments(emulator) -> None:
         entries(emulator.logs, "", page_token="bogus")
 
 
-def test_write_then_list_and_tail(emulator: EmulatorProcess) -> None:
+def test_write_then_list_and_tail(start_emulator) -> None:
+    # Standing in for Vertex's log agent, the one writer of jobs' (ml_job) entries.
+    emulator = start_emulator("--accept-job-log-writes", "--logging-quota-per-minute", "0")
     log_name = f"projects/{PROJECT}/logs/written"
     resource = {"type": "ml_job", "labels": {"job_id": "777", "task_name": "workerpool0-0"}}
     received: list = []
@@ -157,3 +162,68 @@ def test_write_then_list_and_tail(emulator: EmulatorProcess) -> None:
     listed = entries(emulator.logs, 'resource.labels.job_id="777" AND severity=WARNING')
     assert [e.text_payload for e in listed] == ["written one"]
     assert listed[0].log_name == log_name and listed[0].insert_id
+
+
+# A replica that writes, through the Logging API, entries as Vertex writes the victim job's own
+# (its CustomJob id, its replica's log name and task): a step far ahead, a checkpoint of the
+# attacker's, the run finished. Then a request mixing an entry of its own with one forged.
+FORGER = textwrap.dedent("""
+    import json, sys
+    import grpc
+    from google.api_core import exceptions
+    from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
+    from google.cloud.logging_v2.services.logging_service_v2.transports import (
+        LoggingServiceV2GrpcTransport)
+    address, project, victim = sys.argv[1:4]
+    client = LoggingServiceV2Client(
+        transport=LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(address)))
+    forged = {"log_name": f"projects/{project}/logs/workerpool0-0",
+              "resource": {"type": "ml_job",
+                           "labels": {"job_id": victim, "task_name": "workerpool0-0"}}}
+    own = {"log_name": f"projects/{project}/logs/forger-own", "resource": {"type": "global"},
+           "text_payload": "forger's own line"}
+    answers = []
+    for batch in (
+        [{**forged, "json_payload": {"event": "step", "step": 999, "loss": 0.0}},
+         {**forged, "json_payload": {"event": "checkpoint_saved", "step": 999,
+                                      "path": "/tmp/attacker"}},
+         {**forged, "json_payload": {"event": "run_finished", "step": 999}}],
+        [own, {**forged, "text_payload": "Traceback (most recent call last):"}],
+    ):
+        try:
+            client.write_log_entries(entries=batch)
+            answers.append("written")
+        except exceptions.GoogleAPICallError as exc:
+            answers.append(f"{exc.grpc_status_code.name}: {exc.message}")
+    print(json.dumps({"answers": answers}), flush=True)
+""")
+
+
+def test_a_replica_cannot_write_entries_for_another_job(emulator: EmulatorProcess) -> None:
+    victim = emulator.jobs.create_custom_job(
+        parent=PARENT, custom_job=custom_job("victim", [python_pool(
+            "import json\nprint(json.dumps({'event': 'step', 'step': 1, 'loss': 2.0}))")]))
+    victim = wait_state(emulator.jobs, victim.name, State.JOB_STATE_SUCCEEDED)
+    victim_filter = f'resource.labels.job_id="{job_id(victim)}"'
+    before = [(e.insert_id, e.log_name) for e in entries(emulator.logs, victim_filter)]
+    assert before
+
+    pool = python_pool(FORGER)
+    pool["container_spec"]["args"] = [emulator.address, PROJECT, job_id(victim)]
+    forger = emulator.jobs.create_custom_job(
+        parent=PARENT, custom_job=custom_job("forger", [pool]))
+    forger = wait_state(emulator.jobs, forger.name,
+                        {State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED})
+    said = [p for p in json_entries(entries(emulator.logs,
+                                            f'resource.labels.job_id="{job_id(forger)}"'))
+            if "answers" in p]
+    assert said, forger.error
+    for answer in said[0]["answers"]:
+        assert answer.startswith("PERMISSION_DENIED:"), answer
+        assert "written by Vertex AI from the job's replicas' output only" in answer
+    # The victim's log is as its own replica left it, and nothing of the refused requests
+    # was written (not even the forger's own line sent beside a forged one).
+    after = [(e.insert_id, e.log_name) for e in entries(emulator.logs, victim_filter)]
+    assert after == before
+    assert json.dumps(json_entries(entries(emulator.logs, victim_filter))).count("999") == 0
+    assert entries(emulator.logs, f'logName="projects/{PROJECT}/logs/forger-own"') == []

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import urllib.request
+from pathlib import Path
 
 import grpc
 import pytest
@@ -59,6 +60,19 @@ def ray_resource(workers: int) -> aiplatform_v1.PersistentResource:
 def ray_pids(emulator, resource_id: str) -> list[int]:
     return [pid for pid, job, _ in processes.find_strays(emulator.data_dir)
             if job == f"ray:{resource_id}"]
+
+
+def _sandboxed_as_replicas_are(pids: list[int]) -> None:
+    """Ray nodes run Ray jobs (a team's code): like a job's replicas, they see none of the
+    emulator's settings and, with a root emulator, run as the sandbox's user."""
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            names = {item.split(b"=", 1)[0].decode() for item in environ if item}
+            assert not names & {"DATABASE_URL", "SECRET_KEY", "REDIS_URL",
+                                "CELERY_BROKER_URL"}, (pid, names)
+            uid = os.stat(f"/proc/{pid}").st_uid
+            assert uid != 0 or os.geteuid() != 0, f"Ray process {pid} runs as root"
 
 
 def alive_nodes(dashboard: str) -> int:
@@ -121,6 +135,7 @@ def test_ray_cluster_runs_real_nodes_scales_and_stops(emulator, resources):
     assert uris["RAY_CLIENT_ENDPOINT"].startswith("127.0.0.1:")
     assert alive_nodes(dashboard) == 3  # the head and two workers
     assert ray_pids(emulator, "ray-a")
+    _sandboxed_as_replicas_are(ray_pids(emulator, "ray-a"))
 
     # Down to one worker: a node leaves the cluster.
     wanted = aiplatform_v1.PersistentResource(name=created.name,

@@ -23,9 +23,11 @@ _vertex_ids = itertools.count(7_000_000_000_000_000_001)
 
 @pytest.fixture(scope="session")
 def log_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorProcess]:
-    """One emulator for the log tests, with no read quota (the quota tests start their own)."""
+    """One emulator for the log tests, with no read quota (the quota tests start their own);
+    the tests write jobs' entries as Vertex's log agent would, so it accepts them."""
     emu = EmulatorProcess(tmp_path_factory.mktemp("logs") / "data",
-                          [*FAST_FLAGS, "--logging-quota-per-minute", "0"])
+                          [*FAST_FLAGS, "--logging-quota-per-minute", "0",
+                           "--accept-job-log-writes"])
     emu.start()
     yield emu
     emu.stop()

@@ -33,7 +33,8 @@ class FakeTime:
 def quota_emulator(tmp_path: Path, settings: Any, postgres_url: str,
                    db: None) -> Iterator[EmulatorProcess]:
     """An emulator allowing 6 entries.list calls a minute."""
-    emu = EmulatorProcess(tmp_path / "quota", [*FAST_FLAGS, "--logging-quota-per-minute", "6"])
+    emu = EmulatorProcess(tmp_path / "quota", [*FAST_FLAGS, "--logging-quota-per-minute", "6",
+                                                  "--accept-job-log-writes"])
     emu.start()
     use_emulator(settings, emu)
     yield emu

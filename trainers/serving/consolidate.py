@@ -5,13 +5,20 @@ file per rank, each holding its slices); DeepSpeed ZeRO writes every rank's part
 fp32 master weights (``deepspeed/``). A server is one process with no process group: the
 shards are read here into the full model's state dict, resharded by DCP's own planner (any
 number of writers, any placements) or gathered by DeepSpeed's zero_to_fp32 reader. The result
-is the state dict a single-process run would have saved at that step.
+is the state dict a single-process run would have saved at that step. Nothing in a checkpoint
+runs: DeepSpeed's partitions are unpickled weights-only, as every other checkpoint here is.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
+import pickle
 import tempfile
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -78,8 +85,54 @@ def _from_deepspeed(storage: Storage, folder: str) -> dict[str, torch.Tensor]:
         if not os.path.isdir(os.path.join(source, DEEPSPEED_TAG)):
             raise ConsolidationError(f"{folder} has no {DEEPSPEED_TAG}/ folder")
         try:
-            state = get_fp32_state_dict_from_zero_checkpoint(source, tag=DEEPSPEED_TAG)
+            with _weights_only():
+                state = get_fp32_state_dict_from_zero_checkpoint(source, tag=DEEPSPEED_TAG)
+        except pickle.UnpicklingError as exc:
+            raise ConsolidationError(
+                f"{folder}: refused to read the DeepSpeed partitions: they hold objects other "
+                f"than weights and DeepSpeed's own records ({str(exc)[:300]})") from exc
         except (FileNotFoundError, ValueError, KeyError) as exc:
             raise ConsolidationError(f"{folder}: DeepSpeed could not gather the "
                                      f"partitions: {exc}") from exc
     return {k: v.float() for k, v in state.items()}
+
+
+# What DeepSpeed's optimizer states pickle besides tensors and plain containers: plain records,
+# rebuilt from their fields (no constructor or __setstate__ of theirs runs code of the file's).
+_DEEPSPEED_RECORDS = (
+    ("deepspeed.runtime.zero.config", "ZeroStageEnum"),
+    ("deepspeed.utils.tensor_fragment", "fragment_address"),
+    ("deepspeed.runtime.fp16.loss_scaler", "LossScaler"),
+)
+_PATCH = threading.Lock()
+
+
+class _WeightsOnlyTorch:
+    """torch as DeepSpeed's zero_to_fp32 sees it, except that every torch.load is
+    weights_only: a checkpoint is a team's output, and a pickle that names any other callable
+    (os.system, say) is refused instead of run."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(torch, name)
+
+    @staticmethod
+    def load(*args: Any, **kwargs: Any) -> Any:
+        kwargs["weights_only"] = True
+        records = [getattr(importlib.import_module(m), n) for m, n in _DEEPSPEED_RECORDS]
+        with torch.serialization.safe_globals(records):
+            return torch.load(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _weights_only() -> Iterator[None]:
+    """zero_to_fp32 calls torch.load(weights_only=False) itself; within this block its loads
+    are weights-only."""
+    from deepspeed.utils import zero_to_fp32
+
+    with _PATCH:
+        original = zero_to_fp32.torch
+        zero_to_fp32.torch = _WeightsOnlyTorch()  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            zero_to_fp32.torch = original
