@@ -7,6 +7,10 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('runs', '0001_initial'),
+        # After the old layout's relabelling, which must be the first thing an old database
+        # runs, whichever app pulls in the runs migrations first (clusters and sweeps, which
+        # sort before core, depend on later ones; tests/integration/test_old_layout_migration.py).
+        ('core', '0002_relabel_moved_models'),
     ]
 
     operations = [
