@@ -90,7 +90,9 @@ def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
     if ray_executable() is None:
         pytest.fail("Ray is not installed: make venv installs the ray extra")
 
-    # Field errors first: nothing is created by them.
+    # Field errors first: nothing is created by them (other tests' clusters on the shared
+    # stack stay as they were).
+    before = [c["id"] for c in api.get("/api/v1/clusters/", all=1)["results"]]
     bad_head = json.loads(json.dumps(RAY_CLUSTER))
     bad_head["pools"][0].update(accelerator_type="NVIDIA_TESLA_A100", accelerator_count=1)
     response = api.post("/api/v1/clusters/", bad_head)
@@ -99,7 +101,7 @@ def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
     response = api.post("/api/v1/clusters/", {**RAY_CLUSTER, "ray": {"version": "2.9.0"}})
     assert response.status_code == 400
     assert "2.47.1" in " ".join(response.json()["ray.version"])
-    assert api.get("/api/v1/clusters/", all=1)["results"] == []
+    assert [c["id"] for c in api.get("/api/v1/clusters/", all=1)["results"]] == before
 
     response = api.post("/api/v1/clusters/", RAY_CLUSTER)
     assert response.status_code == 201, response.text
