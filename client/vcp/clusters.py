@@ -4,14 +4,13 @@ JSON; a Ray job's entrypoint is given as arguments after `--`, never through a s
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import click
 
-from vcp import api, documents
+from vcp import api, documents, waiting
 from vcp.context import Context, pass_context
 from vertex_control_plane_client.api.clusters import (
     clusters_destroy,
@@ -25,7 +24,6 @@ CLUSTER_COLUMNS = ("id", "name", "team", "region", "state", "ray_version", "hour
                    "accrued_micros", "created_at")
 RAY_JOB_COLUMNS = ("id", "cluster", "team", "state", "submission_id", "created_at", "ended_at")
 RAY_TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
-POLL_S = 2.0
 
 
 @click.group()
@@ -152,24 +150,12 @@ def ray_jobs_submit(ctx: Context, cluster_id: int, env: tuple[str, ...],
                    headers={"Idempotency-Key": str(uuid.uuid4())}).json()
     click.echo(f"submitted Ray job {job['id']} to cluster {cluster_id}", err=True)
     if wait:
-        job = wait_for_ray_job(ctx, job["id"])
+        job = waiting.until_ended(
+            lambda: api.call(clusters_ray_jobs_retrieve.sync_detailed, id=job["id"],
+                             client=ctx.client), f"Ray job {job['id']}", RAY_TERMINAL)
     ctx.emit(job, RAY_JOB_COLUMNS)
     if wait and job.get("state") != "SUCCEEDED":
         raise click.exceptions.Exit(api.REFUSED)
-
-
-def wait_for_ray_job(ctx: Context, ray_job_id: int) -> dict[str, Any]:
-    seen = None
-    while True:
-        job = api.plain(api.call(clusters_ray_jobs_retrieve.sync_detailed, id=ray_job_id,
-                                 client=ctx.client))
-        state = str(job.get("state"))
-        if state != seen:
-            click.echo(f"Ray job {ray_job_id}: {state}", err=True)
-            seen = state
-        if state in RAY_TERMINAL:
-            return job
-        time.sleep(POLL_S)
 
 
 @ray_jobs.command("logs")

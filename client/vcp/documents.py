@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +30,43 @@ def read(path: Path) -> tuple[str, Any]:
         raise click.BadParameter(f"{path} is not YAML or JSON: {exc}", param_hint="-f") from exc
 
 
-def job_body(client: AuthenticatedClient, path: Path, *, name: str | None = None,
-             team: str | None = None, region: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Kind:
+    """What a file may hold for one kind of resource: the Vertex document the server's import
+    turns into a request (recognised by its top-level keys), and the request's name field."""
+
+    noun: str
+    vertex_keys: frozenset[str]
+    import_path: str
+    name_field: str
+    vertex_name_field: str  # a Vertex document's own name for it (gcloud files omit it)
+    region_in_body: bool = False  # the import takes the region in its body, not the query
+
+
+JOB = Kind("job", frozenset(VERTEX_KEYS), "/api/v1/jobs/import/", "name", "displayName")
+SWEEP = Kind("sweep", frozenset({"studySpec", "trialJobSpec"}), "/api/v1/sweeps/import/",
+             "display_name", "displayName", region_in_body=True)
+
+
+def request_body(client: AuthenticatedClient, path: Path, kind: Kind = JOB, *,
+                 name: str | None = None, team: str | None = None,
+                 region: str | None = None) -> dict[str, Any]:
+    """The request a file holds: a Vertex document goes through the server's import (its
+    errors refuse it, its warnings are shown), anything else is the request itself."""
     text, document = read(path)
     if not isinstance(document, dict):
-        raise click.BadParameter(f"{path}: a job is a mapping of fields", param_hint="-f")
-    if VERTEX_KEYS & set(document):
-        params = {"region": region} if region else None
-        imported = api.send(client, "POST", "/api/v1/jobs/import/", body={"text": text},
-                            params=params).json()
+        raise click.BadParameter(f"{path}: a {kind.noun} is a mapping of fields",
+                                 param_hint="-f")
+    if kind.vertex_keys & set(document):
+        asked = {"region": region} if region else {}
+        body_in = {"text": text, **(asked if kind.region_in_body else {})}
+        imported = api.send(client, "POST", kind.import_path, body=body_in,
+                            params=None if kind.region_in_body else asked or None).json()
         errors = dict(imported.get("errors") or {})
-        if "displayName" not in document:
+        if kind.vertex_name_field not in document:
             # A gcloud --config file has no name: gcloud takes it from --display-name, and
             # vcp from --name or the file's name (below).
-            errors.pop("displayName", None)
+            errors.pop(kind.vertex_name_field, None)
         if errors:
             raise api.Refused(400, errors)
         for warning in imported.get("warnings") or []:
@@ -51,14 +75,20 @@ def job_body(client: AuthenticatedClient, path: Path, *, name: str | None = None
     else:
         body = dict(document)
     if name:
-        body["name"] = name
-    if not body.get("name"):
-        body["name"] = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-") or "job"
+        body[kind.name_field] = name
+    if not body.get(kind.name_field):
+        body[kind.name_field] = (re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-")
+                                 or kind.noun)
     if team:
         body["team"] = team
     if region:
         body["region"] = region
     return body
+
+
+def job_body(client: AuthenticatedClient, path: Path, *, name: str | None = None,
+             team: str | None = None, region: str | None = None) -> dict[str, Any]:
+    return request_body(client, path, JOB, name=name, team=team, region=region)
 
 
 def emit_document(body: dict[str, Any], output: str) -> None:

@@ -25,7 +25,7 @@ import click
 import httpx
 from click.shell_completion import get_completion_class
 
-from vcp import api, clusters, documents, settings, stream, sweeps
+from vcp import api, clusters, documents, settings, stream, sweeps, waiting
 from vcp.context import Context, pass_context
 from vcp.output import FORMATS, emit
 from vertex_control_plane_client.api.jobs import (
@@ -48,7 +48,7 @@ from vertex_control_plane_client.types import UNSET
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 JOB_COLUMNS = ("id", "name", "team", "state", "attempt", "restarts", "last_step", "total_steps",
                "created_at")
-POLL_S = 2.0
+
 # Cloud Logging (and so the follower) may store a job's last lines a few seconds after the job
 # has ended: `logs -f` keeps reading this long once it sees the end.
 LOG_GRACE_S = 8.0
@@ -144,23 +144,12 @@ def jobs_submit(ctx: Context, path: Path, name: str | None, team: str | None,
     if not wait:
         ctx.emit(job, JOB_COLUMNS)
         return
-    final = wait_for_end(ctx, job["id"])
+    final = waiting.until_ended(
+        lambda: api.call(jobs_retrieve.sync_detailed, id=job["id"], client=ctx.client),
+        f"job {job['id']}", TERMINAL)
     ctx.emit(final, JOB_COLUMNS)
-    if final.state != "SUCCEEDED":
+    if final["state"] != "SUCCEEDED":
         raise click.exceptions.Exit(api.REFUSED)
-
-
-def wait_for_end(ctx: Context, job_id: int) -> Any:
-    seen = None
-    while True:
-        job = api.call(jobs_retrieve.sync_detailed, id=job_id, client=ctx.client)
-        state = str(job.state)
-        if state != seen:
-            click.echo(f"job {job_id}: {state}", err=True)
-            seen = state
-        if state in TERMINAL:
-            return job
-        time.sleep(POLL_S)
 
 
 @jobs.command("validate")
@@ -272,7 +261,7 @@ def logs(ctx: Context, job_id: int, follow: bool, severity: str | None) -> None:
                 ended_at = time.monotonic()
         elif time.monotonic() - ended_at > LOG_GRACE_S:
             return
-        time.sleep(POLL_S / 2)
+        time.sleep(waiting.POLL_S / 2)
 
 
 def print_line(ctx: Context, line: Any) -> None:

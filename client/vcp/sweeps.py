@@ -5,17 +5,13 @@ REST JSON), which the server's import turns into that request."""
 
 from __future__ import annotations
 
-import re
-import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import click
 
-from vcp import api, documents
+from vcp import api, documents, waiting
 from vcp.context import Context, pass_context
-from vertex_control_plane_client import AuthenticatedClient
 from vertex_control_plane_client.api.sweeps import (
     sweeps_cancel_create,
     sweeps_clone_retrieve,
@@ -27,8 +23,6 @@ SWEEP_COLUMNS = ("id", "name", "team", "state", "metric_id", "goal", "max_trial_
                  "parallel_trial_count", "cost_micros", "created_at")
 TRIAL_COLUMNS = ("trial_id", "state", "best", "objective", "parameters", "final_step")
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
-VERTEX_KEYS = {"studySpec", "trialJobSpec"}
-POLL_S = 2.0
 
 SWEEP_FILE = click.option("-f", "--file", "path", required=True,
                           type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -39,35 +33,6 @@ SWEEP_FILE = click.option("-f", "--file", "path", required=True,
 @click.group()
 def sweeps() -> None:
     """List, inspect, submit, validate, cancel, clone and export sweeps (tuning jobs)."""
-
-
-def sweep_body(client: AuthenticatedClient, path: Path, *, name: str | None = None,
-               team: str | None = None, region: str | None = None) -> dict[str, Any]:
-    """The sweep request a file holds, imported by the server when it is a Vertex document."""
-    text, document = documents.read(path)
-    if not isinstance(document, dict):
-        raise click.BadParameter(f"{path}: a sweep is a mapping of fields", param_hint="-f")
-    if VERTEX_KEYS & set(document):
-        body_in: dict[str, Any] = {"text": text}
-        if region:
-            body_in["region"] = region
-        imported = api.send(client, "POST", "/api/v1/sweeps/import/", body=body_in).json()
-        if imported.get("errors"):
-            raise api.Refused(400, imported["errors"])
-        for warning in imported.get("warnings") or []:
-            click.echo(f"warning: {warning}", err=True)
-        body = dict(imported["request"])
-    else:
-        body = dict(document)
-    if name:
-        body["display_name"] = name
-    if not body.get("display_name"):
-        body["display_name"] = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-") or "sweep"
-    if team:
-        body["team"] = team
-    if region:
-        body["region"] = region
-    return body
 
 
 @sweeps.command("list")
@@ -106,7 +71,8 @@ def sweeps_get(ctx: Context, sweep_id: int, trials: bool) -> None:
 def sweeps_submit(ctx: Context, path: Path, name: str | None, team: str | None,
                   region: str | None, wait: bool, idempotency_key: str | None) -> None:
     """Submit a sweep from a file."""
-    body = sweep_body(ctx.client, path, name=name, team=team, region=region)
+    body = documents.request_body(ctx.client, path, documents.SWEEP, name=name, team=team,
+                                  region=region)
     key = idempotency_key or str(uuid.uuid4())
     sweep = api.send(ctx.client, "POST", "/api/v1/sweeps/", body=body,
                      headers={"Idempotency-Key": key}).json()
@@ -114,24 +80,12 @@ def sweeps_submit(ctx: Context, path: Path, name: str | None, team: str | None,
     if not wait:
         ctx.emit(sweep, SWEEP_COLUMNS)
         return
-    final = wait_for_end(ctx, sweep["id"])
+    final = waiting.until_ended(
+        lambda: api.call(sweeps_retrieve.sync_detailed, id=sweep["id"], client=ctx.client),
+        f"sweep {sweep['id']}", TERMINAL)
     ctx.emit(final, SWEEP_COLUMNS)
     if final.get("state") != "SUCCEEDED":
         raise click.exceptions.Exit(api.REFUSED)
-
-
-def wait_for_end(ctx: Context, sweep_id: int) -> dict[str, Any]:
-    seen = None
-    while True:
-        sweep = api.plain(api.call(sweeps_retrieve.sync_detailed, id=sweep_id,
-                                   client=ctx.client))
-        state = str(sweep.get("state"))
-        if state != seen:
-            click.echo(f"sweep {sweep_id}: {state}", err=True)
-            seen = state
-        if state in TERMINAL:
-            return sweep
-        time.sleep(POLL_S)
 
 
 @sweeps.command("validate")
@@ -140,7 +94,7 @@ def wait_for_end(ctx: Context, sweep_id: int) -> dict[str, Any]:
 @pass_context
 def sweeps_validate(ctx: Context, path: Path, team: str | None) -> None:
     """Check a sweep without creating it; exit 1 with its field errors if it would be refused."""
-    body = sweep_body(ctx.client, path, team=team)
+    body = documents.request_body(ctx.client, path, documents.SWEEP, team=team)
     verdict = api.send(ctx.client, "POST", "/api/v1/sweeps/validate/", body=body).json()
     ctx.emit(verdict, ("valid", "warnings"))
     if not verdict.get("valid"):
