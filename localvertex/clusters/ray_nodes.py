@@ -43,12 +43,26 @@ CPUS_PER_NODE = 1
 # Ray's floor for the object store is 75 MB; small clusters need little more.
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
 START_TIMEOUT_S = 120.0
+# A node's `ray start` can abort while it first reaches the GCS on a loaded machine; a cloud VM
+# that fails to boot is replaced the same way, so a node gets this many starts.
+NODE_START_TRIES = 3
+# How much of a dead node's log its error quotes.
+LOG_TAIL_BYTES = 2000
 # Ray drains a node for up to 30 s on SIGTERM; a VM going away does not wait that long.
 STOP_GRACE_S = 5.0
 
 
 class RayUnavailable(RuntimeError):
     """Ray is not installed where the emulator runs, or a node did not come up."""
+
+
+class NodeExited(RayUnavailable):
+    """A node's `ray start` process ended while the cluster needed it."""
+
+    def __init__(self, task: str, status: int | None, log_path: Path, tail: str) -> None:
+        super().__init__(f"Ray node {task} exited with status {status} (log: {log_path}); "
+                         f"its last lines: {tail}")
+        self.task = task
 
 
 def ray_executable() -> str | None:
@@ -141,14 +155,20 @@ class RayCluster:
         if self.link.is_symlink() or self.link.exists():
             self.link.unlink()
         self.link.symlink_to(self.temp_dir)
-        self.gcs_port, self.dashboard_port, self.client_port = (free_port(), free_port(),
-                                                                free_port())
-        self.head = self._spawn(
-            ["--head", "--port", str(self.gcs_port), "--include-dashboard", "true",
-             "--dashboard-host", "127.0.0.1", "--dashboard-port", str(self.dashboard_port),
-             "--ray-client-server-port", str(self.client_port),
-             "--temp-dir", str(self.temp_dir)], "head")
-        self._wait_for_dashboard()
+        for attempt in range(1, NODE_START_TRIES + 1):
+            self.gcs_port, self.dashboard_port, self.client_port = (free_port(), free_port(),
+                                                                    free_port())
+            self.head = self._spawn(
+                ["--head", "--port", str(self.gcs_port), "--include-dashboard", "true",
+                 "--dashboard-host", "127.0.0.1", "--dashboard-port", str(self.dashboard_port),
+                 "--ray-client-server-port", str(self.client_port),
+                 "--temp-dir", str(self.temp_dir)], "head")
+            try:
+                self._wait_for_dashboard()
+                break
+            except NodeExited as exited:
+                self._give_up_on(self.head, exited, attempt)
+                self.head = None
         self.scale(workers)
 
     def scale(self, workers: int) -> None:
@@ -157,10 +177,27 @@ class RayCluster:
             _stop_groups([self.workers.pop()])
         # One at a time: nodes starting together on a small machine time out joining.
         for index in range(len(self.workers), workers):
-            self.workers.append(self._spawn(
-                ["--address", f"127.0.0.1:{self.gcs_port}"], f"worker-{index}"))
-            self._wait_for_nodes(2 + index)
+            task = f"worker-{index}"
+            for attempt in range(1, NODE_START_TRIES + 1):
+                node = self._spawn(["--address", f"127.0.0.1:{self.gcs_port}"], task)
+                self.workers.append(node)
+                try:
+                    self._wait_for_nodes(2 + index)
+                    break
+                except NodeExited as exited:
+                    if exited.task != task:  # the head or an older worker: not this start's
+                        raise
+                    self.workers.remove(node)
+                    self._give_up_on(node, exited, attempt)
         self._wait_for_nodes(1 + workers)
+
+    def _give_up_on(self, node: subprocess.Popen, exited: NodeExited, attempt: int) -> None:
+        """Stop what is left of a node that died starting; raise when it has no tries left."""
+        _stop_groups([node])
+        if attempt == NODE_START_TRIES:
+            raise exited
+        log.warning("cluster %s: %s; starting it again (try %d of %d)", self.resource_id,
+                    exited, attempt + 1, NODE_START_TRIES)
 
     def _get(self, path: str) -> bytes:
         url = f"http://{self.dashboard_address}{path}"
@@ -168,10 +205,13 @@ class RayCluster:
             return response.read()
 
     def _check_alive(self) -> None:
-        for proc in [self.head, *self.workers]:
+        named = [("head", self.head)] + [(f"worker-{i}", p) for i, p in enumerate(self.workers)]
+        for task, proc in named:
             if proc is not None and proc.poll() is not None:
-                raise RayUnavailable(f"a Ray node exited with status {proc.returncode} "
-                                     f"(logs in {self.link})")
+                assert self.temp_dir is not None
+                log_path = self.temp_dir / f"{task}.log"
+                raise NodeExited(task, proc.returncode, self.link / log_path.name,
+                                 _tail(log_path))
 
     def _wait_for_dashboard(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -218,6 +258,17 @@ class RayCluster:
     def pids(self) -> list[int]:
         """Every process of this cluster still running."""
         return [pid for pid, job, _ in find_strays(self.data_dir) if job == self.marker]
+
+
+def _tail(path: Path) -> str:
+    """The end of a node's log, on one line, for an error a user reads."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(path.stat().st_size - LOG_TAIL_BYTES, 0))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return "(no log)"
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip()) or "(empty)"
 
 
 def _stop_groups(procs: list[subprocess.Popen]) -> None:
