@@ -30,6 +30,7 @@ from controlplane.core import price_table, signals
 from controlplane.core.price_table import PricedJob
 from controlplane.core.queue import enqueue, send_now
 from controlplane.runs import checkpoints, quota, recovery, recovery_policy
+from controlplane.runs.job_states import job_state_for
 from controlplane.runs.models import (
     ACTIVE_STATES,
     Job,
@@ -44,20 +45,6 @@ from vertexplan import composer
 
 logger = logging.getLogger(__name__)
 
-VERTEX_TO_JOB_STATE: dict[str, str] = {
-    "JOB_STATE_QUEUED": JobState.QUEUED,
-    "JOB_STATE_PENDING": JobState.PENDING,
-    "JOB_STATE_RUNNING": JobState.RUNNING,
-    "JOB_STATE_UPDATING": JobState.RUNNING,
-    "JOB_STATE_PAUSED": JobState.RUNNING,
-    "JOB_STATE_CANCELLING": JobState.CANCELLING,
-    "JOB_STATE_SUCCEEDED": JobState.SUCCEEDED,
-    "JOB_STATE_FAILED": JobState.FAILED,
-    "JOB_STATE_CANCELLED": JobState.CANCELLED,
-    # Terminal states Vertex uses elsewhere: treat as ended without success.
-    "JOB_STATE_EXPIRED": JobState.FAILED,
-    "JOB_STATE_PARTIALLY_SUCCEEDED": JobState.FAILED,
-}
 # The environment variable that tells the trainer which checkpoint to start from when its own
 # checkpoint folder is empty (a resubmission from a chosen checkpoint of an earlier job).
 RESUME_ENV = "CP_RESUME_FROM"
@@ -231,7 +218,7 @@ def _record_remote(job: Job, attempt: JobAttempt, remote: RemoteJob, *, source: 
             spot=attempt.scheduling == "SPOT", preempted=_preempted(job, attempt),
         )
     attempt.save()
-    new_state = VERTEX_TO_JOB_STATE.get(remote.state)
+    new_state = job_state_for(remote.state)
     if new_state is None:
         return
     if new_state == JobState.FAILED and job.state != JobState.CANCELLING and \
