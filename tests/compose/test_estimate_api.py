@@ -118,7 +118,7 @@ def test_without_a_duration_the_timeout_and_validate_carries_the_same_estimate(
 
 
 def test_validate_says_why_a_job_cannot_be_priced(member_client: Client) -> None:
-    body = {**T4_JOB, "region": "us-east1"}
+    body = {**T4_JOB, "region": "us-west2"}  # a Vertex region the price table does not cover
     validated = post(member_client, body, "api-job-validate").json()
     if validated["valid"]:
         assert "no price" in validated["estimate"]["error"]

@@ -48,8 +48,9 @@ def test_mapped_skus_replace_their_rows_and_say_so(catalog: FakeCatalog,
     call_command("refresh_prices")
     assert len(catalog.requests) == 3, "three pages of two"
     out = capsys.readouterr().out
-    # T4 in us-central1, and the seven n1 machines priced in europe-west4.
-    assert f"8 of {len(before.rows)} rows updated" in out and "(5 SKUs)" in out
+    # T4 in us-central1 (both SKUs) and us-east1 (the spot SKU's other region), and the seven
+    # n1 machines priced in europe-west4.
+    assert f"9 of {len(before.rows)} rows updated" in out and "(5 SKUs)" in out
     table = price_table.current_table()
     assert table.source == price_table.REFRESHED_SOURCE
     t4 = table.get("accelerator", "NVIDIA_TESLA_T4", "us-central1")

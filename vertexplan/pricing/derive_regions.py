@@ -10,7 +10,11 @@ region, on-demand and spot). Only the data is read. Rows the shipped table alrea
 they are; a resource with no CE price in a region gets no row, so an estimate there says which
 regions have prices.
 
-Run: ``python -m vertexplan.pricing.derive_regions PRICING_YML --commit fd66b26 [--write]``.
+Per-GPU accelerator rows and management fees come from ``derive_accelerators`` when skypilot's
+GCP catalogue is given as well.
+
+Run: ``python -m vertexplan.pricing.derive_regions PRICING_YML --commit fd66b26
+[--skypilot VMS_CSV --skypilot-commit 006059e0] [--write]``.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class CeSource:
         )
 
 
-def _figure(value: Decimal) -> str:
+def figure(value: Decimal) -> str:
     """A Vertex figure as the table writes it: 8 decimals at most, no trailing zeros."""
     text = format(value.quantize(_PLACES, rounding=ROUND_HALF_EVEN), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
@@ -102,11 +106,11 @@ def machine_row(
     text = f"DERIVED: 1.15 x ({label}) {source.cite()}"
     spot = ""
     if ce_spot is not None:
-        spot = _figure(Decimal(repr(ce_spot)) + FEE_RATE * on_demand)
+        spot = figure(Decimal(repr(ce_spot)) + FEE_RATE * on_demand)
         text += f"; spot = CE spot {ce_spot!r} + 15% mgmt fee on CE on-demand ({SPOT_NOTE})"
     if note:
         text += f" ; {note}"
-    return ["machine", name, region, "hour", _figure(vertex), spot, text, source.generated]
+    return ["machine", name, region, "hour", figure(vertex), spot, text, source.generated]
 
 
 def disk_row(name: str, region: str, ce_month: float, source: CeSource) -> list[str]:
@@ -117,8 +121,8 @@ def disk_row(name: str, region: str, ce_month: float, source: CeSource) -> list[
             f"CE list price {ce_month!r} only {source.cite()} - NOT a valid Vertex training "
             "bootDiskType (DiskSpec: pd-ssd, pd-standard, hyperdisk-balanced); no Vertex charge"
         )
-        return ["disk", name, region, "gb_month", _figure(ce), "", text, source.generated]
-    vertex = _figure(VERTEX_FACTOR * ce)
+        return ["disk", name, region, "gb_month", figure(ce), "", text, source.generated]
+    vertex = figure(VERTEX_FACTOR * ce)
     prefix = "DERIVED/UNCONFIRMED" if name == "pd-standard" else "DERIVED"
     text = f"{prefix}: 1.15 x CE {name} {ce_month!r} {source.cite()}{_DISK_SUFFIX[name]}"
     return ["disk", name, region, "gb_month", vertex, vertex, text, source.generated]
@@ -204,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commit", required=True, help="pricing.yml commit, as cited")
     parser.add_argument("--csv", type=Path, default=_shipped_path())
     parser.add_argument("--write", action="store_true", help="rewrite the CSV in place")
+    parser.add_argument(
+        "--skypilot", type=Path, help="skypilot-catalog catalogs/v8/gcp/vms.csv: per-GPU rows"
+    )
+    parser.add_argument("--skypilot-commit", help="its commit, as cited")
     args = parser.parse_args(argv)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with args.pricing_yml.open() as fh:
@@ -215,6 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     lines = raw.splitlines()
     existing = list(csv.DictReader(lines))
     new_rows = derive(existing, pricing, source)
+    if args.skypilot is not None:
+        if not args.skypilot_commit:
+            parser.error("--skypilot-commit: required with --skypilot")
+        # Imported here: that module builds on this one's figures and sources.
+        from vertexplan.pricing.derive_accelerators import SkySource, derive_accelerators
+
+        with args.skypilot.open() as fh:
+            sky = SkySource(args.skypilot_commit)
+            new_rows += derive_accelerators(existing, pricing, fh, source, sky)
     merged = merge(lines, new_rows)
     if args.write:
         args.csv.write_bytes((newline.join(merged) + newline).encode())

@@ -37,7 +37,14 @@ def test_one_missing_resource_in_a_priced_region():
     spec = job(pool("n1-standard-8", "NVIDIA_TESLA_V100", 1))
     (problem,) = problems(spec, "asia-southeast1")
     assert problem.name == "NVIDIA_TESLA_V100"
-    assert problem.priced_in == ("europe-west4", "us-central1")
+    # Every catalogue region that offers V100 prices it; asia-southeast1 does not offer it.
+    assert problem.priced_in == (
+        "asia-east1",
+        "europe-west4",
+        "us-central1",
+        "us-east1",
+        "us-west1",
+    )
     assert "no price for accelerator NVIDIA_TESLA_V100 in asia-southeast1" in str(problem)
 
 
