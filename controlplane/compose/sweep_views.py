@@ -133,10 +133,14 @@ def _submit_once(request: HttpRequest, bound: Bound) -> HttpResponse:
                                             checked=bound.checked)
         except submission.SweepRefused as exc:
             transaction.set_rollback(True)  # the key stays free for the corrected form
-            sweep_request.attach(exc.errors, bound.built, bound.study, bound.trial)
-            return _render(request, bound.study, bound.rows, bound.trial, bound=bound,
-                           refused=True, status=400)
-        idempotency.store(request.user, key, 201, {"sweep": sweep.pk})
+            refusal: submission.SweepRefused | None = exc
+        else:
+            refusal = None
+            idempotency.store(request.user, key, 201, {"sweep": sweep.pk})
+    if refusal is not None:  # the team's budget, or a change since the check
+        sweep_request.attach(refusal.errors, bound.built, bound.study, bound.trial)
+        return _render(request, bound.study, bound.rows, bound.trial, bound=bound,
+                       refused=True, status=400)
     audit.record(request, "sweep.submit", sweep)
     messages.success(request, f"Sweep {sweep.name} (#{sweep.pk}) queued for submission.")
     return redirect("sweep-detail", pk=sweep.pk)

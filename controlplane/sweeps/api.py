@@ -48,7 +48,8 @@ class SweepListCreate(generics.ListCreateAPIView):
         try:
             sweep = submission.create_sweep(team=team, user=request.user, request=request_body)
         except submission.SweepRefused as exc:
-            raise ValidationError(exc.errors) from None
+            # A Response, not a ValidationError: a budget's figures stay integers.
+            return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
         audit.record(request, "sweep.submit", sweep)
         return Response(SweepSerializer(sweep, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)
