@@ -297,9 +297,18 @@ class JobForm(forms.Form):
         except ValueError as exc:
             self.add_error(None, str(exc))
             return cleaned
-        self.checked = validation.check(request, cleaned.get("team"))
-        advanced = cleaned.get("advanced") or {}
-        for key, messages in self.checked.errors.items():
+        self.check_request(request, cleaned.get("team"))
+        return cleaned
+
+    def check_request(self, request: dict[str, Any], team: Team | None) -> None:
+        """Validate the job on its own (a sweep's trial job is checked within its sweep)."""
+        self.checked = validation.check(request, team)
+        self.attach(self.checked.errors)
+
+    def attach(self, errors: dict[str, list[str]]) -> None:
+        """Put errors keyed by request field path on the fields they name."""
+        advanced = self.cleaned_data.get("advanced") or {}
+        for key, messages in errors.items():
             field = self.field_for(key)
             if field in (None, "strategy") and key and _written_in(advanced, key):
                 # A key typed in the box (an unknown one, a DeepSpeed extra): shown under it.
@@ -309,7 +318,6 @@ class JobForm(forms.Form):
             for message in messages:
                 shown = message if field or not key else f"{key}: {message}"
                 self.add_error(field, wording.for_the_form(shown))
-        return cleaned
 
     def field_for(self, key: str) -> str | None:
         """The form field an error key of requests.check belongs to; None: the whole form."""

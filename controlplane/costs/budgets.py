@@ -31,6 +31,7 @@ from controlplane.teams.models import Team
 from vertexplan.pricing import format_usd
 
 logger = logging.getLogger(__name__)
+RATE_NOTE = " at its scheduling's rate"
 
 
 class BudgetExceeded(ValueError):
@@ -71,9 +72,12 @@ def standing(team: Team) -> Standing:
 
 
 def reserve(team: Team, estimate: int | None, hours: Decimal | None, *,
-            unpriced_reason: str = "") -> None:
-    """Called inside the transaction that records a job: raise BudgetExceeded when the team's
-    budget cannot take ``estimate`` micro-dollars (None: the job could not be priced)."""
+            unpriced_reason: str = "", subject: str = "this job", basis: str = "",
+            advice: str = "set a shorter timeout_hours or wait for running jobs to end"
+            ) -> None:
+    """Called inside the transaction that records a job (or a sweep: SUBJECT, with how its
+    estimate was made in BASIS and what fits it in ADVICE): raise BudgetExceeded when the
+    team's budget cannot take ``estimate`` micro-dollars (None: it could not be priced)."""
     budget = TeamBudget.objects.select_for_update().filter(team=team).first()
     if budget is None:
         return
@@ -81,17 +85,17 @@ def reserve(team: Team, estimate: int | None, hours: Decimal | None, *,
     left = budget.monthly_micros - committed
     if estimate is None:
         raise BudgetExceeded(
-            f"team {team.slug} has a monthly budget, and this job cannot be priced "
+            f"team {team.slug} has a monthly budget, and {subject} cannot be priced "
             f"({unpriced_reason or 'no prices'}): choose a priced region or resources",
             estimate=0, left=left, budget=budget.monthly_micros, committed=committed)
     if estimate > left:
         raise BudgetExceeded(
-            f"over budget: this job may cost up to {format_usd(estimate)} "
-            f"({_hours(hours)} at its scheduling's rate), but team {team.slug} has "
+            f"over budget: {subject} may cost up to {format_usd(estimate)} "
+            f"({basis or _hours(hours) + RATE_NOTE}), but team {team.slug} has "
             f"{format_usd(max(left, 0))} left of its {format_usd(budget.monthly_micros)} "
             "monthly budget "
             f"({format_usd(committed)} spent or reserved by running jobs this month); "
-            "set a shorter timeout_hours or wait for running jobs to end",
+            f"{advice}",
             estimate=estimate, left=left, budget=budget.monthly_micros, committed=committed)
 
 

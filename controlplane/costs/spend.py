@@ -147,19 +147,26 @@ def _month_jobs(team: Team, month: date) -> QuerySet[Job]:
                               created_at__month=month.month)
 
 
-# Other things a team pays for by the hour (a cluster bills while it exists), registered by
-# the apps that own them (AppConfig.ready), since costs may not import them: each gives the
-# team's micro-dollars in the month.
+# Other things a team pays for (a cluster bills while it exists, a sweep's trials as they
+# run), registered by the apps that own them (AppConfig.ready), since costs may not import
+# them: each gives the team's micro-dollars billed in the month and, where it differs, what
+# the month is committed to (billed plus what running ones reserve).
 OtherSpend = Callable[[Team, date], int]
 _OTHER_SPEND: dict[str, OtherSpend] = {}
+_OTHER_COMMITTED: dict[str, OtherSpend] = {}
 
 
-def register_spend(name: str, source: OtherSpend) -> None:
+def register_spend(name: str, source: OtherSpend, committed: OtherSpend | None = None) -> None:
     _OTHER_SPEND[name] = source
+    _OTHER_COMMITTED[name] = committed or source
 
 
 def other_spend(team: Team, month: date) -> int:
     return sum(source(team, month) for source in _OTHER_SPEND.values())
+
+
+def other_committed(team: Team, month: date) -> int:
+    return sum(source(team, month) for source in _OTHER_COMMITTED.values())
 
 
 def month_spent(team: Team, month: date | None = None) -> int:
@@ -178,7 +185,7 @@ def month_committed(team: Team, month: date | None = None) -> int:
     ended = jobs.filter(~Q(state__in=ACTIVE_STATES)).aggregate(s=Sum("cost_micros"))["s"] or 0
     active = sum(max(cost, estimate or 0) for cost, estimate in jobs.filter(
         state__in=ACTIVE_STATES).values_list("cost_micros", "estimate_micros"))
-    return int(ended + active) + other_spend(team, month)
+    return int(ended + active) + other_committed(team, month)
 
 
 def cost_report(job: Job, now: datetime | None = None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from controlplane.core.idempotency import idempotent
 from controlplane.runs.api import resolve_team
 from controlplane.security import audit
-from controlplane.sweeps import lifecycle
+from controlplane.sweeps import lifecycle, submission
 from controlplane.sweeps.access import visible_sweeps
 from controlplane.sweeps.models import Sweep
 from controlplane.sweeps.serializers import SweepListSerializer, SweepSerializer
@@ -27,13 +27,6 @@ from vertexplan.interop import ImportFailed
 from vertexplan.sweeps import FORMATS, export, import_text
 
 MAX_IMPORT_CHARS = 200_000
-
-
-def checked_or_400(body: Any, team: Any) -> lifecycle.Checked:
-    checked = lifecycle.check(body, team)
-    if not checked.ok:
-        raise ValidationError(checked.errors)
-    return checked
 
 
 class SweepListCreate(generics.ListCreateAPIView):
@@ -52,9 +45,11 @@ class SweepListCreate(generics.ListCreateAPIView):
             raise ValidationError({"non_field_errors": ["expected a JSON object"]})
         team = resolve_team(request.user, body.get("team"))
         request_body = {k: v for k, v in body.items() if k != "team"}
-        checked = checked_or_400(request_body, team)
-        sweep = lifecycle.record(team=team, user=request.user, request=request_body,
-                                 checked=checked)
+        try:
+            sweep = submission.create_sweep(team=team, user=request.user, request=request_body)
+        except submission.SweepRefused as exc:
+            # A Response, not a ValidationError: a budget's figures stay integers.
+            return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
         audit.record(request, "sweep.submit", sweep)
         return Response(SweepSerializer(sweep, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)

@@ -13,3 +13,11 @@ class SweepsConfig(AppConfig):
         from controlplane.sweeps import trial_jobs
 
         panels.register_report("origin-trial", trial_jobs.origin)
+
+        # A sweep's trials are billed as the sweep's: its spend (and, while it runs, its
+        # estimate) counts in its team's month, for budgets and the costs page.
+        from controlplane.costs import spend
+        from controlplane.sweeps import spend as sweep_spend
+
+        spend.register_spend("sweeps", sweep_spend.month_micros,
+                             committed=sweep_spend.month_committed)

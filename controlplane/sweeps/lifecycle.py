@@ -95,29 +95,48 @@ def labels_for(sweep: Sweep) -> dict[str, str]:
     return {"cp-sweep": str(sweep.pk), "cp-team": sweep.team.slug[:63]}
 
 
-def record(*, team: Team, user: Any, request: dict[str, Any], checked: Checked) -> Sweep:
-    """Store a checked sweep with its estimate, and queue its submission after the commit."""
+@dataclass(frozen=True)
+class Priced:
+    """A checked sweep's price at its trial job's rate; the amounts are None (and
+    ``unpriced`` says why) when the trial job cannot be priced."""
+
+    hours: Decimal                  # per trial: the request's trial_hours, or the timeout
+    hourly: int | None = None       # one trial
+    estimate: int | None = None     # every trial
+    snapshot: dict[str, Any] | None = None
+    unpriced: str = ""
+
+
+def price(checked: Checked) -> Priced:
     tuning_job = checked.composition.tuning_job
-    metric = tuning_job["studySpec"]["metrics"][0]
-    trial_job = checked.composition.custom_job
-    hourly = snapshot = estimate = None
-    hours = checked.trial_hours or price_table.timeout_hours(trial_job)
+    hours = checked.trial_hours or price_table.timeout_hours(checked.composition.custom_job)
     try:
         priced = sweep_estimate(tuning_job, checked.region, hours, price_table.current_table())
     except job_estimate.PricingError as exc:
-        logger.info("sweep for team %s is not priced: %s", team.slug, exc)
-    else:
-        rate_name = priced.trial.rate_name
-        hourly = priced.trial.hourly.get(rate_name) or priced.trial.hourly.on_demand
-        estimate = priced.total.get(rate_name) or priced.total.on_demand
-        snapshot = price_snapshot(priced.trial)
+        return Priced(hours=hours, unpriced=str(exc))
+    rate_name = priced.trial.rate_name
+    return Priced(hours=hours,
+                  hourly=priced.trial.hourly.get(rate_name) or priced.trial.hourly.on_demand,
+                  estimate=priced.total.get(rate_name) or priced.total.on_demand,
+                  snapshot=price_snapshot(priced.trial))
+
+
+def record(*, team: Team, user: Any, request: dict[str, Any], checked: Checked,
+           priced: Priced | None = None) -> Sweep:
+    """Store a checked sweep with its estimate (PRICED, or priced now), and queue its
+    submission after the commit."""
+    tuning_job = checked.composition.tuning_job
+    metric = tuning_job["studySpec"]["metrics"][0]
+    priced = priced or price(checked)
+    if priced.unpriced:
+        logger.info("sweep for team %s is not priced: %s", team.slug, priced.unpriced)
     with transaction.atomic():
         sweep = Sweep.objects.create(
             team=team, created_by=user, name=str(request["display_name"])[:128],
             request=request, tuning_job=tuning_job, project=settings.VERTEX_PROJECT,
             region=checked.region, metric_id=metric["metricId"], goal=metric["goal"],
-            trial_hourly_micros=hourly, estimate_micros=estimate, estimate_trial_hours=hours,
-            price_snapshot=snapshot)
+            trial_hourly_micros=priced.hourly, estimate_micros=priced.estimate,
+            estimate_trial_hours=priced.hours, price_snapshot=priced.snapshot)
         enqueue(SUBMIT_TASK, str(sweep.pk))
     return sweep
 

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from controlplane.runs.views import COMPARE_MAX
 from controlplane.security import audit
-from controlplane.sweeps import curves, lifecycle, links
+from controlplane.sweeps import curves, lifecycle, links, submission
 from controlplane.sweeps.access import visible_sweeps
 from controlplane.sweeps.models import Sweep, Trial
 from controlplane.teams import access
@@ -115,11 +115,11 @@ def sweep_new(request: HttpRequest) -> HttpResponse:
             errors.setdefault("team", []).append("choose one of your teams that may submit")
         if not errors:
             body.pop("team", None)
-            checked = lifecycle.check(body, team)
-            errors = checked.errors
-            if not errors:
-                sweep = lifecycle.record(team=team, user=request.user, request=body,
-                                         checked=checked)
+            try:
+                sweep = submission.create_sweep(team=team, user=request.user, request=body)
+            except submission.SweepRefused as exc:
+                errors = exc.errors
+            else:
                 audit.record(request, "sweep.submit", sweep)
                 return redirect("sweep-detail", pk=sweep.pk)
     return render(request, "sweeps/sweep_new.html", {"body": text, "errors": errors,

@@ -9,3 +9,4 @@ from tests.runs.pages.conftest import (  # noqa: F401
     viewer,
     viewer_client,
 )
+from tests.sweeps.conftest import tuning_backend  # noqa: F401  (the sweep form)

@@ -228,6 +228,7 @@ def pages(world: dict[str, Any]) -> dict[str, str]:
         "endpoint": f"/serving/endpoints/{endpoint}/",
         "sweeps": "/sweeps/",
         "sweep-new": "/sweeps/new/",
+        "sweep-compose": "/sweeps/compose/",
         "sweep": f"/sweeps/{sweep}/",
         "clusters": "/clusters/",
         "cluster-new": "/clusters/new/",

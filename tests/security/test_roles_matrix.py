@@ -119,7 +119,7 @@ POLICY: dict[tuple[str, str], str] = {
     # Reading a CustomJob document names no team: anyone may. (Validate, export and estimate
     # check the job for a named team, which takes a role that can submit there.)
     ("api-job-import", "post"): "viewer", ("api-sweep-import", "post"): "viewer",
-    ("sweep-new", "get"): "member",
+    ("sweep-new", "get"): "member", ("sweep-compose", "get"): "member",
     # The compose pages are for those who can submit.
     ("job-compose", "get"): "member", ("job-validate", "post"): "member",
     ("job-export-form", "post"): "member", ("job-import", "get"): "member",
@@ -295,6 +295,14 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
     form_job = {"name": "matrix", "team": team, "strategy": "ddp",
                 "chief_machine_type": "n1-standard-4", "chief_boot_disk_type": "pd-ssd",
                 "chief_boot_disk_size_gb": "100", "args": "--preset tiny"}
+    sweep_form = {**{k: v for k, v in form_job.items() if k != "name"},
+                  "display_name": "matrix", "metric_id": "val_loss", "goal": "MINIMIZE",
+                  "algorithm": "RANDOM_SEARCH", "max_trial_count": "2",
+                  "parallel_trial_count": "1", "max_failed_trial_count": "0",
+                  "idempotency_key": f"matrix-{caller}", "action": "submit",
+                  "parameters-TOTAL_FORMS": "1", "parameters-INITIAL_FORMS": "0",
+                  "parameters-0-parameter_id": "lr", "parameters-0-type": "DOUBLE",
+                  "parameters-0-min_value": "0.001", "parameters-0-max_value": "0.1"}
     bodies: dict[str, dict[str, Any]] = {
         "api-job-list": api_job, "api-job-validate": api_job, "api-job-export": api_job,
         "api-job-estimate": {**api_job, "hours": 1},
@@ -306,6 +314,7 @@ def body(route: Route, method: str, world: World, caller: str) -> dict[str, Any]
         "api-sweep-validate": {**SWEEP_REQUEST, "team": team},
         "api-sweep-import": {"text": export(SWEEP_TUNING_JOB, "yaml", region="us-central1")},
         "sweep-new": {"team": team, "body": json.dumps(SWEEP_REQUEST)},
+        "sweep-compose": sweep_form, "sweep-compose-validate": sweep_form,
         "api-clusters": {**CLUSTER_REQUEST, "name": "ray-n", "team": team},
         "api-cluster": {"replicas": {"workers": 1}},
         "clusters-create": {"team": team, "name": "ray-n", "ray_version": "2.47.1",

@@ -1,0 +1,32 @@
+"""What a team's sweeps cost in a month, counted in its month by controlplane.costs
+(registered in SweepsConfig.ready): a sweep counts in the month it was created, as a job does.
+Its trials are jobs of kind trial that never count as jobs; their money is the sweep's."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.db.models import Q, QuerySet, Sum
+
+from controlplane.sweeps.models import ACTIVE_STATES, Sweep
+from controlplane.teams.models import Team
+
+
+def _month(team: Team, month: date) -> QuerySet[Sweep]:
+    return Sweep.objects.filter(team=team, created_at__year=month.year,
+                                created_at__month=month.month)
+
+
+def month_micros(team: Team, month: date) -> int:
+    """Billed: the trials' running cost, as last reconciled."""
+    return int(_month(team, month).aggregate(s=Sum("cost_micros"))["s"] or 0)
+
+
+def month_committed(team: Team, month: date) -> int:
+    """Billed by ended sweeps, and reserved by active ones: each its whole estimate (every
+    trial), or its bill so far if that is more."""
+    sweeps = _month(team, month)
+    ended = sweeps.filter(~Q(state__in=ACTIVE_STATES)).aggregate(s=Sum("cost_micros"))["s"]
+    active = sum(max(cost, estimate or 0) for cost, estimate in sweeps.filter(
+        state__in=ACTIVE_STATES).values_list("cost_micros", "estimate_micros"))
+    return int((ended or 0) + active)
