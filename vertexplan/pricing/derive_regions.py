@@ -10,8 +10,8 @@ region, on-demand and spot). Only the data is read. Rows the shipped table alrea
 they are; a resource with no CE price in a region gets no row, so an estimate there says which
 regions have prices.
 
-Per-GPU accelerator rows and management fees come from ``derive_accelerators`` when skypilot's
-GCP catalogue is given as well.
+Per-GPU accelerator rows and management fees come from ``derive_accelerators``, TPU chip rows
+from ``derive_tpus``, when skypilot's GCP catalogue is given as well.
 
 Run: ``python -m vertexplan.pricing.derive_regions PRICING_YML --commit fd66b26
 [--skypilot VMS_CSV --skypilot-commit 006059e0] [--write]``.
@@ -196,7 +196,7 @@ def merge(lines: list[str], new_rows: list[list[str]]) -> list[str]:
     return result
 
 
-def _shipped_path() -> Path:
+def shipped_path() -> Path:
     return Path(str(resources.files("vertexplan.pricing") / "data" / "vertex_training_prices.csv"))
 
 
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pricing_yml", type=Path)
     parser.add_argument("--commit", required=True, help="pricing.yml commit, as cited")
-    parser.add_argument("--csv", type=Path, default=_shipped_path())
+    parser.add_argument("--csv", type=Path, default=shipped_path())
     parser.add_argument("--write", action="store_true", help="rewrite the CSV in place")
     parser.add_argument(
         "--skypilot", type=Path, help="skypilot-catalog catalogs/v8/gcp/vms.csv: per-GPU rows"
@@ -226,12 +226,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.skypilot is not None:
         if not args.skypilot_commit:
             parser.error("--skypilot-commit: required with --skypilot")
-        # Imported here: that module builds on this one's figures and sources.
+        # Imported here: those modules build on this one's figures and sources.
         from vertexplan.pricing.derive_accelerators import SkySource, derive_accelerators
+        from vertexplan.pricing.derive_tpus import derive_tpus
 
-        with args.skypilot.open() as fh:
-            sky = SkySource(args.skypilot_commit)
-            new_rows += derive_accelerators(existing, pricing, fh, source, sky)
+        sky = SkySource(args.skypilot_commit)
+        sky_lines = args.skypilot.read_text().splitlines()
+        new_rows += derive_accelerators(existing, pricing, sky_lines, source, sky)
+        new_rows += derive_tpus(existing, sky_lines, sky)
     merged = merge(lines, new_rows)
     if args.write:
         args.csv.write_bytes((newline.join(merged) + newline).encode())

@@ -27,7 +27,7 @@ def shipped_rows() -> list[dict[str, str]]:
 def test_every_shipped_row_is_loaded_with_every_column():
     table = default_table()
     raw = shipped_rows()
-    assert len(table.rows) == len(raw) == 470
+    assert len(table.rows) == len(raw) == 481
     for row, source in zip(table.rows, raw, strict=True):
         assert (row.kind, row.name, row.region, row.unit) == (
             source["kind"],
@@ -70,10 +70,15 @@ def test_tpu_names_give_the_accelerator_enum_and_the_machines_they_cover():
     # Vertex has no AcceleratorType for v6e: the table's name is only a key.
     assert (v6e.row.key, v6e.accelerator_type) == ("TPU_V6E", None)
     assert parse_tpu_name("TPU_V5P (v5p; ct5p-hightpu-4t)").machine_types == ("ct5p-hightpu-4t",)
+    # Every region the catalogue lists for v5e (derive_tpus).
     assert table.tpu_regions_priced("ct5lp-hightpu-1t") == (
         "asia-southeast1",
         "europe-west4",
         "us-central1",
+        "us-east5",
+        "us-south1",
+        "us-west1",
+        "us-west4",
     )
 
 
