@@ -24,9 +24,6 @@ _SPOT = re.compile(r"spot = Cloud TPU spot ([\d.]+) \+ 15% fee")
 _SLICE = re.compile(
     r"vms\.csv@006059e0: (tpu-[\w-]+) \((\d+) chips?\) ([\d.]+)/h(?:, spot ([\d.]+)/h)?"
 )
-# The shipped v5p row in us-central1 quotes spot 0.83570 per chip (tpu-v5p-8 spot 3.3428 / 4) but
-# carries 1.465701, not 0.8357 + 0.15 x 4.2 = 1.4657: kept as shipped, the difference pinned here.
-SHIPPED_OFF_BY = {("TPU_V5P", "us-central1"): D("0.000001")}
 # Lines of skypilot-catalog catalogs/v8/gcp/vms.csv@006059e0 (one zone each), for the generator.
 SKY_HEADER = "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice"  # noqa: E501
 SKY_LINES = [
@@ -105,8 +102,7 @@ def test_every_tpu_row_follows_the_rule_from_the_figures_it_quotes():
         on_demand = D(_ON_DEMAND.search(row["source"])[1])
         spot = D(_SPOT.search(row["source"])[1])
         assert D(row["on_demand_usd"]) == MARKUP * on_demand, row
-        off_by = SHIPPED_OFF_BY.get((row["name"].split(" ")[0], row["region"]), D(0))
-        assert D(row["spot_usd"]) - (spot + FEE * on_demand) == off_by, row
+        assert D(row["spot_usd"]) == spot + FEE * on_demand, row
         assert row["retrieved"] == "skypilot@006059e0 (date n/a)"
 
 
@@ -131,8 +127,7 @@ def test_the_generator_reproduces_the_shipped_rows_from_the_same_file():
         if row["kind"] != "tpu" or key not in derived:
             continue
         assert derived[key][4] == row["on_demand_usd"], key
-        off_by = SHIPPED_OFF_BY.get((row["name"].split(" ")[0], row["region"]), D(0))
-        assert D(row["spot_usd"]) - D(derived[key][5]) == off_by, key
+        assert D(row["spot_usd"]) == D(derived[key][5]), key
 
 
 def test_the_generator_keeps_existing_rows_and_skips_unoffered_regions():
