@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: demo test lint venv clean bench client
+.PHONY: demo test lint venv clean bench client triton-env
 
 venv: $(STAMP)
 
@@ -47,3 +47,15 @@ client: venv
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate \
 	    --path client/openapi.json --config client/generator.yaml --meta none \
 	    --output-path $(CLIENT_PACKAGE) --overwrite
+
+# The Triton environment (requirements-triton.txt says why it is apart). Tests that serve or
+# validate a Triton model repository build it when it is missing. PIP_CONSTRAINT is emptied:
+# the machine's pip constraints cap torch for the project's environment, not this one.
+TRITON_VENV := .venv-triton
+TRITON_STAMP := $(TRITON_VENV)/.installed
+triton-env: $(TRITON_STAMP)
+
+$(TRITON_STAMP): requirements-triton.txt
+	test -x $(TRITON_VENV)/bin/python || $(PYTHON) -m venv $(TRITON_VENV)
+	PIP_CONSTRAINT= $(TRITON_VENV)/bin/python -m pip install --quiet -r requirements-triton.txt
+	touch $(TRITON_STAMP)

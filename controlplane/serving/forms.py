@@ -55,7 +55,9 @@ class RegisterForm(forms.Form):
     runtime = forms.ChoiceField(choices=ModelEntry.Runtime.choices, initial="eager",
                                 required=False, help_text="compiled: torch.compile before the "
                                 "replica answers (slower start, faster answers); aot: compiled "
-                                "once into a package every later replica loads at once.")
+                                "once into a package every later replica loads at once; "
+                                "triton: NVIDIA Triton serving the model's ONNX repository "
+                                "(the image: your Artifact Registry copy of Triton's).")
 
     def clean_runtime(self) -> str:
         return self.cleaned_data.get("runtime") or ModelEntry.Runtime.EAGER

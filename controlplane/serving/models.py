@@ -55,6 +55,9 @@ class ModelEntry(models.Model):
         EAGER = "eager", "eager (PyTorch as trained)"
         COMPILED = "compiled", "compiled (torch.compile before serving)"
         AOT = "aot", "aot (AOTInductor package, built once, kept beside the weights)"
+        # Not the product's server: Triton's own image serving the model repository that
+        # trainers/serving/triton_repo.py writes beside the weights (registry.triton_container).
+        TRITON = "triton", "triton (NVIDIA Triton serving an ONNX model repository)"
 
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="model_entries")
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="model_entries")

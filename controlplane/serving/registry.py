@@ -19,6 +19,7 @@ from controlplane.runs import checkpoints
 from controlplane.runs.models import Job, JobState
 from controlplane.serving import images, options
 from controlplane.serving.models import ModelEntry
+from vertexplan.catalog.prediction_images import prediction_images
 
 SERVE_COMMAND = ["python", "-m", "trainers.serve"]
 # Checkpoints these strategies write hold the whole model in model.pt (trainers/serving/loader).
@@ -27,6 +28,18 @@ SERVE_COMMAND = ["python", "-m", "trainers.serve"]
 # DeepSpeed ZeRO partitions: trainers/serving/consolidate.py). A TPU job's checkpoints are
 # Orbax or PyTorch/XLA ones: its final export is what serves.
 SERVABLE_CHECKPOINT_STRATEGIES = ("ddp", "single", "fsdp", "zero1", "zero2", "zero3")
+
+# The triton runtime: Triton's image in Vertex mode (VERTEX_FACTS.md A6). With no
+# --model-repository it serves $AIP_STORAGE_URI, Vertex's copy of the artifact_uri: the
+# repository root `python -m trainers.serving.triton_repo` writes in the model's folder.
+TRITON_MODEL = "gpt"  # triton_repo's default model name
+TRITON_REPOSITORY = "triton"  # the repository root's folder in the model's folder
+TRITON_COMMAND = ["tritonserver"]
+TRITON_ARGS = [f"--vertex-ai-default-model={TRITON_MODEL}"]
+# Triton answers Vertex on AIP_PREDICT_ROUTE and AIP_HEALTH_ROUTE, which Vertex sets from these;
+# a rawPredict body goes to the predict route as it is (KServe v2 inference JSON).
+TRITON_PREDICT_ROUTE = f"/v2/models/{TRITON_MODEL}/infer"
+TRITON_HEALTH_ROUTE = "/v2/health/ready"
 
 
 class RegistryError(ValueError):
@@ -76,6 +89,11 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
     if runtime not in ModelEntry.Runtime.values:
         raise RegistryError(f"unknown runtime {runtime!r}: one of "
                             f"{', '.join(ModelEntry.Runtime.values)}", "runtime")
+    triton = runtime == ModelEntry.Runtime.TRITON
+    if triton and not image_uri.strip():
+        raise RegistryError(f"the triton runtime serves Triton's image, not the product's: push "
+                            f"{triton_image()} to your Artifact Registry and name that copy",
+                            "image_uri")
     image = image_uri.strip() or options.serving_image()
     if image_uri.strip():
         try:
@@ -83,19 +101,41 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
         except images.ImageRefused as exc:
             raise RegistryError(str(exc), "image_uri") from exc
     artifact = artifact_for(job, step)
+    if triton:
+        artifact = f"{artifact.rstrip('/')}/{TRITON_REPOSITORY}"
     name = display_name or f"{job.name}-{'final' if step is None else f'step-{step}'}"
     try:
         with transaction.atomic():
             entry = ModelEntry.objects.create(
                 team=job.team, job=job, created_by=user, display_name=name[:128], step=step,
                 artifact_uri=artifact, image_uri=image,
-                command=list(SERVE_COMMAND), runtime=runtime,
-                args=[] if runtime == ModelEntry.Runtime.EAGER else ["--runtime", runtime],
+                command=list(TRITON_COMMAND if triton else SERVE_COMMAND), runtime=runtime,
+                args=_args(runtime),
             )
             enqueue("controlplane.serving.tasks.upload_model", str(entry.pk))
     except IntegrityError as exc:
         raise RegistryError(f"{artifact} is registered already") from exc
     return entry
+
+
+def triton_image() -> str:
+    """Triton's image in the catalogue (prediction_images.csv)."""
+    return next(image.uri for image in prediction_images() if image.framework == "triton")
+
+
+def _args(runtime: str) -> list[str]:
+    if runtime == ModelEntry.Runtime.TRITON:
+        return list(TRITON_ARGS)
+    return [] if runtime == ModelEntry.Runtime.EAGER else ["--runtime", runtime]
+
+
+def container_for(entry: ModelEntry) -> Container:
+    """The entry's Model.containerSpec: the product's server answers on the default routes,
+    Triton on its own."""
+    routes = ({"predict_route": TRITON_PREDICT_ROUTE, "health_route": TRITON_HEALTH_ROUTE}
+              if entry.runtime == ModelEntry.Runtime.TRITON else {})
+    return Container(image_uri=entry.image_uri, command=list(entry.command),
+                     args=list(entry.args), **routes)
 
 
 def upload(entry_id: int) -> None:
@@ -105,8 +145,7 @@ def upload(entry_id: int) -> None:
         entry = ModelEntry.objects.select_for_update().get(pk=entry_id)
         if entry.state != ModelEntry.State.UPLOADING or entry.operation_name:
             return
-        container = Container(image_uri=entry.image_uri, command=list(entry.command),
-                              args=list(entry.args))
+        container = container_for(entry)
         labels = {"cp-model": str(entry.pk), "cp-job": str(entry.job_id),
                   "cp-team": entry.team.slug[:63]}
         try:

@@ -48,7 +48,10 @@ class RegisterModelSerializer(StrictSerializer):
                                       help_text="How the serving container runs the model: "
                                       "eager; compiled with torch.compile before it serves; or "
                                       "aot, an AOTInductor package built by the first replica "
-                                      "and loaded by every later one.")
+                                      "and loaded by every later one; or triton, NVIDIA Triton's "
+                                      "image (image_uri: the team's Artifact Registry copy) "
+                                      "serving the model's ONNX repository (KServe v2 "
+                                      "inference at rawPredict).")
 
 
 class PickerImageSerializer(serializers.Serializer):

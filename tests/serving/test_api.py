@@ -10,6 +10,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from controlplane.backends.images_base import get_image_registry
 from controlplane.runs.models import Job
 from controlplane.serving import lifecycle, registry
 from controlplane.serving.models import Deployment, Endpoint, LatencySample, ModelEntry, Slo
@@ -182,3 +183,44 @@ def test_a_model_registered_with_the_compiled_runtime_starts_its_server_compiled
     [uploaded] = fake.models.values()
     assert uploaded["container"].command == ["python", "-m", "trainers.serve"]
     assert uploaded["container"].args == ["--runtime", "compiled"]
+
+
+def test_a_model_registered_with_the_triton_runtime_is_served_by_tritons_image(
+        fake: FakeServing, queued: list, trained_job: Job, member: Any,
+        django_capture_on_commit_callbacks: Any) -> None:
+    client = api(member)
+    # Triton's image must be the team's Artifact Registry copy: none named, none guessed.
+    refused = client.post("/api/v1/serving/models/",
+                          {"job": trained_job.pk, "step": 60, "runtime": "triton"}, format="json")
+    assert refused.status_code == 400
+    [message] = refused.json()["image_uri"]
+    assert "nvcr.io/nvidia/tritonserver:24.10-py3" in message
+    copy = "us-docker.pkg.dev/acme/serving/tritonserver"
+    missing = client.post("/api/v1/serving/models/", {"job": trained_job.pk, "step": 60,
+                                                      "runtime": "triton",
+                                                      "image_uri": f"{copy}:24.10-py3"},
+                          format="json")
+    assert missing.status_code == 400 and "image_uri" in missing.json()
+    get_image_registry().push(f"{copy}:24.10-py3")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/serving/models/",
+                               {"job": trained_job.pk, "step": 60, "runtime": "triton",
+                                "image_uri": f"{copy}:24.10-py3"}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["runtime"] == "triton"
+    entry = ModelEntry.objects.get(pk=response.json()["id"])
+    registry.upload(entry.pk)
+    [uploaded] = fake.models.values()
+    # The artifact is the model repository's root, which Triton reads from AIP_STORAGE_URI.
+    assert uploaded["artifact_uri"] == f"{trained_job.output_uri}/checkpoints/step-00000060/triton"
+    container = uploaded["container"]
+    assert container.image_uri == f"{copy}:24.10-py3"
+    assert container.command == ["tritonserver"]
+    assert container.args == ["--vertex-ai-default-model=gpt"]
+    assert (container.predict_route, container.health_route) == ("/v2/models/gpt/infer",
+                                                                 "/v2/health/ready")
+    # The same checkpoint may also be registered for the product's own server.
+    eager = client.post("/api/v1/serving/models/", {"job": trained_job.pk, "step": 60},
+                        format="json")
+    assert eager.status_code == 201, eager.content
+    assert ModelEntry.objects.get(pk=eager.json()["id"]).artifact_uri.endswith("step-00000060")

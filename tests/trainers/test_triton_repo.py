@@ -1,0 +1,85 @@
+"""A Triton model repository generated from a model folder: its config passes Triton's own
+schema (the ModelConfig proto) and matches the ONNX graph, and the graph answers as eager."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.trainers import triton_env
+from trainers.config import ModelConfig
+from trainers.model import GPT
+from trainers.serving import triton_repo
+from trainers.serving.triton_repo import Batching, RepositoryError
+
+
+def export_model(folder: Path, seed: int = 3) -> Path:
+    config = ModelConfig()
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(GPT(config, seed=seed).state_dict(), folder / "model.pt")
+    (folder / "config.json").write_text(
+        json.dumps({"model": asdict(config), "step": 12}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory) -> tuple[Path, dict]:
+    base = tmp_path_factory.mktemp("triton")
+    model = export_model(base / "model")
+    done = triton_env.run("-m", "trainers.serving.triton_repo", str(model), str(base / "repo"),
+                          "--max-batch-size", "16", "--preferred", "4", "16",
+                          "--max-queue-delay-us", "500", "--check")
+    return base / "repo", triton_env.last_json(done.stdout)
+
+
+def test_config_passes_tritons_schema_and_the_graph_answers_as_eager(repository) -> None:
+    repo, result = repository
+    config = result["config"]
+    assert config["platform"] == "onnxruntime_onnx"
+    assert config["max_batch_size"] == 16
+    assert config["input"] == [{"name": "tokens", "data_type": "TYPE_INT64", "dims": ["-1"]}]
+    assert config["output"] == [{"name": "logits", "data_type": "TYPE_FP32",
+                                 "dims": ["-1", "256"]}]
+    assert config["dynamic_batching"] == {"preferred_batch_size": [4, 16],
+                                          "max_queue_delay_microseconds": "500"}
+    assert result["max_abs_diff"] <= 1e-4
+    assert (repo / "gpt" / "1" / "model.onnx").stat().st_size > 100_000  # weights inside
+    assert sorted(p.name for p in (repo / "gpt" / "1").iterdir()) == ["model.onnx"]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (("max_batch_size: 16", "max_batch_size: 16\nmax_batchsize: 2"),
+     'has no field named "max_batchsize"'),
+    (("TYPE_INT64", "TYPE_INT65"), "TYPE_INT65"),
+    (("TYPE_INT64", "TYPE_INT32"), "'tokens' is declared TYPE_INT32, the graph's is INT64"),
+    (("dims: [ -1, 256 ]", "dims: [ 256 ]"), "'logits' has dims [-1, 256] with the batch"),
+    (('name: "tokens"', 'name: "input_ids"'), "input 'input_ids' is not in the graph"),
+])
+def test_a_config_triton_would_refuse_is_refused(repository, tmp_path, edit, message) -> None:
+    repo, _ = repository
+    folder = tmp_path / "gpt"
+    (folder / "1").mkdir(parents=True)
+    (folder / "1" / "model.onnx").symlink_to(repo / "gpt" / "1" / "model.onnx")
+    text = (repo / "gpt" / "config.pbtxt").read_text()
+    assert edit[0] in text
+    (folder / "config.pbtxt").write_text(text.replace(edit[0], edit[1], 1))
+    done = triton_env.run("-c", "import sys; from trainers.serving import triton_check; "
+                          "triton_check.validate_config(sys.argv[1])", str(folder), check=False)
+    assert done.returncode != 0
+    assert "RepositoryInvalid" in done.stderr and message in done.stderr
+
+
+@pytest.mark.parametrize(("name", "batching", "message"), [
+    ("../gpt", Batching(), "model name '../gpt'"),
+    ("gpt", Batching(max_batch_size=8, preferred=(4, 16)), "preferred batch sizes"),
+    ("gpt", Batching(max_batch_size=0), "max_batch_size"),
+    ("gpt", Batching(max_queue_delay_us=-1), "max_queue_delay_us"),
+])
+def test_bad_settings_are_refused_naming_the_setting(name, batching, message) -> None:
+    with pytest.raises(RepositoryError, match=re.escape(message)):
+        triton_repo.config_text(name, 256, batching)
