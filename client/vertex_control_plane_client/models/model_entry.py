@@ -27,6 +27,7 @@ class ModelEntry:
         runtime (RuntimeEnum): * `eager` - eager (PyTorch as trained)
             * `compiled` - compiled (torch.compile before serving)
             * `aot` - aot (AOTInductor package, built once, kept beside the weights)
+            * `triton` - triton (NVIDIA Triton serving an ONNX model repository)
         state (str):
         vertex_name (str):
         error_message (str):

@@ -23,7 +23,8 @@ class RegisterModelRequest:
             Registry image must exist, tag included.
         runtime (RuntimeEnum | Unset): * `eager` - eager (PyTorch as trained)
             * `compiled` - compiled (torch.compile before serving)
-            * `aot` - aot (AOTInductor package, built once, kept beside the weights) Default: RuntimeEnum.EAGER.
+            * `aot` - aot (AOTInductor package, built once, kept beside the weights)
+            * `triton` - triton (NVIDIA Triton serving an ONNX model repository) Default: RuntimeEnum.EAGER.
     """
 
     job: int
