@@ -1,0 +1,7 @@
+"""`python -m trainers.xla`: see trainers/xla/train.py."""
+
+import sys
+
+from trainers.xla.train import exit_now, main
+
+exit_now(main())
