@@ -1,6 +1,5 @@
 """`python -m trainers.xla`: see trainers/xla/train.py."""
 
-import sys
 
 from trainers.xla.train import exit_now, main
 

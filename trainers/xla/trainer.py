@@ -37,7 +37,7 @@ from trainers.checkpoint import (
     step_of_folder,
 )
 from trainers.config import TrainConfig
-from trainers.data import EVAL_STREAM, local_batch, load_corpus
+from trainers.data import EVAL_STREAM, load_corpus, local_batch
 from trainers.model import GPT
 from trainers.optim import build_optimizer, lr_at, set_lr
 from trainers.storage import Storage, storage_for

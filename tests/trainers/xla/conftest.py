@@ -8,19 +8,16 @@ PyTorch trainer (`python -m trainers.train`, this environment) as the reference.
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.trainers.replicas import ROOT, Replica, Result, child_env
+from tests.trainers.replicas import Replica, Result, child_env
+from tests.xla_env import ensure_xla_env
 
 MODULE = "trainers.xla"
-XLA_PYTHON = ROOT / ".venv-xla" / "bin" / "python"
-BUILD_TIMEOUT_S = 1800  # torch 2.9 with its CUDA libraries and torch_xla, from an empty cache
 TIMEOUT_S = 300  # XLA compiles each step's program (three of them) in tens of seconds on 2 cores
 STEPS = 20
 STOP_STEP = 5  # where the interrupted run gets its SIGTERM
@@ -31,14 +28,7 @@ COMMON = ["--preset", "tiny", "--steps", str(STEPS), "--seed", "7", "--batch-siz
 
 @pytest.fixture(scope="session")
 def xla_python() -> Path:
-    """The .venv-xla interpreter, built by `make xla-env` when missing or out of date (make's
-    stamp file makes this a no-op otherwise). Never skipped: the trainer has no other way
-    to run."""
-    done = subprocess.run(["make", "--no-print-directory", "xla-env", f"PYTHON={sys.executable}"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    assert done.returncode == 0, f"make xla-env failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    assert XLA_PYTHON.exists(), done.stdout
-    return XLA_PYTHON
+    return ensure_xla_env()
 
 
 def xla_env(devices: int = 1, **extra: str) -> dict[str, str]:
