@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: demo test lint venv clean bench client triton-env
+.PHONY: demo test lint venv xla-env triton-env clean bench client
 
 venv: $(STAMP)
 
@@ -19,6 +19,25 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch is pinned to the CPU build (2.13.0): an unpinned torch would pull CUDA wheels.
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[trainers,jax,ray,dev]"
 	touch $(STAMP)
+
+# The PyTorch/XLA trainer's own environment (python -m trainers.xla): torch_xla pins torch 2.9,
+# which cannot live beside the project's torch 2.13. The versions of requirements-tpu-xla.txt
+# (Dockerfile.tpu-xla), without the [tpu] extra: libtpu is only for real TPUs, the CPU PJRT
+# device needs nothing more. PIP_CONSTRAINT is emptied because a machine-wide pip constraint
+# (e.g. /etc/xdg/pip/constraints.txt) may cap torch at the project's version. The trainers
+# are installed editable without dependencies (the project's would bring torch 2.13 back).
+# tests/trainers/xla builds it when it is missing.
+XLA_VENV := .venv-xla
+XLA_STAMP := $(XLA_VENV)/.installed
+
+xla-env: $(XLA_STAMP)
+
+$(XLA_STAMP): requirements-tpu-xla.txt pyproject.toml
+	test -x $(XLA_VENV)/bin/python || $(PYTHON) -m venv $(XLA_VENV)
+	sed 's/^torch_xla\[tpu\]/torch_xla/' requirements-tpu-xla.txt > $(XLA_VENV)/requirements-cpu.txt
+	PIP_CONSTRAINT= $(XLA_VENV)/bin/python -m pip install --quiet -r $(XLA_VENV)/requirements-cpu.txt
+	PIP_CONSTRAINT= $(XLA_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	touch $(XLA_STAMP)
 
 demo: venv
 	$(BIN)/python -m config.demo $(DEMO_ARGS)

@@ -40,6 +40,9 @@ _TPU_MACHINE = re.compile(r"^(?:ct5lp-hightpu|ct6e-standard|ct5p-hightpu)-(\d+)t
 ENV_DATA_DIR = "LOCALVERTEX_DATA_DIR"
 ENV_JOB_ID = "LOCALVERTEX_JOB_ID"
 ENV_TASK = "LOCALVERTEX_TASK"
+# The PyTorch/XLA environment's interpreter (`make xla-env`: torch_xla pins its own torch).
+ENV_XLA_PYTHON = "LOCALVERTEX_XLA_PYTHON"
+PJRT_DEVICE = "PJRT_DEVICE"
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
-def replica_argv(pool_spec) -> list[str]:  # aiplatform.v1 WorkerPoolSpec (protobuf)
+def replica_argv(pool_spec, python: str = sys.executable) -> list[str]:  # WorkerPoolSpec
     if pool_spec.WhichOneof("task") == "python_package_spec":
         pkg = pool_spec.python_package_spec
         argv = ["python", "-m", pkg.python_module, *pkg.args]
@@ -96,8 +99,27 @@ def replica_argv(pool_spec) -> list[str]:  # aiplatform.v1 WorkerPoolSpec (proto
         # args are taken as the command line.
         argv = [*spec.command, *spec.args] if spec.command else list(spec.args)
     if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
+        argv[0] = python
     return argv
+
+
+def xla_python() -> Path:
+    """Where a PyTorch/XLA replica's `python` is: $LOCALVERTEX_XLA_PYTHON, else the .venv-xla
+    beside the emulator's own virtual environment (`make xla-env` builds both in the checkout)."""
+    given = os.environ.get(ENV_XLA_PYTHON)
+    return Path(given) if given else Path(sys.prefix).parent / ".venv-xla" / "bin" / "python"
+
+
+def runs_pytorch_xla_on_tpu(pool_spec, env: dict[str, str]) -> bool:
+    return env.get(PJRT_DEVICE) == "TPU" and tpu_slice_chips(pool_spec.machine_spec) is not None
+
+
+def _play_xla_tpu_on_cpu(pool_spec, env: dict[str, str]) -> str:
+    """PyTorch/XLA asking PJRT for the TPU gets the CPU instead, one PJRT device per chip of
+    the slice (as JAX gets them in tpu_env), in its own environment; returns its python."""
+    env[PJRT_DEVICE] = "CPU"
+    env["CPU_NUM_DEVICES"] = str(tpu_slice_chips(pool_spec.machine_spec))
+    return str(xla_python())
 
 
 def job_spec_dict(job_spec) -> dict:
@@ -161,13 +183,16 @@ def build_replicas(
         # The pool's own variables last, each expanded against everything set before it.
         for var in _task_spec(pool_spec).env:
             env[var.name] = expand_references(var.value, env)
+        python = sys.executable
+        if runs_pytorch_xla_on_tpu(pool_spec, env):
+            python = _play_xla_tpu_on_cpu(pool_spec, env)
         replicas.append(
             ReplicaSpec(
                 pool=pool,
                 index=index,
                 task_name=name,
                 port=known[name],
-                argv=replica_argv(pool_spec),
+                argv=replica_argv(pool_spec, python),
                 env=env,
             )
         )

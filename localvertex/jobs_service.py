@@ -110,18 +110,19 @@ def _check_pool(i: int, pool) -> None:
 
 
 def _check_tpu_runtime(where: str, pool, env) -> None:
-    """A TPU slice is played on the CPU for JAX only (environment.tpu_env): PyTorch/XLA asking
-    PJRT for the TPU would find none and fail deep in its runtime, so it is refused here with
-    what to do instead (INVALID_ARGUMENT, as Vertex answers a spec it cannot run: the control
-    plane fails the job at once with this message)."""
+    """A TPU slice is played on the CPU (environment.tpu_env); PyTorch/XLA (PJRT_DEVICE=TPU)
+    gets the CPU PJRT device in its own environment (torch_xla pins its torch). Without that
+    environment the job is refused with what to do (INVALID_ARGUMENT, as Vertex answers a spec
+    it cannot run: the control plane fails the job at once with this message)."""
     if environment.tpu_slice_chips(pool.machine_spec) is None:
         return
-    if any(var.name == PJRT_DEVICE and var.value == "TPU" for var in env):
+    python = environment.xla_python()
+    if any(var.name == PJRT_DEVICE and var.value == "TPU" for var in env) and not python.exists():
         raise errors.invalid(
-            f"{where}: PyTorch/XLA on a TPU ({PJRT_DEVICE}=TPU) cannot run on the local "
-            "emulator, which plays TPU slices for JAX only (one CPU device per chip): submit "
-            "the job to Vertex, or use strategy tpu_jax (python -m trainers.jax) to run it "
-            "locally."
+            f"{where}: PyTorch/XLA on a TPU ({PJRT_DEVICE}=TPU) runs on this emulator in the "
+            f"PyTorch/XLA environment, and there is none at {python}: build it with `make "
+            f"xla-env` (or name its python in {environment.ENV_XLA_PYTHON}), or use strategy "
+            "tpu_jax (python -m trainers.jax)."
         )
 
 

@@ -8,7 +8,6 @@ import importlib.util
 import json
 
 import pytest
-from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
 
 from localvertex import environment
@@ -22,6 +21,7 @@ from tests.localvertex.helpers import (
     json_entries,
     wait_state,
 )
+from tests.xla_env import ensure_xla_env
 
 pytestmark = pytest.mark.trainers
 
@@ -92,13 +92,32 @@ def test_a_v5e_2x2_jax_job_trains_checkpoints_and_succeeds(emulator: EmulatorPro
     assert by_name["run_finished"][0]["step"] == STEPS
 
 
-def test_a_pytorch_xla_tpu_job_is_refused_with_what_to_do_instead(emulator: EmulatorProcess):
-    pool = tpu_pool("ct5lp-hightpu-4t", "2x2", ["--preset", "tiny"])
+def test_a_v5e_2x2_pytorch_xla_job_trains_on_cpu_pjrt_devices_and_succeeds(
+        emulator: EmulatorProcess):
+    """PJRT_DEVICE=TPU from the composed job becomes the CPU PJRT device, one per chip, and
+    the replica's python is the PyTorch/XLA environment's."""
+    ensure_xla_env()
+    pool = tpu_pool("ct5lp-hightpu-4t", "2x2", [
+        "--preset", "tiny", "--steps", str(STEPS), "--batch-size", "8", "--mesh", "4,1",
+        "--checkpoint-every", "3", "--eval-every", "0"])
     pool["container_spec"]["command"] = ["python", "-m", "trainers.xla"]
     pool["container_spec"]["env"] = [{"name": "PJRT_DEVICE", "value": "TPU"}]
-    with pytest.raises(gexc.InvalidArgument) as refused:
-        emulator.jobs.create_custom_job(parent=PARENT,
-                                        custom_job=custom_job("xla-v5e-2x2", [pool]))
-    message = refused.value.message
-    assert "worker_pool_specs[0]" in message
-    assert "PJRT_DEVICE=TPU" in message and "tpu_jax" in message
+    created = emulator.jobs.create_custom_job(parent=PARENT, custom_job=custom_job(
+        "xla-v5e-2x2", [pool],
+        base_output_directory={"output_uri_prefix": "gs://bucket/runs/xla-tpu"}))
+    job = wait_state(emulator.jobs, created.name,
+                     {State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED}, timeout=600)
+    logs = entries(emulator.logs, f'resource.labels.job_id="{job_id(job)}"')
+    events = [e for e in json_entries(logs) if "event" in e]
+    said = "\n".join(e.text_payload for e in logs if e.text_payload)
+    assert job.state == State.JOB_STATE_SUCCEEDED, json.dumps(events)[-2000:] + said[-4000:]
+    by_name: dict[str, list[dict]] = {}
+    for event in events:
+        by_name.setdefault(event["event"], []).append(event)
+    started = by_name["run_started"][0]
+    assert (started["strategy"], started["devices"]) == ("xla", 4)
+    assert started["dims"] == {"data": 4, "fsdp": 1}
+    assert [int(e["step"]) for e in by_name["step"]] == list(range(1, STEPS + 1))
+    saved = by_name["checkpoint_saved"]
+    assert [int(e["step"]) for e in saved] == [3, STEPS]
+    assert all("/gcs/bucket/runs/xla-tpu/checkpoints/step-" in e["path"] for e in saved)

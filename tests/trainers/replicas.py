@@ -94,10 +94,12 @@ class Replica:
 
     @classmethod
     def start(
-        cls, args: Sequence[str], env: dict[str, str], module: str = "trainers.train"
+        cls, args: Sequence[str], env: dict[str, str], module: str = "trainers.train",
+        python: str = sys.executable,
     ) -> Replica:
+        """`python`: another environment's interpreter (the PyTorch/XLA trainer has its own)."""
         process = subprocess.Popen(
-            [sys.executable, "-m", module, *args],
+            [python, "-m", module, *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

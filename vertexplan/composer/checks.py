@@ -36,12 +36,6 @@ def errors(request: dict[str, Any], built: Built) -> Iterator[Finding]:
 
 
 def warnings(request: dict[str, Any], built: Built) -> Iterator[Finding]:
-    if built.builtin and request.get("strategy") == "tpu_xla":
-        # Composed so that the job, its image and its price are ready, but said plainly: the
-        # image's entrypoint has no trainer behind it yet.
-        yield ("strategy", "the built-in PyTorch/XLA trainer (python -m trainers.xla) is not "
-               "part of this release: give a command of your own for tpu_xla, or use tpu_jax "
-               "(python -m trainers.jax)", ("tpu_jax",))
     precision = request.get("precision")
     for role in ("chief", "workers"):
         p = built.pools.get(role) or {}

@@ -21,7 +21,8 @@ With the built-in trainer (no command of your own) the arguments start with
 built-in trainer is the strategy's own entrypoint (``trainer_command``): tpu_jax runs
 ``python -m trainers.jax --mesh DATA,FSDP,TENSOR`` (the chips of the slice, all data-parallel
 unless the job's parallelism or tpu.sharding says otherwise), tpu_xla runs the PyTorch trainer
-on the XLA device (``python -m trainers.xla``, PJRT_DEVICE=TPU); neither takes ``--strategy``.
+on the XLA device (``python -m trainers.xla --mesh DATA,FSDP``, PJRT_DEVICE=TPU: an SPMD mesh
+over the chips, data-parallel or, with tpu.sharding fsdp, FSDP); neither takes ``--strategy``.
 There is no shared filesystem between the control plane and the container, so configuration
 travels in the CustomJob itself.
 """
@@ -221,6 +222,8 @@ def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer:
 
     if flags and strategy == "tpu_jax":
         out.args = ["--mesh", jax_mesh(request, dp, t, p, out)]
+    elif flags and strategy == "tpu_xla":
+        out.args = ["--mesh", xla_mesh(request, dp, t, p, out)]
     elif flags and strategy not in TPU_STRATEGIES:
         out.args = ["--strategy", strategy]
         if topology.devices_per_replica > 1 and not topology.tpu:
@@ -275,6 +278,20 @@ def jax_mesh(request: dict[str, Any], dp: int, t: int, p: int, out: Launch) -> s
     if tpu.get("sharding") == "fsdp":
         return f"1,{dp},{t}"
     return f"{dp},1,{t}"
+
+
+def xla_mesh(request: dict[str, Any], dp: int, t: int, p: int, out: Launch) -> str:
+    """``--mesh DATA,FSDP`` for the PyTorch/XLA trainer's SPMD mesh over all the chips of the
+    job: data-parallel, or FSDP with tpu.sharding fsdp."""
+    for key, degree in (("parallelism.tensor", t), ("parallelism.pipeline", p)):
+        if degree > 1:
+            out.error(key, "the PyTorch/XLA trainer shards over a (data, fsdp) mesh, without "
+                      "tensor or pipeline parallelism: set it to 1 and use tpu.sharding fsdp, "
+                      "or strategy tpu_jax for a tensor axis", ("1",))
+    tpu = section(request, "tpu", out)
+    if tpu.get("sharding") == "fsdp":
+        return f"1,{dp * t * p}"
+    return f"{dp * t * p},1"
 
 
 def _builtin_limits(request: dict[str, Any], strategy: str, precision: str | None, t: int,

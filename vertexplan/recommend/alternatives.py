@@ -2,9 +2,10 @@
 
 A GPU job's TPU counterpart is the built-in JAX trainer (tpu_jax, replicated or FSDP-sharded):
 it trains the same GPT with the same data, checkpoints and events as the PyTorch trainer, and a
-composed tpu_jax job runs on Vertex and on the local stack alike. PyTorch/XLA (tpu_xla) is not
-proposed: no built-in trainer runs it, and it needs an image of its own with the torch that
-torch_xla pins. A TPU job's counterparts are the GPU strategies (ddp, zero2, fsdp, zero3).
+composed tpu_jax job runs on Vertex and on the local stack alike. The built-in PyTorch/XLA
+trainer (tpu_xla) runs the same model too, but JAX is the TPU's best-utilised framework, so it is
+the one proposed; a tpu_xla job's GPU counterparts are found as a tpu_jax job's. A TPU job's
+counterparts are the GPU strategies (ddp, zero2, fsdp, zero3).
 "Comparable size" is aggregate peak throughput (devices x peak TFLOPS, ``throughput``) within
 half to twice the job's; the alternative's duration is the job's scaled by that ratio and
 discounted for several nodes by their network's scaling efficiency (see ``query``), so the
@@ -35,8 +36,8 @@ BASIS = ("the same work on the other kind of accelerator: aggregate peak through
          "approximation), memory checked when the model's size is given. A GPU job's TPU "
          "counterpart is the built-in JAX trainer (tpu_jax): the same GPT, data, checkpoints "
          "and events as the PyTorch trainer, and it runs (on Vertex and on the local stack); "
-         "PyTorch/XLA (tpu_xla) is not proposed, as no built-in trainer runs it and it needs "
-         "its own image with the torch that torch_xla pins. A job with its own command keeps "
+         "the built-in PyTorch/XLA trainer (tpu_xla) runs the same model, but JAX is proposed "
+         "as the better-utilised TPU framework. A job with its own command keeps "
          "it: that code must run on the TPU")
 
 

@@ -129,10 +129,9 @@ def _request(query: Query, candidate: Recommendation, timeout_hours: int) -> tup
         request["model"] = _model_section(model)
         if model.micro_batch_size != 1:
             request["batch"] = {"micro_batch_size": model.micro_batch_size}
-    # The built-in trainers: PyTorch on GPUs and CPUs, JAX on TPU slices (tpu_jax); there is
-    # no built-in PyTorch/XLA trainer to run a tpu_xla job.
-    needs_own = candidate.strategy == "tpu_xla" or (
-        model is not None and model.dtype not in BUILTIN_PRECISIONS)
+    # The built-in trainers: PyTorch on GPUs and CPUs, JAX (tpu_jax) and PyTorch/XLA
+    # (tpu_xla) on TPU slices, all in fp32 or bf16.
+    needs_own = model is not None and model.dtype not in BUILTIN_PRECISIONS
     if query.image_uri:
         request["image_uri"] = query.image_uri
     if query.command:
@@ -141,8 +140,8 @@ def _request(query: Query, candidate: Recommendation, timeout_hours: int) -> tup
         request.setdefault("image_uri", OWN_IMAGE)
         request.setdefault("command", list(OWN_COMMAND))
         notes.append("needs your own image and command (the built-in trainers run PyTorch in "
-                     "fp32 or bf16 on GPUs and CPUs, JAX on TPU slices): replace the "
-                     "placeholders")
+                     "fp32 or bf16 on GPUs and CPUs, JAX or PyTorch/XLA on TPU slices): "
+                     "replace the placeholders")
     return request, notes
 
 

@@ -73,18 +73,29 @@ def test_a_pytorch_xla_job_runs_the_xla_trainer_on_the_pjrt_tpu_device() -> None
     spec = container(job(strategy="tpu_xla", chief=dict(V5E_2X2), args=USER_ARGS,
                          precision="bf16"))
     assert spec["command"] == ["python", "-m", "trainers.xla"]
-    assert spec["args"] == ["--set", "precision=bf16", *USER_ARGS]
+    assert spec["args"] == ["--mesh", "4,1", "--set", "precision=bf16", *USER_ARGS]
     assert spec["imageUri"] == composer.DEFAULT_TPU_IMAGES["tpu_xla"]
     assert env_of({"containerSpec": spec}) == {"PJRT_DEVICE": "TPU"}
 
 
-def test_a_builtin_pytorch_xla_job_is_composed_with_a_warning_and_your_own_without() -> None:
+def test_a_builtin_pytorch_xla_job_is_composed_without_a_warning_as_is_your_own() -> None:
     builtin = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2)))
-    assert builtin.ok
-    assert "not part of this release" in " ".join(builtin.warnings["strategy"])
+    assert builtin.ok and "strategy" not in builtin.warnings
     own = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2),
                                command=["python", "train_xla.py"]))
     assert own.ok and "strategy" not in own.warnings
+
+
+def test_a_pytorch_xla_job_with_fsdp_sharding_shards_over_every_chip() -> None:
+    spec = container(job(strategy="tpu_xla", chief=dict(V5E_2X2), tpu={"sharding": "fsdp"}))
+    assert spec["args"][:2] == ["--mesh", "1,4"]
+
+
+def test_the_pytorch_xla_trainer_refuses_tensor_parallelism_by_field() -> None:
+    result = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2),
+                                  parallelism={"tensor": 2}))
+    assert "(data, fsdp) mesh" in " ".join(result.errors.get("parallelism.tensor", [])), \
+        result.errors
 
 
 def test_a_job_naming_its_own_image_keeps_it_and_gpu_jobs_keep_the_pytorch_image() -> None:

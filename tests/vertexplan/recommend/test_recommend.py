@@ -230,19 +230,17 @@ def test_nothing_fits_gives_no_results_and_says_why() -> None:
     assert "deadline" in late.reason and "the fastest" in late.reason
 
 
-def test_a_jax_tpu_job_runs_the_built_in_trainer_and_pytorch_xla_gets_placeholders() -> None:
-    found = recommend(query(strategy="tpu_jax")).results
+@pytest.mark.parametrize("strategy", ["tpu_jax", "tpu_xla"])
+def test_a_tpu_job_runs_its_built_in_trainer(strategy: str) -> None:
+    found = recommend(query(strategy=strategy)).results
     assert found
     for result in found:
         assert result.hardware.kind == "tpu"
         assert "command" not in result.request and "image_uri" not in result.request
-        assert compose(result.request).ok
-    found = recommend(query(strategy="tpu_xla")).results
-    assert found
-    for result in found:
-        assert result.hardware.kind == "tpu"
-        assert result.request["image_uri"] and result.request["command"]
-        assert any("your own image" in n for n in result.notes)
+        assert not any("your own image" in n for n in result.notes)
+        composed = compose(result.request)
+        assert composed.ok, composed.errors
+        assert not composed.warnings.get("strategy")
 
 
 def test_a_gpu_jobs_alternatives_are_comparable_tpu_slices_the_composer_accepts() -> None:
@@ -270,7 +268,8 @@ def test_a_gpu_jobs_alternatives_are_comparable_tpu_slices_the_composer_accepts(
 
 def test_the_alternatives_say_why_jax_and_not_pytorch_xla() -> None:
     assert "built-in JAX trainer (tpu_jax)" in BASIS and "it runs" in BASIS
-    assert "tpu_xla) is not proposed" in BASIS and "its own image" in BASIS
+    assert "PyTorch/XLA trainer (tpu_xla) runs the same model" in BASIS
+    assert "JAX is proposed as the better-utilised TPU framework" in BASIS
 
 
 def test_a_gpu_job_with_its_own_command_keeps_it_on_the_tpu() -> None:

@@ -1,0 +1,87 @@
+"""The PyTorch/XLA trainer runs in its own environment (.venv-xla, `make xla-env`): torch_xla
+pins torch 2.9, the project runs torch 2.13. These tests build that environment when it is
+missing (a fresh CI machine downloads torch 2.9 and torch_xla: minutes), then run
+`python -m trainers.xla` in it on the CPU PJRT device as child processes, and the eager
+PyTorch trainer (`python -m trainers.train`, this environment) as the reference.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.trainers.replicas import Replica, Result, child_env
+from tests.xla_env import ensure_xla_env
+
+MODULE = "trainers.xla"
+TIMEOUT_S = 300  # XLA compiles each step's program (three of them) in tens of seconds on 2 cores
+STEPS = 20
+STOP_STEP = 5  # where the interrupted run gets its SIGTERM
+# fp32 on CPU, no evaluation: the loss must agree with the eager run to 1e-4 (relative).
+COMMON = ["--preset", "tiny", "--steps", str(STEPS), "--seed", "7", "--batch-size", "8",
+          "--eval-every", "0"]
+
+
+@pytest.fixture(scope="session")
+def xla_python() -> Path:
+    return ensure_xla_env()
+
+
+def xla_env(devices: int = 1, **extra: str) -> dict[str, str]:
+    return child_env(PJRT_DEVICE="CPU", CPU_NUM_DEVICES=str(devices), **extra)
+
+
+def start_xla(python: Path, args: Sequence[str], devices: int = 1, **extra: str) -> Replica:
+    return Replica.start([*COMMON, *args], xla_env(devices, **extra), module=MODULE,
+                         python=str(python))
+
+
+def train_xla(python: Path, args: Sequence[str], devices: int = 1, **extra: str) -> Result:
+    result = start_xla(python, args, devices, **extra).finish(TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result
+
+
+def train_eager(args: Sequence[str]) -> Result:
+    result = Replica.start([*COMMON, "--strategy", "single", "--set", "device=cpu", *args],
+                           child_env()).finish(TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result
+
+
+@pytest.fixture(scope="session")
+def eager_run() -> Result:
+    return train_eager([])
+
+
+@pytest.fixture(scope="session")
+def xla_run(xla_python) -> Result:
+    """One uninterrupted run on one CPU device: a single replica."""
+    return train_xla(xla_python, [])
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    stopped: Result  # SIGTERM after step 5: an emergency checkpoint, then `preempted`
+    preempted: dict
+    resumed: Result  # the same command again
+    ckpt: Path
+
+
+@pytest.fixture(scope="session")
+def interrupted(xla_python, tmp_path_factory) -> Interrupted:
+    ckpt = tmp_path_factory.mktemp("xla-interrupted") / "ckpt"
+    args = ["--checkpoint-dir", str(ckpt), "--checkpoint-every", "0"]
+    # The run waits after step 5 until the signal comes, so it stops at a known step.
+    replica = start_xla(xla_python, args, TRAINERS_PAUSE_AT=f"step_end:{STOP_STEP}")
+    try:
+        replica.wait_for(lambda e: e.get("event") == "paused", TIMEOUT_S)
+        replica.signal(signal.SIGTERM)
+        preempted = replica.wait_for(lambda e: e.get("event") == "preempted", TIMEOUT_S)
+    finally:
+        stopped = replica.finish(TIMEOUT_S)
+    return Interrupted(stopped, preempted, train_xla(xla_python, args), ckpt)

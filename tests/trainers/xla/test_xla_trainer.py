@@ -1,0 +1,70 @@
+"""PyTorch/XLA on the CPU PJRT device trains with the eager PyTorch trainer's losses, and a run
+stopped by SIGTERM resumes to the losses of the uninterrupted one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.trainers.replicas import assert_losses_close
+from tests.trainers.xla.conftest import STEPS, STOP_STEP, train_eager, train_xla
+
+pytestmark = pytest.mark.trainers
+
+REL = 1e-4
+
+
+def test_on_one_cpu_device_the_losses_are_the_eager_runs(xla_run, eager_run) -> None:
+    assert sorted(xla_run.losses()) == list(range(1, STEPS + 1))
+    assert_losses_close(xla_run.losses(), eager_run.losses(), REL)
+    started = xla_run.one("run_started")
+    assert (started["strategy"], started["dims"], started["devices"]) == (
+        "xla", {"data": 1, "fsdp": 1}, 1)
+    assert started["params"] == eager_run.one("run_started")["params"]  # the head stays tied
+    assert xla_run.one("run_finished")["final_loss"] == xla_run.losses()[STEPS]
+
+
+def test_an_spmd_mesh_of_data_and_fsdp_trains_the_same_losses(xla_python, eager_run) -> None:
+    """Four CPU devices, the batch split 2 x 2, the matrices split over fsdp: the compiler's
+    collectives give the single replica's arithmetic."""
+    result = train_xla(xla_python, ["--mesh", "2,2"], devices=4)
+    started = result.one("run_started")
+    assert (started["dims"], started["devices"]) == ({"data": 2, "fsdp": 2}, 4)
+    assert started["sharded_parameters"] > 0
+    assert_losses_close(result.losses(), eager_run.losses(), REL)
+    assert sorted(result.losses()) == list(range(1, STEPS + 1))
+
+
+def test_sigterm_saves_says_preempted_and_exits_143(interrupted) -> None:
+    stopped = interrupted.stopped
+    assert stopped.returncode == 143, stopped.stderr[-3000:]
+    assert interrupted.preempted["signal"] == "SIGTERM"
+    assert interrupted.preempted["step"] == STOP_STEP
+    saved = stopped.one("checkpoint_saved")
+    assert saved["step"] == STOP_STEP
+    folder = interrupted.ckpt / f"step-{STOP_STEP:08d}"
+    assert interrupted.preempted["checkpoint_path"] == saved["path"] == str(folder)
+    assert (folder / "COMMITTED").exists() and (folder / "model.pt").exists()
+    # The checkpoint is saved first; `preempted` is the last word.
+    assert stopped.events[-2:] == [saved, interrupted.preempted]
+    assert max(stopped.losses()) == STOP_STEP and not stopped.of("run_finished")
+
+
+def test_the_resumed_run_continues_to_the_uninterrupted_losses(interrupted, xla_run,
+                                                               eager_run) -> None:
+    resumed = interrupted.resumed
+    assert resumed.one("run_started")["resumed_from_step"] == STOP_STEP
+    assert resumed.one("resumed")["path"] == str(interrupted.ckpt / f"step-{STOP_STEP:08d}")
+    assert sorted(resumed.losses()) == list(range(STOP_STEP + 1, STEPS + 1))
+    assert_losses_close(resumed.losses(), xla_run.losses(), 1e-6)
+    assert_losses_close({**interrupted.stopped.losses(), **resumed.losses()},
+                        eager_run.losses(), REL)
+    assert resumed.one("checkpoint_saved")["step"] == STEPS
+
+
+def test_the_eager_trainer_resumes_an_xla_checkpoint(interrupted, eager_run, tmp_path) -> None:
+    """The checkpoint is the ddp strategy's format: a job can move between TPU and GPU."""
+    folder = interrupted.ckpt / f"step-{STOP_STEP:08d}"
+    result = train_eager(["--resume-from", str(folder), "--checkpoint-dir", str(tmp_path)])
+    assert result.one("resumed")["step"] == STOP_STEP
+    assert sorted(result.losses()) == list(range(STOP_STEP + 1, STEPS + 1))
+    assert_losses_close(result.losses(), eager_run.losses(), REL)
