@@ -15,9 +15,9 @@ from django.db import connection, transaction
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Subquery, Value, When
 
 from controlplane.logs import live, trust
-from controlplane.logs.bulk import insert_ignoring_duplicates
+from controlplane.logs.bulk import Batch, insert_batches
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
-from controlplane.runs.models import Job, JobEvent
+from controlplane.runs.models import Job, JobEvent, output_uri_for
 from controlplane.teams import policy as team_policy
 from vertexplan.logparse import events, failures
 from vertexplan.logparse.entries import SEVERITY_NUMBERS, LogEntry
@@ -72,18 +72,18 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
         logger.warning("refused %d log entries that claimed a followed job's id but are not "
                        "its replicas' output", rows.refused)
     result = Stored(offered=len(entries))
-    new_lines: set[tuple[int, str]] = set()
     with transaction.atomic():
         _asynchronous_commit()
-        result.lines = insert_ignoring_duplicates(LogLine, LINE_COLUMNS, rows.lines,
-                                                  new_keys=(("job", "insert_id"), new_lines))
-        result.steps = insert_ignoring_duplicates(StepMetric, STEP_COLUMNS, rows.steps)
+        lines, steps = insert_batches([
+            Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
+            Batch(StepMetric, STEP_COLUMNS, rows.steps)])
+        result.lines, result.steps = lines.count, steps.count
         JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
         _store_failures(rows.scan)
         refresh_progress(rows.stepped, rows.totals, rows.started)
         _store_tracking(rows.tracking)
         # Sent when this transaction commits: watchers never hear of a row they cannot read.
-        live.lines_stored(rows.lines, new_lines)
+        live.lines_stored(rows.lines, lines.new)
         live.steps_stored(_newest_steps(rows.steps))
     return result
 
@@ -110,67 +110,78 @@ def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
            ) -> dict[int, trust.JobFacts]:
     """What each job of the batch may say about itself (controlplane/logs/trust.py)."""
     ids = {targets[e.job_id].job_id for e in entries if e.job_id in targets}
-    jobs = list(Job.objects.filter(pk__in=ids).select_related("team")
-                .only("pk", "custom_job", "project", "team__slug"))
-    # One policy read per team, not per job: a page holds many jobs of few teams.
-    prefixes = {job.team_id: team_policy.effective(job.team).output_prefix
-                for job in {j.team_id: j for j in jobs}.values()}
-    return {job.pk: trust.facts_for(job.custom_job, job.project,
-                                    job.output_uri_under(prefixes[job.team_id]))
-            for job in jobs}
+    # The teams' policies in the same query, and no model built: one round trip per page.
+    jobs = Job.objects.filter(pk__in=ids).values_list(
+        "pk", "custom_job", "project", "team__slug", "team__policy__output_prefix")
+    return {pk: trust.facts_for(custom_job, project,
+                                output_uri_for(pk, team_policy.output_prefix(slug, stored)))
+            for pk, custom_job, project, slug, stored in jobs}
 
 
 def _rows(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> _Rows:
     rows = _Rows()
     facts = _facts(entries, targets)
+    check = trust.ReplicaCheck(facts)
     for entry in entries:
         target = targets.get(entry.job_id)
         if target is None or target.job_id not in facts:
             continue
-        parsed = events.parse(entry)
         job_id, number = target.job_id, target.attempt
-        job_facts = facts[job_id]
-        problem = trust.entry_problem(entry, job_facts, carries_event=parsed.event is not None)
-        if problem is not None:
-            # Not the job's own output: neither a line of it nor an event.
+        message = events.plain_line(entry)
+        if message is None:
+            _add_parsed(rows, check, entry, facts[job_id], job_id, number)
+            continue
+        # A plain line (most of a log): no event, so no path for trust.event_problem to check.
+        if check.problem(job_id, entry, carries_event=False) is not None:
             rows.refused += 1
             continue
-        problem = trust.event_problem(parsed.event, parsed.fields, job_facts)
-        if problem is not None:
-            rows.timeline.append(JobEvent(
-                job_id=job_id, attempt=number, kind=trust.SUSPICIOUS, timestamp=entry.timestamp,
-                replica=entry.task_name, step=parsed.step,
-                data=trust.suspicious(parsed.event, parsed.fields, problem),
-                insert_id=entry.insert_id))
-            rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
-                               parsed.message, entry.insert_id))
-            continue
         rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
-                           parsed.message, entry.insert_id))
-        if parsed.scan:
-            rows.scan[(job_id, number, entry.task_name)].append((entry, parsed.message))
-        if parsed.is_step:
-            values = events.step_values(parsed)
-            total = parsed.fields.get("total_steps")
-            if isinstance(total, int) and total > 0:
-                rows.totals[job_id] = total
-            rows.stepped.add(job_id)
-            rows.steps.append((job_id, number, parsed.step, entry.timestamp, values["loss"],
-                               values["lr"], values["tokens_per_s"], values["step_time_s"], 1,
-                               entry.insert_id))
-        elif parsed.event == "tracking":
-            link = events.tracking_link(parsed.fields)
-            if link is not None:
-                rows.tracking[job_id][link[0]] = link[1]
-        elif parsed.is_timeline_event or parsed.event == "replica_restarted":
-            if parsed.event == "run_started":
-                rows.started.add(job_id)
-            rows.timeline.append(JobEvent(
-                job_id=job_id, attempt=number, kind=parsed.event, timestamp=entry.timestamp,
-                replica=entry.task_name, step=parsed.step, data=parsed.fields,
-                insert_id=entry.insert_id,
-            ))
+                           message, entry.insert_id))
+        rows.scan[(job_id, number, entry.task_name)].append((entry, message))
     return rows
+
+
+def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
+                job_facts: trust.JobFacts, job_id: int, number: int) -> None:
+    """An entry that may carry an event (a JSON payload, a restart notice)."""
+    parsed = events.parse(entry)
+    if check.problem(job_id, entry, carries_event=parsed.event is not None) is not None:
+        # Not the job's own output: neither a line of it nor an event.
+        rows.refused += 1
+        return
+    rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
+                       parsed.message, entry.insert_id))
+    problem = trust.event_problem(parsed.event, parsed.fields, job_facts)
+    if problem is not None:
+        rows.timeline.append(JobEvent(
+            job_id=job_id, attempt=number, kind=trust.SUSPICIOUS, timestamp=entry.timestamp,
+            replica=entry.task_name, step=parsed.step,
+            data=trust.suspicious(parsed.event, parsed.fields, problem),
+            insert_id=entry.insert_id))
+        return
+    if parsed.scan:
+        rows.scan[(job_id, number, entry.task_name)].append((entry, parsed.message))
+    if parsed.is_step:
+        values = events.step_values(parsed)
+        total = parsed.fields.get("total_steps")
+        if isinstance(total, int) and total > 0:
+            rows.totals[job_id] = total
+        rows.stepped.add(job_id)
+        rows.steps.append((job_id, number, parsed.step, entry.timestamp, values["loss"],
+                           values["lr"], values["tokens_per_s"], values["step_time_s"], 1,
+                           entry.insert_id))
+    elif parsed.event == "tracking":
+        link = events.tracking_link(parsed.fields)
+        if link is not None:
+            rows.tracking[job_id][link[0]] = link[1]
+    elif parsed.is_timeline_event or parsed.event == "replica_restarted":
+        if parsed.event == "run_started":
+            rows.started.add(job_id)
+        rows.timeline.append(JobEvent(
+            job_id=job_id, attempt=number, kind=parsed.event, timestamp=entry.timestamp,
+            replica=entry.task_name, step=parsed.step, data=parsed.fields,
+            insert_id=entry.insert_id,
+        ))
 
 
 def _store_tracking(tracking: Mapping[int, dict[str, str]]) -> None:
@@ -187,7 +198,12 @@ def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str
         if failures.is_traceback_continuation(lines[0][1]):
             for stream, before in _lines_before(job_id, replica, first.timestamp).items():
                 scanner.prime(before, stream)
-        for entry, message in lines:
+        # Outside a traceback only these lines can report or start one (most lines of a log
+        # report nothing): the others are passed over, as feed() would.
+        hits = failures.reporting([message for _, message in lines])
+        for i, (entry, message) in enumerate(lines):
+            if i not in hits and not scanner.in_traceback:
+                continue
             failure = scanner.feed(message, _stream(entry.severity))
             if failure is not None:
                 found.append(LogFailure(

@@ -104,6 +104,25 @@ def entry_problem(entry: LogEntry, facts: JobFacts, carries_event: bool) -> str 
             f"{getattr(entry, 'log_name', '') or '?'}, task {entry.task_name or '-'})")
 
 
+class ReplicaCheck:
+    """entry_problem for the entries of one page. Whether an entry is a replica's own output
+    depends only on its task name, its log name and the job's facts, so is_replica_of runs
+    once per (job, task, log) the page holds (a few replicas of a few jobs) and is looked up
+    for the rest; an entry that is not a replica's goes through entry_problem itself. Each
+    entry gets the verdict entry_problem gives it."""
+
+    def __init__(self, facts: Mapping[int, JobFacts]) -> None:
+        self._facts = facts
+        self._replica: dict[tuple[int, str, str], bool] = {}
+
+    def problem(self, job_id: int, entry: LogEntry, carries_event: bool) -> str | None:
+        key = (job_id, entry.task_name, getattr(entry, "log_name", ""))
+        replica = self._replica.get(key)
+        if replica is None:
+            replica = self._replica[key] = is_replica_of(entry, self._facts[job_id])
+        return None if replica else entry_problem(entry, self._facts[job_id], carries_event)
+
+
 def _segments(text: str) -> list[str] | None:
     if any(unicodedata.category(ch) == "Cc" for ch in text):
         return None

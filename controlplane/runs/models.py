@@ -153,7 +153,7 @@ class Job(models.Model):
 
     def output_uri_under(self, prefix: str) -> str:
         """output_uri for a team's output prefix already read (many jobs of one team)."""
-        return f"{prefix}/job-{self.pk}"
+        return output_uri_for(self.pk, prefix)
 
     def current_attempt(self) -> JobAttempt | None:
         return self.attempts.filter(number=self.attempt).first()
@@ -200,6 +200,11 @@ class Job(models.Model):
         # Follow-ups of a state change (Slack, once it commits) belong to the apps that listen.
         signals.job_state_changed.send(sender=Job, job=self, event=event)
         return True
+
+
+def output_uri_for(job_id: int, prefix: str) -> str:
+    """A job's output URI under its team's output prefix (Job.output_uri)."""
+    return f"{prefix}/job-{job_id}"
 
 
 def display_name_for(job_id: int, attempt: int) -> str:

@@ -49,7 +49,15 @@ class PolicyError(ValueError):
 
 
 def default_prefix(team: Team) -> str:
-    return f"{settings.CP_OUTPUT_URI}/{team.slug}"
+    return output_prefix(team.slug, None)
+
+
+def output_prefix(slug: str, stored: str | None) -> str:
+    """effective().output_prefix from the team's slug and its policy row's output_prefix
+    already read (None: the team has no policy row), for a reader that fetched them with the
+    team's jobs in one query."""
+    default = f"{settings.CP_OUTPUT_URI}/{slug}"
+    return default if stored is None else (stored or default).rstrip("/")
 
 
 def effective(team: Team) -> Effective:
@@ -57,7 +65,7 @@ def effective(team: Team) -> Effective:
     if row is None:
         return Effective(output_prefix=default_prefix(team))
     return Effective(
-        output_prefix=(row.output_prefix or default_prefix(team)).rstrip("/"),
+        output_prefix=output_prefix(team.slug, row.output_prefix),
         service_accounts=frozenset(row.service_accounts or ()),
         networks=frozenset(row.networks or ()),
         reservations=frozenset(row.reservations or ()),

@@ -73,6 +73,16 @@ def _normalise(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def plain_line(entry: LogEntry) -> str | None:
+    """The message of an entry that is a plain line (text that is no event: kept as a line
+    and scanned for failures, nothing more), or None when parse() must read it. Most of a
+    log is plain lines: this spares them building a ParsedEntry each."""
+    if entry.json_payload is not None:
+        return None
+    text = (entry.text_payload or "").rstrip("\n")
+    return None if text.startswith(RESTART_PREFIX) else text
+
+
 def parse(entry: LogEntry) -> ParsedEntry:
     if entry.json_payload is not None:
         payload = _normalise(entry.json_payload)

@@ -9,8 +9,10 @@ known kind (torch.OutOfMemoryError...) is reported as that kind, with the frame.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -150,8 +152,50 @@ MAX_SUMMARY = 500
 KEYWORDS = ("memory", "alloc", "timeout", "timed out", "nccl", "unhandled", "oom", "137",
             "killed", "quota", "ratelimit", "pull", "manifest", "permission", "access", "403",
             "actas")
+
+
+def _trie(words: Iterable[str]) -> str:
+    """An alternation of the words grouped by their leading letters ("a(?:ccess|lloc)"), which
+    the regular expression engine tries letter by letter instead of word by word: about
+    twice as fast over lines that hold none of them, as most do."""
+    first: dict[str, list[str]] = {}
+    for word in sorted(set(words)):
+        first.setdefault(word[:1], []).append(word[1:])
+    parts = []
+    for letter, rests in first.items():
+        if "" in rests:  # a word that is a prefix of another matches first anyway
+            parts.append(re.escape(letter))
+        elif len(rests) == 1:
+            parts.append(re.escape(letter + rests[0]))
+        else:
+            parts.append(f"{re.escape(letter)}(?:{_trie(rests)})")
+    return "|".join(parts)
+
+
 # Searched in the lowered line: a case-blind search of the same words is several times slower.
-_ANY_KEYWORD = re.compile("|".join(re.escape(word) for word in KEYWORDS))
+_ANY_KEYWORD = re.compile(_trie(KEYWORDS))
+
+
+def may_report(text: str) -> bool:
+    """False when a line cannot make a scanner that is inside no traceback report anything
+    or enter one: it holds no traceback head and none of the rules' words."""
+    return TRACEBACK_HEAD in text or _ANY_KEYWORD.search(text.lower()) is not None
+
+
+def reporting(lines: Sequence[str]) -> set[int]:
+    """The indices of the lines that may_report(), found in one search over them all."""
+    joined = "\n".join(lines)
+    if not joined.isascii():  # lowering may change a line's length: line by line
+        return {i for i, line in enumerate(lines) if may_report(line)}
+    # Where each line starts in `joined` (no word and no head holds a newline, so no match
+    # runs from one line into the next).
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    found = [m.start() for m in _ANY_KEYWORD.finditer(joined.lower())]
+    at = joined.find(TRACEBACK_HEAD)
+    while at >= 0:
+        found.append(at)
+        at = joined.find(TRACEBACK_HEAD, at + 1)
+    return {bisect.bisect_right(starts, offset) - 1 for offset in found}
 
 
 def classify_line(text: str) -> str | None:
@@ -213,9 +257,20 @@ class TracebackScanner:
 
     def __init__(self) -> None:
         self._streams: dict[str, _Stream] = {}
+        # The keys of the streams inside a traceback: while there is none, a line that
+        # may_report() clears is passed over (most lines of a log report nothing).
+        self._open: set[str] = set()
+
+    @property
+    def in_traceback(self) -> bool:
+        return bool(self._open)
 
     def feed(self, text: str, stream: str = "") -> Failure | None:
         """`stream` names the pipe the line came from (stdout or stderr), when known."""
+        if not self._open and not may_report(text):
+            # What the stream would do with it: no traceback opens, no rule matches (the
+            # line the stream reads is part of `text`), and a new stream starts as it is.
+            return None
         line = text.rstrip("\n")
         prefix = _RANK_PREFIX.match(line)
         key = stream + "\x00" + (prefix.group(0).strip() if prefix else "")
@@ -224,7 +279,12 @@ class TracebackScanner:
         stream = self._streams.get(key)
         if stream is None:
             stream = self._streams[key] = _Stream()
-        return stream.feed(line)
+        failure = stream.feed(line)
+        if stream.in_traceback:
+            self._open.add(key)
+        else:
+            self._open.discard(key)
+        return failure
 
     def prime(self, lines: Iterable[str], stream: str = "") -> None:
         """Replay lines already handled (an earlier page) without reporting anything."""
@@ -237,6 +297,10 @@ class _Stream:
         self._in_traceback = False
         self._frame = ""
         self._code = ""
+
+    @property
+    def in_traceback(self) -> bool:
+        return self._in_traceback
 
     def feed(self, line: str) -> Failure | None:
         if line.startswith(TRACEBACK_HEAD):
