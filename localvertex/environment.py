@@ -43,6 +43,11 @@ ENV_TASK = "LOCALVERTEX_TASK"
 # The PyTorch/XLA environment's interpreter (`make xla-env`: torch_xla pins its own torch).
 ENV_XLA_PYTHON = "LOCALVERTEX_XLA_PYTHON"
 PJRT_DEVICE = "PJRT_DEVICE"
+# The Triton tools environment's interpreter (`make triton-env`): what the Triton tools image
+# (Dockerfile.triton-tools) holds for a triton model's packaging job, apart from the
+# project's environment because its pins differ (requirements-triton.txt).
+ENV_TRITON_PYTHON = "LOCALVERTEX_TRITON_PYTHON"
+TRITON_TOOLS_MODULE = "trainers.serving.triton_repo"
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,18 @@ def xla_python() -> Path:
     beside the emulator's own virtual environment (`make xla-env` builds both in the checkout)."""
     given = os.environ.get(ENV_XLA_PYTHON)
     return Path(given) if given else Path(sys.prefix).parent / ".venv-xla" / "bin" / "python"
+
+
+def triton_python() -> Path:
+    """Where the Triton tools' `python` is: $LOCALVERTEX_TRITON_PYTHON, else the .venv-triton
+    beside the emulator's own virtual environment."""
+    given = os.environ.get(ENV_TRITON_PYTHON)
+    return Path(given) if given else Path(sys.prefix).parent / ".venv-triton" / "bin" / "python"
+
+
+def runs_triton_tools(pool_spec) -> bool:
+    argv = replica_argv(pool_spec)
+    return argv[1:3] == ["-m", TRITON_TOOLS_MODULE]
 
 
 def runs_pytorch_xla_on_tpu(pool_spec, env: dict[str, str]) -> bool:
@@ -186,6 +203,9 @@ def build_replicas(
         python = sys.executable
         if runs_pytorch_xla_on_tpu(pool_spec, env):
             python = _play_xla_tpu_on_cpu(pool_spec, env)
+        elif runs_triton_tools(pool_spec) and triton_python().exists():
+            # Without it the replica fails on its first import of onnx, naming it.
+            python = str(triton_python())
         replicas.append(
             ReplicaSpec(
                 pool=pool,

@@ -21,7 +21,7 @@ from controlplane.backends.serving_base import (
     get_serving_backend,
 )
 from controlplane.core.queue import enqueue, send_now
-from controlplane.serving import endpoint_access, images, registry, traffic
+from controlplane.serving import endpoint_access, images, packaging, registry, traffic
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 from controlplane.teams.models import Team
 from vertexplan.catalog import allowed_accelerators, get_machine_type
@@ -308,6 +308,8 @@ def send_mutate(deployment_id: int) -> None:
 
 def reconcile_all() -> None:
     """Follow every operation in flight and refresh deployed models' replica counts."""
+    for entry in ModelEntry.objects.filter(state=ModelEntry.State.PACKAGING):
+        _safely(packaging.reconcile, entry)
     for entry in ModelEntry.objects.filter(state=ModelEntry.State.UPLOADING):
         _safely(registry.reconcile, entry)
     for endpoint in Endpoint.objects.filter(state__in=(E.CREATING, E.DELETING)):

@@ -8,7 +8,6 @@ model id `<pk>`), so a retried call finds what an earlier try created.
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import Any
 
@@ -17,28 +16,8 @@ from django.db import models
 from django.utils import timezone
 
 from controlplane.runs.models import Job
+from controlplane.serving.state_moves import move as _move
 from controlplane.teams.models import Team
-
-logger = logging.getLogger(__name__)
-
-
-def _move(row: models.Model, allowed: dict[str, frozenset[str]], new_state: str,
-          changes: dict[str, Any], *, field: str = "state") -> bool:
-    """Move `row` from the state it was read in to `new_state` with `changes`, if that move is
-    allowed, as one conditional UPDATE: of two workers making the same move (with or without
-    a row lock) exactly one wins. Returns whether this one did; only then is `row` changed."""
-    old = getattr(row, field)
-    if new_state == old or new_state not in allowed[old]:
-        return False
-    changes = {field: new_state, **changes}
-    if type(row)._default_manager.filter(pk=row.pk, **{field: old}).update(**changes) != 1:
-        return False
-    for name, value in changes.items():
-        setattr(row, name, value)
-    log = logger.warning if new_state == "FAILED" else logger.info
-    log("%s %s: %s -> %s%s", type(row).__name__, row.pk, old, new_state,
-        f" ({changes['error_message']})" if changes.get("error_message") else "")
-    return True
 
 
 class ModelEntry(models.Model):
@@ -46,6 +25,8 @@ class ModelEntry(models.Model):
     Vertex's Model Registry."""
 
     class State(models.TextChoices):
+        # A triton model's repository is built by a packaging CustomJob (registry.py) first.
+        PACKAGING = "PACKAGING"
         UPLOADING = "UPLOADING"
         READY = "READY"
         FAILED = "FAILED"
@@ -75,6 +56,7 @@ class ModelEntry(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.UPLOADING)
     vertex_name = models.CharField(max_length=300, blank=True)
     operation_name = models.CharField(max_length=300, blank=True)
+    packaging_job = models.CharField(max_length=300, blank=True)  # its CustomJob's name
     error_message = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     uploaded_at = models.DateTimeField(null=True, blank=True)
@@ -111,6 +93,7 @@ class ModelEntry(models.Model):
 
 
 _ENTRY_MOVES: dict[str, frozenset[str]] = {
+    ModelEntry.State.PACKAGING: frozenset({ModelEntry.State.UPLOADING, ModelEntry.State.FAILED}),
     ModelEntry.State.UPLOADING: frozenset({ModelEntry.State.READY, ModelEntry.State.FAILED}),
     ModelEntry.State.READY: frozenset(),
     ModelEntry.State.FAILED: frozenset(),

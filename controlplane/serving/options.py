@@ -10,6 +10,8 @@ CP_MONITORING_INTERVAL_S   how often Cloud Monitoring is read (60 s, its alignme
 CP_LATENCY_RETENTION_DAYS  probe samples and monitoring windows older than this are deleted (14)
 CP_SERVING_IMAGE           the serving container's image (default: CP_DEFAULT_IMAGE, which
                            holds trainers/ and so trainers.serve)
+CP_TRITON_TOOLS_IMAGE      the image a triton model's packaging job runs
+                           (Dockerfile.triton-tools: trainers/ with the Triton environment)
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ _ENV: dict[str, Any] = {
     "CP_MONITORING_INTERVAL_S": envfloat("CP_MONITORING_INTERVAL_S", 60.0, minimum=10.0),
     "CP_LATENCY_RETENTION_DAYS": envint("CP_LATENCY_RETENTION_DAYS", 14, minimum=1),
     "CP_SERVING_IMAGE": envstr("CP_SERVING_IMAGE", ""),
+    "CP_TRITON_TOOLS_IMAGE": envstr(
+        "CP_TRITON_TOOLS_IMAGE",
+        "us-central1-docker.pkg.dev/local-project/training/trainers-triton-tools:0.1.0"),
 }
 
 
@@ -60,3 +65,7 @@ def retention_days() -> int:
 
 def serving_image() -> str:
     return _get("CP_SERVING_IMAGE") or settings.CP_DEFAULT_IMAGE
+
+
+def triton_tools_image() -> str:
+    return str(_get("CP_TRITON_TOOLS_IMAGE"))

@@ -102,7 +102,7 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
             raise RegistryError(str(exc), "image_uri") from exc
     artifact = artifact_for(job, step)
     if triton:
-        artifact = f"{artifact.rstrip('/')}/{TRITON_REPOSITORY}"
+        artifact = f"{_under_job_output(job, artifact)}/{TRITON_REPOSITORY}"
     name = display_name or f"{job.name}-{'final' if step is None else f'step-{step}'}"
     try:
         with transaction.atomic():
@@ -111,11 +111,27 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
                 artifact_uri=artifact, image_uri=image,
                 command=list(TRITON_COMMAND if triton else SERVE_COMMAND), runtime=runtime,
                 args=_args(runtime),
+                # A triton model's repository is built by its packaging job first.
+                state=ModelEntry.State.PACKAGING if triton else ModelEntry.State.UPLOADING,
             )
-            enqueue("controlplane.serving.tasks.upload_model", str(entry.pk))
+            enqueue("controlplane.serving.tasks." + ("package_model" if triton else
+                                                     "upload_model"), str(entry.pk))
     except IntegrityError as exc:
         raise RegistryError(f"{artifact} is registered already") from exc
     return entry
+
+
+def _under_job_output(job: Job, artifact: str) -> str:
+    """`artifact` when it lies under the job's own output folder (under its team's prefix).
+    The packaging job writes beside the weights with the product's credentials, so a path a
+    trainer printed in a checkpoint event must not lead it into another team's folder."""
+    folder = artifact.rstrip("/")
+    inside = folder.startswith(f"{job.output_uri.rstrip('/')}/")
+    if not inside or any(part in (".", "..") for part in folder.split("/")[3:]):
+        raise RegistryError(f"{folder} is outside job #{job.pk}'s output folder "
+                            f"({job.output_uri}): its Triton repository cannot be written "
+                            "there; register the job's final export instead (no step)")
+    return folder
 
 
 def triton_image() -> str:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from controlplane.backends.errors import TransientBackendError
 from controlplane.core.queue import task
-from controlplane.serving import lifecycle, prober, registry, slo, vertex_latency
+from controlplane.serving import lifecycle, packaging, prober, registry, slo, vertex_latency
 
 
 @task(retry_on=(TransientBackendError,), max_retries=12)
 def upload_model(entry_id: str) -> None:
     registry.upload(int(entry_id))
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def package_model(entry_id: str) -> None:
+    packaging.submit(int(entry_id))
 
 
 @task(retry_on=(TransientBackendError,), max_retries=12)

@@ -33,8 +33,8 @@ def fake(settings: Any) -> Iterator[FakeServing]:
 def queued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
     """Tasks sent (name, args), in order; nothing reaches a broker."""
     sent: list[tuple[str, tuple]] = []
-    for name in ("upload_model", "create_endpoint", "delete_endpoint", "deploy", "undeploy",
-                 "mutate", "probe_endpoint", "send_notification"):
+    for name in ("upload_model", "package_model", "create_endpoint", "delete_endpoint",
+                 "deploy", "undeploy", "mutate", "probe_endpoint", "send_notification"):
         task = getattr(notification_tasks if name == "send_notification" else tasks, name)
         monkeypatch.setattr(task, "delay",
                             lambda *args, _n=name: sent.append((_n, args)))

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from controlplane.backends.images_base import get_image_registry
 from controlplane.runs.models import Job
-from controlplane.serving import lifecycle, registry
+from controlplane.serving import lifecycle, packaging, registry
 from controlplane.serving.models import Deployment, Endpoint, LatencySample, ModelEntry, Slo
 from tests.serving.fakes import FakeServing
 from tests.serving.test_lifecycle import ready_endpoint, ready_entry
@@ -186,7 +186,7 @@ def test_a_model_registered_with_the_compiled_runtime_starts_its_server_compiled
 
 
 def test_a_model_registered_with_the_triton_runtime_is_served_by_tritons_image(
-        fake: FakeServing, queued: list, trained_job: Job, member: Any,
+        fake: FakeServing, backend: Any, queued: list, trained_job: Job, member: Any,
         django_capture_on_commit_callbacks: Any) -> None:
     client = api(member)
     # Triton's image must be the team's Artifact Registry copy: none named, none guessed.
@@ -208,7 +208,14 @@ def test_a_model_registered_with_the_triton_runtime_is_served_by_tritons_image(
                                 "image_uri": f"{copy}:24.10-py3"}, format="json")
     assert response.status_code == 201, response.content
     assert response.json()["runtime"] == "triton"
+    assert response.json()["state"] == "PACKAGING"
     entry = ModelEntry.objects.get(pk=response.json()["id"])
+    # Its repository is built by the packaging job first (tests/serving/test_packaging.py).
+    packaging.submit(entry.pk)
+    backend.set_state(ModelEntry.objects.get(pk=entry.pk).packaging_job, "JOB_STATE_SUCCEEDED")
+    with django_capture_on_commit_callbacks(execute=True):
+        lifecycle.reconcile_all()
+    assert ModelEntry.objects.get(pk=entry.pk).state == ModelEntry.State.UPLOADING
     registry.upload(entry.pk)
     [uploaded] = fake.models.values()
     # The artifact is the model repository's root, which Triton reads from AIP_STORAGE_URI.

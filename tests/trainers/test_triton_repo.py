@@ -83,3 +83,43 @@ def test_a_config_triton_would_refuse_is_refused(repository, tmp_path, edit, mes
 def test_bad_settings_are_refused_naming_the_setting(name, batching, message) -> None:
     with pytest.raises(RepositoryError, match=re.escape(message)):
         triton_repo.config_text(name, 256, batching)
+
+
+def test_a_checked_repository_is_published_once_and_not_rebuilt(repository) -> None:
+    repo, result = repository
+    assert result["reused"] is False
+    marker = json.loads((repo / "gpt" / "CHECKED").read_text())
+    assert marker["onnx_bytes"] == (repo / "gpt" / "1" / "model.onnx").stat().st_size
+    model = repo.parent / "model"
+    again = triton_env.last_json(triton_env.run(
+        "-m", "trainers.serving.triton_repo", str(model), str(repo), "--max-batch-size", "16",
+        "--preferred", "4", "16", "--max-queue-delay-us", "500", "--check").stdout)
+    assert again["reused"] is True and again["max_abs_diff"] == result["max_abs_diff"]
+
+
+def test_a_repository_is_published_to_an_object_store(tmp_path) -> None:
+    # memory:// is fsspec's object store in one process, as gs:// is gcsfs's: no rename, the
+    # marker last. The packaging job of a triton model writes gs:// this way on Vertex.
+    model = export_model(tmp_path / "model")
+    script = (
+        "import json, sys, fsspec\n"
+        "from trainers.serving import triton_repo\n"
+        "assert triton_repo.main([sys.argv[1], 'memory://bucket/m/triton', '--check']) == 0\n"
+        "fs = fsspec.filesystem('memory')\n"
+        "names = sorted(p.split('/triton/', 1)[1] for p in fs.find('memory://bucket/m/triton'))\n"
+        "code = triton_repo.main([sys.argv[1], 'memory://bucket/m/triton', '--check'])\n"
+        "print(json.dumps({'names': names, 'again': code}))\n")
+    done = triton_env.run("-c", script, str(model))
+    lines = [json.loads(line) for line in done.stdout.strip().splitlines()]
+    assert lines[-1] == {"names": ["gpt/1/model.onnx", "gpt/CHECKED", "gpt/config.pbtxt"],
+                         "again": 0}
+    assert lines[0]["reused"] is False and lines[1]["reused"] is True
+
+
+def test_an_object_store_repository_is_written_only_checked(tmp_path) -> None:
+    model = export_model(tmp_path / "model")
+    done = triton_env.run("-m", "trainers.serving.triton_repo", str(model),
+                          "memory://bucket/m/triton", check=False)
+    assert done.returncode == 2
+    error = json.loads(done.stderr.strip().splitlines()[-1])
+    assert error["severity"] == "ERROR" and "only checked (--check)" in error["error"]

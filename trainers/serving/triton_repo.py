@@ -14,8 +14,11 @@ the next byte) stays with the client: Triton serves the logits of every position
 its onnxruntime backend serves any ONNX model.
 
 ``--check`` runs the checks of ``triton_check.py`` in the same process: the config parses
-with Triton's own ModelConfig proto and the ONNX graph answers as the eager model does. The
-export and the checks need the Triton environment (``make triton-env``); writing the config
+with Triton's own ModelConfig proto and the ONNX graph answers as the eager model does; the
+checked repository is then published through the trainers' Storage (``triton_publish.py``:
+REPOSITORY may be gs://), and one already published and checked is not built again. This is
+what a triton model's packaging job runs at registration. The export and the checks need the
+Triton environment (``make triton-env``, ``Dockerfile.triton-tools``); writing the config
 text needs nothing but this module.
 """
 
@@ -34,6 +37,7 @@ from torch import nn
 
 from trainers.model import GPT
 from trainers.serving import loader
+from trainers.storage import StorageError, storage_for
 
 INPUT_NAME = "tokens"
 OUTPUT_NAME = "logits"
@@ -148,27 +152,37 @@ def write(model: GPT, repository: str, name: str = "gpt",
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model_folder", help="an exported model or a committed checkpoint")
-    parser.add_argument("repository", help="the local folder to write the repository into")
+    parser.add_argument("repository", help="the folder to write the repository into "
+                                           "(local, /gcs/... or, with --check, gs://)")
     parser.add_argument("--name", default="gpt")
     parser.add_argument("--max-batch-size", type=int, default=Batching.max_batch_size)
     parser.add_argument("--preferred", type=int, nargs="+", default=list(Batching.preferred))
     parser.add_argument("--max-queue-delay-us", type=int, default=Batching.max_queue_delay_us)
     parser.add_argument("--check", action="store_true",
-                        help="validate the config with Triton's proto and compare with eager")
+                        help="validate the config with Triton's proto and compare with eager, "
+                             "and publish the checked repository (any storage, gs:// too)")
     args = parser.parse_args(argv)
     batching = Batching(args.max_batch_size, tuple(args.preferred), args.max_queue_delay_us)
     try:
         loaded = loader.load(args.model_folder)
-        folder = write(loaded.model, args.repository, args.name, batching)
-    except (loader.ModelLoadError, RepositoryError) as exc:
-        print(json.dumps({"error": str(exc)}), file=sys.stderr)
-        return 2
-    result: dict[str, object] = {"model": folder}
-    if args.check:
-        from trainers.serving import triton_check
+        if args.check:
+            from trainers.serving import triton_check, triton_publish
 
-        result["config"] = triton_check.validate_config(folder)
-        result["max_abs_diff"] = triton_check.compare_with_eager(folder, loaded.model)
+            try:
+                result = triton_publish.publish(loaded.model, args.repository, args.name,
+                                                batching)
+            except triton_check.RepositoryInvalid as exc:
+                raise RepositoryError(str(exc)) from exc
+        else:
+            if not storage_for(args.repository).local:
+                raise RepositoryError(f"{args.repository}: a repository outside the local "
+                                      "file system is written only checked (--check)")
+            result = {"model": write(loaded.model, args.repository, args.name, batching)}
+    except (loader.ModelLoadError, RepositoryError, StorageError) as exc:
+        # A structured line (Cloud Logging lifts its severity): what a packaging job failed of.
+        print(json.dumps({"severity": "ERROR", "message": f"triton repository: {exc}",
+                          "error": str(exc)}), file=sys.stderr)
+        return 2
     print(json.dumps(result))
     return 0
 

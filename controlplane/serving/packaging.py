@@ -1,0 +1,127 @@
+"""Packaging a triton model: the Triton model repository built from the weights by a short
+CustomJob, before the model is uploaded.
+
+The control plane never imports torch (DESIGN.md), and Triton's image holds no trainers code,
+so neither can build the repository; a CustomJob in the Triton tools image can
+(``python -m trainers.serving.triton_repo WEIGHTS WEIGHTS/triton --check``, Dockerfile
+.triton-tools). It goes through the training backend like any job: the emulator runs it
+locally, Vertex in production. The entry stays PACKAGING until the job ends; it then moves to
+UPLOADING (and its upload is queued) or to FAILED with the job's own error line. The job's
+display name and labels come from the entry's primary key, so a retried submit finds what an
+earlier try created, and the repository itself is built once (its CHECKED marker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from controlplane.backends import errors
+from controlplane.backends.base import RemoteJob, get_backend
+from controlplane.backends.storage import path_for_writer
+from controlplane.core.queue import enqueue, send_now
+from controlplane.serving import options
+from controlplane.serving.models import ModelEntry
+from vertexplan.logparse.filters import job_filter
+
+MODULE = "trainers.serving.triton_repo"
+# The export and the checks of a small model take a CPU and a few GiB of memory.
+MACHINE_TYPE = "n1-standard-4"
+MAX_ERROR_CHARS = 1000
+S = ModelEntry.State
+
+
+def display_name(entry: ModelEntry) -> str:
+    return f"cp-model-{entry.pk}-package"
+
+
+def labels_for(entry: ModelEntry) -> dict[str, str]:
+    # No cp-job label: this is not an attempt of the training job (runs/ finds those by it).
+    return {"cp-model": str(entry.pk), "cp-purpose": "packaging",
+            "cp-team": entry.team.slug[:63]}
+
+
+def weights_of(entry: ModelEntry) -> str:
+    """The folder the repository is built from: the one that holds it (registry.py)."""
+    return entry.artifact_uri.rstrip("/").rsplit("/", 1)[0]
+
+
+def custom_job(entry: ModelEntry) -> dict[str, Any]:
+    """The packaging CustomJob (Vertex REST JSON). Paths are what a process writing them
+    uses: gs:// on Vertex, the folder standing in for the bucket on the emulator."""
+    args = [path_for_writer(weights_of(entry)), path_for_writer(entry.artifact_uri), "--check"]
+    return {
+        "displayName": display_name(entry),
+        "labels": labels_for(entry),
+        "jobSpec": {"workerPoolSpecs": [{
+            "machineSpec": {"machineType": MACHINE_TYPE},
+            "replicaCount": "1",
+            "containerSpec": {"imageUri": options.triton_tools_image(),
+                              "command": ["python", "-m", MODULE], "args": args},
+        }]},
+    }
+
+
+def submit(entry_id: int) -> None:
+    """Create the entry's packaging job unless it exists already. Safe to run twice."""
+    backend = get_backend()
+    with transaction.atomic():
+        entry = ModelEntry.objects.select_for_update().select_related("team").get(pk=entry_id)
+        if entry.state != S.PACKAGING or entry.packaging_job:
+            return
+        try:
+            remote = backend.find_custom_job(display_name(entry), labels_for(entry)) or \
+                backend.create_custom_job(custom_job(entry))
+        except (errors.InvalidJobSpec, errors.PermissionDenied) as exc:
+            entry.transition(S.FAILED, error=f"packaging job refused: {exc}")
+            return
+        entry.packaging_job = remote.name
+        entry.save(update_fields=["packaging_job"])
+        _record(entry, remote)
+
+
+def reconcile(entry: ModelEntry) -> None:
+    """Follow a packaging job (called by the serving sweep)."""
+    if entry.state != S.PACKAGING:
+        return
+    if not entry.packaging_job:
+        send_now("controlplane.serving.tasks.package_model", str(entry.pk))  # its task was lost
+        return
+    remote = get_backend().get_custom_job(entry.packaging_job)
+    if not remote.is_terminal:
+        return
+    with transaction.atomic():
+        entry = ModelEntry.objects.select_for_update().get(pk=entry.pk)
+        if entry.state == S.PACKAGING:
+            _record(entry, remote)
+
+
+def _record(entry: ModelEntry, remote: RemoteJob) -> None:
+    if not remote.is_terminal:
+        return
+    if remote.state == "JOB_STATE_SUCCEEDED":
+        if entry.transition(S.UPLOADING):
+            enqueue("controlplane.serving.tasks.upload_model", str(entry.pk))
+        return
+    why = _error_line(remote) or remote.error_message or "no error was logged"
+    state = remote.state.removeprefix("JOB_STATE_").lower()
+    entry.transition(S.FAILED, error=f"packaging job {remote.job_id} {state}: "
+                                     f"{why}"[:MAX_ERROR_CHARS])
+
+
+def _error_line(remote: RemoteJob) -> str:
+    """The newest ERROR line the packaging job logged (triton_repo prints its refusal as one),
+    or "" when none can be read."""
+    try:
+        page = get_backend().list_log_entries(
+            f"{job_filter(remote.job_id)} AND severity>=ERROR", page_size=20,
+            order_by="timestamp desc")
+    except errors.BackendError:
+        return ""
+    for entry in page.entries:
+        payload = entry.json_payload or {}
+        text = str(payload.get("message") or entry.text_payload or "").strip()
+        if text:
+            return text
+    return ""

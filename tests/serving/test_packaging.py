@@ -1,0 +1,117 @@
+"""A triton model's packaging job: the CustomJob registration submits (once), the entry's
+PACKAGING state until it ends, the upload it queues or the error it shows, and the paths it
+may write to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from controlplane.backends.images_base import get_image_registry
+from controlplane.runs.models import Job
+from controlplane.serving import lifecycle, packaging, registry
+from controlplane.serving.models import ModelEntry
+from tests.serving.fakes import FakeServing
+
+COPY = "us-docker.pkg.dev/acme/serving/tritonserver:24.10-py3"
+S = ModelEntry.State
+
+
+@pytest.fixture
+def triton_entry(fake: FakeServing, backend: Any, queued: list, trained_job: Job,
+                 member: Any, django_capture_on_commit_callbacks: Any) -> ModelEntry:
+    get_image_registry().push(COPY)
+    with django_capture_on_commit_callbacks(execute=True):
+        entry = registry.register(job=trained_job, user=member, step=60, runtime="triton",
+                                  image_uri=COPY)
+    assert queued == [("package_model", (str(entry.pk),))]
+    return entry
+
+
+def test_registration_submits_one_packaging_job_that_builds_the_repository_in_place(
+        triton_entry: ModelEntry, backend: Any, trained_job: Job) -> None:
+    assert triton_entry.state == S.PACKAGING
+    packaging.submit(triton_entry.pk)
+    packaging.submit(triton_entry.pk)  # a retried task finds the job it made
+    [spec] = backend.created
+    weights = f"{trained_job.output_uri}/checkpoints/step-00000060"
+    [pool] = spec["jobSpec"]["workerPoolSpecs"]
+    assert pool["containerSpec"]["command"] == ["python", "-m", "trainers.serving.triton_repo"]
+    assert pool["containerSpec"]["args"] == [weights, f"{weights}/triton", "--check"]
+    assert "cp-job" not in spec["labels"]  # not an attempt of the training job
+    entry = ModelEntry.objects.get(pk=triton_entry.pk)
+    assert entry.packaging_job == next(iter(backend.jobs))
+    # A task lost before the job was created: the sweep finds the job it made.
+    ModelEntry.objects.filter(pk=entry.pk).update(packaging_job="")
+    packaging.submit(entry.pk)
+    assert len(backend.created) == 1
+
+
+def test_the_paths_are_those_the_emulator_writes_when_it_keeps_the_buckets(
+        triton_entry: ModelEntry, backend: Any, settings: Any, tmp_path: Any) -> None:
+    settings.CP_LOCAL_GCS_ROOT = str(tmp_path)
+    spec = packaging.custom_job(triton_entry)
+    weights, repository, _ = spec["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["args"]
+    assert weights.startswith(str(tmp_path)) and repository == f"{weights}/triton"
+
+
+def test_the_upload_waits_for_the_packaging_job_and_follows_its_success(
+        triton_entry: ModelEntry, backend: Any, fake: FakeServing, queued: list,
+        django_capture_on_commit_callbacks: Any) -> None:
+    packaging.submit(triton_entry.pk)
+    name = ModelEntry.objects.get(pk=triton_entry.pk).packaging_job
+    backend.set_state(name, "JOB_STATE_RUNNING")
+    lifecycle.reconcile_all()
+    registry.upload(triton_entry.pk)
+    assert ModelEntry.objects.get(pk=triton_entry.pk).state == S.PACKAGING
+    assert fake.models == {}
+    backend.set_state(name, "JOB_STATE_SUCCEEDED")
+    with django_capture_on_commit_callbacks(execute=True):
+        lifecycle.reconcile_all()
+        lifecycle.reconcile_all()  # twice: one upload queued
+    assert ModelEntry.objects.get(pk=triton_entry.pk).state == S.UPLOADING
+    assert [q for q in queued if q[0] == "upload_model"] == [("upload_model",
+                                                               (str(triton_entry.pk),))]
+
+
+def test_a_failed_packaging_job_fails_the_entry_with_its_error(
+        triton_entry: ModelEntry, backend: Any, fake: FakeServing) -> None:
+    packaging.submit(triton_entry.pk)
+    name = ModelEntry.objects.get(pk=triton_entry.pk).packaging_job
+    backend.set_state(name, "JOB_STATE_FAILED", error_code=3,
+                      error_message="The replica workerpool0-0 exited with a non-zero status of 2.")
+    lifecycle.reconcile_all()
+    entry = ModelEntry.objects.get(pk=triton_entry.pk)
+    assert entry.state == S.FAILED
+    assert entry.error_message.startswith(f"packaging job {name.rsplit('/', 1)[-1]} failed: ")
+    assert "non-zero status of 2" in entry.error_message
+    registry.upload(entry.pk)
+    assert fake.models == {}
+
+
+def test_a_refused_packaging_job_fails_the_entry(triton_entry: ModelEntry, backend: Any) -> None:
+    from controlplane.backends import errors
+
+    backend.fail_creates.append(errors.InvalidJobSpec("image not found"))
+    packaging.submit(triton_entry.pk)
+    entry = ModelEntry.objects.get(pk=triton_entry.pk)
+    assert (entry.state, entry.error_message) == (S.FAILED,
+                                                  "packaging job refused: image not found")
+
+
+@pytest.mark.parametrize("path", [
+    "gs://another-teams-bucket/jobs/speech/job-9/checkpoints/step-00000090",
+    "gs://cp-local-bucket/jobs/vision/job-{pk}/../../speech/job-9/checkpoints/step-00000090",
+])
+def test_a_checkpoint_outside_the_jobs_output_folder_gets_no_repository(
+        fake: FakeServing, backend: Any, trained_job: Job, member: Any, path: str) -> None:
+    get_image_registry().push(COPY)
+    trained_job.events.create(kind="checkpoint_saved", step=90, timestamp=timezone.now(),
+                              data={"step": 90, "path": path.format(pk=trained_job.pk)})
+    with pytest.raises(registry.RegistryError, match="outside job") as refused:
+        registry.register(job=trained_job, user=member, step=90, runtime="triton",
+                          image_uri=COPY)
+    assert refused.value.field == "step"
+    assert not backend.created and not ModelEntry.objects.exists()
