@@ -72,7 +72,8 @@ def artifact_for(job: Job, step: int | None) -> str:
                             "rotation deleted are not listed)")
     path = saved.path
     if path.startswith("gs://"):
-        return path
+        # The path a trainer printed: never trusted to stay in the team's own folders.
+        return _under_job_output(job, path)
     # A local path (the emulator's stand-in for the bucket): the same folder under the job's
     # output URI, which is where Vertex would have put it.
     return f"{job.output_uri}/checkpoints/{path.rsplit('/', 1)[-1] or f'step-{step:08d}'}"
@@ -123,14 +124,15 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
 
 def _under_job_output(job: Job, artifact: str) -> str:
     """`artifact` when it lies under the job's own output folder (under its team's prefix).
-    The packaging job writes beside the weights with the product's credentials, so a path a
-    trainer printed in a checkpoint event must not lead it into another team's folder."""
+    Serving replicas read the weights, and the packaging job writes beside them, with the
+    product's credentials, so a path a trainer printed in a checkpoint event must not lead
+    either into another team's folder."""
     folder = artifact.rstrip("/")
     inside = folder.startswith(f"{job.output_uri.rstrip('/')}/")
     if not inside or any(part in (".", "..") for part in folder.split("/")[3:]):
         raise RegistryError(f"{folder} is outside job #{job.pk}'s output folder "
-                            f"({job.output_uri}): its Triton repository cannot be written "
-                            "there; register the job's final export instead (no step)")
+                            f"({job.output_uri}): a checkpoint is served only from the job's "
+                            "own folder; register the job's final export instead (no step)")
     return folder
 
 

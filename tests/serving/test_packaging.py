@@ -105,13 +105,17 @@ def test_a_refused_packaging_job_fails_the_entry(triton_entry: ModelEntry, backe
     "gs://another-teams-bucket/jobs/speech/job-9/checkpoints/step-00000090",
     "gs://cp-local-bucket/jobs/vision/job-{pk}/../../speech/job-9/checkpoints/step-00000090",
 ])
-def test_a_checkpoint_outside_the_jobs_output_folder_gets_no_repository(
-        fake: FakeServing, backend: Any, trained_job: Job, member: Any, path: str) -> None:
+@pytest.mark.parametrize("runtime", ["triton", "eager", "aot"])
+def test_a_checkpoint_outside_the_jobs_output_folder_is_never_served_nor_packaged(
+        fake: FakeServing, backend: Any, trained_job: Job, member: Any, path: str,
+        runtime: str) -> None:
+    # A trainer can print any path in its checkpoint event; the replicas that would read it
+    # (and the packaging job that would write beside it) hold the product's credentials.
     get_image_registry().push(COPY)
     trained_job.events.create(kind="checkpoint_saved", step=90, timestamp=timezone.now(),
                               data={"step": 90, "path": path.format(pk=trained_job.pk)})
+    image = {"image_uri": COPY} if runtime == "triton" else {}
     with pytest.raises(registry.RegistryError, match="outside job") as refused:
-        registry.register(job=trained_job, user=member, step=90, runtime="triton",
-                          image_uri=COPY)
+        registry.register(job=trained_job, user=member, step=90, runtime=runtime, **image)
     assert refused.value.field == "step"
     assert not backend.created and not ModelEntry.objects.exists()
