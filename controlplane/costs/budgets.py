@@ -10,12 +10,14 @@ submissions never both spend the same remainder.
 Crossing: a periodic check (controlplane.costs.tasks.check_budgets) recomputes the bill of the
 team's running jobs; once the month's billed spend is past the budget it acts once for that month
 and that budget, as the team chose: cancel the running jobs (through controlplane.runs.lifecycle),
-or only notify.
+or only notify. What else a team runs (a sweep's trials) follows the same choice through the
+app that owns it, registered with register_running (costs may not import those apps).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -99,6 +101,31 @@ def reserve(team: Team, estimate: int | None, hours: Decimal | None, *,
             estimate=estimate, left=left, budget=budget.monthly_micros, committed=committed)
 
 
+@dataclass(frozen=True)
+class Crossed:
+    """One crossing as the apps registered with register_running receive it: KEY names it
+    (one per team, month and budget), CANCEL is the team's choice, MESSAGE what to tell."""
+
+    team: Team
+    key: str
+    cancel: bool
+    message: str
+    spent_micros: int
+    budget_micros: int
+
+
+# Other things a team runs that a crossing acts on, as it acts on jobs (a sweep's trials),
+# registered by the apps that own them (AppConfig.ready). Each cancels (through its own one
+# cancel path) or notifies what it runs for the team, once per crossing's key, and returns
+# the ids it acted on.
+RunningHandler = Callable[[Crossed], list[int]]
+_RUNNING: dict[str, RunningHandler] = {}
+
+
+def register_running(name: str, handler: RunningHandler) -> None:
+    _RUNNING[name] = handler
+
+
 def _hours(hours: Decimal | None) -> str:
     if hours is None:
         return "its timeout"
@@ -137,13 +164,14 @@ def _record(budget: TeamBudget, spent: int, active: list[int]) -> BudgetCrossing
     message = (f"team {budget.team.slug} has spent {format_usd(spent)} of its "
                f"{format_usd(budget.monthly_micros)} monthly budget")
     cancel = budget.on_exceed == BudgetAction.CANCEL
-    message += "; its running jobs are being cancelled" if cancel else \
-        "; running jobs go on (the team chose to be notified only)"
+    message += "; its running jobs and sweeps are being cancelled" if cancel else \
+        "; running jobs and sweeps go on (the team chose to be notified only)"
     logger.warning("%s", message)
+    key = f"budget-{month:%Y-%m}-{budget.monthly_micros}"
     for job in Job.objects.filter(pk__in=active).select_related("team"):
         with transaction.atomic():
             signals.budget_crossed.send(
-                sender=BudgetCrossing, job=job, key=f"budget-{month:%Y-%m}-{budget.monthly_micros}",
+                sender=BudgetCrossing, job=job, key=key,
                 detail={"message": message, "spent_micros": spent,
                         "budget_micros": budget.monthly_micros})
             job.events.create(kind="budget", attempt=job.attempt, data={
@@ -151,4 +179,9 @@ def _record(budget: TeamBudget, spent: int, active: list[int]) -> BudgetCrossing
                 "budget_micros": budget.monthly_micros})
         if cancel:
             lifecycle.request_cancel(job.pk)
+    crossed = Crossed(team=budget.team, key=key, cancel=cancel, message=message,
+                      spent_micros=spent, budget_micros=budget.monthly_micros)
+    for name, handler in _RUNNING.items():
+        acted = handler(crossed)
+        logger.info("budget crossing of team %s: %s acted on %s", budget.team.slug, name, acted)
     return crossing

@@ -16,8 +16,12 @@ class SweepsConfig(AppConfig):
 
         # A sweep's trials are billed as the sweep's: its spend (and, while it runs, its
         # estimate) counts in its team's month, for budgets and the costs page.
-        from controlplane.costs import spend
+        from controlplane.costs import budgets, spend
+        from controlplane.sweeps import budget as sweep_budget
         from controlplane.sweeps import spend as sweep_spend
 
         spend.register_spend("sweeps", sweep_spend.month_micros,
                              committed=sweep_spend.month_committed)
+        # When that month's spend crosses the budget, running sweeps are cancelled or told,
+        # as the team chose for its jobs.
+        budgets.register_running("sweeps", sweep_budget.on_budget_crossed)

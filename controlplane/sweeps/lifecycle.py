@@ -21,6 +21,7 @@ from controlplane.sweeps import trial_jobs
 from controlplane.sweeps.models import (
     ACTIVE_STATES,
     VERTEX_STATES,
+    CancelReason,
     Sweep,
     SweepState,
     Trial,
@@ -261,8 +262,9 @@ def reconcile(sweep_id: int) -> None:
         _apply(sweep, remote)
 
 
-def request_cancel(sweep_id: int) -> bool:
-    """Mark a sweep for cancellation and queue the call. Returns whether it will be."""
+def request_cancel(sweep_id: int, reason: str = CancelReason.USER) -> bool:
+    """The one way a sweep is cancelled (its trials with it: Vertex cancels them with their
+    tuning job): mark it, with why, and queue the call once. Returns whether it will be."""
     with transaction.atomic():
         sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
         if sweep.state not in ACTIVE_STATES:
@@ -270,9 +272,10 @@ def request_cancel(sweep_id: int) -> bool:
         if sweep.state == SweepState.CANCELLING:
             return True
         if not sweep.vertex_name:
-            sweep.update_state(SweepState.CANCELLED)  # a submit that runs later sees it
+            # A submit that runs later sees it.
+            sweep.update_state(SweepState.CANCELLED, cancel_reason=reason)
             return True
-        sweep.update_state(SweepState.CANCELLING)
+        sweep.update_state(SweepState.CANCELLING, cancel_reason=reason)
         enqueue(CANCEL_TASK, str(sweep.pk))
     return True
 

@@ -22,6 +22,11 @@ class SweepState(models.TextChoices):
     CANCELLED = "CANCELLED"
 
 
+class CancelReason(models.TextChoices):
+    USER = "user", "Cancelled by a member of the team"
+    BUDGET = "budget", "The team's monthly budget was crossed"
+
+
 ACTIVE_STATES = (SweepState.QUEUED, SweepState.PENDING, SweepState.RUNNING,
                  SweepState.CANCELLING)
 TERMINAL_STATES = (SweepState.SUCCEEDED, SweepState.FAILED, SweepState.CANCELLED)
@@ -56,6 +61,7 @@ class Sweep(models.Model):
                              default=SweepState.QUEUED, db_index=True)
     state_changed_at = models.DateTimeField(default=timezone.now)
     error_message = models.TextField(blank=True)
+    cancel_reason = models.CharField(max_length=10, choices=CancelReason.choices, blank=True)
     vertex_name = models.CharField(max_length=200, blank=True)
     vertex_state = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -96,9 +102,9 @@ class Sweep(models.Model):
 
     def update_state(self, state: str, *, error: str = "", vertex_name: str | None = None,
                      vertex_state: str | None = None, started_at: Any = None,
-                     ended_at: Any = None) -> bool:
+                     ended_at: Any = None, cancel_reason: str = "") -> bool:
         """The one place a sweep's state changes. Terminal states are final; returns whether
-        anything changed."""
+        anything changed. CANCEL_REASON: why a cancel was asked for (the first reason holds)."""
         fields: list[str] = []
         if vertex_name is not None and vertex_name != self.vertex_name:
             self.vertex_name = vertex_name
@@ -118,12 +124,34 @@ class Sweep(models.Model):
             if error:
                 self.error_message = error[:4000]
                 fields.append("error_message")
+            if cancel_reason and not self.cancel_reason and state in (
+                    SweepState.CANCELLING, SweepState.CANCELLED):
+                self.cancel_reason = cancel_reason
+                fields.append("cancel_reason")
             if state in TERMINAL_STATES:
                 self.ended_at = ended_at or timezone.now()
                 fields.append("ended_at")
         if fields:
             self.save(update_fields=fields)
         return bool(fields)
+
+
+class SweepBudgetNotice(models.Model):
+    """The sweep was told its team crossed its monthly budget (and cancelled, if the team chose
+    that): once per crossing, which KEY names (controlplane.costs.budgets.Crossed)."""
+
+    sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="budget_notices")
+    key = models.CharField(max_length=60)
+    cancelled = models.BooleanField()   # the team's choice: cancel, or only notify
+    message = models.TextField()
+    spent_micros = models.BigIntegerField()
+    budget_micros = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [models.UniqueConstraint(fields=["sweep", "key"],
+                                               name="one_budget_notice_per_crossing")]
 
 
 class Trial(models.Model):
