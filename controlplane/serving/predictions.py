@@ -14,7 +14,11 @@ import time
 from typing import Any
 
 from controlplane.backends import errors
-from controlplane.backends.serving_base import PredictResult, get_serving_backend
+from controlplane.backends.serving_base import (
+    PredictResult,
+    ServingBackend,
+    get_serving_backend,
+)
 from controlplane.serving import triton_kserve
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 
@@ -48,19 +52,28 @@ def predict(endpoint: Endpoint, instances: list[Any], parameters: Any = None,
                                              timeout_s=timeout_s,
                                              dedicated_dns=endpoint.dedicated_dns)
     parsed = triton_kserve.parse_instances(instances, parameters)
+    return generate(get_serving_backend(), endpoint.vertex_name, parsed, timeout_s,
+                    endpoint.dedicated_dns)
+
+
+def generate(backend: ServingBackend, vertex_name: str,
+             instances: list[triton_kserve.Instance], timeout_s: float | None = None,
+             dedicated_dns: str = "") -> PredictResult:
+    """Greedy bytes for `instances` from the triton deployment behind `vertex_name`, at most
+    the config's max_batch_size prompts per rawPredict."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     predictions: list[dict[str, Any]] = []
     served_by = ""
-    for first in range(0, len(parsed), triton_kserve.MAX_BATCH):
-        chunk = parsed[first:first + triton_kserve.MAX_BATCH]
-        answers, served_by = _generate(endpoint, chunk, deadline)
+    for first in range(0, len(instances), triton_kserve.MAX_BATCH):
+        chunk = instances[first:first + triton_kserve.MAX_BATCH]
+        answers, served_by = _generate(backend, vertex_name, chunk, deadline, dedicated_dns)
         predictions += answers
     return PredictResult(predictions, served_by)
 
 
-def _generate(endpoint: Endpoint, instances: list[triton_kserve.Instance],
-              deadline: float | None) -> tuple[list[dict[str, Any]], str]:
-    backend = get_serving_backend()
+def _generate(backend: ServingBackend, vertex_name: str,
+              instances: list[triton_kserve.Instance], deadline: float | None,
+              dedicated_dns: str) -> tuple[list[dict[str, Any]], str]:
     sequences = [list(i.prompt) for i in instances]
     generated: list[list[int]] = [[] for _ in instances]
     active = list(range(len(instances)))
@@ -71,9 +84,8 @@ def _generate(endpoint: Endpoint, instances: list[triton_kserve.Instance],
             raise errors.TransientBackendError("RawPredict: the prediction ran past its "
                                                "timeout between steps")
         contexts = [sequences[i] for i in active]
-        answer = backend.raw_predict(endpoint.vertex_name,
-                                     triton_kserve.request_body(contexts),
-                                     timeout_s=remaining, dedicated_dns=endpoint.dedicated_dns)
+        answer = backend.raw_predict(vertex_name, triton_kserve.request_body(contexts),
+                                     timeout_s=remaining, dedicated_dns=dedicated_dns)
         served_by = answer.deployed_model_id or served_by
         try:
             tokens = triton_kserve.greedy_tokens(answer.body, [len(c) for c in contexts])
