@@ -35,9 +35,13 @@ from localvertex.environment import (
     LOCALHOST,
     expand_references,
     free_ports,
+    triton_python,
 )
 
 log = logging.getLogger(__name__)
+
+TRITON_SERVER = "tritonserver"
+TRITON_LOCAL_MODULE = "trainers.serving.triton_local"
 
 _INHERITED_DROPPED = re.compile(
     r"^(AIP_.*|CLOUD_ML_.*|LOCALVERTEX_.*|CLUSTER_SPEC|TF_CONFIG|RANK|WORLD_SIZE|LOCAL_RANK"
@@ -134,6 +138,11 @@ def replica_argv(model: ModelPb) -> list[str]:  # type: ignore[valid-type]
     argv = [*container.command, *container.args]
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable
+    elif argv and argv[0] == TRITON_SERVER:
+        # Triton's image (the image is recorded, not pulled): the tritonserver PyTriton
+        # bundles, started in Vertex mode from the Triton environment with the container's
+        # own arguments (trainers/serving/triton_local.py).
+        argv[:1] = [str(triton_python()), "-m", TRITON_LOCAL_MODULE]
     return argv
 
 

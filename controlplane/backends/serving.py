@@ -12,7 +12,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.conf import settings
+from google.api import httpbody_pb2
 from google.api_core import exceptions as gexc
+from google.api_core import gapic_v1
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.endpoint_service.transports import (
     EndpointServiceGrpcTransport,
@@ -34,6 +36,7 @@ from controlplane.backends.serving_base import (
     EndpointAccess,
     Operation,
     PredictResult,
+    RawPredictResult,
     RemoteDeployedModel,
     RemoteEndpoint,
     ServingBackend,
@@ -41,6 +44,10 @@ from controlplane.backends.serving_base import (
 from controlplane.backends.training import translated_errors
 
 T = TypeVar("T")
+
+# The metadata naming the deployed model that served a rawPredict (the emulator sends it as
+# trailing metadata; where Vertex puts it on gRPC is UNCONFIRMED, so both places are read).
+DEPLOYED_MODEL_HEADER = "x-vertex-ai-deployed-model-id"
 
 
 def _operation(op: Any) -> Operation:
@@ -240,3 +247,21 @@ class VertexServing(ServingBackend):
         # MessageToDict of a Value is the plain JSON value it holds.
         predictions = [json_format.MessageToDict(v) for v in pb.predictions]
         return PredictResult(predictions, pb.deployed_model_id)
+
+    def raw_predict(self, endpoint: str, body: bytes, content_type: str = "application/json",
+                    timeout_s: float | None = None,
+                    dedicated_dns: str = "") -> RawPredictResult:
+        client = self._dedicated_client(dedicated_dns) if dedicated_dns else self.predictions
+        # The GAPIC method hides the call's metadata, so the transport's stub is wrapped the
+        # way the client wraps it (error translation, the routing header), keeping the call.
+        rpc = gapic_v1.method.wrap_method(client.transport.raw_predict, with_call=True)
+        request = aiplatform_v1.RawPredictRequest(
+            endpoint=endpoint,
+            http_body=httpbody_pb2.HttpBody(content_type=content_type, data=body))
+        routing = gapic_v1.routing_header.to_grpc_metadata((("endpoint", endpoint),))
+        response, call = self._call("RawPredict", rpc, timeout=timeout_s, request=request,
+                                    metadata=(routing,))
+        metadata = [*(call.initial_metadata() or ()), *(call.trailing_metadata() or ())]
+        served_by = next((value for key, value in metadata
+                          if key.lower() == DEPLOYED_MODEL_HEADER), "")
+        return RawPredictResult(response.data, response.content_type, str(served_by))

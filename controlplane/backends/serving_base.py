@@ -100,6 +100,15 @@ class PredictResult:
 
 
 @dataclass(frozen=True)
+class RawPredictResult:
+    """rawPredict's answer: the model server's HTTP body as it sent it."""
+
+    body: bytes
+    content_type: str
+    deployed_model_id: str  # "" when the answer does not say which deployed model served it
+
+
+@dataclass(frozen=True)
 class LatencyWindow:
     """One alignment period of Cloud Monitoring's view of an endpoint."""
 
@@ -169,6 +178,13 @@ class ServingBackend(abc.ABC):
                 timeout_s: float | None = None, dedicated_dns: str = "") -> PredictResult:
         """A prediction; a dedicated endpoint (`dedicated_dns`) is called at its own DNS
         name, as Vertex requires."""
+
+    @abc.abstractmethod
+    def raw_predict(self, endpoint: str, body: bytes, content_type: str = "application/json",
+                    timeout_s: float | None = None,
+                    dedicated_dns: str = "") -> RawPredictResult:
+        """rawPredict: `body` goes to the serving container's predict route untouched, and its
+        answer comes back untouched (how Triton's KServe v2 inference JSON is sent)."""
 
 
 class LatencySource(abc.ABC):

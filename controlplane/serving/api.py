@@ -31,12 +31,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.backends import errors
-from controlplane.backends.serving_base import get_serving_backend
 from controlplane.core import bounded
 from controlplane.core.idempotency import idempotent
 from controlplane.runs import access as runs_access
 from controlplane.runs.api import resolve_team
-from controlplane.serving import access, charts, images, latency_table, lifecycle, registry
+from controlplane.serving import (
+    access,
+    charts,
+    images,
+    latency_table,
+    lifecycle,
+    predictions,
+    registry,
+)
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo, SloAlert
 from controlplane.serving.serializers import (
     AlertSerializer,
@@ -262,8 +269,9 @@ class EndpointAlerts(generics.ListAPIView):
 
 class EndpointPredict(APIView):
     # The schema's extra answers (controlplane.core.openapi).
-    conflicts = ("No model is deployed to the endpoint, or it is private (reachable only "
-                 "from its allowlisted VPCs).")
+    conflicts = ("No model is deployed to the endpoint, it is private (reachable only "
+                 "from its allowlisted VPCs), or its traffic is split between Triton and "
+                 "another runtime.")
     upstream = "Vertex's prediction service failed; the detail says how."
 
     @extend_schema(request=PredictSerializer, responses={200: dict})
@@ -284,9 +292,12 @@ class EndpointPredict(APIView):
         body = PredictSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            result = get_serving_backend().predict(
-                endpoint.vertex_name, body.validated_data["instances"],
-                body.validated_data.get("parameters"), dedicated_dns=endpoint.dedicated_dns)
+            result = predictions.predict(endpoint, body.validated_data["instances"],
+                                         body.validated_data.get("parameters"))
+        except predictions.BadInstance as exc:
+            raise ValidationError({"instances": [str(exc)]}) from exc
+        except predictions.MixedRuntimes as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except errors.BackendError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_502_BAD_GATEWAY)
         return Response({"predictions": result.predictions,

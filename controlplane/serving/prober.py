@@ -18,9 +18,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from controlplane.backends import errors
-from controlplane.backends.serving_base import get_serving_backend
 from controlplane.core.queue import send_now
-from controlplane.serving import options
+from controlplane.serving import options, predictions
 from controlplane.serving.models import Deployment, Endpoint, LatencySample, MonitoringWindow
 
 logger = logging.getLogger(__name__)
@@ -75,15 +74,15 @@ def probe(endpoint_id: int) -> LatencySample | None:
     if endpoint is None or not endpoint.vertex_name:
         return None
     payload = endpoint.probe_payload or DEFAULT_PAYLOAD
-    backend = get_serving_backend()
     error, deployed_model_id = "", ""
     started = time.perf_counter()
     try:
-        result = backend.predict(endpoint.vertex_name, list(payload.get("instances") or []),
-                                 payload.get("parameters"), timeout_s=options.probe_timeout_s(),
-                                 dedicated_dns=endpoint.dedicated_dns)
+        # Through predictions: a triton endpoint is asked in KServe v2 JSON by rawPredict.
+        result = predictions.predict(endpoint, list(payload.get("instances") or []),
+                                     payload.get("parameters"),
+                                     timeout_s=options.probe_timeout_s())
         deployed_model_id = result.deployed_model_id
-    except errors.BackendError as exc:
+    except (errors.BackendError, predictions.BadInstance, predictions.MixedRuntimes) as exc:
         error = str(exc)[:MAX_ERROR_CHARS] or type(exc).__name__
     latency_ms = (time.perf_counter() - started) * 1000.0
     return LatencySample.objects.create(

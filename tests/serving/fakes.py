@@ -5,6 +5,7 @@ client libraries."""
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +23,7 @@ from controlplane.backends.serving_base import (
     EndpointAccess,
     Operation,
     PredictResult,
+    RawPredictResult,
     RemoteDeployedModel,
     RemoteEndpoint,
     ServingBackend,
@@ -41,6 +43,7 @@ class FakeServing(ServingBackend):
         self.calls: list[tuple[str, Any]] = []
         self.hold_operations = False  # deploys and undeploys stay running until finish_all()
         self.predict_error: Exception | None = None
+        self.raw_bodies: list[dict[str, Any]] = []  # every rawPredict body, parsed
         self.pending: dict[str, Any] = {}
         self._ids = itertools.count(1)
 
@@ -147,6 +150,34 @@ class FakeServing(ServingBackend):
         deployed = self.endpoints[endpoint].deployed_models
         return PredictResult([{"text": "x", "tokens": 1} for _ in instances],
                              deployed[0].id if deployed else "")
+
+
+    def raw_predict(self, endpoint: str, body: bytes, content_type: str = "application/json",
+                    timeout_s: float | None = None,
+                    dedicated_dns: str = "") -> RawPredictResult:
+        """A stand-in for Triton serving triton_repo's model over a 256-byte vocabulary:
+        the logits at each position favour the byte after that position's token, so a client
+        reading a padded position instead of a prompt's last one gets a different answer."""
+        self.calls.append(("raw_predict", endpoint))
+        self.predicted_at.append(dedicated_dns)
+        if self.predict_error is not None:
+            raise self.predict_error
+        request = json.loads(body)
+        self.raw_bodies.append(request)
+        tokens = request["inputs"][0]
+        rows, width = tokens["shape"]
+        vocab = 256
+        logits = []
+        for token in tokens["data"]:
+            row = [0.0] * vocab
+            row[(token + 1) % vocab] = 1.0
+            logits += row
+        answer = {"model_name": "gpt", "model_version": "1", "outputs": [
+            {"name": "logits", "datatype": "FP32", "shape": [rows, width, vocab],
+             "data": logits}]}
+        deployed = self.endpoints[endpoint].deployed_models
+        return RawPredictResult(json.dumps(answer).encode(), "application/json",
+                                deployed[0].id if deployed else "")
 
 
 class FakeImages(ImageRegistry):

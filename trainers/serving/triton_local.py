@@ -4,6 +4,8 @@ reads the repository from AIP_STORAGE_URI and answers on AIP_HTTP_PORT at AIP_PR
 and AIP_HEALTH_ROUTE, VERTEX_FACTS.md A6).
 
     python -m trainers.serving.triton_local REPOSITORY --port 8080 [--name gpt]
+    AIP_STORAGE_URI=REPOSITORY AIP_HTTP_PORT=8080 \
+        python -m trainers.serving.triton_local --vertex-ai-default-model=gpt
 
 The bundled server has only the Python backend, so it serves a twin of the repository: the
 same config but for ``platform: "onnxruntime_onnx"`` replaced by ``backend: "python"``, and
@@ -71,10 +73,15 @@ def server_layout(scratch: str) -> tuple[str, str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repository")
-    parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--name", default="gpt")
+    # Unset, what Vertex gives Triton's image: the repository at AIP_STORAGE_URI, the port
+    # AIP_HTTP_PORT, the model --vertex-ai-default-model names (how the emulator starts a
+    # replica of a model whose container runs `tritonserver`).
+    parser.add_argument("repository", nargs="?", default=os.environ.get("AIP_STORAGE_URI"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("AIP_HTTP_PORT", 8080)))
+    parser.add_argument("--name", "--vertex-ai-default-model", dest="name", default="gpt")
     args = parser.parse_args(argv)
+    if not args.repository:
+        parser.error("repository: give one, or set AIP_STORAGE_URI")
     # Left for the OS's temporary-file cleaning: the process becomes tritonserver below.
     scratch = tempfile.mkdtemp(prefix="triton-local-")
     twin = python_twin(args.repository, args.name, os.path.join(scratch, "repository"))

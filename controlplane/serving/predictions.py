@@ -1,0 +1,99 @@
+"""One prediction through an endpoint, in the product's shape whatever runtime serves it: the
+API's "try it" and the prober both come here.
+
+The product's own server (eager, compiled, aot) takes Vertex's Predict ({"instances": ...}).
+Triton takes KServe v2 inference JSON through rawPredict (VERTEX_FACTS.md A6) and answers
+logits, so the bytes are generated here, one rawPredict per byte (triton_kserve.py). An
+endpoint splitting its traffic between Triton and another runtime cannot be sent one body
+both understand, so a prediction to it is refused.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from controlplane.backends import errors
+from controlplane.backends.serving_base import (
+    PredictResult,
+    ServingBackend,
+    get_serving_backend,
+)
+from controlplane.serving import triton_kserve
+from controlplane.serving.models import Deployment, Endpoint, ModelEntry
+
+BadInstance = triton_kserve.BadInstance
+
+
+class MixedRuntimes(ValueError):
+    """The endpoint's traffic goes to Triton and to the product's server at once."""
+
+
+def serves_triton(endpoint: Endpoint) -> bool:
+    """Whether the deployed models taking the endpoint's traffic are Triton's."""
+    runtimes = set(endpoint.deployments.filter(state=Deployment.State.DEPLOYED,
+                                               traffic_percent__gt=0)
+                   .values_list("model_entry__runtime", flat=True))
+    triton = ModelEntry.Runtime.TRITON in runtimes
+    if triton and len(runtimes) > 1:
+        raise MixedRuntimes(
+            "the endpoint splits its traffic between triton and "
+            f"{', '.join(sorted(runtimes - {ModelEntry.Runtime.TRITON}))}, which take "
+            "different request bodies: send all traffic to one runtime to predict")
+    return triton
+
+
+def predict(endpoint: Endpoint, instances: list[Any], parameters: Any = None,
+            timeout_s: float | None = None) -> PredictResult:
+    """BadInstance or MixedRuntimes for a request that cannot be sent; BackendError for one
+    Vertex (or the server behind it) failed."""
+    if not serves_triton(endpoint):
+        return get_serving_backend().predict(endpoint.vertex_name, instances, parameters,
+                                             timeout_s=timeout_s,
+                                             dedicated_dns=endpoint.dedicated_dns)
+    parsed = triton_kserve.parse_instances(instances, parameters)
+    return generate(get_serving_backend(), endpoint.vertex_name, parsed, timeout_s,
+                    endpoint.dedicated_dns)
+
+
+def generate(backend: ServingBackend, vertex_name: str,
+             instances: list[triton_kserve.Instance], timeout_s: float | None = None,
+             dedicated_dns: str = "") -> PredictResult:
+    """Greedy bytes for `instances` from the triton deployment behind `vertex_name`, at most
+    the config's max_batch_size prompts per rawPredict."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    predictions: list[dict[str, Any]] = []
+    served_by = ""
+    for first in range(0, len(instances), triton_kserve.MAX_BATCH):
+        chunk = instances[first:first + triton_kserve.MAX_BATCH]
+        answers, served_by = _generate(backend, vertex_name, chunk, deadline, dedicated_dns)
+        predictions += answers
+    return PredictResult(predictions, served_by)
+
+
+def _generate(backend: ServingBackend, vertex_name: str,
+              instances: list[triton_kserve.Instance], deadline: float | None,
+              dedicated_dns: str) -> tuple[list[dict[str, Any]], str]:
+    sequences = [list(i.prompt) for i in instances]
+    generated: list[list[int]] = [[] for _ in instances]
+    active = list(range(len(instances)))
+    served_by = ""
+    while active:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise errors.TransientBackendError("RawPredict: the prediction ran past its "
+                                               "timeout between steps")
+        contexts = [sequences[i] for i in active]
+        answer = backend.raw_predict(vertex_name, triton_kserve.request_body(contexts),
+                                     timeout_s=remaining, dedicated_dns=dedicated_dns)
+        served_by = answer.deployed_model_id or served_by
+        try:
+            tokens = triton_kserve.greedy_tokens(answer.body, [len(c) for c in contexts])
+        except triton_kserve.BadAnswer as exc:
+            raise errors.BackendError(f"RawPredict: the Triton server's answer: {exc}") from exc
+        for i, token in zip(active, tokens, strict=True):
+            sequences[i].append(token)
+            generated[i].append(token)
+        active = [i for i in active if len(generated[i]) < instances[i].max_tokens]
+    return [{"text": bytes(g).decode("utf-8", "replace"), "tokens": len(g)}
+            for g in generated], served_by

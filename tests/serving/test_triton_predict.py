@@ -1,0 +1,126 @@
+"""Predictions to a triton deployment: the KServe v2 body built for triton_repo's model, the
+greedy bytes read back from its logits, and the API and the prober going through rawPredict."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from controlplane.runs.models import Job
+from controlplane.serving import lifecycle, predictions, prober, triton_kserve
+from controlplane.serving.models import Endpoint, ModelEntry
+from tests.serving.fakes import FakeServing
+from tests.serving.test_lifecycle import ready_endpoint, ready_entry
+
+
+def _deploy(endpoint: Endpoint, entry: ModelEntry, member: Any, traffic: int = 100) -> None:
+    deployment = lifecycle.deploy(endpoint=endpoint, entry=entry, user=member,
+                                  machine_type="n1-standard-4", traffic_percent=traffic)
+    lifecycle.send_deploy(deployment.pk)
+
+
+@pytest.fixture
+def triton_endpoint(fake: FakeServing, queued: list, trained_job: Job, member: Any) -> Endpoint:
+    entry = ready_entry(trained_job, member)
+    # The packaging job is not what is tested here: the entry is a triton one once uploaded.
+    ModelEntry.objects.filter(pk=entry.pk).update(runtime=ModelEntry.Runtime.TRITON)
+    entry.refresh_from_db()
+    endpoint = ready_endpoint(trained_job.team, member)
+    _deploy(endpoint, entry, member)
+    return endpoint
+
+
+def test_the_body_is_kserve_v2_with_the_tensor_the_generated_config_declares() -> None:
+    body = json.loads(triton_kserve.request_body([[100, 101, 102], [7]]))
+    assert body == {
+        "inputs": [{"name": "tokens", "datatype": "INT64", "shape": [2, 3],
+                    "data": [100, 101, 102, 7, 0, 0]}],
+        "outputs": [{"name": "logits"}],
+    }
+
+
+def test_the_greedy_byte_is_read_at_each_row_s_last_real_position() -> None:
+    vocab = 4
+    # Row 0 (length 2): position 1 favours 3. Row 1 (length 1): position 0 favours 2, its
+    # padded position 1 would favour 0. Equal maxima pick the first, as torch.argmax does.
+    data = [0, 1, 0, 0, 0, 0, 0, 9,
+            1, 1, 5, 5, 9, 0, 0, 0]
+    answer = json.dumps({"outputs": [{"name": "logits", "datatype": "FP32",
+                                      "shape": [2, 2, vocab], "data": data}]}).encode()
+    assert triton_kserve.greedy_tokens(answer, [2, 1]) == [3, 2]
+    with pytest.raises(triton_kserve.BadAnswer, match="logits has shape"):
+        triton_kserve.greedy_tokens(answer, [2, 1, 1])
+    with pytest.raises(triton_kserve.BadAnswer, match="no 'logits' output"):
+        triton_kserve.greedy_tokens(b'{"error": "no model"}', [1])
+
+
+@pytest.mark.parametrize(("instances", "parameters", "field"), [
+    ([{"prompt": "a", "temperature": 0.7}], None, "instances[0].temperature"),
+    (["a", {"prompt": "b", "max_tokens": 0}], None, "instances[1].max_tokens"),
+    (["a"], {"max_tokens": 513}, "instances[0].max_tokens"),
+    ([{"prompt": 3}], None, "instances[0].prompt"),
+    ([{"prompt": "a", "top_k": 3}], None, "instances[0]: unknown keys"),
+    (["a"], [1], "parameters"),
+])
+def test_instances_triton_cannot_answer_name_the_field(instances: Any, parameters: Any,
+                                                       field: str) -> None:
+    with pytest.raises(triton_kserve.BadInstance, match=field.replace("[", r"\[")
+                       .replace("]", r"\]")):
+        triton_kserve.parse_instances(instances, parameters)
+
+
+def test_a_triton_endpoint_generates_through_raw_predict(triton_endpoint: Endpoint,
+                                                         fake: FakeServing) -> None:
+    result = predictions.predict(triton_endpoint,
+                                 [{"prompt": "ab", "max_tokens": 3}, "x"],
+                                 {"max_tokens": 2})
+    # The fake's model answers the byte after the last one: "ab" -> "cde", "x" -> "yz".
+    assert result.predictions == [{"text": "cde", "tokens": 3}, {"text": "yz", "tokens": 2}]
+    assert result.deployed_model_id == str(triton_endpoint.deployments.get().pk)
+    assert [c[0] for c in fake.calls if "predict" in c[0]] == ["raw_predict"] * 3
+    # One row per prompt still generating, right-padded to the longest.
+    shapes = [b["inputs"][0]["shape"] for b in fake.raw_bodies]
+    assert shapes == [[2, 2], [2, 3], [1, 4]]
+    assert fake.raw_bodies[0]["inputs"][0]["data"] == [97, 98, 120, 0]
+
+
+def test_more_prompts_than_triton_s_max_batch_go_in_several_requests(
+        triton_endpoint: Endpoint, fake: FakeServing) -> None:
+    result = predictions.predict(triton_endpoint, ["a"] * 40, {"max_tokens": 1})
+    assert [p["text"] for p in result.predictions] == ["b"] * 40
+    assert [b["inputs"][0]["shape"][0] for b in fake.raw_bodies] == [32, 8]
+
+
+def test_the_api_and_the_prober_answer_a_triton_endpoint(triton_endpoint: Endpoint,
+                                                         fake: FakeServing, member: Any) -> None:
+    client = APIClient()
+    client.force_authenticate(member)
+    url = f"/api/v1/serving/endpoints/{triton_endpoint.pk}/predict/"
+    response = client.post(url, {"instances": [{"prompt": "def ", "max_tokens": 2}]},
+                           format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["predictions"] == [{"text": "!\"", "tokens": 2}]
+    response = client.post(url, {"instances": [{"prompt": "a", "temperature": 1}]},
+                           format="json")
+    assert response.status_code == 400
+    assert "instances[0].temperature" in response.json()["instances"][0]
+
+    sample = prober.probe(triton_endpoint.pk)
+    assert sample is not None and sample.ok, sample.error if sample else None
+    # The default probe asks 8 bytes: eight rawPredicts, and no Predict.
+    assert not [c for c in fake.calls if c[0] == "predict"]
+
+
+def test_an_endpoint_splitting_traffic_between_triton_and_eager_is_refused(
+        triton_endpoint: Endpoint, fake: FakeServing, trained_job: Job, member: Any) -> None:
+    eager = ready_entry(trained_job, member, step=30)
+    _deploy(triton_endpoint, eager, member, traffic=10)
+    assert sorted(triton_endpoint.deployments.values_list("model_entry__runtime", flat=True)) \
+        == ["eager", "triton"]
+    with pytest.raises(predictions.MixedRuntimes, match="triton and eager"):
+        predictions.predict(triton_endpoint, ["a"])
+    sample = prober.probe(triton_endpoint.pk)
+    assert sample is not None and not sample.ok and "triton and eager" in sample.error
