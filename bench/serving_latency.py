@@ -99,7 +99,7 @@ def wait_healthy(proc: subprocess.Popen, port: int, route: str, started: float) 
 def triton_repository(model_dir: Path, repository: Path) -> Path:
     """The model's Triton repository, as the packaging job writes it."""
     subprocess.run([str(ROOT / ".venv-triton" / "bin" / "python"), "-m",
-                    "trainers.serving.triton_repo", str(model_dir), str(repository)],
+                    "trainers.serving.triton_package", str(model_dir), str(repository)],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     return repository
 

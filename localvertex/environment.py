@@ -47,7 +47,7 @@ PJRT_DEVICE = "PJRT_DEVICE"
 # (Dockerfile.triton-tools) holds for a triton model's packaging job, apart from the
 # project's environment because its pins differ (requirements-triton.txt).
 ENV_TRITON_PYTHON = "LOCALVERTEX_TRITON_PYTHON"
-TRITON_TOOLS_MODULE = "trainers.serving.triton_repo"
+TRITON_TOOLS_MODULE = "trainers.serving.triton_package"
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ CustomJob, before the model is uploaded.
 
 The control plane never imports torch (DESIGN.md), and Triton's image holds no trainers code,
 so neither can build the repository; a CustomJob in the Triton tools image can
-(``python -m trainers.serving.triton_repo WEIGHTS WEIGHTS/triton --check``, Dockerfile
+(``python -m trainers.serving.triton_package WEIGHTS WEIGHTS/triton --check``, Dockerfile
 .triton-tools). It goes through the training backend like any job: the emulator runs it
 locally, Vertex in production. The entry stays PACKAGING until the job ends; it then moves to
 UPLOADING (and its upload is queued) or to FAILED with the job's own error line. The job's
@@ -25,7 +25,7 @@ from controlplane.serving import options
 from controlplane.serving.models import ModelEntry
 from vertexplan.logparse.filters import job_filter
 
-MODULE = "trainers.serving.triton_repo"
+MODULE = "trainers.serving.triton_package"
 # The export and the checks of a small model take a CPU and a few GiB of memory.
 MACHINE_TYPE = "n1-standard-4"
 MAX_ERROR_CHARS = 1000

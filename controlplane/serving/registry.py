@@ -31,7 +31,7 @@ SERVABLE_CHECKPOINT_STRATEGIES = ("ddp", "single", "fsdp", "zero1", "zero2", "ze
 
 # The triton runtime: Triton's image in Vertex mode (VERTEX_FACTS.md A6). With no
 # --model-repository it serves $AIP_STORAGE_URI, Vertex's copy of the artifact_uri: the
-# repository root `python -m trainers.serving.triton_repo` writes in the model's folder.
+# repository root `python -m trainers.serving.triton_package` writes in the model's folder.
 TRITON_MODEL = "gpt"  # triton_repo's default model name
 TRITON_REPOSITORY = "triton"  # the repository root's folder in the model's folder
 TRITON_COMMAND = ["tritonserver"]

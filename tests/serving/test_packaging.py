@@ -38,7 +38,7 @@ def test_registration_submits_one_packaging_job_that_builds_the_repository_in_pl
     [spec] = backend.created
     weights = f"{trained_job.output_uri}/checkpoints/step-00000060"
     [pool] = spec["jobSpec"]["workerPoolSpecs"]
-    assert pool["containerSpec"]["command"] == ["python", "-m", "trainers.serving.triton_repo"]
+    assert pool["containerSpec"]["command"] == ["python", "-m", "trainers.serving.triton_package"]
     assert pool["containerSpec"]["args"] == [weights, f"{weights}/triton", "--check"]
     assert "cp-job" not in spec["labels"]  # not an attempt of the training job
     entry = ModelEntry.objects.get(pk=triton_entry.pk)

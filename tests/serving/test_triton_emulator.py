@@ -31,7 +31,7 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorProce
     data = tmp_path_factory.mktemp("triton-serving") / "data"
     model = export_model(data / "gcs" / "bucket" / "jobs" / "job-1" / "model", seed=5)
     # What the packaging job writes beside the weights (without its checks, done elsewhere).
-    triton_env.run("-m", "trainers.serving.triton_repo", str(model),
+    triton_env.run("-m", "trainers.serving.triton_package", str(model),
                    str(model / registry.TRITON_REPOSITORY))
     emu = EmulatorProcess(data, FAST_FLAGS)
     emu.start()

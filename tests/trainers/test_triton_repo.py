@@ -31,7 +31,7 @@ def export_model(folder: Path, seed: int = 3) -> Path:
 def repository(tmp_path_factory) -> tuple[Path, dict]:
     base = tmp_path_factory.mktemp("triton")
     model = export_model(base / "model")
-    done = triton_env.run("-m", "trainers.serving.triton_repo", str(model), str(base / "repo"),
+    done = triton_env.run("-m", "trainers.serving.triton_package", str(model), str(base / "repo"),
                           "--max-batch-size", "16", "--preferred", "4", "16",
                           "--max-queue-delay-us", "500", "--check")
     return base / "repo", triton_env.last_json(done.stdout)
@@ -92,7 +92,7 @@ def test_a_checked_repository_is_published_once_and_not_rebuilt(repository) -> N
     assert marker["onnx_bytes"] == (repo / "gpt" / "1" / "model.onnx").stat().st_size
     model = repo.parent / "model"
     again = triton_env.last_json(triton_env.run(
-        "-m", "trainers.serving.triton_repo", str(model), str(repo), "--max-batch-size", "16",
+        "-m", "trainers.serving.triton_package", str(model), str(repo), "--max-batch-size", "16",
         "--preferred", "4", "16", "--max-queue-delay-us", "500", "--check").stdout)
     assert again["reused"] is True and again["max_abs_diff"] == result["max_abs_diff"]
 
@@ -103,11 +103,11 @@ def test_a_repository_is_published_to_an_object_store(tmp_path) -> None:
     model = export_model(tmp_path / "model")
     script = (
         "import json, sys, fsspec\n"
-        "from trainers.serving import triton_repo\n"
-        "assert triton_repo.main([sys.argv[1], 'memory://bucket/m/triton', '--check']) == 0\n"
+        "from trainers.serving import triton_package\n"
+        "assert triton_package.main([sys.argv[1], 'memory://bucket/m/triton', '--check']) == 0\n"
         "fs = fsspec.filesystem('memory')\n"
         "names = sorted(p.split('/triton/', 1)[1] for p in fs.find('memory://bucket/m/triton'))\n"
-        "code = triton_repo.main([sys.argv[1], 'memory://bucket/m/triton', '--check'])\n"
+        "code = triton_package.main([sys.argv[1], 'memory://bucket/m/triton', '--check'])\n"
         "print(json.dumps({'names': names, 'again': code}))\n")
     done = triton_env.run("-c", script, str(model))
     lines = [json.loads(line) for line in done.stdout.strip().splitlines()]
@@ -118,7 +118,7 @@ def test_a_repository_is_published_to_an_object_store(tmp_path) -> None:
 
 def test_an_object_store_repository_is_written_only_checked(tmp_path) -> None:
     model = export_model(tmp_path / "model")
-    done = triton_env.run("-m", "trainers.serving.triton_repo", str(model),
+    done = triton_env.run("-m", "trainers.serving.triton_package", str(model),
                           "memory://bucket/m/triton", check=False)
     assert done.returncode == 2
     error = json.loads(done.stderr.strip().splitlines()[-1])

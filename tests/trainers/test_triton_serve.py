@@ -44,7 +44,7 @@ def _request(port: int, method: str, path: str, body: dict | None = None) -> tup
 def served(tmp_path_factory):
     base = tmp_path_factory.mktemp("triton-serve")
     model = export_model(base / "model", seed=5)
-    triton_env.run("-m", "trainers.serving.triton_repo", str(model), str(base / "repo"))
+    triton_env.run("-m", "trainers.serving.triton_package", str(model), str(base / "repo"))
     port = _free_port()
     log = open(base / "server.log", "w")  # noqa: SIM115 (closed after the server)
     server = subprocess.Popen(

@@ -1,8 +1,7 @@
 """The ``triton`` runtime: a Triton model repository generated from a registered model folder.
 
-    python -m trainers.serving.triton_repo MODEL_FOLDER REPOSITORY [--name gpt] [--check]
-
-writes, under REPOSITORY (the folder a Vertex upload names as its artifact_uri)::
+``write`` (and ``python -m trainers.serving.triton_package MODEL_FOLDER REPOSITORY [--check]``,
+its command line) writes, under REPOSITORY (the folder a Vertex upload names as its artifact_uri)::
 
     <name>/config.pbtxt   platform onnxruntime_onnx, the tensors, batching
     <name>/1/model.onnx   tokens [batch, width] int64 -> logits [batch, width, vocab] float32
@@ -13,9 +12,9 @@ onnxruntime backend and every local check read one path). Generation (the loop t
 the next byte) stays with the client: Triton serves the logits of every position, the way
 its onnxruntime backend serves any ONNX model.
 
-``--check`` runs the checks of ``triton_check.py`` in the same process: the config parses
-with Triton's own ModelConfig proto and the ONNX graph answers as the eager model does; the
-checked repository is then published through the trainers' Storage (``triton_publish.py``:
+``triton_package --check`` runs the checks of ``triton_check.py`` in the same process: the
+config parses with Triton's own ModelConfig proto and the ONNX graph answers as the eager model
+does; the checked repository is then published through the trainers' Storage (``triton_publish.py``:
 REPOSITORY may be gs://), and one already published and checked is not built again. This is
 what a triton model's packaging job runs at registration. The export and the checks need the
 Triton environment (``make triton-env``, ``Dockerfile.triton-tools``); writing the config
@@ -24,11 +23,8 @@ text needs nothing but this module.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
-import sys
 import tempfile
 from dataclasses import dataclass
 
@@ -36,8 +32,6 @@ import torch
 from torch import nn
 
 from trainers.model import GPT
-from trainers.serving import loader
-from trainers.storage import StorageError, storage_for
 
 INPUT_NAME = "tokens"
 OUTPUT_NAME = "logits"
@@ -147,45 +141,3 @@ def write(model: GPT, repository: str, name: str = "gpt",
         f.write(text)
     os.replace(staged_config, os.path.join(folder, CONFIG_FILE))
     return folder
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model_folder", help="an exported model or a committed checkpoint")
-    parser.add_argument("repository", help="the folder to write the repository into "
-                                           "(local, /gcs/... or, with --check, gs://)")
-    parser.add_argument("--name", default="gpt")
-    parser.add_argument("--max-batch-size", type=int, default=Batching.max_batch_size)
-    parser.add_argument("--preferred", type=int, nargs="+", default=list(Batching.preferred))
-    parser.add_argument("--max-queue-delay-us", type=int, default=Batching.max_queue_delay_us)
-    parser.add_argument("--check", action="store_true",
-                        help="validate the config with Triton's proto and compare with eager, "
-                             "and publish the checked repository (any storage, gs:// too)")
-    args = parser.parse_args(argv)
-    batching = Batching(args.max_batch_size, tuple(args.preferred), args.max_queue_delay_us)
-    try:
-        loaded = loader.load(args.model_folder)
-        if args.check:
-            from trainers.serving import triton_check, triton_publish
-
-            try:
-                result = triton_publish.publish(loaded.model, args.repository, args.name,
-                                                batching)
-            except triton_check.RepositoryInvalid as exc:
-                raise RepositoryError(str(exc)) from exc
-        else:
-            if not storage_for(args.repository).local:
-                raise RepositoryError(f"{args.repository}: a repository outside the local "
-                                      "file system is written only checked (--check)")
-            result = {"model": write(loaded.model, args.repository, args.name, batching)}
-    except (loader.ModelLoadError, RepositoryError, StorageError) as exc:
-        # A structured line (Cloud Logging lifts its severity): what a packaging job failed of.
-        print(json.dumps({"severity": "ERROR", "message": f"triton repository: {exc}",
-                          "error": str(exc)}), file=sys.stderr)
-        return 2
-    print(json.dumps(result))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

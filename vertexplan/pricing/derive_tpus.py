@@ -13,7 +13,7 @@ ct6e-standard-1t: 1 chip, ct5p-hightpu-4t: 4 chips). Only generations the table 
 row name for are derived: that name says which machine types the price covers.
 
 Run: ``python -m vertexplan.pricing.derive_tpus VMS_CSV --skypilot-commit 006059e0 [--write]``
-(``derive_regions --skypilot`` adds these rows as well).
+(``derive_prices --skypilot`` adds these rows as well).
 """
 
 from __future__ import annotations

@@ -1,0 +1,58 @@
+"""The command a triton model's packaging job runs: the model repository of
+``triton_repo.py`` for a registered model folder, checked and published with ``--check``.
+
+    python -m trainers.serving.triton_package MODEL_FOLDER REPOSITORY [--name gpt] [--check]
+
+Apart from ``triton_repo.py`` because it drives the checks and the publishing, which build on
+that module's layout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from trainers.serving import loader, triton_check, triton_publish
+from trainers.serving.triton_repo import Batching, RepositoryError, write
+from trainers.storage import StorageError, storage_for
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model_folder", help="an exported model or a committed checkpoint")
+    parser.add_argument("repository", help="the folder to write the repository into "
+                                           "(local, /gcs/... or, with --check, gs://)")
+    parser.add_argument("--name", default="gpt")
+    parser.add_argument("--max-batch-size", type=int, default=Batching.max_batch_size)
+    parser.add_argument("--preferred", type=int, nargs="+", default=list(Batching.preferred))
+    parser.add_argument("--max-queue-delay-us", type=int, default=Batching.max_queue_delay_us)
+    parser.add_argument("--check", action="store_true",
+                        help="validate the config with Triton's proto and compare with eager, "
+                             "and publish the checked repository (any storage, gs:// too)")
+    args = parser.parse_args(argv)
+    batching = Batching(args.max_batch_size, tuple(args.preferred), args.max_queue_delay_us)
+    try:
+        loaded = loader.load(args.model_folder)
+        if args.check:
+            try:
+                result = triton_publish.publish(loaded.model, args.repository, args.name,
+                                                batching)
+            except triton_check.RepositoryInvalid as exc:
+                raise RepositoryError(str(exc)) from exc
+        else:
+            if not storage_for(args.repository).local:
+                raise RepositoryError(f"{args.repository}: a repository outside the local "
+                                      "file system is written only checked (--check)")
+            result = {"model": write(loaded.model, args.repository, args.name, batching)}
+    except (loader.ModelLoadError, RepositoryError, StorageError) as exc:
+        # A structured line (Cloud Logging lifts its severity): what a packaging job failed of.
+        print(json.dumps({"severity": "ERROR", "message": f"triton repository: {exc}",
+                          "error": str(exc)}), file=sys.stderr)
+        return 2
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
