@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.runs import access as runs_access
-from controlplane.runs import lifecycle
+from controlplane.runs import lifecycle, panels
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
@@ -57,6 +57,13 @@ class JobList(generics.ListAPIView):
 
     def get_serializer_class(self) -> type:
         return JobListSerializer
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("many") and args:
+            # The page's failed jobs' diagnoses in one query, not one per row.
+            context = kwargs.setdefault("context", self.get_serializer_context())
+            context["diagnoses"] = panels.reports("diagnosis", list(args[0]))
+        return super().get_serializer(*args, **kwargs)
 
 
 class JobDetail(generics.RetrieveAPIView):

@@ -156,6 +156,9 @@ class Job(models.Model):
         return f"{prefix}/job-{self.pk}"
 
     def current_attempt(self) -> JobAttempt | None:
+        prefetched = getattr(self, "_prefetched_objects_cache", {}).get("attempts")
+        if prefetched is not None:  # a page that read them with the job asks no more
+            return next((a for a in prefetched if a.number == self.attempt), None)
         return self.attempts.filter(number=self.attempt).first()
 
     def record_tracking(self, links: dict[str, str]) -> None:

@@ -112,10 +112,11 @@ class JobListView(LoginRequiredMixin, ListView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
+        # The cause of a failure on its row (the logs app reports it; failed jobs only), read
+        # for the whole page in one query.
+        diagnoses = panels.reports("diagnosis", context["jobs"])
         for job in context["jobs"]:
-            # The cause of a failure on its row (the logs app reports it; failed jobs only).
-            job.diagnosis = (panels.report("diagnosis", job)
-                             if job.state == JobState.FAILED else None)
+            job.diagnosis = diagnoses.get(job.pk)
         context.update(
             any_active=any(job.state in ACTIVE_STATES for job in context["jobs"]),
             states=JobState.values,
@@ -254,12 +255,18 @@ def _job_context(request: HttpRequest, job: Job, parts: list[str]) -> dict[str, 
     return context
 
 
+def page_jobs(user: Any) -> QuerySet[Job]:
+    """The visible jobs, each read with what several panels of its page share (its attempts:
+    header, links, cost; its checkpoints: header, list, serving), so no panel asks again."""
+    return runs_access.visible_jobs(user).prefetch_related("attempts", checkpoints.prefetch())
+
+
 class JobDetailView(LoginRequiredMixin, DetailView):
     template_name = "runs/job_detail.html"
     context_object_name = "job"
 
     def get_queryset(self) -> QuerySet[Job]:
-        return runs_access.visible_jobs(self.request.user)
+        return page_jobs(self.request.user)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
@@ -273,7 +280,7 @@ def job_partial(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     panel = panels.get(name)
     if panel is None:
         raise Http404("no such part of a job page")
-    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    job = get_object_or_404(page_jobs(request.user), pk=pk)
     return render(request, panel.template, _job_context(request, job, [name]))
 
 
