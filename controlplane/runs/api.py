@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from controlplane.core.pagination import KeysetOrOffsetPagination
 from controlplane.runs import access as runs_access
 from controlplane.runs import lifecycle, panels
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
@@ -49,6 +50,9 @@ def resolve_team(user: Any, slug: str | None) -> Team:
 
 @extend_schema_view(get=extend_schema(parameters=JOB_LIST_PARAMETERS))
 class JobList(generics.ListAPIView):
+    # A team's history grows without end: ?cursor= pages it without counting it.
+    pagination_class = KeysetOrOffsetPagination
+
     def get_queryset(self) -> QuerySet[Job]:
         jobs = runs_access.visible_jobs(self.request.user)
         if self.request.method != "GET":
