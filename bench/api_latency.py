@@ -17,6 +17,7 @@ Measured, by the token (API) or the session (pages) of a member of the team:
   healthz               GET /healthz/ (no session, no database): the server's floor
   API job list          GET /api/v1/jobs/ (a page of 50, newest first, with the total count)
   API job list, filter  GET /api/v1/jobs/?state=RUNNING&user=bench
+  API job list, cursor  GET /api/v1/jobs/?cursor= (the first page by keyset, no count)
   API job detail        GET /api/v1/jobs/<id>/
   API log tail          GET /api/v1/jobs/<id>/logs/?order=desc&limit=100
   page job list         GET /
@@ -223,6 +224,7 @@ def run_cases(url: str, kind: str, key: str, busy: list[int], requests_each: int
             ("healthz", anonymous, ["/healthz/"]),
             ("API job list", api, ["/api/v1/jobs/"]),
             ("API job list, filter", api, ["/api/v1/jobs/?state=RUNNING&user=bench"]),
+            ("API job list, cursor", api, ["/api/v1/jobs/?cursor="]),
             ("API job detail", api, [f"/api/v1/jobs/{j}/" for j in picks]),
             ("API log tail", api, [f"/api/v1/jobs/{j}/logs/?order=desc&limit=100"
                                    for j in picks]),

@@ -48,6 +48,11 @@ def resolve_team(user: Any, slug: str | None) -> Team:
     return teams[0]
 
 
+# What a row of the list never shows, left in the database: the request and the CustomJob
+# (kilobytes of JSON each), the price snapshot, the recovery options, the tracking links.
+LIST_UNREAD = ("request", "custom_job", "price_snapshot", "recovery_options", "tracking")
+
+
 @extend_schema_view(get=extend_schema(parameters=JOB_LIST_PARAMETERS))
 class JobList(generics.ListAPIView):
     # A team's history grows without end: ?cursor= pages it without counting it.
@@ -57,7 +62,7 @@ class JobList(generics.ListAPIView):
         jobs = runs_access.visible_jobs(self.request.user)
         if self.request.method != "GET":
             return jobs
-        return filter_jobs(jobs, self.request.query_params)
+        return filter_jobs(jobs, self.request.query_params).defer(*LIST_UNREAD)
 
     def get_serializer_class(self) -> type:
         return JobListSerializer

@@ -93,7 +93,9 @@ class JobListView(LoginRequiredMixin, ListView):
         if query:
             jobs = jobs.filter(name__icontains=query)
         jobs = filter_accelerator_family(jobs, self.request.GET.get("family", ""))
-        return self.sorted(jobs.select_related("team", "created_by"))
+        # A row shows the CustomJob's accelerators, never the request or the price snapshot.
+        return self.sorted(jobs.select_related("team", "created_by").defer(
+            "request", "price_snapshot", "recovery_options", "tracking"))
 
     def sort_key(self) -> str:
         wanted = self.request.GET.get("sort", "")
