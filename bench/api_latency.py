@@ -3,6 +3,7 @@ view on the same server.
 
     python -m bench.api_latency [--jobs 10000] [--log-lines 5000000] [--points 1000000]
                                 [--busy-jobs 1000] [--requests 200] [--servers asgi,wsgi]
+                                [--against DIR]
 
 A scratch PostgreSQL database (created on DATABASE_URL's server, dropped afterwards) is filled
 server-side (INSERT ... SELECT generate_series, no row crosses the wire): --jobs jobs in one
@@ -10,13 +11,16 @@ team, and --log-lines log lines and --points step-metric points spread evenly ov
 --busy-jobs of them (with the defaults: 5,000 lines and 1,000 steps per busy job). The web
 server is the one production runs (gunicorn's asgi worker, 2 workers, as config/devstack.py
 starts it; --servers asgi,wsgi also measures the WSGI server it replaced, 2 workers x 4
-threads); one client sends the requests one after another on a kept-alive connection, so the
-figures are service times, not throughput. Detail requests pick a busy job at random each time.
+threads; --against DIR also serves the checkout in DIR from the same database, each request
+sent to both in turn, for a before/after on a busy machine); one client sends the requests
+one after another on a kept-alive connection, so the figures are service times, not
+throughput. Detail requests pick a busy job at random each time.
 
 Measured, by the token (API) or the session (pages) of a member of the team:
   healthz               GET /healthz/ (no session, no database): the server's floor
   API job list          GET /api/v1/jobs/ (a page of 50, newest first, with the total count)
   API job list, filter  GET /api/v1/jobs/?state=RUNNING&user=bench
+  API job list, cursor  GET /api/v1/jobs/?cursor= (the first page by keyset, no count)
   API job detail        GET /api/v1/jobs/<id>/
   API log tail          GET /api/v1/jobs/<id>/logs/?order=desc&limit=100
   page job list         GET /
@@ -134,10 +138,12 @@ def server_command(kind: str, port: int) -> list[str]:
         "--log-level", "warning"]
 
 
-def start_server(database_url: str, port: int, kind: str = "asgi") -> subprocess.Popen[bytes]:
+def start_server(database_url: str, port: int, kind: str = "asgi",
+                 root: Path = ROOT) -> subprocess.Popen[bytes]:
+    """The server of the checkout at `root` (another one: `--against`)."""
     env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "true",
            "CP_API_RATE_USER": "off", "CP_API_RATE_ANON": "off", "LOG_LEVEL": "WARNING"}
-    server = subprocess.Popen(server_command(kind, port), cwd=ROOT, env=env)
+    server = subprocess.Popen(server_command(kind, port), cwd=root, env=env)
     from config.devstack import wait_for_port
 
     wait_for_port(port, 60, server)
@@ -150,18 +156,23 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
+# The first few requests of a row warm the workers' connections and caches: not counted.
+WARM_UP = 5
+
+
+def timed(session: Any, base: str, path: str) -> float:
+    """One GET's milliseconds; anything but a 200 stops the run."""
+    start = time.perf_counter()
+    response = session.get(base + path, timeout=60)
+    elapsed = time.perf_counter() - start
+    if response.status_code != 200:
+        raise SystemExit(f"GET {path}: {response.status_code} {response.text[:300]}")
+    return elapsed * 1000
+
+
 def measure(session: Any, base: str, paths: list[str], requests: int) -> list[float]:
-    times = []
-    for i in range(requests + 5):
-        path = paths[i % len(paths)]
-        start = time.perf_counter()
-        response = session.get(base + path, timeout=60)
-        elapsed = time.perf_counter() - start
-        if response.status_code != 200:
-            raise SystemExit(f"GET {path}: {response.status_code} {response.text[:300]}")
-        if i >= 5:  # the first few warm the workers' connections and caches
-            times.append(elapsed * 1000)
-    return times
+    times = [timed(session, base, paths[i % len(paths)]) for i in range(requests + WARM_UP)]
+    return times[WARM_UP:]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--servers", default="asgi",
                         help=f"comma-separated, of {', '.join(SERVERS)}: each measured in turn")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another checkout (e.g. `git worktree add /tmp/before <commit>`): "
+                             "its ASGI server and this one's on the same data, interleaved")
     args = parser.parse_args(argv)
     kinds = [k for k in args.servers.split(",") if k in SERVERS] or ["asgi"]
     with scratch_database("api") as url:
@@ -180,14 +194,19 @@ def main(argv: list[str] | None = None) -> int:
         key, busy = fill(args.jobs, args.log_lines, args.points, args.busy_jobs)
         filled_s = time.perf_counter() - started
         sizes = counts()
-        measured = {kind: run_cases(url, kind, key, busy, args.requests) for kind in kinds}
+        if args.against is not None:
+            measured = run_against(url, key, busy, args.requests, args.against.resolve())
+        else:
+            measured = {kind: run_cases(url, kind, key, busy, args.requests) for kind in kinds}
         print(f"machine: {machine()}, {postgres_version()}")
         print(f"data: {sizes['jobs']:,} jobs, {sizes['log lines']:,} log lines, "
               f"{sizes['metric points']:,} metric points over {len(busy):,} jobs "
               f"(filled in {filled_s:.0f} s)")
         for kind, results in measured.items():
             described = ("gunicorn asgi worker (Django under ASGI), 2 workers" if kind == "asgi"
-                         else "gunicorn WSGI, 2 workers x 4 threads")
+                         else "gunicorn WSGI, 2 workers x 4 threads" if kind == "wsgi"
+                         else f"the asgi server of {ROOT if kind == 'this' else args.against}, "
+                              "requests interleaved with the other's")
             print(f"server: {described}; {args.requests} sequential requests per row; "
                   "ratio: p95 / healthz p95")
             print(f"{'request':24} {'p50 ms':>8} {'p95 ms':>8} {'ratio':>6}")
@@ -197,44 +216,85 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_cases(url: str, kind: str, key: str, busy: list[int], requests_each: int
-              ) -> list[tuple[str, float, float]]:
+def sessions(base: str, key: str) -> dict[str, Any]:
+    """A member's token (API), a member's signed-in browser (pages), and no one (healthz)."""
     import requests
 
+    api = requests.Session()
+    api.headers["Authorization"] = f"Token {key}"
+    browser = requests.Session()
+    browser.get(f"{base}/login/", timeout=30)
+    login = browser.post(f"{base}/login/", data={
+        "username": "bench", "password": PASSWORD,
+        "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+        headers={"Referer": f"{base}/login/"}, timeout=30)
+    assert "/login/" not in login.url, "login failed"
+    return {"api": api, "browser": browser, "anonymous": requests.Session()}
+
+
+def cases(busy: list[int], requests_each: int) -> list[tuple[str, str, list[str]]]:
+    """Each row: its name, whose session asks, and the paths asked in turn."""
+    rng = random.Random(7)
+    picks = [rng.choice(busy) for _ in range(requests_each)]
+    return [
+        ("healthz", "anonymous", ["/healthz/"]),
+        ("API job list", "api", ["/api/v1/jobs/"]),
+        ("API job list, filter", "api", ["/api/v1/jobs/?state=RUNNING&user=bench"]),
+        ("API job list, cursor", "api", ["/api/v1/jobs/?cursor="]),
+        ("API job detail", "api", [f"/api/v1/jobs/{j}/" for j in picks]),
+        ("API log tail", "api", [f"/api/v1/jobs/{j}/logs/?order=desc&limit=100"
+                                 for j in picks]),
+        ("page job list", "browser", ["/"]),
+        ("page job detail", "browser", [f"/jobs/{j}/" for j in picks]),
+        ("page metrics", "browser", [f"/jobs/{j}/metrics.json" for j in picks]),
+    ]
+
+
+def run_cases(url: str, kind: str, key: str, busy: list[int], requests_each: int
+              ) -> list[tuple[str, float, float]]:
     from config.devstack import free_port
 
     port = free_port()
     server = start_server(url, port, kind)
     base = f"http://127.0.0.1:{port}"
     try:
-        api = requests.Session()
-        api.headers["Authorization"] = f"Token {key}"
-        browser = requests.Session()
-        browser.get(f"{base}/login/", timeout=30)
-        login = browser.post(f"{base}/login/", data={
-            "username": "bench", "password": PASSWORD,
-            "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
-            headers={"Referer": f"{base}/login/"}, timeout=30)
-        assert "/login/" not in login.url, "login failed"
-        anonymous = requests.Session()
-        rng = random.Random(7)
-        picks = [rng.choice(busy) for _ in range(requests_each)]
-        cases = [
-            ("healthz", anonymous, ["/healthz/"]),
-            ("API job list", api, ["/api/v1/jobs/"]),
-            ("API job list, filter", api, ["/api/v1/jobs/?state=RUNNING&user=bench"]),
-            ("API job detail", api, [f"/api/v1/jobs/{j}/" for j in picks]),
-            ("API log tail", api, [f"/api/v1/jobs/{j}/logs/?order=desc&limit=100"
-                                   for j in picks]),
-            ("page job list", browser, ["/"]),
-            ("page job detail", browser, [f"/jobs/{j}/" for j in picks]),
-            ("page metrics", browser, [f"/jobs/{j}/metrics.json" for j in picks]),
-        ]
-        results = [(name, *percentiles(measure(session, base, paths, requests_each)))
-                   for name, session, paths in cases]
+        asking = sessions(base, key)
+        results = [(name, *percentiles(measure(asking[who], base, paths, requests_each)))
+                   for name, who, paths in cases(busy, requests_each)]
     finally:
         server.terminate()
         server.wait(timeout=30)
+    return results
+
+
+def run_against(url: str, key: str, busy: list[int], requests_each: int, other: Path
+                ) -> dict[str, list[tuple[str, float, float]]]:
+    """This checkout's ASGI server and `other`'s on the same database, each request sent to
+    both in turn (in alternating order), so that on a busy machine both meet the same load."""
+    from config.devstack import free_port
+
+    roots = {"this": ROOT, "against": other}
+    servers, bases = {}, {}
+    try:
+        for name, root in roots.items():
+            port = free_port()
+            servers[name] = start_server(url, port, "asgi", root)
+            bases[name] = f"http://127.0.0.1:{port}"
+        asking = {name: sessions(base, key) for name, base in bases.items()}
+        results: dict[str, list[tuple[str, float, float]]] = {name: [] for name in roots}
+        for row, who, paths in cases(busy, requests_each):
+            times: dict[str, list[float]] = {name: [] for name in roots}
+            for i in range(requests_each + WARM_UP):
+                for name in (list(roots) if i % 2 else list(roots)[::-1]):
+                    elapsed = timed(asking[name][who], bases[name], paths[i % len(paths)])
+                    if i >= WARM_UP:
+                        times[name].append(elapsed)
+            for name in roots:
+                results[name].append((row, *percentiles(times[name])))
+    finally:
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=30)
     return results
 
 

@@ -58,6 +58,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Early, so it compresses what the rest made: JSON GET answers only (its docstring: no
+    # HTML, for BREACH; no streams, so the live log stream is never held back).
+    "controlplane.core.compression.JsonGZipMiddleware",
     "controlplane.core.bounded.RefuseNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

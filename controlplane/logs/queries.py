@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, F, Max, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs import panels
@@ -297,12 +298,33 @@ def headline(job: Job) -> dict[str, Any] | None:
     """The one diagnosis to show first for a failed job: in its last attempt with a failure,
     the most telling kind (a named cause over a bare traceback over CustomJob.error alone),
     its first occurrence (the root cause; later ones are often its echoes), with the fix."""
-    if job.state != JobState.FAILED:
-        return None
-    found = list(LogFailure.objects.filter(job=job).order_by("-attempt", "timestamp", "id")
-                 .values("attempt", "kind", "summary", "last_frame", "replica", "timestamp")[:200])
-    if not found:
-        return None
+    return headlines([job]).get(job.pk)
+
+
+# The failures headline() weighs per job, oldest first in its newest attempt.
+HEADLINE_ROWS = 200
+
+
+def headlines(jobs: Sequence[Job]) -> dict[int, dict[str, Any]]:
+    """headline() of each failed job of a page, by job id: one query for the whole page
+    (a job list of 50 rows would otherwise ask once per failed row)."""
+    failed = [job.pk for job in jobs if job.state == JobState.FAILED]
+    if not failed:
+        return {}
+    found: dict[int, list[dict[str, Any]]] = {}
+    rows = (LogFailure.objects.filter(job_id__in=failed)
+            .annotate(nth=Window(RowNumber(), partition_by=F("job_id"),
+                                 order_by=[F("attempt").desc(), F("timestamp").asc(),
+                                           F("id").asc()]))
+            .filter(nth__lte=HEADLINE_ROWS)
+            .order_by("job_id", "-attempt", "timestamp", "id")
+            .values("job_id", "attempt", "kind", "summary", "last_frame", "replica"))
+    for row in rows:
+        found.setdefault(row["job_id"], []).append(row)
+    return {pk: _headline_of(rows) for pk, rows in found.items()}
+
+
+def _headline_of(found: list[dict[str, Any]]) -> dict[str, Any]:
     last = found[0]["attempt"]
     best = min((f for f in found if f["attempt"] == last),
                key=lambda f: failures.headline_rank(f["kind"]))
@@ -310,8 +332,3 @@ def headline(job: Job) -> dict[str, Any] | None:
     return {"kind": best["kind"], "title": kind.title, "summary": best["summary"],
             "fix": kind.fix, "last_frame": best["last_frame"], "replica": best["replica"],
             "attempt": best["attempt"]}
-
-
-def headlines(jobs: Sequence[Job]) -> dict[int, dict[str, Any]]:
-    """headline() of each failed job of a page, by job id."""
-    return {job.pk: h for job in jobs if (h := headline(job)) is not None}

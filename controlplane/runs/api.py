@@ -14,8 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from controlplane.core.pagination import KeysetOrOffsetPagination
 from controlplane.runs import access as runs_access
-from controlplane.runs import lifecycle
+from controlplane.runs import lifecycle, panels
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
@@ -47,16 +48,31 @@ def resolve_team(user: Any, slug: str | None) -> Team:
     return teams[0]
 
 
+# What a row of the list never shows, left in the database: the request and the CustomJob
+# (kilobytes of JSON each), the price snapshot, the recovery options, the tracking links.
+LIST_UNREAD = ("request", "custom_job", "price_snapshot", "recovery_options", "tracking")
+
+
 @extend_schema_view(get=extend_schema(parameters=JOB_LIST_PARAMETERS))
 class JobList(generics.ListAPIView):
+    # A team's history grows without end: ?cursor= pages it without counting it.
+    pagination_class = KeysetOrOffsetPagination
+
     def get_queryset(self) -> QuerySet[Job]:
         jobs = runs_access.visible_jobs(self.request.user)
         if self.request.method != "GET":
             return jobs
-        return filter_jobs(jobs, self.request.query_params)
+        return filter_jobs(jobs, self.request.query_params).defer(*LIST_UNREAD)
 
     def get_serializer_class(self) -> type:
         return JobListSerializer
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("many") and args:
+            # The page's failed jobs' diagnoses in one query, not one per row.
+            context = kwargs.setdefault("context", self.get_serializer_context())
+            context["diagnoses"] = panels.reports("diagnosis", list(args[0]))
+        return super().get_serializer(*args, **kwargs)
 
 
 class JobDetail(generics.RetrieveAPIView):

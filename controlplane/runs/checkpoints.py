@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Prefetch
+
 from controlplane.runs.models import Job, JobEvent
 
 KINDS = ("checkpoint_saved", "checkpoint_deleted")
@@ -46,8 +48,20 @@ def existing_from(events: Iterable[JobEvent]) -> list[Checkpoint]:
     return sorted(alive.values(), key=lambda c: (c.step, c.saved_at), reverse=True)
 
 
+# Where prefetch() leaves a job's checkpoint events: a page that shows the checkpoints in
+# several panels (header, list, serving) reads them once.
+PREFETCHED = "checkpoint_events"
+
+
+def prefetch() -> Prefetch:
+    """For a job query: its checkpoint events, read with it, that existing() then uses."""
+    return Prefetch("events", queryset=JobEvent.objects.filter(kind__in=KINDS),
+                    to_attr=PREFETCHED)
+
+
 def existing(job: Job) -> list[Checkpoint]:
-    return existing_from(job.events.filter(kind__in=KINDS))
+    events = getattr(job, PREFETCHED, None)
+    return existing_from(events if events is not None else job.events.filter(kind__in=KINDS))
 
 
 def newest(job: Job) -> Checkpoint | None:

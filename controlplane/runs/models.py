@@ -126,7 +126,12 @@ class Job(models.Model):
     class Meta:
         db_table = "jobs_job"  # kept from the app it was first created in
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["team", "-created_at"])]
+        indexes = [
+            models.Index(fields=["team", "-created_at"]),
+            # The job list (API and page) of one kind, newest first, as the keyset cursor
+            # walks it: a page is read from the index and the count is an index-only scan.
+            models.Index(fields=["team", "kind", "-created_at", "-id"], name="job_list_newest"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} (#{self.pk})"
@@ -156,6 +161,9 @@ class Job(models.Model):
         return output_uri_for(self.pk, prefix)
 
     def current_attempt(self) -> JobAttempt | None:
+        prefetched = getattr(self, "_prefetched_objects_cache", {}).get("attempts")
+        if prefetched is not None:  # a page that read them with the job asks no more
+            return next((a for a in prefetched if a.number == self.attempt), None)
         return self.attempts.filter(number=self.attempt).first()
 
     def record_tracking(self, links: dict[str, str]) -> None:

@@ -5,7 +5,7 @@ imports an app above it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,25 @@ def register_report(name: str, report_of: Report) -> None:
 def report(name: str, job: Job) -> Any:
     report_of = _REPORTS.get(name)
     return report_of(job) if report_of is not None else None
+
+
+# The same figure for a page of jobs at once, where the owning app can read them in one query
+# (the job list's diagnoses): job id -> figure, a job without one left out.
+Reports = Callable[[Sequence[Job]], dict[int, Any]]
+_MANY: dict[str, Reports] = {}
+
+
+def register_reports(name: str, reports_of: Reports) -> None:
+    _MANY[name] = reports_of
+
+
+def reports(name: str, jobs: Sequence[Job]) -> dict[int, Any]:
+    """report() of each job, by id (None ones left out): one call for the page when the app
+    registered a batch reader, else one per job."""
+    reports_of = _MANY.get(name)
+    if reports_of is not None:
+        return reports_of(jobs)
+    return {job.pk: found for job in jobs if (found := report(name, job)) is not None}
 
 
 def origin(job: Job) -> dict[str, str] | None:

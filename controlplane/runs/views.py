@@ -13,7 +13,16 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, DurationField, ExpressionWrapper, F, IntegerField, QuerySet, When
+from django.db.models import (
+    Case,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    Prefetch,
+    QuerySet,
+    When,
+)
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Now
 from django.http import Http404, HttpRequest, HttpResponse
@@ -32,12 +41,13 @@ from controlplane.runs.filters import (
     filter_jobs,
     filter_kind,
 )
-from controlplane.runs.models import ACTIVE_STATES, Job, JobKind, JobState
+from controlplane.runs.models import ACTIVE_STATES, Job, JobKind, JobRestart, JobState
 from controlplane.security import audit
 from controlplane.security.models import AuditEntry
 from controlplane.teams import access
 
 TIMELINE_LIMIT = 300
+RESTARTS = JobRestart.objects.select_related("checkpoint").order_by("occurred_at", "id")
 CHECKPOINT_LIMIT = 100
 # The job list's filters beyond state and team (the API's: controlplane/runs/filters.py).
 PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before")
@@ -83,7 +93,9 @@ class JobListView(LoginRequiredMixin, ListView):
         if query:
             jobs = jobs.filter(name__icontains=query)
         jobs = filter_accelerator_family(jobs, self.request.GET.get("family", ""))
-        return self.sorted(jobs.select_related("team", "created_by"))
+        # A row shows the CustomJob's accelerators, never the request or the price snapshot.
+        return self.sorted(jobs.select_related("team", "created_by").defer(
+            "request", "price_snapshot", "recovery_options", "tracking"))
 
     def sort_key(self) -> str:
         wanted = self.request.GET.get("sort", "")
@@ -112,10 +124,11 @@ class JobListView(LoginRequiredMixin, ListView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
+        # The cause of a failure on its row (the logs app reports it; failed jobs only), read
+        # for the whole page in one query.
+        diagnoses = panels.reports("diagnosis", context["jobs"])
         for job in context["jobs"]:
-            # The cause of a failure on its row (the logs app reports it; failed jobs only).
-            job.diagnosis = (panels.report("diagnosis", job)
-                             if job.state == JobState.FAILED else None)
+            job.diagnosis = diagnoses.get(job.pk)
         context.update(
             any_active=any(job.state in ACTIVE_STATES for job in context["jobs"]),
             states=JobState.values,
@@ -182,8 +195,8 @@ def int_or_404(value: str) -> int:
 def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     active = job.state in ACTIVE_STATES
     # A trial or a Ray job is cancelled, cloned and rerun through its sweep or cluster.
-    submitter = access.can_submit(request.user, job.team) and job.on_job_path
-    restart_records = list(job.restart_records.order_by("occurred_at", "id"))
+    submitter = access.can_submit_here(request, job.team) and job.on_job_path
+    restart_records = restarts_of(job)
     resumable = checkpoints.existing(job)
     return {
         # The first thing a failed job's page says: the cause and the fix (the logs app
@@ -191,7 +204,7 @@ def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
         "diagnosis": panels.report("diagnosis", job),
         "cancelled_by": cancelled_by(job),
         "can_cancel": active and submitter,
-        "can_clone": job.on_job_path and access.submit_teams(request.user).exists(),
+        "can_clone": job.on_job_path and access.submits_somewhere_here(request),
         "origin": panels.origin(job),
         "can_resubmit": submitter and not active and bool(resumable),
         "resumable_checkpoints": resumable,
@@ -201,6 +214,14 @@ def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
         "console_links_local": links.emulated(),
         "tracking_links": links.tracking_for(job),
     }
+
+
+def restarts_of(job: Job) -> list[JobRestart]:
+    """The job's restart records in order, with their checkpoints: as page_jobs() read them,
+    or read now."""
+    if "restart_records" in getattr(job, "_prefetched_objects_cache", {}):
+        return list(job.restart_records.all())
+    return list(RESTARTS.filter(job=job))
 
 
 def cancelled_by(job: Job) -> str | None:
@@ -224,10 +245,8 @@ def timeline_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
                   .order_by("-timestamp", "-id")[:TIMELINE_LIMIT])
     items = [{"at": e.timestamp, "event": e} for e in events]
     oldest = events[-1].timestamp if len(events) == TIMELINE_LIMIT else None
-    records = job.restart_records.select_related("checkpoint")
-    if oldest is not None:
-        records = records.filter(occurred_at__gte=oldest)
-    items += [{"at": r.occurred_at, "restart": r} for r in records]
+    items += [{"at": r.occurred_at, "restart": r} for r in restarts_of(job)
+              if oldest is None or r.occurred_at >= oldest]
     items.sort(key=lambda item: item["at"], reverse=True)
     return {"events": events, "timeline": items}
 
@@ -254,12 +273,20 @@ def _job_context(request: HttpRequest, job: Job, parts: list[str]) -> dict[str, 
     return context
 
 
+def page_jobs(user: Any) -> QuerySet[Job]:
+    """The visible jobs, each read with what several panels of its page share (its attempts:
+    header, links, cost; its checkpoints: header, list, serving; its restarts: header,
+    timeline), so no panel asks again."""
+    return runs_access.visible_jobs(user).prefetch_related(
+        "attempts", checkpoints.prefetch(), Prefetch("restart_records", queryset=RESTARTS))
+
+
 class JobDetailView(LoginRequiredMixin, DetailView):
     template_name = "runs/job_detail.html"
     context_object_name = "job"
 
     def get_queryset(self) -> QuerySet[Job]:
-        return runs_access.visible_jobs(self.request.user)
+        return page_jobs(self.request.user)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
@@ -273,7 +300,7 @@ def job_partial(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     panel = panels.get(name)
     if panel is None:
         raise Http404("no such part of a job page")
-    job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
+    job = get_object_or_404(page_jobs(request.user), pk=pk)
     return render(request, panel.template, _job_context(request, job, [name]))
 
 

@@ -230,7 +230,7 @@ def job_serving_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     return {
         "serving_entries": ModelEntry.objects.filter(job=job),
         "serving_steps": registry.checkpoint_steps(job),
-        "can_register": job_access.can_submit(request.user, job.team),
+        "can_register": job_access.can_submit_here(request, job.team),
     }
 
 

@@ -69,6 +69,23 @@ def can_submit(user: Any, team: Team) -> bool:
     return role_in(user, team) in SUBMIT_ROLES
 
 
+def can_submit_here(request: Any, team: Team) -> bool:
+    """can_submit() for the request's user, asked once per team and request however many
+    panels of a page ask (a role does not change halfway through a request)."""
+    asked: dict[int, bool] = request.__dict__.setdefault("_cp_can_submit", {})
+    if team.pk not in asked:
+        asked[team.pk] = can_submit(request.user, team)
+    return asked[team.pk]
+
+
+def submits_somewhere_here(request: Any) -> bool:
+    """Whether the request's user may submit to any team, asked once per request (the
+    navigation and the job page's clone button both ask)."""
+    if "_cp_submits" not in request.__dict__:
+        request.__dict__["_cp_submits"] = submit_teams(request.user).exists()
+    return bool(request.__dict__["_cp_submits"])
+
+
 def can_manage(user: Any, team: Team) -> bool:
     """Admins manage a team: its members, channels, budgets and templates."""
     return role_in(user, team) == Role.ADMIN

@@ -80,6 +80,45 @@ def test_the_headline_is_in_the_header_the_list_and_the_api(
     assert listed["diagnosis"]["title"] == "GPU out of memory"
 
 
+def test_a_page_of_failed_jobs_reads_their_headlines_in_one_query(
+        make_job: Callable[..., Job], backend: FakeBackend, client: Client, admin_user: Any,
+        django_assert_max_num_queries: Any) -> None:
+    # Two causes on two jobs, and a failed job with no failure recorded: each row its own.
+    oom = oom_job(make_job, backend)
+    pulled = make_job("pulled")
+    fail(pulled, backend, "Unable to pull the image us-docker.pkg.dev/p/r/x:1: manifest "
+                          "unknown")
+    silent = make_job("silent")
+    lifecycle.submit(silent.pk)
+    Job.objects.filter(pk=silent.pk).update(state="FAILED")
+    client.force_login(admin_user)
+
+    listed = {j["id"]: j["diagnosis"] for j in client.get("/api/v1/jobs/").json()["results"]}
+    assert listed[oom.pk]["kind"] == "gpu_oom"
+    assert listed[pulled.pk]["kind"] == "image_pull"
+    assert listed[silent.pk] is None
+    jobs = list(Job.objects.all())
+    assert queries.headlines(jobs) == {j.pk: h for j in jobs if (h := queries.headline(j))}
+    # More failed rows do not mean more queries.
+    before = len(_queries_of(client, "/api/v1/jobs/"))
+    for i in range(5):
+        fail(make_job(f"more-{i}"), backend, "The replica workerpool0-0 exited with a "
+                                            "non-zero status of 1.")
+    with django_assert_max_num_queries(before):
+        client.get("/api/v1/jobs/")
+    rows = client.get("/").content.decode()
+    assert rows.count("row-diagnosis") >= 7
+
+
+def _queries_of(client: Client, path: str) -> list[dict[str, Any]]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        client.get(path)
+    return captured.captured_queries
+
+
 def test_custom_job_error_alone_is_classified(make_job: Callable[..., Job],
                                               backend: FakeBackend) -> None:
     pulled = make_job("a")

@@ -111,6 +111,9 @@ def memberships_of(user: Any) -> list[Membership]:
     return list(Membership.objects.filter(user=user).select_related("team").order_by("team__name"))
 
 
-@register.simple_tag
-def can_submit_anywhere(user: Any) -> bool:
+@register.simple_tag(takes_context=True)
+def can_submit_anywhere(context: Any, user: Any) -> bool:
+    request = context.get("request")
+    if request is not None and getattr(request, "user", None) is user:
+        return access.submits_somewhere_here(request)  # once a request, whoever asks
     return access.submit_teams(user).exists()

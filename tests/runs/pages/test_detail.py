@@ -200,3 +200,43 @@ def test_a_replica_restart_without_a_step_lands_on_the_step_its_attempt_had_reac
     assert [m["step"] for m in restarts] == [None, 20]
     kept = [m for m in data["markers"] if m["kind"] != "replica_restarted"]
     assert [m["step"] for m in kept] == [25, 25]
+
+
+
+def _queries_of(client: Client, path: str) -> list[str]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(path).status_code == 200
+    return [q["sql"] for q in captured.captured_queries]
+
+
+def test_the_panels_share_one_read_of_attempts_checkpoints_and_restarts(
+        job: Job, member_client: Client) -> None:
+    """The header, links, cost, checkpoint list, serving panel and timeline all show the
+    job's attempts, checkpoints or restarts: the page reads each once, and a job with a
+    longer history costs no more queries."""
+    from controlplane.runs.models import JobAttempt, JobRestart
+
+    path = reverse("job-detail", args=[job.pk])
+    JobAttempt.objects.create(job=job, number=1, display_name=f"cp-{job.pk}-a1")
+    before = _queries_of(member_client, path)
+    t0 = timezone.now() - timedelta(minutes=4)
+    for n in range(2, 6):
+        JobAttempt.objects.create(job=job, number=n, display_name=f"cp-{job.pk}-a{n}")
+        saved = JobEvent.objects.create(
+            job=job, attempt=n, kind="checkpoint_saved", timestamp=t0 + timedelta(seconds=n),
+            step=20 + n, data={"step": 20 + n, "path": f"gs://bucket/job/step-{20 + n}"})
+        JobRestart.objects.create(job=job, attempt=n, ordinal=n, cause="preemption",
+                                  occurred_at=t0 + timedelta(seconds=n), checkpoint=saved)
+    Job.objects.filter(pk=job.pk).update(attempt=5, restarts=4)
+    page = member_client.get(path).content.decode()
+    assert "step-25" in page and f"cp-{job.pk}-a5" in page
+
+    after = _queries_of(member_client, path)
+    assert len(after) == len(before)
+    assert sum('FROM "jobs_jobattempt"' in sql for sql in after) == 1
+    assert sum('FROM "jobs_jobrestart"' in sql for sql in after) == 1
+    assert sum('FROM "jobs_jobevent"' in sql and "checkpoint_saved" in sql
+               for sql in after) == 1

@@ -16,6 +16,7 @@ from controlplane.logs.models import LogFailure
 from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Team
 from tests.runs.pages.conftest import CPU_CUSTOM_JOB
+from vertexplan.summaries import accelerator_summary
 
 
 def names_in(html: str) -> list[str]:
@@ -125,3 +126,28 @@ def test_a_failed_row_says_why_and_what_to_do(member_client: Client, member: Any
     assert "GPU out of memory: torch.OutOfMemoryError" in visible
     assert "Fix: Lower the per-device batch size" in visible and "exit 1" not in visible
     assert "row-diagnosis" not in rows["fine"] and "not shown" not in rows["fine"]
+
+
+def test_more_rows_ask_no_more_queries(member_client: Client, member: Any, team: Team,
+                                       make_job: Callable[..., Job]) -> None:
+    """Each row's diagnosis, team, submitter and accelerators come with the page's queries
+    (nothing a row shows is left to be read row by row)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert member_client.get(reverse("job-list")).status_code == 200
+        return len(captured.captured_queries)
+
+    make_job(team, member, name="first", state=JobState.FAILED)
+    before = queries()
+    for i in range(6):
+        job = make_job(team, member, name=f"more-{i}",
+                       state=JobState.FAILED if i % 2 else JobState.SUCCEEDED)
+        LogFailure.objects.create(job=job, attempt=1, kind="gpu_oom", summary="OOM",
+                                  timestamp=timezone.now(), insert_id=f"f{i}")
+    html = member_client.get(reverse("job-list")).content.decode()
+    assert "GPU out of memory" in html
+    assert accelerator_summary(CPU_CUSTOM_JOB) in html  # read from the CustomJob, per row
+    assert queries() == before
