@@ -19,39 +19,41 @@ T = TypeVar("T", bound="JobList")
 
 @_attrs_define
 class JobList:
-    """
-    Attributes:
-        id (int):
-        url (str):
-        team (str):
-        name (str):
-        kind (JobKindEnum): * `job` - Job
-            * `trial` - Trial
-            * `ray` - Ray
-        state (StateEnum): * `QUEUED` - Queued
-            * `WAITING_FOR_QUOTA` - waiting for quota
-            * `PENDING` - Pending
-            * `RUNNING` - Running
-            * `CANCELLING` - Cancelling
-            * `SUCCEEDED` - Succeeded
-            * `FAILED` - Failed
-            * `CANCELLED` - Cancelled
-        diagnosis (JobListDiagnosisType0 | None): A failed job's most telling failure, from its log and CustomJob.error:
-            kind, title, summary (the line that gave it away), fix, last_frame, replica, attempt; null unless the job
-            FAILED.
-        quota_wait (Any):
-        attempt (int):
-        restarts (int):
-        created_by (str):
-        created_at (datetime.datetime):
-        started_at (datetime.datetime | None):
-        ended_at (datetime.datetime | None):
-        last_step (int | None):
-        total_steps (int | None):
-        last_loss (float | None):
-        cost_micros (int):
-        lost_micros (int):
-        estimate_micros (int | None):
+    """A page of jobs; the view puts the page's diagnoses, read in one query, in the context
+    as `diagnoses` (job id -> diagnosis).
+
+        Attributes:
+            id (int):
+            url (str):
+            team (str):
+            name (str):
+            kind (JobKindEnum): * `job` - Job
+                * `trial` - Trial
+                * `ray` - Ray
+            state (StateEnum): * `QUEUED` - Queued
+                * `WAITING_FOR_QUOTA` - waiting for quota
+                * `PENDING` - Pending
+                * `RUNNING` - Running
+                * `CANCELLING` - Cancelling
+                * `SUCCEEDED` - Succeeded
+                * `FAILED` - Failed
+                * `CANCELLED` - Cancelled
+            diagnosis (JobListDiagnosisType0 | None): A failed job's most telling failure, from its log and CustomJob.error:
+                kind, title, summary (the line that gave it away), fix, last_frame, replica, attempt; null unless the job
+                FAILED.
+            quota_wait (Any):
+            attempt (int):
+            restarts (int):
+            created_by (str):
+            created_at (datetime.datetime):
+            started_at (datetime.datetime | None):
+            ended_at (datetime.datetime | None):
+            last_step (int | None):
+            total_steps (int | None):
+            last_loss (float | None):
+            cost_micros (int):
+            lost_micros (int):
+            estimate_micros (int | None):
     """
 
     id: int

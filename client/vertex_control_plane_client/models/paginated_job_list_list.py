@@ -19,25 +19,27 @@ T = TypeVar("T", bound="PaginatedJobListList")
 class PaginatedJobListList:
     """
     Attributes:
-        count (int):  Example: 123.
         results (list[JobList]):
+        count (int | Unset): Rows that match, all pages together: limit/offset paging only (absent when paging by
+            cursor). Example: 123.
         next_ (None | str | Unset):  Example: http://api.example.org/accounts/?offset=400&limit=100.
-        previous (None | str | Unset):  Example: http://api.example.org/accounts/?offset=200&limit=100.
+        previous (None | str | Unset): limit/offset paging only Example:
+            http://api.example.org/accounts/?offset=200&limit=100.
     """
 
-    count: int
     results: list[JobList]
+    count: int | Unset = UNSET
     next_: None | str | Unset = UNSET
     previous: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        count = self.count
-
         results = []
         for results_item_data in self.results:
             results_item = results_item_data.to_dict()
             results.append(results_item)
+
+        count = self.count
 
         next_: None | str | Unset
         if isinstance(self.next_, Unset):
@@ -55,10 +57,11 @@ class PaginatedJobListList:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "count": count,
                 "results": results,
             }
         )
+        if count is not UNSET:
+            field_dict["count"] = count
         if next_ is not UNSET:
             field_dict["next"] = next_
         if previous is not UNSET:
@@ -71,14 +74,14 @@ class PaginatedJobListList:
         from ..models.job_list import JobList  # noqa: PLC0415
 
         d = dict(src_dict)
-        count = d.pop("count")
-
         results = []
         _results = d.pop("results")
         for results_item_data in _results:
             results_item = JobList.from_dict(results_item_data)
 
             results.append(results_item)
+
+        count = d.pop("count", UNSET)
 
         def _parse_next_(data: object) -> None | str | Unset:
             if data is None:
@@ -99,8 +102,8 @@ class PaginatedJobListList:
         previous = _parse_previous(d.pop("previous", UNSET))
 
         paginated_job_list_list = cls(
-            count=count,
             results=results,
+            count=count,
             next_=next_,
             previous=previous,
         )

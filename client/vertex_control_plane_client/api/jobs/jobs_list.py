@@ -19,6 +19,7 @@ def _get_kwargs(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
     kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
@@ -48,6 +49,8 @@ def _get_kwargs(
     else:
         json_created_before = created_before
     params["created_before"] = json_created_before
+
+    params["cursor"] = cursor
 
     json_kind: str | Unset = UNSET
     if not isinstance(kind, Unset):
@@ -131,6 +134,7 @@ def sync_detailed(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
     kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
@@ -144,6 +148,7 @@ def sync_detailed(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        cursor (str | Unset):
         kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
@@ -163,6 +168,7 @@ def sync_detailed(
         accelerator=accelerator,
         created_after=created_after,
         created_before=created_before,
+        cursor=cursor,
         kind=kind,
         limit=limit,
         offset=offset,
@@ -184,6 +190,7 @@ def sync(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
     kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
@@ -197,6 +204,7 @@ def sync(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        cursor (str | Unset):
         kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
@@ -217,6 +225,7 @@ def sync(
         accelerator=accelerator,
         created_after=created_after,
         created_before=created_before,
+        cursor=cursor,
         kind=kind,
         limit=limit,
         offset=offset,
@@ -232,6 +241,7 @@ async def asyncio_detailed(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
     kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
@@ -245,6 +255,7 @@ async def asyncio_detailed(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        cursor (str | Unset):
         kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
@@ -264,6 +275,7 @@ async def asyncio_detailed(
         accelerator=accelerator,
         created_after=created_after,
         created_before=created_before,
+        cursor=cursor,
         kind=kind,
         limit=limit,
         offset=offset,
@@ -283,6 +295,7 @@ async def asyncio(
     accelerator: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
     kind: JobsListKind | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
@@ -296,6 +309,7 @@ async def asyncio(
         accelerator (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
+        cursor (str | Unset):
         kind (JobsListKind | Unset):
         limit (int | Unset):
         offset (int | Unset):
@@ -317,6 +331,7 @@ async def asyncio(
             accelerator=accelerator,
             created_after=created_after,
             created_before=created_before,
+            cursor=cursor,
             kind=kind,
             limit=limit,
             offset=offset,
