@@ -31,16 +31,11 @@ def validate_config(folder: str) -> dict[str, object]:
     """Parse ``<folder>/config.pbtxt`` with Triton's ModelConfig proto and match its tensors
     with ``<folder>/1/model.onnx``; returns the parsed fields that matter, as JSON."""
     import onnx
-    from google.protobuf import json_format, text_format
-    from tritonclient.grpc import model_config_pb2
+    from google.protobuf import json_format
 
     path = os.path.join(folder, triton_repo.CONFIG_FILE)
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    try:
-        config = text_format.Parse(text, model_config_pb2.ModelConfig())
-    except text_format.ParseError as exc:
-        raise RepositoryInvalid(f"{path}: {exc}") from exc
+        config = parse_config(f.read(), path)
     if config.name != os.path.basename(folder.rstrip("/")):
         raise RepositoryInvalid(f"{path}: name {config.name!r} is not the folder's name")
     graph = onnx.load(os.path.join(folder, triton_repo.VERSION, triton_repo.ONNX_FILE)).graph
@@ -54,6 +49,17 @@ def validate_config(folder: str) -> dict[str, object]:
                                         f"(it has {sorted(found)})")
             _match(path, kind, tensor, found[tensor.name], batched)
     return json_format.MessageToDict(config, preserving_proto_field_name=True)
+
+
+def parse_config(text: str, path: str) -> Any:
+    """``text`` parsed by Triton's ModelConfig proto, as tritonserver parses config.pbtxt."""
+    from google.protobuf import text_format
+    from tritonclient.grpc import model_config_pb2
+
+    try:
+        return text_format.Parse(text, model_config_pb2.ModelConfig())
+    except text_format.ParseError as exc:
+        raise RepositoryInvalid(f"{path}: {exc}") from exc
 
 
 def _match(path: str, kind: str, tensor: Any, value_info: Any, batched: bool) -> None:

@@ -28,8 +28,11 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def checked(storage: Storage, folder: str, config: str) -> dict[str, Any] | None:
-    """The marker of a repository already published and checked with this config, or None."""
+def checked(storage: Storage, folder: str, config: str, artifact: str = triton_repo.ONNX_FILE,
+            size_key: str = "onnx_bytes") -> dict[str, Any] | None:
+    """The marker of a repository already published and checked with this config, or None.
+    ``artifact`` is the model file in the version folder (a TensorRT repository's model.plan,
+    whose size the marker keeps under ``size_key``)."""
     path = storage.join(folder, MARKER)
     if not storage.exists(path):
         return None
@@ -39,8 +42,8 @@ def checked(storage: Storage, folder: str, config: str) -> dict[str, Any] | None
         return None  # a marker cut short is no marker
     if not isinstance(marker, dict) or marker.get("config_sha256") != _digest(config.encode()):
         return None  # built with other settings: built again
-    onnx = storage.join(folder, triton_repo.VERSION, triton_repo.ONNX_FILE)
-    if not storage.exists(onnx) or storage.size(onnx) != marker.get("onnx_bytes"):
+    model = storage.join(folder, triton_repo.VERSION, artifact)
+    if not storage.exists(model) or storage.size(model) != marker.get(size_key):
         return None
     return marker
 
