@@ -57,7 +57,9 @@ class RegisterForm(forms.Form):
                                 "replica answers (slower start, faster answers); aot: compiled "
                                 "once into a package every later replica loads at once; "
                                 "triton: NVIDIA Triton serving the model's ONNX repository "
-                                "(the image: your Artifact Registry copy of Triton's).")
+                                "(the image: your Artifact Registry copy of Triton's); "
+                                "tensorrt: the same, serving a TensorRT engine built on an "
+                                "NVIDIA_L4 (deployed only on NVIDIA_L4).")
 
     def clean_runtime(self) -> str:
         return self.cleaned_data.get("runtime") or ModelEntry.Runtime.EAGER

@@ -23,6 +23,7 @@ from controlplane.backends.serving_base import (
 from controlplane.core.queue import enqueue, send_now
 from controlplane.serving import endpoint_access, images, packaging, registry, traffic
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
+from controlplane.serving.tensorrt_engine import deploy_refusal
 from controlplane.teams.models import Team
 from vertexplan.catalog import allowed_accelerators, get_machine_type
 
@@ -183,6 +184,8 @@ def deploy(*, endpoint: Endpoint, entry: ModelEntry, user: Any, **resources: Any
         images.require_existing(entry.image_uri)
     except images.ImageRefused as exc:
         raise ServingError(f"model {entry.display_name}: {exc}", field=exc.field) from exc
+    if refusal := deploy_refusal(entry, resources.get("accelerator_type", "")):
+        raise ServingError(refusal, field="accelerator_type")
     resources.setdefault("max_replicas", resources.get("min_replicas", 1))
     check_resources(
         resources.get("machine_type", ""), resources.get("accelerator_type", ""),

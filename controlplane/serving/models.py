@@ -25,7 +25,7 @@ class ModelEntry(models.Model):
     Vertex's Model Registry."""
 
     class State(models.TextChoices):
-        # A triton model's repository is built by a packaging CustomJob (registry.py) first.
+        # A triton or tensorrt model's repository is built by a packaging CustomJob first.
         PACKAGING = "PACKAGING"
         UPLOADING = "UPLOADING"
         READY = "READY"
@@ -39,6 +39,9 @@ class ModelEntry(models.Model):
         # Not the product's server: Triton's own image serving the model repository that
         # trainers/serving/triton_repo.py writes beside the weights (registry.triton_container).
         TRITON = "triton", "triton (NVIDIA Triton serving an ONNX model repository)"
+        # Triton serving a TensorRT engine built from the same ONNX graph on a GPU by the
+        # packaging job (trainers/serving/tensorrt_repo.py, serving/tensorrt_engine.py).
+        TENSORRT = "tensorrt", "tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only)"
 
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="model_entries")
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="model_entries")
@@ -57,6 +60,8 @@ class ModelEntry(models.Model):
     vertex_name = models.CharField(max_length=300, blank=True)
     operation_name = models.CharField(max_length=300, blank=True)
     packaging_job = models.CharField(max_length=300, blank=True)  # its CustomJob's name
+    # A tensorrt engine's GPU: the packaging job's accelerator, the only one it deploys on.
+    engine_accelerator = models.CharField(max_length=64, blank=True)
     error_message = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     uploaded_at = models.DateTimeField(null=True, blank=True)

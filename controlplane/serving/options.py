@@ -12,6 +12,9 @@ CP_SERVING_IMAGE           the serving container's image (default: CP_DEFAULT_IM
                            holds trainers/ and so trainers.serve)
 CP_TRITON_TOOLS_IMAGE      the image a triton model's packaging job runs
                            (Dockerfile.triton-tools: trainers/ with the Triton environment)
+CP_TENSORRT_TOOLS_IMAGE    the image a tensorrt model's packaging job runs on its GPU: the
+                           team's Artifact Registry copy of NVIDIA's TensorRT image with
+                           trainers/ and the Triton environment added
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ _ENV: dict[str, Any] = {
     "CP_TRITON_TOOLS_IMAGE": envstr(
         "CP_TRITON_TOOLS_IMAGE",
         "us-central1-docker.pkg.dev/local-project/training/trainers-triton-tools:0.1.0"),
+    # NVIDIA's nvcr.io/nvidia/tensorrt:24.10-py3 as the team pushes it: the tag is not from
+    # VERTEX_FACTS.md; it is the release whose TensorRT (10.5) Triton's 24.10 image loads.
+    # An engine loads only in a Triton whose TensorRT built it: move both tags together.
+    "CP_TENSORRT_TOOLS_IMAGE": envstr(
+        "CP_TENSORRT_TOOLS_IMAGE",
+        "us-central1-docker.pkg.dev/local-project/training/tensorrt:24.10-py3"),
 }
 
 
@@ -69,3 +78,7 @@ def serving_image() -> str:
 
 def triton_tools_image() -> str:
     return str(_get("CP_TRITON_TOOLS_IMAGE"))
+
+
+def tensorrt_tools_image() -> str:
+    return str(_get("CP_TENSORRT_TOOLS_IMAGE"))

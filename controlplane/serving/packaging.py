@@ -1,5 +1,7 @@
-"""Packaging a triton model: the Triton model repository built from the weights by a short
-CustomJob, before the model is uploaded.
+"""Packaging a triton or tensorrt model: the Triton model repository built from the weights by
+a short CustomJob, before the model is uploaded. A tensorrt model's job runs on the GPU its
+engine will serve on, in the TensorRT tools image, with ``--engine tensorrt``
+(tensorrt_engine.py); its machine is checked against the catalogue before it is sent.
 
 The control plane never imports torch (DESIGN.md), and Triton's image holds no trainers code,
 so neither can build the repository; a CustomJob in the Triton tools image can
@@ -21,7 +23,7 @@ from controlplane.backends import errors
 from controlplane.backends.base import RemoteJob, get_backend
 from controlplane.backends.storage import path_for_writer
 from controlplane.core.queue import enqueue, send_now
-from controlplane.serving import options
+from controlplane.serving import options, tensorrt_engine
 from controlplane.serving.models import ModelEntry
 from vertexplan.logparse.filters import job_filter
 
@@ -51,16 +53,25 @@ def custom_job(entry: ModelEntry) -> dict[str, Any]:
     """The packaging CustomJob (Vertex REST JSON). Paths are what a process writing them
     uses: gs:// on Vertex, the folder standing in for the bucket on the emulator."""
     args = [path_for_writer(weights_of(entry)), path_for_writer(entry.artifact_uri), "--check"]
-    return {
+    machine: dict[str, Any] = {"machineType": MACHINE_TYPE}
+    image = options.triton_tools_image()
+    engine = entry.runtime == ModelEntry.Runtime.TENSORRT
+    if engine:
+        machine, image = tensorrt_engine.machine_spec(), options.tensorrt_tools_image()
+        args += tensorrt_engine.ENGINE_ARGS
+    job = {
         "displayName": display_name(entry),
         "labels": labels_for(entry),
         "jobSpec": {"workerPoolSpecs": [{
-            "machineSpec": {"machineType": MACHINE_TYPE},
+            "machineSpec": machine,
             "replicaCount": "1",
-            "containerSpec": {"imageUri": options.triton_tools_image(),
+            "containerSpec": {"imageUri": image,
                               "command": ["python", "-m", MODULE], "args": args},
         }]},
     }
+    if engine:
+        tensorrt_engine.check_job(job)
+    return job
 
 
 def submit(entry_id: int) -> None:
@@ -73,7 +84,8 @@ def submit(entry_id: int) -> None:
         try:
             remote = backend.find_custom_job(display_name(entry), labels_for(entry)) or \
                 backend.create_custom_job(custom_job(entry))
-        except (errors.InvalidJobSpec, errors.PermissionDenied) as exc:
+        except (errors.InvalidJobSpec, errors.PermissionDenied,
+                tensorrt_engine.EngineJobInvalid) as exc:
             entry.transition(S.FAILED, error=f"packaging job refused: {exc}")
             return
         entry.packaging_job = remote.name

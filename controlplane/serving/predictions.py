@@ -2,10 +2,10 @@
 API's "try it" and the prober both come here.
 
 The product's own server (eager, compiled, aot) takes Vertex's Predict ({"instances": ...}).
-Triton takes KServe v2 inference JSON through rawPredict (VERTEX_FACTS.md A6) and answers
-logits, so the bytes are generated here, one rawPredict per byte (triton_kserve.py). An
-endpoint splitting its traffic between Triton and another runtime cannot be sent one body
-both understand, so a prediction to it is refused.
+Triton (the triton and tensorrt runtimes) takes KServe v2 inference JSON through rawPredict
+(VERTEX_FACTS.md A6) and answers logits, so the bytes are generated here, one rawPredict per
+byte (triton_kserve.py). An endpoint splitting its traffic between Triton and another runtime
+cannot be sent one body both understand, so a prediction to it is refused.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from controlplane.backends.serving_base import (
     ServingBackend,
     get_serving_backend,
 )
-from controlplane.serving import triton_kserve
-from controlplane.serving.models import Deployment, Endpoint, ModelEntry
+from controlplane.serving import registry, triton_kserve
+from controlplane.serving.models import Deployment, Endpoint
 
 BadInstance = triton_kserve.BadInstance
 
@@ -34,11 +34,13 @@ def serves_triton(endpoint: Endpoint) -> bool:
     runtimes = set(endpoint.deployments.filter(state=Deployment.State.DEPLOYED,
                                                traffic_percent__gt=0)
                    .values_list("model_entry__runtime", flat=True))
-    triton = ModelEntry.Runtime.TRITON in runtimes
-    if triton and len(runtimes) > 1:
+    # triton and tensorrt models are both Triton answering KServe v2: they mix freely.
+    kserve = set(registry.TRITON_RUNTIMES)
+    triton = bool(runtimes & kserve)
+    if triton and runtimes - kserve:
         raise MixedRuntimes(
-            "the endpoint splits its traffic between triton and "
-            f"{', '.join(sorted(runtimes - {ModelEntry.Runtime.TRITON}))}, which take "
+            f"the endpoint splits its traffic between {', '.join(sorted(runtimes & kserve))} "
+            f"and {', '.join(sorted(runtimes - kserve))}, which take "
             "different request bodies: send all traffic to one runtime to predict")
     return triton
 

@@ -17,7 +17,7 @@ from controlplane.backends.serving_base import Container, get_serving_backend
 from controlplane.core.queue import enqueue
 from controlplane.runs import checkpoints
 from controlplane.runs.models import Job, JobState
-from controlplane.serving import images, options
+from controlplane.serving import images, options, tensorrt_engine
 from controlplane.serving.models import ModelEntry
 from vertexplan.catalog.prediction_images import prediction_images
 
@@ -40,6 +40,11 @@ TRITON_ARGS = [f"--vertex-ai-default-model={TRITON_MODEL}"]
 # a rawPredict body goes to the predict route as it is (KServe v2 inference JSON).
 TRITON_PREDICT_ROUTE = f"/v2/models/{TRITON_MODEL}/infer"
 TRITON_HEALTH_ROUTE = "/v2/health/ready"
+# Runtimes served by Triton's image, packaged first, asked in KServe v2 JSON. tensorrt's
+# repository sits in its own folder: the engine is another build of the same weights.
+TRITON_RUNTIMES = (ModelEntry.Runtime.TRITON, ModelEntry.Runtime.TENSORRT)
+REPOSITORY_FOLDERS = {ModelEntry.Runtime.TRITON: TRITON_REPOSITORY,
+                      ModelEntry.Runtime.TENSORRT: "tensorrt"}
 
 
 class RegistryError(ValueError):
@@ -90,9 +95,9 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
     if runtime not in ModelEntry.Runtime.values:
         raise RegistryError(f"unknown runtime {runtime!r}: one of "
                             f"{', '.join(ModelEntry.Runtime.values)}", "runtime")
-    triton = runtime == ModelEntry.Runtime.TRITON
+    triton = runtime in TRITON_RUNTIMES
     if triton and not image_uri.strip():
-        raise RegistryError(f"the triton runtime serves Triton's image, not the product's: push "
+        raise RegistryError(f"the {runtime} runtime serves Triton's image, not the product's: push "
                             f"{triton_image()} to your Artifact Registry and name that copy",
                             "image_uri")
     image = image_uri.strip() or options.serving_image()
@@ -103,7 +108,7 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
             raise RegistryError(str(exc), "image_uri") from exc
     artifact = artifact_for(job, step)
     if triton:
-        artifact = f"{_under_job_output(job, artifact)}/{TRITON_REPOSITORY}"
+        artifact = f"{_under_job_output(job, artifact)}/{REPOSITORY_FOLDERS[runtime]}"
     name = display_name or f"{job.name}-{'final' if step is None else f'step-{step}'}"
     try:
         with transaction.atomic():
@@ -112,7 +117,10 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
                 artifact_uri=artifact, image_uri=image,
                 command=list(TRITON_COMMAND if triton else SERVE_COMMAND), runtime=runtime,
                 args=_args(runtime),
-                # A triton model's repository is built by its packaging job first.
+                # The engine's GPU: the one its packaging job builds on (tensorrt_engine.py).
+                engine_accelerator=(tensorrt_engine.ACCELERATOR_TYPE
+                                    if runtime == ModelEntry.Runtime.TENSORRT else ""),
+                # A triton or tensorrt model's repository is built by its packaging job first.
                 state=ModelEntry.State.PACKAGING if triton else ModelEntry.State.UPLOADING,
             )
             enqueue("controlplane.serving.tasks." + ("package_model" if triton else
@@ -142,7 +150,7 @@ def triton_image() -> str:
 
 
 def _args(runtime: str) -> list[str]:
-    if runtime == ModelEntry.Runtime.TRITON:
+    if runtime in TRITON_RUNTIMES:
         return list(TRITON_ARGS)
     return [] if runtime == ModelEntry.Runtime.EAGER else ["--runtime", runtime]
 
@@ -151,7 +159,7 @@ def container_for(entry: ModelEntry) -> Container:
     """The entry's Model.containerSpec: the product's server answers on the default routes,
     Triton on its own."""
     routes = ({"predict_route": TRITON_PREDICT_ROUTE, "health_route": TRITON_HEALTH_ROUTE}
-              if entry.runtime == ModelEntry.Runtime.TRITON else {})
+              if entry.runtime in TRITON_RUNTIMES else {})
     return Container(image_uri=entry.image_uri, command=list(entry.command),
                      args=list(entry.args), **routes)
 

@@ -31,7 +31,7 @@ class ModelEntrySerializer(serializers.ModelSerializer):
         model = ModelEntry
         fields = ["id", "team", "job", "display_name", "step", "artifact_uri", "image_uri",
                   "command", "runtime", "state", "vertex_name", "error_message", "created_at",
-                  "uploaded_at"]
+                  "uploaded_at", "engine_accelerator"]
         read_only_fields = fields
 
 
@@ -51,7 +51,9 @@ class RegisterModelSerializer(StrictSerializer):
                                       "and loaded by every later one; or triton, NVIDIA Triton's "
                                       "image (image_uri: the team's Artifact Registry copy) "
                                       "serving the model's ONNX repository (KServe v2 "
-                                      "inference at rawPredict).")
+                                      "inference at rawPredict); or tensorrt, the same image "
+                                      "serving a TensorRT engine built on an NVIDIA_L4 GPU, "
+                                      "deployable only with accelerator_type NVIDIA_L4.")
 
 
 class PickerImageSerializer(serializers.Serializer):

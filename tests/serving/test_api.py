@@ -167,7 +167,7 @@ def test_a_model_registered_with_the_compiled_runtime_starts_its_server_compiled
         django_capture_on_commit_callbacks: Any) -> None:
     client = api(member)
     refused = client.post("/api/v1/serving/models/",
-                          {"job": trained_job.pk, "step": 60, "runtime": "tensorrt"},
+                          {"job": trained_job.pk, "step": 60, "runtime": "onnxruntime"},
                           format="json")
     assert refused.status_code == 400 and "runtime" in refused.json()
     assert ModelEntry.objects.count() == 0
