@@ -28,11 +28,13 @@ class ModelEntry:
             * `compiled` - compiled (torch.compile before serving)
             * `aot` - aot (AOTInductor package, built once, kept beside the weights)
             * `triton` - triton (NVIDIA Triton serving an ONNX model repository)
+            * `tensorrt` - tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only)
         state (str):
         vertex_name (str):
         error_message (str):
         created_at (datetime.datetime):
         uploaded_at (datetime.datetime | None):
+        engine_accelerator (str):
     """
 
     id: int
@@ -49,6 +51,7 @@ class ModelEntry:
     error_message: str
     created_at: datetime.datetime
     uploaded_at: datetime.datetime | None
+    engine_accelerator: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,6 +88,8 @@ class ModelEntry:
         else:
             uploaded_at = self.uploaded_at
 
+        engine_accelerator = self.engine_accelerator
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -103,6 +108,7 @@ class ModelEntry:
                 "error_message": error_message,
                 "created_at": created_at,
                 "uploaded_at": uploaded_at,
+                "engine_accelerator": engine_accelerator,
             }
         )
 
@@ -157,6 +163,8 @@ class ModelEntry:
 
         uploaded_at = _parse_uploaded_at(d.pop("uploaded_at"))
 
+        engine_accelerator = d.pop("engine_accelerator")
+
         model_entry = cls(
             id=id,
             team=team,
@@ -172,6 +180,7 @@ class ModelEntry:
             error_message=error_message,
             created_at=created_at,
             uploaded_at=uploaded_at,
+            engine_accelerator=engine_accelerator,
         )
 
         model_entry.additional_properties = d

@@ -24,7 +24,8 @@ class RegisterModelRequest:
         runtime (RuntimeEnum | Unset): * `eager` - eager (PyTorch as trained)
             * `compiled` - compiled (torch.compile before serving)
             * `aot` - aot (AOTInductor package, built once, kept beside the weights)
-            * `triton` - triton (NVIDIA Triton serving an ONNX model repository) Default: RuntimeEnum.EAGER.
+            * `triton` - triton (NVIDIA Triton serving an ONNX model repository)
+            * `tensorrt` - tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only) Default: RuntimeEnum.EAGER.
     """
 
     job: int

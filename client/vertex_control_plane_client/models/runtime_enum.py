@@ -5,6 +5,7 @@ class RuntimeEnum(StrEnum):
     AOT = "aot"
     COMPILED = "compiled"
     EAGER = "eager"
+    TENSORRT = "tensorrt"
     TRITON = "triton"
 
     def __str__(self) -> str:
