@@ -17,11 +17,17 @@ from controlplane.backends import errors
 from controlplane.backends.serving_base import (
     DeploySpec,
     EndpointAccess,
-    Operation,
     get_serving_backend,
 )
 from controlplane.core.queue import enqueue, send_now
-from controlplane.serving import endpoint_access, images, packaging, registry, traffic
+from controlplane.serving import (
+    endpoint_access,
+    images,
+    outcomes,
+    packaging,
+    registry,
+    traffic,
+)
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 from controlplane.serving.tensorrt_engine import deploy_refusal
 from controlplane.teams.models import Team
@@ -33,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 D = Deployment.State
 E = Endpoint.State
-LIVE_DEPLOYMENTS = (D.DEPLOYING, D.DEPLOYED, D.UNDEPLOYING)
+LIVE_DEPLOYMENTS = outcomes.LIVE_DEPLOYMENTS
 
 
 class ServingError(ValueError):
@@ -83,7 +89,7 @@ def send_create(endpoint_id: int) -> None:
             return
         endpoint.operation_name = op.name
         endpoint.save(update_fields=["operation_name"])
-        _endpoint_op(endpoint, op, done_state=E.READY)
+        outcomes.endpoint_op(endpoint, op, done_state=E.READY)
 
 
 def request_delete(endpoint: Endpoint) -> None:
@@ -115,33 +121,7 @@ def send_delete(endpoint_id: int) -> None:
                                                        endpoint.vertex_endpoint_id))
         endpoint.operation_name = op.name
         endpoint.save(update_fields=["operation_name"])
-        _endpoint_op(endpoint, op, done_state=E.DELETED)
-
-
-def _endpoint_op(endpoint: Endpoint, op: Operation, *, done_state: str) -> None:
-    if not op.done:
-        return
-    if op.failed and done_state == E.READY:
-        endpoint.transition(E.FAILED, error=op.error_message)
-    elif op.failed:  # a refused delete: the endpoint stays DELETING, with the reason
-        endpoint.error_message = op.error_message
-        endpoint.save(update_fields=["error_message"])
-    elif done_state == E.READY:
-        backend = get_serving_backend()
-        name = backend.endpoint_name(endpoint.vertex_endpoint_id)
-        dns = attachment = ""
-        if endpoint.access != Endpoint.Access.PUBLIC:
-            # Vertex names a dedicated endpoint's DNS and a private one's service attachment
-            # once it exists: what its clients connect to.
-            try:
-                remote = backend.get_endpoint(name)
-                dns, attachment = remote.dedicated_dns, remote.service_attachment
-            except errors.BackendError:
-                pass  # shown as unknown; the endpoint itself is ready
-        endpoint.transition(E.READY, vertex_name=name, dedicated_dns=dns,
-                            service_attachment=attachment)
-    else:
-        endpoint.transition(done_state)
+        outcomes.endpoint_op(endpoint, op, done_state=E.DELETED)
 
 
 # -- deployments --------------------------------------------------------------------------------
@@ -225,20 +205,20 @@ def send_deploy(deployment_id: int) -> None:
             return
         endpoint = deployment.endpoint
         remote = backend.get_endpoint(endpoint.vertex_name)
-        if remote.deployed(deployment.deployed_model_id):
-            _deployed(deployment, remote.deployed(deployment.deployed_model_id).available_replicas)
+        if there := remote.deployed(deployment.deployed_model_id):
+            outcomes.deployed(deployment, there.available_replicas)
             return  # an earlier try deployed it
         split = traffic.with_new_model(remote.traffic_split, deployment.traffic_percent)
         try:
             op = backend.deploy_model(endpoint.vertex_name, _spec(deployment), split)
         except (errors.InvalidJobSpec, errors.PermissionDenied, errors.FailedPrecondition,
                 errors.NotFound) as exc:
-            _deployment_failed(deployment, str(exc))
+            outcomes.deployment_failed(deployment, str(exc))
             return
         deployment.operation_name = op.name
         deployment.save(update_fields=["operation_name"])
         if op.done:
-            _deployment_op_done(deployment, op)
+            outcomes.deployment_op_done(deployment, op)
 
 
 def request_undeploy(deployment: Deployment) -> None:
@@ -266,7 +246,7 @@ def send_undeploy(deployment_id: int) -> None:
         endpoint = deployment.endpoint
         remote = backend.get_endpoint(endpoint.vertex_name)
         if remote.deployed(deployment.deployed_model_id) is None:
-            _undeployed(deployment)  # gone already: an earlier try undeployed it
+            outcomes.undeployed(deployment)  # gone already: an earlier try undeployed it
             return
         others = [d.id for d in remote.deployed_models if d.id != deployment.deployed_model_id]
         split = traffic.without_model(remote.traffic_split, deployment.deployed_model_id, others)
@@ -274,7 +254,7 @@ def send_undeploy(deployment_id: int) -> None:
         deployment.operation_name = op.name
         deployment.save(update_fields=["operation_name"])
         if op.done and not op.failed:
-            _undeployed(deployment)
+            outcomes.undeployed(deployment)
 
 
 def set_autoscaling(deployment: Deployment, *, min_replicas: int, max_replicas: int,
@@ -335,19 +315,13 @@ def _reconcile_endpoint(endpoint: Endpoint) -> None:
         task = "create_endpoint" if endpoint.state == E.CREATING else "delete_endpoint"
         send_now(TASKS + task, str(endpoint.pk))
         return
-    op = _op(endpoint.operation_name)
+    op = outcomes.op(endpoint.operation_name)
     with transaction.atomic():
         endpoint = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
         if endpoint.state == E.CREATING:
-            _endpoint_op(endpoint, op, done_state=E.READY)
+            outcomes.endpoint_op(endpoint, op, done_state=E.READY)
         elif endpoint.state == E.DELETING:
-            _endpoint_op(endpoint, op, done_state=E.DELETED)
-
-
-def _op(name: str) -> Operation:
-    if "/operations/" not in name:
-        return Operation(name=name, done=True)  # found done by an earlier try
-    return get_serving_backend().get_operation(name)
+            outcomes.endpoint_op(endpoint, op, done_state=E.DELETED)
 
 
 def _reconcile_deployments(endpoint: Endpoint) -> None:
@@ -358,7 +332,7 @@ def _reconcile_deployments(endpoint: Endpoint) -> None:
             if there is None and not deployment.operation_name:
                 send_now(TASKS + "deploy", str(deployment.pk))  # its task was lost: send it again
                 continue
-            op = None if there is not None else _op(deployment.operation_name)
+            op = None if there is not None else outcomes.op(deployment.operation_name)
             if op is not None and not op.done:
                 continue
             with transaction.atomic():
@@ -367,9 +341,9 @@ def _reconcile_deployments(endpoint: Endpoint) -> None:
                 if locked.state != D.DEPLOYING:
                     continue
                 if op is None:
-                    _deployed(locked, there.available_replicas)
+                    outcomes.deployed(locked, there.available_replicas)
                 else:
-                    _deployment_op_done(locked, op)
+                    outcomes.deployment_op_done(locked, op)
                 if locked.state == D.DEPLOYED and locked.endpoint.state == E.DELETING:
                     _start_undeploy(locked)  # landed after its endpoint's delete was asked
         elif deployment.state == D.UNDEPLOYING:
@@ -378,8 +352,8 @@ def _reconcile_deployments(endpoint: Endpoint) -> None:
                     locked = Deployment.objects.select_for_update().select_related(
                         "endpoint").get(pk=deployment.pk)
                     if locked.state == D.UNDEPLOYING:
-                        _undeployed(locked)
-            elif not deployment.operation_name or _op(deployment.operation_name).failed:
+                        outcomes.undeployed(locked)
+            elif not deployment.operation_name or outcomes.op(deployment.operation_name).failed:
                 # Lost, or refused (a traffic split that changed meanwhile): compute it anew.
                 Deployment.objects.filter(pk=deployment.pk).update(operation_name="")
                 send_now(TASKS + "undeploy", str(deployment.pk))
@@ -395,32 +369,8 @@ def _refresh(deployment: Deployment, there: Any) -> None:
         return
     updates: dict[str, Any] = {"available_replicas": there.available_replicas}
     if deployment.scaling_operation_name:
-        op = _op(deployment.scaling_operation_name)
+        op = outcomes.op(deployment.scaling_operation_name)
         if op.done:
             updates["scaling_operation_name"] = ""
             updates["error_message"] = op.error_message if op.failed else ""
     Deployment.objects.filter(pk=deployment.pk).update(**updates)
-
-
-def _deployment_op_done(deployment: Deployment, op: Operation) -> None:
-    if op.failed:
-        _deployment_failed(deployment, op.error_message)
-    else:
-        _deployed(deployment, deployment.min_replicas)
-
-
-def _deployed(deployment: Deployment, available: int) -> None:
-    deployment.transition(D.DEPLOYED, available_replicas=available)
-
-
-def _deployment_failed(deployment: Deployment, message: str) -> None:
-    deployment.transition(D.FAILED, error=message)
-
-
-def _undeployed(deployment: Deployment) -> None:
-    if not deployment.transition(D.UNDEPLOYED):
-        return
-    endpoint = deployment.endpoint
-    if endpoint.state == E.DELETING and not endpoint.deployments.filter(
-            state__in=LIVE_DEPLOYMENTS).exclude(pk=deployment.pk).exists():
-        enqueue(TASKS + "delete_endpoint", str(endpoint.pk))
