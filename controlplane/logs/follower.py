@@ -59,6 +59,9 @@ SETTLE_OVERDUE = 4
 # A position in Cloud Logging's order: a timestamp, and the insertId of the entry read there
 # ("" for the start of that instant).
 Position = tuple[datetime, str]
+# Room kept in every filter for the insertId of its lower position (Cloud Logging's are
+# 16 to 30 characters).
+_LONG_INSERT_ID = "x" * 64
 # How a pass reads a cursor's position.
 _Reader = Callable[[LogCursor], Position]
 
@@ -124,7 +127,7 @@ class _Sweep:
         if _settle_overdue(self.cursors, self.clock(), self.config) and not self.settle():
             return
         if not self.config.tail:
-            heads = plan_heads(self.cursors, self.config)
+            heads = plan_heads(self.cursors, self.config, self.clock())
             self.stats.streams += len(heads)
             if not self.drain(heads):
                 return
@@ -226,11 +229,24 @@ def _close_finished(cursors: Iterable[LogCursor], config: FollowConfig) -> int:
 
 # --- planning ---------------------------------------------------------------------------------
 
-def plan_heads(cursors: Sequence[LogCursor], config: FollowConfig) -> list[_Stream]:
+def plan_heads(cursors: Sequence[LogCursor], config: FollowConfig,
+               now: datetime | None = None) -> list[_Stream]:
     """The fresh reads, most current group first."""
     wanting = [c for c in cursors if _wants_head(c, config)]
-    heads = _groups(HEAD, wanting, lambda c: (c.head_at, c.head_insert_id), None, config)
+    heads = _groups(HEAD, wanting, lambda c: (c.head_at, c.head_insert_id), None, config,
+                    now)
+    if now is not None and any(now - s.lower[0] > config.group_gap for s in heads):
+        heads = [s for s in heads if _fresh_read_due(s, now, config)]
     return sorted(heads, key=lambda s: s.lower, reverse=True)
+
+
+def _fresh_read_due(stream: _Stream, now: datetime, config: FollowConfig) -> bool:
+    """While a backlog is read the quota is the limit and every call should bring a full
+    page: an attempt that is caught up is read every backlog_fresh_every, not every sweep
+    (its lower bound is where its previous read began, less head_overlap), so its pages carry
+    that much more and the polls that find nothing stop taking the backlog's calls."""
+    behind = now - stream.lower[0]
+    return behind > config.group_gap or behind >= config.backlog_fresh_every + config.head_overlap
 
 
 def plan_settles(cursors: Sequence[LogCursor], now: datetime,
@@ -265,22 +281,35 @@ def _wants_settle(cursor: LogCursor, upper: datetime, config: FollowConfig) -> b
 
 
 def _groups(kind: str, cursors: Sequence[LogCursor], position: _Reader,
-            upper: datetime | None, config: FollowConfig) -> list[_Stream]:
+            upper: datetime | None, config: FollowConfig,
+            now: datetime | None = None) -> list[_Stream]:
     """Attempts in position order, cut where the filter would be too long or where the next
-    one is more than group_gap ahead of the group's first (its lower bound)."""
+    one is more than group_gap ahead of the group's first (its lower bound).
+
+    An attempt more than group_gap behind the present (upper, or now) is catching up: its
+    pages are full, so sharing a query with one at another position would fill them with
+    entries the one ahead has stored already. It joins only attempts at its very position,
+    which are those read in one query before (a read moves all its members together), so a
+    backlog keeps the same groups from sweep to sweep and every page but its last is new."""
     streams: list[_Stream] = []
     ordered = sorted(cursors, key=lambda c: (position(c), c.pk))
+    present = upper or now
     members: list[LogCursor] = []
     used = budget = 0
     for cursor in ordered:
         cost = len(filters.term(cursor.attempt.vertex_job_id)) + 4
+        at = position(cursor)
+        behind = present is not None and present - at[0] > config.group_gap
         if members and (used + cost > budget
-                        or position(cursor)[0] - position(members[0])[0] > config.group_gap):
+                        or at[0] - position(members[0])[0] > config.group_gap
+                        or (behind and at != position(members[-1]))):
             streams.append(_stream(kind, members, position, upper))
             members = []
         if not members:
-            at, insert_id = position(cursor)
-            budget, used = filters.budget_for(at, upper, insert_id) + 4, 0
+            # The same room for job ids whatever the position's insertId (up to a long one),
+            # so a backlog is cut into the same groups at every sweep.
+            budget, used = min(filters.budget_for(at[0], upper, at[1]),
+                               filters.budget_for(at[0], upper, _LONG_INSERT_ID)) + 4, 0
         members.append(cursor)
         used += cost
     if members:
