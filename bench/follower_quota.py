@@ -2,7 +2,7 @@
 second delivered into PostgreSQL, with 1, 10, 100 and 500 running jobs.
 
     python -m bench.follower_quota [--jobs 1,10,100,500] [--seconds 75] [--rate 1.0]
-                                   [--backlog 60000] [--tail]
+                                   [--backlog 60000] [--tail] [--no-live]
 
 The emulator (python -m localvertex) runs with --logging-quota-per-minute 60, Cloud Logging's
 limit, and refuses the 61st call of any minute with RESOURCE_EXHAUSTED. The follower runs as
@@ -13,7 +13,8 @@ live     every job prints --rate lines a second (timestamped as printed) for --s
          figures: list calls in the busiest 60 s, entries/s stored, entries still unread when
          the writers stop, RESOURCE_EXHAUSTED answers (must be 0).
 backlog  --backlog entries already written across the jobs (a follower coming back after an
-         outage): how fast the follower drains them within the quota: the ceiling.
+         outage): how fast the follower drains them, beside the quota's ceiling of 1000
+         entries/s (60 calls a minute of 1000 entries), and how full its pages are.
 --tail   adds a run of the largest job count with TailLogEntries for fresh entries.
 """
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
 import signal
 import socket
@@ -270,8 +270,6 @@ def report(run: Run) -> None:
                   f"{sum(1 for n in run.sizes or [] if n >= 1000)} full, "
                   f"{sum(1 for n in run.sizes or [] if 0 < n < 1000)} partial, "
                   f"{sum(1 for n in run.sizes or [] if n == 0)} empty")
-    if os.environ.get("BENCH_PAGES"):
-        print("  page sizes:", run.sizes, file=sys.stderr)
     print(f"  {run.label:<12} {run.jobs:>4} jobs: {run.busiest_minute:>3} list calls in the "
           f"busiest minute, {len(run.calls or [])} in {run.seconds:.0f} s; "
           f"{run.stored}/{run.written} entries stored, {rate:,.0f} entries/s{extra}; "

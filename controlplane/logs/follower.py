@@ -155,6 +155,11 @@ class _Sweep:
     def read_page(self, stream: _Stream) -> bool:
         """Read and store the stream's next page. False when the sweep must stop."""
         wait = self.budget.wait_s()
+        if 0 < wait <= self.config.budget_nap_s and time.monotonic() + wait < self.deadline:
+            # The next token is nearer than the next sweep: waiting here spends the budget
+            # at its pace instead of at the beat's.
+            time.sleep(wait)
+            wait = self.budget.wait_s()
         if wait > 0:
             self.stats.wait_s = wait
             return False
@@ -290,17 +295,19 @@ def _groups(kind: str, cursors: Sequence[LogCursor], position: _Reader,
     pages are full, so sharing a query with one at another position would fill them with
     entries the one ahead has stored already. It joins only attempts at its very position,
     which are those read in one query before (a read moves all its members together), so a
-    backlog keeps the same groups from sweep to sweep and every page but its last is new."""
+    backlog keeps the same groups from sweep to sweep and every page but its last is new;
+    more of them than one filter holds are cut into groups of even sizes."""
     streams: list[_Stream] = []
     ordered = sorted(cursors, key=lambda c: (position(c), c.pk))
     present = upper or now
     members: list[LogCursor] = []
     used = budget = 0
-    for cursor in ordered:
+    most = len(ordered)
+    for i, cursor in enumerate(ordered):
         cost = len(filters.term(cursor.attempt.vertex_job_id)) + 4
         at = position(cursor)
         behind = present is not None and present - at[0] > config.group_gap
-        if members and (used + cost > budget
+        if members and (used + cost > budget or len(members) >= most
                         or at[0] - position(members[0])[0] > config.group_gap
                         or (behind and at != position(members[-1]))):
             streams.append(_stream(kind, members, position, upper))
@@ -310,11 +317,27 @@ def _groups(kind: str, cursors: Sequence[LogCursor], position: _Reader,
             # so a backlog is cut into the same groups at every sweep.
             budget, used = min(filters.budget_for(at[0], upper, at[1]),
                                filters.budget_for(at[0], upper, _LONG_INSERT_ID)) + 4, 0
+            most = _even_share(ordered, i, position, budget - 4) if behind else len(ordered)
         members.append(cursor)
         used += cost
     if members:
         streams.append(_stream(kind, members, position, upper))
     return streams
+
+
+def _even_share(ordered: Sequence[LogCursor], first: int, position: _Reader,
+                room: int) -> int:
+    """How many of the attempts at ordered[first]'s position (the rest of its group) go in
+    each query: as few queries as the filter's room allows, of even sizes. Read a page each
+    in turn, even groups come to their ends together, so none is left caught up and polled
+    for nothing while the others still read their backlogs."""
+    at = position(ordered[first])
+    ids = []
+    for cursor in ordered[first:]:
+        if position(cursor) != at:
+            break
+        ids.append(cursor.attempt.vertex_job_id)
+    return -(-len(ids) // len(filters.pack(ids, room)))
 
 
 def _stream(kind: str, members: list[LogCursor], position: _Reader,

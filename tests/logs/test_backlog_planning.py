@@ -8,7 +8,9 @@ from controlplane.backends.training import VertexBackend
 from controlplane.logs import follower
 from controlplane.logs.models import LogCursor
 from controlplane.logs.options import FollowConfig
+from controlplane.runs.models import Job, JobAttempt
 from tests.logs.conftest import AttemptFactory
+from vertexplan.logparse import filters
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 CONFIG = FollowConfig()
@@ -78,3 +80,23 @@ def test_while_a_backlog_is_read_caught_up_attempts_are_read_less_often(
     # backlog.
     at_head([cursors[behind.pk]], read_at - CONFIG.head_overlap)
     assert planned(now) == [{behind.pk, current.pk}]
+
+
+def test_a_backlog_too_big_for_one_filter_is_cut_into_even_groups(
+        vertex: VertexBackend, make_attempt: AttemptFactory) -> None:
+    first = make_attempt(T0)
+    job = Job.objects.get(pk=first.job_id)
+    JobAttempt.objects.bulk_create(
+        JobAttempt(job=job, number=n, display_name=f"a{n}", vertex_job_id=str(7 * 10**18 + n),
+                   created_at=T0, submitted_at=T0) for n in range(2, 501))
+    now = T0 + timedelta(minutes=10)
+    cursors = list(cursors_of(vertex, now).values())
+    heads = follower.plan_heads(cursors, CONFIG, now)
+    # 500 ids need two filters: 250 each, not one full filter and the rest, whose group
+    # would finish first and then be polled for nothing while the other still reads.
+    assert sorted(len(s.members) for s in heads) == [250, 250]
+    assert all(len(s.query) <= filters.MAX_FILTER_CHARS for s in heads)
+    # Near the present (no backlog) the first filter is filled, as before.
+    at_head(cursors, now - timedelta(seconds=5))
+    heads = follower.plan_heads(list(cursors_of(vertex, now).values()), CONFIG, now)
+    assert len(heads) == 2 and max(len(s.members) for s in heads) > 400
