@@ -155,9 +155,11 @@ class _Sweep:
     def read_page(self, stream: _Stream) -> bool:
         """Read and store the stream's next page. False when the sweep must stop."""
         wait = self.budget.wait_s()
-        if 0 < wait <= self.config.budget_nap_s and time.monotonic() + wait < self.deadline:
-            # The next token is nearer than the next sweep: waiting here spends the budget
-            # at its pace instead of at the beat's.
+        if (0 < wait <= self.config.budget_nap_s and time.monotonic() + wait < self.deadline
+                and self.clock() - stream.lower[0] > self.config.group_gap):
+            # A backlog's next page is full whenever it is read, and the next token is nearer
+            # than the next sweep: waiting here spends the budget at its pace instead of the
+            # beat's. (A fresh read waits for the next sweep: its page is fuller then.)
             time.sleep(wait)
             wait = self.budget.wait_s()
         if wait > 0:

@@ -61,8 +61,8 @@ class FollowConfig:
     # While some attempt is catching up (a backlog), the attempts already caught up are read
     # this often instead of at every sweep, so the quota goes to full pages.
     backlog_fresh_every: timedelta = timedelta(seconds=10)
-    # A sweep waits for the budget's next call when it is at most this far (the beat runs
-    # a sweep every 3 s); a longer wait ends the sweep.
+    # A sweep reading a backlog waits for the budget's next call when it is at most this far
+    # (the beat runs a sweep every 3 s); a longer wait, or a fresh read, ends the sweep.
     budget_nap_s: float = 3.0
     # A sweep stops after this long (the Celery task's lease is 120 s).
     sweep_seconds: float = 60.0
