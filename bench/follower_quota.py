@@ -2,18 +2,19 @@
 second delivered into PostgreSQL, with 1, 10, 100 and 500 running jobs.
 
     python -m bench.follower_quota [--jobs 1,10,100,500] [--seconds 75] [--rate 1.0]
-                                   [--backlog 60000] [--tail]
+                                   [--backlog 60000] [--tail] [--no-live]
 
 The emulator (python -m localvertex) runs with --logging-quota-per-minute 60, Cloud Logging's
 limit, and refuses the 61st call of any minute with RESOURCE_EXHAUSTED. The follower runs as
-the beat runs it: one sweep every 3 s, in this process, with its default budget (50 calls a
+the beat runs it: one sweep every 3 s, in this process, with its default budget (58 calls a
 minute, bursts of 8) on a scratch PostgreSQL database (see bench.logs_ingest).
 
 live     every job prints --rate lines a second (timestamped as printed) for --seconds; the
          figures: list calls in the busiest 60 s, entries/s stored, entries still unread when
          the writers stop, RESOURCE_EXHAUSTED answers (must be 0).
 backlog  --backlog entries already written across the jobs (a follower coming back after an
-         outage): how fast the follower drains them within the quota: the ceiling.
+         outage): how fast the follower drains them, beside the quota's ceiling of 1000
+         entries/s (60 calls a minute of 1000 entries), and how full its pages are.
 --tail   adds a run of the largest job count with TailLogEntries for fresh entries.
 """
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
 import signal
 import socket
@@ -41,6 +41,8 @@ from bench.machine import machine
 
 QUOTA = 60
 SWEEP_S = 3.0
+# What the quota lets anyone read: 60 calls a minute of 1000 entries each.
+CEILING = QUOTA * 1000 / 60
 
 
 @contextlib.contextmanager
@@ -77,10 +79,16 @@ class Counted:
         self.project = backend.project
         self.supports_tail = backend.supports_tail
         self.calls: list[float] = []
+        self.sizes: list[int] = []      # entries on each page
+        self.latency: list[float] = []  # seconds each call took
 
     def list_log_entries(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls.append(time.monotonic())
-        return self.backend.list_log_entries(*args, **kwargs)
+        started = time.monotonic()
+        self.calls.append(started)
+        page = self.backend.list_log_entries(*args, **kwargs)
+        self.latency.append(time.monotonic() - started)
+        self.sizes.append(len(page.entries))
+        return page
 
     def tail_log_entries(self, *args: Any, **kwargs: Any) -> Any:
         return self.backend.tail_log_entries(*args, **kwargs)
@@ -141,6 +149,8 @@ class Run:
     written: int = 0
     stored: int = 0
     calls: list[float] | None = None
+    sizes: list[int] | None = None
+    latency: list[float] | None = None
     quota_errors: int = 0
     unread_at_stop: int = 0
 
@@ -162,7 +172,7 @@ def follow_loop(backend: Any, config: Any, run: Run, stop: threading.Event) -> N
     from controlplane.logs import follower
 
     counted = Counted(backend)
-    run.calls = counted.calls
+    run.calls, run.sizes, run.latency = counted.calls, counted.sizes, counted.latency
     try:
         while not stop.is_set():
             started = time.monotonic()
@@ -251,8 +261,15 @@ def backlog(address: str, jobs: int, count: int) -> Run:
 
 def report(run: Run) -> None:
     rate = run.stored / run.seconds if run.seconds else 0.0
+    calls = len(run.sizes or [])
     extra = (f", unread when writers stopped {run.unread_at_stop}" if run.label != "backlog"
-             else f", drained in {run.seconds:.0f} s")
+             else f", drained in {run.seconds:.0f} s ({rate / CEILING:.2f}x the ceiling of "
+                  f"{CEILING:,.0f} entries/s); {sum(run.sizes or []) / max(1, calls):,.0f} "
+                  f"entries a call, a call answered in "
+                  f"{sum(run.latency or []) / max(1, calls):.2f} s on average; pages: "
+                  f"{sum(1 for n in run.sizes or [] if n >= 1000)} full, "
+                  f"{sum(1 for n in run.sizes or [] if 0 < n < 1000)} partial, "
+                  f"{sum(1 for n in run.sizes or [] if n == 0)} empty")
     print(f"  {run.label:<12} {run.jobs:>4} jobs: {run.busiest_minute:>3} list calls in the "
           f"busiest minute, {len(run.calls or [])} in {run.seconds:.0f} s; "
           f"{run.stored}/{run.written} entries stored, {rate:,.0f} entries/s{extra}; "
@@ -266,14 +283,18 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=1.0, help="lines per second per job")
     parser.add_argument("--backlog", type=int, default=60_000)
     parser.add_argument("--tail", action="store_true")
+    parser.add_argument("--no-live", action="store_true", help="only the backlog run")
     args = parser.parse_args()
     counts = [int(n) for n in args.jobs.split(",")]
-    os.environ.setdefault("CP_LOG_READS_PER_MINUTE", "50")
     with scratch_database("quota"), emulator() as address:
+        from controlplane.logs.options import follow_config
+
+        config = follow_config()
         print(f"machine: {machine()}; {postgres_version()}; emulator quota {QUOTA} "
-              f"entries.list calls/min; follower budget 50/min, a sweep every {SWEEP_S:.0f} s")
+              f"entries.list calls/min; follower budget {config.reads_per_minute}/min (bursts "
+              f"of {config.burst}), a sweep every {SWEEP_S:.0f} s")
         print(f"live: every job prints {args.rate:g} line/s for {args.seconds:.0f} s")
-        for count in counts:
+        for count in counts if not args.no_live else []:
             report(live(address, count, args.seconds, args.rate))
         if args.tail:
             report(live(address, counts[-1], args.seconds, args.rate, tail=True))

@@ -59,6 +59,9 @@ SETTLE_OVERDUE = 4
 # A position in Cloud Logging's order: a timestamp, and the insertId of the entry read there
 # ("" for the start of that instant).
 Position = tuple[datetime, str]
+# Room kept in every filter for the insertId of its lower position (Cloud Logging's are
+# 16 to 30 characters).
+_LONG_INSERT_ID = "x" * 64
 # How a pass reads a cursor's position.
 _Reader = Callable[[LogCursor], Position]
 
@@ -124,7 +127,7 @@ class _Sweep:
         if _settle_overdue(self.cursors, self.clock(), self.config) and not self.settle():
             return
         if not self.config.tail:
-            heads = plan_heads(self.cursors, self.config)
+            heads = plan_heads(self.cursors, self.config, self.clock())
             self.stats.streams += len(heads)
             if not self.drain(heads):
                 return
@@ -152,6 +155,13 @@ class _Sweep:
     def read_page(self, stream: _Stream) -> bool:
         """Read and store the stream's next page. False when the sweep must stop."""
         wait = self.budget.wait_s()
+        if (0 < wait <= self.config.budget_nap_s and time.monotonic() + wait < self.deadline
+                and self.clock() - stream.lower[0] > self.config.group_gap):
+            # A backlog's next page is full whenever it is read, and the next token is nearer
+            # than the next sweep: waiting here spends the budget at its pace instead of the
+            # beat's. (A fresh read waits for the next sweep: its page is fuller then.)
+            time.sleep(wait)
+            wait = self.budget.wait_s()
         if wait > 0:
             self.stats.wait_s = wait
             return False
@@ -226,11 +236,24 @@ def _close_finished(cursors: Iterable[LogCursor], config: FollowConfig) -> int:
 
 # --- planning ---------------------------------------------------------------------------------
 
-def plan_heads(cursors: Sequence[LogCursor], config: FollowConfig) -> list[_Stream]:
+def plan_heads(cursors: Sequence[LogCursor], config: FollowConfig,
+               now: datetime | None = None) -> list[_Stream]:
     """The fresh reads, most current group first."""
     wanting = [c for c in cursors if _wants_head(c, config)]
-    heads = _groups(HEAD, wanting, lambda c: (c.head_at, c.head_insert_id), None, config)
+    heads = _groups(HEAD, wanting, lambda c: (c.head_at, c.head_insert_id), None, config,
+                    now)
+    if now is not None and any(now - s.lower[0] > config.group_gap for s in heads):
+        heads = [s for s in heads if _fresh_read_due(s, now, config)]
     return sorted(heads, key=lambda s: s.lower, reverse=True)
+
+
+def _fresh_read_due(stream: _Stream, now: datetime, config: FollowConfig) -> bool:
+    """While a backlog is read the quota is the limit and every call should bring a full
+    page: an attempt that is caught up is read every backlog_fresh_every, not every sweep
+    (its lower bound is where its previous read began, less head_overlap), so its pages carry
+    that much more and the polls that find nothing stop taking the backlog's calls."""
+    behind = now - stream.lower[0]
+    return behind > config.group_gap or behind >= config.backlog_fresh_every + config.head_overlap
 
 
 def plan_settles(cursors: Sequence[LogCursor], now: datetime,
@@ -265,27 +288,58 @@ def _wants_settle(cursor: LogCursor, upper: datetime, config: FollowConfig) -> b
 
 
 def _groups(kind: str, cursors: Sequence[LogCursor], position: _Reader,
-            upper: datetime | None, config: FollowConfig) -> list[_Stream]:
+            upper: datetime | None, config: FollowConfig,
+            now: datetime | None = None) -> list[_Stream]:
     """Attempts in position order, cut where the filter would be too long or where the next
-    one is more than group_gap ahead of the group's first (its lower bound)."""
+    one is more than group_gap ahead of the group's first (its lower bound).
+
+    An attempt more than group_gap behind the present (upper, or now) is catching up: its
+    pages are full, so sharing a query with one at another position would fill them with
+    entries the one ahead has stored already. It joins only attempts at its very position,
+    which are those read in one query before (a read moves all its members together), so a
+    backlog keeps the same groups from sweep to sweep and every page but its last is new;
+    more of them than one filter holds are cut into groups of even sizes."""
     streams: list[_Stream] = []
     ordered = sorted(cursors, key=lambda c: (position(c), c.pk))
+    present = upper or now
     members: list[LogCursor] = []
     used = budget = 0
-    for cursor in ordered:
+    most = len(ordered)
+    for i, cursor in enumerate(ordered):
         cost = len(filters.term(cursor.attempt.vertex_job_id)) + 4
-        if members and (used + cost > budget
-                        or position(cursor)[0] - position(members[0])[0] > config.group_gap):
+        at = position(cursor)
+        behind = present is not None and present - at[0] > config.group_gap
+        if members and (used + cost > budget or len(members) >= most
+                        or at[0] - position(members[0])[0] > config.group_gap
+                        or (behind and at != position(members[-1]))):
             streams.append(_stream(kind, members, position, upper))
             members = []
         if not members:
-            at, insert_id = position(cursor)
-            budget, used = filters.budget_for(at, upper, insert_id) + 4, 0
+            # The same room for job ids whatever the position's insertId (up to a long one),
+            # so a backlog is cut into the same groups at every sweep.
+            budget, used = min(filters.budget_for(at[0], upper, at[1]),
+                               filters.budget_for(at[0], upper, _LONG_INSERT_ID)) + 4, 0
+            most = _even_share(ordered, i, position, budget - 4) if behind else len(ordered)
         members.append(cursor)
         used += cost
     if members:
         streams.append(_stream(kind, members, position, upper))
     return streams
+
+
+def _even_share(ordered: Sequence[LogCursor], first: int, position: _Reader,
+                room: int) -> int:
+    """How many of the attempts at ordered[first]'s position (the rest of its group) go in
+    each query: as few queries as the filter's room allows, of even sizes. Read a page each
+    in turn, even groups come to their ends together, so none is left caught up and polled
+    for nothing while the others still read their backlogs."""
+    at = position(ordered[first])
+    ids = []
+    for cursor in ordered[first:]:
+        if position(cursor) != at:
+            break
+        ids.append(cursor.attempt.vertex_job_id)
+    return -(-len(ids) // len(filters.pack(ids, room)))
 
 
 def _stream(kind: str, members: list[LogCursor], position: _Reader,

@@ -18,6 +18,10 @@ from datetime import UTC, datetime
 from controlplane.logs.models import LogReadQuota
 
 WINDOW_S = 60.0
+# A call is counted this much longer than its minute: the server counts it when it arrives,
+# a moment after we note it, and a call made the instant an old one leaves our window could
+# otherwise land in the server's minute with it.
+EDGE_S = 0.5
 MIN_BACKOFF_S = 5.0
 MAX_BACKOFF_S = 120.0
 
@@ -31,10 +35,10 @@ class ReadBudget:
         self.row, _ = LogReadQuota.objects.get_or_create(project=project)
         now = clock()
         self.calls = sorted(c for c in self.row.calls if isinstance(c, (int, float))
-                            and c > now - WINDOW_S)
+                            and c > now - WINDOW_S - EDGE_S)
 
     def _prune(self, now: float) -> None:
-        while self.calls and self.calls[0] <= now - WINDOW_S:
+        while self.calls and self.calls[0] <= now - WINDOW_S - EDGE_S:
             self.calls.pop(0)
 
     def _bucket_wait(self, now: float) -> float:
@@ -53,7 +57,8 @@ class ReadBudget:
         self._prune(now)
         waits = [self._bucket_wait(now)]
         if len(self.calls) >= self.per_minute:
-            waits.append(self.calls[len(self.calls) - self.per_minute] + WINDOW_S - now)
+            waits.append(self.calls[len(self.calls) - self.per_minute] + WINDOW_S + EDGE_S
+                         - now)
         if self.row.paused_until is not None:
             waits.append(self.row.paused_until.timestamp() - now)
         return max(0.0, *waits)

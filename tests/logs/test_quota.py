@@ -116,3 +116,16 @@ def test_follower_backs_off_on_resource_exhausted_and_loses_nothing(
     # Paused: the next sweep asks nothing.
     assert follower.follow(backend, config, clock).calls == 0
     assert LogLine.objects.count() == 2000  # the two pages read before the refusal
+
+
+def test_a_call_leaves_the_window_a_moment_after_its_minute(db: None) -> None:
+    # The server notes a call when it arrives; one made the instant the oldest leaves our
+    # minute could land in the server's minute with it.
+    clock = FakeTime()
+    budget = ReadBudget("p", per_minute=5, burst=5, clock=clock)
+    for _ in range(5):
+        budget.spend()
+    clock.now += 60
+    assert budget.wait_s() > 0
+    clock.now += budget.wait_s()
+    assert budget.wait_s() == 0
