@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml constraints.txt
 # (e.g. /etc/xdg/pip/constraints.txt) may cap torch at the project's version. The trainers
 # are installed editable without dependencies (the project's would bring torch 2.13 back).
 # tests/trainers/xla builds it when it is missing.
-XLA_VENV := .venv-xla
+XLA_VENV := $(VENV)/xla
 XLA_STAMP := $(XLA_VENV)/.installed
 
 xla-env: $(XLA_STAMP)
@@ -70,7 +70,7 @@ client: venv
 # The Triton environment (requirements-triton.txt says why it is apart). Tests that serve or
 # validate a Triton model repository build it when it is missing. PIP_CONSTRAINT is emptied:
 # the machine's pip constraints cap torch for the project's environment, not this one.
-TRITON_VENV := .venv-triton
+TRITON_VENV := $(VENV)/triton
 TRITON_STAMP := $(TRITON_VENV)/.installed
 triton-env: $(TRITON_STAMP)
 

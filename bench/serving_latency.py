@@ -98,7 +98,7 @@ def wait_healthy(proc: subprocess.Popen, port: int, route: str, started: float) 
 
 def triton_repository(model_dir: Path, repository: Path) -> Path:
     """The model's Triton repository, as the packaging job writes it."""
-    subprocess.run([str(ROOT / ".venv-triton" / "bin" / "python"), "-m",
+    subprocess.run([str(ROOT / ".venv" / "triton" / "bin" / "python"), "-m",
                     "trainers.serving.triton_package", str(model_dir), str(repository)],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     return repository
@@ -108,7 +108,7 @@ def start_triton(repository: Path) -> tuple[subprocess.Popen, int, float]:
     port = free_port()
     started = time.monotonic()
     proc = subprocess.Popen(
-        [str(ROOT / ".venv-triton" / "bin" / "python"), "-m", "trainers.serving.triton_local",
+        [str(ROOT / ".venv" / "triton" / "bin" / "python"), "-m", "trainers.serving.triton_local",
          str(repository), "--port", str(port)],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     return proc, port, wait_healthy(proc, port, "/v2/health/ready", started)

@@ -109,17 +109,17 @@ def replica_argv(pool_spec, python: str = sys.executable) -> list[str]:  # Worke
 
 
 def xla_python() -> Path:
-    """Where a PyTorch/XLA replica's `python` is: $LOCALVERTEX_XLA_PYTHON, else the .venv-xla
-    beside the emulator's own virtual environment (`make xla-env` builds both in the checkout)."""
+    """Where a PyTorch/XLA replica's `python` is: $LOCALVERTEX_XLA_PYTHON, else the .venv/xla
+    inside the emulator's own virtual environment (`make xla-env` builds it there)."""
     given = os.environ.get(ENV_XLA_PYTHON)
-    return Path(given) if given else Path(sys.prefix).parent / ".venv-xla" / "bin" / "python"
+    return Path(given) if given else Path(sys.prefix) / "xla" / "bin" / "python"
 
 
 def triton_python() -> Path:
-    """Where the Triton tools' `python` is: $LOCALVERTEX_TRITON_PYTHON, else the .venv-triton
-    beside the emulator's own virtual environment."""
+    """Where the Triton tools' `python` is: $LOCALVERTEX_TRITON_PYTHON, else the .venv/triton
+    inside the emulator's own virtual environment (`make triton-env`)."""
     given = os.environ.get(ENV_TRITON_PYTHON)
-    return Path(given) if given else Path(sys.prefix).parent / ".venv-triton" / "bin" / "python"
+    return Path(given) if given else Path(sys.prefix) / "triton" / "bin" / "python"
 
 
 def runs_triton_tools(pool_spec) -> bool:

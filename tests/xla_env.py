@@ -1,4 +1,4 @@
-"""The PyTorch/XLA trainer's own environment (.venv-xla), built by `make xla-env` when missing
+"""The PyTorch/XLA trainer's own environment (.venv/xla), built by `make xla-env` when missing
 or out of date (make's stamp file makes it a no-op otherwise). Tests that need it build it:
 they are never skipped, as the trainer has no other way to run. On a fresh machine this
 downloads torch 2.9 (with the CUDA libraries PyPI's Linux wheel depends on) and torch_xla:
@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-XLA_PYTHON = ROOT / ".venv-xla" / "bin" / "python"
+XLA_PYTHON = ROOT / ".venv" / "xla" / "bin" / "python"
 BUILD_TIMEOUT_S = 1800
 
 
 def ensure_xla_env() -> Path:
-    """The .venv-xla interpreter, built with this interpreter's Python version."""
+    """The .venv/xla interpreter, built with this interpreter's Python version."""
     done = subprocess.run(["make", "--no-print-directory", "xla-env", f"PYTHON={sys.executable}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     assert done.returncode == 0, (f"make xla-env failed:\n{done.stdout[-3000:]}\n"

@@ -1,7 +1,7 @@
 """TPU jobs composed through the REST API on the local stack: a v5e 2x2 tpu_jax job runs the
 built-in JAX trainer (the emulator plays the slice's four chips as four CPU devices) to
 SUCCEEDED, with its steps and checkpoints on the API and its page; so does a v5e 2x2 tpu_xla
-job, which the emulator runs in the PyTorch/XLA environment (.venv-xla, built here when
+job, which the emulator runs in the PyTorch/XLA environment (.venv/xla, built here when
 missing) on four CPU PJRT devices."""
 
 from __future__ import annotations

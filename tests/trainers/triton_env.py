@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-VENV = ROOT / ".venv-triton"
+VENV = ROOT / ".venv" / "triton"
 
 
 def python() -> Path:

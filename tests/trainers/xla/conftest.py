@@ -1,4 +1,4 @@
-"""The PyTorch/XLA trainer runs in its own environment (.venv-xla, `make xla-env`): torch_xla
+"""The PyTorch/XLA trainer runs in its own environment (.venv/xla, `make xla-env`): torch_xla
 pins torch 2.9, the project runs torch 2.13. These tests build that environment when it is
 missing (a fresh CI machine downloads torch 2.9 and torch_xla: minutes), then run
 `python -m trainers.xla` in it on the CPU PJRT device as child processes, and the eager
