@@ -151,7 +151,9 @@ def test_a_six_trial_sweep_finds_the_lowest_validation_loss(
         errors: list[str] = []
         tab.on("pageerror", lambda exc: errors.append(str(exc)))
         tab.goto(f"/sweeps/{sweep['id']}/")
-        tab.wait_for_selector("#sweep-chart svg polyline")
+        # Attached, not visible: a trial that sits at the top of every axis is a horizontal
+        # line, whose bounding box has no height, which Playwright counts as not visible.
+        tab.wait_for_selector("#sweep-chart svg polyline", state="attached")
         assert tab.locator("#sweep-chart polyline").count() == 6
         thick = tab.locator('#sweep-chart polyline[stroke-width="3"]')
         assert thick.count() == 1 and thick.get_attribute("data-trial") == lowest["trial_id"]
