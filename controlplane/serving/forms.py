@@ -55,7 +55,7 @@ class RegisterForm(forms.Form):
     runtime = forms.ChoiceField(choices=ModelEntry.Runtime.choices, initial="eager",
                                 required=False, help_text="compiled: torch.compile before the "
                                 "replica answers (slower start, faster answers); aot: compiled "
-                                "once into a package every later replica loads at once; "
+                                "into a package before upload, loaded by every replica at once; "
                                 "triton: NVIDIA Triton serving the model's ONNX repository "
                                 "(the image: your Artifact Registry copy of Triton's); "
                                 "tensorrt: the same, serving a TensorRT engine built on an "

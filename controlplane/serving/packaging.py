@@ -1,16 +1,23 @@
-"""Packaging a triton or tensorrt model: the Triton model repository built from the weights by
-a short CustomJob, before the model is uploaded. A tensorrt model's job runs on the GPU its
-engine will serve on, in the TensorRT tools image, with ``--engine tensorrt``
-(tensorrt_engine.py); its machine is checked against the catalogue before it is sent.
+"""Packaging a model before it is uploaded, by a short CustomJob: a triton model's Triton model
+repository, a tensorrt model's TensorRT engine, an aot model's AOTInductor package.
 
-The control plane never imports torch (DESIGN.md), and Triton's image holds no trainers code,
-so neither can build the repository; a CustomJob in the Triton tools image can
-(``python -m trainers.serving.triton_package WEIGHTS WEIGHTS/triton --check``, Dockerfile
-.triton-tools). It goes through the training backend like any job: the emulator runs it
-locally, Vertex in production. The entry stays PACKAGING until the job ends; it then moves to
-UPLOADING (and its upload is queued) or to FAILED with the job's own error line. The job's
-display name and labels come from the entry's primary key, so a retried submit finds what an
-earlier try created, and the repository itself is built once (its CHECKED marker).
+The control plane never imports torch (DESIGN.md), so it cannot build any of them; a
+CustomJob can, in the image that holds the right tools:
+- triton: the Triton tools image (``python -m trainers.serving.triton_package WEIGHTS
+  WEIGHTS/triton --check``, Dockerfile.triton-tools);
+- tensorrt: the TensorRT tools image, on the GPU the engine will serve on, with ``--engine
+  tensorrt`` (tensorrt_engine.py); its machine is checked against the catalogue before it is
+  sent;
+- aot: the serving image itself (``python -m trainers.serving.aot_package WEIGHTS``), whose
+  torch is the replicas' own, as a package loads only in the torch that built it. It builds
+  the CPU package; a replica on a GPU builds its own at its first start (trainers/serving/
+  aot.py).
+It goes through the training backend like any job: the emulator runs it locally, Vertex in
+production. The entry stays PACKAGING until the job ends; it then moves to UPLOADING (and its
+upload is queued) or to FAILED with the job's own error line. The job's display name and
+labels come from the entry's primary key, so a retried submit finds what an earlier try
+created, and what it builds is built once (the repository's CHECKED marker, a package that
+answers as the weights do).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from controlplane.serving.models import ModelEntry
 from vertexplan.logparse.filters import job_filter
 
 MODULE = "trainers.serving.triton_package"
+AOT_MODULE = "trainers.serving.aot_package"
 # The export and the checks of a small model take a CPU and a few GiB of memory.
 MACHINE_TYPE = "n1-standard-4"
 MAX_ERROR_CHARS = 1000
@@ -45,16 +53,22 @@ def labels_for(entry: ModelEntry) -> dict[str, str]:
 
 
 def weights_of(entry: ModelEntry) -> str:
-    """The folder the repository is built from: the one that holds it (registry.py)."""
+    """The folder a repository is built from: the one that holds it (registry.py)."""
     return entry.artifact_uri.rstrip("/").rsplit("/", 1)[0]
 
 
 def custom_job(entry: ModelEntry) -> dict[str, Any]:
     """The packaging CustomJob (Vertex REST JSON). Paths are what a process writing them
     uses: gs:// on Vertex, the folder standing in for the bucket on the emulator."""
-    args = [path_for_writer(weights_of(entry)), path_for_writer(entry.artifact_uri), "--check"]
     machine: dict[str, Any] = {"machineType": MACHINE_TYPE}
-    image = options.triton_tools_image()
+    module, image = MODULE, options.triton_tools_image()
+    if entry.runtime == ModelEntry.Runtime.AOT:
+        # The weights are the model's own folder; the package goes beside them.
+        module, image = AOT_MODULE, options.serving_image()
+        args = [path_for_writer(entry.artifact_uri), "--device", "cpu"]
+    else:
+        args = [path_for_writer(weights_of(entry)), path_for_writer(entry.artifact_uri),
+                "--check"]
     engine = entry.runtime == ModelEntry.Runtime.TENSORRT
     if engine:
         machine, image = tensorrt_engine.machine_spec(), options.tensorrt_tools_image()
@@ -66,7 +80,7 @@ def custom_job(entry: ModelEntry) -> dict[str, Any]:
             "machineSpec": machine,
             "replicaCount": "1",
             "containerSpec": {"imageUri": image,
-                              "command": ["python", "-m", MODULE], "args": args},
+                              "command": ["python", "-m", module], "args": args},
         }]},
     }
     if engine:

@@ -43,6 +43,9 @@ TRITON_HEALTH_ROUTE = "/v2/health/ready"
 # Runtimes served by Triton's image, packaged first, asked in KServe v2 JSON. tensorrt's
 # repository sits in its own folder: the engine is another build of the same weights.
 TRITON_RUNTIMES = (ModelEntry.Runtime.TRITON, ModelEntry.Runtime.TENSORRT)
+# Runtimes whose model is built by a packaging job (packaging.py) before it is uploaded: a
+# Triton repository, a TensorRT engine, an AOTInductor package.
+PACKAGED_RUNTIMES = (*TRITON_RUNTIMES, ModelEntry.Runtime.AOT)
 REPOSITORY_FOLDERS = {ModelEntry.Runtime.TRITON: TRITON_REPOSITORY,
                       ModelEntry.Runtime.TENSORRT: "tensorrt"}
 
@@ -96,6 +99,7 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
         raise RegistryError(f"unknown runtime {runtime!r}: one of "
                             f"{', '.join(ModelEntry.Runtime.values)}", "runtime")
     triton = runtime in TRITON_RUNTIMES
+    packaged = runtime in PACKAGED_RUNTIMES
     if triton and not image_uri.strip():
         raise RegistryError(f"the {runtime} runtime serves Triton's image, not the product's: push "
                             f"{triton_image()} to your Artifact Registry and name that copy",
@@ -120,10 +124,11 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
                 # The engine's GPU: the one its packaging job builds on (tensorrt_engine.py).
                 engine_accelerator=(tensorrt_engine.ACCELERATOR_TYPE
                                     if runtime == ModelEntry.Runtime.TENSORRT else ""),
-                # A triton or tensorrt model's repository is built by its packaging job first.
-                state=ModelEntry.State.PACKAGING if triton else ModelEntry.State.UPLOADING,
+                # A triton or tensorrt model's repository, an aot model's package, is built
+                # by its packaging job first.
+                state=ModelEntry.State.PACKAGING if packaged else ModelEntry.State.UPLOADING,
             )
-            enqueue("controlplane.serving.tasks." + ("package_model" if triton else
+            enqueue("controlplane.serving.tasks." + ("package_model" if packaged else
                                                      "upload_model"), str(entry.pk))
     except IntegrityError as exc:
         raise RegistryError(f"{artifact} is registered already") from exc

@@ -47,9 +47,10 @@ class RegisterModelSerializer(StrictSerializer):
     runtime = serializers.ChoiceField(choices=ModelEntry.Runtime.choices, default="eager",
                                       help_text="How the serving container runs the model: "
                                       "eager; compiled with torch.compile before it serves; or "
-                                      "aot, an AOTInductor package built by the first replica "
-                                      "and loaded by every later one; or triton, NVIDIA Triton's "
-                                      "image (image_uri: the team's Artifact Registry copy) "
+                                      "aot, an AOTInductor package built by a packaging "
+                                      "job before upload and loaded by every replica; or "
+                                      "triton, NVIDIA Triton's image (image_uri: the team's "
+                                      "Artifact Registry copy) "
                                       "serving the model's ONNX repository (KServe v2 "
                                       "inference at rawPredict); or tensorrt, the same image "
                                       "serving a TensorRT engine built on an NVIDIA_L4 GPU, "

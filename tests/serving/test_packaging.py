@@ -49,6 +49,27 @@ def test_registration_submits_one_packaging_job_that_builds_the_repository_in_pl
     assert len(backend.created) == 1
 
 
+def test_an_aot_model_is_packaged_in_the_serving_image_before_it_is_uploaded(
+        fake: FakeServing, backend: Any, queued: list, trained_job: Job, member: Any,
+        django_capture_on_commit_callbacks: Any, settings: Any) -> None:
+    # The package holds code for one torch: it is built by the image the replicas run.
+    settings.CP_SERVING_IMAGE = "us-docker.pkg.dev/acme/serving/trainers:7"
+    with django_capture_on_commit_callbacks(execute=True):
+        entry = registry.register(job=trained_job, user=member, step=60, runtime="aot")
+    assert (entry.state, queued) == (S.PACKAGING, [("package_model", (str(entry.pk),))])
+    packaging.submit(entry.pk)
+    [spec] = backend.created
+    [pool] = spec["jobSpec"]["workerPoolSpecs"]
+    weights = f"{trained_job.output_uri}/checkpoints/step-00000060"
+    assert entry.artifact_uri == weights  # the package goes beside the weights, in aoti/
+    assert pool["containerSpec"] == {
+        "imageUri": "us-docker.pkg.dev/acme/serving/trainers:7",
+        "command": ["python", "-m", "trainers.serving.aot_package"],
+        "args": [weights, "--device", "cpu"]}
+    assert pool["machineSpec"] == {"machineType": packaging.MACHINE_TYPE}
+    assert not fake.models  # uploaded only once the job has succeeded
+
+
 def test_the_paths_are_those_the_emulator_writes_when_it_keeps_the_buckets(
         triton_entry: ModelEntry, backend: Any, settings: Any, tmp_path: Any) -> None:
     settings.CP_LOCAL_GCS_ROOT = str(tmp_path)

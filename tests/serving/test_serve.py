@@ -232,6 +232,38 @@ def test_the_aot_package_is_built_once_kept_beside_the_weights_and_never_served_
         torch.testing.assert_close(packaged(probe)[0], model(probe)[0], rtol=1e-4, atol=1e-4)
 
 
+def test_the_packaging_job_builds_the_aot_package_every_replica_then_loads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trainers.serving import aot, aot_package
+
+    folder = export_model(tmp_path / "m")
+    assert aot_package.main([str(folder), "--device", "cpu"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["built"] is True and done["device"] == "cpu"
+    [package] = (folder / aot.PACKAGE_FOLDER).iterdir()
+    assert done["package"] == str(package)
+    built_at = package.stat().st_mtime_ns
+    # A retried job keeps the package that answers as the weights do.
+    assert aot_package.main([str(folder), "--device", "cpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["built"] is False
+    # The first replica compiles nothing and answers as eager does.
+    predictions, started = _serve_once(folder, "aot")
+    assert predictions == _eager_answers(folder) and started["compiled_at_start"] is False
+    assert package.stat().st_mtime_ns == built_at
+
+
+def test_the_aot_packaging_job_fails_with_one_error_line_naming_the_cause(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trainers.serving import aot_package
+
+    (tmp_path / "empty").mkdir()
+    assert aot_package.main([str(tmp_path / "empty"), "--device", "cpu"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    error = json.loads(line)
+    assert error["severity"] == "ERROR" and error["message"].startswith("aot package: ")
+    assert str(tmp_path / "empty") in error["message"]
+
+
 def test_an_unknown_runtime_is_refused() -> None:
     from trainers.serving import runtimes
 

@@ -1,13 +1,17 @@
 """The ``aot`` runtime: the model compiled ahead of time by AOTInductor into a package (a .pt2
 file of generated kernels and weights) that a server loads in milliseconds.
 
-The package is built once per model folder, torch version and device, by the first replica
-that needs it, and stored beside the weights (``aoti/``); every later replica (a scale-out,
-a restart, a redeploy) loads it instead of compiling. A package is only used if it answers as
-the weights beside it do (checked on a fixed input at load), so a stale or foreign package is
-rebuilt, never served. Where the folder cannot be written (a read-only bucket: Vertex hands a
-replica a copy of the model's artifacts, and whether a replica may write to that copy is not
-documented), the package built at start serves this replica and the next one builds again.
+The package is built once per model folder, torch version and device, and stored beside the
+weights (``aoti/``). A model registered with the aot runtime has its CPU package built before
+it is uploaded, by a packaging job in the serving image (``aot_package.py``: the same image,
+so the same torch, as the replicas that load it). A replica on another device (a GPU) finds
+no package for it, builds one at its first start and stores it; every later replica (a
+scale-out, a restart, a redeploy) loads it instead of compiling. A package is only used if it
+answers as the weights beside it do (checked on a fixed input at load), so a stale or foreign
+package is rebuilt, never served. Where the folder cannot be written (a read-only bucket:
+Vertex hands a replica a copy of the model's artifacts, and whether a replica may write to
+that copy is not documented), the package built at start serves this replica and the next one
+builds again.
 """
 
 from __future__ import annotations
@@ -64,27 +68,61 @@ def load_or_build(model: GPT, storage: Storage, folder: str, max_batch: int,
     """The model as a package, and whether it had to be built (False: loaded)."""
     device = next(model.parameters()).device
     path = package_path(storage, folder, device)
+    if storage.exists(path):
+        stored = load_stored(model, storage, path)
+        if stored is not None:
+            log(f"loaded the AOTInductor package {path}")
+            return stored, False
+        log(f"{path} does not answer as the weights beside it: rebuilding it")
     with tempfile.TemporaryDirectory(prefix="aoti-") as scratch:
         local = os.path.join(scratch, "model.pt2")
-        if storage.exists(path):
-            with storage.open_read(path) as src, open(local, "wb") as dst:
-                dst.write(src.read())
-            packaged = _load(local, model, device)
-            if _answers_as(packaged, model):
-                log(f"loaded the AOTInductor package {path}")
-                return packaged, False
-            log(f"{path} does not answer as the weights beside it: rebuilding it")
         _build(model, local, max_batch)
         packaged = _load(local, model, device)
         try:
-            storage.make_dirs(storage.join(folder, PACKAGE_FOLDER))
-            with open(local, "rb") as f:
-                storage.replace_file(path, f.read())
+            _store(local, storage, folder, path)
             log(f"built and stored the AOTInductor package {path}")
         except (OSError, StorageError) as exc:
             log(f"built the AOTInductor package; cannot store it at {path} ({exc}): the "
                 "next replica builds it again")
     return packaged, True
+
+
+def load_stored(model: GPT, storage: Storage, path: str) -> PackagedGPT | None:
+    """The package stored at ``path``, or None where it does not answer as ``model`` does."""
+    device = next(model.parameters()).device
+    with tempfile.TemporaryDirectory(prefix="aoti-") as scratch:
+        local = os.path.join(scratch, "model.pt2")
+        with storage.open_read(path) as src, open(local, "wb") as dst:
+            dst.write(src.read())
+        packaged = _load(local, model, device)
+    return packaged if _answers_as(packaged, model) else None
+
+
+def build_and_store(model: GPT, storage: Storage, folder: str,
+                    max_batch: int = MAX_BATCH) -> str:
+    """Build the model's package for its device, check that it answers as the model does, and
+    store it beside the weights (a packaging job); its path. StorageError or OSError where it
+    cannot be stored, PackageMismatch where the package does not answer as the weights."""
+    device = next(model.parameters()).device
+    path = package_path(storage, folder, device)
+    with tempfile.TemporaryDirectory(prefix="aoti-") as scratch:
+        local = os.path.join(scratch, "model.pt2")
+        _build(model, local, max_batch)
+        if not _answers_as(_load(local, model, device), model):
+            raise PackageMismatch(f"the package built for {folder} does not answer as its "
+                                  f"weights do (tolerance {_CHECK_TOLERANCE})")
+        _store(local, storage, folder, path)
+    return path
+
+
+class PackageMismatch(RuntimeError):
+    """A freshly built package answers otherwise than the model it was built from."""
+
+
+def _store(local: str, storage: Storage, folder: str, path: str) -> None:
+    storage.make_dirs(storage.join(folder, PACKAGE_FOLDER))
+    with open(local, "rb") as f:
+        storage.replace_file(path, f.read())
 
 
 def _build(model: GPT, local: str, max_batch: int) -> None:

@@ -6,7 +6,8 @@
   pays the compilation, so the first request does not, and the health route answers only
   after it (Vertex routes traffic to a replica once its health check passes).
 - ``aot``: compiled ahead of time by AOTInductor into a package stored beside the weights,
-  built by the first replica and loaded in milliseconds by every later one (``aot.py``).
+  built by the model's packaging job (``aot_package.py``; a GPU replica builds its own at
+  its first start) and loaded in milliseconds by every replica (``aot.py``).
   A package is generated native code: it is only ever read from the model's own folder,
   which the team that registered the model owns, as it owns the serving image.
 
