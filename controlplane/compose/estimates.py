@@ -29,13 +29,16 @@ def totals_json(totals: Totals) -> dict[str, int | None]:
 
 
 class Duration:
-    """How long the estimate is for: hours, steps x step time, or the job's timeout."""
+    """How long the estimate is for: hours, steps x a measured step time, steps x a modelled
+    one (``expected``: its model in ``model``), or the job's timeout."""
 
     def __init__(self, *, hours: Decimal | None = None, steps: int | None = None,
-                 step_time_s: Decimal | None = None, timeout: Decimal | None = None) -> None:
-        self.steps, self.step_time_s = steps, step_time_s
+                 step_time_s: Decimal | None = None, timeout: Decimal | None = None,
+                 model: str = "") -> None:
+        self.steps, self.step_time_s, self.model = steps, step_time_s, model
         if steps is not None and step_time_s is not None:
-            self.basis, self.hours = "steps", steps * step_time_s / 3600
+            self.basis = "expected" if model else "steps"
+            self.hours = steps * step_time_s / 3600
         elif hours is not None:
             self.basis, self.hours = "hours", hours
         else:
@@ -43,7 +46,7 @@ class Duration:
 
     @property
     def seconds(self) -> Fraction:
-        if self.basis == "steps":
+        if self.basis in ("steps", "expected"):
             assert self.steps is not None and self.step_time_s is not None
             return self.steps * seconds_of(self.step_time_s)
         return seconds_of(self.hours) * 3600
@@ -57,6 +60,9 @@ class Duration:
     def as_dict(self) -> dict[str, Any]:
         out = {"basis": self.basis, "hours": _decimal_text(self.hours), "steps": self.steps,
                "step_time_s": _decimal_text(self.step_time_s)}
+        if self.basis == "expected":
+            out["label"] = (f"expected: {self.steps} steps x a {self.step_time_s} s step, "
+                            f"{self.model}; no step of this job shape has been measured yet")
         if self.basis == "timeout":
             out["label"] = ("ceiling: the job's timeout, the most Vertex lets it run; give "
                             "hours, or steps and step_time_s, for what it is expected to cost")
@@ -126,7 +132,8 @@ def estimate_of_checked(checked: validation.CheckedRequest,
                         hours: Decimal | None = None,
                         team: Team | None = None) -> dict[str, Any] | None:
     """Validate's ``estimate`` section: for ``hours``, else the built-in trainer's steps x the
-    step time measured on the same job shape, else the job's timeout as a labelled ceiling;
+    step time measured on the same job shape, else x the step time modelled from the model's
+    size and the devices' peak (labelled so), else the job's timeout as a labelled ceiling;
     ``error`` when it cannot be priced; None when there is no CustomJob to price."""
     if checked.composition is None:
         return None
@@ -140,8 +147,11 @@ def estimate_of_checked(checked: validation.CheckedRequest,
     steps = expected.trainer_steps(custom_job) if hours is None else None
     team = team if team is not None else checked.team
     step_time = expected.measured_step_time(team, custom_job) if steps is not None else None
+    model = ""
+    if steps is not None and step_time is None:
+        step_time, model = expected.modelled_step_time(checked.composition)
     duration = Duration(hours=hours, steps=steps if step_time is not None else None,
-                        step_time_s=step_time, timeout=timeout)
+                        step_time_s=step_time, timeout=timeout, model=model)
     out = estimate_json(estimate, duration, alternatives_of(checked, region, duration))
     # The timeout is always there as what it is: the most the job can cost.
     ceiling = Duration(timeout=timeout)

@@ -3,8 +3,11 @@
 The built-in trainer's ``--steps N`` says how many steps the job takes (its default when the
 arguments do not say). A step time is *measured*: the newest job of the same team that ran the
 same machines, replicas and arguments to SUCCEEDED, its running time over its last step.
-Without both, the estimate falls back to the timeout, which is then shown as the ceiling it is
-(the most Vertex lets the job run), never as the expected cost.
+Without a measurement, a job whose request gives the model's size has a *modelled* step time
+(vertexplan.perf.expected_step: the step's FLOPs over the devices' peak at an assumed
+utilisation), labelled as such. Without either, the estimate falls back to the timeout, which
+is then shown as the ceiling it is (the most Vertex lets the job run), never as the expected
+cost.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any
 
 from controlplane.runs.models import Job, JobKind, JobState
 from controlplane.teams.models import Team
-from vertexplan.composer import parallelism
+from vertexplan.composer import Composition, parallelism
+from vertexplan.perf.expected_step import ExpectedStep
 
 TRAINER_DEFAULT_STEPS = 300  # trainers/config.py: TrainConfig.steps
 
@@ -57,3 +61,13 @@ def measured_step_time(team: Team | None, custom_job: dict[str, Any]) -> Decimal
             seconds = Decimal((job.ended_at - job.started_at).total_seconds())
             return (seconds / job.last_step).quantize(Decimal("0.001"))
     return None
+
+
+def modelled_step_time(composition: Composition) -> tuple[Decimal | None, str]:
+    """The composition's modelled seconds per step (to the millisecond, at least 1 ms) and the
+    model's figures, or (None, "") when its request gives no model to model it from."""
+    modelled = composition.expected_step
+    if not isinstance(modelled, ExpectedStep):
+        return None, ""
+    seconds = Decimal(modelled.seconds.numerator) / Decimal(modelled.seconds.denominator)
+    return max(seconds.quantize(Decimal("0.001")), Decimal("0.001")), modelled.explain()

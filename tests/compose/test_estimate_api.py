@@ -169,3 +169,42 @@ def test_a_region_priced_from_compute_engine_list_prices_estimates_with_source_a
     assert machine["source"].startswith("DERIVED: 1.15 x (CE on-demand 0.418014) [github:")
     assert disk["source"].startswith("DERIVED: 1.15 x CE pd-ssd 0.17 [github:")
     assert machine["retrieved"] == disk["retrieved"] == "2026-07-30"
+
+
+def test_validate_models_the_step_time_from_the_model_until_one_is_measured(
+        member_client: Client, member: Any, team: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from controlplane.runs.models import Job, JobState
+
+    body = {"name": "lm", "strategy": "ddp", "precision": "bf16",
+            "chief": {"machine_type": "a2-highgpu-1g", "accelerator_type": "NVIDIA_TESLA_A100",
+                      "accelerator_count": 1},
+            "batch": {"global_batch_size": 8},
+            "model": {"parameters": 125_000_000, "layers": 12, "hidden_size": 768,
+                      "sequence_length": 1024},
+            "args": ["--steps", "2000"], "timeout_hours": 24}
+    validated = post(member_client, body, "api-job-validate").json()
+    assert validated["valid"] is True, validated["errors"]
+    duration = validated["estimate"]["duration"]
+    # 8 x 1024 tokens x (6 x 125M + 12 x 12 x 768 x 1024) FLOPs over 312 TFLOP/s at 40%.
+    flops = 8 * 1024 * (6 * 125_000_000 + 12 * 12 * 768 * 1024)
+    step_s = D(flops) / D(312e12 * 0.4)
+    assert duration["basis"] == "expected" and duration["steps"] == 2000
+    assert duration["step_time_s"] == str(step_s.quantize(D("0.001")))
+    assert duration["label"].startswith(f"expected: 2000 steps x a {duration['step_time_s']} s "
+                                        "step, modelled, not measured: ")
+    assert validated["estimate"]["ceiling"]["hours"] == "24"  # the timeout stays the ceiling
+    hours = 2000 * step_s.quantize(D("0.001")) / 3600
+    assert D(duration["hours"]) == hours.quantize(D("0.000001"))
+
+    # A measured step of the same job shape wins over the model.
+    ended = timezone.now()
+    Job.objects.create(team=team, created_by=member, name="earlier", request=body,
+                       custom_job=validated["custom_job"], project="p", region="us-central1",
+                       state=JobState.SUCCEEDED, started_at=ended - timedelta(seconds=60),
+                       ended_at=ended, last_step=2000)
+    measured = post(member_client, body, "api-job-validate").json()["estimate"]["duration"]
+    assert (measured["basis"], measured["step_time_s"]) == ("steps", "0.03")

@@ -27,6 +27,7 @@ from vertexplan.composer.parallelism import (
 )
 from vertexplan.composer.paths import anchor, custom_job_path_for, request_field_for
 from vertexplan.composer.request import POOL_FIELDS, POOL_ROLES, normalize
+from vertexplan.perf.expected_step import ExpectedStep
 
 __all__ = [
     "BUILTIN_COMMANDS",
@@ -58,6 +59,8 @@ class Composition:
     suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     hints: list[str] = field(default_factory=list)
     memory_plan: memory.MemoryPlan | None = None
+    # A step's modelled time (with a memory plan), or why it cannot be modelled.
+    expected_step: ExpectedStep | str | None = None
     deepspeed_config: dict[str, Any] | None = None
     fsdp_config: dict[str, Any] | None = None
     # The request as composed: older spellings replaced (what a job stores).
@@ -159,6 +162,7 @@ def compose(request: dict[str, Any], *, memory_policy: str = "refuse") -> Compos
         for message in messages:
             add(key, message, warning=True)
     composition.memory_plan = planned.plan
+    composition.expected_step = planned.expected_step
     composition.hints = planning.strategy_hints(request, built, planned.plan)
     return composition
 

@@ -13,6 +13,7 @@ from vertexplan import catalog, memory
 from vertexplan.catalog.values import as_int
 from vertexplan.composer import parallelism
 from vertexplan.composer.build import Built, machine_spec
+from vertexplan.perf import expected_step
 
 MODEL_INTS = ("parameters", "largest_layer_parameters", "hidden_size", "layers",
               "sequence_length", "attention_heads", "vocab_size")
@@ -29,6 +30,8 @@ class PlanResult:
     overflows: dict[str, list[str]] = field(default_factory=dict)
     warnings: dict[str, list[str]] = field(default_factory=dict)
     suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The modelled step time, or why there is none (perf/expected_step.py).
+    expected_step: expected_step.ExpectedStep | str | None = None
 
 
 def _model(section: dict[str, Any], precision: str | None, micro: int,
@@ -144,6 +147,7 @@ def plan_for(request: dict[str, Any], built: Built) -> PlanResult:
         return result
     plan.notes[:0] = notes
     result.plan = plan
+    result.expected_step = _expected_step(shape, layout, built)
     if plan.fits is False:
         fixes = _fixes(shape, layout, device_gib, host_gib, gpu, built)
         key = "model.parameters"
@@ -168,6 +172,24 @@ def plan_for(request: dict[str, Any], built: Built) -> PlanResult:
                 f"{message} while every process loads the model; load it sharded "
                 "(deepspeed.zero.Init, meta device) or use fewer processes per node")
     return result
+
+
+def _expected_step(shape: memory.ModelShape, layout: memory.Layout,
+                   built: Built) -> expected_step.ExpectedStep | str:
+    chief = built.pools.get("chief")
+    try:
+        machine = catalog.describe_machine_spec(machine_spec(chief)) if chief else None
+    except ValueError:
+        machine = None
+    if machine is None:
+        return "no machine to model the step time on"
+    batch = built.launch.batch
+    global_batch = (batch.global_batch_size if batch
+                    else shape.micro_batch_size * layout.data_parallel)
+    return expected_step.expected_step(
+        shape, layout, global_batch=global_batch,
+        accelerator=machine.accelerator_type if machine.kind != "cpu" else None,
+        machine_type=machine.machine_type, tpu=machine.kind == "tpu")
 
 
 def _fixes(shape: memory.ModelShape, layout: memory.Layout, device_gib: float | None,

@@ -7,7 +7,7 @@ How long a configuration takes:
   each configuration's step time is the reference step time x reference (devices x peak TFLOPS)
   / (configuration (devices x peak TFLOPS) x scaling efficiency), peak figures from
   ``vertexplan.recommend.throughput``. The scaling efficiency discounts a configuration of
-  several nodes by the network between them (``throughput.scaling_efficiency``: 1 on one node,
+  several nodes by the network between them (``vertexplan.perf.scaling``: 1 on one node,
   1 / (1 + penalty x (nodes - 1)) with a penalty per machine series, smallest for GPUDirect
   machines and TPU slices); the reference is taken as one node. Within a node, and against the
   reference device, speed is still taken as proportional to peak TFLOPS: real jobs reach a
@@ -26,9 +26,10 @@ from fractions import Fraction
 from typing import Any
 
 from vertexplan import memory
+from vertexplan.perf.scaling import scaling_efficiency
 from vertexplan.pricing import STRATEGY_RATES, Totals
 from vertexplan.recommend.hardware import Hardware
-from vertexplan.recommend.throughput import PEAK_THROUGHPUT, peak_tflops, scaling_efficiency
+from vertexplan.recommend.throughput import PEAK_THROUGHPUT, peak_tflops
 
 SCHEDULES = ("STANDARD", "SPOT", "FLEX_START")
 GPU_STRATEGIES = ("ddp", "fsdp", "zero1", "zero2", "zero3")

@@ -12,10 +12,11 @@ import pytest
 from vertexplan import catalog
 from vertexplan.composer import compose
 from vertexplan.memory import ModelShape
+from vertexplan.perf.scaling import scaling_efficiency
 from vertexplan.pricing import PricingError, default_table, flex, job_estimate
 from vertexplan.recommend import Query, Recommendation, Workload, peak_tflops, recommend
 from vertexplan.recommend.alternatives import BASIS, alternatives
-from vertexplan.recommend.throughput import scaling_efficiency, supports_precision
+from vertexplan.recommend.throughput import supports_precision
 
 SEVEN_B = ModelShape(parameters=7_000_000_000, dtype="bf16")
 SMALL = ModelShape(parameters=100_000_000, dtype="bf16")
