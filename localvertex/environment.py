@@ -58,6 +58,14 @@ class ReplicaSpec:
     port: int
     argv: list[str]
     env: dict[str, str]
+    # Which VM of the replica's TPU slice this process plays (0 for every other replica): a
+    # slice of several VMs runs one process per VM, all under the replica's task name.
+    host: int = 0
+
+    @property
+    def key(self) -> str:
+        """The process's own name (its pid file, its record): the task, and its host."""
+        return self.task_name if self.host == 0 else f"{self.task_name}.host{self.host}"
 
 
 def task_name(pool: int, index: int) -> str:
@@ -201,21 +209,30 @@ def build_replicas(
         for var in _task_spec(pool_spec).env:
             env[var.name] = expand_references(var.value, env)
         python = sys.executable
+        hosts = tpu_hosts(pool_spec.machine_spec)
         if runs_pytorch_xla_on_tpu(pool_spec, env):
             python = _play_xla_tpu_on_cpu(pool_spec, env)
+            hosts = 1  # torch_xla's CPU PJRT device has no multi-process start: one plays all
         elif runs_triton_tools(pool_spec) and triton_python().exists():
             # Without it the replica fails on its first import of onnx, naming it.
             python = str(triton_python())
-        replicas.append(
-            ReplicaSpec(
-                pool=pool,
-                index=index,
-                task_name=name,
-                port=known[name],
-                argv=replica_argv(pool_spec, python),
-                env=env,
+        own = {var.name for var in _task_spec(pool_spec).env}
+        for host in range(hosts):
+            host_env = dict(env)
+            if hosts > 1:
+                host_env.update({k: v for k, v in tpu_host_env(
+                    pool_spec.machine_spec, host, hosts, known[name]).items() if k not in own})
+            replicas.append(
+                ReplicaSpec(
+                    pool=pool,
+                    index=index,
+                    task_name=name,
+                    port=known[name],
+                    argv=replica_argv(pool_spec, python),
+                    env=host_env,
+                    host=host,
+                )
             )
-        )
     return replicas
 
 
@@ -319,11 +336,12 @@ def tpu_slice_chips(machine_spec) -> int | None:
 
 
 def tpu_env(machine_spec) -> dict[str, str]:
-    """What a TPU VM's training process finds, played on the CPU: JAX sees one CPU device per
-    chip of the slice (XLA_FLAGS), and the TPU VM variables name one host. A slice of several
-    VMs runs locally as that one host holding every chip's device, so a job composed for any
-    v5e/v6e topology trains here unchanged (the trainer reads TPU_WORKER_HOSTNAMES before the
-    topology, and one host needs no `jax.distributed`). The job's own env entries still win."""
+    """What a TPU VM's training process finds, played on the CPU, when one process plays the
+    whole slice: JAX sees one CPU device per chip of the slice (XLA_FLAGS), and the TPU VM
+    variables name one host (one host needs no `jax.distributed`). A slice of several VMs runs
+    one process per VM instead, each with tpu_host_env over this; PyTorch/XLA's is still one
+    process (its CPU PJRT device has no multi-process start). The job's own env entries
+    still win."""
     slice_chips = tpu_slice_chips(machine_spec)
     if slice_chips is None:
         return {}
@@ -335,6 +353,30 @@ def tpu_env(machine_spec) -> dict[str, str]:
         "TPU_WORKER_HOSTNAMES": LOCALHOST,
         "TPU_TOPOLOGY": topology,
         "TPU_CHIPS": str(slice_chips),
+    }
+
+
+def tpu_hosts(machine_spec) -> int:
+    """VMs of the TPU slice one replica asks for (the topology's chips over one VM's); 1 for
+    a single-VM slice and for other machines."""
+    chips = tpu_slice_chips(machine_spec)
+    match = _TPU_MACHINE.match(machine_spec.machine_type)
+    if chips is None or match is None:
+        return 1
+    return max(chips // int(match.group(1)), 1)
+
+
+def tpu_host_env(machine_spec, host: int, hosts: int, coordinator_port: int) -> dict[str, str]:
+    """What host ``host`` of a slice of ``hosts`` VMs finds, over tpu_env's: its own chips as
+    CPU devices, its TPU_WORKER_ID among the hosts' names, and where `jax.distributed` meets
+    (host 0, on the replica's own port: every VM here is this machine, so each slice needs
+    a port of its own)."""
+    per_vm = int(_TPU_MACHINE.match(machine_spec.machine_type).group(1))  # type: ignore[union-attr]
+    return {
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={per_vm}",
+        "TPU_WORKER_ID": str(host),
+        "TPU_WORKER_HOSTNAMES": ",".join([LOCALHOST] * hosts),
+        "JAX_COORDINATOR_PORT": str(coordinator_port),
     }
 
 

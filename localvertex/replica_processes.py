@@ -44,7 +44,18 @@ class Replica:
 
     @property
     def task(self) -> str:
+        """The task name its log lines carry (every host of a TPU slice shares its replica's)."""
         return self.spec.task_name
+
+    @property
+    def key(self) -> str:
+        """The process's own name: its pid file and its entry in the job's record."""
+        return self.spec.key
+
+    @property
+    def name(self) -> str:
+        """How messages about it name it: the replica, and the slice's host where it has one."""
+        return self.task if self.spec.host == 0 else f"{self.task} (TPU host {self.spec.host})"
 
     def poll(self) -> int | None:
         if self.proc is not None:
@@ -88,10 +99,10 @@ class ReplicaProcesses:
 
     def pids(self, replicas: list[Replica]) -> dict[str, int | None]:
         with self._pid_lock:
-            return {r.task: (r.proc.pid if r.running and r.proc else None) for r in replicas}
+            return {r.key: (r.proc.pid if r.running and r.proc else None) for r in replicas}
 
     def _pid_file(self, replica: Replica) -> Path:
-        return self.settings.jobs_dir / self.job_id / f"{replica.task}.pid"
+        return self.settings.jobs_dir / self.job_id / f"{replica.key}.pid"
 
     def launch(self, replica: Replica) -> None:
         spec = replica.spec
@@ -125,7 +136,7 @@ class ReplicaProcesses:
             self._reader(replica, proc.stderr, logentries.ERROR),
         ]
         self._on_saved(replica)
-        log.info("job %s: started %s (pid %d)", self.job_id, replica.task, proc.pid)
+        log.info("job %s: started %s (pid %d)", self.job_id, replica.key, proc.pid)
 
     def _reader(self, replica: Replica, stream: IO[bytes], severity: int) -> threading.Thread:
         def read() -> None:
@@ -135,7 +146,7 @@ class ReplicaProcesses:
                     if line.strip():
                         self._on_line(replica, line, severity)
 
-        thread = threading.Thread(target=read, name=f"{self.job_id}-{replica.task}", daemon=True)
+        thread = threading.Thread(target=read, name=f"{self.job_id}-{replica.key}", daemon=True)
         thread.start()
         return thread
 
@@ -175,7 +186,7 @@ class ReplicaProcesses:
                 processes.signal_group(r.proc.pid, signal.SIGKILL)
             rc = self.reap(r)
             if rc is not None:
-                codes[r.task] = rc
+                codes[r.key] = rc
         for r in replicas:
             # A pending launch failure is moot once the replica is stopped.
             r.launch_rc = None

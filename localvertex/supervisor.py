@@ -183,7 +183,7 @@ class JobRunner:
             settings=self.settings, project=self.project, job_id=self.job_id, job_spec=self._spec
         )
         return [
-            Replica(spec=s, restarts=int(record.replicas.get(s.task_name, {}).get("restarts", 0)))
+            Replica(spec=s, restarts=int(record.replicas.get(s.key, {}).get("restarts", 0)))
             for s in specs
         ]
 
@@ -263,7 +263,7 @@ class JobRunner:
         self._processes.reap(replica)
         others = [r for r in self._replicas if r is not replica]
         if rc == 0:
-            if replica.task != PRIMARY:
+            if replica.key != PRIMARY:
                 replica.done = True
                 return False
             self._processes.stop(others, self.settings.cancel_grace_s)
@@ -271,16 +271,32 @@ class JobRunner:
             return True
         if not self._policy.may_restart(replica.restarts):
             self._processes.stop(others, self.settings.cancel_grace_s)
-            message = failure_message(replica.task, rc, replica.restarts)
+            message = failure_message(replica.name, rc, replica.restarts)
             self._replica_line(replica, message, logentries.ERROR)
             self._finish(JobState.JOB_STATE_FAILED, CODE_INTERNAL, message)
             return True
         self._count_restart(replica, f", exit code {rc}")
+        peers = [r for r in others if r.task == replica.task]
         if self._policy.restart_all:
             self._restart_whole_job(replica, others, rc)
+        elif peers:
+            self._restart_slice(replica, peers, rc)
         else:
             self._processes.launch(replica)
         return False
+
+    def _restart_slice(self, failed: Replica, hosts: list[Replica], rc: int) -> None:
+        """A TPU slice's hosts meet in `jax.distributed` at start and run every step together:
+        one host restarted alone would wait for peers that never come back to the start. So
+        the others are stopped and the slice starts again, as a whole."""
+        self._processes.stop(hosts, self.settings.cancel_grace_s)
+        for host in hosts:
+            self._replica_line(
+                host, f"Restarting {host.name} with its TPU slice: {failed.name} exited with "
+                f"code {rc}", logentries.WARNING)
+        for r in (failed, *hosts):
+            r.done = False
+            self._processes.launch(r)
 
     def _restart_whole_job(self, failed: Replica, others: list[Replica], rc: int) -> None:
         """restart_job_on_worker_restart: stop the other replicas and start every one again."""
@@ -288,8 +304,8 @@ class JobRunner:
         for other in others:
             self._replica_line(
                 other,
-                f"Restarting replica {other.task} with the whole job "
-                f"(restart_job_on_worker_restart): {failed.task} exited with code {rc}",
+                f"Restarting replica {other.name} with the whole job "
+                f"(restart_job_on_worker_restart): {failed.name} exited with code {rc}",
                 logentries.WARNING,
             )
         for r in self._replicas:
@@ -315,10 +331,10 @@ class JobRunner:
         )
         codes = self._processes.stop(self._replicas, grace_s)
         for replica in self._replicas:
-            rc = codes.get(replica.task)
+            rc = codes.get(replica.key)
             self._replica_line(
                 replica,
-                f"Replica {replica.task} was preempted"
+                f"Replica {replica.name} was preempted"
                 + (f", exit code {rc}" if rc is not None else ""),
                 logentries.WARNING,
             )
@@ -340,7 +356,7 @@ class JobRunner:
         for replica in self._replicas:
             replica.done = False
             self._replica_line(
-                replica, f"Restarting replica {replica.task} after preemption", logentries.WARNING
+                replica, f"Restarting replica {replica.name} after preemption", logentries.WARNING
             )
             self._processes.launch(replica)
         self._set_state(JobState.JOB_STATE_RUNNING)
@@ -351,7 +367,7 @@ class JobRunner:
     def _save_replica(self, replica: Replica) -> None:
         pid = replica.proc.pid if replica.proc is not None else None
         job_updates.save_replica(
-            self.manager.jobs, self.job_id, replica.task, pid, replica.restarts, replica.spec.port
+            self.manager.jobs, self.job_id, replica.key, pid, replica.restarts, replica.spec.port
         )
 
     def _count_restart(self, replica: Replica, why: str) -> None:
@@ -360,7 +376,7 @@ class JobRunner:
         job_updates.count_restart(self.manager.jobs, self.job_id)
         self._replica_line(
             replica,
-            f"Restarting replica {replica.task} (restart {replica.restarts} of "
+            f"Restarting replica {replica.name} (restart {replica.restarts} of "
             f"{self._policy.max_restarts}){why}",
             logentries.WARNING,
         )

@@ -1,7 +1,7 @@
 """Each preset that runs the built-in trainer, submitted on the local stack with a few steps,
 trains as composed and reaches SUCCEEDED: a replica with N GPUs runs N processes (the launcher
 the composer writes decides), so the world size matches the batch the composer sized; a TPU
-slice runs one JAX process per host over the chips (one host here, a CPU device per chip)."""
+slice runs one JAX process per TPU VM, a CPU device per chip, joined in one mesh."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from config.devstack import Stack
 from tests.integration.conftest import Api
-from vertexplan import composer, presets
+from vertexplan import catalog, composer, presets
 from vertexplan.composer import parallelism
 
 pytestmark = pytest.mark.integration
@@ -27,15 +27,17 @@ SMALL_STEPS = ["--preset", "tiny", "--steps", "4", "--checkpoint-every", "2"]
 # with this project to run locally.
 # The local stack runs one process per GPU on two CPU cores: a preset of more than eight (the 70B
 # TP8 x PP2 x DP2 one is 32 ranks of an 8-head model) is shown by the tp x pp x dp trainer tests
-# and tests/integration/test_model_parallel.py at a size the machine holds. A TPU slice, of any
-# size, is one process holding a CPU device per chip (localvertex/environment.py tpu_env).
+# and tests/integration/test_model_parallel.py at a size the machine holds. A TPU slice is one
+# process per VM, each holding a CPU device per chip of its VM (localvertex/environment.py).
 LOCAL_PROCESSES = 8
 
 
 def local_processes(preset: presets.Preset) -> int:
+    composed = composer.compose(preset.job_request())
     if str(preset.request.get("strategy", "")).startswith("tpu"):
-        return 1
-    return composer.compose(preset.job_request()).world_size
+        pools = composed.custom_job["jobSpec"]["workerPoolSpecs"]
+        return sum(catalog.describe_machine_spec(p["machineSpec"]).vms for p in pools)
+    return composed.world_size
 
 
 RUNNABLE = [p for p in presets.PRESETS if not p.needs and local_processes(p) <= LOCAL_PROCESSES]
@@ -74,8 +76,8 @@ def test_a_preset_trains_on_the_local_stack_and_succeeds(
     assert started, [e["kind"] for e in events]
     world = composer.compose(request).world_size
     if request.get("strategy") in parallelism.TPU_STRATEGIES:
-        # One process holds every chip of the slice (several TPU VMs played as one host), its mesh
-        # spanning them all: at every start (one restart is allowed above).
+        # A process per TPU VM, one mesh spanning every chip of the slice: at every start (one
+        # restart is allowed above).
         for dims in [e["data"]["dims"] for e in started]:
             assert math.prod(dims.values()) == world, dims
     else:
