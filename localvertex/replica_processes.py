@@ -57,6 +57,13 @@ class Replica:
         """How messages about it name it: the replica, and the slice's host where it has one."""
         return self.task if self.spec.host == 0 else f"{self.task} (TPU host {self.spec.host})"
 
+    @property
+    def subject(self) -> str:
+        """What a restart line restarts. Only the replica itself (a slice's host 0) is "replica
+        X": the control plane counts a "Restarting replica X" line as one restart of X, and a
+        slice's hosts restart together, once."""
+        return f"replica {self.task}" if self.spec.host == 0 else self.name
+
     def poll(self) -> int | None:
         if self.proc is not None:
             return self.proc.poll()

@@ -4,7 +4,8 @@ One JobRunner thread per job owns that job's state machine and its replicas' pro
 
   QUEUED --queue delay--> PENDING --pending delay, start every replica--> RUNNING
   RUNNING: workerpool0-0 exits 0          -> stop the others, SUCCEEDED
-           a replica exits non-zero       -> restart it (or every replica, with
+           a replica exits non-zero       -> restart it (with every host of its TPU
+                                             slice; or every replica, with
                                              restart_job_on_worker_restart), at most
                                              max_restarts times per replica, then FAILED
            cancel                         -> CANCELLING, SIGTERM, grace, SIGKILL, CANCELLED
@@ -276,39 +277,25 @@ class JobRunner:
             self._finish(JobState.JOB_STATE_FAILED, CODE_INTERNAL, message)
             return True
         self._count_restart(replica, f", exit code {rc}")
+        # A TPU slice's hosts meet in `jax.distributed` at start and run every step together:
+        # one host restarted alone would wait for peers that never come back to the start.
         peers = [r for r in others if r.task == replica.task]
         if self._policy.restart_all:
-            self._restart_whole_job(replica, others, rc)
+            self._restart_with(replica, others, "with the whole job "
+                               "(restart_job_on_worker_restart)", rc)
         elif peers:
-            self._restart_slice(replica, peers, rc)
+            self._restart_with(replica, peers, "with its TPU slice", rc)
         else:
             self._processes.launch(replica)
         return False
 
-    def _restart_slice(self, failed: Replica, hosts: list[Replica], rc: int) -> None:
-        """A TPU slice's hosts meet in `jax.distributed` at start and run every step together:
-        one host restarted alone would wait for peers that never come back to the start. So
-        the others are stopped and the slice starts again, as a whole."""
-        self._processes.stop(hosts, self.settings.cancel_grace_s)
-        for host in hosts:
-            self._replica_line(
-                host, f"Restarting {host.name} with its TPU slice: {failed.name} exited with "
-                f"code {rc}", logentries.WARNING)
-        for r in (failed, *hosts):
-            r.done = False
-            self._processes.launch(r)
-
-    def _restart_whole_job(self, failed: Replica, others: list[Replica], rc: int) -> None:
-        """restart_job_on_worker_restart: stop the other replicas and start every one again."""
-        self._processes.stop(others, self.settings.cancel_grace_s)
-        for other in others:
-            self._replica_line(
-                other,
-                f"Restarting replica {other.name} with the whole job "
-                f"(restart_job_on_worker_restart): {failed.name} exited with code {rc}",
-                logentries.WARNING,
-            )
-        for r in self._replicas:
+    def _restart_with(self, failed: Replica, stopped: list[Replica], how: str, rc: int) -> None:
+        """Stop `stopped`, say why in each one's log, and start them and `failed` again."""
+        self._processes.stop(stopped, self.settings.cancel_grace_s)
+        for other in stopped:
+            self._replica_line(other, f"Restarting {other.subject} {how}: {failed.name} exited "
+                               f"with code {rc}", logentries.WARNING)
+        for r in (failed, *stopped):
             r.done = False
             self._processes.launch(r)
 
@@ -356,7 +343,7 @@ class JobRunner:
         for replica in self._replicas:
             replica.done = False
             self._replica_line(
-                replica, f"Restarting replica {replica.name} after preemption", logentries.WARNING
+                replica, f"Restarting {replica.subject} after preemption", logentries.WARNING
             )
             self._processes.launch(replica)
         self._set_state(JobState.JOB_STATE_RUNNING)
@@ -376,7 +363,7 @@ class JobRunner:
         job_updates.count_restart(self.manager.jobs, self.job_id)
         self._replica_line(
             replica,
-            f"Restarting replica {replica.name} (restart {replica.restarts} of "
+            f"Restarting {replica.subject} (restart {replica.restarts} of "
             f"{self._policy.max_restarts}){why}",
             logentries.WARNING,
         )

@@ -127,8 +127,12 @@ def test_a_host_that_fails_restarts_its_whole_slice(emulator: EmulatorProcess):
                               "127.0.0.1,127.0.0.1"] * 2 + [
         "host 1: --xla_force_host_platform_device_count=4 of 127.0.0.1,127.0.0.1"] * 2
     assert {task for task, text in said if text.startswith("host ")} == {"workerpool0-0"}
-    assert any(text.startswith("Restarting workerpool0-0 with its TPU slice: workerpool0-0 "
-                               "(TPU host 1) exited with code 3") for _, text in said), said
+    # One "Restarting replica" line (what the control plane counts as a restart) for the slice.
+    restarts = [text for _, text in said if text.startswith("Restarting replica")]
+    assert restarts == ["Restarting replica workerpool0-0 with its TPU slice: workerpool0-0 "
+                        "(TPU host 1) exited with code 3"], said
+    assert any(text.startswith("Restarting workerpool0-0 (TPU host 1) (restart 1 of ")
+               for _, text in said), said
 
 
 def test_gpu_and_cpu_machines_get_no_tpu_environment():
