@@ -22,8 +22,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import ParseError, PermissionDenied, ValidationError
-from rest_framework.parsers import BaseParser
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -34,6 +33,7 @@ from controlplane.compose.export_notes import mark_not_carried
 from controlplane.compose.models import JobTemplate, memory_policy_for
 from controlplane.compose.quota_check import quota_of_checked
 from controlplane.compose.serializers import JobRequestSerializer, TemplateSerializer, plain
+from controlplane.compose.text_parsers import TextParser, XYamlParser, YamlParser
 from controlplane.core import bounded
 from controlplane.core.idempotency import idempotent
 from controlplane.costs.budgets import BudgetExceeded
@@ -58,28 +58,6 @@ CONTENT_TYPES = {"yaml": "application/yaml", "json": "application/json",
 # YAML and JSON are the CustomJob document itself; Python is a script.
 EXPORT_RESPONSES = {(200, media): OpenApiTypes.STR if fmt == "python" else OpenApiTypes.OBJECT
                     for fmt, media in CONTENT_TYPES.items()}
-
-
-class TextParser(BaseParser):
-    """YAML or JSON sent as text (curl --data-binary @job.yaml -H 'Content-Type: ...')."""
-
-    media_type = "text/*"
-
-    def parse(self, stream: Any, media_type: str | None = None,
-              parser_context: Any = None) -> str:
-        limit = bounded.max_body_bytes()
-        raw = stream.read(limit + 1)
-        if len(raw) > limit:
-            raise ParseError(f"the request body is larger than {limit} bytes")
-        return raw.decode("utf-8", "replace")
-
-
-class YamlParser(TextParser):
-    media_type = "application/yaml"
-
-
-class XYamlParser(TextParser):
-    media_type = "application/x-yaml"
 
 
 def _team_or_none(user: Any, slug: str | None) -> Team | None:

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from vertexplan.composer import deepspeed_config
+from vertexplan.composer import deepspeed_config, tpu_meshes
 
 STRATEGIES: dict[str, str] = {
     "ddp": "PyTorch DistributedDataParallel (gloo on CPU, NCCL on GPU)",
@@ -221,9 +221,9 @@ def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer:
     out.batch = batch
 
     if flags and strategy == "tpu_jax":
-        out.args = ["--mesh", jax_mesh(request, dp, t, p, out)]
+        out.args = ["--mesh", tpu_meshes.jax_mesh(section(request, "tpu", out), dp, t, p, out)]
     elif flags and strategy == "tpu_xla":
-        out.args = ["--mesh", xla_mesh(request, dp, t, p, out)]
+        out.args = ["--mesh", tpu_meshes.xla_mesh(section(request, "tpu", out), dp, t, p, out)]
     elif flags and strategy not in TPU_STRATEGIES:
         out.args = ["--strategy", strategy]
         if topology.devices_per_replica > 1 and not topology.tpu:
@@ -264,34 +264,6 @@ def _check_sections(request: dict[str, Any], strategy: str, out: Launch) -> None
         if request.get(section) and strategy not in owners:
             out.error(section, f"{section} settings apply to strategy {' or '.join(owners)}, "
                       f"not {strategy}: remove them or change the strategy", owners)
-
-
-def jax_mesh(request: dict[str, Any], dp: int, t: int, p: int, out: Launch) -> str:
-    """``--mesh DATA,FSDP,TENSOR`` for the JAX trainer over all the chips of the job: the
-    tensor degree as the job's parallelism says, the rest data-parallel, or FSDP with
-    tpu.sharding fsdp (parameters and optimizer state sharded over those chips)."""
-    if p > 1:
-        out.error("parallelism.pipeline", "the JAX trainer shards over a (data, fsdp, tensor) "
-                  "mesh and has no pipeline stages: set pipeline to 1 and use tensor or "
-                  "tpu.sharding fsdp", ("1",))
-    tpu = section(request, "tpu", out)
-    if tpu.get("sharding") == "fsdp":
-        return f"1,{dp},{t}"
-    return f"{dp},1,{t}"
-
-
-def xla_mesh(request: dict[str, Any], dp: int, t: int, p: int, out: Launch) -> str:
-    """``--mesh DATA,FSDP`` for the PyTorch/XLA trainer's SPMD mesh over all the chips of the
-    job: data-parallel, or FSDP with tpu.sharding fsdp."""
-    for key, degree in (("parallelism.tensor", t), ("parallelism.pipeline", p)):
-        if degree > 1:
-            out.error(key, "the PyTorch/XLA trainer shards over a (data, fsdp) mesh, without "
-                      "tensor or pipeline parallelism: set it to 1 and use tpu.sharding fsdp, "
-                      "or strategy tpu_jax for a tensor axis", ("1",))
-    tpu = section(request, "tpu", out)
-    if tpu.get("sharding") == "fsdp":
-        return f"1,{dp * t * p}"
-    return f"{dp * t * p},1"
 
 
 def _builtin_limits(request: dict[str, Any], strategy: str, precision: str | None, t: int,
