@@ -61,8 +61,9 @@ def predict(endpoint: Endpoint, instances: list[Any], parameters: Any = None,
 def generate(backend: ServingBackend, vertex_name: str,
              instances: list[triton_kserve.Instance], timeout_s: float | None = None,
              dedicated_dns: str = "") -> PredictResult:
-    """Greedy bytes for `instances` from the triton deployment behind `vertex_name`, at most
-    the config's max_batch_size prompts per rawPredict."""
+    """Bytes for `instances` (greedy, or drawn at their temperature) from the triton
+    deployment behind `vertex_name`, at most the config's max_batch_size prompts per
+    rawPredict."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     predictions: list[dict[str, Any]] = []
     served_by = ""
@@ -77,6 +78,7 @@ def _generate(backend: ServingBackend, vertex_name: str,
               instances: list[triton_kserve.Instance], deadline: float | None,
               dedicated_dns: str) -> tuple[list[dict[str, Any]], str]:
     sequences = [list(i.prompt) for i in instances]
+    draws = [i.generator() if i.temperature else None for i in instances]
     generated: list[list[int]] = [[] for _ in instances]
     active = list(range(len(instances)))
     served_by = ""
@@ -90,9 +92,11 @@ def _generate(backend: ServingBackend, vertex_name: str,
                                      timeout_s=remaining, dedicated_dns=dedicated_dns)
         served_by = answer.deployed_model_id or served_by
         try:
-            tokens = triton_kserve.greedy_tokens(answer.body, [len(c) for c in contexts])
+            rows = triton_kserve.last_logits(answer.body, [len(c) for c in contexts])
         except triton_kserve.BadAnswer as exc:
             raise errors.BackendError(f"RawPredict: the Triton server's answer: {exc}") from exc
+        tokens = [triton_kserve.choose(scores, instances[i].temperature, draws[i])
+                  for i, scores in zip(active, rows, strict=True)]
         for i, token in zip(active, tokens, strict=True):
             sequences[i].append(token)
             generated[i].append(token)

@@ -5,14 +5,17 @@ A triton model (trainers/serving/triton_repo.py) serves the logits of every posi
 the next byte stays with the client, so the control plane runs it the way the eager server does
 (trainers/serving/generate.py): every active prompt of a batch, right-padded to the longest
 (attention is causal, so padding after a prompt's last byte never changes that byte's logits),
-the greedy byte read at each prompt's last position, until each has its max_tokens. Pure Python:
-the control plane holds no torch or numpy.
+the next byte chosen from each prompt's last position until each has its max_tokens: the
+greedy one at temperature 0, else one drawn from softmax(logits / temperature). Pure Python:
+the control plane holds no torch or numpy, so a seeded draw uses Python's own generator: the
+same seed repeats a triton deployment's answer, not the eager server's (torch's generator).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +29,7 @@ MAX_BATCH = 32
 MAX_PROMPT_BYTES = 8192
 MAX_TOKENS_LIMIT = 512
 DEFAULT_MAX_TOKENS = 16
+MAX_TEMPERATURE = 10.0
 EMPTY_PROMPT = b"\n"
 PAD = 0
 
@@ -42,12 +46,17 @@ class BadAnswer(ValueError):
 class Instance:
     prompt: bytes
     max_tokens: int
+    temperature: float = 0.0
+    seed: int | None = None
+
+    def generator(self) -> random.Random:
+        """The draws of this instance: repeatable with a seed (text sampling: no secret)."""
+        return random.Random(self.seed)
 
 
 def parse_instances(instances: Any, parameters: Any) -> list[Instance]:
-    """The eager server's instance forms: a prompt string, or {"prompt", "max_tokens",
-    "temperature", "seed"} with `parameters` as defaults. Triton's answer is logits, read
-    greedily here, so a temperature other than 0 is refused rather than silently ignored."""
+    """The eager server's instance forms and limits: a prompt string, or {"prompt",
+    "max_tokens", "temperature", "seed"} with `parameters` as defaults."""
     if not isinstance(instances, list) or not instances:
         raise BadInstance("instances: a non-empty list")
     if parameters is None:
@@ -77,10 +86,14 @@ def _instance(where: str, value: Any, defaults: dict[str, Any]) -> Instance:
             or not 1 <= max_tokens <= MAX_TOKENS_LIMIT:
         raise BadInstance(f"{where}.max_tokens: an integer from 1 to {MAX_TOKENS_LIMIT}")
     temperature = merged.get("temperature", 0)
-    if not _number(temperature) or temperature != 0:
-        raise BadInstance(f"{where}.temperature: a triton deployment answers greedily "
-                          "(temperature 0); deploy the eager runtime to sample")
-    return Instance(encoded or EMPTY_PROMPT, int(max_tokens))
+    if not _number(temperature) or not 0 <= temperature <= MAX_TEMPERATURE:
+        raise BadInstance(f"{where}.temperature: a number from 0 (greedy) to "
+                          f"{MAX_TEMPERATURE:g}")
+    seed = merged.get("seed")
+    if seed is not None and (not _number(seed) or seed != int(seed)):
+        raise BadInstance(f"{where}.seed: an integer")
+    return Instance(encoded or EMPTY_PROMPT, int(max_tokens), float(temperature),
+                    None if seed is None else int(seed))
 
 
 def _number(value: Any) -> bool:
@@ -101,9 +114,8 @@ def request_body(contexts: list[list[int]]) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def greedy_tokens(answer: bytes, lengths: list[int]) -> list[int]:
-    """The byte each row's logits at its last real position pick (the first of equal maxima,
-    as torch.argmax picks on CPU)."""
+def last_logits(answer: bytes, lengths: list[int]) -> list[list[float]]:
+    """Each row's logits at its last real position."""
     try:
         outputs = json.loads(answer)["outputs"]
         logits = next(o for o in outputs if o.get("name") == OUTPUT_NAME)
@@ -116,9 +128,26 @@ def greedy_tokens(answer: bytes, lengths: list[int]) -> list[int]:
             or not isinstance(data, list) or len(data) != rows * width * vocab:
         raise BadAnswer(f"{OUTPUT_NAME} has shape {[rows, width, vocab]} and {len(data)} "
                         f"values for {len(lengths)} rows up to {max(lengths)} wide")
-    picked = []
-    for row, length in enumerate(lengths):
-        start = (row * width + length - 1) * vocab
-        scores = data[start:start + vocab]
-        picked.append(max(range(vocab), key=scores.__getitem__))
-    return picked
+    starts = [(row * width + length - 1) * vocab for row, length in enumerate(lengths)]
+    return [data[start:start + vocab] for start in starts]
+
+
+def greedy_tokens(answer: bytes, lengths: list[int]) -> list[int]:
+    """The byte each row's logits at its last real position pick (the first of equal maxima,
+    as torch.argmax picks on CPU)."""
+    return [choose(scores, 0.0, None) for scores in last_logits(answer, lengths)]
+
+
+def choose(scores: list[float], temperature: float, draws: random.Random | None) -> int:
+    """The next byte: the greedy one at temperature 0, else one drawn from
+    softmax(scores / temperature)."""
+    if temperature == 0 or draws is None:
+        return max(range(len(scores)), key=scores.__getitem__)
+    top = max(scores)
+    weights = [math.exp((score - top) / temperature) for score in scores]
+    point = draws.random() * sum(weights)
+    for token, weight in enumerate(weights):
+        point -= weight
+        if point < 0:
+            return token
+    return len(weights) - 1  # rounding left a sliver past the last weight

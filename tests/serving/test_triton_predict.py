@@ -1,9 +1,12 @@
 """Predictions to a triton deployment: the KServe v2 body built for triton_repo's model, the
-greedy bytes read back from its logits, and the API and the prober going through rawPredict."""
+bytes read back from its logits (greedy, or drawn at a temperature, repeatably with a seed),
+and the API and the prober going through rawPredict."""
 
 from __future__ import annotations
 
 import json
+import math
+import random
 from typing import Any
 
 import pytest
@@ -57,8 +60,24 @@ def test_the_greedy_byte_is_read_at_each_row_s_last_real_position() -> None:
         triton_kserve.greedy_tokens(b'{"error": "no model"}', [1])
 
 
+def test_a_temperature_draws_from_the_softmax_and_a_seed_repeats_the_draws() -> None:
+    scores = [0.0, math.log(3.0), -50.0]  # softmax: 1/4, 3/4, ~0
+    draws = random.Random(11)
+    picked = [triton_kserve.choose(scores, 1.0, draws) for _ in range(4000)]
+    assert 0.72 < picked.count(1) / 4000 < 0.78 and picked.count(2) == 0
+    # A low temperature sharpens it to the greedy byte; temperature 0 is the greedy byte.
+    assert {triton_kserve.choose(scores, 0.01, draws) for _ in range(200)} == {1}
+    assert triton_kserve.choose(scores, 0.0, None) == 1
+    [seeded] = triton_kserve.parse_instances([{"prompt": "a", "temperature": 0.9, "seed": 5}],
+                                             None)
+    one, two = seeded.generator(), seeded.generator()
+    assert [triton_kserve.choose(scores, 0.9, one) for _ in range(50)] == \
+        [triton_kserve.choose(scores, 0.9, two) for _ in range(50)]
+
+
 @pytest.mark.parametrize(("instances", "parameters", "field"), [
-    ([{"prompt": "a", "temperature": 0.7}], None, "instances[0].temperature"),
+    ([{"prompt": "a", "temperature": 10.5}], None, "instances[0].temperature"),
+    ([{"prompt": "a", "temperature": 0.7, "seed": 1.5}], None, "instances[0].seed"),
     (["a", {"prompt": "b", "max_tokens": 0}], None, "instances[1].max_tokens"),
     (["a"], {"max_tokens": 513}, "instances[0].max_tokens"),
     ([{"prompt": 3}], None, "instances[0].prompt"),
@@ -103,10 +122,16 @@ def test_the_api_and_the_prober_answer_a_triton_endpoint(triton_endpoint: Endpoi
                            format="json")
     assert response.status_code == 200, response.content
     assert response.json()["predictions"] == [{"text": "!\"", "tokens": 2}]
-    response = client.post(url, {"instances": [{"prompt": "a", "temperature": 1}]},
+    response = client.post(url, {"instances": [{"prompt": "a", "temperature": -1}]},
                            format="json")
     assert response.status_code == 400
     assert "instances[0].temperature" in response.json()["instances"][0]
+    # Sampled: the same seed, the same answer.
+    seeded = {"instances": [{"prompt": "a", "temperature": 1, "seed": 7, "max_tokens": 4}]}
+    first = client.post(url, seeded, format="json")
+    assert first.status_code == 200, first.content
+    assert client.post(url, seeded, format="json").json() == first.json()
+    assert first.json()["predictions"][0]["tokens"] == 4
 
     sample = prober.probe(triton_endpoint.pk)
     assert sample is not None and sample.ok, sample.error if sample else None
