@@ -60,6 +60,19 @@ def test_the_validation_panel_shows_the_memory_plan_and_deepspeed_config(
     assert "does not fit" in html
 
 
+def test_the_estimate_shows_a_modelled_step_time_as_what_it_is(
+        member_client: Client, backend: Backend) -> None:
+    data = shown_then_posted(member_client, reverse("job-compose"),
+                             preset="single-node-fsdp-a100")
+    html = member_client.post(reverse("job-validate"), data).content.decode()
+    assert 'id="estimate-step-model"' not in html  # no model size: the timeout, as a ceiling
+    data.update(model_parameters_b="1", model_hidden_size="2048", model_layers="24",
+                model_sequence_length="1024")
+    html = member_client.post(reverse("job-validate"), data).content.decode()
+    assert 'id="estimate-step-model"' in html and "modelled, not measured" in html
+    assert " s expected)" in html and "(its timeout)" in html
+
+
 def test_a_strategy_setting_error_lands_on_its_input(member_client: Client,
                                                      backend: Backend) -> None:
     data = shown_then_posted(member_client, reverse("job-compose"),
