@@ -328,11 +328,11 @@ def tpu_slice_chips(machine_spec) -> int | None:
     """Chips of the TPU slice a TPU VM machine type (ct5lp-hightpu-4t, ct6e-standard-8t) asks
     for: the tpu_topology's product ("2x4" = 8), or one VM's chips (the `-Nt` suffix) without a
     topology; None for other machines."""
-    match = _TPU_MACHINE.match(machine_spec.machine_type)
-    if not match:
+    per_vm = _chips_per_vm(machine_spec)
+    if per_vm is None:
         return None
     dims = [int(d) for d in machine_spec.tpu_topology.lower().split("x") if d.isdigit()]
-    return math.prod(dims) if dims else int(match.group(1))
+    return math.prod(dims) if dims else per_vm
 
 
 def tpu_env(machine_spec) -> dict[str, str]:
@@ -356,14 +356,18 @@ def tpu_env(machine_spec) -> dict[str, str]:
     }
 
 
+def _chips_per_vm(machine_spec) -> int | None:
+    match = _TPU_MACHINE.match(machine_spec.machine_type)
+    return int(match.group(1)) if match else None
+
+
 def tpu_hosts(machine_spec) -> int:
     """VMs of the TPU slice one replica asks for (the topology's chips over one VM's); 1 for
     a single-VM slice and for other machines."""
-    chips = tpu_slice_chips(machine_spec)
-    match = _TPU_MACHINE.match(machine_spec.machine_type)
-    if chips is None or match is None:
+    chips, per_vm = tpu_slice_chips(machine_spec), _chips_per_vm(machine_spec)
+    if chips is None or per_vm is None:
         return 1
-    return max(chips // int(match.group(1)), 1)
+    return max(chips // per_vm, 1)
 
 
 def tpu_host_env(machine_spec, host: int, hosts: int, coordinator_port: int) -> dict[str, str]:
@@ -371,9 +375,8 @@ def tpu_host_env(machine_spec, host: int, hosts: int, coordinator_port: int) -> 
     CPU devices, its TPU_WORKER_ID among the hosts' names, and where `jax.distributed` meets
     (host 0, on the replica's own port: every VM here is this machine, so each slice needs
     a port of its own)."""
-    per_vm = int(_TPU_MACHINE.match(machine_spec.machine_type).group(1))  # type: ignore[union-attr]
     return {
-        "XLA_FLAGS": f"--xla_force_host_platform_device_count={per_vm}",
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={_chips_per_vm(machine_spec)}",
         "TPU_WORKER_ID": str(host),
         "TPU_WORKER_HOSTNAMES": ",".join([LOCALHOST] * hosts),
         "JAX_COORDINATOR_PORT": str(coordinator_port),

@@ -132,15 +132,9 @@ def last_logits(answer: bytes, lengths: list[int]) -> list[list[float]]:
     return [data[start:start + vocab] for start in starts]
 
 
-def greedy_tokens(answer: bytes, lengths: list[int]) -> list[int]:
-    """The byte each row's logits at its last real position pick (the first of equal maxima,
-    as torch.argmax picks on CPU)."""
-    return [choose(scores, 0.0, None) for scores in last_logits(answer, lengths)]
-
-
 def choose(scores: list[float], temperature: float, draws: random.Random | None) -> int:
-    """The next byte: the greedy one at temperature 0, else one drawn from
-    softmax(scores / temperature)."""
+    """The next byte: the greedy one at temperature 0 (the first of equal maxima, as
+    torch.argmax picks on CPU), else one drawn from softmax(scores / temperature)."""
     if temperature == 0 or draws is None:
         return max(range(len(scores)), key=scores.__getitem__)
     top = max(scores)

@@ -45,8 +45,7 @@ def test_a_v5e_2x2_jax_job_trains_with_the_built_in_trainer_and_succeeds(
     assert job["restarts"] == 0
 
     # What Vertex was asked to run: the JAX entrypoint in the JAX TPU image, over four chips.
-    [submitted] = [j for j in emulator_jobs(stack) if j.labels.get("cp-job") == str(job_id)]
-    pool = submitted.job_spec.worker_pool_specs[0]
+    pool = submitted_pool(stack, job_id)
     assert (pool.machine_spec.machine_type, pool.machine_spec.tpu_topology) == (
         "ct5lp-hightpu-4t", "2x2")
     assert list(pool.container_spec.command) == ["python", "-m", "trainers.jax"]
@@ -65,11 +64,7 @@ def test_a_v5e_2x2_jax_job_trains_with_the_built_in_trainer_and_succeeds(
     assert [c["step"] for c in kept] == [20, 15, 10]
     assert all("/checkpoints/step-" in c["path"] for c in kept)
 
-    session = browser_session(stack, seeded["username"], seeded["password"])
-    page = session.get(f"{stack.web_url}/jobs/{job_id}/", timeout=10)
-    assert page.status_code == 200
-    assert "tpu-jax-v5e" in page.text and "SUCCEEDED" in page.text
-    assert kept[0]["path"] in page.text, "the newest checkpoint is on the job's page"
+    assert_on_its_page(stack, seeded, job_id, "tpu-jax-v5e", kept[0]["path"])
 
 
 def test_a_v5e_2x2_pytorch_xla_job_trains_with_the_built_in_trainer_and_succeeds(
@@ -83,8 +78,7 @@ def test_a_v5e_2x2_pytorch_xla_job_trains_with_the_built_in_trainer_and_succeeds
     assert job["state"] == "SUCCEEDED", job["error_message"]
 
     # What Vertex was asked to run: the PyTorch/XLA entrypoint on the TPU, over four chips.
-    [submitted] = [j for j in emulator_jobs(stack) if j.labels.get("cp-job") == str(job_id)]
-    pool = submitted.job_spec.worker_pool_specs[0]
+    pool = submitted_pool(stack, job_id)
     assert list(pool.container_spec.command) == ["python", "-m", "trainers.xla"]
     assert {e.name: e.value for e in pool.container_spec.env}.get("PJRT_DEVICE") == "TPU"
     assert pool.container_spec.image_uri == composer.DEFAULT_TPU_IMAGES["tpu_xla"]
@@ -100,8 +94,19 @@ def test_a_v5e_2x2_pytorch_xla_job_trains_with_the_built_in_trainer_and_succeeds
     assert kept and kept[0]["step"] == STEPS
     assert all("/checkpoints/step-" in c["path"] for c in kept)
 
+    assert_on_its_page(stack, seeded, job_id, "tpu-xla-v5e", kept[0]["path"])
+
+
+def submitted_pool(stack: Stack, job_id: int) -> Any:
+    """The first worker pool of the CustomJob the control plane sent the emulator for the job."""
+    [submitted] = [j for j in emulator_jobs(stack) if j.labels.get("cp-job") == str(job_id)]
+    return submitted.job_spec.worker_pool_specs[0]
+
+
+def assert_on_its_page(stack: Stack, seeded: dict[str, Any], job_id: int, name: str,
+                       newest_checkpoint: str) -> None:
     session = browser_session(stack, seeded["username"], seeded["password"])
     page = session.get(f"{stack.web_url}/jobs/{job_id}/", timeout=10)
     assert page.status_code == 200
-    assert "tpu-xla-v5e" in page.text and "SUCCEEDED" in page.text
-    assert kept[0]["path"] in page.text, "the newest checkpoint is on the job's page"
+    assert name in page.text and "SUCCEEDED" in page.text
+    assert newest_checkpoint in page.text, "the newest checkpoint is on the job's page"

@@ -140,28 +140,35 @@ def test_gpu_and_cpu_machines_get_no_tpu_environment():
         assert environment.tpu_env(aiplatform_v1.MachineSpec.pb()(machine_type=machine)) == {}
 
 
-def test_a_v5e_2x2_jax_job_trains_checkpoints_and_succeeds(emulator: EmulatorProcess):
+def require_jax() -> None:
     missing = [m for m in ("jax", "flax", "optax", "orbax.checkpoint")
                if importlib.util.find_spec(m) is None]
     require(not missing, f"the jax extra is not installed (missing {', '.join(missing)})")
-    args = ["--preset", "tiny", "--steps", str(STEPS), "--batch-size", "8", "--mesh", "2,2,1",
-            "--checkpoint-every", "3", "--eval-every", "0"]
-    created = emulator.jobs.create_custom_job(
-        parent=PARENT,
-        custom_job=custom_job(
-            "jax-v5e-2x2",
-            [tpu_pool("ct5lp-hightpu-4t", "2x2", args)],
-            base_output_directory={"output_uri_prefix": "gs://bucket/runs/jax-tpu"},
-        ),
-    )
+
+
+def run_to_success(emulator: EmulatorProcess, name: str, pool: dict, prefix: str,
+                   timeout: float) -> dict[str, list[dict]]:
+    """Run a one-pool job to its end; it must succeed. Its events, by name, in log order."""
+    created = emulator.jobs.create_custom_job(parent=PARENT, custom_job=custom_job(
+        name, [pool], base_output_directory={"output_uri_prefix": prefix}))
     job = wait_state(emulator.jobs, created.name,
-                     {State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED}, timeout=300)
+                     {State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED}, timeout=timeout)
     logs = entries(emulator.logs, f'resource.labels.job_id="{job_id(job)}"')
     events = [e for e in json_entries(logs) if "event" in e]
-    assert job.state == State.JOB_STATE_SUCCEEDED, json.dumps(events)[-3000:]
-    by_name = {}
+    said = "\n".join(e.text_payload for e in logs if e.text_payload)
+    assert job.state == State.JOB_STATE_SUCCEEDED, json.dumps(events)[-2000:] + said[-3000:]
+    by_name: dict[str, list[dict]] = {}
     for event in events:
         by_name.setdefault(event["event"], []).append(event)
+    return by_name
+
+
+def test_a_v5e_2x2_jax_job_trains_checkpoints_and_succeeds(emulator: EmulatorProcess):
+    require_jax()
+    args = ["--preset", "tiny", "--steps", str(STEPS), "--batch-size", "8", "--mesh", "2,2,1",
+            "--checkpoint-every", "3", "--eval-every", "0"]
+    by_name = run_to_success(emulator, "jax-v5e-2x2", tpu_pool("ct5lp-hightpu-4t", "2x2", args),
+                             "gs://bucket/runs/jax-tpu", timeout=300)
     started = by_name["run_started"][0]
     assert started["devices"] == 4
     assert started["dims"] == {"data": 2, "fsdp": 2, "tensor": 1}
@@ -175,24 +182,12 @@ def test_a_v5e_2x2_jax_job_trains_checkpoints_and_succeeds(emulator: EmulatorPro
 def test_a_v5e_2x4_jax_job_runs_a_process_per_vm_that_train_as_one(emulator: EmulatorProcess):
     """Two TPU VMs (4 chips each) played by two processes that meet in `jax.distributed`:
     one mesh over the eight devices, host 0 speaking for both."""
-    missing = [m for m in ("jax", "flax", "optax", "orbax.checkpoint")
-               if importlib.util.find_spec(m) is None]
-    require(not missing, f"the jax extra is not installed (missing {', '.join(missing)})")
+    require_jax()
     steps = 4
     args = ["--preset", "tiny", "--steps", str(steps), "--batch-size", "8", "--mesh", "2,4,1",
             "--checkpoint-every", "2", "--eval-every", "0"]
-    created = emulator.jobs.create_custom_job(parent=PARENT, custom_job=custom_job(
-        "jax-v5e-2x4", [tpu_pool("ct5lp-hightpu-4t", "2x4", args)],
-        base_output_directory={"output_uri_prefix": "gs://bucket/runs/jax-2-hosts"}))
-    job = wait_state(emulator.jobs, created.name,
-                     {State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED}, timeout=420)
-    logs = entries(emulator.logs, f'resource.labels.job_id="{job_id(job)}"')
-    events = [e for e in json_entries(logs) if "event" in e]
-    said = "\n".join(e.text_payload for e in logs if e.text_payload)
-    assert job.state == State.JOB_STATE_SUCCEEDED, json.dumps(events)[-2000:] + said[-3000:]
-    by_name: dict[str, list[dict]] = {}
-    for event in events:
-        by_name.setdefault(event["event"], []).append(event)
+    by_name = run_to_success(emulator, "jax-v5e-2x4", tpu_pool("ct5lp-hightpu-4t", "2x4", args),
+                             "gs://bucket/runs/jax-2-hosts", timeout=420)
     joined = by_name["hosts"]
     assert {(int(e["process_id"]), int(e["num_processes"])) for e in joined} == {(0, 2), (1, 2)}
     started = by_name["run_started"]
@@ -216,18 +211,8 @@ def test_a_v5e_2x2_pytorch_xla_job_trains_on_cpu_pjrt_devices_and_succeeds(
         "--checkpoint-every", "3", "--eval-every", "0"])
     pool["container_spec"]["command"] = ["python", "-m", "trainers.xla"]
     pool["container_spec"]["env"] = [{"name": "PJRT_DEVICE", "value": "TPU"}]
-    created = emulator.jobs.create_custom_job(parent=PARENT, custom_job=custom_job(
-        "xla-v5e-2x2", [pool],
-        base_output_directory={"output_uri_prefix": "gs://bucket/runs/xla-tpu"}))
-    job = wait_state(emulator.jobs, created.name,
-                     {State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED}, timeout=600)
-    logs = entries(emulator.logs, f'resource.labels.job_id="{job_id(job)}"')
-    events = [e for e in json_entries(logs) if "event" in e]
-    said = "\n".join(e.text_payload for e in logs if e.text_payload)
-    assert job.state == State.JOB_STATE_SUCCEEDED, json.dumps(events)[-2000:] + said[-4000:]
-    by_name: dict[str, list[dict]] = {}
-    for event in events:
-        by_name.setdefault(event["event"], []).append(event)
+    by_name = run_to_success(emulator, "xla-v5e-2x2", pool, "gs://bucket/runs/xla-tpu",
+                             timeout=600)
     started = by_name["run_started"][0]
     assert (started["strategy"], started["devices"]) == ("xla", 4)
     assert started["dims"] == {"data": 4, "fsdp": 1}

@@ -53,11 +53,13 @@ def test_the_greedy_byte_is_read_at_each_row_s_last_real_position() -> None:
             1, 1, 5, 5, 9, 0, 0, 0]
     answer = json.dumps({"outputs": [{"name": "logits", "datatype": "FP32",
                                       "shape": [2, 2, vocab], "data": data}]}).encode()
-    assert triton_kserve.greedy_tokens(answer, [2, 1]) == [3, 2]
+    rows = triton_kserve.last_logits(answer, [2, 1])
+    assert rows == [[0, 0, 0, 9], [1, 1, 5, 5]]
+    assert [triton_kserve.choose(scores, 0.0, None) for scores in rows] == [3, 2]
     with pytest.raises(triton_kserve.BadAnswer, match="logits has shape"):
-        triton_kserve.greedy_tokens(answer, [2, 1, 1])
+        triton_kserve.last_logits(answer, [2, 1, 1])
     with pytest.raises(triton_kserve.BadAnswer, match="no 'logits' output"):
-        triton_kserve.greedy_tokens(b'{"error": "no model"}', [1])
+        triton_kserve.last_logits(b'{"error": "no model"}', [1])
 
 
 def test_a_temperature_draws_from_the_softmax_and_a_seed_repeats_the_draws() -> None:

@@ -62,10 +62,12 @@ class ExpectedStep:
         return "modelled, not measured: " + " ".join(parts)
 
 
-def flops_per_token(model: memory.ModelShape) -> int:
-    """One training token's FLOPs as the hardware runs them (recomputation included)."""
+def hardware_flops_per_token(model: memory.ModelShape) -> int:
+    """One training token's FLOPs as the hardware runs them: flops.py's model FLOPs (6N +
+    12 L d T) less the weight gradients a frozen base skips, plus the recomputed forward.
+    Apart from flops.flops_per_token because the memory plan's shape may not name heads."""
     trainable = model.trainable_parameters or model.parameters
-    dense = 2 * model.parameters + 2 * model.parameters + 2 * trainable
+    dense = 4 * model.parameters + 2 * trainable  # forward, activation and weight gradients
     attention = 0
     if model.layers and model.hidden_size and model.sequence_length:
         attention = 12 * model.layers * model.hidden_size * model.sequence_length
@@ -90,7 +92,7 @@ def expected_step(model: memory.ModelShape, layout: memory.Layout, *, global_bat
         return peak
     devices = max(layout.world_size, 1)
     tokens = global_batch * model.sequence_length
-    flops = tokens * flops_per_token(model)
+    flops = tokens * hardware_flops_per_token(model)
     scaling = scaling_efficiency(machine_type.rsplit("-", 1)[0], layout.nodes, tpu=tpu)
     reached = Fraction(peak.flops) * devices * ASSUMED_UTILISATION * scaling
     bubble = layout.pipeline_bubble
