@@ -1,9 +1,12 @@
 """A Ray job's own job (Job kind ray), and its output into the log store as that job's lines.
 
 Ray's Job Submission API returns a job's whole output each time it is read, without
-timestamps. Each line is stored once, as a log entry of the Ray job's job whose insert id is
-the line's number, so a re-read stores nothing twice; an event line's is its event's text, as
-Ray may forward one worker line more than once (vertexplan.clusters.ray_logs keeps each step
+timestamps: the lines are stamped when first read. Each line is stored once, as a log entry of
+the Ray job's job whose insert id is the line's number: the lines and how far they go
+(RayJob.lines_stored) are stored in one transaction, so no line is read twice. An event line's
+insert id is its event's text, as Ray may forward one worker line more than once: a repeat is
+dropped before it is stored (the log table's key holds the time, controlplane/logs/models.py,
+so it would not catch a repeat stamped later; vertexplan.clusters.ray_logs keeps each step
 once too). The trainers' event lines (the same
 contract as under torchrun, DESIGN.md) become step metrics, timeline events, checkpoints and
 failures exactly as a CustomJob's do (controlplane/logs/store.py). The job is never submitted,
@@ -20,11 +23,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from controlplane.backends import storage
 from controlplane.clusters.models import Cluster, RayJob
+from controlplane.logs.models import LogLine
 from controlplane.logs.store import Target, store_entries
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobState
 from vertexplan.clusters import ray_logs
@@ -119,10 +124,27 @@ def store_output(ray_job: RayJob, text: str, *, final: bool) -> int:
         # Ray gives no times: the lines read now are stamped now, in their order.
         entries = [_entry(key, line, now + timedelta(microseconds=first + i))
                    for i, line in enumerate(batch)]
-        store_entries(entries, {key: Target(ray_job.job_id, 1)})
-        ray_job.lines_stored = batch[-1].number
-        ray_job.save(update_fields=["lines_stored"])
+        with transaction.atomic():
+            store_entries(_unrepeated(ray_job.job_id, entries),
+                          {key: Target(ray_job.job_id, 1)})
+            ray_job.lines_stored = batch[-1].number
+            ray_job.save(update_fields=["lines_stored"])
     return len(new)
+
+
+def _unrepeated(job_id: int, entries: list[LogEntry]) -> list[LogEntry]:
+    """The entries without the events stored before or earlier in the batch."""
+    events = {e.insert_id for e in entries if e.json_payload is not None}
+    seen = set(LogLine.objects.filter(job_id=job_id, insert_id__in=events)
+               .values_list("insert_id", flat=True)) if events else set()
+    kept = []
+    for entry in entries:
+        if entry.json_payload is not None:
+            if entry.insert_id in seen:
+                continue
+            seen.add(entry.insert_id)
+        kept.append(entry)
+    return kept
 
 
 def origin(job: Job) -> dict[str, str] | None:

@@ -64,42 +64,53 @@ def line_payload(attempt: int, timestamp: datetime, severity: int, replica: str,
     }
 
 
-def lines_stored(rows: Sequence[tuple[Any, ...]], new: set[tuple[int, str]] | None) -> None:
-    """Line rows just stored (store.LINE_COLUMNS order, time order), of which the (job,
-    insert_id) pairs in `new` were new (all of them when None): published after the commit,
-    to the jobs someone watches. Asked after the commit, so a watcher that subscribes later
-    reads these lines from the database when it starts."""
-    if not enabled() or not rows:
+def page_stored(rows: Sequence[tuple[Any, ...]], new: set[tuple[int, str]] | None,
+                steps: Mapping[int, tuple[int, int]]) -> None:
+    """A page just stored: its line rows (store.LINE_COLUMNS order, time order), of which the
+    (job, insert_id) pairs in `new` were new (all of them when None), and job -> (attempt,
+    newest step) of its step rows. Published after the commit, to the jobs someone watches:
+    one question to Redis for the whole page, and the messages in one round trip. Asked after
+    the commit, so a watcher that subscribes later reads these from the database when it
+    starts."""
+    if not enabled() or not (rows or steps):
         return
-    transaction.on_commit(lambda: _publish_lines(rows, new), robust=True)
+    transaction.on_commit(lambda: _publish_page(rows, new, steps), robust=True)
 
 
-def _publish_lines(rows: Sequence[tuple[Any, ...]], new: set[tuple[int, str]] | None) -> None:
-    jobs = sorted({int(row[0]) for row in rows})
-    names = [channel(job_id) for job_id in jobs]
+def _publish_page(rows: Sequence[tuple[Any, ...]], new: set[tuple[int, str]] | None,
+                  steps: Mapping[int, tuple[int, int]]) -> None:
+    jobs = sorted({int(row[0]) for row in rows} | set(steps))
+    client = _redis()
     try:
-        watched = {int(job_id) for job_id, (_, listeners) in
-                   zip(jobs, _redis().pubsub_numsub(*names), strict=True) if listeners}
+        counts = client.pubsub_numsub(*(channel(job_id) for job_id in jobs))
     except redis.RedisError as exc:
         logger.warning("live update not published: %s", exc)
         return
+    watched = {job_id for job_id, (_, listeners) in zip(jobs, counts, strict=True)
+               if listeners}
     if not watched:
         return  # nobody watches: no payload built (a backlog's pages cost nothing here)
     by_job: dict[int, list[tuple[Any, ...]]] = {}
     for row in rows:
         if row[0] in watched and (new is None or (row[0], row[6]) in new):
             by_job.setdefault(row[0], []).append(row)
+    pipe = client.pipeline(transaction=False)
     for job_id, kept in by_job.items():
         more = len(kept) > MAX_LINES_PER_MESSAGE
         lines = [line_payload(*row[1:]) for row in kept[-MAX_LINES_PER_MESSAGE:]]
-        _send(channel(job_id), json.dumps({"kind": "lines", "lines": lines, "more": more},
-                                          separators=(",", ":")))
-
-
-def steps_stored(steps: Mapping[int, tuple[int, int]]) -> None:
-    """Job -> (attempt, newest step) of the steps just stored, after the commit."""
+        pipe.publish(channel(job_id), _body("lines", {"lines": lines, "more": more}))
     for job_id, (attempt, step) in steps.items():
-        publish(job_id, "steps", {"attempt": attempt, "step": step})
+        if job_id in watched:
+            pipe.publish(channel(job_id), _body("steps", {"attempt": attempt, "step": step}))
+    try:
+        pipe.execute()
+    except redis.RedisError as exc:
+        # The page's fallback poll and the reconnect's catch-up read cover what is lost.
+        logger.warning("live update not published: %s", exc)
+
+
+def _body(kind: str, data: dict[str, Any]) -> str:
+    return json.dumps({"kind": kind, **data}, separators=(",", ":"))
 
 
 def state_changed(job_id: int, state: str, active: bool) -> None:
@@ -111,7 +122,7 @@ def publish(job_id: int, kind: str, data: dict[str, Any]) -> None:
     if not enabled():
         return
     name = channel(job_id)
-    body = json.dumps({"kind": kind, **data}, separators=(",", ":"))
+    body = _body(kind, data)
     transaction.on_commit(lambda: _send(name, body), robust=True)
 
 

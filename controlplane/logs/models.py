@@ -42,7 +42,16 @@ class StepMetric(models.Model):
 
 
 class LogLine(models.Model):
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="log_lines")
+    """One line of a job's log. On PostgreSQL the table is partitioned by week of `timestamp`
+    (controlplane/logs/partitions.py): retention drops a week whole instead of deleting its
+    rows. A partitioned table can only enforce keys that hold its partition key, so an entry's
+    exactly-once key is (job, timestamp, insertId): Cloud Logging fixes both for an entry, and
+    the control plane's own entries (Ray job lines, controlplane/clusters/ray_jobs.py) are
+    stored once by their reader, so the key is as strict as (job, insertId)."""
+
+    # No index of its own: the key below starts with the job and serves every job lookup.
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="log_lines",
+                            db_index=False)
     attempt = models.PositiveIntegerField(default=1)
     timestamp = models.DateTimeField()
     severity = models.PositiveSmallIntegerField(default=200)  # Cloud Logging's numeric levels
@@ -54,15 +63,16 @@ class LogLine(models.Model):
         db_table = "jobs_logline"  # kept from the app it was first created in
         ordering = ["timestamp", "insert_id"]
         indexes = [
-            # The log tail and the API page newest-first through one job's lines.
-            models.Index(fields=["job", "timestamp", "insert_id"], name="log_tail"),
             # Warnings and errors are rare among millions of lines: "ERROR and above" must not
             # scan the job's whole log. Partial, so INFO lines cost nothing to index here.
             models.Index(fields=["job", "timestamp"], name="log_warnings",
                          condition=models.Q(severity__gte=400)),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["job", "insert_id"], name="log_once_per_entry"),
+            # Also the log tail's index: the API and the page read one job's lines in
+            # (timestamp, insertId) order, newest first.
+            models.UniqueConstraint(fields=["job", "timestamp", "insert_id"],
+                                    name="log_once_per_entry"),
         ]
 
 

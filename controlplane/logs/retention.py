@@ -1,6 +1,8 @@
 """Keep job logs within each team's retention, and long runs' metrics small.
 
-- Log lines older than the team's `days` are deleted.
+- Log lines older than the team's `days` are deleted. On PostgreSQL a whole week of lines
+  (a partition, controlplane/logs/partitions.py) is dropped once the longest window of any
+  team has passed it; rows are deleted one by one only where a team keeps less than that.
 - A job keeps at most `max_lines_per_job` lines: the oldest beyond that are deleted.
 - An attempt with more than `metric_points` step rows is downsampled: its newest half of the
   points stay as they are, older steps are merged in consecutive buckets into one row each
@@ -21,6 +23,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from controlplane.logs import partitions
 from controlplane.logs.models import LogLine, LogRetention, StepMetric
 from controlplane.logs.options import RetentionConfig, retention_config
 from controlplane.runs.models import ACTIVE_STATES, Job
@@ -44,6 +47,7 @@ class Policy:
 @dataclass
 class Report:
     lines_deleted: int = 0
+    weeks_dropped: int = 0
     steps_merged: int = 0
     jobs_capped: int = 0
     attempts_downsampled: int = 0
@@ -65,9 +69,21 @@ def apply(now: datetime | None = None) -> Report:
     now = now or timezone.now()
     defaults = retention_config()
     report = Report()
-    for team in Team.objects.all():
-        policy = policy_for(team, defaults)
-        report.lines_deleted += _delete_old(team, now - timedelta(days=policy.days))
+    teams = list(Team.objects.all())
+    policies = {team.pk: policy_for(team, defaults) for team in teams}
+    longest = max((p.days for p in policies.values()), default=defaults.days)
+    report.weeks_dropped = len(partitions.drop_before(now - timedelta(days=longest) - SAFETY))
+    partitions.ensure(now)
+    kept = partitions.weeks()
+    for team in teams:
+        policy = policies[team.pk]
+        before = now - timedelta(days=policy.days)
+        if kept and policy.days == longest:
+            # Its weeks go whole, by the drop above, once the window has passed all of a
+            # week (a line is kept up to a week beyond it); rows are deleted only outside
+            # the weeks (the DEFAULT partition).
+            before = min(before, kept[0].begins)
+        report.lines_deleted += _delete_old(team, before)
         for job in _recent_jobs(team, now):
             deleted = cap_lines(job, policy.max_lines_per_job, now)
             report.lines_deleted += deleted

@@ -9,10 +9,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Case, Count, F, IntegerField, OuterRef, Subquery, Value, When
+from django.db.models import Count
 
 from controlplane.logs import live, trust
 from controlplane.logs.bulk import Batch, insert_batches
@@ -83,8 +82,7 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
         refresh_progress(rows.stepped, rows.totals, rows.started)
         _store_tracking(rows.tracking)
         # Sent when this transaction commits: watchers never hear of a row they cannot read.
-        live.lines_stored(rows.lines, lines.new)
-        live.steps_stored(_newest_steps(rows.steps))
+        live.page_stored(rows.lines, lines.new, _newest_steps(rows.steps))
     return result
 
 
@@ -246,14 +244,7 @@ def _lines_before(job_id: int, replica: str, before: datetime) -> dict[str, list
 def refresh_progress(stepped: set[int], totals: Mapping[int, int], started: set[int]) -> None:
     """Derive progress from what is stored, in one statement whatever the number of jobs."""
     if stepped:
-        newest = StepMetric.objects.filter(job=OuterRef("pk")).order_by("-timestamp", "-step")
-        update: dict[str, Any] = {"last_step": Subquery(newest.values("step")[:1]),
-                                  "last_loss": Subquery(newest.values("loss")[:1])}
-        if totals:
-            update["total_steps"] = Case(
-                *[When(pk=job_id, then=Value(total)) for job_id, total in totals.items()],
-                default=F("total_steps"), output_field=IntegerField())
-        Job.objects.filter(pk__in=stepped).update(**update)
+        _refresh_steps(sorted(stepped), totals)
     for job_id in started:
         # A replica's log starting over within one attempt is a restart.
         starts = (JobEvent.objects.filter(job_id=job_id, kind="run_started",
@@ -261,3 +252,24 @@ def refresh_progress(stepped: set[int], totals: Mapping[int, int], started: set[
                   .values("attempt").annotate(n=Count("id")))
         restarts = sum(max(row["n"] - 1, 0) for row in starts)
         Job.objects.filter(pk=job_id).update(restarts=restarts)
+
+
+def _refresh_steps(jobs: Sequence[int], totals: Mapping[int, int]) -> None:
+    """Each job's newest stored step and loss (by time: a re-read of older pages never moves
+    progress back), and its total steps where the page told it. Written as SQL (that both
+    PostgreSQL and SQLite read): the ORM's subqueries cost more to build than to run, on every
+    page a running job logs."""
+    job, step = Job._meta.db_table, StepMetric._meta.db_table
+    newest = (f"(SELECT m.{{}} FROM {step} AS m WHERE m.job_id = {job}.id "
+              "ORDER BY m.timestamp DESC, m.step DESC LIMIT 1)")
+    total = "total_steps"
+    params: list[object] = []
+    if totals:
+        total = "CASE id " + "WHEN %s THEN %s " * len(totals) + "ELSE total_steps END"
+        for job_id, count in totals.items():
+            params += [job_id, count]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {job} SET last_step = {newest.format('step')}, "
+            f"last_loss = {newest.format('loss')}, total_steps = {total} "
+            f"WHERE id IN ({', '.join(['%s'] * len(jobs))})", [*params, *jobs])

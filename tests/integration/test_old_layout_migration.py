@@ -20,7 +20,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -56,6 +56,11 @@ REVIEWED = {
     # migration, before anything can write a row it would refuse).
     "notifications.0005_idle_clusters_in_the_outbox": [
         "Remove constraint notification_about_one_thing from model notification"],
+    # The log table's key takes the time in (a partitioned table's keys must hold it), in the
+    # same migration, and serves as the log tail's index, which goes: no row is touched.
+    "logs.0002_log_key_holds_the_time": [
+        "Remove constraint log_once_per_entry from model logline",
+        "Remove index log_tail from logline"],
 }
 # The tables whose schema must come out the same as on a database migrated from scratch.
 COMPARED = re.compile(r"^(jobs|security)_")
@@ -321,10 +326,16 @@ _TABLE_OF = (
 )
 
 
+# The log table's weekly partitions (controlplane/logs/partitions.py): which weeks there are
+# depends on how old the lines are, so they are compared as a set of names, not table by table.
+_WEEK = re.compile(r"\bjobs_logline_w\d{8}\b")
+
+
 @dataclass
 class Schema:
     statements: dict[str, list[str]]  # table -> its normalised statements, sorted
     columns: dict[str, list[str]]  # table -> column definitions, in the table's order
+    weeks: set[str] = field(default_factory=set)  # the log table's weekly partitions
 
 
 def _schema(url: str) -> Schema:
@@ -333,6 +344,9 @@ def _schema(url: str) -> Schema:
     dump = _ok(result, f"pg_dump --schema-only {url}")
     schema = Schema({}, {})
     for statement in _statements(dump):
+        if weeks := _WEEK.findall(statement):
+            schema.weeks.update(weeks)
+            continue
         table = next((m.group(1) for pattern in _TABLE_OF
                       if (m := pattern.search(statement))), "(none)")
         lines = statement.splitlines()
@@ -379,6 +393,9 @@ def test_postgres_schema_matches_a_fresh_migrate(old_postgres: OldDatabase,
                                         sorted(tables_old - tables_fresh),
                                         "only on a fresh database":
                                         sorted(tables_fresh - tables_old)}
+
+    # The old lines' weeks are kept beside the weeks a fresh database starts with.
+    assert fresh.weeks and fresh.weeks <= old.weeks, (sorted(fresh.weeks), sorted(old.weeks))
 
     compared = sorted(t for t in tables_old | tables_fresh if COMPARED.match(t))
     assert "jobs_job" in compared and "security_apitoken" in compared, compared
