@@ -10,11 +10,17 @@ the table with INSERT ... ON CONFLICT DO NOTHING, which drops the stored rows wi
 trip per row. A re-read page meets a stored row at its first rows (pages are in time order
 and a re-read starts before the stored end), so the first try costs little there. Other
 databases (SQLite for the demo): bulk_create(ignore_conflicts=True).
+
+The first batch's rows may come from an iterator that makes them (`produce`): they are
+written into the COPY as they are made, so making them (parsing a page, checking it) runs
+while PostgreSQL stores the rows sent before, instead of before all of it. `before_finish`
+runs once every row is sent and before waiting for PostgreSQL to store them: work that needs
+no database goes there, at the same time as the database's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,20 +47,42 @@ class Inserted:
     new: set[tuple[Any, ...]] | None = None
 
 
-def insert_batches(batches: Sequence[Batch]) -> list[Inserted]:
-    """Insert each batch, skipping stored rows; one Inserted per batch, in order."""
-    if not any(batch.rows for batch in batches):
+def insert_batches(batches: Sequence[Batch], produce: Iterator[object] | None = None,
+                   before_finish: Callable[[], None] | None = None) -> list[Inserted]:
+    """Insert each batch, skipping stored rows; one Inserted per batch, in order.
+
+    produce: an iterator whose every step appends at most one row to the first batch's rows
+    (and may add rows to the others); exhausted here, before any other batch is written.
+    before_finish runs once, whichever way the rows go."""
+    finished = False
+
+    def finish() -> None:
+        nonlocal finished
+        if before_finish is not None and not finished:
+            finished = True
+            before_finish()
+
+    def make_all() -> None:
+        for _ in produce or ():
+            pass
+        finish()
+
+    if connection.vendor != "postgresql":
+        make_all()
+        return [_bulk_create(batch) for batch in batches]
+    if produce is None and not any(batch.rows for batch in batches):
+        finish()
         return [Inserted(0) for _ in batches]
-    if connection.vendor == "postgresql":
-        try:
-            with transaction.atomic():  # a savepoint: a stored row undoes only these COPYs
-                for batch in batches:
-                    _copy_direct(batch)
-        except psycopg.errors.UniqueViolation:
-            with transaction.atomic():
-                return [_copy_insert(batch) for batch in batches]
-        return [Inserted(len(batch.rows)) for batch in batches]
-    return [_bulk_create(batch) for batch in batches]
+    try:
+        with transaction.atomic():  # a savepoint: a stored row undoes only these COPYs
+            _copy_direct(batches[0], produce, finish)
+            for batch in batches[1:]:
+                _copy_direct(batch)
+    except psycopg.errors.UniqueViolation:
+        make_all()  # the rows not made yet when PostgreSQL refused one
+        with transaction.atomic():
+            return [_copy_insert(batch) for batch in batches]
+    return [Inserted(len(batch.rows)) for batch in batches]
 
 
 def insert_ignoring_duplicates(model: type[models.Model], columns: Sequence[str],
@@ -92,14 +120,22 @@ def _names(batch: Batch) -> str:
                      for c in batch.columns)
 
 
-def _copy_direct(batch: Batch) -> None:
-    if not batch.rows:
+def _copy_direct(batch: Batch, produce: Iterator[object] | None = None,
+                 finish: Callable[[], None] | None = None) -> None:
+    if produce is None and not batch.rows:
+        if finish is not None:
+            finish()
         return
     with (connection.cursor() as cursor,
           cursor.cursor.copy(f"COPY {batch.model._meta.db_table} ({_names(batch)}) "
                              "FROM STDIN") as copy):
-        for row in batch.rows:
-            copy.write_row(row)
+        rows, sent = batch.rows, 0
+        for _ in produce or ((),):
+            while sent < len(rows):
+                copy.write_row(rows[sent])
+                sent += 1
+        if finish is not None:
+            finish()  # PostgreSQL stores what it was sent meanwhile
 
 
 def _copy_insert(batch: Batch) -> Inserted:

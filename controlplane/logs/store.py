@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -65,24 +65,30 @@ class _Rows:
 
 
 def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> Stored:
-    """Store one batch (in timestamp order, as Cloud Logging returns it)."""
-    rows = _rows(entries, targets)
-    if rows.refused:
-        logger.warning("refused %d log entries that claimed a followed job's id but are not "
-                       "its replicas' output", rows.refused)
+    """Store one batch (in timestamp order, as Cloud Logging returns it). Each entry is read
+    and checked as its line goes into the COPY, and the failure scan's search runs before the
+    COPY's end, so both run while PostgreSQL stores the lines sent before."""
+    rows = _Rows()
+    facts = _facts(entries, targets)
+    hits: dict[tuple[int, int, str], set[int]] = {}
     result = Stored(offered=len(entries))
     with transaction.atomic():
         _asynchronous_commit()
-        lines, steps = insert_batches([
-            Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
-            Batch(StepMetric, STEP_COLUMNS, rows.steps)])
+        lines, steps = insert_batches(
+            [Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
+             Batch(StepMetric, STEP_COLUMNS, rows.steps)],
+            produce=_route(entries, targets, facts, rows),
+            before_finish=lambda: hits.update(_reporting(rows.scan)))
         result.lines, result.steps = lines.count, steps.count
         JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
-        _store_failures(rows.scan)
+        _store_failures(rows.scan, hits)
         refresh_progress(rows.stepped, rows.totals, rows.started)
         _store_tracking(rows.tracking)
         # Sent when this transaction commits: watchers never hear of a row they cannot read.
         live.page_stored(rows.lines, lines.new, _newest_steps(rows.steps))
+    if rows.refused:
+        logger.warning("refused %d log entries that claimed a followed job's id but are not "
+                       "its replicas' output", rows.refused)
     return result
 
 
@@ -116,27 +122,32 @@ def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
             for pk, custom_job, project, slug, stored in jobs}
 
 
-def _rows(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> _Rows:
-    rows = _Rows()
-    facts = _facts(entries, targets)
+def _route(entries: Sequence[LogEntry], targets: Mapping[str, Target],
+           facts: Mapping[int, trust.JobFacts], rows: _Rows) -> Iterator[None]:
+    """Sort each entry into `rows`, one step per entry (for bulk.insert_batches)."""
     check = trust.ReplicaCheck(facts)
     for entry in entries:
-        target = targets.get(entry.job_id)
-        if target is None or target.job_id not in facts:
-            continue
-        job_id, number = target.job_id, target.attempt
-        message = events.plain_line(entry)
-        if message is None:
-            _add_parsed(rows, check, entry, facts[job_id], job_id, number)
-            continue
-        # A plain line (most of a log): no event, so no path for trust.event_problem to check.
-        if check.problem(job_id, entry, carries_event=False) is not None:
-            rows.refused += 1
-            continue
-        rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
-                           message, entry.insert_id))
-        rows.scan[(job_id, number, entry.task_name)].append((entry, message))
-    return rows
+        _sort(rows, check, facts, targets, entry)
+        yield
+
+
+def _sort(rows: _Rows, check: trust.ReplicaCheck, facts: Mapping[int, trust.JobFacts],
+          targets: Mapping[str, Target], entry: LogEntry) -> None:
+    target = targets.get(entry.job_id)
+    if target is None or target.job_id not in facts:
+        return
+    job_id, number = target.job_id, target.attempt
+    message = events.plain_line(entry)
+    if message is None:
+        _add_parsed(rows, check, entry, facts[job_id], job_id, number)
+        return
+    # A plain line (most of a log): no event, so no path for trust.event_problem to check.
+    if check.problem(job_id, entry, carries_event=False) is not None:
+        rows.refused += 1
+        return
+    rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
+                       message, entry.insert_id))
+    rows.scan[(job_id, number, entry.task_name)].append((entry, message))
 
 
 def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
@@ -183,12 +194,23 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
 
 
 def _store_tracking(tracking: Mapping[int, dict[str, str]]) -> None:
+    if not tracking:  # most pages: not even a query built
+        return
     jobs = Job.objects.select_for_update().filter(pk__in=list(tracking)).order_by("pk")
     for job in jobs.only("tracking"):
         job.record_tracking(tracking[job.pk])
 
 
-def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str]]]) -> None:
+def _reporting(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str]]]
+               ) -> dict[tuple[int, int, str], set[int]]:
+    """The lines of each replica that may report a failure or start a traceback (outside a
+    traceback the others report nothing): one search each, needing no database."""
+    return {key: failures.reporting([message for _, message in lines])
+            for key, lines in scan.items()}
+
+
+def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str]]],
+                    hits: Mapping[tuple[int, int, str], set[int]]) -> None:
     found: list[LogFailure] = []
     for (job_id, attempt, replica), lines in scan.items():
         scanner = failures.TracebackScanner()
@@ -196,11 +218,9 @@ def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str
         if failures.is_traceback_continuation(lines[0][1]):
             for stream, before in _lines_before(job_id, replica, first.timestamp).items():
                 scanner.prime(before, stream)
-        # Outside a traceback only these lines can report or start one (most lines of a log
-        # report nothing): the others are passed over, as feed() would.
-        hits = failures.reporting([message for _, message in lines])
+        reporting = hits[(job_id, attempt, replica)]
         for i, (entry, message) in enumerate(lines):
-            if i not in hits and not scanner.in_traceback:
+            if i not in reporting and not scanner.in_traceback:
                 continue
             failure = scanner.feed(message, _stream(entry.severity))
             if failure is not None:
