@@ -77,6 +77,8 @@ def _attempt_facts(job: Job, attempt: JobAttempt) -> AttemptFacts | None:
 def _preemptions(job: Job) -> list[PreemptionFacts]:
     rows = list(JobRestart.objects.filter(job=job, cause__in=(
         RestartCause.PREEMPTION, RestartCause.STOCKOUT)).select_related("checkpoint"))
+    if not rows:  # most jobs: no second query
+        return []
     saves = sorted((e.attempt, e.timestamp) for e in JobEvent.objects.filter(
         job=job, kind="checkpoint_saved").only("attempt", "timestamp"))
     out = []
