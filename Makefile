@@ -8,6 +8,11 @@ STAMP := $(VENV)/.installed
 # Tests use the PostgreSQL and Redis that answer on this machine (CI has both).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# The suite runs on two processes: most integration tests wait on the stack they drive, and the
+# other process's tests fill that time. A test file runs whole on one process (--dist loadfile),
+# so its module fixtures start once; each process has its own test database (pytest-django adds
+# the worker's name), and each stack its own database and queues.
+TEST_PROCESSES ?= 2
 
 .PHONY: demo test lint venv xla-env triton-env clean bench client
 
@@ -50,7 +55,7 @@ lint: venv
 test: venv lint
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
 
 bench: venv
 	$(BIN)/python -m bench

@@ -6,9 +6,10 @@ minutes and about 5 GB."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.make_env import build
 
 ROOT = Path(__file__).resolve().parents[1]
 XLA_PYTHON = ROOT / ".venv" / "xla" / "bin" / "python"
@@ -17,8 +18,7 @@ BUILD_TIMEOUT_S = 1800
 
 def ensure_xla_env() -> Path:
     """The .venv/xla interpreter, built with this interpreter's Python version."""
-    done = subprocess.run(["make", "--no-print-directory", "xla-env", f"PYTHON={sys.executable}"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    done = build("xla-env", f"PYTHON={sys.executable}", timeout_s=BUILD_TIMEOUT_S)
     assert done.returncode == 0, (f"make xla-env failed:\n{done.stdout[-3000:]}\n"
                                   f"{done.stderr[-3000:]}")
     assert XLA_PYTHON.exists(), done.stdout

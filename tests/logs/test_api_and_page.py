@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -48,20 +48,25 @@ def client_of(client: Client, user: Any, team: Any) -> Client:
 
 
 @pytest.fixture(scope="module")
-def oom_custom_job(log_emulator: Any) -> str:
+def oom_custom_job(log_emulator: Any) -> tuple[str, datetime]:
     """A real replica on the emulator prints steps and dies of a CUDA OOM, three times (the
-    emulator restarts it twice, as Vertex does). Its CustomJob id."""
+    emulator restarts it twice, as Vertex does). Its CustomJob id and when it was created."""
+    created = timezone.now()
     remote = log_emulator.jobs.create_custom_job(
         parent=PARENT, custom_job=custom_job("oom", [python_pool(TRAINER)]))
     wait_state(log_emulator.jobs, remote.name,
                aiplatform_v1.JobState.JOB_STATE_FAILED, timeout=60)
-    return job_id(remote)
+    return job_id(remote), created
 
 
 @pytest.fixture
-def trained(vertex: VertexBackend, oom_custom_job: str, make_attempt: AttemptFactory) -> Job:
-    """The job of that CustomJob, one follower sweep later."""
-    attempt = make_attempt(timezone.now() - timedelta(minutes=2), vertex_job_id=oom_custom_job)
+def trained(vertex: VertexBackend, oom_custom_job: tuple[str, datetime],
+            make_attempt: AttemptFactory) -> Job:
+    """The job of that CustomJob, one follower sweep later. Its attempt starts when the
+    CustomJob was made: the follower reads an attempt's lines from its start, and the module's
+    tests may run long after the CustomJob ended."""
+    vertex_job_id, created = oom_custom_job
+    attempt = make_attempt(created - timedelta(seconds=5), vertex_job_id=vertex_job_id)
     Job.objects.filter(pk=attempt.job_id).update(custom_job={"jobSpec": {"workerPoolSpecs": [
         {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1"}]}})
     assert follower.follow(vertex, FAST).caught_up

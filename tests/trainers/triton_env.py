@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from tests.make_env import build
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv" / "triton"
 
@@ -14,7 +16,9 @@ VENV = ROOT / ".venv" / "triton"
 def python() -> Path:
     """The Triton environment's interpreter, building the environment first if it is missing
     or older than its requirements (the Makefile's stamp decides)."""
-    subprocess.run(["make", "--no-print-directory", "triton-env"], cwd=ROOT, check=True)
+    done = build("triton-env", timeout_s=1800)
+    assert done.returncode == 0, (f"make triton-env failed:\n{done.stdout[-3000:]}\n"
+                                  f"{done.stderr[-3000:]}")
     return VENV / "bin" / "python"
 
 
