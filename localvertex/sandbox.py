@@ -48,10 +48,15 @@ _PASSED = re.compile(
     r"|XLA_.*|JAX_.*|TPU_.*|HF_.*|TOKENIZERS_.*|TRAINERS_.*|FAKE_GCS_ROOT)$"
 )
 
+# Compile caches torch names in its own process's environment for its children, once it has
+# compiled anything: folders of the host's user, where a replica user cannot write. A replica
+# finds its own, as a container on Vertex does.
+_HOST_CACHES = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"})
+
 
 def replica_environment(inherited: dict[str, str]) -> dict[str, str]:
     """The part of the emulator's environment a replica may see."""
-    return {k: v for k, v in inherited.items() if _PASSED.match(k)}
+    return {k: v for k, v in inherited.items() if _PASSED.match(k) and k not in _HOST_CACHES}
 
 
 @dataclass(frozen=True)

@@ -130,9 +130,14 @@ def api(stack: Stack, seeded: dict[str, Any]) -> Api:
     return Api(stack.web_url, seeded["token"])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's chromium driven by Playwright; with CI=true a missing chromium fails."""
+    """Debian's chromium driven by Playwright; with CI=true a missing chromium fails.
+
+    One per test module: Playwright's sync API keeps an asyncio loop running in the test's
+    thread while it is open, and Django refuses database calls from such a thread. A module's
+    browser closes before the next module's tests, which may use the database, run on its
+    process."""
     require(Path(CHROMIUM).exists() or shutil.which("chromium") is not None,
             f"chromium is not installed at {CHROMIUM} (.ci/run installs Debian's)")
     from playwright.sync_api import sync_playwright
