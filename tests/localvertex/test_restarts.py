@@ -29,7 +29,9 @@ from tests.localvertex.helpers import (
 )
 
 State = aiplatform_v1.JobState
-SLEEPER = "import time\nprint('started', flush=True)\ntime.sleep(60)"
+# Sleeps past any test that uses it, however loaded the machine: each one ends it (a cancel,
+# another replica's failure, the job's timeout), and must find it still running until then.
+SLEEPER = "import time\nprint('started', flush=True)\ntime.sleep(900)"
 
 
 def read_pid(emulator: EmulatorProcess, job: aiplatform_v1.CustomJob, task: str) -> int | None:
