@@ -8,7 +8,11 @@ import signal
 import threading
 from pathlib import Path
 
-from localvertex import sandbox
+# Before anything loads gRPC (localvertex.server does): see the module.
+from localvertex import (
+    fork_safety,  # noqa: F401
+    sandbox,
+)
 from localvertex.capacity import parse_limit
 from localvertex.config import REPO_ROOT, Settings
 from localvertex.server import Emulator
