@@ -135,8 +135,13 @@ class KeysetOrOffsetPagination(CappedLimitOffsetPagination):
         }]
 
 
-def _encode(row: Model) -> str:
-    position = f"{row.created_at.isoformat()}|{row.pk}"  # type: ignore[attr-defined]
+def _encode(row: Model | dict[str, Any]) -> str:
+    """Where a page ended: its last row's (created_at, id), the row a model or values()."""
+    if isinstance(row, dict):
+        created_at, pk = row["created_at"], row["id"]
+    else:
+        created_at, pk = row.created_at, row.pk  # type: ignore[attr-defined]
+    position = f"{created_at.isoformat()}|{pk}"
     return base64.urlsafe_b64encode(position.encode()).decode().rstrip("=")
 
 

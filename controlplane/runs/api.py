@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from controlplane.core.pagination import KeysetOrOffsetPagination
 from controlplane.runs import access as runs_access
-from controlplane.runs import lifecycle, panels
+from controlplane.runs import lifecycle, list_rows
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
@@ -48,11 +48,6 @@ def resolve_team(user: Any, slug: str | None) -> Team:
     return teams[0]
 
 
-# What a row of the list never shows, left in the database: the request and the CustomJob
-# (kilobytes of JSON each), the price snapshot, the recovery options, the tracking links.
-LIST_UNREAD = ("request", "custom_job", "price_snapshot", "recovery_options", "tracking")
-
-
 @extend_schema_view(get=extend_schema(parameters=JOB_LIST_PARAMETERS))
 class JobList(generics.ListAPIView):
     # A team's history grows without end: ?cursor= pages it without counting it.
@@ -62,17 +57,17 @@ class JobList(generics.ListAPIView):
         jobs = runs_access.visible_jobs(self.request.user)
         if self.request.method != "GET":
             return jobs
-        return filter_jobs(jobs, self.request.query_params).defer(*LIST_UNREAD)
+        return filter_jobs(jobs, self.request.query_params)
 
     def get_serializer_class(self) -> type:
+        # The schema of the rows list_rows writes (the OpenAPI document, the generated client).
         return JobListSerializer
 
-    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("many") and args:
-            # The page's failed jobs' diagnoses in one query, not one per row.
-            context = kwargs.setdefault("context", self.get_serializer_context())
-            context["diagnoses"] = panels.reports("diagnosis", list(args[0]))
-        return super().get_serializer(*args, **kwargs)
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A page of rows read as the columns they show: controlplane/runs/list_rows.py."""
+        page = self.paginate_queryset(self.get_queryset().values(*list_rows.COLUMNS))
+        assert page is not None  # the list is always paged
+        return self.get_paginated_response(list_rows.rows(page, request))
 
 
 class JobDetail(generics.RetrieveAPIView):

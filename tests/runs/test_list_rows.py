@@ -1,0 +1,114 @@
+"""The API job list writes its rows from plain columns (controlplane/runs/list_rows.py): each
+row must be what JobListSerializer, the rows' published schema, makes of the same job."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
+from rest_framework.test import APIClient, APIRequestFactory
+
+from controlplane.logs.models import LogFailure
+from controlplane.runs import list_rows, panels
+from controlplane.runs.models import Job, JobKind, JobState
+from controlplane.runs.serializers import JobListSerializer
+from controlplane.security import tokens
+from controlplane.teams.models import Role, Team
+from tests.people import make_user
+
+pytestmark = pytest.mark.django_db
+
+REQUEST = {"name": "exp", "chief": {"machine_type": "n1-standard-4"}}
+
+
+def _jobs(team: Team, user: Any) -> list[Job]:
+    """Jobs that between them set every field of a row one way or another."""
+    start = datetime(2026, 3, 2, 12, 0, 0, 123456, tzinfo=UTC)
+
+    def make(name: str, **fields: Any) -> Job:
+        job = Job.objects.create(team=team, created_by=user, name=name, request=REQUEST,
+                                 custom_job={}, project="p", region="us-central1", **fields)
+        return job
+
+    running = make("running", state=JobState.RUNNING, started_at=start, last_step=40,
+                   total_steps=1000, last_loss=2.5, cost_micros=1_250_000,
+                   estimate_micros=9_000_000, attempt=2, restarts=3,
+                   quota_wait={"retries": 2, "next_at": "2026-03-02T12:00:00Z"})
+    failed = make("failed", state=JobState.FAILED, started_at=start,
+                  ended_at=start + timedelta(hours=1), last_loss=7.0, lost_micros=420)
+    LogFailure.objects.create(job=failed, attempt=1, kind="oom", timestamp=start,
+                              replica="workerpool0-0", summary="CUDA out of memory",
+                              last_frame='File "train.py", line 9', insert_id="f1")
+    silent_failure = make("failed-silently", state=JobState.FAILED)
+    queued = make("queued", state=JobState.QUEUED)
+    trial = make("trial", state=JobState.SUCCEEDED, kind=JobKind.TRIAL, last_loss=1)
+    return [running, failed, silent_failure, queued, trial]
+
+
+def _serialized(jobs: list[Job], path: str) -> list[dict[str, Any]]:
+    """What the DRF serializer makes of the jobs, through JSON as a response carries it."""
+    request = APIRequestFactory().get(path)
+    context = {"request": request, "diagnoses": panels.reports("diagnosis", jobs)}
+    data = JobListSerializer(jobs, many=True, context=context).data
+    return json.loads(JSONRenderer().render(data))
+
+
+def test_rows_are_what_the_serializer_makes() -> None:
+    team = Team.objects.create(name="Vision", slug="vision")
+    user = make_user("ann", team, Role.MEMBER)
+    jobs = _jobs(team, user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {tokens.create(user, 'test').key}")
+
+    response = client.get("/api/v1/jobs/", {"kind": "all"})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["count"] == len(jobs)
+    newest_first = sorted(jobs, key=lambda j: (j.created_at, j.pk), reverse=True)
+    expected = _serialized(newest_first, "/api/v1/jobs/")
+    assert body["results"] == expected
+    # The rows tell the jobs apart where they differ: not equal by being empty.
+    by_name = {row["name"]: row for row in body["results"]}
+    assert by_name["failed"]["diagnosis"]["kind"] == "oom"
+    assert by_name["failed-silently"]["diagnosis"] is None
+    assert by_name["running"]["quota_wait"]["retries"] == 2
+    assert by_name["running"]["started_at"] == "2026-03-02T12:00:00.123456Z"
+    assert by_name["trial"]["last_loss"] == 1.0
+    assert by_name["queued"]["url"] == f"http://testserver/api/v1/jobs/{by_name['queued']['id']}/"
+
+
+def test_cursor_pages_hold_the_same_rows() -> None:
+    team = Team.objects.create(name="Vision", slug="vision")
+    user = make_user("ann", team, Role.MEMBER)
+    jobs = _jobs(team, user)
+    client = APIClient()
+    client.force_authenticate(user)
+
+    seen: list[dict[str, Any]] = []
+    page = client.get("/api/v1/jobs/", {"kind": "all", "cursor": "", "limit": 2}).json()
+    while True:
+        assert "count" not in page
+        seen += page["results"]
+        if page["next"] is None:
+            break
+        page = client.get(page["next"]).json()
+
+    newest_first = sorted(jobs, key=lambda j: (j.created_at, j.pk), reverse=True)
+    assert seen == _serialized(newest_first, "/api/v1/jobs/")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/Los_Angeles"])
+def test_moments_are_written_as_drf_writes_them(zone: str) -> None:
+    field = serializers.DateTimeField()
+    moments = [datetime(2026, 1, 5, 3, 4, 5, tzinfo=UTC),
+               datetime(2026, 7, 5, 23, 59, 59, 999999, tzinfo=UTC), None]
+    with timezone.override(zone):
+        for moment in moments:
+            expected = None if moment is None else field.to_representation(moment)
+            assert list_rows.moment(moment) == expected
