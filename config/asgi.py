@@ -14,3 +14,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # (config/settings.py), not kept by threads that end with their request.
 os.environ.setdefault("CP_DB_POOL", "true")
 application = get_asgi_application()
+
+# Out of the cyclic collector's sight: config/heap.py.
+from config import heap  # noqa: E402 - needs the application's settings loaded
+
+heap.settle()
