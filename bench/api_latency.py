@@ -52,6 +52,7 @@ def fill(jobs: int, log_lines: int, points: int, busy_jobs: int) -> tuple[str, l
     from django.contrib.auth import get_user_model
     from django.db import connection
 
+    from controlplane.runs import counts
     from controlplane.runs.models import Job, JobState
     from controlplane.security import tokens
     from controlplane.teams.models import Membership, Role, Team
@@ -110,6 +111,9 @@ def fill(jobs: int, log_lines: int, points: int, busy_jobs: int) -> tuple[str, l
         cursor.execute("UPDATE jobs_job SET last_step = %s, total_steps = %s WHERE id = ANY(%s)",
                        [per_job_points, per_job_points, busy])
         cursor.execute("ANALYZE")
+    # The jobs' tally as beat keeps it (folded every few minutes): one row per group, not
+    # one per job the fill inserted.
+    counts.fold()
     return key, busy
 
 

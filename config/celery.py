@@ -55,6 +55,11 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
             "task": "controlplane.notifications.tasks.deliver_pending",
             "schedule": settings.CP_RECONCILE_INTERVAL_S,
         },
+        # The jobs' tally read by the job list's count (controlplane/runs/counts.py).
+        "fold-job-tally": {
+            "task": "controlplane.runs.tasks.fold_job_tally",
+            "schedule": getattr(settings, "CP_TALLY_FOLD_INTERVAL_S", 300.0),
+        },
         # Each team's log retention and the downsampling of long runs' metrics.
         "log-retention": {
             "task": "controlplane.logs.tasks.apply_log_retention",

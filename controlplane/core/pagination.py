@@ -8,9 +8,11 @@ range is a 400 naming the parameter, as the schema documents (the default pagina
 quietly fall back to its defaults).
 
 Limit/offset answers with the total `count`, which PostgreSQL can only get by visiting every
-matching row, and an offset makes it walk past every row before the page; both grow with a
-team's history. `?cursor=` (empty for the first page, then each answer's `next`) pages by
-keyset instead: the page after the last row seen, found through the list's index, no count.
+matching row unless the view keeps a count of its own (the jobs' tally:
+controlplane/runs/counts.py), and an offset makes it walk past every row before the page;
+both grow with a team's history. `?cursor=` (empty for the first page, then each answer's
+`next`) pages by keyset instead: the page after the last row seen, found through the list's
+index, no count.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ class KeysetOrOffsetPagination(CappedLimitOffsetPagination):
         raw = _one(request, self.cursor_query_param)
         self.by_cursor = raw is not None
         if raw is None:
+            self.view = view
             return super().paginate_queryset(queryset, request, view)
         if _one(request, self.offset_query_param) is not None:
             raise ValidationError({self.offset_query_param: [
@@ -101,6 +104,13 @@ class KeysetOrOffsetPagination(CappedLimitOffsetPagination):
         page = rows[:self.limit]
         self.after = page[-1] if len(rows) > self.limit else None
         return page
+
+    def get_count(self, queryset: QuerySet[Any]) -> int:
+        """The view's own count where it keeps one that needs no scan (`counted()`, None
+        where it cannot tell), else a count of the rows."""
+        counted = getattr(getattr(self, "view", None), "counted", None)
+        found = counted() if counted is not None else None
+        return found if found is not None else super().get_count(queryset)
 
     def get_next_link(self) -> str | None:
         if not getattr(self, "by_cursor", False):

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from controlplane.core.pagination import KeysetOrOffsetPagination
 from controlplane.runs import access as runs_access
-from controlplane.runs import lifecycle, list_rows
+from controlplane.runs import counts, lifecycle, list_rows
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
@@ -62,6 +62,10 @@ class JobList(generics.ListAPIView):
     def get_serializer_class(self) -> type:
         # The schema of the rows list_rows writes (the OpenAPI document, the generated client).
         return JobListSerializer
+
+    def counted(self) -> int | None:
+        """The list's `count` from the jobs' tally, where it can tell (for the pagination)."""
+        return counts.job_list_count(self.request.user, self.request.query_params)
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """A page of rows read as the columns they show: controlplane/runs/list_rows.py."""

@@ -220,6 +220,28 @@ def display_name_for(job_id: int, attempt: int) -> str:
     return f"cp-{job_id}-a{attempt}"
 
 
+class JobTally(models.Model):
+    """How many jobs have one (team, kind, state, submitter): the sum of `n` over the rows
+    with those values. PostgreSQL's triggers on jobs_job add a row of +1 for each job that
+    takes on the values and -1 for each that leaves them, whatever wrote it (the ORM, a bulk
+    update, raw SQL), in the writer's own transaction; controlplane/runs/counts.py reads the
+    sums and folds the rows together now and then. Rows are only ever added, never updated,
+    so concurrent writers never wait on one another here.
+
+    Plain ids, not foreign keys: a tally row must never stand in the way of deleting a team or
+    a user who has no jobs left, nor cost a key check on every job write."""
+
+    team_id = models.BigIntegerField()
+    kind = models.CharField(max_length=8)
+    state = models.CharField(max_length=20)
+    created_by_id = models.BigIntegerField()
+    n = models.BigIntegerField()
+
+    class Meta:
+        db_table = "jobs_jobtally"
+        indexes = [models.Index(fields=["team_id", "kind", "state"], name="tally_by_team")]
+
+
 class JobAttempt(models.Model):
     """One CustomJob on Vertex. A job has one per submission (recovery adds more)."""
 

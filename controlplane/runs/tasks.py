@@ -12,7 +12,7 @@ from django.utils import timezone
 from controlplane.backends.errors import TransientBackendError
 from controlplane.core import signals
 from controlplane.core.queue import task
-from controlplane.runs import lifecycle
+from controlplane.runs import counts, lifecycle
 from controlplane.runs.models import ACTIVE_STATES, Job, JobKind
 
 logger = logging.getLogger(__name__)
@@ -67,3 +67,12 @@ def reconcile_jobs() -> None:
             signals.job_reconciled.send(sender=Job, job_id=job_id)
         except Exception:
             logger.exception("restart detection for job %s failed", job_id)
+
+
+@task(singleton_ttl_s=120)
+def fold_job_tally() -> None:
+    """The jobs' tally, each group's rows summed into one (controlplane/runs/counts.py), so
+    the job list's count reads a few rows whatever the number of state changes since."""
+    folded = counts.fold()
+    if folded:
+        logger.debug("job tally: %d rows folded", folded)
