@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from django.db.models import Count, F, Max, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db import connection
+from django.db.models import Count, Max, QuerySet
 
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs import panels
@@ -87,11 +87,23 @@ def log_lines(job: Job, log_filter: LogFilter) -> QuerySet[LogLine]:
     return log_filter.apply(LogLine.objects.filter(job=job)).order_by("timestamp", "insert_id")
 
 
-def tail(job: Job, log_filter: LogFilter, limit: int) -> list[LogLine]:
+class TailLine(NamedTuple):
+    """A line of the log panel: the columns it shows, no model built for it (the panel draws
+    200 of them on every redraw while a job runs)."""
+
+    timestamp: datetime
+    severity: int
+    replica: str
+    message: str
+    insert_id: str
+
+
+def tail(job: Job, log_filter: LogFilter, limit: int) -> list[TailLine]:
     """The newest `limit` matching lines, oldest first, as a terminal shows them."""
     newest = log_filter.apply(LogLine.objects.filter(job=job)).order_by("-timestamp",
                                                                         "-insert_id")
-    return list(newest[:limit])[::-1]
+    rows = newest.values_list(*TailLine._fields)[:limit]
+    return [TailLine(*row) for row in list(rows)[::-1]]
 
 
 def replicas(job: Job) -> list[str]:
@@ -303,6 +315,7 @@ def headline(job: Job) -> dict[str, Any] | None:
 
 # The failures headline() weighs per job, oldest first in its newest attempt.
 HEADLINE_ROWS = 200
+HEADLINE_COLUMNS = ("job_id", "attempt", "kind", "summary", "last_frame", "replica")
 
 
 def headlines(jobs: Sequence[Job]) -> dict[int, dict[str, Any]]:
@@ -312,15 +325,19 @@ def headlines(jobs: Sequence[Job]) -> dict[int, dict[str, Any]]:
     if not failed:
         return {}
     found: dict[int, list[dict[str, Any]]] = {}
-    rows = (LogFailure.objects.filter(job_id__in=failed)
-            .annotate(nth=Window(RowNumber(), partition_by=F("job_id"),
-                                 order_by=[F("attempt").desc(), F("timestamp").asc(),
-                                           F("id").asc()]))
-            .filter(nth__lte=HEADLINE_ROWS)
-            .order_by("job_id", "-attempt", "timestamp", "id")
-            .values("job_id", "attempt", "kind", "summary", "last_frame", "replica"))
-    for row in rows:
-        found.setdefault(row["job_id"], []).append(row)
+    # Written as SQL (PostgreSQL and SQLite both read it): the ORM's filter on a window
+    # function costs more to build than the query takes to run, on every page of the list.
+    table = LogFailure._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(HEADLINE_COLUMNS)} FROM (SELECT *, ROW_NUMBER() OVER ("
+            "PARTITION BY job_id ORDER BY attempt DESC, timestamp ASC, id ASC) AS nth "
+            f"FROM {table} WHERE job_id IN ({', '.join(['%s'] * len(failed))})) AS ranked "
+            "WHERE nth <= %s ORDER BY job_id, attempt DESC, timestamp, id",
+            [*failed, HEADLINE_ROWS])
+        for values in cursor.fetchall():
+            row = dict(zip(HEADLINE_COLUMNS, values, strict=True))
+            found.setdefault(row["job_id"], []).append(row)
     return {pk: _headline_of(rows) for pk, rows in found.items()}
 
 

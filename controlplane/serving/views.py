@@ -228,15 +228,26 @@ def job_serving_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     """The job page's serving panel (registered with the runs app's panels): the job's models
     and the form registering another."""
     return {
-        "serving_entries": ModelEntry.objects.filter(job=job),
+        "serving_entries": _job_entries(request, job),
         "serving_steps": registry.checkpoint_steps(job),
         "can_register": job_access.can_submit_here(request, job.team),
     }
 
 
+def _job_entries(request: HttpRequest, job: Job) -> list[ModelEntry]:
+    """The job's registered models, read once per request however many panels ask."""
+    read: dict[int, list[ModelEntry]] = request.__dict__.setdefault("_cp_job_entries", {})
+    if job.pk not in read:
+        read[job.pk] = list(ModelEntry.objects.filter(job=job))
+    return read[job.pk]
+
+
 def job_serving_latency(request: HttpRequest, job: Job) -> dict[str, Any]:
     """The panel's latency table, a panel of its own so that it refreshes without redrawing
-    the charts beside it: each endpoint of the job's team serving one of its models."""
+    the charts beside it: each endpoint of the job's team serving one of its models. Most jobs
+    have no model registered, and then no endpoint serves one: no query for endpoints."""
+    if not _job_entries(request, job):
+        return {"serving_rows": []}
     return {"serving_rows": latency_table.for_job(job)}
 
 

@@ -11,18 +11,18 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from controlplane.logs.models import LogLine
+from controlplane.logs.queries import TailLine
 from vertexplan.summaries import severity_class, severity_name
 
 register = template.Library()
 
 
 @register.simple_tag
-def log_lines(lines: Iterable[LogLine]) -> SafeString:
+def log_lines(lines: Iterable[TailLine]) -> SafeString:
     return mark_safe("".join(_line(line) for line in lines))  # each field escaped in _line
 
 
-def _line(line: LogLine) -> str:
+def _line(line: TailLine) -> str:
     # As the template's `date:"m-d H:i:s.u"|slice:":18"`: milliseconds, in the current zone.
     moment = timezone.localtime(line.timestamp).strftime("%m-%d %H:%M:%S.%f")[:18]
     return (f'\n    <div class="log-line {severity_class(line.severity)}" '
