@@ -34,7 +34,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         token = tokens.find(key)
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
-        team_ids = frozenset(team.pk for team in token.teams.all())
+        team_ids = tokens.team_ids(token)
         if not token.all_teams and not team_ids:
             # Narrowed to teams that no longer exist: never read as "every team".
             raise exceptions.AuthenticationFailed(

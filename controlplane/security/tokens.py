@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from controlplane.security.models import ApiToken
@@ -89,8 +91,8 @@ def find(key: str) -> ApiToken | None:
     never compared, so its timing reveals nothing about stored keys."""
     if not key.startswith(KEY_START):
         return None
-    token = (ApiToken.objects.select_related("user").prefetch_related("teams")
-             .filter(key_hash=digest(key)).first())
+    token = _with_team_ids(ApiToken.objects.select_related("user")
+                           .filter(key_hash=digest(key))).first()
     if token is None or not token.active or not token.user.is_active:
         return None
     now = timezone.now()
@@ -98,6 +100,25 @@ def find(key: str) -> ApiToken | None:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
+
+
+def _with_team_ids(tokens: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
+    """On PostgreSQL, each token's team ids read in the same query as the token (an ARRAY
+    subquery: one round trip for every API request's authentication, not two)."""
+    if connection.vendor != "postgresql":
+        return tokens
+    through = ApiToken.teams.through._meta.db_table
+    table = ApiToken._meta.db_table
+    return tokens.annotate(team_id_list=RawSQL(
+        f'ARRAY(SELECT "team_id" FROM "{through}" WHERE "apitoken_id" = "{table}"."id")', ()))
+
+
+def team_ids(token: ApiToken) -> frozenset[int]:
+    """The ids of the teams a token is narrowed to (none for an all-teams token)."""
+    read = getattr(token, "team_id_list", None)
+    if read is not None:
+        return frozenset(read)
+    return frozenset(token.teams.values_list("pk", flat=True))
 
 
 def may_revoke(user: Any, token: ApiToken) -> bool:
