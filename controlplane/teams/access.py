@@ -69,12 +69,27 @@ def can_submit(user: Any, team: Team) -> bool:
     return role_in(user, team) in SUBMIT_ROLES
 
 
+def memberships_here(request: Any) -> list[Membership] | None:
+    """The request's user's memberships with their teams, by team name, read once per request
+    (the navigation lists them; the job page's buttons ask the roles in them). None when the
+    request's credentials are narrowed (a token's scope): their rights are asked one by one."""
+    user = request.user
+    if not user.is_authenticated or scope.of(user) is not None:
+        return None
+    if "_cp_memberships" not in request.__dict__:
+        request.__dict__["_cp_memberships"] = list(
+            Membership.objects.filter(user=user).select_related("team").order_by("team__name"))
+    return list(request.__dict__["_cp_memberships"])
+
+
 def can_submit_here(request: Any, team: Team) -> bool:
     """can_submit() for the request's user, asked once per team and request however many
     panels of a page ask (a role does not change halfway through a request)."""
     asked: dict[int, bool] = request.__dict__.setdefault("_cp_can_submit", {})
     if team.pk not in asked:
-        asked[team.pk] = can_submit(request.user, team)
+        held = memberships_here(request)
+        asked[team.pk] = (can_submit(request.user, team) if held is None else
+                          any(m.team_id == team.pk and m.role in SUBMIT_ROLES for m in held))
     return asked[team.pk]
 
 
@@ -82,7 +97,9 @@ def submits_somewhere_here(request: Any) -> bool:
     """Whether the request's user may submit to any team, asked once per request (the
     navigation and the job page's clone button both ask)."""
     if "_cp_submits" not in request.__dict__:
-        request.__dict__["_cp_submits"] = submit_teams(request.user).exists()
+        held = memberships_here(request)
+        request.__dict__["_cp_submits"] = (submit_teams(request.user).exists() if held is None
+                                           else any(m.role in SUBMIT_ROLES for m in held))
     return bool(request.__dict__["_cp_submits"])
 
 

@@ -104,10 +104,15 @@ def _degree(value: Any) -> str:
     return str(value)
 
 
-@register.simple_tag
-def memberships_of(user: Any) -> list[Membership]:
+@register.simple_tag(takes_context=True)
+def memberships_of(context: Any, user: Any) -> list[Membership]:
     if not user.is_authenticated:
         return []
+    request = context.get("request")
+    if request is not None and getattr(request, "user", None) is user:
+        held = access.memberships_here(request)  # once a request, whoever asks
+        if held is not None:
+            return held
     return list(Membership.objects.filter(user=user).select_related("team").order_by("team__name"))
 
 
