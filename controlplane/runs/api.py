@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from controlplane.core.pagination import KeysetOrOffsetPagination
 from controlplane.runs import access as runs_access
-from controlplane.runs import counts, lifecycle, list_rows
+from controlplane.runs import counts, detail_body, lifecycle, list_rows
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
@@ -75,10 +75,15 @@ class JobList(generics.ListAPIView):
 
 
 class JobDetail(generics.RetrieveAPIView):
+    # The schema of the record detail_body writes (the OpenAPI document, the generated client).
     serializer_class = JobSerializer
 
     def get_queryset(self) -> QuerySet[Job]:
         return runs_access.visible_jobs(self.request.user).prefetch_related("attempts")
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The record written field by field: controlplane/runs/detail_body.py."""
+        return Response(detail_body.body(self.get_object(), request))
 
 
 class JobChildList(generics.ListAPIView):

@@ -1,5 +1,6 @@
-"""The API job list writes its rows from plain columns (controlplane/runs/list_rows.py): each
-row must be what JobListSerializer, the rows' published schema, makes of the same job."""
+"""The API job list writes its rows from plain columns (controlplane/runs/list_rows.py), and the
+job record field by field (controlplane/runs/detail_body.py): each must be what the published
+schema's serializer (JobListSerializer, JobSerializer) makes of the same job."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from rest_framework.test import APIClient, APIRequestFactory
 
 from controlplane.logs.models import LogFailure
 from controlplane.runs import list_rows, panels
-from controlplane.runs.models import Job, JobKind, JobState
-from controlplane.runs.serializers import JobListSerializer
+from controlplane.runs.models import Job, JobAttempt, JobEvent, JobKind, JobState
+from controlplane.runs.serializers import JobListSerializer, JobSerializer
 from controlplane.security import tokens
 from controlplane.teams.models import Role, Team
 from tests.people import make_user
@@ -112,3 +113,42 @@ def test_moments_are_written_as_drf_writes_them(zone: str) -> None:
         for moment in moments:
             expected = None if moment is None else field.to_representation(moment)
             assert list_rows.moment(moment) == expected
+
+
+def test_the_record_is_what_the_serializer_makes() -> None:
+    team = Team.objects.create(name="Vision", slug="vision")
+    user = make_user("ann", team, Role.MEMBER)
+    jobs = _jobs(team, user)
+    running, failed = jobs[0], jobs[1]
+    start = datetime(2026, 3, 2, 12, 0, 0, 123456, tzinfo=UTC)
+    JobAttempt.objects.create(job=running, number=1, display_name="cp-a1",
+                              vertex_name="projects/p/locations/us-central1/customJobs/7",
+                              vertex_job_id="7", vertex_state="JOB_STATE_FAILED",
+                              submitted_at=start, started_at=start,
+                              ended_at=start + timedelta(minutes=5), error_message="preempted")
+    JobAttempt.objects.create(job=running, number=2, display_name="cp-a2", vertex_job_id="8",
+                              vertex_name="projects/p/locations/us-central1/customJobs/8")
+    JobEvent.objects.create(job=running, attempt=1, kind="checkpoint_saved", timestamp=start,
+                            replica="workerpool0-0", step=50, insert_id="c1",
+                            data={"step": 50, "path": "gs://b/step-50"})
+    running.tracking = {"wandb": "https://wandb.ai/team/run"}
+    running.save(update_fields=["tracking"])
+    client = APIClient()
+    client.force_authenticate(user)
+
+    for job in jobs:
+        response = client.get(f"/api/v1/jobs/{job.pk}/")
+        assert response.status_code == 200, response.content
+        fresh = Job.objects.select_related("team", "created_by").get(pk=job.pk)
+        request = APIRequestFactory().get(f"/api/v1/jobs/{job.pk}/")
+        expected = json.loads(JSONRenderer().render(
+            JobSerializer(fresh, context={"request": request}).data))
+        assert response.json() == expected, job.name
+
+    record = client.get(f"/api/v1/jobs/{running.pk}/").json()
+    assert [a["number"] for a in record["attempts"]] == [1, 2]
+    assert record["attempts"][0]["ended_at"] == "2026-03-02T12:05:00.123456Z"
+    assert record["checkpoints"][0]["path"] == "gs://b/step-50"
+    assert record["tracking"] == {"wandb": "https://wandb.ai/team/run"}
+    assert record["links"]  # the console and logs links of a submitted attempt
+    assert client.get(f"/api/v1/jobs/{failed.pk}/").json()["diagnosis"]["kind"] == "oom"
