@@ -21,8 +21,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import Sum
 
-from controlplane.runs.filters import ALL_KINDS
-from controlplane.runs.models import JobKind, JobTally
+from controlplane.runs.filters import ALL_KINDS, asked_kind, asked_state
+from controlplane.runs.models import JobTally
 from controlplane.teams.access import teams_of
 from controlplane.teams.models import Team
 
@@ -39,16 +39,16 @@ def tallied() -> bool:
 
 def job_list_count(user: Any, params: Mapping[str, str]) -> int | None:
     """The number of jobs GET /api/v1/jobs/ lists for these query parameters, by the tally;
-    None where only counting the jobs can tell (the caller counts them). The parameters were
-    checked already: the list's filters (controlplane/runs/filters.py) raised on bad ones, and
-    this reads them the same way."""
+    None where only counting the jobs can tell (the caller counts them). Kind and state go
+    through the list's own parsers (controlplane/runs/filters.py); team and user are matched
+    as the list matches them."""
     if not tallied() or any(params.get(name, "").strip() for name in UNTALLIED):
         return None
     rows = JobTally.objects.filter(team_id__in=teams_of(user).values("pk"))
-    kind = params.get("kind", "").strip().lower() or JobKind.JOB
+    kind = asked_kind(params.get("kind", ""))
     if kind != ALL_KINDS:
         rows = rows.filter(kind=kind)
-    state = params.get("state", "").strip().upper()
+    state = asked_state(params.get("state", ""))
     if state:
         rows = rows.filter(state=state)
     if params.get("team"):

@@ -19,20 +19,16 @@ from controlplane.runs.list_rows import moment
 from controlplane.runs.models import Job, JobAttempt
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
 def _attempt(attempt: JobAttempt) -> dict[str, Any]:
     return {
         "number": attempt.number,
-        "display_name": _text(attempt.display_name),
-        "vertex_name": _text(attempt.vertex_name),
-        "vertex_state": _text(attempt.vertex_state),
+        "display_name": attempt.display_name,
+        "vertex_name": attempt.vertex_name,
+        "vertex_state": attempt.vertex_state,
         "submitted_at": moment(attempt.submitted_at),
         "started_at": moment(attempt.started_at),
         "ended_at": moment(attempt.ended_at),
-        "error_message": _text(attempt.error_message),
+        "error_message": attempt.error_message,
     }
 
 
@@ -61,7 +57,7 @@ def body(job: Job, request: Any) -> dict[str, Any]:
         "tracking": {link.key: link.url for link in links.tracking_for(job)},
         "attempt": job.attempt,
         "restarts": job.restarts,
-        "created_by": _text(job.created_by.username),
+        "created_by": job.created_by.username,
         "created_at": moment(job.created_at),
         "started_at": moment(job.started_at),
         "ended_at": moment(job.ended_at),

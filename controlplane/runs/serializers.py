@@ -87,14 +87,8 @@ class JobSerializer(serializers.ModelSerializer):
 
 
 class JobListSerializer(JobSerializer):
-    """A page of jobs; the view puts the page's diagnoses, read in one query, in the context
-    as `diagnoses` (job id -> diagnosis)."""
-
-    def get_diagnosis(self, job: Job) -> dict[str, Any] | None:
-        diagnoses = self.context.get("diagnoses")
-        if diagnoses is None:
-            return super().get_diagnosis(job)
-        return diagnoses.get(job.pk)
+    """A row of the job list: the schema of the rows controlplane/runs/list_rows.py writes
+    (the list reads its page's diagnoses in one query there)."""
 
     class Meta(JobSerializer.Meta):
         fields = ["id", "url", "team", "name", "kind", "state", "diagnosis", "quota_wait",

@@ -69,6 +69,14 @@ def can_submit(user: Any, team: Team) -> bool:
     return role_in(user, team) in SUBMIT_ROLES
 
 
+def memberships_of(user: Any) -> list[Membership]:
+    """The user's memberships with their teams, by team name (whatever a token narrows)."""
+    if not user.is_authenticated:
+        return []
+    return list(Membership.objects.filter(user=user).select_related("team")
+                .order_by("team__name"))
+
+
 def memberships_here(request: Any) -> list[Membership] | None:
     """The request's user's memberships with their teams, by team name, read once per request
     (the navigation lists them; the job page's buttons ask the roles in them). None when the
@@ -77,8 +85,7 @@ def memberships_here(request: Any) -> list[Membership] | None:
     if not user.is_authenticated or scope.of(user) is not None:
         return None
     if "_cp_memberships" not in request.__dict__:
-        request.__dict__["_cp_memberships"] = list(
-            Membership.objects.filter(user=user).select_related("team").order_by("team__name"))
+        request.__dict__["_cp_memberships"] = memberships_of(user)
     return list(request.__dict__["_cp_memberships"])
 
 

@@ -128,14 +128,12 @@ def _degree(value: Any) -> str:
 
 @register.simple_tag(takes_context=True)
 def memberships_of(context: Any, user: Any) -> list[Membership]:
-    if not user.is_authenticated:
-        return []
     request = context.get("request")
     if request is not None and getattr(request, "user", None) is user:
         held = access.memberships_here(request)  # once a request, whoever asks
         if held is not None:
             return held
-    return list(Membership.objects.filter(user=user).select_related("team").order_by("team__name"))
+    return access.memberships_of(user)
 
 
 @register.simple_tag(takes_context=True)
