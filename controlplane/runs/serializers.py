@@ -87,8 +87,11 @@ class JobSerializer(serializers.ModelSerializer):
 
 
 class JobListSerializer(JobSerializer):
-    """A row of the job list: the schema of the rows controlplane/runs/list_rows.py writes
-    (the list reads its page's diagnoses in one query there)."""
+    """A row of the job list: a job's state, progress and cost, without its request and
+    CustomJob (read those from the job's own record)."""
+
+    # The schema of the rows controlplane/runs/list_rows.py writes; this class is not what
+    # writes them.
 
     class Meta(JobSerializer.Meta):
         fields = ["id", "url", "team", "name", "kind", "state", "diagnosis", "quota_wait",

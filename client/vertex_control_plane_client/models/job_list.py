@@ -19,8 +19,8 @@ T = TypeVar("T", bound="JobList")
 
 @_attrs_define
 class JobList:
-    """A page of jobs; the view puts the page's diagnoses, read in one query, in the context
-    as `diagnoses` (job id -> diagnosis).
+    """A row of the job list: a job's state, progress and cost, without its request and
+    CustomJob (read those from the job's own record).
 
         Attributes:
             id (int):
