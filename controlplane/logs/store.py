@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import Count
 
-from controlplane.logs import live, trust
+from controlplane.logs import live, restarts, trust
 from controlplane.logs.bulk import Batch, insert_batches
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent, output_uri_for
@@ -30,7 +30,6 @@ STEP_COLUMNS = ("job", "attempt", "step", "timestamp", "loss", "lr", "tokens_per
 TRACEBACK_LOOKBACK = 200
 # A crash loop prints the same failure again and again: the page needs a few, not thousands.
 MAX_FAILURES_PER_KIND = 20
-PRIMARY_REPLICA = "workerpool0-0"
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,8 @@ class _Rows:
     timeline: list[JobEvent] = field(default_factory=list)
     totals: dict[int, int] = field(default_factory=dict)
     stepped: set[int] = field(default_factory=set)
-    started: set[int] = field(default_factory=set)
+    # Jobs the page brought a restart signal for (a run started, a replica restarted).
+    signalled: set[int] = field(default_factory=set)
     # (job, attempt, replica) -> [(entry, message)] of the lines that may report a failure
     scan: dict[tuple[int, int, str], list[tuple[LogEntry, str]]] = field(
         default_factory=lambda: defaultdict(list))
@@ -82,10 +82,12 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
         result.lines, result.steps = lines.count, steps.count
         JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
         _store_failures(rows.scan, hits)
-        refresh_progress(rows.stepped, rows.totals, rows.started)
+        refresh_progress(rows.stepped, rows.totals)
         _store_tracking(rows.tracking)
         # Sent when this transaction commits: watchers never hear of a row they cannot read.
         live.page_stored(rows.lines, lines.new, _newest_steps(rows.steps))
+        if rows.signalled:
+            transaction.on_commit(lambda: _detect_restarts(rows.signalled))
     if rows.refused:
         logger.warning("refused %d log entries that claimed a followed job's id but are not "
                        "its replicas' output", rows.refused)
@@ -184,8 +186,8 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
         if link is not None:
             rows.tracking[job_id][link[0]] = link[1]
     elif parsed.is_timeline_event or parsed.event == "replica_restarted":
-        if parsed.event == "run_started":
-            rows.started.add(job_id)
+        if parsed.event in restarts.SIGNAL_KINDS:
+            rows.signalled.add(job_id)
         rows.timeline.append(JobEvent(
             job_id=job_id, attempt=number, kind=parsed.event, timestamp=entry.timestamp,
             replica=entry.task_name, step=parsed.step, data=parsed.fields,
@@ -261,17 +263,23 @@ def _lines_before(job_id: int, replica: str, before: datetime) -> dict[str, list
     return by_stream
 
 
-def refresh_progress(stepped: set[int], totals: Mapping[int, int], started: set[int]) -> None:
+def refresh_progress(stepped: set[int], totals: Mapping[int, int]) -> None:
     """Derive progress from what is stored, in one statement whatever the number of jobs."""
     if stepped:
         _refresh_steps(sorted(stepped), totals)
-    for job_id in started:
-        # A replica's log starting over within one attempt is a restart.
-        starts = (JobEvent.objects.filter(job_id=job_id, kind="run_started",
-                                          replica=PRIMARY_REPLICA)
-                  .values("attempt").annotate(n=Count("id")))
-        restarts = sum(max(row["n"] - 1, 0) for row in starts)
-        Job.objects.filter(pk=job_id).update(restarts=restarts)
+
+
+def _detect_restarts(job_ids: set[int]) -> None:
+    """Keep a job's restart count current as its signals arrive, through the one detection
+    that counts them (restarts.py): a replica that runs a process per GPU, or a TPU slice's
+    hosts, start several runs at once, and only it tells one run's ranks from a restart. It
+    runs once the page is committed, so it reads every event the page stored."""
+    for job_id in sorted(job_ids):
+        try:
+            restarts.refresh(job_id)
+        except Exception:
+            # The lines are stored; the next reconcile sweep runs detection again.
+            logger.exception("restart detection for job %s failed", job_id)
 
 
 def _refresh_steps(jobs: Sequence[int], totals: Mapping[int, int]) -> None:

@@ -6,6 +6,7 @@ slice runs one JAX process per TPU VM, a CPU device per chip, joined in one mesh
 from __future__ import annotations
 
 import io
+import json
 import math
 import tarfile
 import time
@@ -64,7 +65,9 @@ def test_a_preset_trains_on_the_local_stack_and_succeeds(
     # A composition the trainer cannot run crashes at every start and never succeeds; one
     # restart of a job that then succeeded is the machine's (a rendezvous that timed out while
     # two cores were saturated), not the composition's.
-    assert job["restarts"] <= 1, "it trained as composed, without crash-looping"
+    assert job["restarts"] <= 1, (
+        "it trained as composed, without crash-looping: "
+        + why_it_restarted(api, job_id) + f"\n--- emulator ---\n{stack.log_tail('emulator')}")
     # The follower may store a job's lines a moment after its state turns terminal.
     deadline = time.monotonic() + 60
     while True:
@@ -82,6 +85,16 @@ def test_a_preset_trains_on_the_local_stack_and_succeeds(
             assert math.prod(dims.values()) == world, dims
     else:
         assert {e["data"].get("world_size") for e in started} == {world}
+
+
+def why_it_restarted(api: Api, job_id: int) -> str:
+    """What a restart assertion shows: the job's restart records and its warning and error
+    lines (the emulator's "Restarting ..." lines carry the exit code, the trainer's its
+    traceback)."""
+    restarts = api.get(f"/api/v1/jobs/{job_id}/restarts/")
+    lines = api.get(f"/api/v1/jobs/{job_id}/logs/", severity="WARNING", limit=200)["results"]
+    return "\n".join([json.dumps(restarts)[:3000], *(
+        f"{line['timestamp']} {line['replica']}: {line['message']}"[:800] for line in lines)])
 
 
 PACKAGE_TASK = """

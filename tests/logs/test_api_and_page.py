@@ -61,7 +61,7 @@ def oom_custom_job(log_emulator: Any) -> tuple[str, datetime]:
 
 @pytest.fixture
 def trained(vertex: VertexBackend, oom_custom_job: tuple[str, datetime],
-            make_attempt: AttemptFactory) -> Job:
+            make_attempt: AttemptFactory, django_capture_on_commit_callbacks: Any) -> Job:
     """The job of that CustomJob, one follower sweep later. Its attempt starts when the
     CustomJob was made: the follower reads an attempt's lines from its start, and the module's
     tests may run long after the CustomJob ended."""
@@ -69,7 +69,9 @@ def trained(vertex: VertexBackend, oom_custom_job: tuple[str, datetime],
     attempt = make_attempt(created - timedelta(seconds=5), vertex_job_id=vertex_job_id)
     Job.objects.filter(pk=attempt.job_id).update(custom_job={"jobSpec": {"workerPoolSpecs": [
         {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1"}]}})
-    assert follower.follow(vertex, FAST).caught_up
+    # Each page's commit runs restart detection (the test's transaction never commits).
+    with django_capture_on_commit_callbacks(execute=True):
+        assert follower.follow(vertex, FAST).caught_up
     return Job.objects.get(pk=attempt.job_id)
 
 
