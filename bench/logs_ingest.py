@@ -39,8 +39,6 @@ PAGE = 1000
 GOAL = 0.8
 
 
-
-
 @contextlib.contextmanager
 def scratch_database(tag: str) -> Iterator[str]:
     """A migrated database of its own on DATABASE_URL's server; Django set up on it."""

@@ -208,7 +208,6 @@ class _VertexTail(TailStream):
         self._responses.cancel()
 
 
-
 class VertexBackend(Backend):
     """One region's Vertex AI (VERTEX_REGION unless given); `for_region` gives the backend of
     another, built once and kept, so a job can fail over between regions."""

@@ -71,13 +71,3 @@ class JobResubmit(APIView):
                      detail={"from_job": job.pk, "step": new_job.resume_from_step})
         return Response(JobSerializer(new_job, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)
-
-
-
-
-
-
-
-
-
-

@@ -312,20 +312,6 @@ class JobEvent(models.Model):
         ]
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def event_payload(event: JobEvent) -> dict[str, Any]:
     return {"kind": event.kind, "step": event.step, "timestamp": event.timestamp.isoformat(),
             "replica": event.replica, **event.data}

@@ -156,33 +156,6 @@ class JobRowsView(JobListView):
 # --- compose ---------------------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # --- job detail -------------------------------------------------------------------------------
 
 def int_or_404(value: str) -> int:
@@ -256,14 +229,6 @@ def checkpoints_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     return {"checkpoints": checkpoints.existing(job)[:CHECKPOINT_LIMIT]}
 
 
-
-
-
-
-
-
-
-
 def _job_context(request: HttpRequest, job: Job, parts: list[str]) -> dict[str, Any]:
     context: dict[str, Any] = {"job": job, "active": job.state in ACTIVE_STATES}
     for name in parts:
@@ -302,10 +267,6 @@ def job_partial(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         raise Http404("no such part of a job page")
     job = get_object_or_404(page_jobs(request.user), pk=pk)
     return render(request, panel.template, _job_context(request, job, [name]))
-
-
-
-
 
 
 # The compare view overlays at most this many runs (a sweep's trials, a few ablations).

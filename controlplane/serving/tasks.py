@@ -64,7 +64,6 @@ def probe_endpoint(endpoint_id: str) -> None:
         slo.evaluate(int(endpoint_id))
 
 
-
 @task(retry_on=(TransientBackendError,), max_retries=3, singleton_ttl_s=300)
 def read_monitoring() -> None:
     vertex_latency.sync_all()

@@ -28,7 +28,6 @@ EXAMPLES_PER_OPERATION = 4
 SEED = 20261124
 
 
-
 def test_schemathesis_finds_no_failure(stack: Stack, tmp_path: Path) -> None:
     # A team of its own: what the fuzzer creates (jobs, templates, tokens) never meets the
     # jobs the other tests on this stack run and count.

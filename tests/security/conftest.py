@@ -25,8 +25,6 @@ class World:
     users: dict[str, Any]  # viewer, member, admin (of team), outsider (admin of other_team)
 
 
-
-
 @pytest.fixture
 def world(db: None) -> World:
     team = Team.objects.create(name="Vision", slug="vision")

@@ -43,8 +43,6 @@ def queued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
     return sent
 
 
-
-
 @pytest.fixture
 def member(team: Team) -> Any:
     return make_user("ann", team, Role.MEMBER)

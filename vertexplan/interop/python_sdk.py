@@ -244,7 +244,6 @@ def _arguments(call: ast.Call, method: str, mapping: dict[str, str], names: dict
     _map(given, method, mapping, out)
 
 
-
 def _value(arg: str, node: ast.AST, names: dict[str, Any]) -> Any:
     """A keyword's value: a literal, a Scheduling.Strategy member or a PscInterfaceConfig."""
     if arg == "scheduling_strategy":

@@ -30,8 +30,6 @@ CPU_REQUEST = {"name": "exp", "strategy": "ddp", "spot": False,
                "workers": None, "region": "us-central1"}
 
 
-
-
 @pytest.fixture
 def member(team: Team) -> Any:
     return make_user("ann", team, Role.MEMBER)

@@ -202,7 +202,6 @@ def test_a_replica_restart_without_a_step_lands_on_the_step_its_attempt_had_reac
     assert [m["step"] for m in kept] == [25, 25]
 
 
-
 def _queries_of(client: Client, path: str) -> list[str]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
