@@ -8,23 +8,16 @@ from typing import Any
 from django import template
 from django.template.defaultfilters import date as date_filter
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 
+from controlplane.runs import timeline_html
+from controlplane.runs.checkpoints import Checkpoint
 from controlplane.runs.models import ACTIVE_STATES
 from controlplane.teams import access
 from controlplane.teams.models import Membership
 from vertexplan import summaries
 
 register = template.Library()
-
-# Event data keys a timeline entry already shows in its own words; the rest are listed.
-_SHOWN_KEYS = frozenset({"step", "path", "bytes", "seconds", "from", "to", "error", "source"})
-# The mesh axes the trainers report in run_started, in the order each names them: PyTorch's
-# (data, tensor, pipeline) degrees and the JAX trainer's (data, fsdp, tensor) mesh. The database
-# keeps JSON objects with their keys reordered, so the order comes from here; an axis outside
-# both lists (another trainer's) follows, by name.
-_AXIS_ORDER = ("dp", "tp", "pp", "data", "fsdp", "tensor")
-_MOST_AXES = 8
-
 
 # Django's `date` formats that the job pages use, as strftime formats: Django's formatter reads
 # its format letter by letter through a class per value (about 20 us each), and a job page
@@ -103,27 +96,14 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2)
 
 
-@register.filter
-def extra_fields(data: dict[str, Any] | None) -> list[tuple[str, Any]]:
-    """The fields of an event's data that its timeline line does not already show."""
-    return sorted((k, v) for k, v in (data or {}).items() if k not in _SHOWN_KEYS)
+@register.simple_tag
+def timeline_items(items: list[dict[str, Any]]) -> SafeString:
+    return mark_safe(timeline_html.timeline_items(items))  # every value escaped there
 
 
-@register.filter
-def mesh_axes(dims: Any) -> list[tuple[str, str]]:
-    """(axis, degree) of the mesh a run reported, e.g. [("data", "2"), ("fsdp", "2"),
-    ("tensor", "2")]; [] when the event has none (or not an object)."""
-    if not isinstance(dims, dict):
-        return []
-    known = [k for k in _AXIS_ORDER if k in dims]
-    rest = sorted(str(k) for k in dims if k not in _AXIS_ORDER)
-    return [(name, _degree(dims[name])) for name in [*known, *rest][:_MOST_AXES]]
-
-
-def _degree(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+@register.simple_tag
+def checkpoint_rows(checkpoints: list[Checkpoint]) -> SafeString:
+    return mark_safe(timeline_html.checkpoint_rows(checkpoints))  # every value escaped there
 
 
 @register.simple_tag(takes_context=True)
