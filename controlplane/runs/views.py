@@ -47,7 +47,8 @@ from controlplane.security.models import AuditEntry
 from controlplane.teams import access
 
 TIMELINE_LIMIT = 300
-RESTARTS = JobRestart.objects.select_related("checkpoint").order_by("occurred_at", "id")
+# The page links a restart's checkpoint by its id: the event itself is not read.
+RESTARTS = JobRestart.objects.order_by("occurred_at", "id")
 CHECKPOINT_LIMIT = 100
 # The job list's filters beyond state and team (the API's: controlplane/runs/filters.py).
 PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before")
@@ -190,8 +191,7 @@ def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
 
 
 def restarts_of(job: Job) -> list[JobRestart]:
-    """The job's restart records in order, with their checkpoints: as page_jobs() read them,
-    or read now."""
+    """The job's restart records in order: as page_jobs() read them, or read now."""
     if "restart_records" in getattr(job, "_prefetched_objects_cache", {}):
         return list(job.restart_records.all())
     return list(RESTARTS.filter(job=job))
@@ -238,11 +238,11 @@ def _job_context(request: HttpRequest, job: Job, parts: list[str]) -> dict[str, 
     return context
 
 
-def page_jobs(user: Any) -> QuerySet[Job]:
-    """The visible jobs, each read with what several panels of its page share (its attempts:
-    header, links, cost; its checkpoints: header, list, serving; its restarts: header,
-    timeline), so no panel asks again."""
-    return runs_access.visible_jobs(user).prefetch_related(
+def page_jobs(request: HttpRequest) -> QuerySet[Job]:
+    """The jobs the request's user sees, each read with what several panels of its page share
+    (its attempts: header, links, cost; its checkpoints: header, list, serving; its restarts:
+    header, timeline), so no panel asks again."""
+    return runs_access.visible_jobs_here(request).prefetch_related(
         "attempts", checkpoints.prefetch(), Prefetch("restart_records", queryset=RESTARTS))
 
 
@@ -251,7 +251,7 @@ class JobDetailView(LoginRequiredMixin, DetailView):
     context_object_name = "job"
 
     def get_queryset(self) -> QuerySet[Job]:
-        return page_jobs(self.request.user)
+        return page_jobs(self.request)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
@@ -265,7 +265,7 @@ def job_partial(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     panel = panels.get(name)
     if panel is None:
         raise Http404("no such part of a job page")
-    job = get_object_or_404(page_jobs(request.user), pk=pk)
+    job = get_object_or_404(page_jobs(request), pk=pk)
     return render(request, panel.template, _job_context(request, job, [name]))
 
 

@@ -89,6 +89,16 @@ def memberships_here(request: Any) -> list[Membership] | None:
     return list(request.__dict__["_cp_memberships"])
 
 
+def team_ids_here(request: Any) -> list[int] | QuerySet[Team]:
+    """The teams the request's user sees, for a filter on team: their ids from the
+    request's memberships (read once per request), or teams_of()'s query where the
+    credentials are narrowed."""
+    held = memberships_here(request)
+    if held is None:
+        return teams_of(request.user)
+    return [m.team_id for m in held]
+
+
 def can_submit_here(request: Any, team: Team) -> bool:
     """can_submit() for the request's user, asked once per team and request however many
     panels of a page ask (a role does not change halfway through a request)."""
