@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import secrets
 import statistics
 import subprocess
 import sys
@@ -145,8 +146,12 @@ def server_command(kind: str, port: int) -> list[str]:
 def start_server(database_url: str, port: int, kind: str = "asgi",
                  root: Path = ROOT) -> subprocess.Popen[bytes]:
     """The server of the checkout at `root` (another one: `--against`)."""
-    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "true",
-           "CP_API_RATE_USER": "off", "CP_API_RATE_ANON": "off", "LOG_LEVEL": "WARNING"}
+    # As production runs it (DEBUG off: no query log, no debug templates), over plain HTTP on
+    # the loopback: no redirect to HTTPS, cookies sent without TLS.
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "false",
+           "SECRET_KEY": secrets.token_urlsafe(50), "SECURE_SSL_REDIRECT": "false",
+           "SECURE_COOKIES": "false", "CP_API_RATE_USER": "off", "CP_API_RATE_ANON": "off",
+           "LOG_LEVEL": "WARNING"}
     server = subprocess.Popen(server_command(kind, port), cwd=root, env=env)
     from config.devstack import wait_for_port
 
