@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping
+from datetime import tzinfo
 from typing import Any
 
+from django.conf import settings
 from django.template.defaultfilters import filesizeformat, floatformat, truncatechars
 from django.utils import timezone
 from django.utils.formats import localize
@@ -38,20 +40,27 @@ def _v(value: Any) -> str:
     escape, which Django's wraps (a quarter of its cost); safe strings are left as they are."""
     if type(value) is str:
         return html.escape(value)
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)  # what localize() makes of it, without its lookups
     return str(conditional_escape(localize(value)))
 
 
-def _moments(at: Any) -> tuple[str, str]:
-    """(ISO 8601, "m-d H:i:s") of a time in the current zone; ("", "") for none."""
+def _moments(at: Any, zone: tzinfo) -> tuple[str, str]:
+    """(ISO 8601, "m-d H:i:s") of a time in `zone`; ("", "") for none."""
     if at is None:
         return "", ""
-    local = timezone.localtime(at)
+    local = at.astimezone(zone)
     return local.isoformat(), local.strftime("%m-%d %H:%M:%S")
 
 
-def _time(at: Any) -> str:
-    iso, short = _moments(at)
+def _time(at: Any, zone: tzinfo) -> str:
+    iso, short = _moments(at, zone)
     return f'<time class="time" datetime="{_v(iso)}">{short}</time>'
+
+
+def _reader_zone(zone: tzinfo | None) -> tzinfo:
+    # The current zone is a context-local lookup: asked once for all the items of a render.
+    return zone if zone is not None else timezone.get_current_timezone()
 
 
 def _step_of(event: JobEvent, data: Mapping[str, Any]) -> str:
@@ -208,7 +217,7 @@ def _recovery_what(event: JobEvent, data: Mapping[str, Any]) -> str:
     return text
 
 
-def event_item(event: JobEvent) -> str:
+def event_item(event: JobEvent, zone: tzinfo | None = None) -> str:
     """One event's <li>; the recovery's own (RECOVERY_KINDS) carry an anchor a restart's
     checkpoint link points at."""
     data = event.data if isinstance(event.data, dict) else {}
@@ -218,12 +227,12 @@ def event_item(event: JobEvent) -> str:
     else:
         opening = f'<li class="event kind-{_v(event.kind)}">'
         what = _event_what(event, data)
-    return (f'{opening}{_time(event.timestamp)} '
+    return (f'{opening}{_time(event.timestamp, _reader_zone(zone))} '
             f'<span class="attempt" title="attempt">a{_v(event.attempt)}</span> '
             f'<span class="what">{what}</span> {_replica(event.replica)}</li>')
 
 
-def restart_item(restart: JobRestart) -> str:
+def restart_item(restart: JobRestart, zone: tzinfo | None = None) -> str:
     """One restart record's <li>: its cause, where it stopped and what it resumed from."""
     what = f'<span class="kind">restart</span> {_v(restart.get_cause_display())}'
     if restart.step is not None:
@@ -244,22 +253,23 @@ def restart_item(restart: JobRestart) -> str:
     if restart.signal:
         what += f' <div class="muted small">{_v(truncatechars(restart.signal, 160))}</div>'
     return (f'<li class="event kind-preempted kind-restart" id="timeline-restart-{restart.pk}">'
-            f'{_time(restart.occurred_at)} '
+            f'{_time(restart.occurred_at, _reader_zone(zone))} '
             f'<span class="attempt" title="attempt">a{_v(restart.attempt)}</span> '
             f'<span class="what">{what}</span> {_replica(restart.replica)}</li>')
 
 
 def timeline_items(items: Iterable[Mapping[str, Any]]) -> str:
     """The timeline's <li>s, newest first as given: {"restart": record} or {"event": event}."""
-    return "\n".join(restart_item(item["restart"]) if item.get("restart") is not None
-                     else event_item(item["event"]) for item in items)
+    zone = _reader_zone(None)
+    return "\n".join(restart_item(item["restart"], zone) if item.get("restart") is not None
+                     else event_item(item["event"], zone) for item in items)
 
 
-def checkpoint_row(checkpoint: Checkpoint) -> str:
+def checkpoint_row(checkpoint: Checkpoint, zone: tzinfo | None = None) -> str:
     data = checkpoint.data if isinstance(checkpoint.data, dict) else {}
     size = _v(filesizeformat(data["bytes"])) if data.get("bytes") is not None else NOTHING
     seconds = _v(floatformat(data["seconds"], 1)) if data.get("seconds") is not None else NOTHING
-    iso, short = _moments(checkpoint.saved_at)
+    iso, short = _moments(checkpoint.saved_at, _reader_zone(zone))
     return (f'<tr><td class="num">{_v(checkpoint.step)}</td>'
             f'<td class="mono small path">{_v(checkpoint.path)}</td>'
             f'<td class="num">{size}</td><td class="num">{seconds}</td>'
@@ -268,4 +278,5 @@ def checkpoint_row(checkpoint: Checkpoint) -> str:
 
 
 def checkpoint_rows(checkpoints: Iterable[Checkpoint]) -> str:
-    return "\n".join(checkpoint_row(c) for c in checkpoints)
+    zone = _reader_zone(None)
+    return "\n".join(checkpoint_row(c, zone) for c in checkpoints)
