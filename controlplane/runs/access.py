@@ -12,14 +12,17 @@ from controlplane.teams.access import team_ids_here, teams_of
 
 def visible_jobs(user: Any) -> QuerySet[Job]:
     """Every kind: a trial's or a Ray job's page, steps, events and logs read as any job's."""
-    return Job.objects.filter(team__in=teams_of(user)).select_related("team", "created_by")
+    return _jobs_of(teams_of(user))
 
 
 def visible_jobs_here(request: Any) -> QuerySet[Job]:
     """visible_jobs() of the request's user, filtered by the team ids the request already
     read (no subquery to build and run on every page)."""
-    return Job.objects.filter(team__in=team_ids_here(request)).select_related(
-        "team", "created_by")
+    return _jobs_of(team_ids_here(request))
+
+
+def _jobs_of(teams: Any) -> QuerySet[Job]:
+    return Job.objects.filter(team__in=teams).select_related("team", "created_by")
 
 
 def submitted_jobs(user: Any) -> QuerySet[Job]:

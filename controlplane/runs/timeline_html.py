@@ -100,11 +100,22 @@ def _fields(pairs: Iterable[tuple[Any, Any]]) -> str:
 def _checkpoint_saved(event: JobEvent, data: Mapping[str, Any]) -> str:
     text = (f'<span class="kind">checkpoint</span> step {_step_of(event, data)} '
             f'<span class="mono small">{_v(data.get("path", ""))}</span>')
-    if data.get("bytes") is not None:
-        text += f' <span class="muted">{_v(filesizeformat(data["bytes"]))}</span>'
-    if data.get("seconds") is not None:
-        text += f' <span class="muted">in {_v(floatformat(data["seconds"], 1))} s</span>'
+    size, seconds = _size(data), _seconds(data)
+    if size is not None:
+        text += f' <span class="muted">{size}</span>'
+    if seconds is not None:
+        text += f' <span class="muted">in {seconds} s</span>'
     return text
+
+
+def _size(data: Mapping[str, Any]) -> str | None:
+    """A checkpoint's size as written (1.0 MB), None when it did not report one."""
+    return _v(filesizeformat(data["bytes"])) if data.get("bytes") is not None else None
+
+
+def _seconds(data: Mapping[str, Any]) -> str | None:
+    """The seconds a checkpoint took to save, to a tenth; None when not reported."""
+    return _v(floatformat(data["seconds"], 1)) if data.get("seconds") is not None else None
 
 
 def _state(event: JobEvent, data: Mapping[str, Any]) -> str:
@@ -267,8 +278,7 @@ def timeline_items(items: Iterable[Mapping[str, Any]]) -> str:
 
 def checkpoint_row(checkpoint: Checkpoint, zone: tzinfo | None = None) -> str:
     data = checkpoint.data if isinstance(checkpoint.data, dict) else {}
-    size = _v(filesizeformat(data["bytes"])) if data.get("bytes") is not None else NOTHING
-    seconds = _v(floatformat(data["seconds"], 1)) if data.get("seconds") is not None else NOTHING
+    size, seconds = _size(data) or NOTHING, _seconds(data) or NOTHING
     iso, short = _moments(checkpoint.saved_at, _reader_zone(zone))
     return (f'<tr><td class="num">{_v(checkpoint.step)}</td>'
             f'<td class="mono small path">{_v(checkpoint.path)}</td>'

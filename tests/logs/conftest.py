@@ -14,9 +14,11 @@ from django.contrib.auth import get_user_model
 from controlplane.backends import base
 from controlplane.backends.training import VertexBackend
 from controlplane.runs.models import Job, JobAttempt, JobState
-from controlplane.teams.models import Team
+from controlplane.teams.models import Role, Team
 from tests.localvertex.helpers import FAST_FLAGS, PROJECT, EmulatorProcess
+from tests.people import make_user
 from tests.runs.conftest import admin_user, make_job  # noqa: F401 - the restart tests make jobs
+from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 
 _vertex_ids = itertools.count(7_000_000_000_000_000_001)
 
@@ -86,3 +88,20 @@ def make_attempt(team: Team, user: Any) -> AttemptFactory:
             submitted_at=created_at, ended_at=ended_at)
 
     return make
+
+
+# The CustomJob id of followed_job()'s attempt: the job id its log entries carry.
+FOLLOWED_ID = "42"
+
+
+def followed_job(custom_job: dict[str, Any] | None = None) -> Job:
+    """A running job of team Vision, submitted by its member ann, whose one attempt is
+    CustomJob FOLLOWED_ID: what the follower stores entries for."""
+    team = Team.objects.create(name="Vision", slug="vision")
+    member = make_user("ann", team, Role.MEMBER)
+    job = Job.objects.create(team=team, created_by=member, name="exp", request=CPU_REQUEST,
+                             custom_job=CPU_CUSTOM_JOB if custom_job is None else custom_job,
+                             project="p", region="us-central1", state=JobState.RUNNING)
+    JobAttempt.objects.create(job=job, number=1, display_name="cp-1-a1",
+                              vertex_job_id=FOLLOWED_ID)
+    return job

@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 
 from controlplane.logs.store import Target, store_entries
-from controlplane.runs.models import Job, JobAttempt, JobRestart, JobState
-from controlplane.teams.models import Role, Team
-from tests.people import make_user
-from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+from controlplane.runs.models import Job, JobRestart
+from tests.logs.conftest import followed_job
 from vertexplan.logparse.entries import LogEntry
 
 _ids = itertools.count(1)
@@ -24,13 +22,7 @@ T0 = datetime(2026, 5, 1, tzinfo=UTC)
 
 @pytest.fixture
 def job(db: None) -> Job:
-    team = Team.objects.create(name="Vision", slug="vision")
-    member = make_user("ann", team, Role.MEMBER)
-    job = Job.objects.create(team=team, created_by=member, name="exp", request=CPU_REQUEST,
-                             custom_job=CPU_CUSTOM_JOB, project="p", region="us-central1",
-                             state=JobState.RUNNING)
-    JobAttempt.objects.create(job=job, number=1, display_name="cp-1-a1", vertex_job_id="42")
-    return job
+    return followed_job()
 
 
 def entry(payload: dict[str, Any] | None = None, text: str | None = None) -> LogEntry:

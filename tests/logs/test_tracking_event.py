@@ -12,10 +12,8 @@ from django.test import Client
 from django.urls import reverse
 
 from controlplane.logs.store import Target, store_entries
-from controlplane.runs.models import Job, JobAttempt, JobState
-from controlplane.teams.models import Role, Team
-from tests.people import make_user
-from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+from controlplane.runs.models import Job
+from tests.logs.conftest import followed_job
 from vertexplan.logparse.entries import LogEntry
 from vertexplan.logparse.events import tracking_link
 
@@ -25,18 +23,13 @@ RUN_URL = "https://wandb.ai/acme/tiny-gpt/runs/abc123"
 
 
 @pytest.fixture
-def member(db: None) -> Any:
-    team = Team.objects.create(name="Vision", slug="vision")
-    return make_user("ann", team, Role.MEMBER)
+def job(db: None) -> Job:
+    return followed_job()
 
 
 @pytest.fixture
-def job(member: Any) -> Job:
-    job = Job.objects.create(team=member.memberships.get().team, created_by=member, name="exp",
-                             request=CPU_REQUEST, custom_job=CPU_CUSTOM_JOB, project="p",
-                             region="us-central1", state=JobState.RUNNING)
-    JobAttempt.objects.create(job=job, number=1, display_name="cp-1-a1", vertex_job_id="42")
-    return job
+def member(job: Job) -> Any:
+    return job.created_by
 
 
 def emit(job: Job, payload: dict[str, Any], task: str = "workerpool0-0") -> None:

@@ -16,11 +16,10 @@ from controlplane.logs import trust
 from controlplane.logs.models import LogLine, StepMetric
 from controlplane.logs.store import Target, store_entries
 from controlplane.runs import checkpoints
-from controlplane.runs.models import Job, JobAttempt, JobState
+from controlplane.runs.models import Job
 from controlplane.serving import registry
-from controlplane.teams.models import Role, Team
-from tests.people import make_user
-from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
+from tests.logs.conftest import followed_job
+from tests.runs.pages.conftest import CPU_CUSTOM_JOB
 from vertexplan.logparse.entries import LogEntry
 
 PROJECT = "p"
@@ -32,15 +31,8 @@ T0 = datetime(2026, 5, 1, tzinfo=UTC)
 
 @pytest.fixture
 def victim(db: None) -> Job:
-    team = Team.objects.create(name="Vision", slug="vision")
-    user = make_user("ann", team, Role.MEMBER)
-    custom_job = {**CPU_CUSTOM_JOB, "jobSpec": {
-        **CPU_CUSTOM_JOB["jobSpec"], "baseOutputDirectory": {"outputUriPrefix": VICTIM_PREFIX}}}
-    job = Job.objects.create(team=team, created_by=user, name="exp", request=CPU_REQUEST,
-                             custom_job=custom_job, project=PROJECT, region="us-central1",
-                             state=JobState.RUNNING)
-    JobAttempt.objects.create(job=job, number=1, display_name="cp-1-a1", vertex_job_id="42")
-    return job
+    return followed_job({**CPU_CUSTOM_JOB, "jobSpec": {
+        **CPU_CUSTOM_JOB["jobSpec"], "baseOutputDirectory": {"outputUriPrefix": VICTIM_PREFIX}}})
 
 
 Write = Callable[..., Any]
