@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from google.api_core import exceptions, retry
 from google.protobuf import json_format
 
 from config.devstack import Stack
@@ -42,9 +43,13 @@ def wait_sweep(api: Api, stack: Stack, sweep_id: int, timeout_s: float) -> dict:
 def reported_val_loss(stack: Stack, project: str, custom_job_id: str) -> float:
     """The last validation loss the trial's trainer printed, read from Cloud Logging."""
     client = logging_client(f"127.0.0.1:{stack.config.emulator_port}")
+    # The stack's log follower spends the project's read quota up to its ceiling, as it should;
+    # a reader beside it waits for the minute's window to free a request, as any client would.
+    patient = retry.Retry(predicate=retry.if_exception_type(exceptions.ResourceExhausted),
+                          initial=1.0, maximum=10.0, timeout=120.0)
     entries = client.list_log_entries(request={
         "resource_names": [f"projects/{project}"],
-        "filter": f'resource.labels.job_id="{custom_job_id}"'})
+        "filter": f'resource.labels.job_id="{custom_job_id}"'}, retry=patient)
     payloads = [json_format.MessageToDict(type(e).pb(e).json_payload) for e in entries]
     evals = [p for p in payloads if p.get("event") == "eval"]
     assert evals, f"trial job {custom_job_id} printed no eval event"
