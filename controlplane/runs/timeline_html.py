@@ -8,18 +8,15 @@ the event does not have reads as the engine's missing variable does: empty, and 
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
 from datetime import tzinfo
 from typing import Any
 
-from django.conf import settings
 from django.template.defaultfilters import filesizeformat, floatformat, truncatechars
-from django.utils import timezone
-from django.utils.formats import localize
-from django.utils.html import conditional_escape
 
 from controlplane.runs.checkpoints import Checkpoint
+from controlplane.runs.html_values import reader_zone
+from controlplane.runs.html_values import value_html as _v
 from controlplane.runs.models import JobEvent, JobRestart
 
 # Event data keys a timeline entry already shows in its own words; the rest are listed.
@@ -35,16 +32,6 @@ RECOVERY_KINDS = frozenset({"checkpoint_saved", "recovery", "recovery_refused", 
 NOTHING = "&ndash;"  # a checkpoint's size or seconds it did not report
 
 
-def _v(value: Any) -> str:
-    """A value as `{{ value }}` writes it. A plain string is escaped by the standard library's
-    escape, which Django's wraps (a quarter of its cost); safe strings are left as they are."""
-    if type(value) is str:
-        return html.escape(value)
-    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
-        return str(value)  # what localize() makes of it, without its lookups
-    return str(conditional_escape(localize(value)))
-
-
 def _moments(at: Any, zone: tzinfo) -> tuple[str, str]:
     """(ISO 8601, "m-d H:i:s") of a time in `zone`; ("", "") for none."""
     if at is None:
@@ -56,11 +43,6 @@ def _moments(at: Any, zone: tzinfo) -> tuple[str, str]:
 def _time(at: Any, zone: tzinfo) -> str:
     iso, short = _moments(at, zone)
     return f'<time class="time" datetime="{_v(iso)}">{short}</time>'
-
-
-def _reader_zone(zone: tzinfo | None) -> tzinfo:
-    # The current zone is a context-local lookup: asked once for all the items of a render.
-    return zone if zone is not None else timezone.get_current_timezone()
 
 
 def _step_of(event: JobEvent, data: Mapping[str, Any]) -> str:
@@ -238,7 +220,7 @@ def event_item(event: JobEvent, zone: tzinfo | None = None) -> str:
     else:
         opening = f'<li class="event kind-{_v(event.kind)}">'
         what = _event_what(event, data)
-    return (f'{opening}{_time(event.timestamp, _reader_zone(zone))} '
+    return (f'{opening}{_time(event.timestamp, reader_zone(zone))} '
             f'<span class="attempt" title="attempt">a{_v(event.attempt)}</span> '
             f'<span class="what">{what}</span> {_replica(event.replica)}</li>')
 
@@ -264,14 +246,14 @@ def restart_item(restart: JobRestart, zone: tzinfo | None = None) -> str:
     if restart.signal:
         what += f' <div class="muted small">{_v(truncatechars(restart.signal, 160))}</div>'
     return (f'<li class="event kind-preempted kind-restart" id="timeline-restart-{restart.pk}">'
-            f'{_time(restart.occurred_at, _reader_zone(zone))} '
+            f'{_time(restart.occurred_at, reader_zone(zone))} '
             f'<span class="attempt" title="attempt">a{_v(restart.attempt)}</span> '
             f'<span class="what">{what}</span> {_replica(restart.replica)}</li>')
 
 
 def timeline_items(items: Iterable[Mapping[str, Any]]) -> str:
     """The timeline's <li>s, newest first as given: {"restart": record} or {"event": event}."""
-    zone = _reader_zone(None)
+    zone = reader_zone(None)
     return "\n".join(restart_item(item["restart"], zone) if item.get("restart") is not None
                      else event_item(item["event"], zone) for item in items)
 
@@ -279,7 +261,7 @@ def timeline_items(items: Iterable[Mapping[str, Any]]) -> str:
 def checkpoint_row(checkpoint: Checkpoint, zone: tzinfo | None = None) -> str:
     data = checkpoint.data if isinstance(checkpoint.data, dict) else {}
     size, seconds = _size(data) or NOTHING, _seconds(data) or NOTHING
-    iso, short = _moments(checkpoint.saved_at, _reader_zone(zone))
+    iso, short = _moments(checkpoint.saved_at, reader_zone(zone))
     return (f'<tr><td class="num">{_v(checkpoint.step)}</td>'
             f'<td class="mono small path">{_v(checkpoint.path)}</td>'
             f'<td class="num">{size}</td><td class="num">{seconds}</td>'
@@ -288,5 +270,5 @@ def checkpoint_row(checkpoint: Checkpoint, zone: tzinfo | None = None) -> str:
 
 
 def checkpoint_rows(checkpoints: Iterable[Checkpoint]) -> str:
-    zone = _reader_zone(None)
+    zone = reader_zone(None)
     return "\n".join(checkpoint_row(c, zone) for c in checkpoints)

@@ -6,7 +6,6 @@ that submits or cancels is a 403 for a role that cannot.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from django.contrib import messages
@@ -33,7 +32,7 @@ from django.views.generic import DetailView, ListView
 from rest_framework.exceptions import ValidationError
 
 from controlplane.runs import access as runs_access
-from controlplane.runs import checkpoints, lifecycle, links, panels
+from controlplane.runs import checkpoints, counts, lifecycle, links, panels
 from controlplane.runs.filters import (
     ACCELERATOR_FAMILIES,
     ALL_KINDS,
@@ -42,6 +41,7 @@ from controlplane.runs.filters import (
     filter_kind,
 )
 from controlplane.runs.models import ACTIVE_STATES, Job, JobKind, JobRestart, JobState
+from controlplane.runs.page_paging import JobPaginator
 from controlplane.security import audit
 from controlplane.security.models import AuditEntry
 from controlplane.teams import access
@@ -74,29 +74,46 @@ class JobListView(LoginRequiredMixin, ListView):
     paginate_by = 50
 
     def get_queryset(self) -> QuerySet[Job]:
-        jobs = runs_access.visible_jobs(self.request.user)
+        jobs = runs_access.visible_jobs_here(self.request)
         # Jobs submitted as jobs unless ?kind= asks for trials, Ray jobs or all (an unknown
         # kind in a hand-edited URL: the default).
         kind = self.request.GET.get("kind", "")
-        jobs = filter_kind(jobs, kind if kind in (*JobKind.values, ALL_KINDS) else "")
+        kind = kind if kind in (*JobKind.values, ALL_KINDS) else ""
+        jobs = filter_kind(jobs, kind)
         state = self.request.GET.get("state", "")
-        if state in JobState.values:
+        state = state if state in JobState.values else ""
+        if state:
             jobs = jobs.filter(state=state)
         team = self.request.GET.get("team", "")
         if team:
             jobs = jobs.filter(team__slug=team)
         extra = {k: self.request.GET[k] for k in PAGE_FILTERS if self.request.GET.get(k)}
+        # What the jobs' tally may count the list by: the filters as applied here.
+        self.tally_params: dict[str, str] | None = {
+            **extra, "kind": kind, "state": state, "team": team}
         extra["kind"] = ALL_KINDS  # applied above
         # A hand-edited URL with a bad date: the list without these filters, not an error page.
-        with contextlib.suppress(ValidationError):
+        try:
             jobs = filter_jobs(jobs, extra)
+        except ValidationError:
+            self.tally_params = None
         query = self.request.GET.get("q", "").strip()[:SEARCH_MAX]
         if query:
             jobs = jobs.filter(name__icontains=query)
-        jobs = filter_accelerator_family(jobs, self.request.GET.get("family", ""))
+        family = self.request.GET.get("family", "")
+        jobs = filter_accelerator_family(jobs, family)
+        if query or family:
+            self.tally_params = None  # the tally has no column for a name or a family
         # A row shows the CustomJob's accelerators, never the request or the price snapshot.
         return self.sorted(jobs.select_related("team", "created_by").defer(
             "request", "price_snapshot", "recovery_options", "tracking"))
+
+    def get_paginator(self, queryset: QuerySet[Job], per_page: int, orphans: int = 0,
+                      allow_empty_first_page: bool = True, **kwargs: Any) -> JobPaginator:
+        params = getattr(self, "tally_params", None)
+        count = None if params is None else counts.job_list_count(self.request.user, params)
+        return JobPaginator(queryset, per_page, orphans=orphans, count=count,
+                            allow_empty_first_page=allow_empty_first_page, **kwargs)
 
     def sort_key(self) -> str:
         wanted = self.request.GET.get("sort", "")

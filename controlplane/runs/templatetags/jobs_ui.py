@@ -7,10 +7,9 @@ from typing import Any
 
 from django import template
 from django.template.defaultfilters import date as date_filter
-from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
-from controlplane.runs import timeline_html
+from controlplane.runs import job_rows_html, timeline_html
 from controlplane.runs.checkpoints import Checkpoint
 from controlplane.runs.models import ACTIVE_STATES
 from controlplane.teams import access
@@ -76,16 +75,6 @@ def progress(job: Any) -> int | None:
 
 
 @register.filter
-def duration(job: Any) -> str:
-    """How long the job has run: started to ended, or to now while it runs; a dash before
-    it starts."""
-    if getattr(job, "started_at", None) is None:
-        return "\N{EN DASH}"
-    end = job.ended_at or timezone.now()
-    return summaries.duration_text(max((end - job.started_at).total_seconds(), 0))
-
-
-@register.filter
 def get_item(mapping: dict[str, Any] | None, key: str) -> Any:
     return (mapping or {}).get(key)
 
@@ -94,6 +83,11 @@ def get_item(mapping: dict[str, Any] | None, key: str) -> Any:
 def pretty_json(value: Any) -> str:
     # Keep the order the composer wrote: it reads like Vertex's own documentation.
     return json.dumps(value, indent=2)
+
+
+@register.simple_tag
+def job_rows(jobs: list[Any]) -> SafeString:
+    return job_rows_html.job_rows(jobs)
 
 
 @register.simple_tag
