@@ -7,6 +7,8 @@ from typing import Any
 
 from django import template
 from django.template.defaultfilters import date as date_filter
+from django.template.defaulttags import querystring
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from controlplane.runs import job_rows_html, timeline_html
@@ -83,6 +85,23 @@ def get_item(mapping: dict[str, Any] | None, key: str) -> Any:
 def pretty_json(value: Any) -> str:
     # Keep the order the composer wrote: it reads like Vertex's own documentation.
     return json.dumps(value, indent=2)
+
+
+@register.simple_tag(takes_context=True)
+def sort_header(context: Any, key: str, label: str, num: bool = False) -> SafeString:
+    """A sortable column's header: its link sorts the list by the column, or the other way
+    when the list already is (the view's `sort_next`), on the first page; `aria-sort` says how
+    the list is sorted now."""
+    sort = context.get("sort") or ""
+    arrow, aria = "", ""
+    if sort == key:
+        arrow, aria = " \N{BLACK UP-POINTING TRIANGLE}", ' aria-sort="ascending"'
+    elif sort[1:] == key and sort[:1] == "-":
+        arrow, aria = " \N{BLACK DOWN-POINTING TRIANGLE}", ' aria-sort="descending"'
+    link = querystring(context, sort=(context.get("sort_next") or {}).get(key), page=None)
+    return format_html('<th{}{}><a class="sort" href="{}">{}{}</a></th>',
+                       mark_safe(' class="num"' if num else ""), mark_safe(aria), link, label,
+                       arrow)
 
 
 @register.simple_tag
