@@ -207,6 +207,9 @@ REST_FRAMEWORK = {
         "controlplane.security.throttling.UserRate",
         "controlplane.security.throttling.AnonRate",
     ],
+    # A client is its address as the server sees it, as the login lockout counts it: never an
+    # X-Forwarded-For header, which any client may write to dodge its rate limit.
+    "NUM_PROXIES": 0,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON only: every API body is a JSON document (the import also reads YAML text, its own),
     # bounded in size, depth and numbers (controlplane/core/bounded.py).

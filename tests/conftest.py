@@ -59,8 +59,9 @@ def _no_live_push(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits(request: pytest.FixtureRequest) -> None:
-    """Each test starts with empty API rate-limit counters (they live in the default cache),
-    so requests made by earlier tests never throttle a later one. The default cache is a
+    """Each test starts with empty rate-limit counters, so requests made by earlier tests
+    never throttle a later one. The API's live in the database (security.RateWindow: each
+    test's transaction or flush removes them); the login lockout's in the default cache, a
     database table unless CP_CACHE_URL names Redis: cleared once the test has its database,
     and not at all for a test without one (it can count nothing)."""
     from django.conf import settings

@@ -73,3 +73,47 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action} {self.target_type} {self.target_id}"
+
+
+class RateWindow(models.Model):
+    """How many API requests one rate-limit key (a scope and a user or client address) made
+    in one window of its rate's period (controlplane/security/throttling.py). On PostgreSQL
+    the table is UNLOGGED: a count is worth nothing after a crash, so it costs no WAL and a
+    request's count commits without waiting for a disk."""
+
+    key = models.CharField(max_length=200)
+    slot = models.BigIntegerField()  # the window's number: its start time // the period
+    n = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["key", "slot"], name="rate_window_once")]
+
+    def __str__(self) -> str:
+        return f"{self.key} #{self.slot}: {self.n}"
+
+    @classmethod
+    def add(cls, key: str, slot: int, delta: int = 1) -> tuple[int, int]:
+        """Add delta to the key's count in `slot`, in one statement on PostgreSQL; returns
+        (that count, the count of the slot before it). The first request of a slot removes the
+        key's older slots."""
+        from django.db import connection
+
+        table = cls._meta.db_table
+        bump = (f"INSERT INTO {table} (key, slot, n) VALUES (%s, %s, %s) "
+                f"ON CONFLICT (key, slot) DO UPDATE SET n = {table}.n + EXCLUDED.n RETURNING n")
+        previous = f"SELECT n FROM {table} WHERE key = %s AND slot = %s"
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute(f"WITH bumped AS ({bump}) SELECT (SELECT n FROM bumped), "
+                               f"COALESCE(({previous}), 0)", [key, slot, delta, key, slot - 1])
+                count, before = cursor.fetchone()
+            else:  # SQLite (the demo): no statement inside a WITH
+                cursor.execute(bump, [key, slot, delta])
+                count = cursor.fetchone()[0]
+                cursor.execute(previous, [key, slot - 1])
+                row = cursor.fetchone()
+                before = row[0] if row else 0
+            if count == 1 and delta > 0:
+                cursor.execute(f"DELETE FROM {table} WHERE key = %s AND slot < %s",
+                               [key, slot - 1])
+        return int(count), int(before)
