@@ -165,6 +165,10 @@ class RayCluster:
                  "--temp-dir", str(self.temp_dir)], "head")
             try:
                 self._wait_for_dashboard()
+                # The dashboard answers before the head's raylet has registered, and `ray
+                # start` gives the raylet 30 s to do it: on a busy machine the head can still
+                # exit here, and that start is tried again, not a worker's.
+                self._wait_for_nodes(1)
                 break
             except NodeExited as exited:
                 self._give_up_on(self.head, exited, attempt)

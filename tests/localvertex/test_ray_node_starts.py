@@ -64,3 +64,32 @@ def test_a_worker_that_aborts_once_is_started_again_and_joins(tmp_path, monkeypa
     finally:
         ray.stop()
     assert ray.pids() == []
+
+
+@needs_ray
+def test_a_head_that_dies_after_its_dashboard_answered_is_started_again(tmp_path, monkeypatch):
+    """`ray start --head` serves the dashboard before its raylet registers, and exits when the
+    raylet takes more than 30 s (a busy machine): that head is started again, not blamed on the
+    first worker."""
+    assert REAL_RAY is not None
+    marker = tmp_path / "died-once"
+    answers = tmp_path / "answers"
+    (answers / "api").mkdir(parents=True)
+    (answers / "api" / "version").write_text("{}")
+    # The first head answers /api/version on its dashboard port for a few seconds, then exits
+    # as `ray start` does when its node times out; every other start is the real Ray's.
+    monkeypatch.setattr(ray_nodes, "ray_executable", lambda: wrapper(tmp_path, (
+        f'case "$*" in *--head*) if [ ! -e {marker} ]; then touch {marker}; '
+        'port=$(echo "$*" | sed -E "s/.*--dashboard-port ([0-9]+).*/\\1/"); '
+        f'python3 -m http.server "$port" --bind 127.0.0.1 --directory {answers} & '
+        'sleep 4; kill $!; echo "The current node timed out during startup."; exit 1; '
+        f'fi;; esac\nexec {REAL_RAY} "$@"')))
+    ray = cluster(tmp_path)
+    try:
+        ray.start(workers=1)
+        assert marker.exists()
+        assert ray.alive_nodes() == 2
+        assert ray.head is not None and ray.head.poll() is None
+    finally:
+        ray.stop()
+    assert ray.pids() == []
