@@ -21,6 +21,7 @@ from config.devstack import ROOT, Stack, StackConfig, redis_answers
 from localvertex.admin import AdminClient, AdminError
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
+QUEUE_PREFIX = "cp-demo"  # the Celery queue: "<prefix>-default" (config/settings.py)
 
 
 def choose_broker(var_dir: Path) -> tuple[str, str]:
@@ -29,6 +30,16 @@ def choose_broker(var_dir: Path) -> tuple[str, str]:
         return redis_url, f"Redis at {redis_url}"
     url = f"sqla+sqlite:///{var_dir / 'broker.sqlite3'}"
     return url, f"no Redis answered at {redis_url}: using an embedded broker in {url}"
+
+
+def prepare_embedded_broker(url: str, queue: str) -> None:
+    """kombu's SQL transport makes a queue's row on first use, and the worker, beat and web
+    server starting together may each make it (UNIQUE constraint failed: kombu_queue.name,
+    and one of them exits): the row is made here once, before any of them starts."""
+    from kombu import Connection
+
+    with Connection(url) as connection:
+        connection.SimpleQueue(queue).close()
 
 
 def job_state(stack: Stack, token: str, job_id: int) -> dict:
@@ -107,6 +118,8 @@ def demo_stack(args: argparse.Namespace) -> Stack:
     var_dir.mkdir(parents=True, exist_ok=True)
     broker, said = choose_broker(var_dir)
     print(f"broker: {said}", flush=True)
+    if broker.startswith("sqla+"):
+        prepare_embedded_broker(broker, f"{QUEUE_PREFIX}-default")
     return Stack(
         StackConfig(
             var_dir=var_dir,
@@ -114,7 +127,7 @@ def demo_stack(args: argparse.Namespace) -> Stack:
             broker_url=broker,
             web_port=args.port,
             emulator_port=args.emulator_port,
-            queue_prefix="cp-demo",
+            queue_prefix=QUEUE_PREFIX,
         )
     )
 
