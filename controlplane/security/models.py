@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import models
+from django.db import connection, models
 from django.utils import timezone
 
 
@@ -96,8 +96,6 @@ class RateWindow(models.Model):
         """Add delta to the key's count in `slot`, in one statement on PostgreSQL; returns
         (that count, the count of the slot before it). The first request of a slot removes the
         key's older slots."""
-        from django.db import connection
-
         table = cls._meta.db_table
         bump = (f"INSERT INTO {table} (key, slot, n) VALUES (%s, %s, %s) "
                 f"ON CONFLICT (key, slot) DO UPDATE SET n = {table}.n + EXCLUDED.n RETURNING n")
