@@ -1,4 +1,7 @@
-"""The house holds: no import circle between files, and no project import tucked inside a
+"""The house holds: no import circle between files (imports under ``if TYPE_CHECKING:``
+counted, as they are still arrows a reader must follow), no module that reaches its siblings
+through its own package's face (``from pkg import x`` inside ``pkg``: the package's
+``__init__`` runs and may import the importer back), and no project import tucked inside a
 function unless a comment says why (DESIGN.md, "The house"). The layers and SDK boundaries
 themselves are import-linter's contracts in pyproject.toml, run by `make test`."""
 
@@ -12,6 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("config", "controlplane", "vertexplan", "localvertex", "trainers")
+# Top-level folders of modules, held to a size a reader can take in at a glance (DESIGN.md:
+# a room per service or framework, the rest inside them).
+ROOMED = {"localvertex": 10, "trainers": 10}
 OURS = ("config", "controlplane", "vertexplan")
 
 
@@ -63,11 +69,81 @@ def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
-    return grimp.build_graph(*PACKAGES, exclude_type_checking_imports=True, cache_dir=None)
+    # TYPE_CHECKING imports included: a circle hidden from the interpreter is still one.
+    return grimp.build_graph(*PACKAGES, exclude_type_checking_imports=False, cache_dir=None)
 
 
-def test_no_module_imports_itself_through_others(graph: grimp.ImportGraph) -> None:
-    assert _cycles(graph) == []
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_module_imports_itself_through_others(graph: grimp.ImportGraph,
+                                                  package: str) -> None:
+    assert [c for c in _cycles(graph) if c[0].split(".")[0] == package] == []
+
+
+def _module_name(path: Path) -> tuple[str, ...]:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _import_targets(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) for each ``from module import names`` (relative ones resolved)
+    and each ``import module`` (names empty)."""
+    parts = _module_name(path)
+    package = parts if path.name == "__init__.py" else parts[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - (node.level - 1)]
+                target = ".".join(base) + (f".{node.module}" if node.module else "")
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target, [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name, []) for alias in node.names)
+    return found
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _face_imports(path: Path) -> list[str]:
+    """Imports through the face of a package the module belongs to (its own or an
+    enclosing one): a name the ``__init__`` defines or re-exports, or a sibling module reached
+    through an ``__init__`` that imports the importer back. Either way the importer depends on
+    its own package's ``__init__``, which depends on it."""
+    me = ".".join(_module_name(path))
+    if path.name == "__init__.py":
+        return []
+    ancestors = {".".join(_module_name(path)[:i]) for i in range(1, len(_module_name(path)))}
+    found = []
+    for line, target, names in _import_targets(path):
+        if target not in ancestors:
+            continue
+        face = ROOT.joinpath(*target.split("."), "__init__.py")
+        face_imports = {t for _, t, ns in _import_targets(face)} | {
+            f"{t}.{n}" for _, t, ns in _import_targets(face) for n in ns}
+        for name in names:
+            sibling = f"{target}.{name}"
+            back = any(me == t or me.startswith(t + ".") or t.startswith(me + ".")
+                       for t in face_imports)
+            if not _is_module(sibling) or back:
+                found.append(f"{path.relative_to(ROOT)}:{line} from {target} import {name}")
+    return found
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_module_imports_its_own_package_face(package: str) -> None:
+    found = [hit for path in sorted((ROOT / package).rglob("*.py"))
+             if "migrations" not in path.parts for hit in _face_imports(path)]
+    assert found == []
+
+
+@pytest.mark.parametrize("package", sorted(ROOMED))
+def test_rooms_keep_few_top_level_modules(package: str) -> None:
+    modules = sorted(p.name for p in (ROOT / package).glob("*.py"))
+    assert len(modules) <= ROOMED[package], modules
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
