@@ -2,7 +2,10 @@
 
 Accelerators count against `aiplatform.googleapis.com/custom_model_training_{s}` per region,
 SPOT and FLEX_START against `..._preemptible_{s}` (VERTEX_FACTS.md, A3): the two are separate
-quotas, so a job that does not fit on-demand may fit on spot, and the other way round.
+quotas, so a job that does not fit on-demand may fit on spot, and the other way round. The
+metric table is the contract's (contract/quota_metrics.py, which says which names are
+UNCONFIRMED): the emulator enforces the same names. An accelerator without a name there is
+shown without a quota line rather than with a guessed one.
 """
 
 from __future__ import annotations
@@ -10,33 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SERVICE = "aiplatform.googleapis.com"
-# AcceleratorType -> the metric's suffix. Names not listed (P4 on some docs pages, B200, v5p)
-# are UNCONFIRMED: such a job is shown without a quota line rather than with a guessed one.
-ACCELERATOR_METRICS = {
-    "NVIDIA_TESLA_T4": "nvidia_t4_gpus",
-    "NVIDIA_TESLA_V100": "nvidia_v100_gpus",
-    "NVIDIA_TESLA_P100": "nvidia_p100_gpus",
-    "NVIDIA_TESLA_P4": "nvidia_p4_gpus",
-    "NVIDIA_L4": "nvidia_l4_gpus",
-    "NVIDIA_TESLA_A100": "nvidia_a100_gpus",
-    "NVIDIA_A100_80GB": "nvidia_a100_80gb_gpus",
-    "NVIDIA_H100_80GB": "nvidia_h100_gpus",
-    "NVIDIA_H100_MEGA_80GB": "nvidia_h100_mega_gpus",
-    "NVIDIA_H200_141GB": "nvidia_h200_gpus",
-    "NVIDIA_B200": "nvidia_b200_gpus",
-    "TPU_V3": "tpu_v3",
-    "TPU_V5_LITEPOD": "tpu_v5e",
-    "TPU_V6E": "tpu_v6e",
-}
-PREEMPTIBLE = frozenset({"SPOT", "FLEX_START"})
-
-
-def metric(accelerator: str, *, preemptible: bool) -> str | None:
-    suffix = ACCELERATOR_METRICS.get(accelerator)
-    if suffix is None:
-        return None
-    return f"{SERVICE}/custom_model_training_{'preemptible_' if preemptible else ''}{suffix}"
+from contract import quota_metrics
 
 
 @dataclass(frozen=True)
@@ -55,7 +32,7 @@ def scheduling_of(custom_job: dict[str, Any]) -> str:
 
 def needs(custom_job: dict[str, Any]) -> list[Need]:
     """The job's accelerators by type, with the quota each draws on (REST JSON in)."""
-    preemptible = scheduling_of(custom_job) in PREEMPTIBLE
+    preemptible = scheduling_of(custom_job) in quota_metrics.PREEMPTIBLE
     counts: dict[str, int] = {}
     for pool in (custom_job.get("jobSpec") or {}).get("workerPoolSpecs") or []:
         machine = (pool or {}).get("machineSpec") or {}
@@ -68,8 +45,8 @@ def needs(custom_job: dict[str, Any]) -> list[Need]:
             counts[accelerator] = counts.get(accelerator, 0) + count
     out = []
     for accelerator, count in sorted(counts.items()):
-        mine = metric(accelerator, preemptible=preemptible)
-        other = metric(accelerator, preemptible=not preemptible)
+        mine = quota_metrics.metric(accelerator, preemptible=preemptible)
+        other = quota_metrics.metric(accelerator, preemptible=not preemptible)
         if mine and other:
             out.append(Need(accelerator, count, mine, other, preemptible))
     return out

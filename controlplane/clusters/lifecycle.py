@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.clusters_base import get_cluster_backend
 from controlplane.clusters import policy, ray_jobs
@@ -361,7 +362,7 @@ def advance_ray_job(job_id: int) -> bool:
             backend.submit_ray_job(
                 dashboard, job.submission_id, shlex.join(job.entrypoint),
                 {"env_vars": {**where, **job.env_vars, "CP_RAY_JOB": str(job.pk)}},
-                {"cp-team": job.team.slug[:63], "cp-ray-job": str(job.pk)},
+                contract_labels.ray_job_labels(job.pk, job.team.slug),
                 job.entrypoint_num_cpus)
             job.transition(R.PENDING)
         if job.stop_requested:

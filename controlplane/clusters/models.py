@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from contract import labels as contract_labels
 from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Team
 
@@ -86,7 +87,7 @@ class Cluster(models.Model):
 
     @property
     def vertex_resource_id(self) -> str:
-        return f"cp-cl-{self.pk}"
+        return contract_labels.cluster_resource_id(self.pk)
 
     @property
     def live(self) -> bool:
@@ -200,7 +201,7 @@ class RayJob(models.Model):
 
     @property
     def submission_id(self) -> str:
-        return f"cp-ray-{self.pk}"
+        return contract_labels.ray_submission_id(self.pk)
 
     @property
     def ended(self) -> bool:

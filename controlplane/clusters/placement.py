@@ -4,13 +4,11 @@ team's cluster reads as no cluster at all."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from contract import labels as contract_labels
 from controlplane.clusters.models import Cluster
 from vertexplan.clusters.placement import job_fits
-
-_OURS = re.compile(r"^cp-cl-([0-9]{1,18})$")
 
 
 def violations(custom_job: dict[str, Any], team: Any) -> list[str]:
@@ -20,8 +18,8 @@ def violations(custom_job: dict[str, Any], team: Any) -> list[str]:
         return []
     running = Cluster.objects.filter(team=team, state__in=[Cluster.State.RUNNING,
                                                            Cluster.State.UPDATING])
-    match = _OURS.match(str(resource_id))
-    cluster = running.filter(pk=int(match.group(1))).first() if match else None
+    pk = contract_labels.parse_cluster_resource_id(str(resource_id))
+    cluster = running.filter(pk=pk).first() if pk is not None else None
     if cluster is None:
         names = ", ".join(f"{c.vertex_resource_id} ({c.name})" for c in running[:10]) or "none"
         return [f"{str(resource_id)[:70]!r} is not a running cluster of your team; running: "

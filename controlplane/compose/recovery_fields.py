@@ -15,6 +15,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from contract import labels as contract_labels
 from controlplane.backends import storage
 from controlplane.backends.errors import BackendError
 from controlplane.runs import recovery, recovery_policy
@@ -26,7 +27,7 @@ FORM_FIELDS = ("recovery_strategy", "recovery_max_recoveries", "recovery_retries
 # The policy's numbers, each a form field "recovery_<key>" and a request field "<key>".
 NUMBERS = ("max_recoveries", "retries_in_place", "tries_per_step", "tries_per_region",
            "backoff_s", "backoff_cap_s")
-LABEL_PREFIX = "cp-recovery-"
+LABEL_PREFIX = contract_labels.RECOVERY_PREFIX
 # Label key (after the prefix) of each number. Label values allow no ".": seconds travel as
 # whole milliseconds.
 NUMBER_LABELS = {"max_recoveries": "max", "retries_in_place": "in-place",

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from django.db import connection
 from django.db.models import Count, Max, QuerySet
 
+from contract.events import RUN_STARTED
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs import panels
 from controlplane.runs.models import Job, JobState
@@ -190,7 +191,7 @@ class Mfu:
 def mfu(job: Job) -> Mfu:
     """MFU's basis per attempt: rank 0's newest run_started of that attempt (it carries the
     model's shape and precision), the job's worker pools, and its request's precision."""
-    starts = (job.events.filter(kind="run_started", data__rank=0)
+    starts = (job.events.filter(kind=RUN_STARTED, data__rank=0)
               .order_by("attempt", "timestamp", "id").values_list("attempt", "data"))
     newest: dict[int, dict[str, Any]] = {}
     for attempt, data in starts[:10_000]:

@@ -26,6 +26,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
+from contract.events import CHECKPOINT_SAVED, PREEMPTED, REPLICA_RESTARTED, RESUMED, RUN_STARTED
 from controlplane.core import signals
 from controlplane.logs.models import LogLine, StepMetric
 from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart, RestartCause
@@ -34,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 PRIMARY = "workerpool0-0"
 NOTICE = "preemption_notice"
-SIGNAL_KINDS = ("run_started", "replica_restarted", "preempted", "resumed", NOTICE)
+SIGNAL_KINDS = (RUN_STARTED, REPLICA_RESTARTED, PREEMPTED, RESUMED, NOTICE)
 # Log lines that announce a preemption (or the SIGTERM that delivers one).
 _NOTICE_TEXT = r"SIGTERM|preempt"
 _NOTICE_RE = re.compile(_NOTICE_TEXT, re.IGNORECASE)
@@ -68,7 +69,7 @@ def refresh(job_id: int, *, force: bool = False) -> int:
                    f"{sum(1 for a in attempts if a.ended_at)}")
     if not force and fingerprint == job.restart_scan:
         return job.restarts
-    events = list(job.events.filter(kind__in=(*SIGNAL_KINDS, "state", "checkpoint_saved"))
+    events = list(job.events.filter(kind__in=(*SIGNAL_KINDS, "state", CHECKPOINT_SAVED))
                   .order_by("timestamp", "pk"))
     wanted = detect(job, attempts, events)
     saved = [_save(job, row) for row in wanted]
@@ -105,9 +106,9 @@ def _runs(events: list[JobEvent], replica: str) -> list[Run]:
         if event.replica not in (replica, ""):
             continue
         kind = event.kind
-        if kind == "replica_restarted" and event.replica == replica:
+        if kind == REPLICA_RESTARTED and event.replica == replica:
             runs.append(Run(marker=event))
-        elif kind == "run_started" and event.replica == replica:
+        elif kind == RUN_STARTED and event.replica == replica:
             rank = (event.data or {}).get("rank")
             if runs[-1].started is None:
                 runs[-1].started = event
@@ -118,9 +119,9 @@ def _runs(events: list[JobEvent], replica: str) -> list[Run]:
                 runs[-1].ranks.add(rank)
             else:  # the log started over with no restart line: a restart all the same
                 runs.append(Run(started=event, ranks={rank}))
-        elif kind in ("preempted", NOTICE):
+        elif kind in (PREEMPTED, NOTICE):
             runs[-1].signals.append(event)
-        elif kind == "resumed" and event.replica == replica and runs[-1].resumed is None:
+        elif kind == RESUMED and event.replica == replica and runs[-1].resumed is None:
             runs[-1].resumed = event
     return runs
 
@@ -153,7 +154,7 @@ def detect(job: Job, attempts: list[JobAttempt], events: list[JobEvent]) -> list
     by_attempt: dict[int, list[JobEvent]] = {}
     for event in events:
         by_attempt.setdefault(event.attempt, []).append(event)
-    checkpoints = [e for e in events if e.kind == "checkpoint_saved"]
+    checkpoints = [e for e in events if e.kind == CHECKPOINT_SAVED]
     wanted: list[Wanted] = []
     for index, attempt in enumerate(attempts):
         mine = by_attempt.get(attempt.number, [])
@@ -161,7 +162,7 @@ def detect(job: Job, attempts: list[JobAttempt], events: list[JobEvent]) -> list
         quiet = _quiet_after(events, attempt)
         for replica in _replicas(mine):
             runs = _runs([e for e in mine if quiet is None or e.timestamp < quiet
-                          or e.kind not in ("preempted", NOTICE)], replica)
+                          or e.kind not in (PREEMPTED, NOTICE)], replica)
             for number, run in enumerate(runs, start=1):
                 last = number == len(runs)
                 nxt = runs[number] if not last else _first_run_of(following, by_attempt,
@@ -186,7 +187,7 @@ def _describe(job: Job, attempt: JobAttempt, replica: str, run: Run, nxt: Run | 
               last: bool, next_attempt: JobAttempt | None,
               checkpoints: list[JobEvent]) -> dict[str, Any] | None:
     """The record of one run that ended, or None when it has not ended abnormally."""
-    preempted = [s for s in run.signals if s.kind == "preempted" and s.replica == replica]
+    preempted = [s for s in run.signals if s.kind == PREEMPTED and s.replica == replica]
     notices = [s for s in run.signals if s.kind == NOTICE]
     marker_text = (nxt.marker.data.get("text", "") if nxt and nxt.marker else "") or ""
     stockout = last and attempt.failure == "stockout"

@@ -13,6 +13,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import Count
 
+from contract.events import REPLICA_RESTARTED, TRACKING
 from controlplane.logs import live, restarts, trust
 from controlplane.logs.bulk import Batch, insert_batches
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
@@ -181,11 +182,11 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
         rows.steps.append((job_id, number, parsed.step, entry.timestamp, values["loss"],
                            values["lr"], values["tokens_per_s"], values["step_time_s"], 1,
                            entry.insert_id))
-    elif parsed.event == "tracking":
+    elif parsed.event == TRACKING:
         link = events.tracking_link(parsed.fields)
         if link is not None:
             rows.tracking[job_id][link[0]] = link[1]
-    elif parsed.is_timeline_event or parsed.event == "replica_restarted":
+    elif parsed.is_timeline_event or parsed.event == REPLICA_RESTARTED:
         if parsed.event in restarts.SIGNAL_KINDS:
             rows.signalled.add(job_id)
         rows.timeline.append(JobEvent(

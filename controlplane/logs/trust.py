@@ -31,18 +31,12 @@ from typing import Any
 
 from django.conf import settings
 
+from contract import events as contract_events
 from vertexplan.logparse.entries import LogEntry
 
 SUSPICIOUS = "suspicious_event"
-# The events that name paths, and the fields that hold them.
-PATH_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "checkpoint_saved": ("path",),
-    "checkpoint_deleted": ("path",),
-    "resumed": ("path",),
-    "preempted": ("checkpoint_path",),
-    "run_started": ("resumed_from", "resume_path"),
-    "run_finished": ("model_path", "path"),
-}
+# The events that name paths, and the fields that hold them (contract/events.py).
+PATH_FIELDS: Mapping[str, tuple[str, ...]] = contract_events.PATH_FIELDS
 _TASK = re.compile(r"workerpool([0-3])-(\d{1,6})")
 GCS = "gs://"
 FUSE_ROOT = "/gcs/"

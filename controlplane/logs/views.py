@@ -10,6 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from contract.events import EVAL, PREEMPTED, REPLICA_RESTARTED, RESUMED
 from controlplane.logs import queries
 from controlplane.logs.models import StepMetric
 from controlplane.runs import access as runs_access
@@ -24,7 +25,7 @@ MAX_CHART_POINTS = 4000
 # Evaluations and restart markers drawn on the charts, newest kept.
 MAX_CHART_EVENTS = 500
 # Trainer events drawn as markers: where a run was stopped and where it went on.
-MARKER_KINDS = ("preempted", "replica_restarted", "resumed")
+MARKER_KINDS = (PREEMPTED, REPLICA_RESTARTED, RESUMED)
 
 
 def log_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
@@ -81,7 +82,7 @@ def job_metrics(request: HttpRequest, pk: int) -> JsonResponse:
 def _evals(job: Job) -> list[dict[str, Any]]:
     """The trainer's `eval` events (step, metrics{...}): val_loss and whatever else it
     reports, oldest first."""
-    rows = (job.events.filter(kind="eval").order_by("-timestamp", "-id")
+    rows = (job.events.filter(kind=EVAL).order_by("-timestamp", "-id")
             .values_list("attempt", "step", "timestamp", "data")[:MAX_CHART_EVENTS])
     out = []
     for attempt, step, at, data in reversed(rows):

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJob, get_backend
 from controlplane.core import price_table, signals
@@ -52,7 +53,7 @@ RESUME_ENV = "CP_RESUME_FROM"
 
 def labels_for(job: Job, attempt: int) -> dict[str, str]:
     # Label values: <=64 lowercase letters, digits, '_' and '-' (VERTEX_FACTS.md section 1).
-    return {"cp-job": str(job.pk), "cp-attempt": str(attempt), "cp-team": job.team.slug[:63]}
+    return contract_labels.attempt_labels(job.pk, attempt, job.team.slug)
 
 
 SUBMIT_TASK = "controlplane.runs.tasks.submit_job"

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from contract import labels as contract_labels
 from controlplane.core import signals
 from controlplane.teams import policy as team_policy
 from controlplane.teams.models import Team
@@ -217,7 +218,7 @@ def output_uri_for(job_id: int, prefix: str) -> str:
 
 def display_name_for(job_id: int, attempt: int) -> str:
     """Deterministic, so a retried submission finds the CustomJob an earlier try created."""
-    return f"cp-{job_id}-a{attempt}"
+    return contract_labels.job_display_name(job_id, attempt)
 
 
 class JobTally(models.Model):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.images_base import get_image_registry, parse_artifact_image
 from controlplane.teams.models import Team
@@ -19,7 +20,7 @@ from vertexplan.catalog.prediction_images import prediction_images
 TAGS_SHOWN = 10
 # A repository is a team's when it carries this label with the team's slug: the label every
 # resource the product creates carries (jobs, endpoints, models).
-TEAM_LABEL = "cp-team"
+TEAM_LABEL = contract_labels.TEAM
 GOOGLE_PROJECTS = frozenset({"vertex-ai", "vertex-ai-restricted", "deeplearning-platform-release"})
 
 

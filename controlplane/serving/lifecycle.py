@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
+from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.serving_base import (
     DeploySpec,
@@ -78,7 +79,7 @@ def send_create(endpoint_id: int) -> None:
             pk=endpoint_id)
         if endpoint.state != E.CREATING or endpoint.operation_name:
             return
-        labels = {"cp-endpoint": str(endpoint.pk), "cp-team": endpoint.team.slug[:63]}
+        labels = contract_labels.endpoint_labels(endpoint.pk, endpoint.team.slug)
         try:
             op = backend.create_endpoint(
                 endpoint.vertex_endpoint_id, endpoint.name[:128], labels,

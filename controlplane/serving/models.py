@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from contract import labels as contract_labels
 from controlplane.runs.models import Job
 from controlplane.serving.state_moves import move as _move
 from controlplane.teams.models import Team
@@ -78,7 +79,7 @@ class ModelEntry(models.Model):
 
     @property
     def vertex_model_id(self) -> str:
-        return f"cp-model-{self.pk}"
+        return contract_labels.vertex_model_id(self.pk)
 
     def transition(self, new_state: str, *, at: datetime | None = None, error: str = "",
                    vertex_name: str = "") -> bool:
@@ -153,7 +154,7 @@ class Endpoint(models.Model):
 
     @property
     def vertex_endpoint_id(self) -> str:
-        return f"cp-ep-{self.pk}"
+        return contract_labels.vertex_endpoint_id(self.pk)
 
     def transition(self, new_state: str, *, error: str = "", vertex_name: str = "",
                    dedicated_dns: str = "", service_attachment: str = "") -> bool:

@@ -26,6 +26,7 @@ from typing import Any
 
 from django.db import transaction
 
+from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.base import RemoteJob, get_backend
 from controlplane.backends.storage import path_for_writer
@@ -43,13 +44,12 @@ S = ModelEntry.State
 
 
 def display_name(entry: ModelEntry) -> str:
-    return f"cp-model-{entry.pk}-package"
+    return contract_labels.packaging_display_name(entry.pk)
 
 
 def labels_for(entry: ModelEntry) -> dict[str, str]:
     # No cp-job label: this is not an attempt of the training job (runs/ finds those by it).
-    return {"cp-model": str(entry.pk), "cp-purpose": "packaging",
-            "cp-team": entry.team.slug[:63]}
+    return contract_labels.packaging_labels(entry.pk, entry.team.slug)
 
 
 def weights_of(entry: ModelEntry) -> str:

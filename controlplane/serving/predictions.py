@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from contract import prediction
 from controlplane.backends import errors
 from controlplane.backends.serving_base import (
     PredictResult,
@@ -101,5 +102,4 @@ def _generate(backend: ServingBackend, vertex_name: str,
             sequences[i].append(token)
             generated[i].append(token)
         active = [i for i in active if len(generated[i]) < instances[i].max_tokens]
-    return [{"text": bytes(g).decode("utf-8", "replace"), "tokens": len(g)}
-            for g in generated], served_by
+    return [prediction.prediction(g) for g in generated], served_by

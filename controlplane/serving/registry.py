@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.serving_base import Container, get_serving_backend
 from controlplane.core.queue import enqueue
@@ -177,8 +178,7 @@ def upload(entry_id: int) -> None:
         if entry.state != ModelEntry.State.UPLOADING or entry.operation_name:
             return
         container = container_for(entry)
-        labels = {"cp-model": str(entry.pk), "cp-job": str(entry.job_id),
-                  "cp-team": entry.team.slug[:63]}
+        labels = contract_labels.model_labels(entry.pk, entry.job_id, entry.team.slug)
         try:
             op = backend.upload_model(entry.vertex_model_id, entry.display_name,
                                       entry.artifact_uri, container, labels)

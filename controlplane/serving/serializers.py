@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from contract import prediction
 from controlplane.core.serializers import StrictSerializer
 from controlplane.serving import endpoint_access
 from controlplane.serving.models import (
@@ -158,7 +159,7 @@ class ProbeSettingsSerializer(StrictSerializer):
         if not isinstance(value, dict) or not isinstance(value.get("instances"), list) \
                 or not value["instances"]:
             raise serializers.ValidationError('must be {"instances": [...]} with at least one')
-        unknown = set(value) - {"instances", "parameters"}
+        unknown = set(value) - prediction.REQUEST_KEYS
         if unknown:
             raise serializers.ValidationError(f"unknown keys {sorted(unknown)}")
         return value

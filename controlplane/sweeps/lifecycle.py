@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.base import RemoteTuningJob, get_backend
 from controlplane.core import price_table
@@ -93,7 +94,7 @@ def check(request: Any, team: Team | None) -> Checked:
 
 
 def labels_for(sweep: Sweep) -> dict[str, str]:
-    return {"cp-sweep": str(sweep.pk), "cp-team": sweep.team.slug[:63]}
+    return contract_labels.sweep_labels(sweep.pk, sweep.team.slug)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from contract import labels as contract_labels
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
 
@@ -43,7 +44,7 @@ VERTEX_STATES = {
 
 def display_name_for(sweep_id: int) -> str:
     """Deterministic, so a retried submission finds what an earlier try created."""
-    return f"cp-sweep-{sweep_id}"
+    return contract_labels.sweep_display_name(sweep_id)
 
 
 class Sweep(models.Model):

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from contract import events as contract_events
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 MAX_STEPS = 2000
 # The worker Ray forwarded a line from: `(RayTrainWorker pid=123, ip=10.0.0.2) `.
@@ -95,16 +97,16 @@ def summary(text: str) -> dict[str, Any]:
     for event in events_in(text):
         kind = event["event"]
         step = event.get("step")
-        if kind == "run_started" and isinstance(event.get("rank"), int):
+        if kind == contract_events.RUN_STARTED and isinstance(event.get("rank"), int):
             ranks.add(event["rank"])
-        elif kind == "step" and isinstance(step, int) and isinstance(event.get("loss"),
-                                                                      int | float):
+        elif kind == contract_events.STEP and isinstance(step, int) \
+                and isinstance(event.get("loss"), int | float):
             losses[step] = float(event["loss"])
-        elif kind == "checkpoint_saved" and isinstance(step, int):
+        elif kind == contract_events.CHECKPOINT_SAVED and isinstance(step, int):
             checkpoints[step] = str(event.get("path", ""))[:500]
-        elif kind == "checkpoint_deleted" and isinstance(step, int):
+        elif kind == contract_events.CHECKPOINT_DELETED and isinstance(step, int):
             checkpoints.pop(step, None)
-        elif kind == "run_finished":
+        elif kind == contract_events.RUN_FINISHED:
             finished = {"step": step, "final_loss": event.get("final_loss"),
                         "wall_s": event.get("wall_s")}
     steps = sorted(losses)[-MAX_STEPS:]

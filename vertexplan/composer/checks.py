@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from contract import labels as contract_labels
 from vertexplan import catalog
 from vertexplan.catalog.errors import child
 from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
@@ -18,7 +19,7 @@ from vertexplan.composer.build import Built
 from vertexplan.composer.request import PERSISTENT_DISK_WORDS, POOL_ROLES, pool
 
 Finding = tuple[str, str, tuple[str, ...]]  # (request field, message, suggestions)
-RESERVED_LABEL_PREFIX = "cp-"  # cp-job, cp-attempt, cp-team: written per attempt
+RESERVED_LABEL_PREFIX = contract_labels.PREFIX  # cp-job, cp-attempt, cp-team: per attempt
 NO_BF16 = ("NVIDIA_TESLA_V100", "NVIDIA_TESLA_T4", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_P4",
            "NVIDIA_TESLA_K80")
 

@@ -16,23 +16,21 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from contract import events as contract_events
 from vertexplan.logparse.entries import LogEntry
 
-TIMELINE_EVENTS = frozenset({
-    "run_started", "checkpoint_saved", "checkpoint_deleted", "resumed", "preempted", "eval",
-    "run_finished",
-})
-STEP_FIELDS = ("loss", "lr", "tokens_per_s", "step_time_s")
+# The events, their fields and their names are the contract's (contract/events.py).
+TIMELINE_EVENTS = contract_events.TIMELINE_EVENTS
+STEP_FIELDS = contract_events.STEP_VALUES
 # Warnings and worse: the lines the log view's "problems" filter shows. Failures are looked
 # for at every severity: PyTorch, a launcher or a user's own code print a CUDA out-of-memory
 # traceback on stdout as readily as on stderr, and Cloud Logging files stdout as INFO.
 FAILURE_MIN_SEVERITY = 400
 DEFAULT_SEVERITY = 0
-# Where a `tracking` event may say the run is tracked, and how long its URL may be.
-TRACKING_PROVIDERS = frozenset({"wandb", "vertex_experiments", "tensorboard"})
+# How long a `tracking` event's URL may be.
 MAX_TRACKING_URL = 2000
 # Lines the emulator (like Vertex's own agent) writes when it restarts a replica.
-RESTART_PREFIX = "Restarting replica"
+RESTART_PREFIX = contract_events.RESTART_PREFIX
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,7 @@ class ParsedEntry:
 
     @property
     def is_step(self) -> bool:
-        return self.event == "step" and self.step is not None
+        return self.event == contract_events.STEP and self.step is not None
 
     @property
     def is_timeline_event(self) -> bool:
@@ -65,8 +63,7 @@ def _number(value: Any) -> float | None:
 def _normalise(fields: dict[str, Any]) -> dict[str, Any]:
     # JSON numbers arrive through protobuf Struct as floats; steps and ranks are integers.
     out = dict(fields)
-    for key in ("step", "total_steps", "rank", "world_size", "resumed_from_step", "bytes",
-                "params", "n_layer", "n_head", "d_model", "seq_len"):
+    for key in contract_events.READ_AS_INTEGERS:
         value = out.get(key)
         if isinstance(value, float) and value.is_integer():
             out[key] = int(value)
@@ -95,11 +92,12 @@ def parse(entry: LogEntry) -> ParsedEntry:
             fields = {k: v for k, v in payload.items() if k not in ("severity", "message", "event")}
             # Of the contract's events only `error` carries a failure's words.
             return ParsedEntry(message=message, event=event, fields=fields,
-                               scan=event == "error")
+                               scan=event == contract_events.ERROR)
         return ParsedEntry(message=message, scan=True)
     text = (entry.text_payload or "").rstrip("\n")
     if text.startswith(RESTART_PREFIX):
-        return ParsedEntry(message=text, event="replica_restarted", fields={"text": text})
+        return ParsedEntry(message=text, event=contract_events.REPLICA_RESTARTED,
+                           fields={"text": text})
     return ParsedEntry(message=text, scan=True)
 
 
@@ -115,7 +113,8 @@ def tracking_link(fields: dict[str, Any]) -> tuple[str, str] | None:
     provider and an absolute http(s) URL with a host, no credentials, no spaces or control
     characters. Anything else (a `javascript:` or `data:` URL, a relative path) is None."""
     provider, url = fields.get("provider"), fields.get("run_url")
-    if provider not in TRACKING_PROVIDERS or not isinstance(url, str):
+    if not isinstance(provider, str) or provider not in contract_events.TRACKING_PROVIDERS \
+            or not isinstance(url, str):
         return None
     if not url or len(url) > MAX_TRACKING_URL or any(
             ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in url):

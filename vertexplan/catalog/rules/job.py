@@ -6,13 +6,15 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from contract import labels
 from vertexplan.catalog.errors import FieldError, entry
 from vertexplan.catalog.rules._common import json_type, short, wrong_type
 from vertexplan.catalog.view import JobView, read
 
 DISPLAY_NAME_MAX = 128
-LABEL_MAX_CHARS = 64
-LABELS_MAX = 64  # Google Cloud's limit on labels per resource
+# Google's rules on labels are the contract's (contract/labels.py): the control plane writes
+# its own labels by them too.
+LABELS_MAX = labels.MAX_LABELS  # Google Cloud's limit on labels per resource
 
 _NETWORK = re.compile(r"projects/([^/]+)/global/networks/([^/]+)")
 _NETWORK_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -60,39 +62,6 @@ def has_control_characters(text: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in text)
 
 
-def _label_letter(ch: str) -> bool:
-    # Google labels allow international characters: any letter that is not upper case.
-    return ch.isalpha() and not ch.isupper()
-
-
-def _label_char(ch: str) -> bool:
-    return _label_letter(ch) or ch.isdigit() or ch in "_-"
-
-
-def _label_fix(text: str, key: bool) -> str:
-    fixed = "".join(ch if _label_char(ch) else "-" for ch in text.lower())[:LABEL_MAX_CHARS]
-    if key and not (fixed and _label_letter(fixed[0])):
-        fixed = ("l" + fixed)[:LABEL_MAX_CHARS]
-    return fixed
-
-
-def _label_problem(text: str, key: bool) -> str | None:
-    what = "key" if key else "value"
-    if len(text) > LABEL_MAX_CHARS:
-        return f"label {what} has {len(text)} characters; at most {LABEL_MAX_CHARS}"
-    if key and not text:
-        return "label keys cannot be empty"
-    if key and not _label_letter(text[0]):
-        return f"label key {short(text)} must start with a lowercase letter"
-    bad = sorted({ch for ch in text if not _label_char(ch)})
-    if bad:
-        return (
-            f"label {what} {short(text)} has {''.join(bad)!r}: only lowercase letters, digits, "
-            "'_' and '-' are allowed"
-        )
-    return None
-
-
 def check_labels(view: JobView) -> Iterator[FieldError]:
     f = read(view.job, "", "labels")
     if not f.present:
@@ -104,18 +73,18 @@ def check_labels(view: JobView) -> Iterator[FieldError]:
         yield FieldError("labels", f"labels has {len(f.raw)} entries; at most {LABELS_MAX}")
     for key, value in f.raw.items():
         path = entry("labels", key)
-        problem = _label_problem(key, key=True)
+        problem = labels.label_problem(key, key=True)
         if problem:
-            yield FieldError(path, problem, (_label_fix(key, key=True),))
+            yield FieldError(path, problem, (labels.fixed_label(key, key=True),))
             continue
         if not isinstance(value, str):
             yield FieldError(
                 path, f"label {key!r} must have a string value, got {json_type(value)}"
             )
             continue
-        problem = _label_problem(value, key=False)
+        problem = labels.label_problem(value, key=False)
         if problem:
-            yield FieldError(path, problem, (_label_fix(value, key=False),))
+            yield FieldError(path, problem, (labels.fixed_label(value, key=False),))
 
 
 def check_network(view: JobView) -> Iterator[FieldError]:
