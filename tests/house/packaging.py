@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parents[2]
 # The top-level packages pyproject.toml ships ([tool.setuptools.packages.find]).
-PACKAGES = ("config", "controlplane", "vertexplan", "localvertex", "trainers")
+PACKAGES = ("config", "controlplane", "vertexplan", "contract", "localvertex", "trainers")
 
 
 def dockerignore_patterns() -> list[str]:

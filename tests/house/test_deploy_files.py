@@ -8,6 +8,7 @@ extra from the right lock, and that compose runs the dev stack's commands."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shlex
@@ -159,6 +160,48 @@ def test_the_tpu_images_install_the_trainers_as_a_package(name: str) -> None:
         f"{name}: a TPU image holds the trainers, not the control plane")
     entrypoint = json.loads(dict(steps)["ENTRYPOINT"])
     assert entrypoint[:2] == ["python", "-m"]
+
+
+def copied(name: str) -> set[str]:
+    """The top-level folders and files a Dockerfile copies from the build context."""
+    out = set()
+    for keyword, rest in instructions(ROOT / name):
+        if keyword in ("COPY", "ADD"):
+            *sources, _target = shlex.split(rest)
+            out.update(PurePosixPath(source).parts[0] for source in sources)
+    return out
+
+
+def project_imports(package: str) -> set[str]:
+    """The project's top-level packages that the modules of `package` import."""
+    found = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                found.add(node.module.split(".")[0])
+    return found & set(PACKAGES)
+
+
+TRAINER_IMAGES = sorted(p.name for p in ROOT.glob("Dockerfile.*") if "trainers" in copied(p.name))
+
+
+def test_the_trainer_images_are_all_found() -> None:
+    assert {"Dockerfile.trainer", "Dockerfile.tpu-jax", "Dockerfile.tpu-xla",
+            "Dockerfile.triton-tools", "Dockerfile.tensorrt-tools"} <= set(TRAINER_IMAGES)
+
+
+@pytest.mark.parametrize("name", TRAINER_IMAGES)
+def test_an_image_of_the_trainers_holds_the_contract_and_all_they_import(name: str) -> None:
+    # The contract (contract/) is the trainers' half of what the control plane reads.
+    needed = {"trainers", "contract"} | project_imports("trainers")
+    assert not needed - copied(name), f"{name} does not copy {sorted(needed - copied(name))}"
+    # What is copied is installed: the project itself, after the copies.
+    steps = instructions(ROOT / name)
+    last_copy = max(i for i, (keyword, _) in enumerate(steps) if keyword == "COPY")
+    assert any(keyword == "RUN" and "pip install" in rest and i > last_copy
+               and project_installs(shlex.split(rest)) for i, (keyword, rest) in enumerate(steps))
 
 
 def test_the_jax_tpu_image_runs_the_jax_trainer_with_the_locked_jax() -> None:

@@ -134,7 +134,8 @@ from django.urls import get_resolver
 
 spec = json.load(sys.stdin)
 for name in [*settings.INSTALLED_APPS, settings.ROOT_URLCONF, "config.wsgi", "config.asgi",
-             "config.celery", "localvertex", "trainers"]:
+             "config.celery", "localvertex", "trainers", "contract.events", "contract.labels",
+             "contract.quota_metrics", "contract.prediction"]:
     importlib.import_module(name)
 get_resolver().url_patterns  # imports every view
 
@@ -165,8 +166,8 @@ def test_django_runs_from_the_installed_package(installed: Installed) -> None:
     out = json.loads(installed.python_run("-c", PROBE, stdin=json.dumps(spec)).stdout)
 
     inside = str(installed.site_packages) + os.sep
-    assert {"config", "controlplane.core", "vertexplan", "localvertex", "trainers"} <= set(
-        out["modules"])
+    assert {"config", "controlplane.core", "vertexplan", "contract.events", "localvertex",
+            "trainers"} <= set(out["modules"])
     elsewhere = {name: file for name, file in out["modules"].items()
                  if file is not None and not str(Path(file).resolve()).startswith(inside)}
     assert not elsewhere, f"imported from outside the installed wheel: {elsewhere}"

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from contract.events import validate
 from tests.trainers.conftest import STEPS
 from tests.trainers.replicas import train
 from trainers.config import ModelConfig
@@ -21,6 +22,7 @@ def test_every_stdout_line_is_a_json_event(single_run):
     for line in result.stdout_lines:
         event = json.loads(line)
         assert {"severity", "message", "event"} <= event.keys()
+        assert validate(event) == [], event  # as the contract (contract/events.py) says
 
 
 def test_run_started(single_run):

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from google.protobuf import json_format, struct_pb2
 
+from contract.events import validate
 from tests.trainers.jax.conftest import CHECKPOINTED_MESH, STEPS
 from vertexplan.logparse.entries import SEVERITY_NUMBERS, LogEntry
 from vertexplan.logparse.events import TIMELINE_EVENTS, ParsedEntry, parse, step_values
@@ -44,6 +45,8 @@ def parsed_events(lines: list[str]) -> list[ParsedEntry]:
 def test_a_run_s_lines_are_contract_events_the_control_plane_reads(mesh_runs):
     result, _ = mesh_runs[CHECKPOINTED_MESH]
     parsed = parsed_events(result.stdout_lines)
+    assert [validate(json.loads(line)) for line in result.stdout_lines] == \
+        [[]] * len(result.stdout_lines)  # as the contract (contract/events.py) says
     names = [p.event for p in parsed]
     assert set(names) <= CONTRACT, set(names) - CONTRACT
     assert names[0] == "run_started" and names[-1] == "run_finished"
