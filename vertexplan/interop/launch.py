@@ -10,7 +10,7 @@ from typing import Any
 
 from vertexplan import catalog, composer
 from vertexplan.composer import launch_readback, parallelism
-from vertexplan.interop import fields
+from vertexplan.interop.fields import env_dict, pool_task
 
 _STRATEGY_KEYS = ("strategy", "batch", "deepspeed", "fsdp", "parallelism", "precision")
 
@@ -28,7 +28,7 @@ def read_launch(request: dict[str, Any], container: dict[str, Any]
         trial = {**request, **{k: v for k, v in candidate.items() if v not in (None, {})}}
         composed = composer.compose(trial)
         pool0 = composed.custom_job["jobSpec"]["workerPoolSpecs"][0]
-        if fields.task(pool0) == container:
+        if pool_task(pool0) == container:
             request.clear()
             request.update(trial)
             return problems
@@ -44,7 +44,7 @@ def read_launch(request: dict[str, Any], container: dict[str, Any]
 
 def _candidates(request: dict[str, Any], container: dict[str, Any]) -> list[dict[str, Any]]:
     """The readings to try, most structured first; the last keeps everything verbatim."""
-    env = fields.env_dict(container["env"])
+    env = env_dict(container["env"])
     chief = request.get("chief") or {}
     machine = chief.get("machine_type")
     tpu = isinstance(machine, str) and catalog.is_tpu(machine)
