@@ -9,7 +9,7 @@ from vertexplan import catalog, composer
 from vertexplan.catalog.enums import strategy_name
 from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.catalog.values import as_int
-from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC
+from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC, JobRequest
 from vertexplan.interop.document import read_document
 from vertexplan.interop.fields import (
     disk_fields,
@@ -124,15 +124,15 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
         for path, message in _own_package(index, role, pools[index], package):
             result.errors.setdefault(path, []).append(message)
     chief_container = pool_task(chief_raw)
-    for key, message, trial in read_launch(request, chief_container):
-        path = composer.custom_job_path_for(key, trial, job)
+    for key, message in read_launch(request, chief_container):
+        path = composer.custom_job_path_for(key, job)
         result.errors.setdefault(path, []).append(message)
     if package is not None:
         # The executor image stood in for the container's: the package section says it.
         request.pop("image_uri", None)
         request.pop("image_entrypoint", None)
-    final_chief = pool_task(composer.compose(request).custom_job["jobSpec"]
-                              ["workerPoolSpecs"][0])
+    composed = composer.compose(JobRequest.from_dict(request))
+    final_chief = pool_task(composed.custom_job["jobSpec"]["workerPoolSpecs"][0])
     for index, role in roles.items():
         if role != "reduction_server":
             request[role].update(_overrides(pools[index], request, final_chief))

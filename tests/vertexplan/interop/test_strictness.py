@@ -16,12 +16,13 @@ from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vertexplan import composer, interop, presets
+from tests.vertexplan.composer.helpers import compose_request
+from vertexplan import interop, presets
 from vertexplan.catalog import schema, validate_custom_job
 from vertexplan.catalog.errors import child, item
 
 CORPUS = Path(__file__).parent / "corpus"
-PRESET_JOBS = [composer.compose(p.job_request()).custom_job for p in presets.PRESETS]
+PRESET_JOBS = [compose_request(p.job_request()).custom_job for p in presets.PRESETS]
 CORPUS_JOBS = [interop.import_text(p.read_text(), region="us-central1", filename=p.name)
                .custom_job for p in sorted(CORPUS.iterdir())
                if p.suffix in (".yaml", ".json", ".py") and not p.name.startswith("invalid_")]
@@ -137,7 +138,7 @@ def strict_parse_of_accepted(generated: st.SearchStrategy[dict[str, Any]]) -> tu
               suppress_health_check=[HealthCheck.too_slow])
     @given(request=generated)
     def composes(request: dict[str, Any]) -> None:
-        composed = composer.compose(request)
+        composed = compose_request(request)
         tried.append(request)
         if composed.ok:
             parses_strictly(composed.custom_job)
