@@ -71,18 +71,17 @@ def check(request: JobRequest, team: Team | None, *,
     if team is None:
         errors["team"] = ["choose a team you can submit to"]
     composition = compose(request, memory_policy=policy)
-    custom_job = composition.custom_job
-    for key, messages in composition.errors.items():
-        errors.setdefault(key, []).extend(messages)
+    recovery = recovery_fields.check(request)
+    refused: dict[str, list[str]] = {}
+    placed: list[str] = []
     if team is not None:
-        for key, messages in team_rules.violations(custom_job, request.to_dict(),
-                                                   team).items():
+        refused = team_rules.violations(composition.custom_job, request.to_dict(), team)
+        placed = placement.violations(composition.custom_job, team)
+    # In this order: the composer's, the team's rules, the recovery policy's, the cluster's.
+    for found in (composition.errors, refused, recovery,
+                  {"job_spec_extra.persistentResourceId": placed} if placed else {}):
+        for key, messages in found.items():
             errors.setdefault(key, []).extend(messages)
-    for key, messages in recovery_fields.check(request).items():
-        errors.setdefault(key, []).extend(messages)
-    if team is not None:
-        for message in placement.violations(custom_job, team):
-            errors.setdefault("job_spec_extra.persistentResourceId", []).append(message)
     return CheckedRequest(request=request, composition=composition, errors=errors,
                           warnings=composition.warnings, suggestions=composition.suggestions,
                           memory_policy=policy, team=team)

@@ -65,16 +65,20 @@ def _text(value: Any) -> Any:
 def build(request: JobRequest, hardware: Hardware, launch: Launch, tracking: Tracking, *,
           default_image: Callable[[Any], str]) -> Built:
     """``default_image``: the image a job that names none runs, by its strategy."""
+    scheduling = _scheduling(request, hardware.trainer_replicas)
+    spec_fields = _job_spec_fields(request)
     container = _container(request, launch, default_image)
     specs: list[dict[str, Any]] = [{} for _ in range(
         1 + max((POOL_INDEX[r] for r in request.pools), default=0))]
     for role, p in request.pools.items():
-        specs[POOL_INDEX[role]] = _pool_spec(role, p, hardware, container, request)
-    spec: dict[str, Any] = {"workerPoolSpecs": specs,
-                            "scheduling": _scheduling(request, hardware.trainer_replicas)}
-    _job_spec_fields(request, spec)
-    # The request's own fields win over the same ones passed through.
-    spec.update(tracking.spec_fields)
+        if role != "reduction_server":
+            specs[POOL_INDEX[role]] = _pool_spec(role, p, hardware, container, request)
+    if "reduction_server" in request.pools:
+        specs[POOL_INDEX["reduction_server"]] = _reduction_server_spec(
+            request.pools["reduction_server"], hardware, request.region)
+    # The request's own tracking fields win over the same ones passed through.
+    spec = {"workerPoolSpecs": specs, "scheduling": scheduling, **spec_fields,
+            **tracking.spec_fields}
     custom_job: dict[str, Any] = {"displayName": request.name, "jobSpec": spec}
     if not blank(request.labels):
         custom_job["labels"] = request.labels
@@ -124,8 +128,9 @@ def _scheduling(request: JobRequest, trainer_replicas: int) -> dict[str, Any]:
     return scheduling
 
 
-def _job_spec_fields(request: JobRequest, spec: dict[str, Any]) -> None:
-    """The CustomJobSpec's fields beside its pools and scheduling, added to ``spec``."""
+def _job_spec_fields(request: JobRequest) -> dict[str, Any]:
+    """The CustomJobSpec's fields beside its pools and scheduling."""
+    spec: dict[str, Any] = {}
     for value, name in ((request.service_account, "serviceAccount"),
                         (request.network, "network"),
                         (request.reserved_ip_ranges, "reservedIpRanges")):
@@ -142,6 +147,7 @@ def _job_spec_fields(request: JobRequest, spec: dict[str, Any]) -> None:
     extra = request.job_spec_extra
     if isinstance(extra, dict):
         spec.update({k: v for k, v in extra.items() if k in PASSTHROUGH_JOB_SPEC})
+    return spec
 
 
 def _duration(hours: Any) -> Any:
@@ -172,12 +178,6 @@ def package_spec(package: dict[str, Any], container: dict[str, Any]) -> dict[str
 
 def _pool_spec(role: str, p: PoolRequest, hardware: Hardware, container: dict[str, Any],
                request: JobRequest) -> dict[str, Any]:
-    machine = {"machineSpec": hardware.machine_specs[role],
-               "replicaCount": hardware.replica_counts[role],
-               "diskSpec": hardware.disk_specs[role]}
-    if role == "reduction_server":
-        image = p.image_uri or _reduction_server_image(request.region)
-        return {**machine, "containerSpec": {"imageUri": image}}
     own = dict(container)
     for value, name in ((p.image_uri, "imageUri"), (p.command, "command"), (p.args, "args")):
         if value is not None:
@@ -189,15 +189,26 @@ def _pool_spec(role: str, p: PoolRequest, hardware: Hardware, container: dict[st
     package = request.python_package
     task = ({"pythonPackageSpec": package_spec(package, own)} if package is not None
             and not p.keys & {"image_uri", "command"} else {"containerSpec": own})
-    out: dict[str, Any] = {**machine, **task}
+    out: dict[str, Any] = {**_machine(role, hardware), **task}
     pool_mounts = p.nfs_mounts if "nfs_mounts" in p.keys else request.nfs_mounts
     if not blank(pool_mounts):
         out["nfsMounts"] = nfs_mounts(pool_mounts)
     return out
 
 
-def _reduction_server_image(region: str) -> str:
-    try:
-        return reduction_server_image(region)
-    except UnknownRegionError:
-        return reduction_server_image("us-central1")
+def _machine(role: str, hardware: Hardware) -> dict[str, Any]:
+    return {"machineSpec": hardware.machine_specs[role],
+            "replicaCount": hardware.replica_counts[role],
+            "diskSpec": hardware.disk_specs[role]}
+
+
+def _reduction_server_spec(p: PoolRequest, hardware: Hardware, region: str) -> dict[str, Any]:
+    """Vertex's Reduction Server: Google's image for the region unless the pool names one."""
+    machine = _machine("reduction_server", hardware)
+    image = p.image_uri
+    if not image:
+        try:
+            image = reduction_server_image(region)
+        except UnknownRegionError:
+            image = reduction_server_image("us-central1")
+    return {**machine, "containerSpec": {"imageUri": image}}

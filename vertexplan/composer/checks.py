@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from vertexplan.catalog.errors import child
-from vertexplan.catalog.lookups import get_machine_type, is_tpu, list_machine_types
+from vertexplan.catalog.lookups import list_machine_types
 from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
 from vertexplan.composer.build import Built
+from vertexplan.composer.hardware import Hardware
 from vertexplan.composer.parallelism import (
     GPU_STRATEGIES,
     STRATEGIES,
@@ -38,7 +38,7 @@ def _errors(request: JobRequest, built: Built) -> Iterator[Finding]:
     yield from _pool_two(request)
     yield from _labels(request)
     yield from _generated_env(request, built)
-    yield from _strategy_hardware(request)
+    yield from _strategy_hardware(request, built.hardware)
     yield from built.tracking.errors
     if request.image_entrypoint and request.command:
         yield ("image_entrypoint", "image_entrypoint runs the image's own ENTRYPOINT, but a "
@@ -61,8 +61,8 @@ def _persistent_disks(request: JobRequest) -> Iterator[Finding]:
     places += [(role, p.keys) for role, p in request.given_pools.items()]
     for prefix, where in places:
         for word in PERSISTENT_DISK_WORDS:
-            if word in where:
-                yield (child(prefix, word), f"{word}: {PERSISTENT_DISK_ANSWER}",
+            if word in where:  # a plain name: its path needs no quoting
+                yield (f"{prefix}.{word}" if prefix else word, f"{word}: {PERSISTENT_DISK_ANSWER}",
                        ("base_output_directory", "nfs_mounts", "boot_disk_size_gb"))
 
 
@@ -113,17 +113,16 @@ def _generated_env(request: JobRequest, built: Built) -> Iterator[Finding]:
                "Vertex takes at most 100 in all", ())
 
 
-def _strategy_hardware(request: JobRequest) -> Iterator[Finding]:
+def _strategy_hardware(request: JobRequest, hardware: Hardware) -> Iterator[Finding]:
     strategy = request.strategy
     if strategy not in STRATEGIES:
         return
     machine = request.pools["chief"].machine_type
-    tpu = isinstance(machine, str) and is_tpu(machine)
+    tpu = hardware.chief_tpu
     if tpu and strategy not in TPU_STRATEGIES:
         yield ("strategy", f"{strategy} runs on GPUs and CPUs; {machine} is a TPU machine: "
                "use tpu_jax (JAX) or tpu_xla (PyTorch/XLA)", TPU_STRATEGIES)
-    elif (strategy in TPU_STRATEGIES and isinstance(machine, str)
-          and get_machine_type(machine) is not None and not tpu):
+    elif strategy in TPU_STRATEGIES and hardware.chief_known and not tpu:
         tpus = tuple(m.name for m in list_machine_types(kind="tpu"))
         yield ("strategy", f"{strategy} needs a TPU machine in the chief pool, and "
                f"{machine} has none: choose one of {', '.join(tpus[:4])}, or strategy ddp, "

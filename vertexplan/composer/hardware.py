@@ -13,8 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vertexplan.catalog.lookups import MachineShape, describe_machine_spec
-from vertexplan.catalog.values import as_int
+from vertexplan.catalog.lookups import (
+    MachineShape,
+    describe_machine_spec,
+    get_machine_type,
+    is_tpu,
+)
 from vertexplan.composer.launch import Topology
 from vertexplan.composer.request import (
     POOL_KEYS,
@@ -37,19 +41,21 @@ class Hardware:
     shapes: Mapping[str, MachineShape] = field(default_factory=dict)
     # replicas of the trainer pools (chief and workers): 0 for a count that cannot be read
     trainer_replicas: int = 0
+    # The chief's machine type: a TPU machine, and one the catalogue lists.
+    chief_tpu: bool = False
+    chief_known: bool = False
 
 
 def read_hardware(request: JobRequest) -> Hardware:
     pools = {role: _machine_of(role, p) for role, p in request.pools.items()}
-    specs = {role: machine_spec(p) for role, p in pools.items()}
-    numbers = {role: _replica_number(p.replica_count) for role, p in pools.items()}
-    hardware = Hardware(
+    replicas = {role: _replica_number(p) for role, p in pools.items()}
+    written = Hardware(
         topology=Topology(world_size=1, devices_per_replica=1, replicas=1, tpu=False),
-        machine_specs=specs, disk_specs={role: _disk(p) for role, p in pools.items()},
-        replica_counts={role: _replicas(p.replica_count) for role, p in pools.items()},
-        shapes=_shapes(specs),
-        trainer_replicas=sum(numbers[r] for r in TRAINER_ROLES if r in numbers))
-    return replace(hardware, topology=_topology(hardware.shapes, numbers))
+        machine_specs={role: machine_spec(p) for role, p in pools.items()},
+        disk_specs={role: _disk(p) for role, p in pools.items()},
+        replica_counts={role: _replicas(p) for role, p in pools.items()},
+        trainer_replicas=sum(replicas[r] for r in TRAINER_ROLES if r in replicas))
+    return _in_catalogue(written, replicas, request.pools["chief"].machine_type)
 
 
 def _machine_of(role: str, p: PoolRequest) -> PoolRequest:
@@ -63,17 +69,13 @@ def _machine_of(role: str, p: PoolRequest) -> PoolRequest:
     return replace(p, **kept)
 
 
-def _count(value: Any) -> Any:
-    number = as_int(value, bits=32)
-    return number if number is not None else value
-
-
 def machine_spec(p: PoolRequest) -> dict[str, Any]:
     spec: dict[str, Any] = {"machineType": p.machine_type or ""}
     if p.accelerator_type:
         spec["acceleratorType"] = p.accelerator_type
     if p.accelerator_count not in (None, "", 0):
-        spec["acceleratorCount"] = _count(p.accelerator_count)
+        spec["acceleratorCount"] = (p.accelerators if p.accelerators is not None
+                                    else p.accelerator_count)
     if p.tpu_topology:
         spec["tpuTopology"] = p.tpu_topology
     if p.gpu_partition_size:
@@ -94,31 +96,32 @@ def machine_spec(p: PoolRequest) -> dict[str, Any]:
 def _disk(p: PoolRequest) -> dict[str, Any]:
     size = p.boot_disk_size_gb
     return {"bootDiskType": p.boot_disk_type or "pd-ssd",
-            "bootDiskSizeGb": 100 if size in (None, "") else _count(size)}
+            "bootDiskSizeGb": 100 if size in (None, "") else (
+                p.disk_gb if p.disk_gb is not None else size)}
 
 
-def _replicas(value: Any) -> Any:
-    number = 1 if value in (None, "") else as_int(value)
+def _replicas(p: PoolRequest) -> Any:
+    if p.replica_count in (None, ""):
+        return "1"
     # int64 is a string in Vertex's REST JSON
-    return str(number) if number is not None else value
+    return str(p.replicas) if p.replicas is not None else p.replica_count
 
 
-def _replica_number(value: Any, default: int = 1) -> int:
-    number = default if value in (None, "") else as_int(value)
-    return number if isinstance(number, int) and number > 0 else 0
+def _replica_number(p: PoolRequest) -> int:
+    if p.replica_count in (None, ""):
+        return 1
+    return p.replicas if p.replicas is not None and p.replicas > 0 else 0
 
 
-def _shapes(specs: Mapping[str, dict[str, Any]]) -> dict[str, MachineShape]:
+def _in_catalogue(hardware: Hardware, replicas: Mapping[str, int],
+                  chief_machine: Any) -> Hardware:
+    """The machines as the catalogue describes them, and the topology of the trainer pools."""
     shapes = {}
-    for role, spec in specs.items():
+    for role, spec in hardware.machine_specs.items():
         try:
             shapes[role] = describe_machine_spec(spec)
         except ValueError:
             continue  # a machine the catalogue does not know: validation names it
-    return shapes
-
-
-def _topology(shapes: Mapping[str, MachineShape], replicas: Mapping[str, int]) -> Topology:
     world, count, per_replica, tpu = 0, 0, 0, False
     for role in TRAINER_ROLES:
         if role not in replicas:
@@ -130,5 +133,10 @@ def _topology(shapes: Mapping[str, MachineShape], replicas: Mapping[str, int]) -
         count += replicas[role]
         per_replica = per_replica or devices
         tpu = tpu or bool(shape and shape.kind == "tpu")
-    return Topology(world_size=max(world, 1), devices_per_replica=max(per_replica, 1),
-                    replicas=max(count, 1), tpu=tpu)
+    named = isinstance(chief_machine, str)
+    return replace(
+        hardware, shapes=shapes,
+        topology=Topology(world_size=max(world, 1), devices_per_replica=max(per_replica, 1),
+                          replicas=max(count, 1), tpu=tpu),
+        chief_tpu=named and is_tpu(chief_machine),
+        chief_known=named and get_machine_type(chief_machine) is not None)

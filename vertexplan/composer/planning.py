@@ -11,7 +11,6 @@ from typing import Any
 
 from vertexplan import memory
 from vertexplan.catalog.lookups import allowed_accelerators, get_accelerator, get_machine_type
-from vertexplan.catalog.values import as_int
 from vertexplan.composer.build import Built
 from vertexplan.composer.parallelism import GPU_STRATEGIES
 from vertexplan.composer.request import JobRequest
@@ -75,7 +74,7 @@ def _layout(request: JobRequest, built: Built, dp_degrees: tuple[int, int]) -> t
         shape = built.hardware.shapes.get(role)
         if p is None or shape is None:
             continue
-        replicas = as_int(p.replica_count or 1) or 1
+        replicas = (p.replicas if p.replica_count else 1) or 1
         nodes += max(replicas, 1) * shape.vms
         shapes.append(shape)
     chief = shapes[0] if shapes else None

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from vertexplan.catalog.values import as_int
 from vertexplan.composer.defaults import DEFAULTS
 
 POOL_ROLES = ("chief", "workers", "reduction_server", "parameter_servers", "evaluators")
@@ -105,11 +106,29 @@ class PoolRequest:
     args: Given = None
     env: Given = None
     nfs_mounts: Given = None
+    # The counts read as Vertex's JSON parser reads them (a number or a decimal string); None
+    # where they cannot be, and the value given is then written as it came, for Vertex's
+    # rules to name.
+    accelerators: int | None = None
+    disk_gb: int | None = None
+    replicas: int | None = None
+
+
+# A count field and the number it is read as (accelerators and disks are int32, replicas int64).
+_NUMBERS = {"accelerator_count": ("accelerators", 32), "boot_disk_size_gb": ("disk_gb", 32),
+            "replica_count": ("replicas", 64)}
+
+
+def _numbers(values: dict[str, Any]) -> dict[str, int | None]:
+    """The numbers of the count fields among ``values``."""
+    return {number: as_int(values[name], bits=bits)
+            for name, (number, bits) in _NUMBERS.items() if name in values}
 
 
 def _pool(role: str, given: dict[str, Any]) -> PoolRequest:
+    values = {name: given.get(name) for name in POOL_KEYS}
     return PoolRequest(role=role, keys=frozenset(k for k in given if isinstance(k, str)),
-                       **{name: given.get(name) for name in POOL_KEYS})
+                       **values, **_numbers(values))
 
 
 def inherited_fields(workers: PoolRequest) -> tuple[str, ...]:
@@ -131,7 +150,7 @@ def _with_chief(chief: PoolRequest, workers: PoolRequest) -> PoolRequest:
     """The workers pool with the fields it inherits from the chief filled in."""
     taken = {name: getattr(chief, name) for name in inherited_fields(workers)
              if getattr(workers, name) in (None, "") and getattr(chief, name) not in (None, "")}
-    return replace(workers, **taken)
+    return replace(workers, **taken, **_numbers(taken))
 
 
 @dataclass(frozen=True)
@@ -146,8 +165,8 @@ class JobRequest:
     strategy: Given = "ddp"
     precision: Given = None
     scheduling: Given = "STANDARD"  # the scheduling strategy
-    # Where a field path of the request is held: ``problems`` are conflicts between its
-    # spellings (spot and scheduling_strategy), keyed like every error.
+    # Conflicts between the request's spellings (spot against scheduling_strategy), keyed by
+    # request field like every error of the composition.
     problems: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # role -> pool, for each pool given as an object: ``given_pools`` as written, ``pools`` as
     # composed (the chief always, the workers with the chief's fields they inherit).
