@@ -70,36 +70,52 @@ def _team_or_none(user: Any, slug: str | None) -> Team | None:
         return None
 
 
-def check_body(request: Request, *, require_team: bool, data: Any = None,
+def check_body(request: Request, *, require_team: bool,
                strict: bool = False) -> validation.CheckedRequest:
-    """Validate the body (or ``data``, a body with extra keys taken out) in whichever form it
-    came; serializer errors come back as errors, or with ``strict`` as a 400: a body that is
+    """Validate the body in whichever form it came (a job request, or a CustomJob in REST
+    JSON); serializer errors come back as errors, or with ``strict`` as a 400: a body that is
     not a job at all (not an object, a field the form does not have, a field of the wrong type)
     is refused as the schema says, and only a job Vertex would refuse is an answer."""
-    data = request.data if data is None else data
+    data = request.data
     if not isinstance(data, dict) or not data:
         raise ValidationError({"non_field_errors": [
             "a job: a JSON object with the compose form's fields (name, chief, ...) or a Vertex "
             "CustomJob in its REST JSON (displayName, jobSpec)"]})
-    slug = request.query_params.get("team")
     if validation.is_custom_job(data):
         require_custom_job_shape(data)
-        team = runs_api.resolve_team(request.user, slug) if require_team else _team_or_none(
-            request.user, slug)
+        team = _team(request, request.query_params.get("team"), require_team)
         checked = validation.check_custom_job(data, team, region=request.query_params.get(
             "region"), memory_policy=memory_policy_for(team))
-    else:
-        serializer = JobRequestSerializer(data=data)
-        if not serializer.is_valid():
-            if strict:
-                raise ValidationError(serializer.errors)
-            return validation.CheckedRequest(request={}, composition=None,
-                                           errors=_flat(serializer.errors))
-        body = plain(serializer.validated_data)
-        slug = body.pop("team", None) or slug
-        team = runs_api.resolve_team(request.user, slug) if require_team else _team_or_none(
-            request.user, slug)
-        checked = validation.check(body, team)
+        return _without_team_error(checked, team, require_team)
+    return check_request_body(request, data, require_team=require_team, strict=strict)
+
+
+def check_request_body(request: Request, data: dict[str, Any], *, require_team: bool,
+                       strict: bool = False) -> validation.CheckedRequest:
+    """Validate ``data``, a job request (the body, or the body with extra keys taken out):
+    read once, then checked."""
+    serializer = JobRequestSerializer(data=data)
+    if not serializer.is_valid():
+        if strict:
+            raise ValidationError(serializer.errors)
+        return validation.CheckedRequest(request=None, composition=None,
+                                         errors=_flat(serializer.errors))
+    body = plain(serializer.validated_data)
+    team = _team(request, body.pop("team", None) or request.query_params.get("team"),
+                 require_team)
+    checked = validation.check(validation.read_request(body), team)
+    return _without_team_error(checked, team, require_team)
+
+
+def _team(request: Request, slug: str | None, require_team: bool) -> Team | None:
+    if require_team:
+        return runs_api.resolve_team(request.user, slug)
+    return _team_or_none(request.user, slug)
+
+
+def _without_team_error(checked: validation.CheckedRequest, team: Team | None,
+                        require_team: bool) -> validation.CheckedRequest:
+    """A dry run with no team chosen is judged without one: "choose a team" is no error."""
     if team is None and not require_team:
         checked.errors.pop("team", None)
     return checked
@@ -159,7 +175,7 @@ def result(checked: validation.CheckedRequest) -> dict[str, Any]:
         "hints": composition.hints if composition else [],
         "world_size": composition.world_size if composition else None,
         "deepspeed_config": composition.deepspeed_config if composition else None,
-        "request": checked.request,
+        "request": checked.request.to_dict() if checked.request is not None else {},
         "custom_job": composition.custom_job if composition else None,
     }
 
@@ -199,12 +215,12 @@ class JobExport(APIView):
                    responses=EXPORT_RESPONSES)
     def post(self, request: Request) -> HttpResponse:
         checked = check_body(request, require_team=False)
-        if not checked.ok or checked.composition is None:
+        if not checked.ok or checked.composition is None or checked.request is None:
             raise ValidationError(checked.errors)
-        region = checked.request.get("region") or settings.VERTEX_REGION
-        custom_job = recovery_fields.with_labels(checked.composition.custom_job, checked.request)
-        return _export(custom_job, request.query_params.get("fmt"),
-                       region=region, name=checked.request.get("name") or "job")
+        asked = checked.request
+        custom_job = recovery_fields.with_labels(checked.composition.custom_job, asked.recovery)
+        return _export(custom_job, request.query_params.get("fmt"), region=asked.region,
+                       name=asked.name or "job")
 
 
 class StoredJobExport(APIView):
@@ -213,7 +229,8 @@ class StoredJobExport(APIView):
     @extend_schema(parameters=[FORMAT_PARAM], responses=EXPORT_RESPONSES)
     def get(self, request: Request, pk: int) -> HttpResponse:
         job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
-        return _export(recovery_fields.with_labels(job.custom_job, job.request),
+        policy = (job.request or {}).get("recovery")
+        return _export(recovery_fields.with_labels(job.custom_job, policy),
                        request.query_params.get("fmt"), region=job.region, name=job.name)
 
 
@@ -371,12 +388,11 @@ class JobListCreate(runs_api.JobList):
             serializer.is_valid(raise_exception=True)
             data = plain(serializer.validated_data)
             team = runs_api.resolve_team(request.user, data.pop("team", None))
-            checked = validation.check(data, team)
+            checked = validation.check(validation.read_request(data), team)
             if not checked.ok:
                 raise ValidationError(validation.nested(checked.errors))
         try:
-            job = submission.create_job(team=team, user=request.user, request=checked.request,
-                                       composition=checked.composition)
+            job = submission.create_job(team=team, user=request.user, checked=checked)
         except BudgetExceeded as exc:
             # A Response, not a ValidationError: the figures stay integers.
             return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)

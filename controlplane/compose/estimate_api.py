@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 from controlplane.compose import schemas, validation
 from controlplane.compose.api import (
     _team_or_none,
-    check_body,
+    check_request_body,
     require_custom_job_shape,
     result,
 )
@@ -63,7 +63,7 @@ class JobEstimate(APIView):
         else:
             region = parse_region(data.get("region") or settings.VERTEX_REGION)
             data["region"] = region
-            checked = check_body(request, require_team=False, data=data)
+            checked = check_request_body(request, data, require_team=False)
         if not checked.ok or checked.composition is None:
             raise ValidationError({**result(checked)["errors"]} or {"": ["invalid job"]})
         custom_job = checked.composition.custom_job
@@ -73,6 +73,5 @@ class JobEstimate(APIView):
         except job_estimate.PricingError as exc:
             raise ValidationError({"region": [str(p) for p in exc.problems]}) from exc
         # Beside the price, whether the project's quota in the region allows it now.
-        return Response({**estimate_json(estimate, duration,
-                                         alternatives_of(checked, region, duration)),
+        return Response({**estimate_json(estimate, duration, alternatives_of(checked, duration)),
                          "quota": quota_of_checked(checked)})

@@ -8,7 +8,6 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-from django.conf import settings
 from rest_framework.exceptions import ValidationError
 
 from controlplane.compose import expected, validation
@@ -116,14 +115,13 @@ def estimate_json(estimate: Estimate, duration: Duration,
     }
 
 
-def alternatives_of(checked: validation.CheckedRequest, region: str,
+def alternatives_of(checked: validation.CheckedRequest,
                     duration: Duration) -> list[dict[str, Any]]:
-    """The same job on TPU instead of GPU (or the reverse), as recommender results."""
-    composition = checked.composition
-    if composition is None:
+    """The same job on TPU instead of GPU (or the reverse), in its region, as recommender
+    results."""
+    if checked.composition is None:
         return []
-    found = tpu_gpu.alternatives(checked.request, composition.custom_job,
-                                 composition.world_size, region, duration.seconds,
+    found = tpu_gpu.alternatives(checked.composition, duration.seconds,
                                  price_table.current_table())
     return [result_json(r) for r in found]
 
@@ -138,7 +136,7 @@ def estimate_of_checked(checked: validation.CheckedRequest,
     if checked.composition is None:
         return None
     custom_job = checked.composition.custom_job
-    region = checked.request.get("region") or settings.VERTEX_REGION
+    region = checked.composition.request.region
     try:
         estimate = price_table.estimate(custom_job, region)
     except job_estimate.PricingError as exc:
@@ -152,7 +150,7 @@ def estimate_of_checked(checked: validation.CheckedRequest,
         step_time, model = expected.modelled_step_time(checked.composition)
     duration = Duration(hours=hours, steps=steps if step_time is not None else None,
                         step_time_s=step_time, timeout=timeout, model=model)
-    out = estimate_json(estimate, duration, alternatives_of(checked, region, duration))
+    out = estimate_json(estimate, duration, alternatives_of(checked, duration))
     # The timeout is always there as what it is: the most the job can cost.
     ceiling = Duration(timeout=timeout)
     out["ceiling"] = {**ceiling.as_dict(), "total": totals_json(ceiling.total(estimate.hourly))}

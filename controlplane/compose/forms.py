@@ -2,7 +2,7 @@
 
 Only the shape of each value is checked here (an integer is an integer). Whether the machines,
 accelerators, strategy, disks and replicas make a valid CustomJob is the composer's decision,
-made in ``requests.check`` exactly as for the API, and its messages are attached to the fields.
+made in ``validation.check`` exactly as for the API, and its messages are attached to the fields.
 The mapping between these fields and a request lives in ``vertexplan.composer.fields``.
 """
 
@@ -289,7 +289,7 @@ class JobForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         # A field that did not parse would reach the composer as a default and produce
-        # misleading errors elsewhere; the team alone is checked by requests.check itself.
+        # misleading errors elsewhere; the team alone is checked by validation.check itself.
         if any(name in self.errors for name in self.fields if name != "team"):
             return cleaned
         try:
@@ -302,7 +302,7 @@ class JobForm(forms.Form):
 
     def check_request(self, request: dict[str, Any], team: Team | None) -> None:
         """Validate the job on its own (a sweep's trial job is checked within its sweep)."""
-        self.checked = validation.check(request, team)
+        self.checked = validation.check(validation.read_request(request), team)
         self.attach(self.checked.errors)
 
     def attach(self, errors: dict[str, list[str]]) -> None:
@@ -320,7 +320,7 @@ class JobForm(forms.Form):
                 self.add_error(field, wording.for_the_form(shown))
 
     def field_for(self, key: str) -> str | None:
-        """The form field an error key of requests.check belongs to; None: the whole form."""
+        """The form field an error key of validation.check belongs to; None: the whole form."""
         if not key:
             return None
         if key == "recovery" or key.startswith("recovery."):

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-
 from controlplane.backends import quotas
 from controlplane.backends.errors import BackendError
 from controlplane.compose import validation
@@ -58,7 +56,7 @@ def quota_of_checked(checked: validation.CheckedRequest) -> dict[str, Any] | Non
     needs = plan.needs(checked.composition.custom_job)
     if not needs:
         return None
-    region = checked.request.get("region") or settings.VERTEX_REGION
+    region = checked.composition.request.region
     try:
         used = in_use(region)
         rows = []

@@ -20,6 +20,7 @@ from controlplane.backends import storage
 from controlplane.backends.errors import BackendError
 from controlplane.runs import recovery, recovery_policy
 from vertexplan.catalog import list_regions
+from vertexplan.composer import JobRequest
 
 FORM_FIELDS = ("recovery_strategy", "recovery_max_recoveries", "recovery_retries_in_place",
                "recovery_tries_per_step", "recovery_tries_per_region", "recovery_backoff_s",
@@ -134,16 +135,16 @@ def field_for(key: str) -> str | None:
 
 # --- checks -----------------------------------------------------------------------------------
 
-def check(request: dict[str, Any]) -> dict[str, list[str]]:
+def check(request: JobRequest) -> dict[str, list[str]]:
     """Errors of a request's recovery settings, keyed by field; {} when it has none or they
     are sound. Nothing is read from Google but the output bucket's location, and only when
     the job may change region."""
-    if request.get("recovery") is None:
+    if request.recovery is None:
         return {}
     policy, errors = recovery_policy.parse_policy(request)
     if errors:
         return errors
-    home = request.get("region") or settings.VERTEX_REGION
+    home = request.region
     known = {r.name for r in list_regions()}
     unknown = [r for r in policy.regions if r not in known]
     if unknown:
@@ -157,10 +158,10 @@ def check(request: dict[str, Any]) -> dict[str, list[str]]:
     return {}
 
 
-def _unreadable_elsewhere(request: dict[str, Any], regions: list[str]) -> str | None:
+def _unreadable_elsewhere(request: JobRequest, regions: list[str]) -> str | None:
     """Why a job moved to `regions` could not read its checkpoints, if it could not: its
     output bucket is regional (a multi-region or dual-region one is read from anywhere)."""
-    output = (request.get("base_output_directory") or settings.CP_OUTPUT_URI).strip()
+    output = (request.base_output_directory or settings.CP_OUTPUT_URI).strip()
     try:
         location = storage.bucket_location(output)
     except BackendError as exc:
@@ -241,9 +242,9 @@ def labels_into_request(request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def with_labels(custom_job: dict[str, Any], request: dict[str, Any] | None) -> dict[str, Any]:
-    """The CustomJob to export: with the request's recovery policy as labels."""
-    labels = to_labels((request or {}).get("recovery"))
+def with_labels(custom_job: dict[str, Any], policy: dict[str, Any] | None) -> dict[str, Any]:
+    """The CustomJob to export: with its request's recovery policy as labels."""
+    labels = to_labels(policy)
     if not labels:
         return custom_job
     return {**custom_job, "labels": {**(custom_job.get("labels") or {}), **labels}}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
 from controlplane.backends import storage
@@ -18,34 +17,35 @@ from controlplane.runs import checkpoints, lifecycle
 from controlplane.runs.lifecycle import RESUME_ENV, clone_request
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
-from vertexplan import composer
+from vertexplan.composer import JobRequest
 
 
-def create_job(*, team: Team, user: Any, request: dict[str, Any],
-               composition: composer.Composition,
+def create_job(*, team: Team, user: Any, checked: validation.CheckedRequest,
                resubmitted_from: Job | None = None, resume: tuple[int | None, str] = (None, ""),
                ) -> Job:
     """Price a validated job, reserve it from its team's budget and record it for submission.
 
     Raises BudgetExceeded (nothing is recorded) when the team's month cannot take it."""
-    region = request.get("region") or settings.VERTEX_REGION
-    priced, unpriced = price_table.price_job(composition.custom_job, region)
+    composition = checked.composition
+    if not checked.ok or composition is None:
+        raise ValueError(f"only a valid job is created: {checked.errors}")
+    priced, unpriced = price_table.price_job(composition.custom_job, composition.request.region)
     with transaction.atomic():
         budgets.reserve(team, priced.micros if priced else None,
                         priced.hours if priced else None, unpriced_reason=unpriced)
-        return lifecycle.record_job(team=team, user=user, request=request,
-                                    composition=composition, priced=priced,
-                                    resubmitted_from=resubmitted_from, resume=resume)
+        return lifecycle.record_job(team=team, user=user, composition=composition,
+                                    priced=priced, resubmitted_from=resubmitted_from,
+                                    resume=resume)
 
 
-def resubmit_request(job: Job, checkpoint_path: str, name: str = "") -> dict[str, Any]:
+def resubmit_request(job: Job, checkpoint_path: str, name: str = "") -> JobRequest:
     """The request of a new job that starts from `checkpoint_path` of `job`: the same job, with
     CP_RESUME_FROM telling the trainer where to start while its own folder is empty."""
     body = clone_request(job)
     body.pop("team", None)
     body["name"] = (name or f"{job.name}-resumed")[:100]
     body["env"] = {**(job.request.get("env") or {}), RESUME_ENV: checkpoint_path}
-    return body
+    return validation.read_request(body)
 
 
 class ResubmitError(ValueError):
@@ -86,8 +86,7 @@ def resubmit(job: Job, *, user: Any, checkpoint_step: int | None = None, name: s
     if not checked.ok:
         raise ResubmitError(checked.errors)
     try:
-        return create_job(team=job.team, user=user, request=checked.request,
-                          composition=checked.composition, resubmitted_from=job,
+        return create_job(team=job.team, user=user, checked=checked, resubmitted_from=job,
                           resume=(checkpoint.step, path))
     except budgets.BudgetExceeded as exc:
         raise ResubmitError(exc.errors) from exc

@@ -31,8 +31,7 @@ def sweep_estimate(checked: lifecycle.Checked, team: Team | None) -> dict[str, A
     if trial is None or not trial.custom_job or any(
             key == "trial_job" or key.startswith("trial_job.") for key in checked.errors):
         return None
-    as_job = validation.CheckedRequest(request=trial.request or {}, composition=trial,
-                                       team=team)
+    as_job = validation.CheckedRequest(request=trial.request, composition=trial, team=team)
     estimate = estimate_of_checked(as_job, checked.trial_hours, team)
     if estimate is None or estimate.get("error"):
         return estimate

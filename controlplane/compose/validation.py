@@ -1,7 +1,9 @@
 """Validating a job the same way for the form, the API and seed_demo.
 
 A job arrives as a *job request* (the form's fields, as a dict) or as a Vertex CustomJob in its
-own REST JSON; ``check`` takes either. Errors are keyed by request field paths for a request
+own REST JSON; where it arrives, ``is_custom_job`` says which, once. A request is read once
+(``read_request``) and checked by ``check``; a CustomJob is checked as sent by
+``check_custom_job``. Errors are keyed by request field paths for a request
 ("chief.accelerator_count") and by CustomJob paths for a CustomJob
 ("jobSpec.workerPoolSpecs[0].machineSpec.acceleratorCount"), so a caller always sees the path
 of what it sent.
@@ -19,16 +21,19 @@ from controlplane.compose import recovery_fields
 from controlplane.compose.models import memory_policy_for
 from controlplane.teams import job_policy as team_rules
 from controlplane.teams.models import Team
-from vertexplan import composer, interop
+from vertexplan import interop
 from vertexplan.catalog import validate_custom_job
 from vertexplan.catalog.lookups import UnknownRegionError
 from vertexplan.catalog.normalize import normalize_custom_job
+from vertexplan.composer.compose import Composition, compose
+from vertexplan.composer.paths import custom_job_path_for, with_suggestions
+from vertexplan.composer.request import JobRequest
 
 
 @dataclass
 class CheckedRequest:
-    request: dict[str, Any]
-    composition: composer.Composition | None
+    request: JobRequest | None  # None: the body was not a job request at all
+    composition: Composition | None
     # Keyed by request field path ("chief.accelerator_count"), or by CustomJob path when the job
     # came as a CustomJob; "" for the job as a whole.
     errors: dict[str, list[str]] = field(default_factory=dict)
@@ -49,36 +54,37 @@ def is_custom_job(data: Any) -> bool:
         key in data for key in ("jobSpec", "displayName", "job_spec", "display_name"))
 
 
-def check(request: dict[str, Any], team: Team | None, *,
+def read_request(data: dict[str, Any]) -> JobRequest:
+    """A job request as the control plane takes it (the API's JSON, the form's fields, a
+    stored job): a recovery policy carried in labels (an imported export) moved to
+    ``recovery``, the name stripped; the region the request leaves out is VERTEX_REGION
+    (composer.DEFAULTS)."""
+    data = recovery_fields.labels_into_request(data)
+    return JobRequest.from_dict({**data, "name": (data.get("name") or "").strip()})
+
+
+def check(request: JobRequest, team: Team | None, *,
           memory_policy: str | None = None) -> CheckedRequest:
     """Compose and validate. Changes nothing: safe for a dry run."""
     policy = memory_policy or memory_policy_for(team)
-    if is_custom_job(request):
-        return check_custom_job(request, team, region=None, memory_policy=policy)
-    request = recovery_fields.labels_into_request(request)
-    request = {
-        **request,
-        "name": (request.get("name") or "").strip(),
-        "region": request.get("region") or settings.VERTEX_REGION,
-    }
     errors: dict[str, list[str]] = {}
     if team is None:
         errors["team"] = ["choose a team you can submit to"]
-    composition = composer.compose(request, memory_policy=policy)
-    for key, messages in composition.errors.items():
-        errors.setdefault(key, []).extend(messages)
-    if team is not None and composition.custom_job:
-        for key, messages in team_rules.violations(composition.custom_job,
-                                                   composition.request or request, team).items():
+    composition = compose(request, memory_policy=policy)
+    recovery = recovery_fields.check(request)
+    refused: dict[str, list[str]] = {}
+    placed: list[str] = []
+    if team is not None:
+        refused = team_rules.violations(composition.custom_job, request.to_dict(), team)
+        placed = placement.violations(composition.custom_job, team)
+    # In this order: the composer's, the team's rules, the recovery policy's, the cluster's.
+    for found in (composition.errors, refused, recovery,
+                  {"job_spec_extra.persistentResourceId": placed} if placed else {}):
+        for key, messages in found.items():
             errors.setdefault(key, []).extend(messages)
-    for key, messages in recovery_fields.check(request).items():
-        errors.setdefault(key, []).extend(messages)
-    if team is not None and composition.custom_job:
-        for message in placement.violations(composition.custom_job, team):
-            errors.setdefault("job_spec_extra.persistentResourceId", []).append(message)
-    return CheckedRequest(request=composition.request or request, composition=composition,
-                          errors=errors, warnings=composition.warnings,
-                          suggestions=composition.suggestions, memory_policy=policy, team=team)
+    return CheckedRequest(request=request, composition=composition, errors=errors,
+                          warnings=composition.warnings, suggestions=composition.suggestions,
+                          memory_policy=policy, team=team)
 
 
 def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | None,
@@ -96,39 +102,39 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
     try:
         found = validate_custom_job(job, region)
     except UnknownRegionError as exc:
-        return CheckedRequest(request={}, composition=None, format="custom_job",
+        return CheckedRequest(request=None, composition=None, format="custom_job",
                               errors={"region": [f"{exc}"]}, suggestions={
                                   "region": exc.suggestions})
     for err in found:
-        errors.setdefault(err.path, []).append(composer.with_suggestions(err))
+        errors.setdefault(err.path, []).append(with_suggestions(err))
         if err.suggestions:
             suggestions.setdefault(err.path, err.suggestions)
     imported = interop.to_request(job, region=region)
-    imported.request = recovery_fields.labels_into_request(imported.request)
+    request = JobRequest.from_dict(recovery_fields.labels_into_request(imported.request))
     for path, messages in imported.errors.items():
         errors.setdefault(path, []).extend(messages)
-    for path, messages in recovery_fields.check(imported.request).items():
+    for path, messages in recovery_fields.check(request).items():
         errors.setdefault(path, []).extend(messages)
     if errors:
-        return CheckedRequest(request=imported.request, composition=None, errors=errors,
+        return CheckedRequest(request=request, composition=None, errors=errors,
                               suggestions=suggestions, format="custom_job",
                               memory_policy=memory_policy)
-    composition = composer.compose(imported.request, memory_policy=memory_policy)
+    composition = compose(request, memory_policy=memory_policy)
     warnings: dict[str, list[str]] = {}
     refused: dict[str, list[str]] = {}
     if team is not None:
         # Judged on the job as sent: the team's rules hold for what Vertex would be given.
-        refused = team_rules.violations(job, imported.request, team)
+        refused = team_rules.violations(job, request.to_dict(), team)
         for message in placement.violations(job, team):
             errors.setdefault("jobSpec.persistentResourceId", []).append(message)
     for source, target in ((composition.errors, errors), (composition.warnings, warnings),
                            (refused, errors)):
         for key, messages in source.items():
-            path = composer.custom_job_path_for(key, imported.request, job) if key else ""
+            path = custom_job_path_for(key, job) if key else ""
             target.setdefault(path, []).extend(messages)
             if key in composition.suggestions:
                 suggestions.setdefault(path, composition.suggestions[key])
-    return CheckedRequest(request=composition.request, composition=composition, errors=errors,
+    return CheckedRequest(request=request, composition=composition, errors=errors,
                           warnings=warnings, suggestions=suggestions, format="custom_job",
                           memory_policy=memory_policy, team=team)
 

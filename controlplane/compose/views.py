@@ -89,7 +89,7 @@ class JobComposeView(SubmitterRequiredMixin, View):
         checked = form.checked
         try:
             job = submission.create_job(team=form.cleaned_data["team"], user=request.user,
-                                       request=checked.request, composition=checked.composition)
+                                       checked=checked)
         except BudgetExceeded as exc:
             form.add_error(None, str(exc))
             return refused(request, form, "Submit")
@@ -191,14 +191,14 @@ class JobExportView(SubmitterRequiredMixin, View):
         if fmt not in interop.FORMATS:
             raise Http404("no such export format")
         form = JobForm(request.POST, user=request.user)
-        if not form.is_valid() or form.checked is None or form.checked.composition is None:
+        valid = form.is_valid()
+        checked = form.checked
+        if not valid or checked is None or checked.composition is None:
             # An export is for running the job elsewhere: only a valid one is written.
             return refused(request, form, f"Export {fmt}")
-        custom_job = recovery_fields.with_labels(form.checked.composition.custom_job,
-                                                 form.checked.request)
-        return _export_response(custom_job, fmt,
-                                region=form.checked.request.get("region") or "",
-                                name=form.checked.request.get("name") or "job")
+        asked = checked.composition.request
+        custom_job = recovery_fields.with_labels(checked.composition.custom_job, asked.recovery)
+        return _export_response(custom_job, fmt, region=asked.region, name=asked.name or "job")
 
 
 @login_required
@@ -208,7 +208,8 @@ def job_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
     if fmt not in interop.FORMATS:
         raise Http404("no such export format")
-    return _export_response(recovery_fields.with_labels(job.custom_job, job.request), fmt,
+    policy = (job.request or {}).get("recovery")
+    return _export_response(recovery_fields.with_labels(job.custom_job, policy), fmt,
                             region=job.region, name=job.name)
 
 

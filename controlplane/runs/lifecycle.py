@@ -67,22 +67,23 @@ def _queue_submit(job_id: int, countdown: float | None = None) -> None:
 
 # --- creating -----------------------------------------------------------------------------------
 
-def record_job(*, team: Team, user: Any, request: dict[str, Any],
-               composition: composer.Composition, priced: PricedJob | None,
-               resubmitted_from: Job | None = None, resume: tuple[int | None, str] = (None, ""),
+def record_job(*, team: Team, user: Any, composition: composer.Composition,
+               priced: PricedJob | None, resubmitted_from: Job | None = None,
+               resume: tuple[int | None, str] = (None, ""),
                ) -> Job:
-    """Record a validated, priced job and queue its submission once the row is committed.
+    """Record a validated, priced job (its request as composed) and queue its submission once
+    the row is committed.
 
     The caller holds the transaction in which the team's budget was reserved for it."""
-    policy, problems = recovery_policy.parse_policy(
-        request, spot=recovery.scheduling_of(composition.custom_job) == "SPOT")
+    request = composition.request
+    scheduling = recovery.scheduling_of(composition.custom_job)
+    policy, problems = recovery_policy.parse_policy(request, spot=scheduling == "SPOT")
     if problems:
         raise ValueError(f"invalid recovery settings: {problems}")
-    region = request.get("region") or settings.VERTEX_REGION
     job = Job.objects.create(
-        team=team, created_by=user, name=request["name"], request=request,
+        team=team, created_by=user, name=request.name, request=request.to_dict(),
         custom_job=composition.custom_job, project=settings.VERTEX_PROJECT,
-        region=region,
+        region=request.region,
         recovery_strategy=policy.strategy, max_recoveries=policy.max_recoveries,
         recovery_options=policy.options(), resubmitted_from=resubmitted_from,
         resume_from_step=resume[0], resume_from=resume[1],
@@ -92,7 +93,7 @@ def record_job(*, team: Team, user: Any, request: dict[str, Any],
     )
     JobAttempt.objects.create(
         job=job, number=1, display_name=display_name_for(job.pk, 1),
-        scheduling=recovery.scheduling_of(job.custom_job), region=job.region,
+        scheduling=scheduling, region=job.region,
         resume_step=resume[0], resume_checkpoint=resume[1],
         submit_queued_at=timezone.now(),
     )

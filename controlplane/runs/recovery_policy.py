@@ -17,6 +17,7 @@ from django.conf import settings
 
 from controlplane.backends.base import get_backend
 from controlplane.runs.recovery import SCHEDULING_STRATEGIES, STRATEGIES, Policy
+from vertexplan.composer import JobRequest
 
 # Whole-number fields: (lowest, highest, what the range means when it needs saying).
 WHOLE_RANGES: dict[str, tuple[int, int, str]] = {
@@ -103,7 +104,7 @@ def _backoff(raw: dict[str, Any], base: Policy,
     return first, cap
 
 
-def _places(raw: dict[str, Any], request: dict[str, Any],
+def _places(raw: dict[str, Any], request: JobRequest,
             errors: dict[str, list[str]]) -> tuple[list[str], list[str]]:
     fallback = raw.get("fallback", [])
     if not isinstance(fallback, list) or any(s not in SCHEDULING_STRATEGIES for s in fallback):
@@ -114,21 +115,22 @@ def _places(raw: dict[str, Any], request: dict[str, Any],
     if not isinstance(regions, list) or not all(isinstance(r, str) for r in regions):
         errors.setdefault("recovery.regions", []).append("must be a list of region names")
         regions = []
-    elif any(r != request.get("region", settings.VERTEX_REGION) for r in regions) and \
+    elif any(r != request.region for r in regions) and \
             not backend_can_change_region():
         errors.setdefault("recovery.regions", []).append(
             f"this backend submits to {settings.VERTEX_REGION} only")
     return fallback, regions
 
 
-def parse_policy(request: dict[str, Any], *, spot: bool | None = None
+def parse_policy(request: JobRequest, *, spot: bool | None = None
                  ) -> tuple[Policy, dict[str, list[str]]]:
     """The policy of a job request's optional "recovery" object (the module's docstring), and
-    errors keyed by field ("recovery.<field>"); fields left out take the site's defaults."""
+    errors keyed by field ("recovery.<field>"); fields left out take the site's defaults
+    (those of a spot job when ``spot``, by default when the request asks for spot VMs)."""
     if spot is None:
-        spot = bool(request.get("spot")) or request.get("scheduling_strategy") == "SPOT"
+        spot = request.scheduling == "SPOT" or bool(request.document.get("spot"))
     base = site_default(spot)
-    raw = request.get("recovery")
+    raw = request.recovery
     if raw is None:
         return base, {}
     if not isinstance(raw, dict):

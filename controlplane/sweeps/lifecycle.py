@@ -84,13 +84,13 @@ def check(request: Any, team: Team | None) -> Checked:
     errors = dict(composition.errors)
     trial = composition.trial
     if team is not None and trial is not None and trial.custom_job:
-        for key, messages in job_policy.violations(trial.custom_job, trial.request,
+        for key, messages in job_policy.violations(trial.custom_job, trial.request.to_dict(),
                                                    team).items():
             errors.setdefault(f"trial_job.{key}", []).extend(messages)
     hours = _trial_hours(request, errors)
-    region = (request.get("trial_job") or {}).get("region") if isinstance(
-        request.get("trial_job"), dict) else None
-    return Checked(composition, region or settings.VERTEX_REGION, hours, errors)
+    # The trials run where the trial job does (its region read with it).
+    region = trial.request.region if trial is not None else settings.VERTEX_REGION
+    return Checked(composition, region, hours, errors)
 
 
 def labels_for(sweep: Sweep) -> dict[str, str]:

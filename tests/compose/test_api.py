@@ -14,8 +14,8 @@ from controlplane.backends.base import Backend
 from controlplane.compose.models import ComposerSettings, JobTemplate
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
-from tests.vertexplan.composer.helpers import A100_8, job
-from vertexplan import composer, presets
+from tests.vertexplan.composer.helpers import A100_8, compose_request, job
+from vertexplan import presets
 
 
 def post(client: Client, name: str, body: Any, query: str = "", **kwargs: Any) -> Any:
@@ -133,7 +133,7 @@ def test_export_and_import_through_the_api(member_client: Client, backend: Backe
     imported = member_client.post(reverse("api-job-import"), data=text,
                                   content_type="application/yaml").json()
     assert imported["valid"] is True, imported["errors"]
-    assert composer.compose(imported["request"]).custom_job == composer.compose(body).custom_job
+    assert compose_request(imported["request"]).custom_job == compose_request(body).custom_job
 
 
 def test_export_of_an_invalid_job_is_400(member_client: Client, backend: Backend) -> None:
@@ -206,5 +206,5 @@ def test_a_wandb_launch_queue_config_round_trips_through_the_api(member_client: 
                                   content_type="application/json").json()
     assert imported["kind"] == "W&B Launch queue config"
     assert imported["valid"] is True, imported["errors"]
-    back = composer.compose({**imported["request"], "spot": True}).custom_job
-    assert back == composer.compose(body).custom_job
+    back = compose_request({**imported["request"], "spot": True}).custom_job
+    assert back == compose_request(body).custom_job

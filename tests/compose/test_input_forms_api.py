@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from controlplane.backends.base import Backend
-from vertexplan import composer
+from tests.vertexplan.composer.helpers import compose_request
 
 PACKAGE = {"executor_image_uri": "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-4.py310:"
                                  "latest",
@@ -103,7 +103,7 @@ def test_import_names_a_gcloud_file_and_reads_python(member_client: Client,
     python = member_client.post(reverse("api-job-import"), data=exported.content.decode(),
                                 content_type="text/plain").json()
     assert python["valid"] is True, python["errors"]
-    assert composer.compose(python["request"]).custom_job == composer.compose(
+    assert compose_request(python["request"]).custom_job == compose_request(
         {**body, "region": "us-central1"}).custom_job
 
 

@@ -14,8 +14,9 @@ from controlplane.compose.forms import JobForm
 from controlplane.compose.models import JobTemplate
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team, TeamPolicy
+from tests.vertexplan.composer.helpers import compose_request
 from tests.vertexplan.composer.test_interop import VARIED
-from vertexplan import composer, interop, presets
+from vertexplan import interop, presets
 
 
 def post_data(form: JobForm) -> dict[str, Any]:
@@ -44,7 +45,7 @@ def test_a_preset_opens_in_the_form_and_posts_back_as_the_same_job(
     response = member_client.post(reverse("job-validate"), data)
     checked = response.context["checked"]
     assert checked is not None and checked.ok, checked.errors
-    assert checked.composition.custom_job == composer.compose(preset.job_request()).custom_job
+    assert checked.composition.custom_job == compose_request(preset.job_request()).custom_job
 
 
 def test_the_validation_panel_shows_the_memory_plan_and_deepspeed_config(
@@ -88,7 +89,7 @@ def test_a_strategy_setting_error_lands_on_its_input(member_client: Client,
 def test_an_import_opens_in_the_form_and_submits_the_same_job(
         member_client: Client, backend: Backend, name: str,
         django_capture_on_commit_callbacks: Any) -> None:
-    original = composer.compose(VARIED[name]).custom_job
+    original = compose_request(VARIED[name]).custom_job
     # The team's policy lets its jobs use what these jobs name.
     TeamPolicy.objects.create(
         team=Team.objects.get(), output_prefix="gs://my-bucket",
@@ -147,7 +148,7 @@ def test_save_a_template_and_start_a_job_from_it(member_client: Client,
     data = shown_then_posted(member_client, reverse("job-compose"), template=template.pk)
     checked = member_client.post(reverse("job-validate"), data).context["checked"]
     assert checked.ok, checked.errors
-    assert checked.composition.custom_job == composer.compose(template.request).custom_job
+    assert checked.composition.custom_job == compose_request(template.request).custom_job
     unnamed = team_admin_client.post(reverse("template-save"), {**data, "template_name": ""})
     assert unnamed.status_code == 400 and b"give the template a name" in unnamed.content
 

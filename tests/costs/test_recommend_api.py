@@ -14,7 +14,7 @@ from django.urls import reverse
 from controlplane.backends.base import Backend
 from tests.compose.test_pages import post_data
 from tests.runs.pages.conftest import viewer  # noqa: F401
-from vertexplan import composer
+from tests.vertexplan.composer.helpers import compose_request
 from vertexplan.pricing import default_table
 
 BODY = {"parameters": 7_000_000_000, "precision": "bf16", "strategy": "any",
@@ -43,7 +43,7 @@ def test_the_answer_ranks_configurations_with_costs_memory_and_the_price_date(
         memory = result["memory"]
         assert memory["fits"] is True
         assert memory["per_device_gib"] <= memory["device_memory_gib"]
-        assert composer.compose(result["request"]).ok
+        assert compose_request(result["request"]).ok
         assert urlsplit(result["compose_url"]).path == reverse("job-compose")
 
 
@@ -100,7 +100,7 @@ def test_the_estimate_shows_the_same_job_on_tpu_beside_a_gpu_job(
     for alt in alternatives:
         assert alt["tpu_topology"] and alt["strategy"] == "tpu_jax"
         assert set(alt["costs"]) == {"on_demand", "spot", "flex"}
-        assert composer.compose(alt["request"]).ok
+        assert compose_request(alt["request"]).ok
     cpu = post(member_client, {"name": "cpu", "chief": {"machine_type": "n1-standard-4"},
                                "region": "us-central1", "hours": 1}, "api-job-estimate").json()
     assert cpu["alternatives"] == []
@@ -148,8 +148,8 @@ def test_the_page_ranks_and_use_this_opens_the_form_prefilled(member_client: Cli
     # Posted back as shown, it is the recommended job.
     checked = member_client.post(reverse("job-validate"), post_data(form)).context["checked"]
     assert checked is not None and checked.ok, checked.errors
-    assert checked.request["region"] == "europe-west4"
-    assert checked.composition.custom_job == composer.compose(request).custom_job
+    assert checked.request.region == "europe-west4"
+    assert checked.composition.custom_job == compose_request(request).custom_job
 
 
 def test_the_page_says_why_when_nothing_fits(member_client: Client) -> None:

@@ -34,7 +34,7 @@ LOCAL_PROCESSES = 8
 
 
 def local_processes(preset: presets.Preset) -> int:
-    composed = composer.compose(preset.job_request())
+    composed = composer.compose(composer.JobRequest.from_dict(preset.job_request()))
     if str(preset.request.get("strategy", "")).startswith("tpu"):
         pools = composed.custom_job["jobSpec"]["workerPoolSpecs"]
         return sum(catalog.describe_machine_spec(p["machineSpec"]).vms for p in pools)
@@ -77,7 +77,7 @@ def test_a_preset_trains_on_the_local_stack_and_succeeds(
             break
         time.sleep(1)
     assert started, [e["kind"] for e in events]
-    world = composer.compose(request).world_size
+    world = composer.compose(composer.JobRequest.from_dict(request)).world_size
     if request.get("strategy") in parallelism.TPU_STRATEGIES:
         # A process per TPU VM, one mesh spanning every chip of the slice: at every start (one
         # restart is allowed above).

@@ -50,11 +50,10 @@ def make_job(team: Team, admin_user: Any, backend: FakeBackend,
     def make(name: str = "exp", *, spot: bool = False, **extra: Any) -> Job:
         body = {"name": name, "spot": spot, "chief": {"machine_type": "n1-standard-4"},
                 "workers": {"replica_count": 1}, **extra}
-        checked = validation.check(body, team)
+        checked = validation.check(validation.read_request(body), team)
         assert checked.ok, checked.errors
         with django_capture_on_commit_callbacks(execute=False):
-            return submission.create_job(team=team, user=admin_user, request=checked.request,
-                                        composition=checked.composition)
+            return submission.create_job(team=team, user=admin_user, checked=checked)
 
     return make
 

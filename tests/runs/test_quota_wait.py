@@ -63,11 +63,10 @@ def t4_body(name: str, gpus: int = 4, **extra: Any) -> dict[str, Any]:
 def make_t4_job(team: Team, admin_user: Any, vertex: VertexBackend,
                 django_capture_on_commit_callbacks: Any) -> Callable[..., Job]:
     def make(name: str, gpus: int = 4, **extra: Any) -> Job:
-        checked = validation.check(t4_body(name, gpus, **extra), team)
+        checked = validation.check(validation.read_request(t4_body(name, gpus, **extra)), team)
         assert checked.ok, checked.errors
         with django_capture_on_commit_callbacks(execute=False):
-            return submission.create_job(team=team, user=admin_user, request=checked.request,
-                                        composition=checked.composition)
+            return submission.create_job(team=team, user=admin_user, checked=checked)
     return make
 
 

@@ -187,5 +187,6 @@ def test_clone_and_resubmit_requests(make_job: Callable[..., Job]) -> None:
     assert body["name"] == "exp-clone" and body["team"] == "vision"
     assert body["scheduling_strategy"] == "SPOT"
     again = submission.resubmit_request(job, "gs://b/j/checkpoints/step-00000040")
-    assert again["env"] == {"CP_RESUME_FROM": "gs://b/j/checkpoints/step-00000040"}
-    assert "team" not in again and again["name"] == "exp-resumed"
+    assert again.env == {"CP_RESUME_FROM": "gs://b/j/checkpoints/step-00000040"}
+    assert "team" not in again.to_dict() and again.name == "exp-resumed"
+    assert (again.region, again.scheduling) == (job.region, "SPOT")

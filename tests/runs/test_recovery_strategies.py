@@ -9,6 +9,7 @@ import pytest
 
 from controlplane.runs import recovery, recovery_policy
 from controlplane.runs.recovery import Failure, Placement, Policy
+from vertexplan.composer import JobRequest
 
 CPU_JOB = {"displayName": "x", "jobSpec": {"workerPoolSpecs": [{
     "machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
@@ -20,6 +21,11 @@ L4_JOB = {"displayName": "x", "jobSpec": {"workerPoolSpecs": [{
     "containerSpec": {"imageUri": "img", "command": ["true"]}}],
     "scheduling": {"strategy": "SPOT"}}}
 HOME = Placement("SPOT", "us-central1")
+
+
+def parsed_policy(request: dict[str, Any]) -> tuple[Policy, dict[str, list[str]]]:
+    """The recovery policy of a request written as a dict, and its errors."""
+    return recovery_policy.parse_policy(JobRequest.from_dict(request))
 
 
 @pytest.mark.parametrize(("code", "message", "spot", "preempted", "expected"), [
@@ -128,15 +134,15 @@ def test_strategies_are_registered_by_name() -> None:
 
 def test_policy_from_a_request(settings) -> None:
     settings.CP_MAX_RECOVERIES = 4
-    policy, errors = recovery_policy.parse_policy({"spot": True})
+    policy, errors = parsed_policy({"spot": True})
     assert errors == {} and policy.strategy == "failover" and policy.max_recoveries == 4
-    policy, errors = recovery_policy.parse_policy({"spot": False})
+    policy, errors = parsed_policy({"spot": False})
     assert not policy.enabled
-    policy, errors = recovery_policy.parse_policy({"spot": True, "recovery": {
+    policy, errors = parsed_policy({"spot": True, "recovery": {
         "strategy": "eager_next_region", "max_recoveries": 2, "fallback": ["STANDARD"]}})
     assert errors == {} and policy.strategy == "eager_next_region"
     assert policy.fallback == ("STANDARD",)
-    _, errors = recovery_policy.parse_policy({"recovery": {
+    _, errors = parsed_policy({"recovery": {
         "strategy": "sometimes", "fallback": ["X"], "max_recoveries": -1, "extra": 1}})
     assert set(errors) == {"recovery.strategy", "recovery.fallback", "recovery.max_recoveries",
                            "recovery.extra"}
@@ -155,13 +161,13 @@ def test_preemptions_retry_in_place_up_to_the_limit_then_move_on() -> None:
 
 
 def test_retries_in_place_is_part_of_the_policy_and_checked() -> None:
-    policy, errors = recovery_policy.parse_policy({"spot": True,
+    policy, errors = parsed_policy({"spot": True,
                                                    "recovery": {"retries_in_place": 0}})
     assert not errors and policy.retries_in_place == 0
     assert recovery.policy_of(type("J", (), {
         "recovery_options": policy.options(), "recovery_strategy": "failover",
         "max_recoveries": 3})()).retries_in_place == 0
-    _, errors = recovery_policy.parse_policy({"recovery": {"retries_in_place": 99}})
+    _, errors = parsed_policy({"recovery": {"retries_in_place": 99}})
     assert "recovery.retries_in_place" in errors
 
 
@@ -265,7 +271,7 @@ def test_the_new_limits_and_backoff_come_from_the_request_and_travel_with_the_jo
         settings: Any) -> None:
     settings.CP_RECOVERY_BACKOFF_S = 10
     settings.CP_RECOVERY_BACKOFF_CAP_S = 300
-    policy, errors = recovery_policy.parse_policy({"spot": True, "recovery": {
+    policy, errors = parsed_policy({"spot": True, "recovery": {
         "tries_per_step": 3, "tries_per_region": 7, "backoff_s": 2.5, "backoff_cap_s": 60}})
     assert errors == {}
     assert (policy.tries_per_step, policy.tries_per_region) == (3, 7)
@@ -274,14 +280,14 @@ def test_the_new_limits_and_backoff_come_from_the_request_and_travel_with_the_jo
                          "max_recoveries": 3})()
     assert recovery.policy_of(job) == policy
     # Left out: one try per step, no region limit, the site's backoff.
-    policy, _ = recovery_policy.parse_policy({"spot": True, "recovery": {}})
+    policy, _ = parsed_policy({"spot": True, "recovery": {}})
     assert (policy.tries_per_step, policy.tries_per_region) == (1, 0)
     assert (policy.backoff_s, policy.backoff_cap_s) == (10, 300)
     # A first wait above the site's cap raises the cap; a cap below the site's first wait
     # lowers the first wait.
-    policy, errors = recovery_policy.parse_policy({"recovery": {"backoff_s": 600}})
+    policy, errors = parsed_policy({"recovery": {"backoff_s": 600}})
     assert not errors and (policy.backoff_s, policy.backoff_cap_s) == (600, 600)
-    policy, errors = recovery_policy.parse_policy({"recovery": {"backoff_cap_s": 4}})
+    policy, errors = parsed_policy({"recovery": {"backoff_cap_s": 4}})
     assert not errors and (policy.backoff_s, policy.backoff_cap_s) == (4, 4)
 
 
@@ -301,12 +307,12 @@ def test_the_new_limits_and_backoff_come_from_the_request_and_travel_with_the_jo
 ])
 def test_bad_limits_and_backoffs_are_refused_by_field_with_the_valid_range(
         field: str, value: Any, says: str) -> None:
-    _, errors = recovery_policy.parse_policy({"spot": True, "recovery": {field: value}})
+    _, errors = parsed_policy({"spot": True, "recovery": {field: value}})
     assert list(errors) == [f"recovery.{field}"] and says in errors[f"recovery.{field}"][0]
 
 
 def test_a_backoff_cap_below_the_first_wait_is_refused() -> None:
-    _, errors = recovery_policy.parse_policy({"spot": True, "recovery": {
+    _, errors = parsed_policy({"spot": True, "recovery": {
         "backoff_s": 30, "backoff_cap_s": 20}})
     assert errors == {"recovery.backoff_cap_s": [
         "must be at least backoff_s (30 s): the cap on the wait"]}

@@ -20,12 +20,11 @@ def job(db: None, backend: FakeBackend, django_capture_on_commit_callbacks) -> J
     user = get_user_model().objects.create(username="ann")
     body = {"name": "exp", "chief": {"machine_type": "n1-standard-4"},
             "workers": {"replica_count": 1}}
-    checked = validation.check(body, team)
+    checked = validation.check(validation.read_request(body), team)
     assert checked.ok, checked.errors
     # The on-commit submit is captured, not run: each test drives the lifecycle itself.
     with django_capture_on_commit_callbacks(execute=False):
-        return submission.create_job(team=team, user=user, request=checked.request,
-                                    composition=checked.composition)
+        return submission.create_job(team=team, user=user, checked=checked)
 
 
 def test_submit_twice_creates_one_custom_job(job: Job, backend: FakeBackend) -> None:

@@ -56,7 +56,7 @@ def test_yaml_export_keeps_a_hostile_name_on_its_comment_line(name: str) -> None
 
 @pytest.mark.parametrize("name", ["two\nlines", "tab\there", "bell\x07", "sep\u2029x"])
 def test_names_with_control_characters_are_refused(name: str) -> None:
-    composition = composer.compose({**CPU_REQUEST, "name": name})
+    composition = composer.compose(composer.JobRequest.from_dict({**CPU_REQUEST, "name": name}))
     assert "control characters" in " ".join(composition.errors["name"])
 
 

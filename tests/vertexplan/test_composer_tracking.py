@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vertexplan import composer
+from tests.vertexplan.composer.helpers import compose_request
 from vertexplan.composer import fields
 
 BOARD = "projects/p-1/locations/us-central1/tensorboards/123"
@@ -15,7 +15,7 @@ BASE = {"name": "t", "chief": {"machine_type": "n1-standard-4"}}
 
 
 def test_they_become_the_job_specs_fields() -> None:
-    composed = composer.compose({**BASE, "tensorboard": BOARD, "experiment": EXPERIMENT,
+    composed = compose_request({**BASE, "tensorboard": BOARD, "experiment": EXPERIMENT,
                                  "experiment_run": RUN})
     assert composed.ok, composed.errors
     spec = composed.custom_job["jobSpec"]
@@ -24,7 +24,7 @@ def test_they_become_the_job_specs_fields() -> None:
 
 
 def test_left_out_they_are_absent() -> None:
-    spec = composer.compose(BASE).custom_job["jobSpec"]
+    spec = compose_request(BASE).custom_job["jobSpec"]
     assert not {"tensorboard", "experiment", "experimentRun"} & set(spec)
 
 
@@ -37,7 +37,7 @@ def test_left_out_they_are_absent() -> None:
     ({"tensorboard": 5}, "tensorboard"),
 ])
 def test_a_bad_name_is_refused_on_its_field(changes: dict, field: str) -> None:
-    composed = composer.compose({**BASE, **changes})
+    composed = compose_request({**BASE, **changes})
     assert field in composed.errors, composed.errors
 
 

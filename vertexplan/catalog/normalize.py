@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from vertexplan.catalog import schema
+from vertexplan.catalog.schema import LIST_OF, MESSAGES, camel
 
 _SCALAR_LISTS = {("ContainerSpec", "command"), ("ContainerSpec", "args"),
                  ("PythonPackageSpec", "args"), ("PythonPackageSpec", "packageUris"),
@@ -31,21 +31,13 @@ def normalize_custom_job(job: Any) -> tuple[Any, list[str]]:
     return _message("CustomJob", copy.deepcopy(job), "", notes), notes
 
 
-def normalize_job_spec(spec: Any) -> tuple[Any, list[str]]:
-    """The same for a CustomJobSpec alone (gcloud's --config file)."""
-    notes: list[str] = []
-    if not isinstance(spec, dict):
-        return spec, notes
-    return _message("CustomJobSpec", copy.deepcopy(spec), "jobSpec", notes), notes
-
-
 def _message(message: str, obj: dict[str, Any], path: str, notes: list[str]) -> dict[str, Any]:
-    fields = schema.MESSAGES[message]
+    fields = MESSAGES[message]
     out: dict[str, Any] = {}
     for key, value in obj.items():
         name = key
-        if isinstance(key, str) and key not in fields and schema.camel(key) in fields:
-            name = schema.camel(key)
+        if isinstance(key, str) and key not in fields and camel(key) in fields:
+            name = camel(key)
             if name in obj:  # both spellings given: keep both, the rules see the conflict
                 name = key
         kind = fields.get(name) if isinstance(name, str) else None
@@ -57,8 +49,8 @@ def _message(message: str, obj: dict[str, Any], path: str, notes: list[str]) -> 
                 and not isinstance(value, bool):
             notes.append(f"{where} was a single value; read as a list of one, as gcloud does")
             value = [value]
-        if kind.startswith(schema.LIST_OF):
-            inner = kind.removeprefix(schema.LIST_OF)
+        if kind.startswith(LIST_OF):
+            inner = kind.removeprefix(LIST_OF)
             if isinstance(value, dict) and message == "CustomJobSpec":
                 notes.append(f"{where} was a single mapping; read as a list of one, as gcloud "
                              "does")
@@ -66,7 +58,7 @@ def _message(message: str, obj: dict[str, Any], path: str, notes: list[str]) -> 
             if isinstance(value, list):
                 value = [_message(inner, v, f"{where}[{i}]", notes) if isinstance(v, dict)
                          else v for i, v in enumerate(value)]
-        elif kind in schema.MESSAGES and isinstance(value, dict):
+        elif kind in MESSAGES and isinstance(value, dict):
             value = _message(kind, value, where, notes)
         out[name] = value
     return out

@@ -36,13 +36,6 @@ def or_list(items: Iterable[object]) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def and_list(items: Iterable[object]) -> str:
-    words = [str(i) for i in items]
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
-
-
 def mean_clause(suggestions: tuple[str, ...]) -> str:
     """'; did you mean x?' or '' when there is nothing to suggest."""
     return f"; did you mean {or_list(suggestions)}?" if suggestions else ""

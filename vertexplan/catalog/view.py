@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vertexplan.catalog import lookups
 from vertexplan.catalog.enums import strategy_name
 from vertexplan.catalog.errors import child, item
+from vertexplan.catalog.lookups import ACCELERATOR_UNSPECIFIED, accelerator_name, get_machine_type
 from vertexplan.catalog.records import MachineType
 from vertexplan.catalog.values import as_int
 
@@ -81,7 +81,7 @@ class PoolView:
     def machine(self) -> MachineType | None:
         """The catalogue entry for the machine type, None when absent or unknown."""
         name = self.machine_type.value
-        return lookups.get_machine_type(name) if isinstance(name, str) else None
+        return get_machine_type(name) if isinstance(name, str) else None
 
     @property
     def task(self) -> Field:
@@ -123,8 +123,8 @@ def _read_pool(index: int, raw: object) -> PoolView:
     pool = raw if isinstance(raw, dict) else None
     machine_spec = read(pool, path, "machineSpec", as_dict)
     spec = machine_spec.value
-    acc_type = read(spec, machine_spec.path, "acceleratorType", lookups.accelerator_name)
-    if acc_type.value == lookups.ACCELERATOR_UNSPECIFIED:
+    acc_type = read(spec, machine_spec.path, "acceleratorType", accelerator_name)
+    if acc_type.value == ACCELERATOR_UNSPECIFIED:
         acc_type = Field(acc_type.path)  # the enum's zero: no accelerator, as if left out
     acc_count = read(spec, machine_spec.path, "acceleratorCount", lambda v: as_int(v, bits=32))
     return PoolView(

@@ -6,16 +6,10 @@ Vertex's rules and the catalogue, and price it per hour while it exists.
     plan.errors or plan.resource  # field errors, or the PersistentResource as REST JSON
 """
 
-from vertexplan.clusters.compose import (
-    ClusterPlan,
-    ClusterRequest,
-    PoolRequest,
-    RayRequest,
-    compose_persistent_resource,
-    parse_request,
-)
+from vertexplan.clusters.compose import ClusterPlan, compose_persistent_resource, parse_request
 from vertexplan.clusters.cost import ClusterCost, hourly_cost
 from vertexplan.clusters.ray_versions import DEFAULT_VERSION, OFFERED
+from vertexplan.clusters.request import ClusterRequest, PoolRequest, RayRequest
 
 __all__ = [
     "DEFAULT_VERSION",

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from vertexplan.catalog import FieldError, validate_custom_job
-from vertexplan.clusters import ray_versions
 from vertexplan.clusters.ray_checks import check_ray
+from vertexplan.clusters.ray_versions import DEFAULT_VERSION, default_python, image_uri
+from vertexplan.clusters.request import ClusterRequest, PoolRequest, RayRequest
 
 ID_PATTERN = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 ID_RULE = ("1 to 63 characters: lowercase letters, digits and hyphens, starting with a letter "
@@ -32,38 +33,6 @@ MAX_REPLICAS = 1000
 SERVICE_ACCOUNT = re.compile(
     r"^[a-z][a-z0-9-]{4,61}[a-z0-9]@[a-z0-9.-]+\.iam\.gserviceaccount\.com$")
 NETWORK = re.compile(r"^projects/[0-9]{1,20}/global/networks/[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
-
-
-@dataclass(frozen=True)
-class PoolRequest:
-    id: str
-    machine_type: str
-    replica_count: int = 1
-    accelerator_type: str = ""
-    accelerator_count: int = 0
-    min_replica_count: int | None = None  # autoscaling bounds; both or neither
-    max_replica_count: int | None = None
-    boot_disk_type: str = "pd-ssd"
-    boot_disk_size_gb: int = 100
-
-
-@dataclass(frozen=True)
-class RayRequest:
-    version: str = ray_versions.DEFAULT_VERSION
-    python: str = ""  # empty: the newest the version's images carry
-    image_uri: str = ""  # empty: Vertex's prebuilt image for the version
-    head_pool_id: str = ""  # empty: the first pool
-
-
-@dataclass(frozen=True)
-class ClusterRequest:
-    resource_id: str
-    pools: tuple[PoolRequest, ...]
-    display_name: str = ""
-    network: str = ""
-    service_account: str = ""
-    ray: RayRequest | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,7 +103,7 @@ def parse_request(data: Mapping[str, Any]) -> tuple[ClusterRequest | None, list[
     if isinstance(raw_ray, Mapping):
         ray = RayRequest(
             version=_str(raw_ray.get("version"), "ray.version", errors)
-            or ray_versions.DEFAULT_VERSION,
+            or DEFAULT_VERSION,
             python=_str(raw_ray.get("python"), "ray.python", errors),
             image_uri=_str(raw_ray.get("image_uri"), "ray.image_uri", errors),
             head_pool_id=_str(raw_ray.get("head_pool_id"), "ray.head_pool_id", errors),
@@ -332,8 +301,8 @@ def _resource(request: ClusterRequest, region: str, head_index: int) -> dict[str
     if request.ray is not None:
         ray = request.ray
         gpu = any(p.accelerator_type for p in request.pools)
-        python = ray.python or ray_versions.default_python(ray.version)
-        image = ray.image_uri or ray_versions.image_uri(ray.version, python, gpu, region)
+        python = ray.python or default_python(ray.version)
+        image = ray.image_uri or image_uri(ray.version, python, gpu, region)
         runtime["raySpec"] = {"imageUri": image,
                               "headNodeResourcePoolId": request.pools[head_index].id}
     if runtime:

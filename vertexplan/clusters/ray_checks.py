@@ -5,13 +5,10 @@ cluster_init, which refuses them before calling the API)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from vertexplan.catalog import FieldError, get_machine_type, is_tpu
-from vertexplan.clusters import ray_versions
-
-if TYPE_CHECKING:
-    from vertexplan.clusters.compose import ClusterRequest, PoolRequest, RayRequest
+from vertexplan.clusters.ray_versions import OFFERED, version_of_image
+from vertexplan.clusters.request import ClusterRequest, PoolRequest, RayRequest
 
 IMAGE = re.compile(
     r"^[a-z0-9.-]+(:[0-9]+)?/[A-Za-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})?$")
@@ -21,20 +18,20 @@ def check_ray(request: ClusterRequest) -> tuple[list[FieldError], int]:
     ray = request.ray
     assert ray is not None
     errors: list[FieldError] = []
-    offered = ", ".join(ray_versions.OFFERED)
-    if ray.version not in ray_versions.OFFERED:
+    offered = ", ".join(OFFERED)
+    if ray.version not in OFFERED:
         errors.append(FieldError("ray.version", f"ray.version {ray.version!r} is not offered "
                                  f"by Ray on Vertex AI; offered: {offered}",
-                                 tuple(ray_versions.OFFERED)))
-    elif ray.python and ray.python not in ray_versions.OFFERED[ray.version]:
-        pythons = ", ".join(ray_versions.OFFERED[ray.version])
+                                 tuple(OFFERED)))
+    elif ray.python and ray.python not in OFFERED[ray.version]:
+        pythons = ", ".join(OFFERED[ray.version])
         errors.append(FieldError("ray.python", f"ray.python {ray.python!r}: Ray {ray.version} "
                                  f"images carry Python {pythons}",
-                                 ray_versions.OFFERED[ray.version]))
+                                 OFFERED[ray.version]))
     if ray.image_uri and not IMAGE.match(ray.image_uri):
         errors.append(FieldError("ray.image_uri", "ray.image_uri must be an image reference "
                                  "(HOST/PATH[:TAG]); empty picks Vertex's prebuilt Ray image"))
-    elif ray.image_uri and (version := ray_versions.version_of_image(ray.image_uri)) and \
+    elif ray.image_uri and (version := version_of_image(ray.image_uri)) and \
             version != ray.version:
         errors.append(FieldError("ray.image_uri", f"ray.image_uri carries Ray {version}, not "
                                  f"ray.version {ray.version}"))

@@ -7,16 +7,21 @@ writes itself, and requests for things Vertex does not have.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contract import labels as contract_labels
-from vertexplan import catalog
-from vertexplan.catalog.errors import child
+from vertexplan.catalog.lookups import list_machine_types
 from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
-from vertexplan.composer import parallelism, tracking
 from vertexplan.composer.build import Built
-from vertexplan.composer.request import PERSISTENT_DISK_WORDS, POOL_ROLES, pool
+from vertexplan.composer.hardware import Hardware
+from vertexplan.composer.parallelism import (
+    GPU_STRATEGIES,
+    STRATEGIES,
+    TPU_SHARDINGS,
+    TPU_STRATEGIES,
+)
+from vertexplan.composer.request import PERSISTENT_DISK_WORDS, JobRequest
 
 Finding = tuple[str, str, tuple[str, ...]]  # (request field, message, suggestions)
 RESERVED_LABEL_PREFIX = contract_labels.PREFIX  # cp-job, cp-attempt, cp-team: per attempt
@@ -24,56 +29,59 @@ NO_BF16 = ("NVIDIA_TESLA_V100", "NVIDIA_TESLA_T4", "NVIDIA_TESLA_P100", "NVIDIA_
            "NVIDIA_TESLA_K80")
 
 
-def errors(request: dict[str, Any], built: Built) -> Iterator[Finding]:
+def request_findings(request: JobRequest, built: Built) -> tuple[list[Finding], list[Finding]]:
+    """(errors, warnings) of the request beside Vertex's rules on its CustomJob."""
+    return list(_errors(request, built)), list(_warnings(request))
+
+
+def _errors(request: JobRequest, built: Built) -> Iterator[Finding]:
     yield from _persistent_disks(request)
     yield from _pool_two(request)
     yield from _labels(request)
     yield from _generated_env(request, built)
-    yield from _strategy_hardware(request, built)
-    yield from tracking.errors(request)
-    if request.get("image_entrypoint") and request.get("command"):
+    yield from _strategy_hardware(request, built.hardware)
+    yield from built.tracking.errors
+    if request.image_entrypoint and request.command:
         yield ("image_entrypoint", "image_entrypoint runs the image's own ENTRYPOINT, but a "
                "command is given as well: keep one of them", ("false",))
 
 
-def warnings(request: dict[str, Any], built: Built) -> Iterator[Finding]:
-    precision = request.get("precision")
+def _warnings(request: JobRequest) -> Iterator[Finding]:
     for role in ("chief", "workers"):
-        p = built.pools.get(role) or {}
-        acc = p.get("accelerator_type")
-        if precision == "bf16" and acc in NO_BF16:
-            yield (f"{role}.accelerator_type" if role in request else "precision",
+        p = request.pools.get(role)
+        acc = p.accelerator_type if p is not None else None
+        if request.precision == "bf16" and acc in NO_BF16:
+            yield (f"{role}.accelerator_type" if role in request.document else "precision",
                    f"{acc} has no bf16 arithmetic (it came with Ampere): bf16 runs emulated "
                    "and slowly there; use fp16 or fp32, or an A100/L4/H100",
                    ("fp16", "fp32"))
 
 
-def _persistent_disks(request: dict[str, Any]) -> Iterator[Finding]:
-    places: list[tuple[str, dict[str, Any]]] = [("", request)]
-    places += [(role, p) for role in POOL_ROLES if (p := pool(request, role)) is not None]
+def _persistent_disks(request: JobRequest) -> Iterator[Finding]:
+    places: list[tuple[str, Mapping[str, Any] | frozenset[str]]] = [("", request.document)]
+    places += [(role, p.keys) for role, p in request.given_pools.items()]
     for prefix, where in places:
         for word in PERSISTENT_DISK_WORDS:
-            if word in where:
-                yield (child(prefix, word), f"{word}: {PERSISTENT_DISK_ANSWER}",
+            if word in where:  # a plain name: its path needs no quoting
+                yield (f"{prefix}.{word}" if prefix else word, f"{word}: {PERSISTENT_DISK_ANSWER}",
                        ("base_output_directory", "nfs_mounts", "boot_disk_size_gb"))
 
 
-def _pool_two(request: dict[str, Any]) -> Iterator[Finding]:
-    if pool(request, "reduction_server") is not None and \
-            pool(request, "parameter_servers") is not None:
+def _pool_two(request: JobRequest) -> Iterator[Finding]:
+    if {"reduction_server", "parameter_servers"} <= set(request.given_pools):
         yield ("parameter_servers", "workerPoolSpecs[2] holds either the Reduction Server or "
                "parameter servers, not both: remove one of them",
                ("reduction_server", "parameter_servers"))
     for role in ("reduction_server", "parameter_servers", "evaluators", "workers"):
-        if request.get(role) not in (None, {}) and pool(request, role) is None:
+        if role in request.malformed_pools:
             yield (role, f"{role} must be an object (the pool's machine and replica_count) "
                    "or null for none", ())
-    if request.get("chief") is not None and pool(request, "chief") is None:
+    if "chief" in request.malformed_pools:
         yield ("chief", "chief must be an object with at least machine_type", ())
 
 
-def _labels(request: dict[str, Any]) -> Iterator[Finding]:
-    labels = request.get("labels")
+def _labels(request: JobRequest) -> Iterator[Finding]:
+    labels = request.labels
     if labels in (None, {}):
         return
     if not isinstance(labels, dict):
@@ -87,8 +95,8 @@ def _labels(request: dict[str, Any]) -> Iterator[Finding]:
                    (key[len(RESERVED_LABEL_PREFIX):] or "project",))
 
 
-def _generated_env(request: dict[str, Any], built: Built) -> Iterator[Finding]:
-    env = request.get("env")
+def _generated_env(request: JobRequest, built: Built) -> Iterator[Finding]:
+    env = request.env
     if env in (None, {}):
         return
     if not isinstance(env, dict):
@@ -98,7 +106,7 @@ def _generated_env(request: dict[str, Any], built: Built) -> Iterator[Finding]:
     for name in env:
         if name in generated:
             yield ("env", f"env {name} is written by the composer for strategy "
-                   f"{request.get('strategy') or 'ddp'}: remove it and set the strategy's "
+                   f"{request.strategy}: remove it and set the strategy's "
                    "options instead", ())
     total = len(env) + len(generated)
     if generated and total > 100 >= len(env):
@@ -106,24 +114,22 @@ def _generated_env(request: dict[str, Any], built: Built) -> Iterator[Finding]:
                "Vertex takes at most 100 in all", ())
 
 
-def _strategy_hardware(request: dict[str, Any], built: Built) -> Iterator[Finding]:
-    strategy = request.get("strategy") or "ddp"
-    if strategy not in parallelism.STRATEGIES:
+def _strategy_hardware(request: JobRequest, hardware: Hardware) -> Iterator[Finding]:
+    strategy = request.strategy
+    if strategy not in STRATEGIES:
         return
-    chief = built.pools.get("chief") or {}
-    machine = chief.get("machine_type")
-    tpu = isinstance(machine, str) and catalog.is_tpu(machine)
-    if tpu and strategy not in parallelism.TPU_STRATEGIES:
+    machine = request.pools["chief"].machine_type
+    tpu = hardware.chief_tpu
+    if tpu and strategy not in TPU_STRATEGIES:
         yield ("strategy", f"{strategy} runs on GPUs and CPUs; {machine} is a TPU machine: "
-               "use tpu_jax (JAX) or tpu_xla (PyTorch/XLA)", parallelism.TPU_STRATEGIES)
-    elif strategy in parallelism.TPU_STRATEGIES and isinstance(machine, str) and \
-            catalog.get_machine_type(machine) is not None and not tpu:
-        tpus = tuple(m.name for m in catalog.list_machine_types(kind="tpu"))
+               "use tpu_jax (JAX) or tpu_xla (PyTorch/XLA)", TPU_STRATEGIES)
+    elif strategy in TPU_STRATEGIES and hardware.chief_known and not tpu:
+        tpus = tuple(m.name for m in list_machine_types(kind="tpu"))
         yield ("strategy", f"{strategy} needs a TPU machine in the chief pool, and "
                f"{machine} has none: choose one of {', '.join(tpus[:4])}, or strategy ddp, "
-               "fsdp or zero1-3 for GPUs", parallelism.GPU_STRATEGIES)
-    tpu_section = request.get("tpu")
+               "fsdp or zero1-3 for GPUs", GPU_STRATEGIES)
+    tpu_section = request.tpu
     if isinstance(tpu_section, dict) and tpu_section.get("sharding") not in (
-            None, "", *parallelism.TPU_SHARDINGS):
+            None, "", *TPU_SHARDINGS):
         yield ("tpu.sharding", f"tpu.sharding {tpu_section.get('sharding')!r}: use "
-               f"{' or '.join(parallelism.TPU_SHARDINGS)}", parallelism.TPU_SHARDINGS)
+               f"{' or '.join(TPU_SHARDINGS)}", TPU_SHARDINGS)

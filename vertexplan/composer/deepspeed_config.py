@@ -117,7 +117,7 @@ def _number(value: Any) -> Any:
     return value
 
 
-def build(section: dict[str, Any], *, stage: int, precision: str | None,
+def deepspeed_json(section: dict[str, Any], *, stage: int, precision: str | None,
           batch: Batch | None) -> dict[str, Any]:
     """The DeepSpeed JSON object. Assumes ``check`` found nothing wrong."""
     ds: dict[str, Any] = {}
@@ -171,7 +171,8 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def check(section: dict[str, Any], *, stage: int, precision: str | None) -> dict[str, list[str]]:
+def deepspeed_errors(section: dict[str, Any], *, stage: int,
+                     precision: str | None) -> dict[str, list[str]]:
     """Errors in the ``deepspeed`` section, keyed 'deepspeed.<field>'."""
     errors: dict[str, list[str]] = {}
 
@@ -230,7 +231,8 @@ def check(section: dict[str, Any], *, stage: int, precision: str | None) -> dict
     return errors
 
 
-def parse(ds: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, Any], str | None]:
+def from_deepspeed_json(ds: dict[str, Any]
+                        ) -> tuple[int, dict[str, Any], dict[str, Any], str | None]:
     """(stage, deepspeed section, batch section, precision) read back from a DeepSpeed JSON.
 
     The inverse of ``build`` for what the form writes; anything else lands in ``extra``.

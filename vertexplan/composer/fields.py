@@ -8,7 +8,6 @@ that the form has no input for is returned by ``leftovers`` and travels in the f
 
 from __future__ import annotations
 
-import json
 import shlex
 from typing import Any
 
@@ -349,8 +348,3 @@ def leftovers(request: dict[str, Any]) -> dict[str, Any]:
     request, _ = normalize(request)
     shown = request_from_fields(fields_from_request(request))
     return diff(request, shown) or {}
-
-
-def advanced_text(request: dict[str, Any]) -> str:
-    extra = leftovers(request)
-    return json.dumps(extra, indent=2) if extra else ""

@@ -10,7 +10,7 @@ for a value, and a one-item list for a list of such sections.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from vertexplan.catalog.errors import child, item
@@ -158,6 +158,7 @@ def _walk(shape: Shape, value: Any, path: str, section: str
         yield from _walk(shape[key], sub, where, child(section, key) if section else key)
 
 
-def unknown(request: dict[str, Any]) -> Iterator[tuple[str, str, tuple[str, ...]]]:
-    """(path, message, suggestions) for every key of ``request`` the composer does not read."""
-    yield from _walk(SCHEMA, request, "", "")
+def unknown(document: Mapping[str, Any]) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """(path, message, suggestions) for every key of a request written as a dict (a
+    JobRequest's ``document``) that the composer does not read."""
+    yield from _walk(SCHEMA, document, "", "")

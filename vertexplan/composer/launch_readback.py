@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vertexplan.composer import deepspeed_config
+from vertexplan.composer.deepspeed_config import from_deepspeed_json
 from vertexplan.composer.parallelism import (
     DEEPSPEED_ENV,
     FSDP_ENV,
@@ -113,7 +113,7 @@ def parse_env(env: dict[str, str]) -> dict[str, Any]:
         except ValueError:
             ds = None
         if isinstance(ds, dict):
-            stage, section, batch, precision = deepspeed_config.parse(ds)
+            stage, section, batch, precision = from_deepspeed_json(ds)
             if stage in (1, 2, 3):
                 request["strategy"] = f"zero{stage}"
                 request["deepspeed"] = section

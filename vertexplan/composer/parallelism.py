@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-from vertexplan.composer import deepspeed_config, tpu_meshes
+from vertexplan.composer.deepspeed_config import deepspeed_errors, deepspeed_json, resolve_batch
+from vertexplan.composer.launch import Launch, Topology
+from vertexplan.composer.request import JobRequest, blank
+from vertexplan.composer.tpu_meshes import jax_mesh, xla_mesh
 
 STRATEGIES: dict[str, str] = {
     "ddp": "PyTorch DistributedDataParallel (gloo on CPU, NCCL on GPU)",
@@ -107,41 +109,12 @@ def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-@dataclass
-class Launch:
-    """What a strategy adds to the job's container."""
-
-    args: list[str] = field(default_factory=list)  # built-in trainer only, before the user's
-    env: list[tuple[str, str]] = field(default_factory=list)
-    deepspeed: dict[str, Any] | None = None
-    fsdp: dict[str, Any] | None = None
-    batch: deepspeed_config.Batch | None = None
-    errors: dict[str, list[str]] = field(default_factory=dict)
-    suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def error(self, key: str, message: str, suggestions: tuple[str, ...] = ()) -> None:
-        self.errors.setdefault(key, []).append(message)
-        if suggestions:
-            self.suggestions[key] = suggestions
-
-
-@dataclass(frozen=True)
-class Topology:
-    """The trainer processes of a job: who the strategy spreads the model over."""
-
-    world_size: int
-    devices_per_replica: int
-    replicas: int
-    tpu: bool
-
-
 def _flag(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(float(value))
 
 
-def section(request: dict[str, Any], name: str, out: Launch) -> dict[str, Any]:
+def section(value: Any, name: str, out: Launch) -> dict[str, Any]:
     """A request section that must be an object; {} (and an error) when it is something else."""
-    value = request.get(name)
     if value is None or value == "":
         return {}
     if not isinstance(value, dict):
@@ -158,9 +131,9 @@ def divisors(n: int, most: int = 32) -> tuple[str, ...]:
     return tuple(str(d) for d in every[:most])
 
 
-def dims(request: dict[str, Any], topology: Topology, launch: Launch) -> tuple[int, int, int]:
+def dims(request: JobRequest, topology: Topology, launch: Launch) -> tuple[int, int, int]:
     """(data, tensor, pipeline) degrees; errors keyed 'parallelism.<field>' when they do not fit."""
-    section_ = section(request, "parallelism", launch)
+    section_ = section(request.parallelism, "parallelism", launch)
     world = topology.world_size
     degrees = {}
     for name in ("tensor", "pipeline"):
@@ -192,38 +165,57 @@ def dims(request: dict[str, Any], topology: Topology, launch: Launch) -> tuple[i
     return dp, t, p
 
 
-def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer: bool) -> Launch:
-    """The arguments, environment and config files of the request's strategy.
+def launch(request: JobRequest, topology: Topology) -> Launch:
+    """What the job's chief runs and the arguments, environment and config files of the
+    request's strategy for it.
 
-    ``flags``: the composer writes the built-in trainer's command line (the request has no
-    command of its own), so the strategy's flags go before the user's arguments.
-    ``trainer``: the job runs this project's trainer, whose limits are checked. Otherwise only
-    the environment is written and your command reads it.
+    With no command of its own the chief runs the built-in trainer, whose command line the
+    composer writes: the strategy's flags go before the user's arguments, and the trainer's
+    limits are checked. A command of its own reads the environment only.
     """
-    out = Launch()
-    strategy = request.get("strategy") or "ddp"
-    precision = request.get("precision") or None
+    command = request.command or []
+    # image_entrypoint: run the image's own ENTRYPOINT (no command), e.g. an imported job. A
+    # Python package runs its module in Google's prebuilt image: no command of its own either.
+    entrypoint = bool(request.image_entrypoint) or request.python_package is not None
+    out = Launch(entrypoint=entrypoint, writes_command=not entrypoint and blank(command),
+                 builtin=not entrypoint and (blank(command) or command in BUILTIN_COMMANDS))
+    _strategy_launch(request, topology, out, flags=out.writes_command, trainer=out.builtin)
+    strategy = request.strategy
+    own = trainer_command(strategy)
+    if out.builtin and not out.writes_command and command != own and strategy in STRATEGIES:
+        out.error("command", f"{' '.join(command)} is the built-in trainer of another "
+                  f"strategy; {strategy} runs {' '.join(own)}: leave command empty and the "
+                  "composer writes it", (" ".join(own),))
+    return out
+
+
+def _strategy_launch(request: JobRequest, topology: Topology, out: Launch, *, flags: bool,
+                     trainer: bool) -> None:
+    """``flags``: the composer writes the built-in trainer's command line, so the strategy's
+    flags go before the user's arguments. ``trainer``: the job runs this project's trainer,
+    whose limits are checked. Otherwise only the environment is written."""
+    strategy, precision = request.strategy, request.precision
     if strategy not in STRATEGIES:
         out.error("strategy", f"{strategy!r} is not a strategy the composer knows: use "
                   f"{', '.join(STRATEGIES)}", tuple(STRATEGIES))
-        return out
+        return
     if precision is not None and precision not in PRECISIONS:
         out.error("precision", f"precision {precision!r}: use {', '.join(PRECISIONS)}",
                   PRECISIONS)
         precision = None
     _check_sections(request, strategy, out)
     dp, t, p = dims(request, topology, out)
-    batch, batch_errors, batch_suggestions = deepspeed_config.resolve_batch(
-        section(request, "batch", out), dp)
+    batch, batch_errors, batch_suggestions = resolve_batch(section(request.batch, "batch", out),
+                                                           dp)
     for key, messages in batch_errors.items():
         for message in messages:
             out.error(key, message, batch_suggestions.get(key, ()))
     out.batch = batch
 
     if flags and strategy == "tpu_jax":
-        out.args = ["--mesh", tpu_meshes.jax_mesh(section(request, "tpu", out), dp, t, p, out)]
+        out.args = ["--mesh", jax_mesh(section(request.tpu, "tpu", out), dp, t, p, out)]
     elif flags and strategy == "tpu_xla":
-        out.args = ["--mesh", tpu_meshes.xla_mesh(section(request, "tpu", out), dp, t, p, out)]
+        out.args = ["--mesh", xla_mesh(section(request.tpu, "tpu", out), dp, t, p, out)]
     elif flags and strategy not in TPU_STRATEGIES:
         out.args = ["--strategy", strategy]
         if topology.devices_per_replica > 1 and not topology.tpu:
@@ -236,7 +228,7 @@ def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer:
     if trainer:
         _builtin_limits(request, strategy, precision, t, p, out)
     if strategy == "fsdp":
-        _fsdp(section(request, "fsdp", out), dp, topology, out, flags)
+        _fsdp(section(request.fsdp, "fsdp", out), dp, topology, out, flags)
     if flags and batch is not None:
         out.args += ["--batch-size", str(batch.global_batch_size)]
         if strategy != "tpu_jax":
@@ -245,32 +237,34 @@ def launch(request: dict[str, Any], topology: Topology, *, flags: bool, trainer:
         out.args += (["--precision", precision] if strategy == "tpu_jax"
                      else ["--set", f"precision={precision}"])
     if strategy in ZERO_STAGES:
-        _zero(section(request, "deepspeed", out), ZERO_STAGES[strategy], precision, out, flags)
+        _zero(section(request.deepspeed, "deepspeed", out), ZERO_STAGES[strategy], precision,
+              out, flags)
     if t * p > 1:
         degrees: dict[str, Any] = {"dp": dp, "tp": t, "pp": p}
-        degrees.update(_parallel_options(section(request, "parallelism", out), t, p, out))
+        degrees.update(_parallel_options(section(request.parallelism, "parallelism", out), t, p,
+                                         out))
         out.env.append((PARALLELISM_ENV, dumps(degrees)))
         if not topology.tpu:
             out.env += list(NCCL_ENV)
     if strategy == "tpu_xla":
         out.env.append((PJRT_ENV, "TPU"))
-    return out
 
 
-def _check_sections(request: dict[str, Any], strategy: str, out: Launch) -> None:
+def _check_sections(request: JobRequest, strategy: str, out: Launch) -> None:
     """A strategy's section given with another strategy is a mistake, not a silent default."""
-    for section, owners in (("deepspeed", tuple(ZERO_STAGES)), ("fsdp", ("fsdp",)),
-                            ("tpu", TPU_STRATEGIES)):
-        if request.get(section) and strategy not in owners:
+    for section, given, owners in (("deepspeed", request.deepspeed, tuple(ZERO_STAGES)),
+                                   ("fsdp", request.fsdp, ("fsdp",)),
+                                   ("tpu", request.tpu, TPU_STRATEGIES)):
+        if given and strategy not in owners:
             out.error(section, f"{section} settings apply to strategy {' or '.join(owners)}, "
                       f"not {strategy}: remove them or change the strategy", owners)
 
 
-def _builtin_limits(request: dict[str, Any], strategy: str, precision: str | None, t: int,
+def _builtin_limits(request: JobRequest, strategy: str, precision: str | None, t: int,
                     p: int, out: Launch) -> None:
     batch = out.batch
     if strategy == "tpu_jax" and batch is not None and batch.gradient_accumulation_steps > 1:
-        given = section(request, "batch", out)
+        given = section(request.batch, "batch", out)
         key = ("batch.micro_batch_size" if "gradient_accumulation_steps" not in given
                else "batch.gradient_accumulation_steps")
         out.error(key, f"the JAX trainer takes one global batch per step (split over the "
@@ -288,7 +282,7 @@ def _builtin_limits(request: dict[str, Any], strategy: str, precision: str | Non
                   f"fsdp over the data-parallel ranks, not {strategy}: DeepSpeed pairs ZeRO with "
                   "them only for Megatron models and its own PipelineModule. Use fsdp (it "
                   "shards like ZeRO-3) or run your own command", ("ddp", "fsdp"))
-    ds = request.get("deepspeed") if isinstance(request.get("deepspeed"), dict) else {}
+    ds = request.deepspeed if isinstance(request.deepspeed, dict) else {}
     extra = ds.get("extra") if isinstance(ds.get("extra"), dict) else {}
     for key, why in BUILTIN_REFUSED_DS.items():
         if ds.get(key) or key in extra:
@@ -365,11 +359,10 @@ def _fsdp(options: dict[str, Any], dp: int, topology: Topology, out: Launch,
 
 def _zero(options: dict[str, Any], stage: int, precision: str | None, out: Launch,
           flags: bool) -> None:
-    for key, messages in deepspeed_config.check(options, stage=stage, precision=precision).items():
+    for key, messages in deepspeed_errors(options, stage=stage, precision=precision).items():
         for message in messages:
             out.error(key, message)
-    out.deepspeed = deepspeed_config.build(options, stage=stage, precision=precision,
-    batch=out.batch)
+    out.deepspeed = deepspeed_json(options, stage=stage, precision=precision, batch=out.batch)
     out.env.insert(0, (DEEPSPEED_ENV, dumps(out.deepspeed)))
     if not flags:
         return

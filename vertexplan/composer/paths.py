@@ -8,12 +8,20 @@ in as Vertex REST JSON, so a script sees the path of what it sent.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from vertexplan.catalog import resolve_path
-from vertexplan.catalog.errors import child, item, split_path
-from vertexplan.composer import parallelism
-from vertexplan.composer.request import DISK_FIELDS, POOL_INDEX, POOL_ROLES, inherited_fields, pool
+from vertexplan.catalog.errors import FieldError, child, item, resolve_path, split_path
+from vertexplan.composer.parallelism import DEEPSPEED_ENV, FSDP_ENV, PARALLELISM_ENV, PJRT_ENV
+from vertexplan.composer.request import (
+    DISK_FIELDS,
+    POOL_INDEX,
+    POOL_ROLES,
+    JobRequest,
+    PoolRequest,
+    inherited_fields,
+)
 
 _POOL_PATHS = {
     "machineSpec.machineType": "machine_type",
@@ -63,23 +71,23 @@ _JOB_PATHS = {
     "jobSpec.experimentRun": "experiment_run",
 }
 # Generated environment variables belong to the request section they were written from.
-_ENV_SECTIONS = {parallelism.DEEPSPEED_ENV: "deepspeed", parallelism.FSDP_ENV: "fsdp",
-                 parallelism.PARALLELISM_ENV: "parallelism", parallelism.PJRT_ENV: "strategy"}
+_ENV_SECTIONS = {DEEPSPEED_ENV: "deepspeed", FSDP_ENV: "fsdp", PARALLELISM_ENV: "parallelism",
+                 PJRT_ENV: "strategy"}
 
 
 def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "["))
 
 
-def pool_roles(request: dict[str, Any]) -> dict[int, str]:
+def pool_roles(request: JobRequest) -> dict[int, str]:
     """workerPoolSpecs index -> the request role that fills it."""
     roles = {0: "chief", 1: "workers", 3: "evaluators"}
-    roles[2] = "parameter_servers" if pool(request, "parameter_servers") is not None \
-        else "reduction_server"
+    roles[2] = ("parameter_servers" if "parameter_servers" in request.given_pools
+                else "reduction_server")
     return roles
 
 
-def request_field_for(path: str, request: dict[str, Any],
+def request_field_for(path: str, request: JobRequest,
                       custom_job: dict[str, Any] | None = None) -> str:
     """The request field behind a CustomJob field path ('' for the job as a whole)."""
     for prefix, name in _JOB_PATHS.items():
@@ -108,15 +116,15 @@ def request_field_for(path: str, request: dict[str, Any],
     return role
 
 
-def _pool_field(role: str, name: str, request: dict[str, Any], tail: str) -> str:
-    p = pool(request, role) or {}
+def _pool_field(role: str, name: str, request: JobRequest, tail: str) -> str:
+    p = request.given_pools.get(role) or PoolRequest(role)
     if name.startswith("python_package"):
         return name  # one package for every pool: a job-level field
     if name in _CONTAINER and role != "reduction_server":
-        if name in p:
+        if name in p.keys:
             return f"{role}.{name}{tail if name == 'nfs_mounts' else ''}"
         return f"{name}{tail if name == 'nfs_mounts' else ''}"
-    if role == "workers" and name in inherited_fields(p) and p.get(name) in (None, ""):
+    if role == "workers" and name in inherited_fields(p) and getattr(p, name) in (None, ""):
         # The workers pool inherited this from the chief: the chief's field is at fault.
         return f"chief.{name}"
     return f"{role}.{name}"
@@ -145,13 +153,13 @@ def _generated_env_section(custom_job: dict[str, Any], path: str) -> str | None:
 
 # -- the other way: request field -> CustomJob field ------------------------------------------
 
-def custom_job_path_for(key: str, request: dict[str, Any], custom_job: dict[str, Any]) -> str:
+def custom_job_path_for(key: str, custom_job: dict[str, Any]) -> str:
     """The CustomJob field a request field became ('' when it has no single one)."""
     if not key:
         return ""
     head = key.split(".", 1)[0].split("[", 1)[0]
     if head in POOL_ROLES:
-        return _pool_path(key, head, request, custom_job)
+        return _pool_path(key, head, custom_job)
     for path, name in _JOB_PATHS.items():
         if name == head:
             if head == "labels" and key != "labels":
@@ -160,8 +168,8 @@ def custom_job_path_for(key: str, request: dict[str, Any], custom_job: dict[str,
             return path if found else _parent_present(path, custom_job)
     section_env = {v: k for k, v in _ENV_SECTIONS.items() if v != "strategy"}
     env_name = section_env.get(head)
-    if head in ("batch", "precision") and _find_env(custom_job, parallelism.DEEPSPEED_ENV):
-        env_name = parallelism.DEEPSPEED_ENV
+    if head in ("batch", "precision") and _find_env(custom_job, DEEPSPEED_ENV):
+        env_name = DEEPSPEED_ENV
     if env_name:
         found = _find_env(custom_job, env_name)
         if found:
@@ -190,8 +198,7 @@ def _find_env(custom_job: dict[str, Any], name: str) -> str | None:
     return None
 
 
-def _pool_path(key: str, role: str, request: dict[str, Any],
-               custom_job: dict[str, Any]) -> str:
+def _pool_path(key: str, role: str, custom_job: dict[str, Any]) -> str:
     base = f"jobSpec.workerPoolSpecs[{POOL_INDEX[role]}]"
     field = key.split(".", 1)[1] if "." in key else ""
     name = field.split(".", 1)[0].split("[", 1)[0]
@@ -230,7 +237,7 @@ _FALLBACK = {"strategy": "chief.machine_type", "precision": "strategy",
              "image_uri": "name", "scheduling_strategy": "name"}
 
 
-def anchor(key: str, request: dict[str, Any]) -> str:
+def anchor(key: str, request: JobRequest) -> str:
     """``key`` if the request has that field, else the field that made it necessary.
 
     An error about a field the request left out (an A100 machine without accelerator_type)
@@ -257,9 +264,53 @@ def anchor(key: str, request: dict[str, Any]) -> str:
     return key
 
 
-def _present(request: dict[str, Any], key: str) -> bool:
+def _present(request: JobRequest, key: str) -> bool:
     try:
-        found, value = resolve_path(request, key)
+        found, value = resolve_path(request.document, key)
     except ValueError:
         return False
     return found and value is not None
+
+
+# -- placing: every finding of a composition on its request field -------------------------------
+
+@dataclass(frozen=True)
+class Finding:
+    key: str  # a request field path ("" for the job as a whole)
+    message: str
+    suggestions: tuple[str, ...] = ()
+    warning: bool = False
+
+
+@dataclass
+class Placed:
+    # Keyed by request field path ("chief.accelerator_count"); "" for the job as a whole.
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+    suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def with_suggestions(err: FieldError) -> str:
+    """A catalogue error's message, naming its valid values when it does not already."""
+    if not err.suggestions or any(s in err.message for s in err.suggestions):
+        return err.message
+    return f"{err.message} (valid: {', '.join(err.suggestions)})"
+
+
+def place(findings: Iterable[Finding | FieldError], request: JobRequest,
+          custom_job: dict[str, Any]) -> Placed:
+    """Findings in order, each on the request field it belongs to (``anchor``): the
+    catalogue's errors on the composed CustomJob (``FieldError``, keyed by its paths) on the
+    request field behind their path. A message is kept once per field."""
+    placed = Placed()
+    for finding in findings:
+        if isinstance(finding, FieldError):
+            finding = Finding(request_field_for(finding.path, request, custom_job),
+                              with_suggestions(finding), tuple(finding.suggestions))
+        key = anchor(finding.key, request)
+        target = placed.warnings if finding.warning else placed.errors
+        if finding.message not in target.get(key, []):
+            target.setdefault(key, []).append(finding.message)
+        if finding.suggestions and key not in placed.suggestions:
+            placed.suggestions[key] = tuple(finding.suggestions)
+    return placed

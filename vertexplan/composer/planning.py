@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vertexplan import catalog, memory
-from vertexplan.catalog.values import as_int
-from vertexplan.composer import parallelism
-from vertexplan.composer.build import Built, machine_spec
+from vertexplan import memory
+from vertexplan.catalog.lookups import allowed_accelerators, get_accelerator, get_machine_type
+from vertexplan.composer.build import Built
+from vertexplan.composer.parallelism import GPU_STRATEGIES
+from vertexplan.composer.request import JobRequest
 from vertexplan.perf import expected_step
 
 MODEL_INTS = ("parameters", "largest_layer_parameters", "hidden_size", "layers",
@@ -32,6 +33,8 @@ class PlanResult:
     suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # The modelled step time, or why there is none (perf/expected_step.py).
     expected_step: expected_step.ExpectedStep | str | None = None
+    # PRESETS.md's guidance: shown next to the form, never a reason to refuse.
+    hints: list[str] = field(default_factory=list)
 
 
 def _model(section: dict[str, Any], precision: str | None, micro: int,
@@ -61,20 +64,17 @@ def _model(section: dict[str, Any], precision: str | None, micro: int,
         **values)
 
 
-def _layout(request: dict[str, Any], built: Built, dp_degrees: tuple[int, int]) -> tuple[
+def _layout(request: JobRequest, built: Built, dp_degrees: tuple[int, int]) -> tuple[
         memory.Layout, float | None, float | None, bool, list[str]]:
     notes: list[str] = []
     shapes = []
     nodes = 0
     for role in ("chief", "workers"):
-        p = built.pools.get(role)
-        if p is None:
+        p = request.pools.get(role)
+        shape = built.hardware.shapes.get(role)
+        if p is None or shape is None:
             continue
-        try:
-            shape = catalog.describe_machine_spec(machine_spec(p))
-        except ValueError:
-            continue
-        replicas = as_int(p.get("replica_count") or 1) or 1
+        replicas = (p.replicas if p.replica_count else 1) or 1
         nodes += max(replicas, 1) * shape.vms
         shapes.append(shape)
     chief = shapes[0] if shapes else None
@@ -88,22 +88,22 @@ def _layout(request: dict[str, Any], built: Built, dp_degrees: tuple[int, int]) 
         if gpu:
             sizes = [s.device_memory_gb for s in shapes if s.device_memory_gb]
             device_gib = min(sizes) if sizes else None
-        machines = [catalog.get_machine_type(s.machine_type) for s in shapes]
+        machines = [get_machine_type(s.machine_type) for s in shapes]
         hosts = [m.memory_gb for m in machines if m is not None and m.memory_gb]
         host_gib = min(hosts) if hosts else None
         if not gpu:
             device_gib = host_gib  # CPU training: a process's memory is the machine's
     t, p = dp_degrees
-    fsdp = request.get("fsdp") if isinstance(request.get("fsdp"), dict) else {}
-    ds = request.get("deepspeed") if isinstance(request.get("deepspeed"), dict) else {}
-    tpu = request.get("tpu") if isinstance(request.get("tpu"), dict) else {}
-    parallel = request.get("parallelism") if isinstance(request.get("parallelism"), dict) else {}
+    fsdp = _section(request.fsdp)
+    ds = _section(request.deepspeed)
+    tpu = _section(request.tpu)
+    parallel = _section(request.parallelism)
     batch = built.launch.batch
     # The built-in trainer cuts each rank's batch into micro-batches of the micro batch size;
     # with gradient accumulation the pipeline runs them all in one step.
     microbatches = batch.gradient_accumulation_steps if batch and p > 1 else 0
     layout = memory.Layout(
-        strategy=request.get("strategy") or "ddp",
+        strategy=request.strategy,
         devices_per_node=per_node,
         nodes=max(nodes, 1),
         fsdp_mode=fsdp.get("mode") or "full_shard",
@@ -121,9 +121,21 @@ def _layout(request: dict[str, Any], built: Built, dp_degrees: tuple[int, int]) 
     return layout, device_gib, host_gib, gpu, notes
 
 
-def plan_for(request: dict[str, Any], built: Built) -> PlanResult:
+def _section(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def plan_for(request: JobRequest, built: Built) -> PlanResult:
+    """The memory plan and the modelled step time, what would fit when it does not, and the
+    strategy's hints."""
+    result = _plan(request, built)
+    result.hints = strategy_hints(request, built, result.plan)
+    return result
+
+
+def _plan(request: JobRequest, built: Built) -> PlanResult:
     result = PlanResult()
-    section = request.get("model")
+    section = request.model
     if section in (None, {}, ""):
         return result
     if not isinstance(section, dict):
@@ -133,10 +145,10 @@ def plan_for(request: dict[str, Any], built: Built) -> PlanResult:
     if built.launch.errors:
         return result  # a strategy that does not fit the job has no meaningful plan
     micro = built.launch.batch.micro_batch_size if built.launch.batch else 1
-    shape = _model(section, request.get("precision"), micro, result)
+    shape = _model(section, request.precision, micro, result)
     if shape is None:
         return result
-    parallel = request.get("parallelism") if isinstance(request.get("parallelism"), dict) else {}
+    parallel = _section(request.parallelism)
     degrees = (parallel.get("tensor") or 1, parallel.get("pipeline") or 1)
     layout, device_gib, host_gib, gpu, notes = _layout(request, built, degrees)
     try:
@@ -149,7 +161,7 @@ def plan_for(request: dict[str, Any], built: Built) -> PlanResult:
     result.plan = plan
     result.expected_step = _expected_step(shape, layout, built)
     if plan.fits is False:
-        fixes = _fixes(shape, layout, device_gib, host_gib, gpu, built)
+        fixes = _fixes(shape, layout, device_gib, host_gib, gpu, request, built)
         key = "model.parameters"
         result.overflows[key] = [
             f"the model does not fit: {memory.describe(plan)}"
@@ -176,11 +188,7 @@ def plan_for(request: dict[str, Any], built: Built) -> PlanResult:
 
 def _expected_step(shape: memory.ModelShape, layout: memory.Layout,
                    built: Built) -> expected_step.ExpectedStep | str:
-    chief = built.pools.get("chief")
-    try:
-        machine = catalog.describe_machine_spec(machine_spec(chief)) if chief else None
-    except ValueError:
-        machine = None
+    machine = built.hardware.shapes.get("chief")
     if machine is None:
         return "no machine to model the step time on"
     batch = built.launch.batch
@@ -193,7 +201,7 @@ def _expected_step(shape: memory.ModelShape, layout: memory.Layout,
 
 
 def _fixes(shape: memory.ModelShape, layout: memory.Layout, device_gib: float | None,
-           host_gib: float | None, gpu: bool, built: Built) -> list[str]:
+           host_gib: float | None, gpu: bool, request: JobRequest, built: Built) -> list[str]:
     """Strategies (on the same machines), then machines, that would fit."""
     if device_gib is None:
         return []
@@ -206,7 +214,8 @@ def _fixes(shape: memory.ModelShape, layout: memory.Layout, device_gib: float | 
         ("zero3 with offload_optimizer and offload_params",
          {"strategy": "zero3", "offload_optimizer": True, "offload_params": True}),
     ]
-    if built.topology.tpu:
+    tpu = built.hardware.topology.tpu
+    if tpu:
         candidates = [("tpu sharding fsdp", {"tpu_sharding": "fsdp"})]
     for label, change in candidates:
         if label.split(" ", 1)[0] == layout.strategy and len(change) == 1:
@@ -215,7 +224,7 @@ def _fixes(shape: memory.ModelShape, layout: memory.Layout, device_gib: float | 
                             host_memory_gib=host_gib, gpu=gpu)
         if trial.fits and trial.host_fits is not False:
             found.append(label)
-    if found or built.topology.tpu:
+    if found or tpu:
         return found[:3]
     # More replicas of the same machine: ZeRO-3 divides the states by the device count.
     for label, change in candidates[1:4:2]:
@@ -227,11 +236,12 @@ def _fixes(shape: memory.ModelShape, layout: memory.Layout, device_gib: float | 
                 break
     if not gpu:
         return found[:3]
+    chief_machine = str(request.pools["chief"].machine_type or "")
     for machine in _ALTERNATIVES:
-        if machine == layout_machine(built):
+        if machine == chief_machine:
             continue
-        for acc, counts in catalog.allowed_accelerators(machine).items():
-            gib = catalog.get_accelerator(acc).memory_gb
+        for acc, counts in allowed_accelerators(machine).items():
+            gib = get_accelerator(acc).memory_gb
             trial = memory.plan(shape, replace(layout, devices_per_node=max(counts)),
                                 device_memory_gib=gib, host_memory_gib=None, gpu=True)
             if trial.fits:
@@ -242,34 +252,31 @@ def _fixes(shape: memory.ModelShape, layout: memory.Layout, device_gib: float | 
     return found
 
 
-def layout_machine(built: Built) -> str:
-    return str(built.pools.get("chief", {}).get("machine_type") or "")
-
-
-def strategy_hints(request: dict[str, Any], built: Built, plan: memory.MemoryPlan | None,
+def strategy_hints(request: JobRequest, built: Built, plan: memory.MemoryPlan | None,
                    ) -> list[str]:
     """PRESETS.md's guidance: shown next to the form, never a reason to refuse."""
     hints: list[str] = []
-    strategy = request.get("strategy") or "ddp"
-    params = plan and (request.get("model") or {}).get("parameters")
-    gpu_nodes = built.topology.replicas if not built.topology.tpu else 0
+    strategy = request.strategy
+    params = plan and (request.model or {}).get("parameters")
+    topology = built.hardware.topology
+    gpu_nodes = topology.replicas if not topology.tpu else 0
     if params and strategy == "zero2" and params > 15e9:
         hints.append("ZeRO-3 is the usual choice above ~15B parameters")
     if params and strategy == "zero3" and params < 15e9:
         hints.append("ZeRO-2 usually suffices below ~15B parameters and communicates less")
-    fsdp = request.get("fsdp") if isinstance(request.get("fsdp"), dict) else {}
-    if strategy == "fsdp" and gpu_nodes > 1 and (fsdp.get("mode") or "full_shard") != \
-            "hybrid_shard":
+    fsdp = _section(request.fsdp)
+    if strategy == "fsdp" and gpu_nodes > 1 and (
+            (fsdp.get("mode") or "full_shard") != "hybrid_shard"):
         hints.append("FSDP hybrid_shard is the usual choice across nodes: it shards within a "
                      "node and replicates across nodes")
-    gpus = [str(built.pools[r].get("accelerator_type") or "") for r in ("chief", "workers")
-            if r in built.pools]
+    gpus = [str(request.pools[r].accelerator_type or "") for r in ("chief", "workers")
+            if r in request.pools]
     if (any(g.startswith("NVIDIA") for g in gpus) and gpu_nodes >= 2
-            and request.get("reduction_server") is None
-            and (not params or params > 1e9) and strategy in parallelism.GPU_STRATEGIES):
+            and request.document.get("reduction_server") is None
+            and (not params or params > 1e9) and strategy in GPU_STRATEGIES):
         hints.append("a Reduction Server speeds up all-reduce across 2+ GPU nodes for models "
                      "over ~1B parameters")
-    if request.get("scheduling_strategy") == "SPOT":
+    if request.scheduling == "SPOT":
         hints.append("on spot VMs, checkpoint every 10-15 minutes; checkpoints go to the "
                      "job's gs:// output directory (AIP_CHECKPOINT_DIR)")
     return hints

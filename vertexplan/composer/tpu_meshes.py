@@ -3,10 +3,9 @@ parallelism and its ``tpu.sharding``. Errors go to the job's Launch like every l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from vertexplan.composer.parallelism import Launch
+from vertexplan.composer.launch import Launch
 
 
 def jax_mesh(tpu: dict[str, Any], dp: int, t: int, p: int, out: Launch) -> str:

@@ -13,8 +13,9 @@ experiment's, are UNCONFIRMED, so only the shape is checked):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+
+from vertexplan.composer.request import JobRequest
 
 # request field -> CustomJobSpec field
 FIELDS = {"tensorboard": "tensorboard", "experiment": "experiment",
@@ -38,19 +39,26 @@ EXAMPLES = {
 Finding = tuple[str, str, tuple[str, ...]]
 
 
-def errors(request: dict[str, Any]) -> Iterator[Finding]:
+@dataclass(frozen=True)
+class Tracking:
+    spec_fields: dict[str, str]  # the CustomJobSpec fields the request sets
+    errors: tuple[Finding, ...] = ()
+
+
+def read_tracking(request: JobRequest) -> Tracking:
+    """The request's tracking fields, checked, as the CustomJobSpec's fields."""
+    given = {"tensorboard": request.tensorboard, "experiment": request.experiment,
+             "experiment_run": request.experiment_run}
+    errors: list[Finding] = []
     for key, pattern in PATTERNS.items():
-        value = request.get(key)
+        value = given[key]
         if value in (None, ""):
             continue
         if not isinstance(value, str) or not pattern.fullmatch(value):
-            yield (key, f"must be a full resource name such as {EXAMPLES[key]}", ())
-    if request.get("experiment_run") and not request.get("experiment"):
-        yield ("experiment_run", "an experiment run belongs to an experiment: give experiment "
-               "as well", ())
-
-
-def spec_fields(request: dict[str, Any]) -> dict[str, str]:
-    """The CustomJobSpec fields the request sets."""
-    return {name: request[key] for key, name in FIELDS.items()
-            if isinstance(request.get(key), str) and request[key]}
+            errors.append((key, f"must be a full resource name such as {EXAMPLES[key]}", ()))
+    if request.experiment_run and not request.experiment:
+        errors.append(("experiment_run", "an experiment run belongs to an experiment: give "
+                       "experiment as well", ()))
+    return Tracking(spec_fields={name: given[key] for key, name in FIELDS.items()
+                                 if isinstance(given[key], str) and given[key]},
+                    errors=tuple(errors))

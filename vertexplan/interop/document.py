@@ -18,7 +18,10 @@ from typing import Any
 
 import yaml
 
-from vertexplan.interop import python_sdk, wandb_launch
+from vertexplan.interop.python_sdk import PythonJob
+from vertexplan.interop.python_sdk import read as read_python
+from vertexplan.interop.wandb_launch import KIND as WANDB_KIND
+from vertexplan.interop.wandb_launch import from_queue_config, is_queue_config
 
 GCLOUD_PREFIX = "# gcloud ai custom-jobs create"
 
@@ -117,7 +120,7 @@ _SPEC_KEYS = ("workerPoolSpecs", "worker_pool_specs")
 @dataclass
 class Document:
     job: dict[str, Any]
-    kind: str  # "CustomJob", "CustomJobSpec" or wandb_launch.KIND
+    kind: str  # "CustomJob", "CustomJobSpec" or WANDB_KIND
     header: dict[str, Any]  # the gcloud line's flags (region, display-name, labels)
     # What a Python file asks for that cannot be read, keyed by the argument ("run(timeout=)").
     errors: dict[str, list[str]] = field(default_factory=dict)
@@ -136,7 +139,7 @@ def _load(text: str) -> Any:
             return json.loads(text, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             pass
-        if python_sdk.read(text) is None:
+        if read_python(text) is None:
             raise ImportFailed(f"not YAML, JSON or a Python dict: {exc}") from None
         return text  # read as Python by read_document
 
@@ -155,9 +158,9 @@ def read_document(text: str, *, name: str = "", filename: str = "") -> Document:
     ``name`` names a CustomJobSpec without a ``--display-name`` line; ``filename`` (its stem)
     when there is no name either."""
     document = _load(text)
-    python: python_sdk.PythonJob | None = None
+    python: PythonJob | None = None
     if isinstance(document, str):  # a Python file reads as one YAML string
-        python = python_sdk.read(text)
+        python = read_python(text)
         document = python.document if python is not None else None
     if not isinstance(document, dict):
         raise ImportFailed("expected a CustomJob (with jobSpec) or a CustomJobSpec (with "
@@ -174,9 +177,9 @@ def read_document(text: str, *, name: str = "", filename: str = "") -> Document:
 
 def _job(document: dict[str, Any], text: str, header: dict[str, Any],
          fallback: str) -> tuple[dict[str, Any], str]:
-    if wandb_launch.is_queue_config(document):
-        return wandb_launch.from_queue_config(document, display_name=fallback), \
-            wandb_launch.KIND
+    if is_queue_config(document):
+        return from_queue_config(document, display_name=fallback), \
+            WANDB_KIND
     if any(k in document for k in _JOB_KEYS):
         job_doc = dict(document)
         if not job_doc.get("displayName") and not job_doc.get("display_name") and fallback:

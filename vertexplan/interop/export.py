@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from vertexplan.interop import wandb_launch
+from vertexplan.interop.wandb_launch import to_text
 
 # wandb: a W&B Launch Vertex queue config (vertexplan/interop/wandb_launch.py).
 FORMATS = ("yaml", "json", "python", "wandb")
@@ -96,5 +96,5 @@ def export(custom_job: dict[str, Any], fmt: str, *, region: str, project: str = 
     if fmt == "python":
         return to_python(custom_job, region=region, project=project)
     if fmt == "wandb":
-        return wandb_launch.to_text(custom_job)
+        return to_text(custom_job)
     raise ValueError(f"unknown export format {fmt!r}; valid: {', '.join(FORMATS)}")

@@ -18,7 +18,7 @@ def container(c: Any) -> dict[str, Any]:
             "args": list(c.get("args") or []), "env": env}
 
 
-def task(pool: Any) -> dict[str, Any]:
+def pool_task(pool: Any) -> dict[str, Any]:
     """What a pool runs, as ``container`` writes it, whichever of containerSpec and
     pythonPackageSpec it has (a package's executor image stands as its image)."""
     pool = pool if isinstance(pool, dict) else {}
@@ -29,7 +29,7 @@ def task(pool: Any) -> dict[str, Any]:
     return container(pool.get("containerSpec"))
 
 
-def python_package(pool: Any) -> dict[str, Any] | None:
+def package_fields(pool: Any) -> dict[str, Any] | None:
     """The request's python_package section for a pool with a pythonPackageSpec."""
     package = pool.get("pythonPackageSpec") if isinstance(pool, dict) else None
     if not isinstance(package, dict):
@@ -49,7 +49,7 @@ def env_dict(env: list[Any]) -> dict[str, str] | None:
     return out
 
 
-def machine(spec: Any) -> dict[str, Any]:
+def machine_fields(spec: Any) -> dict[str, Any]:
     spec = spec if isinstance(spec, dict) else {}
     out: dict[str, Any] = {}
     if "machineType" in spec:
@@ -77,7 +77,7 @@ def machine(spec: Any) -> dict[str, Any]:
     return out
 
 
-def disk(spec: Any) -> dict[str, Any]:
+def disk_fields(spec: Any) -> dict[str, Any]:
     if not isinstance(spec, dict):
         return {}
     out: dict[str, Any] = {}
@@ -89,14 +89,14 @@ def disk(spec: Any) -> dict[str, Any]:
     return out
 
 
-def mounts(value: Any) -> Any:
+def mount_fields(value: Any) -> Any:
     if not isinstance(value, list):
         return value
     return [{"server": m.get("server"), "path": m.get("path"), "mount_point": m.get("mountPoint")}
             if isinstance(m, dict) else m for m in value]
 
 
-def hours(value: Any) -> Any:
+def duration_hours(value: Any) -> Any:
     seconds = parse_duration(value)
     if seconds is None:
         return value

@@ -8,27 +8,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from vertexplan import catalog, composer
-from vertexplan.composer import launch_readback, parallelism
-from vertexplan.interop import fields
+from vertexplan.catalog.lookups import is_tpu
+from vertexplan.composer.compose import compose
+from vertexplan.composer.launch_readback import parse_builtin_args, parse_env, parse_jax_args
+from vertexplan.composer.parallelism import (
+    GENERATED_ENV,
+    JAX_TRAINER_COMMAND,
+    PJRT_ENV,
+    TRAINER_COMMAND,
+)
+from vertexplan.composer.request import JobRequest
+from vertexplan.interop.fields import env_dict, pool_task
 
 _STRATEGY_KEYS = ("strategy", "batch", "deepspeed", "fsdp", "parallelism", "precision")
 
 
-def read_launch(request: dict[str, Any], container: dict[str, Any]
-                ) -> list[tuple[str, str, dict[str, Any]]]:
+def read_launch(request: dict[str, Any], container: dict[str, Any]) -> list[tuple[str, str]]:
     """Fill strategy, command, args and env: the first reading that composes back exactly.
 
     Returns what was wrong with the strategy's own configuration when it could not be read
-    as one (request key, message, the request it was read into)."""
+    as one (request key, message)."""
     request["image_uri"] = container["imageUri"]
     candidates = _candidates(request, container)
-    problems: list[tuple[str, str, dict[str, Any]]] = []
+    problems: list[tuple[str, str]] = []
     for candidate in candidates:
         trial = {**request, **{k: v for k, v in candidate.items() if v not in (None, {})}}
-        composed = composer.compose(trial)
+        composed = compose(JobRequest.from_dict(trial))
         pool0 = composed.custom_job["jobSpec"]["workerPoolSpecs"][0]
-        if fields.task(pool0) == container:
+        if pool_task(pool0) == container:
             request.clear()
             request.update(trial)
             return problems
@@ -36,7 +43,7 @@ def read_launch(request: dict[str, Any], container: dict[str, Any]
             # The generated configuration reads as a strategy that does not fit this job (a
             # DeepSpeed batch for another world size): what is wrong with it is worth saying
             # even though the job is kept verbatim.
-            problems = [(key, message, trial) for key, messages in composed.errors.items()
+            problems = [(key, message) for key, messages in composed.errors.items()
                         if key.split(".", 1)[0] in _STRATEGY_KEYS for message in messages]
     request.update({k: v for k, v in candidates[-1].items() if v not in (None, {})})
     return problems
@@ -44,27 +51,27 @@ def read_launch(request: dict[str, Any], container: dict[str, Any]
 
 def _candidates(request: dict[str, Any], container: dict[str, Any]) -> list[dict[str, Any]]:
     """The readings to try, most structured first; the last keeps everything verbatim."""
-    env = fields.env_dict(container["env"])
+    env = env_dict(container["env"])
     chief = request.get("chief") or {}
     machine = chief.get("machine_type")
-    tpu = isinstance(machine, str) and catalog.is_tpu(machine)
+    tpu = isinstance(machine, str) and is_tpu(machine)
     candidates: list[dict[str, Any]] = []
     if env is None:
         candidates.append({"strategy": "tpu_jax" if tpu else "ddp", "env": container["env"],
                            **_verbatim(container)})
         return candidates
-    structured = launch_readback.parse_env(env)
-    rest_env = {k: v for k, v in env.items() if k not in parallelism.GENERATED_ENV}
+    structured = parse_env(env)
+    rest_env = {k: v for k, v in env.items() if k not in GENERATED_ENV}
     if tpu:
-        structured["strategy"] = "tpu_xla" if env.get(parallelism.PJRT_ENV) == "TPU" \
+        structured["strategy"] = "tpu_xla" if env.get(PJRT_ENV) == "TPU" \
             else "tpu_jax"
-        if structured["strategy"] == "tpu_jax" and parallelism.PJRT_ENV in env:
-            rest_env[parallelism.PJRT_ENV] = env[parallelism.PJRT_ENV]
+        if structured["strategy"] == "tpu_jax" and PJRT_ENV in env:
+            rest_env[PJRT_ENV] = env[PJRT_ENV]
     parsed = None
-    if container["command"] == parallelism.TRAINER_COMMAND:
-        parsed = launch_readback.parse_builtin_args(container["args"])
-    elif container["command"] == parallelism.JAX_TRAINER_COMMAND and tpu:
-        parsed = launch_readback.parse_jax_args(container["args"])
+    if container["command"] == TRAINER_COMMAND:
+        parsed = parse_builtin_args(container["args"])
+    elif container["command"] == JAX_TRAINER_COMMAND and tpu:
+        parsed = parse_jax_args(container["args"])
     if parsed is not None:
         arg_fields, user_args = parsed
         merged = {**structured, **_merge(structured, arg_fields)}

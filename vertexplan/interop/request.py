@@ -9,10 +9,20 @@ from vertexplan import catalog, composer
 from vertexplan.catalog.enums import strategy_name
 from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.catalog.values import as_int
-from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC
-from vertexplan.interop import fields, wandb_launch
+from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC, JobRequest
 from vertexplan.interop.document import read_document
+from vertexplan.interop.fields import (
+    disk_fields,
+    duration_hours,
+    env_dict,
+    machine_fields,
+    mount_fields,
+    package_fields,
+    pool_task,
+)
 from vertexplan.interop.launch import read_launch
+from vertexplan.interop.wandb_launch import KIND as WANDB_KIND
+from vertexplan.interop.wandb_launch import import_warnings
 
 OUTPUT_ONLY = ("name", "state", "createTime", "startTime", "endTime", "updateTime", "error",
                "webAccessUris", "satisfiesPzs", "satisfiesPzi")
@@ -48,8 +58,8 @@ def import_text(text: str, *, region: str, name: str = "", filename: str = "") -
     region = document.header.get("region") or region
     result = to_request(document.job, region=region)
     result.kind = document.kind
-    if document.kind == wandb_launch.KIND:
-        result.warnings = [*wandb_launch.import_warnings(document.job), *result.warnings]
+    if document.kind == WANDB_KIND:
+        result.warnings = [*import_warnings(document.job), *result.warnings]
     # What a Python file asks for that the importer cannot read: refused on its argument.
     for where, messages in document.errors.items():
         result.errors.setdefault(where, []).extend(messages)
@@ -93,36 +103,36 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
         result.request = request
         return result
     chief_raw = pools[0]
-    request["chief"] = {**fields.machine(chief_raw.get("machineSpec")),
-                        **fields.disk(chief_raw.get("diskSpec"))}
+    request["chief"] = {**machine_fields(chief_raw.get("machineSpec")),
+                        **disk_fields(chief_raw.get("diskSpec"))}
     replicas = chief_raw.get("replicaCount")
     if replicas is not None and as_int(replicas) != 1:
         number = as_int(replicas)
         request["chief"]["replica_count"] = number if number is not None else replicas
     if chief_raw.get("nfsMounts"):
-        request["nfs_mounts"] = fields.mounts(chief_raw["nfsMounts"])
+        request["nfs_mounts"] = mount_fields(chief_raw["nfsMounts"])
     # The pools' shapes first: the strategy's batch and degrees depend on the world size.
     roles = {}
     for index, raw in enumerate(pools[1:4], start=1):
         if raw:
             roles[index] = _role(index, raw, region)
             request[roles[index]] = _pool(roles[index], raw, request, region)
-    package = fields.python_package(chief_raw)
+    package = package_fields(chief_raw)
     if package is not None:
         request["python_package"] = package
     for index, role in roles.items():
         for path, message in _own_package(index, role, pools[index], package):
             result.errors.setdefault(path, []).append(message)
-    chief_container = fields.task(chief_raw)
-    for key, message, trial in read_launch(request, chief_container):
-        path = composer.custom_job_path_for(key, trial, job)
+    chief_container = pool_task(chief_raw)
+    for key, message in read_launch(request, chief_container):
+        path = composer.custom_job_path_for(key, job)
         result.errors.setdefault(path, []).append(message)
     if package is not None:
         # The executor image stood in for the container's: the package section says it.
         request.pop("image_uri", None)
         request.pop("image_entrypoint", None)
-    final_chief = fields.task(composer.compose(request).custom_job["jobSpec"]
-                              ["workerPoolSpecs"][0])
+    composed = composer.compose(JobRequest.from_dict(request))
+    final_chief = pool_task(composed.custom_job["jobSpec"]["workerPoolSpecs"][0])
     for index, role in roles.items():
         if role != "reduction_server":
             request[role].update(_overrides(pools[index], request, final_chief))
@@ -141,7 +151,7 @@ def _own_package(index: int, role: str, raw: dict[str, Any],
     The request holds one Python package, which every pool that sets no image of its own runs
     (a pool may differ in args and env). Reading another pool's package as the chief's would run
     the chief's module there, so such a pool is refused on its own path, never rewritten."""
-    own = fields.python_package(raw)
+    own = package_fields(raw)
     if own is None or role == "reduction_server":
         return []
     where = f"jobSpec.workerPoolSpecs[{index}].pythonPackageSpec"
@@ -203,9 +213,9 @@ def _scheduling(scheduling: Any, request: dict[str, Any]) -> None:
     if scheduling.get("disableRetries"):
         request["disable_retries"] = scheduling["disableRetries"]
     if scheduling.get("timeout") is not None:
-        request["timeout_hours"] = fields.hours(scheduling["timeout"])
+        request["timeout_hours"] = duration_hours(scheduling["timeout"])
     if scheduling.get("maxWaitDuration") is not None:
-        request["max_wait_hours"] = fields.hours(scheduling["maxWaitDuration"])
+        request["max_wait_hours"] = duration_hours(scheduling["maxWaitDuration"])
 
 
 def _role(index: int, raw: dict[str, Any], region: str) -> str:
@@ -224,7 +234,7 @@ def _role(index: int, raw: dict[str, Any], region: str) -> str:
 def _pool(role: str, raw: dict[str, Any], request: dict[str, Any],
           region: str) -> dict[str, Any]:
     """The pool's machine, disk and replicas (and a Reduction Server's image)."""
-    machine, disk = fields.machine(raw.get("machineSpec")), fields.disk(raw.get("diskSpec"))
+    machine, disk = machine_fields(raw.get("machineSpec")), disk_fields(raw.get("diskSpec"))
     out: dict[str, Any] = {}
     replicas = raw.get("replicaCount")
     if replicas is not None:
@@ -260,14 +270,14 @@ def _overrides(raw: dict[str, Any], request: dict[str, Any],
                chief_container: dict[str, Any]) -> dict[str, Any]:
     """What a pool runs differently from the chief: kept as the pool's own values."""
     out: dict[str, Any] = {}
-    own = fields.task(raw)
+    own = pool_task(raw)
     for key, name in (("imageUri", "image_uri"), ("command", "command"), ("args", "args")):
         if own[key] != chief_container[key]:
             out[name] = own[key]
     if own["env"] != chief_container["env"]:
-        env = fields.env_dict(own["env"])
+        env = env_dict(own["env"])
         out["env"] = env if env is not None else own["env"]
     mounts = raw.get("nfsMounts")
-    if fields.mounts(mounts or []) != (request.get("nfs_mounts") or []):
-        out["nfs_mounts"] = fields.mounts(mounts or [])
+    if mount_fields(mounts or []) != (request.get("nfs_mounts") or []):
+        out["nfs_mounts"] = mount_fields(mounts or [])
     return out

@@ -49,19 +49,16 @@ from vertexplan.catalog import (
 )
 from vertexplan.catalog.enums import FLEX_START_ACCELERATORS, strategy_name
 from vertexplan.catalog.values import as_int
-from vertexplan.pricing import (
+from vertexplan.pricing.estimate import (
     Estimate,
     LineItem,
     PriceProblem,
-    PriceRow,
-    PriceTable,
     PricingError,
+    Resource,
     Totals,
     UnitPrices,
-    default_table,
-    flex,
 )
-from vertexplan.pricing.estimate import Resource
+from vertexplan.pricing.flex import DISCOUNT_NOTE, FlexRates, shipped
 from vertexplan.pricing.money import (
     SECONDS_PER_HOUR,
     Quantity,
@@ -69,6 +66,8 @@ from vertexplan.pricing.money import (
     seconds_of,
     usd_to_micros,
 )
+from vertexplan.pricing.rows import PriceRow
+from vertexplan.pricing.table import PriceTable, default_table
 
 __all__ = [
     "Estimate",
@@ -86,19 +85,19 @@ DEFAULT_BOOT_DISK_GB = 100
 _HYPERDISK_DEFAULT_SERIES = ("a3-ultragpu",)
 def _no_flex_note(kind: str, name: str, region: str) -> str:
     return (f"FLEX_START: no published rate for {kind} {name} in {region}, so the job has no "
-            f"flex price rather than the on-demand one; {flex.DISCOUNT_NOTE}")
+            f"flex price rather than the on-demand one; {DISCOUNT_NOTE}")
 POOL_ROLES = ("chief", "workers", "parameter servers", "evaluators")
 
 
 def hourly(custom_job: Mapping[str, Any], region: str, table: PriceTable | None = None,
-           flex_rates: flex.FlexRates | None = None) -> Estimate:
+           flex_rates: FlexRates | None = None) -> Estimate:
     """The job's price per hour, line by line, at the on-demand, spot and flex rates.
 
     Raises PricingError listing every resource without a price (with the regions that have
     one) and every spec field that cannot be read.
     """
     table = default_table() if table is None else table
-    flex_rates = flex.shipped() if flex_rates is None else flex_rates
+    flex_rates = shipped() if flex_rates is None else flex_rates
     try:
         get_region(region)
     except UnknownRegionError as exc:
@@ -205,7 +204,7 @@ class _Pool:
     """Prices one worker pool: fills ``lines``, ``notes`` and ``problems``."""
 
     def __init__(self, index: int, pool: Mapping[str, Any], region: str, table: PriceTable,
-                 flex_rates: flex.FlexRates):
+                 flex_rates: FlexRates):
         self.index, self.region, self.table = index, region, table
         self.flex_rates = flex_rates
         self.role = _role(index, pool)

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
 
 from vertexplan import catalog, memory
+from vertexplan.composer.compose import Composition
+from vertexplan.composer.request import JobRequest
 from vertexplan.pricing import PriceTable
 from vertexplan.recommend.query import ANY, SCHEDULES, Query, Recommendation, Workload
 from vertexplan.recommend.search import recommend
@@ -41,8 +42,8 @@ BASIS = ("the same work on the other kind of accelerator: aggregate peak through
          "it: that code must run on the TPU")
 
 
-def _model(request: Mapping[str, Any]) -> memory.ModelShape | None:
-    section = request.get("model")
+def _model(request: JobRequest) -> memory.ModelShape | None:
+    section = request.model
     if not isinstance(section, Mapping) or not isinstance(section.get("parameters"), int):
         return None
     names = ("trainable_parameters", "largest_layer_parameters", "hidden_size", "layers",
@@ -50,8 +51,8 @@ def _model(request: Mapping[str, Any]) -> memory.ModelShape | None:
     values = {name: section[name] for name in names
               if isinstance(section.get(name), int) and not isinstance(section[name], bool)
               and section[name] > 0}
-    precision = request.get("precision")
-    batch = request.get("batch") if isinstance(request.get("batch"), Mapping) else {}
+    precision = request.precision
+    batch = request.batch if isinstance(request.batch, Mapping) else {}
     micro = batch.get("micro_batch_size") if isinstance(batch, Mapping) else None
     try:
         return memory.ModelShape(
@@ -63,12 +64,13 @@ def _model(request: Mapping[str, Any]) -> memory.ModelShape | None:
         return None
 
 
-def alternatives(request: Mapping[str, Any], custom_job: Mapping[str, Any], world_size: int,
-                 region: str, seconds: Fraction, table: PriceTable, *,
+def alternatives(composition: Composition, seconds: Fraction, table: PriceTable, *,
                  limit: int = DEFAULT_LIMIT) -> list[Recommendation]:
-    """Up to ``limit`` cheapest comparable configurations on the other kind of accelerator;
-    empty for CPU jobs, devices without a throughput figure, or when none is valid."""
-    pools = (custom_job.get("jobSpec") or {}).get("workerPoolSpecs") or []
+    """Up to ``limit`` cheapest comparable configurations on the other kind of accelerator,
+    in the composed job's region, for ``seconds`` of its work; empty for CPU jobs, devices
+    without a throughput figure, or when none is valid."""
+    request, world_size = composition.request, composition.world_size
+    pools = (composition.custom_job.get("jobSpec") or {}).get("workerPoolSpecs") or []
     if not pools or not isinstance(pools[0], Mapping) or seconds <= 0:
         return []
     try:
@@ -79,19 +81,19 @@ def alternatives(request: Mapping[str, Any], custom_job: Mapping[str, Any], worl
     if shape.kind not in ("gpu", "tpu") or peak is None or world_size < 1:
         return []
     aggregate = peak * world_size
-    own = request.get("scheduling_strategy") or "STANDARD"
+    own = request.scheduling
     schedules = tuple(dict.fromkeys((own if own in SCHEDULES else "STANDARD", "STANDARD")))
-    command = request.get("command")
+    command = request.command
     query = Query(
         model=_model(request),
         strategy="tpu_jax" if shape.kind == "gpu" else ANY,
-        region=region,
+        region=request.region,
         workload=Workload(steps=1, step_time_s=Decimal(seconds.numerator) / seconds.denominator,
                           reference_device=shape.accelerator_type,
                           reference_devices=world_size),
         schedules=schedules,
         limit=limit * len(schedules),
-        image_uri=str(request.get("image_uri") or ""),
+        image_uri=str(request.image_uri or ""),
         command=tuple(str(c) for c in command) if isinstance(command, list) else (),
         throughput_range=(aggregate * COMPARABLE[0], aggregate * COMPARABLE[1]),
     )

@@ -231,7 +231,7 @@ def _composed(query: Query, ranked: list[Recommendation], table: PriceTable,
     for candidate in ranked[:MAX_COMPOSED]:
         request, notes = _request(query, candidate,
                                   query.workload.timeout_hours(candidate.seconds))
-        composition = composer.compose(request)
+        composition = composer.compose(composer.JobRequest.from_dict(request))
         if not composition.ok:
             rejected["refused by the composer"] += 1
             continue
@@ -244,7 +244,7 @@ def _composed(query: Query, ranked: list[Recommendation], table: PriceTable,
             continue
         hourly = estimate.hourly
         results.append(replace(
-            candidate, request=composition.request or request, notes=notes, hourly=hourly,
+            candidate, request=composition.request.to_dict(), notes=notes, hourly=hourly,
             totals=hourly.map(lambda rate, s=candidate.seconds: cost_of_seconds(rate, s)),
             memory_plan=composition.memory_plan or candidate.memory_plan))
         if len(results) >= query.limit:

@@ -77,7 +77,8 @@ def compose_sweep(request: dict[str, Any], *, memory_policy: str = "refuse") -> 
         # A trial has no name of its own: Vertex names its CustomJobs after the sweep.
         trial_request = {**trial_request, "name": name if isinstance(name, str) and name.strip()
                          else "trial"}
-        trial = composer.compose(trial_request, memory_policy=memory_policy)
+        trial = composer.compose(composer.JobRequest.from_dict(trial_request),
+                                 memory_policy=memory_policy)
         trial_spec = trial.custom_job.get("jobSpec") or {}
         for key, messages in trial.errors.items():
             errors.setdefault(f"trial_job.{key}" if key else "trial_job", []).extend(messages)

@@ -25,7 +25,8 @@ V6E_2X4 = {"machine_type": "ct6e-standard-8t", "tpu_topology": "2x4"}
 ])
 def test_the_composed_arguments_configure_the_jax_trainer(fields: dict[str, Any], chips: int,
                                                           mesh: tuple[int, int, int]) -> None:
-    result = composer.compose({"name": "jax", "strategy": "tpu_jax", **fields})
+    request = composer.JobRequest.from_dict({"name": "jax", "strategy": "tpu_jax", **fields})
+    result = composer.compose(request)
     assert result.ok, result.errors
     assert result.world_size == chips
     container = result.custom_job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from vertexplan import composer
+
 A100_8 = {"machine_type": "a2-highgpu-8g", "accelerator_type": "NVIDIA_TESLA_A100",
           "accelerator_count": 8}
 T4_2 = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
@@ -33,3 +35,8 @@ def deepspeed_json(custom_job: dict[str, Any]) -> dict[str, Any]:
 
 def messages(errors: dict[str, list[str]]) -> str:
     return " | ".join(m for ms in errors.values() for m in ms)
+
+
+def compose_request(request: dict[str, Any], **options: Any) -> composer.Composition:
+    """The composition of a request written as a dict (as the API's JSON or a stored job)."""
+    return composer.compose(composer.JobRequest.from_dict(request), **options)

@@ -12,6 +12,7 @@ from tests.vertexplan.composer.helpers import (
     CPU,
     IMAGE,
     T4_2,
+    compose_request,
     deepspeed_json,
     env_of,
     job,
@@ -24,7 +25,7 @@ from vertexplan.composer import parallelism as strategies
 
 def test_the_multinode_preset_is_4_nodes_of_8_a100_with_zero2_and_a_reduction_server() -> None:
     preset = presets.get("vlm-finetune-4x8-a100-zero2")
-    result = composer.compose(preset.job_request())
+    result = compose_request(preset.job_request())
     assert result.ok, result.errors
     chief, workers, reducers = pools(result.custom_job)
     assert chief["machineSpec"] == {"machineType": "a2-highgpu-8g",
@@ -64,12 +65,12 @@ def test_the_multinode_preset_is_4_nodes_of_8_a100_with_zero2_and_a_reduction_se
 
 @pytest.mark.parametrize("preset", presets.PRESETS, ids=lambda p: p.slug)
 def test_every_preset_composes_valid(preset: presets.Preset) -> None:
-    result = composer.compose(preset.job_request())
+    result = compose_request(preset.job_request())
     assert result.ok, result.errors
 
 
 def test_the_reduction_server_image_is_the_regions() -> None:
-    result = composer.compose(job(region="europe-west4", chief=dict(A100_8),
+    result = compose_request(job(region="europe-west4", chief=dict(A100_8),
                                   workers={"replica_count": 1},
                                   reduction_server={"replica_count": 1}))
     assert result.ok, result.errors
@@ -88,12 +89,12 @@ def test_the_reduction_server_image_is_the_regions() -> None:
      "parameter_servers", "either the Reduction Server or parameter servers"),
 ])
 def test_reduction_server_rules(fields: dict[str, Any], key: str, words: str) -> None:
-    result = composer.compose(job(**fields))
+    result = compose_request(job(**fields))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
 def test_parameter_servers_and_evaluators_run_their_own_containers() -> None:
-    result = composer.compose(job(
+    result = compose_request(job(
         image_uri=IMAGE, chief=dict(T4_2), workers={"replica_count": 2},
         parameter_servers={"machine_type": "n1-highmem-8", "replica_count": 2},
         evaluators={"machine_type": "n1-standard-8", "replica_count": 1,
@@ -107,7 +108,7 @@ def test_parameter_servers_and_evaluators_run_their_own_containers() -> None:
 
 
 def test_evaluators_alone_leave_an_empty_placeholder_for_pool_two() -> None:
-    result = composer.compose(job(evaluators={"machine_type": "n1-standard-4"}))
+    result = compose_request(job(evaluators={"machine_type": "n1-standard-4"}))
     assert result.ok, result.errors
     assert [bool(p) for p in pools(result.custom_job)] == [True, False, False, True]
 
@@ -119,13 +120,13 @@ def args_of(result: composer.Composition) -> list[str]:
 
 
 def test_ddp_adds_only_the_strategy_and_one_process_per_gpu() -> None:
-    result = composer.compose(job(chief=dict(T4_2), args=["--steps", "5"]))
+    result = compose_request(job(chief=dict(T4_2), args=["--steps", "5"]))
     assert args_of(result) == ["--strategy", "ddp", "--nproc-per-node", "2", "--steps", "5"]
     assert "env" not in pools(result.custom_job)[0]["containerSpec"]
 
 
 def test_fsdp_hybrid_shard_writes_flags_and_its_config() -> None:
-    result = composer.compose(job(strategy="fsdp", chief=dict(A100_8),
+    result = compose_request(job(strategy="fsdp", chief=dict(A100_8),
                                   workers={"replica_count": 1}, precision="bf16",
                                   fsdp={"mode": "hybrid_shard", "shard_size": 8}, args=[]))
     assert result.ok, result.errors
@@ -138,7 +139,7 @@ def test_fsdp_hybrid_shard_writes_flags_and_its_config() -> None:
 
 @pytest.mark.parametrize("mode", strategies.FSDP_MODES)
 def test_every_fsdp_mode_composes(mode: str) -> None:
-    result = composer.compose(job(strategy="fsdp", chief=dict(A100_8), fsdp={"mode": mode}))
+    result = compose_request(job(strategy="fsdp", chief=dict(A100_8), fsdp={"mode": mode}))
     assert result.ok, result.errors
     assert result.fsdp_config == {"mode": mode, "shard_size": 0}
 
@@ -149,7 +150,7 @@ def test_every_fsdp_mode_composes(mode: str) -> None:
 ])
 def test_zero_stages_write_the_deepspeed_json_and_the_trainers_flags(
         strategy: str, offload: dict[str, bool]) -> None:
-    result = composer.compose(job(strategy=strategy, chief=dict(A100_8), precision="bf16",
+    result = compose_request(job(strategy=strategy, chief=dict(A100_8), precision="bf16",
                                   batch={"micro_batch_size": 2, "gradient_accumulation_steps": 4},
                                   deepspeed={"gradient_clipping": 0.5, **offload}, args=[]))
     assert result.ok, result.errors
@@ -173,7 +174,7 @@ def test_zero_stages_write_the_deepspeed_json_and_the_trainers_flags(
 ])
 def test_the_batch_rule_is_checked_against_the_data_parallel_size(
         batch: dict[str, int], key: str, suggestion: str | None) -> None:
-    result = composer.compose(job(strategy="zero2", chief=dict(A100_8), batch=batch))
+    result = compose_request(job(strategy="zero2", chief=dict(A100_8), batch=batch))
     assert key in result.errors, result.errors
     assert "data-parallel size" in result.errors[key][0]
     if suggestion:
@@ -181,20 +182,20 @@ def test_the_batch_rule_is_checked_against_the_data_parallel_size(
 
 
 def test_a_global_batch_derives_the_gradient_accumulation() -> None:
-    result = composer.compose(job(strategy="zero2", chief=dict(A100_8), workers={
+    result = compose_request(job(strategy="zero2", chief=dict(A100_8), workers={
         "replica_count": 3}, batch={"global_batch_size": 256, "micro_batch_size": 4}))
     assert result.ok, result.errors
     assert deepspeed_json(result.custom_job)["gradient_accumulation_steps"] == 2
 
 
 def test_parameter_offload_needs_zero3() -> None:
-    result = composer.compose(job(strategy="zero2", chief=dict(A100_8),
+    result = compose_request(job(strategy="zero2", chief=dict(A100_8),
                                   deepspeed={"offload_params": True}))
     assert "zero3" in result.errors["deepspeed.offload_params"][0]
 
 
 def test_a_strategys_settings_with_another_strategy_are_refused() -> None:
-    result = composer.compose(job(strategy="ddp", deepspeed={"offload_optimizer": True}))
+    result = compose_request(job(strategy="ddp", deepspeed={"offload_optimizer": True}))
     assert "apply to strategy zero1 or zero2 or zero3" in result.errors["deepspeed"][0]
 
 
@@ -205,14 +206,14 @@ def test_a_strategys_settings_with_another_strategy_are_refused() -> None:
 ])
 def test_parallel_degrees_must_multiply_to_the_world_size(parallelism: dict[str, int], key: str,
                                                           words: str) -> None:
-    result = composer.compose(job(strategy="zero1", image_uri=IMAGE, command=["torchrun"],
+    result = compose_request(job(strategy="zero1", image_uri=IMAGE, command=["torchrun"],
                                   chief=dict(A100_8), workers={"replica_count": 1},
                                   parallelism=parallelism))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
 def test_tensor_and_pipeline_degrees_reach_your_own_command_in_the_environment() -> None:
-    result = composer.compose(job(strategy="zero1", image_uri=IMAGE, command=["torchrun"],
+    result = compose_request(job(strategy="zero1", image_uri=IMAGE, command=["torchrun"],
                                   chief=dict(A100_8), workers={"replica_count": 1},
                                   parallelism={"tensor": 8, "pipeline": 2}))
     assert result.ok, result.errors
@@ -229,10 +230,10 @@ def test_tensor_and_pipeline_degrees_reach_your_own_command_in_the_environment()
 ])
 def test_the_built_in_trainers_limits_are_checked(fields: dict[str, Any], key: str,
                                                   words: str) -> None:
-    result = composer.compose(job(chief=dict(A100_8), **fields))
+    result = compose_request(job(chief=dict(A100_8), **fields))
     assert words in " ".join(result.errors.get(key, [])), result.errors
     # The same job with a command of your own is fine.
-    assert composer.compose(job(chief=dict(A100_8), image_uri=IMAGE, command=["run"],
+    assert compose_request(job(chief=dict(A100_8), image_uri=IMAGE, command=["run"],
                                 **fields)).ok
 
 
@@ -247,7 +248,7 @@ def tpu_job(**fields: Any) -> dict[str, Any]:
 
 
 def test_tpu_xla_sets_the_pjrt_device_and_counts_chips() -> None:
-    result = composer.compose(tpu_job(strategy="tpu_xla", chief={**TPU, "tpu_topology": "4x4"}))
+    result = compose_request(tpu_job(strategy="tpu_xla", chief={**TPU, "tpu_topology": "4x4"}))
     assert result.ok, result.errors
     assert env_of(pools(result.custom_job)[0]) == {"PJRT_DEVICE": "TPU"}
     assert result.world_size == 16
@@ -264,7 +265,7 @@ def test_tpu_xla_sets_the_pjrt_device_and_counts_chips() -> None:
     ({"chief": dict(A100_8)}, "strategy", "needs a TPU machine"),
 ])
 def test_vertex_tpu_rules(fields: dict[str, Any], key: str, words: str) -> None:
-    result = composer.compose(tpu_job(**fields))
+    result = compose_request(tpu_job(**fields))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
@@ -274,7 +275,7 @@ L4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "acceler
 
 
 def test_flex_start_with_its_wait_and_timeout() -> None:
-    result = composer.compose(job(chief=dict(L4), scheduling_strategy="FLEX_START",
+    result = compose_request(job(chief=dict(L4), scheduling_strategy="FLEX_START",
                                   max_wait_hours=0, timeout_hours=24, disable_retries=True))
     assert result.ok, result.errors
     assert result.custom_job["jobSpec"]["scheduling"] == {
@@ -296,14 +297,14 @@ def test_flex_start_with_its_wait_and_timeout() -> None:
     ({"spot": True, "scheduling_strategy": "FLEX_START"}, "spot", "older spelling"),
 ])
 def test_scheduling_rules(fields: dict[str, Any], key: str, words: str) -> None:
-    result = composer.compose(job(**fields))
+    result = compose_request(job(**fields))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
 def test_spot_is_the_older_spelling_of_scheduling_strategy_spot() -> None:
-    result = composer.compose(job(spot=True))
+    result = compose_request(job(spot=True))
     assert result.custom_job["jobSpec"]["scheduling"]["strategy"] == "SPOT"
-    assert result.request["scheduling_strategy"] == "SPOT" and "spot" not in result.request
+    assert result.request.scheduling == "SPOT" and "spot" not in result.request.to_dict()
 
 
 @pytest.mark.parametrize(("pool", "key", "words"), [
@@ -312,12 +313,12 @@ def test_spot_is_the_older_spelling_of_scheduling_strategy_spot() -> None:
     ({"boot_disk_type": "pd-balanced"}, "chief.boot_disk_type", "pd-ssd, pd-standard"),
 ])
 def test_boot_disks_in_vertexs_ranges(pool: dict[str, Any], key: str, words: str) -> None:
-    result = composer.compose(job(chief={**CPU, **pool}))
+    result = compose_request(job(chief={**CPU, **pool}))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
 def test_each_pool_has_its_own_boot_disk() -> None:
-    result = composer.compose(job(chief={**CPU, "boot_disk_type": "hyperdisk-balanced",
+    result = compose_request(job(chief={**CPU, "boot_disk_type": "hyperdisk-balanced",
                                          "boot_disk_size_gb": 500},
                                   workers={"replica_count": 1, "boot_disk_size_gb": 64000}))
     assert result.ok, result.errors
@@ -327,14 +328,14 @@ def test_each_pool_has_its_own_boot_disk() -> None:
 
 
 def test_a_persistent_disk_per_node_is_explained() -> None:
-    result = composer.compose(job(chief={**CPU, "persistent_disk_size_gb": 2000}))
+    result = compose_request(job(chief={**CPU, "persistent_disk_size_gb": 2000}))
     text = result.errors["chief.persistent_disk_size_gb"][0]
     assert "no persistent data disk" in text
     assert "base_output_directory" in text and "nfs_mounts" in text
 
 
 def test_storage_network_and_identity_reach_the_job_spec() -> None:
-    result = composer.compose(job(
+    result = compose_request(job(
         base_output_directory="gs://my-bucket/runs/1",
         nfs_mounts=[{"server": "10.0.0.2", "path": "/share", "mount_point": "data"}],
         network="projects/123456789012/global/networks/vpc", reserved_ip_ranges=["range-a"],
@@ -368,18 +369,18 @@ def test_storage_network_and_identity_reach_the_job_spec() -> None:
 ])
 def test_network_identity_and_container_rules(fields: dict[str, Any], key: str,
                                               words: str) -> None:
-    result = composer.compose(job(**fields))
+    result = compose_request(job(**fields))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
 def test_the_strategys_variables_count_toward_vertexs_100() -> None:
-    result = composer.compose(job(strategy="zero2", chief=dict(A100_8),
+    result = compose_request(job(strategy="zero2", chief=dict(A100_8),
                                   env={f"V{i}": "x" for i in range(100)}))
     assert "the strategy adds 1" in messages(result.errors)
 
 
 def test_the_image_entrypoint_runs_without_a_command() -> None:
-    result = composer.compose(job(image_uri=IMAGE, image_entrypoint=True, args=["--x"]))
+    result = compose_request(job(image_uri=IMAGE, image_entrypoint=True, args=["--x"]))
     assert result.ok, result.errors
     assert pools(result.custom_job)[0]["containerSpec"] == {"imageUri": IMAGE, "args": ["--x"]}
 
@@ -392,7 +393,7 @@ def too_big(**fields: Any) -> dict[str, Any]:
 
 
 def test_a_job_that_does_not_fit_is_refused_with_what_would_fit() -> None:
-    result = composer.compose(too_big())
+    result = compose_request(too_big())
     [message] = result.errors["model.parameters"]
     assert "does not fit" in message and "40 GB device" in message
     assert "zero2" in result.suggestions["model.parameters"]
@@ -400,23 +401,23 @@ def test_a_job_that_does_not_fit_is_refused_with_what_would_fit() -> None:
 
 
 def test_the_team_can_choose_a_warning_instead() -> None:
-    result = composer.compose(too_big(), memory_policy="warn")
+    result = compose_request(too_big(), memory_policy="warn")
     assert result.ok
     assert "does not fit" in result.warnings["model.parameters"][0]
 
 
 def test_the_suggested_strategy_fits() -> None:
-    assert composer.compose(too_big(strategy="zero2")).ok
+    assert compose_request(too_big(strategy="zero2")).ok
 
 
 def test_without_a_model_size_there_is_no_plan() -> None:
-    assert composer.compose(job()).memory_plan is None
+    assert compose_request(job()).memory_plan is None
 
 
 # -- attempts ---------------------------------------------------------------------------------
 
 def test_for_attempt_keeps_the_users_labels_and_output_directory() -> None:
-    base = composer.compose(job(labels={"project": "vlm"},
+    base = compose_request(job(labels={"project": "vlm"},
                                 base_output_directory="gs://mine/run")).custom_job
     attempt = composer.for_attempt(base, display_name="cp-7-a1", labels={"cp-job": "7"},
                                    output_uri="gs://cp/jobs/job-7")
@@ -427,7 +428,7 @@ def test_for_attempt_keeps_the_users_labels_and_output_directory() -> None:
 def test_a_persistent_disk_in_a_custom_job_is_explained_at_its_path() -> None:
     from vertexplan.catalog import validate_custom_job
 
-    custom_job = composer.compose(job()).custom_job
+    custom_job = compose_request(job()).custom_job
     custom_job["jobSpec"]["workerPoolSpecs"][0]["diskSpec"]["persistentDiskSizeGb"] = 2000
     errors = {e.path: e for e in validate_custom_job(custom_job, "us-central1")}
     error = errors["jobSpec.workerPoolSpecs[0].diskSpec.persistentDiskSizeGb"]
@@ -442,7 +443,7 @@ H100_8 = {"machine_type": "a3-highgpu-8g", "accelerator_type": "NVIDIA_H100_80GB
 
 
 def test_a_tp_pp_dp_job_launches_torchrun_per_replica_with_nccl_settings() -> None:
-    result = composer.compose(job(strategy="fsdp", chief=dict(H100_8), workers={"replica_count": 3},
+    result = compose_request(job(strategy="fsdp", chief=dict(H100_8), workers={"replica_count": 3},
                                   parallelism={"tensor": 8, "pipeline": 2,
                                                "pipeline_schedule": "1f1b"}))
     assert result.ok, result.errors
@@ -473,7 +474,7 @@ def test_a_tp_pp_dp_job_launches_torchrun_per_replica_with_nccl_settings() -> No
      "tensor degree above 1"),
 ])
 def test_pipeline_options_are_checked(parallelism: dict[str, Any], key: str, words: str) -> None:
-    result = composer.compose(job(strategy="ddp", chief=dict(A100_8), parallelism=parallelism))
+    result = compose_request(job(strategy="ddp", chief=dict(A100_8), parallelism=parallelism))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
@@ -484,7 +485,7 @@ def test_pipeline_options_are_checked(parallelism: dict[str, Any], key: str, wor
 ])
 def test_the_model_parallel_presets_fit_and_launch_one_process_per_gpu(
         slug: str, degrees: dict[str, Any], world: int, devices: int) -> None:
-    result = composer.compose(presets.get(slug).job_request())
+    result = compose_request(presets.get(slug).job_request())
     assert result.ok, result.errors
     assert result.world_size == world
     chief = pools(result.custom_job)[0]

@@ -11,8 +11,8 @@ import yaml
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from tests.vertexplan.composer.helpers import A100_8, CPU, IMAGE, T4_2, job
-from vertexplan import composer, interop, presets
+from tests.vertexplan.composer.helpers import A100_8, CPU, IMAGE, T4_2, compose_request, job
+from vertexplan import interop, presets
 
 REGION = "us-central1"
 L4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}
@@ -51,7 +51,7 @@ VARIED: dict[str, dict[str, Any]] = {
 
 
 def compose(request: dict[str, Any]) -> dict[str, Any]:
-    result = composer.compose(request)
+    result = compose_request(request)
     assert result.ok, result.errors
     return result.custom_job
 
@@ -169,7 +169,7 @@ def test_a_described_job_with_output_fields_and_numbers_imports() -> None:
     assert request["chief"]["accelerator_type"] == "NVIDIA_TESLA_T4"
     assert request["scheduling_strategy"] == "SPOT"
     assert request["image_entrypoint"] is True
-    result = composer.compose(request)
+    result = compose_request(request)
     assert result.ok, result.errors
     # Vertex's defaults written out, nothing else changed.
     assert result.custom_job["jobSpec"]["workerPoolSpecs"][0]["diskSpec"] == {
@@ -203,7 +203,7 @@ def test_a_python_package_job_and_a_mig_partition_are_carried() -> None:
         "executor_image_uri": IMAGE, "package_uris": ["gs://b/trainer-0.1.tar.gz"],
         "python_module": "trainer.task"}
     assert imported.request["chief"]["gpu_partition_size"] == "1g.10gb"
-    composed = composer.compose(imported.request).custom_job["jobSpec"]["workerPoolSpecs"][0]
+    composed = compose_request(imported.request).custom_job["jobSpec"]["workerPoolSpecs"][0]
     assert composed["pythonPackageSpec"] == spec["workerPoolSpecs"][0]["pythonPackageSpec"]
     assert composed["machineSpec"]["gpuPartitionSize"] == "1g.10gb"
 

@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from controlplane.compose.validation import nested
+from tests.vertexplan.composer.helpers import compose_request
 from vertexplan import composer
 
 
@@ -19,7 +20,7 @@ def request(**overrides: Any) -> dict[str, Any]:
 
 
 def test_single_pool_job_is_a_valid_custom_job() -> None:
-    result = composer.compose(request())
+    result = compose_request(request())
     assert result.ok, result.errors
     pools = result.custom_job["jobSpec"]["workerPoolSpecs"]
     assert len(pools) == 1
@@ -36,7 +37,7 @@ def test_single_pool_job_is_a_valid_custom_job() -> None:
 
 
 def test_workers_pool_inherits_the_chief_machine_and_spot_is_scheduling() -> None:
-    result = composer.compose(request(spot=True, workers={"replica_count": 3}))
+    result = compose_request(request(spot=True, workers={"replica_count": 3}))
     assert result.ok, result.errors
     chief, workers = result.custom_job["jobSpec"]["workerPoolSpecs"]
     assert workers["machineSpec"] == chief["machineSpec"]
@@ -47,7 +48,7 @@ def test_workers_pool_inherits_the_chief_machine_and_spot_is_scheduling() -> Non
 
 
 def test_own_command_is_kept_as_given() -> None:
-    result = composer.compose(request(command=["bash", "-c"], args=["echo hi"]))
+    result = compose_request(request(command=["bash", "-c"], args=["echo hi"]))
     container = result.custom_job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
     assert container["command"] == ["bash", "-c"] and container["args"] == ["echo hi"]
 
@@ -66,7 +67,7 @@ def test_vertex_errors_come_back_on_the_request_field(chief: dict, workers: dict
     body = request(chief=chief)
     if workers is not None:
         body["workers"] = workers
-    result = composer.compose(body)
+    result = compose_request(body)
     assert not result.ok
     keys = set(result.errors)
     # An accelerator refused on a machine may be reported on its type or its count.
@@ -80,13 +81,13 @@ def test_a_workers_error_inherited_from_the_chief_is_reported_on_the_chief() -> 
     body = request(chief={"machine_type": "a2-highgpu-4g", "accelerator_type":
                           "NVIDIA_TESLA_A100", "accelerator_count": 3},
                    workers={"replica_count": 2})
-    result = composer.compose(body)
+    result = compose_request(body)
     assert "chief.accelerator_count" in result.errors
     assert not any(k.startswith("workers.accelerator") for k in result.errors)
 
 
 def test_for_attempt_sets_name_labels_and_output() -> None:
-    base = composer.compose(request()).custom_job
+    base = compose_request(request()).custom_job
     job = composer.for_attempt(base, display_name="cp-7-a2", labels={"cp-job": "7"},
                                output_uri="gs://b/jobs/job-7")
     assert job["displayName"] == "cp-7-a2" and job["labels"] == {"cp-job": "7"}
@@ -101,7 +102,7 @@ def test_nested_errors() -> None:
 
 def test_workers_on_their_own_machine_do_not_inherit_the_chief_accelerators() -> None:
     body = request(workers={"replica_count": 2, "machine_type": "n1-standard-4"})
-    result = composer.compose(body)
+    result = compose_request(body)
     assert result.ok, result.errors
     workers = result.custom_job["jobSpec"]["workerPoolSpecs"][1]
     assert workers["machineSpec"] == {"machineType": "n1-standard-4"}
@@ -111,7 +112,7 @@ def test_workers_on_their_own_machine_do_not_inherit_the_chief_accelerators() ->
 def test_an_error_of_workers_on_their_own_machine_stays_on_the_workers() -> None:
     body = request(chief={"machine_type": "n1-standard-4"},
                    workers={"replica_count": 1, "machine_type": "a2-highgpu-1g"})
-    result = composer.compose(body)
+    result = compose_request(body)
     # The workers left the accelerator out: the error is keyed by the field they did give.
     assert any(k.startswith("workers.") for k in result.errors), result.errors
     assert "NVIDIA_TESLA_A100" in " ".join(m for ms in result.errors.values() for m in ms)

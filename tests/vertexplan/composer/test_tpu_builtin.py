@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.vertexplan.composer.helpers import env_of, job, pools
+from tests.vertexplan.composer.helpers import compose_request, env_of, job, pools
 from vertexplan import composer, interop
 from vertexplan.composer import parallelism
 
@@ -17,7 +17,7 @@ USER_ARGS = ["--preset", "tiny", "--steps", "20"]
 
 
 def container(request: dict[str, Any]) -> dict[str, Any]:
-    result = composer.compose(request)
+    result = compose_request(request)
     assert result.ok, result.errors
     return pools(result.custom_job)[0]["containerSpec"]
 
@@ -65,7 +65,7 @@ def test_batch_and_precision_reach_the_jax_trainer_in_its_own_flags() -> None:
 ])
 def test_what_the_jax_trainer_cannot_run_is_refused_by_field(fields: dict[str, Any], key: str,
                                                              words: str) -> None:
-    result = composer.compose(job(strategy="tpu_jax", chief=dict(V5E_2X2), **fields))
+    result = compose_request(job(strategy="tpu_jax", chief=dict(V5E_2X2), **fields))
     assert words in " ".join(result.errors.get(key, [])), result.errors
 
 
@@ -79,9 +79,9 @@ def test_a_pytorch_xla_job_runs_the_xla_trainer_on_the_pjrt_tpu_device() -> None
 
 
 def test_a_builtin_pytorch_xla_job_is_composed_without_a_warning_as_is_your_own() -> None:
-    builtin = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2)))
+    builtin = compose_request(job(strategy="tpu_xla", chief=dict(V5E_2X2)))
     assert builtin.ok and "strategy" not in builtin.warnings
-    own = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2),
+    own = compose_request(job(strategy="tpu_xla", chief=dict(V5E_2X2),
                                command=["python", "train_xla.py"]))
     assert own.ok and "strategy" not in own.warnings
 
@@ -92,7 +92,7 @@ def test_a_pytorch_xla_job_with_fsdp_sharding_shards_over_every_chip() -> None:
 
 
 def test_the_pytorch_xla_trainer_refuses_tensor_parallelism_by_field() -> None:
-    result = composer.compose(job(strategy="tpu_xla", chief=dict(V5E_2X2),
+    result = compose_request(job(strategy="tpu_xla", chief=dict(V5E_2X2),
                                   parallelism={"tensor": 2}))
     assert "(data, fsdp) mesh" in " ".join(result.errors.get("parallelism.tensor", [])), \
         result.errors
@@ -119,19 +119,19 @@ def test_the_deployments_tpu_images_are_read_at_each_compose(monkeypatch) -> Non
 ])
 def test_an_exported_jax_job_imports_back_as_the_same_fields(fields: dict[str, Any]) -> None:
     request = job(strategy="tpu_jax", chief=dict(V6E_2X4), **fields)
-    composed = composer.compose(request)
+    composed = compose_request(request)
     imported = interop.to_request(composed.custom_job, region="us-central1").request
     assert "command" not in imported, "read back as the built-in trainer, not a command"
     for key, value in fields.items():
         assert imported[key] == value
-    assert composer.compose(imported).custom_job == composed.custom_job
+    assert compose_request(imported).custom_job == composed.custom_job
 
 
 def test_a_mesh_the_fields_cannot_express_is_imported_verbatim() -> None:
     request = job(strategy="tpu_jax", chief=dict(V6E_2X4), command=["python", "-m",
                   "trainers.jax"], args=["--mesh", "2,2,2", "--steps", "5"])
-    composed = composer.compose(request)
+    composed = compose_request(request)
     assert composed.ok, composed.errors
     imported = interop.to_request(composed.custom_job, region="us-central1").request
     assert imported["args"] == ["--mesh", "2,2,2", "--steps", "5"]
-    assert composer.compose(imported).custom_job == composed.custom_job
+    assert compose_request(imported).custom_job == composed.custom_job

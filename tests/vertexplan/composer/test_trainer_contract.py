@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.vertexplan.composer.helpers import A100_8, env_of, job, pools
-from vertexplan import composer
+from tests.vertexplan.composer.helpers import A100_8, compose_request, env_of, job, pools
 
 CASES = {
     "zero2-offload": job(strategy="zero2", chief=dict(A100_8), workers={"replica_count": 3},
@@ -32,7 +31,7 @@ def test_the_built_in_trainer_accepts_the_composed_configuration(name: str) -> N
     from trainers import deepspeed_config, train
     from trainers.config import ZERO_STAGES, fsdp_from_json, validate
 
-    result = composer.compose(CASES[name])
+    result = compose_request(CASES[name])
     assert result.ok, result.errors
     chief = pools(result.custom_job)[0]
     env = env_of(chief)

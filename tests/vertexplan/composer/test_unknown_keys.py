@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.vertexplan.composer.helpers import A100_8, job
-from vertexplan import composer, presets
+from tests.vertexplan.composer.helpers import A100_8, compose_request, job
+from vertexplan import presets
 from vertexplan.composer import keys
 from vertexplan.composer.request import PERSISTENT_DISK_WORDS
 
@@ -50,7 +50,7 @@ FULL: dict[str, Any] = job(
 ])
 def test_an_unknown_key_is_refused_on_its_path_with_the_name_meant(
         request_: dict[str, Any], path: str, meant: str) -> None:
-    result = composer.compose(request_)
+    result = compose_request(request_)
     assert not result.ok
     assert path in result.errors, result.errors
     assert f"did you mean {meant}" in " ".join(result.errors[path])
@@ -58,13 +58,13 @@ def test_an_unknown_key_is_refused_on_its_path_with_the_name_meant(
 
 
 def test_spot_asked_for_by_an_unknown_name_is_never_composed_as_standard_and_valid() -> None:
-    result = composer.compose(job(chief={"machine_type": "n1-standard-4", "useSpot": True}))
+    result = compose_request(job(chief={"machine_type": "n1-standard-4", "useSpot": True}))
     assert not result.ok
     assert "scheduling_strategy: SPOT" in result.errors["chief.useSpot"][0]
 
 
 def test_every_known_section_composes_without_unknown_key_errors() -> None:
-    result = composer.compose(FULL)
+    result = compose_request(FULL)
     assert not list(keys.unknown(FULL))
     assert not any("would be" in m for ms in result.errors.values() for m in ms), result.errors
 
@@ -104,6 +104,6 @@ def test_any_unknown_key_anywhere_is_refused(where: tuple[Any, ...], key: str) -
     if key in node or key in PERSISTENT_DISK_WORDS:
         return  # a persistent disk has its own answer (tests/compose)
     node[key] = True
-    result = composer.compose(request)
+    result = compose_request(request)
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in (*where, key))
     assert path.lstrip(".") in result.errors, (path, result.errors)

@@ -14,6 +14,7 @@ import pytest
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
+from tests.vertexplan.composer.helpers import compose_request
 from vertexplan import composer, interop
 from vertexplan.catalog import validate_custom_job
 from vertexplan.catalog.normalize import normalize_custom_job
@@ -67,9 +68,9 @@ def errors_of(result: interop.Imported) -> dict[str, list[str]]:
     for path, messages in result.errors.items():
         errors.setdefault(path, []).extend(messages)
     if not errors:
-        composed = composer.compose(result.request)
+        composed = compose_request(result.request)
         for key, messages in composed.errors.items():
-            path = composer.custom_job_path_for(key, result.request, result.custom_job)
+            path = composer.custom_job_path_for(key, result.custom_job)
             errors.setdefault(path, []).extend(messages)
     return errors
 
@@ -97,7 +98,7 @@ def vertex_reads(job: dict[str, Any]) -> dict[str, Any]:
 def test_a_valid_spec_composes_to_what_it_asked_for_and_round_trips(name: str) -> None:
     result = imported(name)
     assert errors_of(result) == {}, name
-    composed = composer.compose(result.request)
+    composed = compose_request(result.request)
     assert composed.ok, composed.errors
     asked, _ = normalize_custom_job(result.custom_job)
     assert vertex_reads(composed.custom_job) == vertex_reads(asked)
@@ -107,7 +108,7 @@ def test_a_valid_spec_composes_to_what_it_asked_for_and_round_trips(name: str) -
         name = composed.custom_job["displayName"] if fmt == "wandb" else ""
         again = interop.import_text(text, region=DEFAULT_REGION, name=name)
         assert again.errors == {}, (fmt, again.errors)
-        back = composer.compose(again.request).custom_job
+        back = compose_request(again.request).custom_job
         if fmt == "wandb":
             # Equal but for the fields the export says it could not carry.
             lost = wandb_launch.unsupported(composed.custom_job)
@@ -134,7 +135,7 @@ def test_an_invalid_spec_is_refused_on_the_right_path(name: str) -> None:
 
 
 def test_strings_are_kept_byte_for_byte() -> None:
-    composed = composer.compose(imported("gcloud_bash_script_env.yaml").request).custom_job
+    composed = compose_request(imported("gcloud_bash_script_env.yaml").request).custom_job
     container = composed["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
     assert container["args"] == ['set -e\necho "  indented  "\npython train.py\n']
     assert container["env"] == [{"name": "GREETING", "value": "  spaced value  "},
@@ -150,7 +151,7 @@ def test_a_gcloud_file_is_named_by_its_flag_else_the_file() -> None:
 
 
 def test_workers_keep_the_reservation_they_inherit_with_the_machine() -> None:
-    composed = composer.compose(imported("gcloud_h100_reservation_workers.yaml").request)
+    composed = compose_request(imported("gcloud_h100_reservation_workers.yaml").request)
     chief, workers = composed.custom_job["jobSpec"]["workerPoolSpecs"][:2]
     assert workers["machineSpec"]["reservationAffinity"] == \
         chief["machineSpec"]["reservationAffinity"]
@@ -159,7 +160,7 @@ def test_workers_keep_the_reservation_they_inherit_with_the_machine() -> None:
 
 
 def test_a_sub_second_timeout_is_kept() -> None:
-    composed = composer.compose(imported("gcloud_subsecond_timeout.yaml").request)
+    composed = compose_request(imported("gcloud_subsecond_timeout.yaml").request)
     assert composed.custom_job["jobSpec"]["scheduling"]["timeout"] == "3600.5s"
 
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from vertexplan import composer, interop
+from tests.vertexplan.composer.helpers import compose_request
+from vertexplan import interop
 from vertexplan.interop import wandb_launch
 
 REGION = "us-central1"
@@ -36,7 +37,7 @@ DOCS_CONFIG = {"vertex": {
 
 
 def _composed(body: dict[str, Any]) -> dict[str, Any]:
-    composition = composer.compose(body)
+    composition = compose_request(body)
     assert not composition.errors, composition.errors
     return composition.custom_job
 
@@ -99,7 +100,7 @@ def test_the_docs_queue_config_imports_into_the_composer() -> None:
         assert any("entry point" in w for w in imported.warnings)
     # With a real image the request composes into a job.
     request = {**request, "image_uri": "us-docker.pkg.dev/p/r/trainer:1"}
-    assert not composer.compose(request).errors
+    assert not compose_request(request).errors
 
 
 def test_what_a_queue_config_cannot_carry_is_named() -> None:

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from vertexplan import composer
+from tests.vertexplan.composer.helpers import compose_request
 from vertexplan.memory import Layout, ModelShape
 from vertexplan.perf.expected_step import ASSUMED_UTILISATION, ExpectedStep, expected_step
 
@@ -78,7 +78,7 @@ def test_without_what_it_needs_it_says_why(model: ModelShape, accelerator: str |
 
 
 def test_a_composed_job_with_a_model_carries_its_modelled_step() -> None:
-    composed = composer.compose({
+    composed = compose_request({
         "name": "lm", "strategy": "ddp", "precision": "bf16",
         "chief": {"machine_type": "a2-highgpu-8g", "accelerator_type": "NVIDIA_TESLA_A100",
                   "accelerator_count": 8},
@@ -88,5 +88,5 @@ def test_a_composed_job_with_a_model_carries_its_modelled_step() -> None:
     assert composed.ok, composed.errors  # too big for 40 GB: a warning, still modelled
     assert isinstance(composed.expected_step, ExpectedStep)
     assert composed.expected_step.seconds == _step().seconds
-    without = composer.compose({"name": "lm", "chief": {"machine_type": "n1-standard-4"}})
+    without = compose_request({"name": "lm", "chief": {"machine_type": "n1-standard-4"}})
     assert without.expected_step is None

@@ -9,8 +9,8 @@ from fractions import Fraction
 
 import pytest
 
+from tests.vertexplan.composer.helpers import compose_request
 from vertexplan import catalog
-from vertexplan.composer import compose
 from vertexplan.memory import ModelShape
 from vertexplan.perf.scaling import scaling_efficiency
 from vertexplan.pricing import PricingError, default_table, flex, job_estimate
@@ -30,7 +30,7 @@ def query(model: ModelShape | None = SEVEN_B, **changes: object) -> Query:
 
 
 def priced_as_composed(result: Recommendation, region: str) -> job_estimate.Estimate:
-    composition = compose(result.request)
+    composition = compose_request(result.request)
     assert composition.ok, (result.label, composition.errors)
     return job_estimate.hourly(composition.custom_job, region, default_table())
 
@@ -56,7 +56,7 @@ def test_every_result_is_a_job_the_composer_accepts_and_that_fits(name: str) -> 
     assert found.results, found.reason
     assert len(found.results) <= q.limit
     for result in found.results:
-        composition = compose(result.request)
+        composition = compose_request(result.request)
         assert composition.ok, (result.label, composition.errors)
         plan = composition.memory_plan
         assert plan is not None and plan.fits, result.label
@@ -81,7 +81,7 @@ def test_costs_are_the_composed_jobs_price_for_the_duration(name: str) -> None:
         hourly = priced_as_composed(result, q.region).hourly
         assert result.hourly == hourly
         seconds = result.seconds
-        hourly = job_estimate.hourly(compose(result.request).custom_job, q.region,
+        hourly = job_estimate.hourly(compose_request(result.request).custom_job, q.region,
                                      default_table())
         expected = job_estimate.for_steps(hourly, 1, seconds)
         assert result.totals == expected
@@ -104,7 +104,7 @@ def test_the_first_result_is_the_cheapest_valid_configuration_that_fits() -> Non
                            "model": {"parameters": SMALL.parameters},
                            "chief": {"machine_type": machine, "accelerator_type": accelerator,
                                      "accelerator_count": count}}
-                composition = compose(request)
+                composition = compose_request(request)
                 if not composition.ok:
                     continue
                 try:
@@ -214,7 +214,7 @@ def test_a_deadline_drops_the_slow_configurations() -> None:
     assert found.results and found.rejected["deadline"]
     assert all(r.seconds <= 2 * 3600 for r in found.results)
     for result in found.results:
-        assert compose(result.request).request["timeout_hours"] == 2
+        assert compose_request(result.request).request.timeout_hours == 2
 
 
 def test_nothing_fits_gives_no_results_and_says_why() -> None:
@@ -239,20 +239,19 @@ def test_a_tpu_job_runs_its_built_in_trainer(strategy: str) -> None:
         assert result.hardware.kind == "tpu"
         assert "command" not in result.request and "image_uri" not in result.request
         assert not any("your own image" in n for n in result.notes)
-        composed = compose(result.request)
+        composed = compose_request(result.request)
         assert composed.ok, composed.errors
         assert not composed.warnings.get("strategy")
 
 
 def test_a_gpu_jobs_alternatives_are_comparable_tpu_slices_the_composer_accepts() -> None:
-    job = compose({"name": "a100", "strategy": "zero3", "precision": "bf16",
+    job = compose_request({"name": "a100", "strategy": "zero3", "precision": "bf16",
                    "region": "us-central1", "model": {"parameters": 7_000_000_000},
                    "chief": {"machine_type": "a2-highgpu-8g",
                              "accelerator_type": "NVIDIA_TESLA_A100",
                              "accelerator_count": 8}})
     assert job.ok
-    found = alternatives(job.request, job.custom_job, job.world_size, "us-central1",
-                         Fraction(36_000), default_table())
+    found = alternatives(job, Fraction(36_000), default_table())
     assert found
     aggregate = 8 * peak_tflops("NVIDIA_TESLA_A100")
     for alt in found:
@@ -263,7 +262,7 @@ def test_a_gpu_jobs_alternatives_are_comparable_tpu_slices_the_composer_accepts(
             <= aggregate * 2
         assert alt.seconds == 36_000 * aggregate / (
             alt.hardware.devices * peak_tflops(alt.hardware.device))
-        assert compose(alt.request).ok
+        assert compose_request(alt.request).ok
     assert len({a.hardware for a in found}) == len(found)
 
 
@@ -274,26 +273,24 @@ def test_the_alternatives_say_why_jax_and_not_pytorch_xla() -> None:
 
 
 def test_a_gpu_job_with_its_own_command_keeps_it_on_the_tpu() -> None:
-    job = compose({"name": "own", "strategy": "ddp", "region": "us-central1",
+    job = compose_request({"name": "own", "strategy": "ddp", "region": "us-central1",
                    "image_uri": "us-docker.pkg.dev/p/r/train:1", "command": ["python", "t.py"],
                    "chief": {"machine_type": "a2-highgpu-8g",
                              "accelerator_type": "NVIDIA_TESLA_A100",
                              "accelerator_count": 8}})
     assert job.ok, job.errors
-    found = alternatives(job.request, job.custom_job, job.world_size, "us-central1",
-                         Fraction(3600), default_table())
+    found = alternatives(job, Fraction(3600), default_table())
     assert found
     for alt in found:
         assert alt.strategy == "tpu_jax"
         assert alt.request["command"] == ["python", "t.py"]
         assert alt.request["image_uri"] == "us-docker.pkg.dev/p/r/train:1"
-        assert compose(alt.request).ok
+        assert compose_request(alt.request).ok
 
 
 def test_a_cpu_job_has_no_alternatives() -> None:
-    job = compose({"name": "cpu", "chief": {"machine_type": "n1-standard-4"}})
-    assert alternatives(job.request, job.custom_job, job.world_size, "us-central1",
-                        Fraction(3600), default_table()) == []
+    job = compose_request({"name": "cpu", "chief": {"machine_type": "n1-standard-4"}})
+    assert alternatives(job, Fraction(3600), default_table()) == []
 
 
 @pytest.mark.parametrize("bad", [

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from vertexplan.catalog import lookups
 from vertexplan.catalog.errors import FieldError
 from vertexplan.catalog.loader import get_catalog
+from vertexplan.catalog.lookups import (
+    allowed_accelerators,
+    get_tpu_machine,
+    machines_for_accelerator,
+)
 from vertexplan.catalog.records import MachineType
 from vertexplan.catalog.rules._common import json_type, short
 from vertexplan.catalog.suggest import did_you_mean, mean_clause, or_list
@@ -21,7 +25,7 @@ def describe_offer(machine: MachineType) -> str:
     '4 NVIDIA_TESLA_A100' for a machine that comes with its GPUs, 'NVIDIA_TESLA_P4 (1, 2 or 4),
     ... or NVIDIA_TESLA_V100 (1, 2, 4 or 8)' for one that takes a choice.
     """
-    combos = lookups.allowed_accelerators(machine.name)
+    combos = allowed_accelerators(machine.name)
     if machine.accelerators == "required" and len(combos) == 1:
         ((acc, counts),) = combos.items()
         return f"{or_list(counts)} {acc}"
@@ -52,7 +56,7 @@ def sibling_for_count(machine: MachineType, accelerator: str, count: int) -> str
     machines = get_catalog().machines
     candidates = [
         name
-        for name in lookups.machines_for_accelerator(accelerator, count)
+        for name in machines_for_accelerator(accelerator, count)
         if machines[name].family == machine.family
     ]
     found = nearest_machines(machine, candidates, limit=1)
@@ -87,8 +91,8 @@ def _malformed(pool: PoolView) -> Iterator[FieldError]:
 def _no_accelerators(pool: PoolView, machine: MachineType) -> Iterator[FieldError]:
     acc = pool.accelerator_type.value
     if acc is not None:
-        others = lookups.machines_for_accelerator(acc, pool.accelerators_requested or None)
-        others = nearest_machines(machine, others or lookups.machines_for_accelerator(acc))
+        others = machines_for_accelerator(acc, pool.accelerators_requested or None)
+        others = nearest_machines(machine, others or machines_for_accelerator(acc))
         yield FieldError(
             pool.accelerator_type.path,
             f"{machine.name} takes no accelerators"
@@ -103,7 +107,7 @@ def _no_accelerators(pool: PoolView, machine: MachineType) -> Iterator[FieldErro
 
 
 def _tpu_slice(pool: PoolView, machine: MachineType) -> Iterator[FieldError]:
-    tpu = lookups.get_tpu_machine(machine.name)
+    tpu = get_tpu_machine(machine.name)
     if tpu is None:
         return
     acc, count = pool.accelerator_type.value, pool.accelerators_requested
@@ -132,7 +136,7 @@ def _tpu_slice(pool: PoolView, machine: MachineType) -> Iterator[FieldError]:
 
 
 def _attachable(pool: PoolView, machine: MachineType) -> Iterator[FieldError]:
-    combos = lookups.allowed_accelerators(machine.name)
+    combos = allowed_accelerators(machine.name)
     acc, count = pool.accelerator_type.value, pool.accelerators_requested
     if acc is None:
         yield from _no_accelerator_type(pool, machine, combos, count)
@@ -179,9 +183,9 @@ def _accelerator_not_offered(
     pool: PoolView, machine: MachineType, acc: str, count: int
 ) -> Iterator[FieldError]:
     verb = "comes with" if machine.accelerators == "required" else "takes"
-    others = lookups.machines_for_accelerator(acc, count or None)
+    others = machines_for_accelerator(acc, count or None)
     wanted = f"{count} {acc}" if others and count else acc
-    others = nearest_machines(machine, others or lookups.machines_for_accelerator(acc))
+    others = nearest_machines(machine, others or machines_for_accelerator(acc))
     where = (
         f"; for {wanted} use {or_list(others)}"
         if others
@@ -205,7 +209,7 @@ def _count_not_offered(
             f"{message}; did you mean {sibling}? (or acceleratorCount {or_list(counts)})",
             (sibling,),
         )
-    anywhere = lookups.machines_for_accelerator(acc, count)
+    anywhere = machines_for_accelerator(acc, count)
     elsewhere = (
         f"; {count} {acc} come with {or_list(anywhere[:_SUGGEST_MAX])}"
         if anywhere

@@ -13,8 +13,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from vertexplan.catalog import schema
 from vertexplan.catalog.errors import FieldError, child, item
+from vertexplan.catalog.schema import LIST_OF, MAP_KINDS, MESSAGES, SCALAR, camel, field_kind
 from vertexplan.catalog.view import JobView
 
 # Names people write for something Vertex spells differently: said outright, not guessed.
@@ -45,26 +45,26 @@ def nearest(key: str, names: list[str]) -> str:
 def _walk(message: str, obj: object, path: str) -> Iterator[FieldError]:
     if not isinstance(obj, dict):
         return
-    fields = schema.MESSAGES[message]
+    fields = MESSAGES[message]
     for key, value in obj.items():
         if not isinstance(key, str):
             yield FieldError(path or "", f"{path or 'the job'} has a key {key!r} that is not a "
                              "string")
             continue
-        kind = schema.field_kind(message, key)
+        kind = field_kind(message, key)
         where = child(path, key)
         if kind is None:
             yield _unknown(message, key, where, sorted(fields))
             continue
-        if key not in fields and schema.camel(key) in obj:
-            yield FieldError(where, f"{key!r} and {schema.camel(key)!r} are the same {message} "
+        if key not in fields and camel(key) in obj:
+            yield FieldError(where, f"{key!r} and {camel(key)!r} are the same {message} "
                              "field written twice (Vertex refuses a field given twice): keep "
-                             f"{schema.camel(key)}", (schema.camel(key),))
+                             f"{camel(key)}", (camel(key),))
             continue
-        if kind == schema.SCALAR or kind in schema.MAP_KINDS:
+        if kind == SCALAR or kind in MAP_KINDS:
             continue
-        if kind.startswith(schema.LIST_OF):
-            inner = kind.removeprefix(schema.LIST_OF)
+        if kind.startswith(LIST_OF):
+            inner = kind.removeprefix(LIST_OF)
             for i, entry in enumerate(value if isinstance(value, list) else ()):
                 yield from _walk(inner, entry, item(where, i))
         else:

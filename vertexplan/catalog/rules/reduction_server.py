@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from vertexplan.catalog import lookups
 from vertexplan.catalog.errors import FieldError
+from vertexplan.catalog.lookups import get_accelerator, reduction_server_image
 from vertexplan.catalog.view import JobView, PoolView
 
 _IMAGE = re.compile(
@@ -21,7 +21,7 @@ def is_reduction_server_image(image_uri: str) -> bool:
 
 
 def _uses_gpus(pool: PoolView) -> bool:
-    acc = lookups.get_accelerator(pool.accelerator_type.value or "")
+    acc = get_accelerator(pool.accelerator_type.value or "")
     return acc is not None and acc.kind == "gpu" and pool.accelerators_requested > 0
 
 
@@ -33,9 +33,9 @@ def check_reduction_server(view: JobView) -> Iterator[FieldError]:
             continue
         if match["host"] not in IMAGE_HOSTS:
             example = (
-                lookups.reduction_server_image(view.region)
+                reduction_server_image(view.region)
                 if view.region
-                else lookups.reduction_server_image("us-central1")
+                else reduction_server_image("us-central1")
             )
             yield FieldError(
                 pool.image_uri_path,

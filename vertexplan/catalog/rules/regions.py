@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vertexplan.catalog import lookups, offerings
 from vertexplan.catalog.errors import FieldError
+from vertexplan.catalog.lookups import get_tpu_machine
+from vertexplan.catalog.offerings import (
+    known_region,
+    offered,
+    provenance,
+    regions_offering,
+    tpu_offering,
+)
 from vertexplan.catalog.suggest import or_list
 from vertexplan.catalog.view import JobView
 
@@ -19,28 +26,28 @@ _CLOUD_TPU = {"TPU_V2": "v2", "TPU_V3": "v3"}
 
 def check_region_offerings(view: JobView) -> Iterator[FieldError]:
     region = view.region
-    if not region or not offerings.known_region(region):
+    if not region or not known_region(region):
         return
     for pool in view.active_pools:
         machine = pool.machine
         if machine is None:
             continue
         if machine.is_tpu:
-            tpu = lookups.get_tpu_machine(machine.name)
+            tpu = get_tpu_machine(machine.name)
             generation = tpu.generation if tpu is not None else _CLOUD_TPU.get(
                 pool.accelerator_type.value)
             if generation is None:
                 continue
-            wanted, path, label = (offerings.tpu_offering(generation),
+            wanted, path, label = (tpu_offering(generation),
                                    pool.machine_type.path, f"TPU {generation}")
         elif isinstance(pool.accelerator_type.value, str):
             wanted, path, label = (pool.accelerator_type.value, pool.accelerator_type.path,
                                    pool.accelerator_type.value)
         else:
             continue
-        if offerings.offered(region, wanted) is False:
-            elsewhere = offerings.regions_offering(wanted)
+        if offered(region, wanted) is False:
+            elsewhere = regions_offering(wanted)
             where = (f"regions that offer it: {or_list(elsewhere)}" if elsewhere
                      else "no region in the catalogue offers it")
             yield FieldError(path, f"{label} is not offered for Vertex training in {region} "
-                             f"({offerings.provenance(region)}); {where}")
+                             f"({provenance(region)}); {where}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vertexplan.catalog import lookups
 from vertexplan.catalog.enums import (
     DEPRECATED_STRATEGIES,
     FLEX_START_ACCELERATORS,
@@ -12,6 +11,7 @@ from vertexplan.catalog.enums import (
     STRATEGY_CHOICES,
 )
 from vertexplan.catalog.errors import FieldError
+from vertexplan.catalog.lookups import default_tpu_topology, get_tpu_topology, tpu_topologies
 from vertexplan.catalog.records import TpuTopology
 from vertexplan.catalog.rules._common import json_type, short, wrong_type
 from vertexplan.catalog.suggest import did_you_mean, mean_clause, or_list
@@ -102,9 +102,9 @@ def _tpu_pod(pool: PoolView) -> TpuTopology | None:
         return None
     name = pool.tpu_topology.value
     topo = (
-        lookups.get_tpu_topology(machine.name, name)
+        get_tpu_topology(machine.name, name)
         if name
-        else lookups.default_tpu_topology(machine.name)
+        else default_tpu_topology(machine.name)
     )
     return topo if topo is not None and topo.is_pod else None
 
@@ -116,7 +116,7 @@ def check_spot_on_tpu_pods(view: JobView) -> Iterator[FieldError]:
         pod = _tpu_pod(pool)
         if pod is None:
             continue
-        single = [t.topology for t in lookups.tpu_topologies(pod.machine_type) if not t.is_pod]
+        single = [t.topology for t in tpu_topologies(pod.machine_type) if not t.is_pod]
         yield FieldError(
             view.scheduling_field("strategy").path,
             f"SPOT is not supported on TPU Pods: {pod.machine_type} with tpuTopology "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vertexplan.catalog import lookups
 from vertexplan.catalog.errors import FieldError
 from vertexplan.catalog.loader import get_catalog
+from vertexplan.catalog.lookups import default_tpu_topology, get_tpu_machine
 from vertexplan.catalog.rules._common import short, wrong_type
 from vertexplan.catalog.suggest import did_you_mean, mean_clause, or_list
 from vertexplan.catalog.view import JobView
@@ -20,7 +20,7 @@ def check_tpu_topology(view: JobView) -> Iterator[FieldError]:
         if f.bad:
             yield wrong_type(f, "a topology string", '"2x2"')
             continue
-        tpu = lookups.get_tpu_machine(machine.name)
+        tpu = get_tpu_machine(machine.name)
         if tpu is None:
             if f.present and f.raw != "":
                 yield FieldError(
@@ -31,7 +31,7 @@ def check_tpu_topology(view: JobView) -> Iterator[FieldError]:
             continue
         names = [t.topology for t in tpu.topologies]
         if not f.present or f.raw == "":
-            if lookups.default_tpu_topology(machine.name) is None:
+            if default_tpu_topology(machine.name) is None:
                 yield FieldError(
                     f.path,
                     f"{machine.name} needs a tpuTopology: {or_list(names)} (chips per "

@@ -69,10 +69,9 @@ class Command(BaseCommand):
             request = {**SAMPLE_JOB, "spot": not options["on_demand"]}
             request["args"] = ["--preset", "tiny", "--steps", str(options["steps"]),
                                "--checkpoint-every", "50"]
-            checked = validation.check(request, team)
+            checked = validation.check(validation.read_request(request), team)
             if not checked.ok:
                 raise CommandError(f"the sample job does not validate: {checked.errors}")
-            job = submission.create_job(team=team, user=user, request=checked.request,
-                                       composition=checked.composition)
+            job = submission.create_job(team=team, user=user, checked=checked)
             out["job"] = job.pk
         self.stdout.write(json.dumps(out))
