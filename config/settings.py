@@ -17,6 +17,7 @@ from controlplane.core.env import (
     envstr,
     envurl,
 )
+from controlplane.core.task_limits import check_visibility_timeout, soft_limit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("CP_VAR_DIR", str(BASE_DIR / "var")))
@@ -253,8 +254,19 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     {"visibility_timeout": envint("CP_BROKER_VISIBILITY_TIMEOUT_S", 600, minimum=10)}
     if CELERY_BROKER_URL.startswith("redis") else {}
 )
-CELERY_TASK_SOFT_TIME_LIMIT = 240
-CELERY_TASK_TIME_LIMIT = 300
+# Every task's hard time limit (the worker kills it there), and the one of the few tasks that
+# may run longer (log retention, pruning old latency samples); each soft limit is 80 % of its
+# hard one. Both stay below the visibility timeout, or the process does not start: a task
+# running past it would be delivered again and run twice (controlplane/core/task_limits.py).
+CP_TASK_TIME_LIMIT_S = envint("CP_TASK_TIME_LIMIT_S", 300, minimum=2)
+CP_LONG_TASK_TIME_LIMIT_S = envint("CP_LONG_TASK_TIME_LIMIT_S", 540, minimum=2)
+check_visibility_timeout(CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout"), {
+    "CP_TASK_TIME_LIMIT_S": CP_TASK_TIME_LIMIT_S,
+    "CP_LONG_TASK_TIME_LIMIT_S": CP_LONG_TASK_TIME_LIMIT_S,
+})
+# Also for Celery's own tasks; the project's get theirs from its task decorator.
+CELERY_TASK_SOFT_TIME_LIMIT = soft_limit(CP_TASK_TIME_LIMIT_S)
+CELERY_TASK_TIME_LIMIT = CP_TASK_TIME_LIMIT_S
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

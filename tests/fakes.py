@@ -1,21 +1,58 @@
 """An in-memory Backend for unit tests of the lifecycle's own logic.
 
 The integration tests (tests/integration/) exercise the real client libraries against the real
-emulator; this double only lets unit tests script backend answers and crashes precisely.
+emulator; this double only lets unit tests script backend answers and crashes precisely. Where
+it answers on its own (a create, a cancel, a refusal), it answers as Vertex and the emulator
+do: tests/backends/test_contract.py runs the same tests against it and the emulator.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from controlplane.backends import errors
 from controlplane.backends.base import (
+    TERMINAL_VERTEX_STATES,
     Backend,
     LogPage,
     RemoteJob,
     RemoteTuningJob,
 )
+
+# Vertex's label rules: lowercase letters, digits, '_' and '-', at most 63 characters; a key
+# starts with a letter.
+_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+
+
+def _check_labels(labels: dict[str, str]) -> None:
+    for key, value in labels.items():
+        if not _LABEL_KEY.fullmatch(key) or not _LABEL_VALUE.fullmatch(value):
+            raise errors.InvalidJobSpec(f"invalid label {key}={value!r}")
+
+
+def _check_custom_job(custom_job: dict[str, Any], where: str = "custom_job") -> None:
+    """The refusals of Vertex (and the emulator) that tests rely on: INVALID_ARGUMENT."""
+    if not custom_job.get("displayName"):
+        raise errors.InvalidJobSpec(f"{where}.display_name is required")
+    _check_labels(custom_job.get("labels", {}))
+    _check_job_spec(custom_job.get("jobSpec", {}), f"{where}.job_spec")
+
+
+def _check_job_spec(spec: dict[str, Any], where: str) -> None:
+    if not spec.get("workerPoolSpecs"):
+        raise errors.InvalidJobSpec(f"{where}.worker_pool_specs is required")
+
+
+def _cancelling(state: str, name: str) -> str:
+    """The state a cancel leaves a job in; a finished job cannot be cancelled."""
+    if state in TERMINAL_VERTEX_STATES:
+        raise errors.FailedPrecondition(f"{name} is in state {state} and cannot be cancelled")
+    return "JOB_STATE_CANCELLING"
 
 
 class FakeBackend(Backend):
@@ -29,12 +66,18 @@ class FakeBackend(Backend):
         self.crash_after_create = False
         self._ids = itertools.count(1000)
 
+    @property
+    def parent(self) -> str:
+        return f"projects/{self.project}/locations/{self.region}"
+
     def create_custom_job(self, custom_job: dict[str, Any]) -> RemoteJob:
         if self.fail_creates:
             raise self.fail_creates.pop(0)
-        name = f"projects/{self.project}/locations/{self.region}/customJobs/{next(self._ids)}"
+        _check_custom_job(custom_job)
+        name = f"{self.parent}/customJobs/{next(self._ids)}"
         job = RemoteJob(name=name, display_name=custom_job["displayName"],
-                        state="JOB_STATE_QUEUED", labels=dict(custom_job.get("labels", {})))
+                        state="JOB_STATE_QUEUED", labels=dict(custom_job.get("labels", {})),
+                        create_time=datetime.now(UTC))
         self.jobs[name] = job
         self.created.append(custom_job)
         if self.crash_after_create:
@@ -55,11 +98,11 @@ class FakeBackend(Backend):
         return self.jobs[name]
 
     def set_state(self, name: str, state: str, **fields: Any) -> None:
-        from dataclasses import replace
-
         self.jobs[name] = replace(self.jobs[name], state=state, **fields)
 
     def cancel_custom_job(self, name: str) -> None:
+        job = self.get_custom_job(name)
+        self.jobs[name] = replace(job, state=_cancelling(job.state, name))
         self.cancelled.append(name)
 
     def list_log_entries(self, filter_: str, *, page_size: int, page_token: str = "",
@@ -80,11 +123,12 @@ class FakeTuningBackend(FakeBackend):
     def create_tuning_job(self, tuning_job: dict[str, Any]) -> RemoteTuningJob:
         if self.fail_creates:
             raise self.fail_creates.pop(0)
-        name = (f"projects/{self.project}/locations/{self.region}/hyperparameterTuningJobs/"
-                f"{next(self._ids)}")
+        _check_tuning_job(tuning_job)
+        name = f"{self.parent}/hyperparameterTuningJobs/{next(self._ids)}"
         job = RemoteTuningJob(name=name, display_name=tuning_job["displayName"],
                               state="JOB_STATE_PENDING",
-                              labels=dict(tuning_job.get("labels", {})))
+                              labels=dict(tuning_job.get("labels", {})),
+                              create_time=datetime.now(UTC))
         self.tuning[name] = job
         self.tuning_created.append(tuning_job)
         if self.crash_after_create:
@@ -106,9 +150,24 @@ class FakeTuningBackend(FakeBackend):
         return self.tuning[name]
 
     def cancel_tuning_job(self, name: str) -> None:
+        job = self.get_tuning_job(name)
+        self.tuning[name] = replace(job, state=_cancelling(job.state, name))
         self.tuning_cancelled.append(name)
 
     def set_tuning(self, name: str, **fields: Any) -> None:
-        from dataclasses import replace
-
         self.tuning[name] = replace(self.tuning[name], **fields)
+
+
+def _check_tuning_job(tuning_job: dict[str, Any]) -> None:
+    where = "hyperparameter_tuning_job"
+    if not tuning_job.get("displayName"):
+        raise errors.InvalidJobSpec(f"{where}.display_name is required")
+    _check_labels(tuning_job.get("labels", {}))
+    study = tuning_job.get("studySpec", {})
+    for part in ("metrics", "parameters"):
+        if not study.get(part):
+            raise errors.InvalidJobSpec(f"{where}.study_spec.{part} is required")
+    for count in ("maxTrialCount", "parallelTrialCount"):
+        if int(tuning_job.get(count, 0)) <= 0:
+            raise errors.InvalidJobSpec(f"{where}.{count} must be positive")
+    _check_job_spec(tuning_job.get("trialJobSpec", {}), f"{where}.trial_job_spec")

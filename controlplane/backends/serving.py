@@ -130,7 +130,7 @@ class VertexServing(ServingBackend):
 
     def _call(self, what: str, fn: Callable[..., T], timeout: float | None = None,
               **kwargs: Any) -> T:
-        # retry=None: retrying is the tasks' decision (config.celery.task).
+        # retry=None: retrying is the tasks' decision (controlplane.core.queue.task).
         with translated_errors(what):
             return fn(retry=None, timeout=timeout or self.timeout, **kwargs)
 

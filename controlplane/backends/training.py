@@ -233,7 +233,7 @@ class VertexBackend(Backend):
             return backend
 
     def _call(self, what: str, fn: Callable[..., T], **kwargs: Any) -> T:
-        # retry=None: retries are the tasks' decision (config.celery.task), so a fault
+        # retry=None: retries are the tasks' decision (controlplane.core.queue.task), so a fault
         # surfaces at once instead of inside a hidden 60 s retry loop.
         with translated_errors(what):
             return fn(retry=None, timeout=self.timeout, **kwargs)

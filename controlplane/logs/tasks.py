@@ -6,7 +6,7 @@ from controlplane.core.queue import task
 from controlplane.logs import follower, retention
 
 
-@task(singleton_ttl_s=3600)
+@task(singleton_ttl_s=3600, long_running=True)
 def apply_log_retention() -> None:
     """Delete what each team's retention no longer keeps; downsample long runs' metrics."""
     retention.apply()

@@ -169,7 +169,8 @@ def _finish(row: Notification, status: str, error: str) -> str:
 def _retry_later(row: Notification, exc: slack.TransportError) -> str:
     if row.tries >= options.get("CP_NOTIFY_MAX_TRIES"):
         return _finish(row, NotificationStatus.FAILED, f"gave up after {row.tries} tries: {exc}")
-    # Exponential backoff with full jitter; Slack's Retry-After wins when it asks for longer.
+    # Exponential backoff with jitter (half to all of it); Slack's Retry-After wins when it
+    # asks for longer.
     delay = random.uniform(0.5, 1.0) * min(MAX_BACKOFF_S, 2.0 ** row.tries)
     delay = max(delay, exc.retry_after_s or 0.0)
     Notification.objects.filter(pk=row.pk).update(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -311,11 +310,6 @@ class JobEvent(models.Model):
                 name="event_once_per_log_entry",
             ),
         ]
-
-
-def event_payload(event: JobEvent) -> dict[str, Any]:
-    return {"kind": event.kind, "step": event.step, "timestamp": event.timestamp.isoformat(),
-            "replica": event.replica, **event.data}
 
 
 class RestartCause(models.TextChoices):

@@ -48,10 +48,6 @@ def _get(name: str) -> Any:
     return getattr(settings, name, _ENV[name])
 
 
-def serving_backend() -> str:
-    return settings.CP_SERVING_BACKEND
-
-
 def latency_source() -> str:
     return serving_base.latency_source()
 

@@ -1,4 +1,4 @@
-"""Celery tasks for serving: thin wrappers that pass ids as strings (config.celery.task)."""
+"""Celery tasks of serving: thin wrappers that pass ids as strings (controlplane.core.queue)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def reconcile_serving() -> None:
     lifecycle.reconcile_all()
 
 
-@task(singleton_ttl_s=3600)
+@task(singleton_ttl_s=3600, long_running=True)
 def prune_latency_samples() -> None:
     prober.prune()
 

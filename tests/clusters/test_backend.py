@@ -4,7 +4,6 @@ dashboard address the resource reports: submit, read, stop, logs, and deletion."
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 
@@ -14,16 +13,14 @@ from controlplane.backends import errors
 from controlplane.backends.clusters import VertexClusters
 from controlplane.backends.clusters_base import RayJobStatus
 from localvertex.clusters.ray_nodes import ray_executable
+from tests.conftest import require
 from tests.localvertex.helpers import FAST_FLAGS, EmulatorProcess
 from vertexplan.clusters import compose_persistent_resource
-
-pytestmark = pytest.mark.skipif(
-    ray_executable() is None and os.environ.get("CI") != "true",
-    reason="Ray is not installed (pip install -e '.[ray]')")
 
 
 @pytest.fixture
 def backend(settings, tmp_path) -> Iterator[VertexClusters]:
+    require(ray_executable() is not None, "Ray is not installed (pip install -e '.[ray]')")
     emulator = EmulatorProcess(tmp_path / "lv", FAST_FLAGS)
     emulator.start()
     settings.VERTEX_EMULATOR_ADDR = emulator.address

@@ -317,3 +317,19 @@ def test_compose_is_local_only_without_debug_and_with_a_generated_key() -> None:
     emulator = services["localvertex"]
     assert "environment" not in emulator and "volumes" in emulator
     assert not any("secrets" in v for v in emulator["volumes"])
+
+
+def test_every_long_running_service_restarts_and_every_one_shot_runs_once() -> None:
+    """A crashed or rebooted worker, beat, web, emulator, Redis or PostgreSQL comes back by
+    itself (the sweeps are level-triggered, but only a running worker runs them); a one-shot
+    service restarted after it succeeded would run again and again, and what waits for it to
+    complete would never start."""
+    services = compose_services()
+    one_shots = {dependency for service in services.values()
+                 for dependency, needs in (service.get("depends_on") or {}).items()
+                 if needs == {"condition": "service_completed_successfully"}}
+    assert one_shots == {"secret-key", "migrate"}
+    for name, service in services.items():
+        wanted = "no" if name in one_shots else "unless-stopped"
+        assert service.get("restart") == wanted, (
+            f"{name}: restart is {service.get('restart')!r}, not {wanted!r}")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection, connections, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -75,14 +78,64 @@ def test_a_transition_is_queued_once_even_if_announced_twice(make_job: Callable[
     assert Notification.objects.count() == 1
 
 
-def test_two_workers_never_send_the_same_message(make_job: Callable[..., Job], team: Team,
-                                                slack: SlackRecorder) -> None:
+def test_two_workers_never_send_the_same_message(
+        make_job: Callable[..., Job], team: Team, slack: SlackRecorder,
+        transactional_db: None) -> None:
+    """Two workers deliver the same row at the same moment, each on its own connection to
+    PostgreSQL. The row is held locked until both wait on it inside their claim (seen in
+    pg_stat_activity), so both claims really run at once; one sends."""
     channel(team, ["budget"])
     service.notify(make_job(), "budget", key="b", detail={"message": "over"})
     row = Notification.objects.get()
-    assert service.deliver(row.pk) == "sent"
-    assert service.deliver(row.pk) == "sent"
-    assert len(slack.received) == 1
+    start = threading.Barrier(2)
+    answers: list[str] = []
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            start.wait(timeout=30)
+            answers.append(service.deliver(row.pk))
+        except BaseException as exc:  # reported by the test's thread
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    with transaction.atomic():
+        Notification.objects.select_for_update().get(pk=row.pk)
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while waiting_on_a_lock() < 2:
+            assert not failures, failures
+            assert time.monotonic() < deadline, "the two claims never waited on the row"
+            time.sleep(0.02)
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not failures, failures
+    assert sorted(answers) in (["sending", "sent"], ["sent", "sent"]), answers
+    assert len(slack.to(HOOK_PATH)) == 1
+    row.refresh_from_db()
+    assert row.status == "sent" and row.tries == 1
+
+
+def waiting_on_a_lock() -> int:
+    """Sessions waiting, directly or behind another waiting one, for a lock this session
+    holds."""
+    with connection.cursor() as cursor:
+        # Inside a transaction, PostgreSQL answers from one snapshot of the sessions' states
+        # unless it is cleared.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT pg_backend_pid()")
+        [[me]] = cursor.fetchall()
+        cursor.execute("SELECT pid, pg_blocking_pids(pid) FROM pg_stat_activity"
+                       " WHERE wait_event_type = 'Lock'")
+        blocked = dict(cursor.fetchall())
+    behind_me = {me}
+    while more := {pid for pid, blockers in blocked.items()
+                   if pid not in behind_me and behind_me & set(blockers)}:
+        behind_me |= more
+    return len(behind_me) - 1
 
 
 @pytest.mark.parametrize(("status", "body"), [(404, "no_service"), (403, "invalid_token"),

@@ -71,12 +71,24 @@ def test_reconcile_follows_the_backend_and_terminal_is_final(job: Job,
     job.refresh_from_db()
     assert job.state == JobState.RUNNING and job.started_at == started
 
-    backend.set_state(name, "JOB_STATE_FAILED", error_code=13, error_message="replica died")
+    ended = timezone.now()
+    backend.set_state(name, "JOB_STATE_FAILED", error_code=13, error_message="replica died",
+                      end_time=ended)
     lifecycle.reconcile(job.pk)
     lifecycle.reconcile(job.pk)
     job.refresh_from_db()
     assert job.state == JobState.FAILED and job.error_message == "replica died"
-    # A stale observation cannot move a finished job.
+    assert job.ended_at == ended
+
+    # A stale observation: the backend answers with an older, non-terminal state of the job
+    # (a lagging replica of Vertex's state, a read served before the failure landed).
+    backend.set_state(name, "JOB_STATE_RUNNING", error_code=0, error_message="",
+                      end_time=None)
+    lifecycle.reconcile(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.FAILED and job.error_message == "replica died"
+    assert job.ended_at == ended
+    # Nor can a direct call move a finished job.
     assert not job.update_state(JobState.RUNNING)
     states = list(job.events.filter(kind="state").values_list("data__to", flat=True))
     assert states == ["QUEUED", "RUNNING", "FAILED"]

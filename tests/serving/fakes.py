@@ -66,6 +66,8 @@ class FakeServing(ServingBackend):
     def create_endpoint(self, endpoint_id: str, display_name: str, labels: dict[str, str],
                         access: EndpointAccess | None = None) -> Operation:
         self.calls.append(("create_endpoint", endpoint_id))
+        if not display_name:
+            raise errors.InvalidJobSpec("endpoint.display_name is required")
         name = self.endpoint_name(endpoint_id)
         access = access or EndpointAccess()
         self.endpoints.setdefault(name, RemoteEndpoint(

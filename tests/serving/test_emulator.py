@@ -29,7 +29,6 @@ from tests.localvertex.helpers import FAST_FLAGS, EmulatorProcess
 from tests.serving.models import export_model
 
 pytestmark = pytest.mark.trainers
-pytest.importorskip("torch")
 
 PARENT = "projects/test-project/locations/us-central1"
 CPU = "aiplatform.googleapis.com/prediction/online/cpu/utilization"

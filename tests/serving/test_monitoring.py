@@ -6,12 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from google.cloud import monitoring_v3
+from google.protobuf import timestamp_pb2
 
-monitoring_v3 = pytest.importorskip("google.cloud.monitoring_v3")
-
-from google.protobuf import timestamp_pb2  # noqa: E402
-
-from controlplane.backends import monitoring  # noqa: E402
+from controlplane.backends import monitoring
 
 
 def test_monitoring_percentiles_come_from_merged_buckets() -> None:

@@ -16,15 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from tests.serving.models import ddp_checkpoint, export_model
+from trainers.serving import generate, loader
+from trainers.serving.batcher import Batcher
+from trainers.serving.http import PredictionServer
 
 pytestmark = pytest.mark.trainers
-torch = pytest.importorskip("torch")
-
-from trainers.serving import generate, loader  # noqa: E402
-from trainers.serving.batcher import Batcher  # noqa: E402
-from trainers.serving.http import PredictionServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,6 @@ from tests.serving.models import export_model
 from tests.trainers import triton_env
 
 pytestmark = pytest.mark.trainers
-torch = pytest.importorskip("torch")
 
 ARTIFACT = "gs://bucket/jobs/job-1/model"
 PROMPTS = [{"prompt": "def ", "max_tokens": 5}, {"prompt": "import os", "max_tokens": 3}]

@@ -27,7 +27,8 @@ from vertexplan.pricing.rows import KINDS, Fee, Kind, PriceRow, TpuPrice
 
 DATA_FILE = "vertex_training_prices.csv"
 SHIPPED_SOURCE = (
-    "price table shipped with the control plane (jobs/pricing/data/vertex_training_prices.csv;"
+    "price table shipped with the control plane"
+    " (vertexplan/pricing/data/vertex_training_prices.csv;"
     " each figure CONFIRMED, PAGE VALUE or DERIVED as its row says)"
 )
 COLUMNS = ("kind", "name", "region", "unit", "on_demand_usd", "spot_usd", "source", "retrieved")

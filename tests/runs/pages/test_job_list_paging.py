@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from controlplane.runs.models import Job, JobKind, JobState
 from controlplane.teams.models import Role, Team
+from tests.conftest import require
 from tests.people import make_user
 from tests.runs.pages.test_job_list_dashboard import names_in
 
@@ -83,8 +84,8 @@ def test_every_page_holds_the_next_jobs_and_the_count_is_the_jobs_own(
 
 def test_the_count_is_read_from_the_tally_not_by_counting_the_jobs(
         member_client: Client, many: list[Job]) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("the tally is kept by PostgreSQL's triggers")
+    require(connection.vendor == "postgresql",
+            "the tally is kept by PostgreSQL's triggers: DATABASE_URL must be PostgreSQL")
     with CaptureQueriesContext(connection) as captured:
         member_client.get(reverse("job-list"), {"state": "FAILED"})
     counts = [q["sql"] for q in captured.captured_queries if "COUNT(" in q["sql"].upper()]

@@ -27,7 +27,6 @@ CASES = {
 @pytest.mark.trainers
 @pytest.mark.parametrize("name", CASES)
 def test_the_built_in_trainer_accepts_the_composed_configuration(name: str) -> None:
-    pytest.importorskip("torch")
     from trainers import deepspeed_config, train
     from trainers.config import ZERO_STAGES, fsdp_from_json, validate
 

@@ -23,7 +23,7 @@ from controlplane.core.leases import held_lease
 from controlplane.logs import follower, tail
 from controlplane.logs.options import follow_config
 
-LEASE = "controlplane.runs.tasks.follow_logs"  # the beat task's singleton lease
+LEASE = "controlplane.logs.tasks.follow_logs"  # the beat task's singleton lease
 
 
 class Command(BaseCommand):
