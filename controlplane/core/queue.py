@@ -91,7 +91,8 @@ def task(
     retry_on: exceptions worth another try (transient cloud errors); anything else propagates.
     singleton_ttl_s: when set, at most one run at a time across all workers; a run that finds
         the lease held returns None at once. The lease expires after the TTL, so a worker killed
-        mid-run cannot block the sweep for longer than that.
+        mid-run cannot block the sweep for longer than that; and the run's own time limit is
+        no longer than the TTL, so a run never outlives its lease while the next one starts.
     long_running: the task may take minutes over a big table (CP_LONG_TASK_TIME_LIMIT_S
         instead of CP_TASK_TIME_LIMIT_S); either way the worker raises SoftTimeLimitExceeded
         in the task at 80 % of its limit and kills it at the limit, and its message is
@@ -102,6 +103,8 @@ def task(
         name = f"{fn.__module__}.{fn.__name__}"
         hard_s = settings.CP_LONG_TASK_TIME_LIMIT_S if long_running \
             else settings.CP_TASK_TIME_LIMIT_S
+        if singleton_ttl_s is not None:
+            hard_s = min(hard_s, singleton_ttl_s)
 
         @functools.wraps(fn)
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -133,6 +136,8 @@ def task(
             acks_on_timeout=True,
             soft_time_limit=soft_limit(hard_s),
             time_limit=hard_s,
+            # Kept on the task for the tests that hold its limit within its lease.
+            singleton_ttl_s=singleton_ttl_s,
         )
 
     return decorate

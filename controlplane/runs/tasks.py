@@ -6,6 +6,7 @@ import logging
 import time
 from datetime import timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db.models import F
 from django.utils import timezone
 
@@ -54,6 +55,8 @@ def reconcile_jobs() -> None:
         except TransientBackendError as exc:
             # The next sweep tries again; one slow job must not stop the others.
             logger.warning("reconcile job %s: %s", job_id, exc)
+        except SoftTimeLimitExceeded:
+            raise  # the sweep's time is up: stop here, the next sweep starts with the rest
         except Exception:
             # A broker or database hiccup, or a bug with one job: log it, go on with the rest.
             logger.exception("reconcile job %s failed", job_id)
@@ -65,6 +68,8 @@ def reconcile_jobs() -> None:
         try:
             signals.restarts_due.send(sender=Job, job_id=job_id, force=False)
             signals.job_reconciled.send(sender=Job, job_id=job_id)
+        except SoftTimeLimitExceeded:
+            raise
         except Exception:
             logger.exception("restart detection for job %s failed", job_id)
 

@@ -37,6 +37,12 @@ def project_tasks() -> dict[str, Any]:
     return {name: t for name, t in celery_app.tasks.items() if name.startswith("controlplane.")}
 
 
+def test_a_singleton_sweep_is_stopped_before_its_lease_runs_out() -> None:
+    reconcile = project_tasks()["controlplane.runs.tasks.reconcile_jobs"]
+    assert reconcile.singleton_ttl_s == 30
+    assert reconcile.time_limit == 30 < settings.CP_TASK_TIME_LIMIT_S
+
+
 def test_every_task_is_stopped_before_the_broker_would_deliver_it_again() -> None:
     visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
     tasks = project_tasks()
@@ -44,6 +50,9 @@ def test_every_task_is_stopped_before_the_broker_would_deliver_it_again() -> Non
     for name, task in tasks.items():
         hard = (settings.CP_LONG_TASK_TIME_LIMIT_S if name in LONG_RUNNING
                 else settings.CP_TASK_TIME_LIMIT_S)
+        # A singleton never runs past its lease, when the next run may take it.
+        if task.singleton_ttl_s is not None:
+            hard = min(hard, task.singleton_ttl_s)
         assert task.time_limit == hard, name
         assert task.soft_time_limit == soft_limit(hard) < hard < visibility, name
         # Killed at its limit, its message is acknowledged, not handed to another worker.

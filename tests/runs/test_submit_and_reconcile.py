@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.compose import submission, validation
-from controlplane.runs import lifecycle
+from controlplane.runs import lifecycle, tasks
 from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Team
 from tests.fakes import FakeBackend
@@ -113,3 +114,21 @@ def test_cancel_a_submitted_job(job: Job, backend: FakeBackend,
     backend.set_state(name, "JOB_STATE_CANCELLED", error_code=1, error_message="CANCELED")
     lifecycle.reconcile(job.pk)
     assert Job.objects.get(pk=job.pk).state == JobState.CANCELLED
+
+
+def test_a_sweep_whose_time_is_up_stops_instead_of_going_on(
+        job: Job, backend: FakeBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker raises SoftTimeLimitExceeded inside the sweep at its soft limit: the
+    per-job error handling must let it through, or the sweep runs on until the worker kills
+    it at the hard limit."""
+    lifecycle.submit(job.pk)
+    reached: list[int] = []
+
+    def time_is_up(job_id: int) -> None:
+        reached.append(job_id)
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(lifecycle, "reconcile", time_is_up)
+    with pytest.raises(SoftTimeLimitExceeded):
+        tasks.reconcile_jobs()
+    assert reached == [job.pk]
