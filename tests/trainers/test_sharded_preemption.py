@@ -15,9 +15,9 @@ import pytest
 
 from tests.trainers.conftest import GROUP_ARGS, GROUP_STEPS, STRATEGIES
 from tests.trainers.replicas import assert_losses_close, finish_all, start_world, train_world
-from trainers.faults import ENV as PAUSE_ENV
+from trainers.job.faults import ENV as PAUSE_ENV
 
-pytestmark = pytest.mark.trainers
+pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-strategy-group")]
 
 
 def test_fsdp_ranks_stopped_by_sigterm_exit_143_and_new_processes_resume(strategy_group, tmp_path):
