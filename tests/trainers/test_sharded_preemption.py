@@ -56,7 +56,8 @@ def test_zero3_killed_while_writing_a_checkpoint_resumes_from_the_previous_one(
     # and the marker: the moment to pull the plug.
     replicas = start_world(args, **{PAUSE_ENV: "checkpoint_write:10"})
     try:
-        paused = replicas[0].wait_for(lambda e: e.get("event") == "paused")
+        # Two processes start DeepSpeed and train ten steps first: minutes on a loaded machine.
+        paused = replicas[0].wait_for(lambda e: e.get("event") == "paused", timeout=300)
     finally:
         for replica in replicas:
             replica.kill()  # SIGKILL
