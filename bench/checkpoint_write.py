@@ -44,28 +44,29 @@ def main() -> int:
     import torch
 
     from bench.machine import cpu_model
-    from trainers import cluster
-    from trainers.cluster import Process
+    from trainers.job.cluster import Process
+    from trainers.torch import distributed
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     os.makedirs(args.dir, exist_ok=True)
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; writing under {args.dir}")
     one = Process(0, 1, 0, 1, "127.0.0.1", 0, "single")
-    cluster.init_process_group(one, timeout_s=600, device="cpu")
+    distributed.init_process_group(one, timeout_s=600, device="cpu")
     try:
         for name in args.strategies.split(","):
             measure(name, one, args.dir, args.rounds, args.layers)
     finally:
-        cluster.destroy_process_group()
+        distributed.destroy_process_group()
         shutil.rmtree(args.dir, ignore_errors=True)
     return 0
 
 
 def measure(name: str, process, root: str, rounds: int, layers: int) -> None:
-    from trainers import strategies
-    from trainers.checkpoint import CheckpointManager, skip_zip_crc32
-    from trainers.config import ModelConfig, preset
-    from trainers.model import GPT
+    from trainers.config import ModelConfig
+    from trainers.torch import strategies
+    from trainers.torch.checkpoints import CheckpointManager, skip_zip_crc32
+    from trainers.torch.config import preset
+    from trainers.torch.model import GPT
 
     config = replace(
         preset("tiny"),

@@ -86,12 +86,12 @@ def worker(mesh_text: str, steps: int, rounds: int) -> int:
     import numpy as np
 
     from trainers.config import ModelConfig
+    from trainers.corpus import global_batch, load_corpus
     from trainers.jax.config import mesh_shape, preset, validate
     from trainers.jax.mesh import build_mesh, parse_mesh
     from trainers.jax.program import build_program, compute_dtype, device_batch
-    from trainers.preemption import StopRequest
-    from trainers.schedule import lr_at
-    from trainers.text import global_batch, load_text
+    from trainers.job.preemption import StopRequest
+    from trainers.loop import lr_at
 
     data, fsdp, tensor = parse_mesh(mesh_text)
     total = WARMUP + steps
@@ -103,7 +103,7 @@ def worker(mesh_text: str, steps: int, rounds: int) -> int:
     validate(config, jax.device_count())
     program = build_program(config, build_mesh(mesh_shape(config, jax.device_count())),
                             compute_dtype(config.precision, jax.default_backend()))
-    text = load_text(None, config.corpus_max_bytes, config.model.block_size)
+    text = load_corpus(None, config.corpus_max_bytes, config.model.block_size)
     batches = []
     for step in range(1, total + 1):
         x, y = global_batch(text.train, config.seed, step, BATCH, config.model.block_size)

@@ -52,7 +52,7 @@ def export_tiny(folder: Path) -> Path:
     import torch
 
     from trainers.config import ModelConfig
-    from trainers.model import GPT
+    from trainers.torch.model import GPT
 
     config = ModelConfig()  # the tiny preset's model
     folder.mkdir(parents=True, exist_ok=True)

@@ -92,7 +92,7 @@ def by_world(names: list[str]) -> dict[int, list[str]]:
 
 def run_workers(world: int, worker_args: list[str]) -> list[dict] | None:
     """Rank 0's JSON lines from ``world`` worker processes; None when one failed."""
-    from trainers.cluster import free_port
+    from trainers.job.cluster import free_port
 
     port = str(free_port())
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -170,13 +170,16 @@ def report(lines: list[dict]) -> None:
 def worker(names: list[str], steps: int, rounds: int) -> int:
     import torch
 
-    from trainers import cluster
-    from trainers.config import ModelConfig, preset
-    from trainers.data import load_corpus, local_batch
+    from trainers.config import ModelConfig
+    from trainers.corpus import load_corpus
+    from trainers.job import cluster
+    from trainers.torch import distributed
+    from trainers.torch.config import preset
+    from trainers.torch.data import local_batch
 
     torch.set_num_threads(1)
     process = cluster.process_from_env(os.environ)
-    _, device = cluster.init_process_group(process, timeout_s=300, device="cpu")
+    _, device = distributed.init_process_group(process, timeout_s=300, device="cpu")
     total = WARMUP + steps
     for name in names:
         config = replace(
@@ -212,13 +215,13 @@ def worker(names: list[str], steps: int, rounds: int) -> int:
     overhead = own_work_seconds(config, process, corpus)
     if process.rank == 0:
         print(json.dumps({"own_work_s": overhead, "world": process.world_size}), flush=True)
-    cluster.destroy_process_group()
+    distributed.destroy_process_group()
     return 0
 
 
 def row(name: str, config, world: int, samples: dict[str, list[tuple[float, float]]]) -> dict:
     """One row's tokens/s by both clocks, with what its MFU needs."""
-    from trainers.model import GPT
+    from trainers.torch.model import GPT
 
     tokens = BATCH * config.model.block_size
     rates = {
@@ -245,8 +248,8 @@ def own_work_seconds(config, process, corpus, samples: int = 300) -> float:
     import torch.distributed as dist
 
     from trainers import events
-    from trainers.data import local_batch
-    from trainers.optim import lr_at
+    from trainers.loop import lr_at
+    from trainers.torch.data import local_batch
 
     times = []
     for step in range(1, samples + 1):
@@ -271,8 +274,8 @@ def own_work_seconds(config, process, corpus, samples: int = 300) -> float:
 
 
 def run_bare(config, process, device, batches) -> list[tuple[float, float]]:
-    from trainers import strategies
-    from trainers.model import GPT
+    from trainers.torch import strategies
+    from trainers.torch.model import GPT
 
     strategy = strategies.create(config, process, device)
     model, optimizer = strategy.setup(GPT(config.model, seed=config.seed))
@@ -284,7 +287,8 @@ def run_bare(config, process, device, batches) -> list[tuple[float, float]]:
 
 def mesh_loop(strategy, model, optimizer, batches, config) -> list[tuple[float, float]]:
     """The tensor/pipeline parallel model stepped by its strategy alone (see the docstring)."""
-    from trainers.optim import lr_at, set_lr
+    from trainers.loop import lr_at
+    from trainers.torch.optim import set_lr
 
     times = []
     for step, (x, y) in enumerate(batches, start=1):
@@ -297,8 +301,8 @@ def mesh_loop(strategy, model, optimizer, batches, config) -> list[tuple[float, 
 
 
 def run_trainer(config, process, device, batches) -> list[tuple[float, float]]:
-    from trainers.preemption import StopRequest
-    from trainers.trainer import Trainer
+    from trainers.job.preemption import StopRequest
+    from trainers.torch.trainer import Trainer
 
     capture = TimedLines()
     with redirect_stdout(capture):
@@ -312,7 +316,8 @@ def bare_loop(model, optimizer, batches, deepspeed: bool, config) -> list[tuple[
     a little, e.g. through denormal floats)."""
     import torch
 
-    from trainers.optim import lr_at, set_lr
+    from trainers.loop import lr_at
+    from trainers.torch.optim import set_lr
 
     times = []
     for step, (x, y) in enumerate(batches, start=1):

@@ -1,5 +1,9 @@
-"""Training configuration: one dataclass, presets as small functions, `key=value` overrides.
+"""What every trainer's configuration holds: the model, the schedule, evaluation, checkpoints,
+export and data, with presets as small functions, `key=value` overrides and the checks that
+do not depend on the framework.
 
+Each trainer's config extends `RunConfig` with its own fields: the PyTorch trainer's strategies
+and parallel degrees (trainers/torch/config.py), the JAX trainer's mesh (trainers/jax/config.py).
 The CLI sets the handful of fields people change per run; everything else is reachable with
 `--set field=value` (or `--set model.n_layer=4`) instead of a flag per knob.
 """
@@ -13,11 +17,7 @@ import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from trainers.parallel import model_fit_problems, resolve_dims
 from trainers.storage import StorageError, storage_for
-
-FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
-ZERO_STAGES = {"zero1": 1, "zero2": 2, "zero3": 3}
 
 
 @dataclass(frozen=True)
@@ -34,45 +34,16 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
-class FSDPConfig:
-    """FSDP2 (`fully_shard`) settings: `--fsdp-config PATH` (a JSON object with these keys),
-    `--fsdp-mode`, or `--set fsdp.shard_size=8`."""
+class RunConfig:
+    """The fields every trainer reads; a preset's name gives the same job on any framework."""
 
-    # full_shard: parameters are re-sharded after forward (least memory, a second all-gather
-    # in backward); shard_grad_op: kept gathered until backward ends (ZeRO-2-like);
-    # hybrid_shard: sharded within a group of `shard_size` ranks, replicated across groups.
-    mode: str = "full_shard"
-    shard_size: int = 0  # hybrid_shard group size; 0 = the processes of one node (its GPUs)
-
-
-@dataclass(frozen=True)
-class TrainConfig:
     preset: str = "tiny"
-    strategy: str = "ddp"
     model: ModelConfig = field(default_factory=ModelConfig)
-
-    # Parallelism degrees (torchtitan's parallel dims): dp x tp x pp must equal WORLD_SIZE.
-    # With tp or pp above 1, ddp or fsdp runs over the dp dimension of one device mesh
-    # (pp, dp, tp), tp innermost: the ranks of a tensor-parallel group share a node.
-    dp: int = 0  # data-parallel degree; 0 = WORLD_SIZE / (tp x pp)
-    tp: int = 1  # tensor-parallel degree: ranks that split every layer's matrices by heads
-    pp: int = 1  # pipeline-parallel degree: ranks that hold consecutive groups of layers
-    pp_schedule: str = "1f1b"  # gpipe | 1f1b | interleaved_1f1b (pp > 1)
-    pp_virtual_stages: int = 1  # pipeline stages per pp rank; above 1: interleaved_1f1b
-    sequence_parallel: bool = False  # tp > 1: norms and dropout split along the sequence too
-    fsdp: FSDPConfig = field(default_factory=FSDPConfig)
-    # The DeepSpeed JSON read from --deepspeed-config (zero1/2/3); None = built from this config.
-    deepspeed: dict[str, typing.Any] | None = None
-    offload_optimizer: bool = False  # zero1/2/3: optimizer states and step on the CPU
-    offload_params: bool = False  # zero3: parameters on the CPU between uses
 
     steps: int = 300
     seed: int = 1337
     batch_size: int = 16  # GLOBAL batch, in sequences, summed over all data-parallel ranks
-    # Sequences per rank per forward pass; 0 = the whole rank batch. With pp > 1 it is the
-    # pipeline's micro-batch, and 0 = one micro-batch per pipeline stage.
-    micro_batch_size: int = 0
-    precision: str = "fp32"  # fp32 | bf16 (autocast on GPU)
+    precision: str = "fp32"  # the arithmetic of the matrix products; each trainer lists its own
 
     lr: float = 3e-3
     min_lr_ratio: float = 0.1  # cosine decays to lr * min_lr_ratio at the last step
@@ -93,61 +64,50 @@ class TrainConfig:
     # resubmission from an earlier job's checkpoint ($CP_RESUME_FROM from the control plane).
     resume_from: str | None = None
     model_dir: str | None = None  # where the final model is exported; None = not exported
-    # Write checkpoints in the background (ddp, fsdp): training goes on while they are written,
-    # and they are committed at the first step boundary where every rank has finished.
-    async_checkpoint: bool = False
 
     data: str | None = None  # a text file; None = the Python standard library's sources
     corpus_max_bytes: int = 4 * 1024 * 1024
 
-    device: str = "auto"  # auto (a GPU when there is one) | cpu | cuda
-    cpu_threads: int = 1  # torch threads per process on CPU (replicas often share a few cores)
-    collective_timeout_s: int = 600  # how long a rank waits for the others before failing
-
     def to_dict(self) -> dict[str, typing.Any]:
         return dataclasses.asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, typing.Any]) -> TrainConfig:
-        values = dict(data)
-        values["model"] = ModelConfig(**values.get("model", {}))
-        values["fsdp"] = FSDPConfig(**values.get("fsdp", {}))
-        return cls(**values)
 
-
-def tiny() -> TrainConfig:
+def tiny() -> dict[str, typing.Any]:
     """~0.12M parameters: two CPU processes run 300 steps in seconds. The test and demo preset."""
-    return TrainConfig(preset="tiny")
+    return {}
 
 
-def small() -> TrainConfig:
+def small() -> dict[str, typing.Any]:
     """~10.8M parameters (nanoGPT's Shakespeare-char shape): minutes on one GPU."""
-    return TrainConfig(
-        preset="small",
-        model=ModelConfig(block_size=256, n_layer=6, n_head=6, n_embd=384),
-        steps=5000,
-        batch_size=64,
-        lr=1e-3,
-        warmup_steps=100,
-        log_every=10,
-        eval_every=500,
-        eval_batches=8,
-        checkpoint_every=500,
-        corpus_max_bytes=16 * 1024 * 1024,
-    )
+    return {
+        "model": ModelConfig(block_size=256, n_layer=6, n_head=6, n_embd=384),
+        "steps": 5000,
+        "batch_size": 64,
+        "lr": 1e-3,
+        "warmup_steps": 100,
+        "log_every": 10,
+        "eval_every": 500,
+        "eval_batches": 8,
+        "checkpoint_every": 500,
+        "corpus_max_bytes": 16 * 1024 * 1024,
+    }
 
 
-PRESETS: dict[str, Callable[[], TrainConfig]] = {"tiny": tiny, "small": small}
+# A preset names RunConfig values only: the same model, batch and schedule on every framework.
+PRESETS: dict[str, Callable[[], dict[str, typing.Any]]] = {"tiny": tiny, "small": small}
+
+Config = typing.TypeVar("Config", bound=RunConfig)
 
 
-def preset(name: str) -> TrainConfig:
+def preset(name: str, kind: type[Config]) -> Config:
     try:
-        return PRESETS[name]()
+        values = PRESETS[name]()
     except KeyError:
         raise ValueError(f"unknown preset {name!r}; valid: {', '.join(PRESETS)}") from None
+    return kind(preset=name, **values)
 
 
-def apply_overrides(config: TrainConfig, assignments: Iterable[str]) -> TrainConfig:
+def apply_overrides(config: Config, assignments: Iterable[str]) -> Config:
     """Apply `field=value` / `model.field=value` strings, converting values to the field's type."""
     for assignment in assignments:
         key, sep, raw = assignment.partition("=")
@@ -192,45 +152,14 @@ def _convert(raw: str, hint: typing.Any, key: str) -> typing.Any:
     raise ValueError(f"{key} cannot be set from the command line")
 
 
-def validate(config: TrainConfig, world_size: int) -> None:
-    """Fail before any work starts, with a message that says what to change."""
-    dims = resolve_dims(config.dp, config.tp, config.pp, world_size)  # raises on its own
+def run_problems(config: RunConfig) -> list[str]:
+    """What is wrong with the fields every trainer shares, each with what to change."""
     m = config.model
     problems = []
     if config.steps < 1:
         problems.append("steps must be >= 1")
-    if config.batch_size < 1 or config.batch_size % dims.dp:
-        problems.append(
-            f"batch_size {config.batch_size} (global) must be a positive multiple of the "
-            f"data-parallel size {dims.dp}"
-        )
-    else:
-        per_rank = config.batch_size // dims.dp
-        if config.micro_batch_size < 0 or (
-            config.micro_batch_size and per_rank % config.micro_batch_size
-        ):
-            problems.append(
-                f"micro_batch_size {config.micro_batch_size} must divide the per-rank batch "
-                f"{per_rank}"
-            )
     if m.n_embd % m.n_head:
         problems.append(f"model.n_embd {m.n_embd} must be a multiple of model.n_head {m.n_head}")
-    problems += model_fit_problems(
-        dims,
-        n_head=m.n_head,
-        n_layer=m.n_layer,
-        vocab_size=m.vocab_size,
-        block_size=m.block_size,
-        schedule=config.pp_schedule,
-        virtual_stages=config.pp_virtual_stages,
-        sequence_parallel=config.sequence_parallel,
-        rank_batch=config.batch_size // dims.dp if config.batch_size % dims.dp == 0 else 0,
-        micro_batch_size=config.micro_batch_size,
-    )
-    if config.device not in ("auto", "cpu", "cuda"):
-        problems.append(f"device must be auto, cpu or cuda, not {config.device!r}")
-    if config.precision not in ("fp32", "bf16"):
-        problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
     for name in ("checkpoint_every", "keep", "eval_every", "eval_batches", "warmup_steps"):
         if getattr(config, name) < 0:
             problems.append(f"{name} must be >= 0")
@@ -241,6 +170,11 @@ def validate(config: TrainConfig, world_size: int) -> None:
         problems.append(f"weight_decay must be >= 0, not {config.weight_decay!r}")
     if config.log_every < 1:
         problems.append("log_every must be >= 1")
+    return problems
+
+
+def refuse(problems: list[str]) -> None:
+    """Fail before any work starts, with every problem found."""
     if problems:
         raise ValueError("invalid configuration: " + "; ".join(problems))
 
@@ -262,41 +196,3 @@ def parse_json_object(raw: str | bytes, what: str) -> dict[str, typing.Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{what}: expected a JSON object")
     return data
-
-
-# CP_PARALLELISM_JSON's keys and their types: the degrees, and how the pipeline runs.
-PARALLEL_KEYS: dict[str, type] = {
-    "dp": int,
-    "tp": int,
-    "pp": int,
-    "pp_schedule": str,
-    "pp_virtual_stages": int,
-    "sequence_parallel": bool,
-}
-
-
-def parallel_from_json(data: dict[str, typing.Any]) -> dict[str, typing.Any]:
-    """The settings of a CP_PARALLELISM_JSON object ({"dp": D, "tp": T, "pp": P, ...})."""
-    unknown = sorted(set(data) - set(PARALLEL_KEYS))
-    if unknown:
-        raise ValueError(
-            f"parallelism: unknown keys {', '.join(unknown)}; valid: {', '.join(PARALLEL_KEYS)}"
-        )
-    for key, value in data.items():
-        expected = PARALLEL_KEYS[key]
-        if type(value) is not expected:
-            raise ValueError(f"parallelism: {key} must be a {expected.__name__}, not {value!r}")
-    return dict(data)
-
-
-def fsdp_from_json(data: dict[str, typing.Any]) -> FSDPConfig:
-    """An --fsdp-config file: a JSON object with FSDPConfig's keys."""
-    defaults = FSDPConfig()
-    valid = sorted(f.name for f in dataclasses.fields(FSDPConfig))
-    for key, value in data.items():
-        if key not in valid:
-            raise ValueError(f"FSDP config: unknown key {key!r}; valid: {', '.join(valid)}")
-        expected = type(getattr(defaults, key))
-        if type(value) is not expected:
-            raise ValueError(f"FSDP config: {key} must be a {expected.__name__}, not {value!r}")
-    return FSDPConfig(**data)

@@ -25,9 +25,10 @@ from collections.abc import Sequence
 
 def train_loop(config: dict) -> None:
     """One Ray Train worker: the product's trainer with this worker's rank."""
-    from trainers import train
+    # Imported in the worker: the driver that submits the run never loads torch.
+    from trainers.torch.main import main as train
 
-    code = train.main(list(config["argv"]), dict(os.environ))
+    code = train(list(config["argv"]), dict(os.environ))
     sys.stdout.flush()
     if code != 0:
         raise RuntimeError(f"trainers.train exited {code} on this worker")

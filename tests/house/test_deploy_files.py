@@ -250,7 +250,7 @@ def test_dockerignore_keeps_local_state_out_and_the_sources_in() -> None:
 
 
 def test_the_trainer_images_default_command_is_accepted_by_the_trainer() -> None:
-    from trainers.train import build_parser  # the trainers' extra is installed for the tests
+    from trainers.torch.main import build_parser  # the trainers' extra is installed for the tests
 
     steps = dict(instructions(ROOT / "Dockerfile.trainer"))
     entrypoint = json.loads(steps["ENTRYPOINT"])

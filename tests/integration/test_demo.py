@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trainers.cluster import free_port
+from trainers.job.cluster import free_port
 
 pytestmark = pytest.mark.integration
 

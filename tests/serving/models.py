@@ -13,7 +13,7 @@ def export_model(folder: Path, seed: int = 1, step: int = 60, **model: int) -> P
     """An exported model folder (AIP_MODEL_DIR's layout): model.pt + config.json."""
     import torch
 
-    from trainers.model import GPT
+    from trainers.torch.model import GPT
 
     config = ModelConfig(**model)
     folder.mkdir(parents=True, exist_ok=True)

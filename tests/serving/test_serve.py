@@ -168,9 +168,9 @@ REQUEST = {"instances": ["def main():\n    ", {"prompt": "import os\n", "max_tok
                         {"prompt": "x", "temperature": 1.0, "seed": 3}]}
 
 
-def _serve_once(folder: Path, runtime: str) -> tuple[list[dict], dict]:
+def _serve_once(folder: Path, runtime: str) -> tuple[list[dict], dict, list[dict]]:
     """Start the entrypoint on ``folder`` in ``runtime``, answer REQUEST once, stop it: its
-    predictions and its serving_started event."""
+    predictions, its serving_started event and every event it printed, in order."""
     from localvertex.environment import free_ports
 
     port = free_ports(1)[0]
@@ -183,9 +183,15 @@ def _serve_once(folder: Path, runtime: str) -> tuple[list[dict], dict]:
     finally:
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=60)
-    [started] = [json.loads(line) for line in output.splitlines()
-                 if line.startswith("{") and '"serving_started"' in line]
-    return body["predictions"], started
+    said = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    [started] = [e for e in said if e["event"] == "serving_started"]
+    return body["predictions"], started, said
+
+
+def _runtime_lines(said: list[dict]) -> list[str]:
+    """What the runtime said while it was prepared, before the server started answering."""
+    before = said[:[e["event"] for e in said].index("serving_started")]
+    return [e["message"] for e in before if e["event"] == "serving_runtime"]
 
 
 def _eager_answers(folder: Path) -> list[dict]:
@@ -196,10 +202,13 @@ def _eager_answers(folder: Path) -> list[dict]:
 def test_the_compiled_runtime_answers_as_eager_does_and_compiles_before_serving(
         tmp_path: Path) -> None:
     folder = export_model(tmp_path / "m")
-    predictions, started = _serve_once(folder, "compiled")
+    predictions, started, said = _serve_once(folder, "compiled")
     assert predictions == _eager_answers(folder)
-    assert started["runtime"] == "compiled" and started["warmup_s"] > 0
-    assert started["compiled_at_start"] is True
+    assert started["runtime"] == "compiled" and started["compiled_at_start"] is True
+    # The warm-up compiled every shape it runs through before serving_started, after which
+    # the server answers its health route: no request waits for a compilation.
+    assert _runtime_lines(said) == ["compiled for 1 instance(s)", "compiled for 3 instance(s)"]
+    assert not [e for e in said[said.index(started):] if e["event"] == "serving_runtime"]
 
 
 def test_the_aot_package_is_built_once_kept_beside_the_weights_and_never_served_stale(
@@ -208,13 +217,16 @@ def test_the_aot_package_is_built_once_kept_beside_the_weights_and_never_served_
     from trainers.storage import storage_for
 
     folder = export_model(tmp_path / "m")
-    first, built = _serve_once(folder, "aot")
+    first, built, said = _serve_once(folder, "aot")
     assert first == _eager_answers(folder) and built["compiled_at_start"] is True
     [package] = (folder / aot.PACKAGE_FOLDER).iterdir()
+    assert _runtime_lines(said) == [f"built and stored the AOTInductor package {package}"]
+    built_at = package.stat().st_mtime_ns
     # The next replica loads the package: nothing compiled, the same answers.
-    second, loaded = _serve_once(folder, "aot")
+    second, loaded, said = _serve_once(folder, "aot")
     assert second == first and loaded["compiled_at_start"] is False
-    assert loaded["warmup_s"] < built["warmup_s"]
+    assert _runtime_lines(said) == [f"loaded the AOTInductor package {package}"]
+    assert package.stat().st_mtime_ns == built_at
 
     # A package that does not answer as the weights beside it (another model's) is rebuilt.
     other = export_model(tmp_path / "other", seed=2)
@@ -246,7 +258,7 @@ def test_the_packaging_job_builds_the_aot_package_every_replica_then_loads(
     assert aot_package.main([str(folder), "--device", "cpu"]) == 0
     assert json.loads(capsys.readouterr().out)["built"] is False
     # The first replica compiles nothing and answers as eager does.
-    predictions, started = _serve_once(folder, "aot")
+    predictions, started, _ = _serve_once(folder, "aot")
     assert predictions == _eager_answers(folder) and started["compiled_at_start"] is False
     assert package.stat().st_mtime_ns == built_at
 

@@ -1,11 +1,14 @@
 """Reference runs shared by the trainer tests: each is a real training run, made once.
 
-All use the same global batch and seed, so their losses must agree step by step.
+All use the same global batch and seed, so their losses must agree step by step. A session
+fixture is made once per test process: the files that share one carry the same
+`xdist_group` mark, so that under `--dist loadgroup` they run on one process and the reference
+is trained once (trainers-reference-runs: `single_run`, `ddp_run` and the tensor x pipeline
+groups; trainers-strategy-group: `strategy_group`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,10 +16,6 @@ from pathlib import Path
 import pytest
 
 from tests.trainers.replicas import Result, finish_all, start_world, train, train_world
-
-# Without the `trainers` extra (torch) there is nothing here to test.
-if importlib.util.find_spec("torch") is None:
-    collect_ignore_glob = ["test_*.py"]
 
 STEPS = 40
 # A small global batch (8 sequences of 64 bytes) keeps 2 processes on 2 shared cores quick.

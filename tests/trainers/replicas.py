@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainers.cluster import free_port
+from trainers.job.cluster import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 90
@@ -41,7 +41,7 @@ CLUSTER_VARS = (
     "CP_DEEPSPEED_CONFIG_JSON",
     "CP_FSDP_CONFIG_JSON",
     "CP_PARALLELISM_JSON",
-    # A job carries these only when its team tracks runs in W&B (trainers/tracking.py).
+    # A job carries these only when its team tracks runs in W&B (trainers/job/tracking.py).
     "WANDB_PROJECT",
     "WANDB_ENTITY",
     "WANDB_API_KEY",

@@ -29,11 +29,14 @@ import torch.distributed as dist
 from fsspec.implementations.dirfs import DirFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
-from trainers import cluster, events, strategies
-from trainers.config import validate
-from trainers.preemption import StopRequest
-from trainers.train import build_parser, config_from_args
-from trainers.trainer import Trainer
+from trainers import events
+from trainers.job import cluster
+from trainers.job.preemption import StopRequest
+from trainers.loop import Dispatched
+from trainers.torch import distributed, strategies
+from trainers.torch.config import validate
+from trainers.torch.main import build_parser, config_from_args
+from trainers.torch.trainer import Trainer
 
 
 class FakeGCS(DirFileSystem):
@@ -51,10 +54,10 @@ class FakeGCS(DirFileSystem):
 class SigtermAt(Trainer):
     sigterm_at: int | None = None
 
-    def _train_step(self, step: int):
+    def dispatch(self, step: int, lr: float) -> Dispatched:
         if step == self.sigterm_at and self.process.rank == 1:
             os.kill(os.getpid(), signal.SIGTERM)
-        return super()._train_step(step)
+        return super().dispatch(step, lr)
 
 
 def main(spec_path: str) -> int:
@@ -64,7 +67,7 @@ def main(spec_path: str) -> int:
         fsspec.register_implementation("gs", FakeGCS, clobber=True)
     torch.set_num_threads(1)
     process = cluster.process_from_env(os.environ)
-    _, device = cluster.init_process_group(process, timeout_s=60, device="cpu")
+    _, device = distributed.init_process_group(process, timeout_s=60, device="cpu")
     stop = StopRequest()
     stop.install()
     try:
@@ -85,7 +88,7 @@ def main(spec_path: str) -> int:
             events.emit("harness_done", run["name"], name=run["name"], exit_code=code)
             dist.barrier()
     finally:
-        cluster.destroy_process_group()
+        distributed.destroy_process_group()
     return 0
 
 

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from trainers import checkpoint
-from trainers.checkpoint import MARKER, CheckpointManager
+from trainers.checkpoint import MARKER
 from trainers.storage import LocalStorage
+from trainers.torch.checkpoints import CheckpointManager
 
 pytestmark = pytest.mark.trainers
 

@@ -8,15 +8,14 @@ import sys
 import pytest
 
 from tests.trainers.replicas import train
-from trainers.cluster import (
+from trainers.job.cluster import (
     ClusterError,
     Node,
     NotATrainer,
-    launcher_argv,
     node_from_cluster_spec,
     process_from_env,
-    resolve_nproc_per_node,
 )
+from trainers.torch.distributed import launcher_argv, resolve_nproc_per_node
 
 pytestmark = pytest.mark.trainers
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from trainers.config import PRESETS, TrainConfig, apply_overrides, preset, validate
+from trainers.config import PRESETS, apply_overrides
+from trainers.torch.config import TrainConfig, preset, validate
 
 pytestmark = pytest.mark.trainers
 

@@ -9,12 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
+
+from trainers.serving import loader
 
 pytestmark = pytest.mark.trainers
-torch = pytest.importorskip("torch")
-pytest.importorskip("deepspeed")
-
-from trainers.serving import loader  # noqa: E402
 
 MODEL = {"block_size": 64, "n_layer": 2, "n_head": 2, "n_embd": 64, "vocab_size": 256,
          "dropout": 0.0, "bias": True}

@@ -13,13 +13,15 @@ from dataclasses import replace
 import pytest
 import torch
 
-from trainers import checkpoint, cluster
-from trainers.checkpoint import MARKER, CheckpointManager
-from trainers.cluster import Process
-from trainers.config import preset
-from trainers.preemption import StopRequest
+from trainers import checkpoint
+from trainers.checkpoint import MARKER
+from trainers.job.cluster import Process
+from trainers.job.preemption import StopRequest
 from trainers.storage import FsspecStorage, StorageError, storage_for
-from trainers.trainer import Trainer
+from trainers.torch import distributed
+from trainers.torch.checkpoints import CheckpointManager
+from trainers.torch.config import preset
+from trainers.torch.trainer import Trainer
 
 pytestmark = pytest.mark.trainers
 
@@ -100,11 +102,11 @@ def run_trainer(config, capsys) -> tuple[int, list[dict]]:
     """One rank in this process (an in-memory process group), its events parsed."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    cluster.init_process_group(ONE, timeout_s=60, device="cpu")
+    distributed.init_process_group(ONE, timeout_s=60, device="cpu")
     try:
         code = Trainer(config, ONE, "cpu", StopRequest()).run()
     finally:
-        cluster.destroy_process_group()
+        distributed.destroy_process_group()
         torch.set_num_threads(threads)
     lines = capsys.readouterr().out.splitlines()
     return code, [json.loads(line) for line in lines if line.startswith("{")]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.trainers.replicas import train
-from trainers import hypertune
+from trainers.job import hypertune
 
 pytestmark = pytest.mark.trainers
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from trainers.config import ModelConfig
-from trainers.model import GPT, GPTStage, lm_loss
+from trainers.torch.model import GPT, GPTStage, lm_loss
 
 pytestmark = pytest.mark.trainers
 

@@ -9,11 +9,12 @@ from dataclasses import replace
 import pytest
 
 from tests.trainers.replicas import train
-from trainers import deepspeed_config, strategies
-from trainers.cluster import Process
-from trainers.config import FSDPConfig, TrainConfig, fsdp_from_json, validate
-from trainers.parallel import hybrid_mesh_shape, resolve_dims
-from trainers.train import build_parser, config_from_args
+from trainers.job.cluster import Process
+from trainers.torch import strategies
+from trainers.torch.config import FSDPConfig, TrainConfig, fsdp_from_json, validate
+from trainers.torch.main import build_parser, config_from_args
+from trainers.torch.parallel import hybrid_mesh_shape, resolve_dims
+from trainers.torch.strategies import deepspeed_config
 
 pytestmark = pytest.mark.trainers
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from localvertex.clusters.ray_nodes import RayCluster, ray_executable
+from tests.conftest import require
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.trainers
@@ -32,10 +33,8 @@ def events(output: str) -> list[dict]:
 
 
 def test_two_ray_train_workers_train_the_product_trainer(tmp_path):
-    if ray_executable() is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Ray is not installed: make venv installs the ray extra")
-        pytest.skip("Ray is not installed (pip install -e '.[ray]')")
+    require(ray_executable() is not None,
+            "Ray is not installed (pip install -e '.[ray]'; make venv installs the ray extra)")
     cluster = RayCluster("ray-train-test", tmp_path / "data", REPO)
     try:
         cluster.start(1)

@@ -9,13 +9,12 @@ import json
 import shutil
 
 import pytest
+import torch
 
 from tests.trainers.conftest import GROUP_STEPS, SHARDED
+from trainers.serving import generate, loader
 
-pytestmark = pytest.mark.trainers
-torch = pytest.importorskip("torch")
-
-from trainers.serving import generate, loader  # noqa: E402
+pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-strategy-group")]
 
 PROMPTS = ["def main():\n    ", "import os\n", "The "]
 

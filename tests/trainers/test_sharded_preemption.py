@@ -15,9 +15,9 @@ import pytest
 
 from tests.trainers.conftest import GROUP_ARGS, GROUP_STEPS, STRATEGIES
 from tests.trainers.replicas import assert_losses_close, finish_all, start_world, train_world
-from trainers.faults import ENV as PAUSE_ENV
+from trainers.job.faults import ENV as PAUSE_ENV
 
-pytestmark = pytest.mark.trainers
+pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-strategy-group")]
 
 
 def test_fsdp_ranks_stopped_by_sigterm_exit_143_and_new_processes_resume(strategy_group, tmp_path):
@@ -56,7 +56,8 @@ def test_zero3_killed_while_writing_a_checkpoint_resumes_from_the_previous_one(
     # and the marker: the moment to pull the plug.
     replicas = start_world(args, **{PAUSE_ENV: "checkpoint_write:10"})
     try:
-        paused = replicas[0].wait_for(lambda e: e.get("event") == "paused")
+        # Two processes start DeepSpeed and train ten steps first: minutes on a loaded machine.
+        paused = replicas[0].wait_for(lambda e: e.get("event") == "paused", timeout=300)
     finally:
         for replica in replicas:
             replica.kill()  # SIGKILL

@@ -19,7 +19,7 @@ from tests.trainers.conftest import (
 )
 from tests.trainers.replicas import assert_losses_close
 
-pytestmark = pytest.mark.trainers
+pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-strategy-group")]
 
 REL = 1e-5
 

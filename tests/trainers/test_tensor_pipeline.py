@@ -19,9 +19,9 @@ import torch
 from tests.trainers.conftest import GROUP_ARGS, GROUP_STEPS, SIGTERM_AT, STOPPED_AT, Group
 from tests.trainers.replicas import assert_losses_close, finish_all, start_world
 from trainers.config import ModelConfig
-from trainers.model import GPT
+from trainers.torch.model import GPT
 
-pytestmark = pytest.mark.trainers
+pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-reference-runs")]
 
 REL = 1e-4  # fp32, 20 steps
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.trainers.replicas import ROOT, child_env, train
 from tests.trainers.wandb_records import config, history
-from trainers import tracking
+from trainers.job import tracking
 
 pytestmark = pytest.mark.trainers
 
@@ -64,7 +64,7 @@ def test_the_tracking_event_gives_the_url_the_run_gets_once_synced(tracked_run) 
 
 
 def test_no_settings_no_wandb_import() -> None:
-    code = ("import sys; from trainers import tracking, trainer; "
+    code = ("import sys; from trainers.job import tracking; from trainers.torch import trainer; "
             "t = tracking.start({'steps': 1}, 0, {}); "
             "print(type(t).__name__, 'wandb' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child_env(),
@@ -73,7 +73,7 @@ def test_no_settings_no_wandb_import() -> None:
 
 
 def test_only_rank_zero_tracks() -> None:
-    code = ("import sys; from trainers import tracking; "
+    code = ("import sys; from trainers.job import tracking; "
             "t = tracking.start({}, 1, {'WANDB_PROJECT': 'p', 'WANDB_MODE': 'offline'}); "
             "print(type(t).__name__, 'wandb' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child_env(),

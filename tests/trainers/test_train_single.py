@@ -11,9 +11,9 @@ from contract.events import validate
 from tests.trainers.conftest import STEPS
 from tests.trainers.replicas import train
 from trainers.config import ModelConfig
-from trainers.model import GPT
+from trainers.torch.model import GPT
 
-pytestmark = pytest.mark.trainers
+pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-reference-runs")]
 
 
 def test_every_stdout_line_is_a_json_event(single_run):

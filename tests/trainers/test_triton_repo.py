@@ -13,9 +13,9 @@ import torch
 
 from tests.trainers import triton_env
 from trainers.config import ModelConfig
-from trainers.model import GPT
 from trainers.serving import triton_repo
 from trainers.serving.triton_repo import Batching, RepositoryError
+from trainers.torch.model import GPT
 
 
 def export_model(folder: Path, seed: int = 3) -> Path:

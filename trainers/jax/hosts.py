@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from trainers.cluster import ClusterError, node_from_cluster_spec
+from trainers.job.cluster import ClusterError, node_from_cluster_spec
 
 # jax.distributed's own default coordinator port on Cloud TPU; JAX_COORDINATOR_PORT overrides it.
 COORDINATOR_PORT = 8476

@@ -1,4 +1,4 @@
-"""The byte-level GPT of trainers/model.py, in Flax: the same shape, parameters and initial
+"""The byte-level GPT of trainers/torch/model.py, in Flax: the same shape, parameters and initial
 distribution (GPT-2 init: N(0, 0.02), residual projections N(0, 0.02/sqrt(2 n_layer)), zero
 biases, unit norms; tied input and output embeddings; exact GELU; pre-layer-norm).
 

@@ -1,2 +1,2 @@
 """Serving a trained byte-level GPT behind Vertex AI's custom-container contract (see
-trainers/serve.py for the entrypoint)."""
+trainers/serving/server.py for the entrypoint)."""

@@ -25,8 +25,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainers.model import GPT
 from trainers.storage import Storage, StorageError
+from trainers.torch.model import GPT
 
 PACKAGE_FOLDER = "aoti"
 # The batch sizes a package accepts (the batcher's --max-batch must fit).

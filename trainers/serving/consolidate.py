@@ -23,8 +23,8 @@ from typing import Any
 import torch
 
 from trainers.config import ModelConfig
-from trainers.model import GPT
 from trainers.storage import Storage
+from trainers.torch.model import GPT
 
 SHARDED_FORMATS = ("dcp", "dcp-mesh", "deepspeed")
 
@@ -50,7 +50,7 @@ def _from_dcp(storage: Storage, folder: str, config: ModelConfig) -> dict[str, t
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.api import CheckpointException
 
-    from trainers.strategies.fsdp import DCP_FOLDER, dcp_reader
+    from trainers.torch.strategies.fsdp import DCP_FOLDER, dcp_reader
 
     # The plain model's tensors are the destination: DCP copies each saved slice into place.
     # The tied lm_head is the embedding itself, so only the embedding's key is read.
@@ -67,7 +67,7 @@ def _from_dcp(storage: Storage, folder: str, config: ModelConfig) -> dict[str, t
 
 
 def _from_deepspeed(storage: Storage, folder: str) -> dict[str, torch.Tensor]:
-    from trainers.strategies.zero import TAG as DEEPSPEED_TAG
+    from trainers.torch.strategies.zero import TAG as DEEPSPEED_TAG
 
     try:
         from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from trainers.model import GPT
+from trainers.torch.model import GPT
 
 MAX_PROMPT_BYTES = 8192
 MAX_TOKENS_LIMIT = 512

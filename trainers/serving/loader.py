@@ -18,9 +18,9 @@ import torch
 
 from trainers.checkpoint import MARKER, read_marker
 from trainers.config import ModelConfig
-from trainers.model import GPT
 from trainers.serving import consolidate
 from trainers.storage import Storage, storage_for
+from trainers.torch.model import GPT
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.pt"

@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import asdict
 from typing import Any
 
-from trainers.model import GPT
 from trainers.serving import tensorrt_repo, triton_publish, triton_repo
 from trainers.storage import storage_for
+from trainers.torch.model import GPT
 
 SIZE_KEY = "plan_bytes"
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from trainers.model import GPT
 from trainers.serving import triton_repo
+from trainers.torch.model import GPT
 
 TOLERANCE = 1e-4
 # (batch, width) probes: one token, a small batch, a full context.

@@ -17,9 +17,9 @@ import os
 import tempfile
 from typing import Any
 
-from trainers.model import GPT
 from trainers.serving import triton_repo
 from trainers.storage import Storage, storage_for
+from trainers.torch.model import GPT
 
 MARKER = "CHECKED"  # in the model's folder, beside config.pbtxt (Triton ignores other files)
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from trainers.model import GPT
+from trainers.torch.model import GPT
 
 INPUT_NAME = "tokens"
 OUTPUT_NAME = "logits"

@@ -1,6 +1,6 @@
 """`python -m trainers.xla`: see trainers/xla/train.py."""
 
-
-from trainers.xla.train import exit_now, main
+from trainers.cli import exit_now
+from trainers.xla.train import main
 
 exit_now(main())

@@ -12,14 +12,12 @@ torch_xla's SPMD mode runs one process per host and the compiler inserts the col
 multi-VM slice needs no launcher: every host runs the same command and PJRT finds the others
 from the TPU VM's metadata.
 
-Everything else is the PyTorch trainer's (python -m trainers.train): the flags, presets and
---set settings, the model, the batches, the events, the checkpoints (AIP_CHECKPOINT_DIR, or
---checkpoint-dir; resumed from the newest complete one, else from CP_RESUME_FROM), the export
-(AIP_MODEL_DIR) and SIGTERM -> checkpoint -> `preempted` -> exit 143. It runs in its own
+Everything else is the PyTorch trainer's (python -m trainers.train), which this is on an XLA
+device (trainers/xla/trainer.py): the flags, presets and --set settings, the model, the
+batches, the events, the checkpoints (AIP_CHECKPOINT_DIR, or --checkpoint-dir; resumed from the
+newest complete one, else from CP_RESUME_FROM), the export (AIP_MODEL_DIR), SIGTERM ->
+checkpoint -> `preempted` -> exit 143, and the exit codes (trainers/cli.py). It runs in its own
 environment (requirements-tpu-xla.txt: torch_xla pins its torch), never in the project's.
-
-Exit codes: 0 finished (or a replica that runs no trainer); 1 error; 2 bad configuration;
-128+N stopped by signal N after an emergency checkpoint (143 for SIGTERM).
 """
 
 from __future__ import annotations
@@ -27,29 +25,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
-import typing
 from collections.abc import Mapping, Sequence
 
-from trainers import cluster, events
-from trainers.config import TrainConfig, validate
-from trainers.preemption import StopRequest
-from trainers.train import (
-    _add_schedule_arguments,
-    _add_storage_arguments,
-    _Parser,
-    config_from_args,
-)
+from trainers import cli, events
+from trainers.job import cluster
+from trainers.job.preemption import StopRequest
+from trainers.torch.config import TrainConfig, validate
+from trainers.torch.main import config_from_args
 from trainers.xla import mesh as meshes
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_CONFIG = 2
 DEFAULT_MESH = "0,1"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = cli.Parser(
         prog="python -m trainers.xla",
         description="Train a byte-level GPT with PyTorch/XLA over an SPMD device mesh; preset "
         "values apply where a flag is omitted.",
@@ -57,12 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mesh", metavar="DATA,FSDP", default=DEFAULT_MESH,
                         help="mesh degrees, multiplying to the device count of all hosts; "
                         "data 0 = the devices left (default: 0,1, all data-parallel)")
-    _add_schedule_arguments(parser)
-    _add_storage_arguments(parser)
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY=VALUE",
-                        help="any other setting, e.g. --set warmup_steps=50 --set "
-                        "model.n_layer=4 --set micro_batch_size=4 --set precision=bf16")
+    cli.add_schedule_arguments(parser)
+    cli.add_storage_arguments(parser)
+    cli.add_overrides_argument(parser, "--set warmup_steps=50 --set model.n_layer=4 --set "
+                               "micro_batch_size=4 --set precision=bf16")
     # config_from_args reads these PyTorch-trainer flags; the XLA trainer has one strategy.
     parser.set_defaults(strategy="xla", fsdp_config=None, fsdp_mode=None,
                         deepspeed_config=None)
@@ -86,17 +73,14 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     # Installed first: a notice that arrives during start-up still stops after the first step.
     stop = StopRequest()
     stop.install()
-    try:
-        cluster.process_from_env(env)  # a Reduction Server or evaluator replica runs no trainer
-        config = config_from_args(args, env)
-        degrees = meshes.parse_mesh(args.mesh)
-    except cluster.NotATrainer as exc:
-        events.emit("not_a_trainer", f"{exc.reason}: no trainer runs here, exiting 0",
-                    task_type=exc.task_type)
-        return EXIT_OK
-    except ValueError as exc:
-        events.error(None, exc)
-        return EXIT_CONFIG
+    started = cli.configure(lambda: (
+        cluster.process_from_env(env),  # a Reduction Server or evaluator replica runs no trainer
+        config_from_args(args, env),
+        meshes.parse_mesh(args.mesh),
+    ))
+    if isinstance(started, int):
+        return started
+    _, config, degrees = started
 
     # torch_xla is imported only now: the flags above are checked in any environment.
     import torch_xla.runtime as xr
@@ -108,20 +92,12 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         check(config, shape)
     except ValueError as exc:
         events.error(rank, exc)
-        return EXIT_CONFIG
-    try:
+        return cli.EXIT_CONFIG
+
+    def train() -> int:
+        # Imported with torch_xla, which only this trainer's environment has.
         from trainers.xla.trainer import XlaTrainer
 
         return XlaTrainer(config, shape, stop).run()
-    except Exception as exc:
-        events.error(rank, exc)
-        traceback.print_exc(file=sys.stderr)
-        return EXIT_ERROR
 
-
-def exit_now(code: int) -> typing.NoReturn:
-    """Leave without the runtime's teardown, as the PyTorch trainer does (trainers/train.py):
-    events are flushed and checkpoints committed; the exit code is what Vertex judges."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    return cli.train(rank, train)

@@ -1,7 +1,9 @@
 """The JAX trainer runs in child processes: XLA reads the host device count
 (--xla_force_host_platform_device_count) once, at the first `import jax`, so each run gets its
-own process with the devices its mesh needs. The runs share one persistent compilation cache:
-a resumed run reuses what the uninterrupted run on the same mesh compiled.
+own process with the devices its mesh needs. The runs share one persistent compilation cache
+in the project's cache folder (var/, git-ignored): a resumed run reuses what the uninterrupted
+run on the same mesh compiled, and a later test session what this one compiled. The files that
+share the mesh runs carry one `xdist_group` mark (trainers-jax-meshes): they are made once.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
-from tests.trainers.replicas import Replica, Result, child_env
+from tests.trainers.replicas import ROOT, Replica, Result, child_env
 
 MODULE = "trainers.jax"
 TIMEOUT_S = 300  # compiling a mesh's program takes tens of seconds on two busy cores
@@ -39,8 +41,11 @@ def jax_runtime() -> None:
 
 
 @pytest.fixture(scope="session")
-def compile_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("jax-compile-cache")
+def compile_cache() -> Path:
+    # Keyed by the compiled program (and jax's version): an entry never serves another.
+    cache = ROOT / "var" / "cache" / "jax"
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
 
 
 def jax_env(devices: int, cache: Path, **extra: str) -> dict[str, str]:

@@ -44,10 +44,10 @@ def test_presets_and_model_match_the_pytorch_trainer():
     import jax
     import jax.numpy as jnp
 
-    from trainers.config import preset as torch_preset
     from trainers.jax.config import preset
     from trainers.jax.mesh import build_mesh, resolve_mesh
     from trainers.jax.program import build_program
+    from trainers.torch.config import preset as torch_preset
 
     for name in ("tiny", "small"):
         config, reference = preset(name), torch_preset(name)
@@ -56,7 +56,7 @@ def test_presets_and_model_match_the_pytorch_trainer():
     config = preset("tiny")
     device = jax.devices()[:1]
     program = build_program(config, build_mesh(resolve_mesh(1, 1, 1, 1), device), jnp.float32)
-    from trainers.model import GPT
+    from trainers.torch.model import GPT
 
     gpt = GPT(config.model, seed=0)
     assert program.parameter_count() == gpt.num_parameters()

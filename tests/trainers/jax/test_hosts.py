@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from trainers.cluster import ClusterError, NotATrainer
 from trainers.jax.hosts import COORDINATOR_PORT, host_plan, tpu_vms
+from trainers.job.cluster import ClusterError, NotATrainer
 
 pytestmark = pytest.mark.trainers
 

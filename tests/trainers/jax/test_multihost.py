@@ -11,9 +11,9 @@ import pytest
 
 from tests.trainers.jax.conftest import INTERRUPTED_MESH, STOP_STEP, TIMEOUT_S, start_jax
 from tests.trainers.replicas import assert_losses_close, stop_all
-from trainers.cluster import free_port
+from trainers.job.cluster import free_port
 
-pytestmark = pytest.mark.trainers
+pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-jax-meshes")]
 
 HOSTS = 2
 

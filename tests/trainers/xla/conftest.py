@@ -3,6 +3,11 @@ pins torch 2.9, the project runs torch 2.13. These tests build that environment 
 missing (a fresh CI machine downloads torch 2.9 and torch_xla: minutes), then run
 `python -m trainers.xla` in it on the CPU PJRT device as child processes, and the eager
 PyTorch trainer (`python -m trainers.train`, this environment) as the reference.
+
+Each XLA process compiles its step programs itself: torch_xla's persistent compilation cache
+(XLA_PERSISTENT_CACHE_PATH) cannot serve the CPU PJRT client, which does not deserialize
+executables ("Deserializing serialized executable not supported", torch_xla 2.9), so the runs
+are kept few: one uninterrupted run per mesh and one interrupted run.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the composer writes is what the built-in trainer reads (trainers/train.py's flags and
+"""What the composer writes is what the built-in trainer reads (trainers/torch/main.py's flags and
 its DeepSpeed checks), so a composed job never fails on its own configuration."""
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ CASES = {
 @pytest.mark.trainers
 @pytest.mark.parametrize("name", CASES)
 def test_the_built_in_trainer_accepts_the_composed_configuration(name: str) -> None:
-    from trainers import deepspeed_config, train
-    from trainers.config import ZERO_STAGES, fsdp_from_json, validate
+    from trainers.torch import main as train
+    from trainers.torch.config import ZERO_STAGES, fsdp_from_json, validate
+    from trainers.torch.strategies import deepspeed_config
 
     result = compose_request(CASES[name])
     assert result.ok, result.errors

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trainers.config import TrainConfig
+    from trainers.torch.config import TrainConfig
 
 # The trainer builds AdamW and recomputes the learning rate from the step at every step, so a
 # resumed run needs no scheduler state: a DeepSpeed optimizer or scheduler would fight it.

@@ -1,17 +1,14 @@
-"""AdamW, and setting the learning rate of trainers/schedule.py on it."""
+"""AdamW, and setting the learning rate of each step (trainers/loop.py's schedule) on it."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from trainers.config import TrainConfig
-from trainers.schedule import lr_at
-
-__all__ = ["build_optimizer", "lr_at", "set_lr"]
+from trainers.config import RunConfig
 
 
-def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+def build_optimizer(model: nn.Module, config: RunConfig) -> torch.optim.AdamW:
     """Weight decay on matrices only: biases, norms and the 1-d parameters are not decayed."""
     decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]

@@ -34,9 +34,9 @@ from torch.distributed.checkpoint.state_dict import (
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-from trainers.parallel import hybrid_mesh_shape, resolve_dims
 from trainers.storage import Storage
-from trainers.strategies.base import Strategy
+from trainers.torch.parallel import hybrid_mesh_shape, resolve_dims
+from trainers.torch.strategies.base import Strategy
 
 DCP_FOLDER = "dcp"
 WRITER_THREADS = 2

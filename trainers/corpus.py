@@ -1,10 +1,14 @@
-"""The byte-level corpus and the batch positions, in numpy alone (no framework).
+"""The byte-level corpus and batches that are a pure function of (seed, step), in numpy alone.
 
-The PyTorch trainer (trainers/data.py) and the JAX trainer (trainers/jax/) read the same text
-and draw the same batches from it: this module is what they share, so a TPU image needs no torch.
+Every trainer reads its text here and draws the same batches from it (the PyTorch trainer makes
+tensors of them in trainers/torch/data.py), so a TPU image needs no torch.
 
 The demo corpus is the Python standard library's own `.py` sources: it ships with every Python,
 so nothing is downloaded. Tokens are the bytes 0..255.
+
+Batches: the GLOBAL batch of step s is drawn from `seed` and `s` alone, and rank r of W takes
+rows [r*B/W, (r+1)*B/W). So a run at world size 2 trains on exactly the data of a single-process
+run with the same global batch, and a resumed run continues the data without any loader state.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ SKIPPED_DIRS = {"site-packages", "dist-packages", "__pycache__"}  # vary between
 
 
 @dataclass(frozen=True)
-class Text:
+class Corpus:
     """The corpus as uint8 token arrays, split into training and held-out text."""
 
     train: np.ndarray
@@ -71,7 +75,7 @@ def stdlib_text(max_bytes: int) -> bytes:
     return b"".join(parts)
 
 
-def load_text(data: str | None, max_bytes: int, block_size: int) -> Text:
+def load_corpus(data: str | None, max_bytes: int, block_size: int) -> Corpus:
     """Read the corpus and split off the last 10% (at least two contexts) for evaluation."""
     if data:
         raw = storage_for(data).read_bytes(data)[:max_bytes]
@@ -85,7 +89,7 @@ def load_text(data: str | None, max_bytes: int, block_size: int) -> Text:
         raise ValueError(
             f"corpus {source} has {len(tokens)} bytes: too small for block_size {block_size}"
         )
-    return Text(
+    return Corpus(
         train=tokens[:-n_val],
         val=tokens[-n_val:],
         source=source,
@@ -122,5 +126,10 @@ def global_batch(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The whole batch of `step`: inputs and next-byte targets, int32 (batch, block_size)."""
     offsets = batch_offsets(seed, step, batch_size, block_size, len(tokens), stream)
-    rows = tokens[offsets[:, None] + np.arange(block_size + 1)].astype(np.int32)
+    rows = windows(tokens, offsets, block_size).astype(np.int32)
     return rows[:, :-1], rows[:, 1:]
+
+
+def windows(tokens: np.ndarray, offsets: np.ndarray, block_size: int) -> np.ndarray:
+    """One row of block_size + 1 tokens from each offset: a context and its next byte."""
+    return tokens[offsets[:, None] + np.arange(block_size + 1)]

@@ -15,19 +15,19 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from trainers import deepspeed_config
-from trainers.cluster import Process
-from trainers.config import FSDP_MODES, ZERO_STAGES, FSDPConfig, TrainConfig
-from trainers.parallel import hybrid_mesh_shape, resolve_dims
-from trainers.strategies.base import Strategy
+from trainers.job.cluster import Process
+from trainers.torch.config import FSDP_MODES, ZERO_STAGES, FSDPConfig, TrainConfig
+from trainers.torch.parallel import hybrid_mesh_shape, resolve_dims
+from trainers.torch.strategies import deepspeed_config
+from trainers.torch.strategies.base import Strategy
 
 _CLASSES = {
-    "ddp": "trainers.strategies.ddp:DataParallel",
-    "single": "trainers.strategies.ddp:DataParallel",
-    "fsdp": "trainers.strategies.fsdp:FullyShard",
-    **{name: "trainers.strategies.zero:DeepSpeedZero" for name in ZERO_STAGES},
-    "tp_pp": "trainers.strategies.tensor_pipeline:TensorPipeline",
-    "tp_pp_fsdp": "trainers.strategies.tensor_pipeline:TensorPipeline",
+    "ddp": "trainers.torch.strategies.ddp:DataParallel",
+    "single": "trainers.torch.strategies.ddp:DataParallel",
+    "fsdp": "trainers.torch.strategies.fsdp:FullyShard",
+    **{name: "trainers.torch.strategies.zero:DeepSpeedZero" for name in ZERO_STAGES},
+    "tp_pp": "trainers.torch.strategies.tensor_pipeline:TensorPipeline",
+    "tp_pp_fsdp": "trainers.torch.strategies.tensor_pipeline:TensorPipeline",
 }
 SUPPORTED = tuple(_CLASSES)
 MESH_STRATEGIES = ("tp_pp", "tp_pp_fsdp")

@@ -5,16 +5,16 @@ GPUs of one node (one Vertex replica), where its per-layer collectives run over 
 outermost: its point-to-point traffic, the least of the three, crosses nodes.
 
 The wrapping order, in one place (`setup`): cut the pipeline stages; on each stage, tensor
-parallelism (trainers/tensor_parallel.py), then data parallelism over dp: `replicate` for
+parallelism (trainers/torch/tensor_parallel.py), then data parallelism over dp: `replicate` for
 ddp (DDP's all-reduce of gradients, built on FSDP2 so it works on DTensor parameters) or
 `fully_shard` for fsdp (each block, then the stage). Then one optimizer per stage, and for
-pp > 1 the pipeline schedule (trainers/pipeline.py).
+pp > 1 the pipeline schedule (trainers/torch/pipeline.py).
 
 Two things the single model did for free are done here:
 - the tied embedding: with pp > 1 the first stage's embedding and the last stage's head are
   copies on different ranks; after backward their gradients are summed between the two, so
   the copies stay equal (Megatron's embedding group).
-- the global gradient norm for clipping (trainers/grad_norm.py).
+- the global gradient norm for clipping (trainers/torch/grad_norm.py).
 
 Checkpoints: torch.distributed.checkpoint, every rank writes its shards under the full
 model's parameter names (stages keep them) with a flattened optimizer state, so a checkpoint
@@ -42,16 +42,16 @@ from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import FSDPModule, fully_shard
 from torch.distributed.tensor import DTensor
 
-from trainers import pipeline, tensor_parallel
-from trainers.cluster import Process
-from trainers.config import TrainConfig
-from trainers.grad_norm import clip_grad_norm, match_gradient_placements
-from trainers.model import GPT, lm_loss
-from trainers.optim import build_optimizer
-from trainers.parallel import ParallelDims, pipeline_microbatches, resolve_dims
+from trainers.job.cluster import Process
 from trainers.storage import Storage
-from trainers.strategies.base import Strategy
-from trainers.strategies.fsdp import dcp_reader, dcp_writer
+from trainers.torch import pipeline, tensor_parallel
+from trainers.torch.config import TrainConfig
+from trainers.torch.grad_norm import clip_grad_norm, match_gradient_placements
+from trainers.torch.model import GPT, lm_loss
+from trainers.torch.optim import build_optimizer
+from trainers.torch.parallel import ParallelDims, pipeline_microbatches, resolve_dims
+from trainers.torch.strategies.base import Strategy
+from trainers.torch.strategies.fsdp import dcp_reader, dcp_writer
 
 DCP_FOLDER = "dcp"
 MESH_DIMS = ("pp", "dp", "tp")

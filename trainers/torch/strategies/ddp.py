@@ -14,7 +14,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from trainers.storage import Storage
-from trainers.strategies.base import Strategy
+from trainers.torch.strategies.base import Strategy
 
 MODEL_FILE = "model.pt"
 OPTIMIZER_FILE = "optimizer.pt"
@@ -34,7 +34,7 @@ class DataParallel(Strategy):
 
     def save(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
         if self.process.rank == 0:
-            _write(storage, folder, wrapped.module.state_dict(), optimizer.state_dict())
+            write(storage, folder, wrapped.module.state_dict(), optimizer.state_dict())
 
     def save_async(
         self, storage: Storage, folder: str, wrapped: nn.Module, optimizer
@@ -42,16 +42,16 @@ class DataParallel(Strategy):
         if self.process.rank != 0:
             return _done()
         # Copied now, on this thread: the next optimizer step changes the tensors in place.
-        model_state = _cpu_copy(wrapped.module.state_dict())
-        optimizer_state = _cpu_copy(optimizer.state_dict())
-        return _in_background(lambda: _write(storage, folder, model_state, optimizer_state))
+        model_state = cpu_copy(wrapped.module.state_dict())
+        optimizer_state = cpu_copy(optimizer.state_dict())
+        return _in_background(lambda: write(storage, folder, model_state, optimizer_state))
 
     def load(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
         # Every rank reads the same replicated files (no broadcast of the weights needed).
         wrapped.module.load_state_dict(
-            _load(storage, storage.join(folder, MODEL_FILE), self.device)
+            read(storage, storage.join(folder, MODEL_FILE), self.device)
         )
-        optimizer.load_state_dict(_load(storage, storage.join(folder, OPTIMIZER_FILE), self.device))
+        optimizer.load_state_dict(read(storage, storage.join(folder, OPTIMIZER_FILE), self.device))
 
     def full_state_dict(self, wrapped: nn.Module) -> dict[str, torch.Tensor] | None:
         if self.process.rank != 0:
@@ -59,24 +59,26 @@ class DataParallel(Strategy):
         return {k: v.detach().cpu() for k, v in wrapped.module.state_dict().items()}
 
 
-def _write(storage: Storage, folder: str, model_state: dict, optimizer_state: dict) -> None:
+def write(storage: Storage, folder: str, model_state: dict, optimizer_state: dict) -> None:
+    """The replicated state's files (the `torch` checkpoint format), as one rank writes them."""
     for name, obj in ((MODEL_FILE, model_state), (OPTIMIZER_FILE, optimizer_state)):
         with storage.open_write(storage.join(folder, name)) as f:
             torch.save(obj, f)
 
 
-def _load(storage: Storage, path: str, device: str) -> dict:
+def read(storage: Storage, path: str, device: str) -> dict:
     with storage.open_read(path) as f:
         return torch.load(f, map_location=device, weights_only=True)
 
 
-def _cpu_copy(value: Any) -> Any:
+def cpu_copy(value: Any) -> Any:
+    """A copy with every tensor on the CPU (a tensor sharded across devices is gathered whole)."""
     if isinstance(value, torch.Tensor):
         return value.detach().to("cpu", copy=True)
     if isinstance(value, dict):
-        return {k: _cpu_copy(v) for k, v in value.items()}
+        return {k: cpu_copy(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(_cpu_copy(v) for v in value)
+        return type(value)(cpu_copy(v) for v in value)
     return value
 
 

@@ -31,7 +31,7 @@ from torch.distributed.tensor.parallel import (
     parallelize_module,
 )
 
-from trainers.model import GPT
+from trainers.torch.model import GPT
 
 
 def parallelize(model: GPT, mesh: DeviceMesh, sequence_parallel: bool) -> None:

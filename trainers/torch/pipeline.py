@@ -27,7 +27,7 @@ from torch.distributed.pipelining import (
 )
 
 from trainers.config import ModelConfig
-from trainers.model import GPTStage
+from trainers.torch.model import GPTStage
 
 SCHEDULE_CLASSES = {
     "gpipe": ScheduleGPipe,

@@ -1,6 +1,7 @@
 """The interface the trainer talks to: how the model is wrapped and stepped, and what each rank
 saves and loads. One subclass per family: DDP (`ddp.py`), FSDP2 (`fsdp.py`), DeepSpeed ZeRO
-(`zero.py`).
+(`zero.py`), tensor x pipeline x data parallel (`tensor_pipeline.py`), and SPMD on an XLA device
+(trainers/xla/strategy.py).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainers.cluster import Process
-from trainers.config import TrainConfig
-from trainers.optim import build_optimizer
-from trainers.parallel import resolve_dims
+from trainers.job.cluster import Process
 from trainers.storage import Storage
+from trainers.torch.config import TrainConfig
+from trainers.torch.optim import build_optimizer
+from trainers.torch.parallel import resolve_dims
 
 
 class Strategy(ABC):
@@ -47,10 +48,19 @@ class Strategy(ABC):
             return contextlib.nullcontext()
         return torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16)
 
+    def to_device(self, batch: torch.Tensor) -> torch.Tensor:
+        """A batch (on the CPU) where `forward_backward` and `eval_loss` take it: the device.
+        A strategy that places it on its devices itself takes it as it is."""
+        return batch.to(self.device)
+
     def dims_event(self) -> dict[str, int]:
         """The parallel degrees, as `run_started` and checkpoint metadata report them."""
         dims = resolve_dims(self.config.dp, self.config.tp, self.config.pp, self.process.world_size)
         return {"dp": dims.dp, "tp": dims.tp, "pp": dims.pp}
+
+    def started_shape(self) -> dict[str, Any]:
+        """run_started's fields about how the model is laid out, beyond the degrees."""
+        return {}
 
     def data_shard(self) -> tuple[int, int]:
         """(index, count): which share of every global batch this rank trains on. Ranks that

@@ -2,7 +2,7 @@
 
 The engine owns backward, gradient accumulation, clipping and the optimizer step; the trainer
 passes it torch's AdamW (no compiled DeepSpeed optimizer) and still sets the learning rate on
-that optimizer every step. The DeepSpeed JSON comes from `trainers.deepspeed_config`.
+that optimizer every step. The DeepSpeed JSON comes from `deepspeed_config.py`.
 
 Checkpoints: `engine.save_checkpoint` on EVERY rank (each writes its partition of the optimizer
 state, and under ZeRO-3 of the weights; a save called on rank 0 alone waits forever for the
@@ -23,13 +23,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainers import cluster
-from trainers.config import ZERO_STAGES
-from trainers.deepspeed_config import build
-from trainers.optim import build_optimizer
-from trainers.parallel import resolve_dims
 from trainers.storage import Storage
-from trainers.strategies.base import Strategy
+from trainers.torch.config import ZERO_STAGES
+from trainers.torch.distributed import torchrun_env
+from trainers.torch.optim import build_optimizer
+from trainers.torch.parallel import resolve_dims
+from trainers.torch.strategies.base import Strategy
+from trainers.torch.strategies.deepspeed_config import build
 
 TAG = "deepspeed"  # the sub-folder (DeepSpeed's "tag") of a step folder
 
@@ -59,7 +59,7 @@ class DeepSpeedZero(Strategy):
         deepspeed = import_deepspeed(self.device)
         # DeepSpeed reads the rank from the environment (LOCAL_RANK at least) and looks for
         # MPI when it is missing; on Vertex the rank may have come from CLUSTER_SPEC.
-        for name, value in cluster.torchrun_env(self.process).items():
+        for name, value in torchrun_env(self.process).items():
             os.environ.setdefault(name, value)
         dims = resolve_dims(self.config.dp, self.config.tp, self.config.pp, self.process.world_size)
         config = build(self.config, dims.dp, ZERO_STAGES[self.name])

@@ -1,0 +1,170 @@
+"""Serve a trained byte-level GPT over HTTP, as a Vertex AI custom container does.
+
+    python -m trainers.serve --model-dir /tmp/run/model        # or gs://bucket/job/model
+    curl -s localhost:8080/predict -d '{"instances": [{"prompt": "def ", "max_tokens": 8}]}'
+
+On Vertex (Model.containerSpec.command = ["python", "-m", "trainers.serve"]) everything comes
+from the environment Vertex sets: AIP_HTTP_PORT (8080), AIP_HEALTH_ROUTE, AIP_PREDICT_ROUTE and
+AIP_STORAGE_URI, the copy of the Model's artifact_uri to load. The folder is a training job's
+exported model (AIP_MODEL_DIR: model.pt + config.json) or one of its committed checkpoints
+(`step-NNNNNNNN/`; sharded ones are consolidated as they load).
+
+Request: {"instances": ["text", {"prompt": "text", "max_tokens": 16, "temperature": 0.0,
+"seed": 1}], "parameters": {"max_tokens": 16}}; response: {"predictions": [{"text": ...,
+"tokens": n}]}. Concurrent requests are batched (--max-batch instances per forward pass).
+
+Events on stdout, one JSON object per line like the trainers': serving_started, serving_stopped,
+and errors. Exit codes: 0 stopped by SIGTERM/SIGINT; 2 the model cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import threading
+import time
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from trainers import events
+from trainers.serving import generate, loader, runtimes
+from trainers.serving.batcher import Batcher
+from trainers.serving.http import PredictionServer
+from trainers.storage import storage_for
+
+DEFAULT_PORT = 8080
+DEFAULT_HEALTH_ROUTE = "/health"
+DEFAULT_PREDICT_ROUTE = "/predict"
+
+
+def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m trainers.serve",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--model-dir",
+        default=env.get("AIP_STORAGE_URI"),
+        help="model folder, local or gs:// (default: AIP_STORAGE_URI)",
+    )
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    parser.add_argument("--port", type=int, default=int(env.get("AIP_HTTP_PORT") or DEFAULT_PORT))
+    parser.add_argument(
+        "--health-route", default=env.get("AIP_HEALTH_ROUTE") or DEFAULT_HEALTH_ROUTE
+    )
+    parser.add_argument(
+        "--predict-route", default=env.get("AIP_PREDICT_ROUTE") or DEFAULT_PREDICT_ROUTE
+    )
+    parser.add_argument("--max-batch", type=int, default=32, help="instances per forward pass")
+    parser.add_argument(
+        "--max-wait-ms",
+        type=float,
+        default=0.0,
+        help="how long a batch waits for more requests (0: take what is queued)",
+    )
+    # One thread by default, as the trainers' cpu_threads: concurrency comes from batching,
+    # and intra-op threads on small matrices cost more than they give once replicas share
+    # cores (10x slower here with 2 threads on a busy 2-core machine; bench/README.md).
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads (0: torch's default)"
+    )
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    parser.add_argument(
+        "--runtime",
+        default="eager",
+        choices=runtimes.RUNTIMES,
+        help="eager: PyTorch as trained; compiled: torch.compile, compiled before serving; "
+        "aot: an AOTInductor package, built once and kept beside the weights",
+    )
+    args = parser.parse_args(argv)
+    if not args.model_dir:
+        parser.error("no model: pass --model-dir or set AIP_STORAGE_URI")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv, os.environ)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        loaded = loader.load(args.model_dir, device)
+    except (loader.ModelLoadError, OSError) as exc:
+        events.emit("serving_failed", f"cannot load the model: {exc}", severity="ERROR")
+        return 2
+
+    prepared = runtimes.prepare(
+        loaded.model,
+        args.runtime,
+        folder=loaded.source,
+        storage=storage_for(loaded.source),
+        max_batch=args.max_batch,
+        log=lambda message: events.emit("serving_runtime", message, runtime=args.runtime),
+    )
+
+    def run(instances: Sequence[generate.Instance], on_done) -> object:
+        return generate.generate(prepared.model, instances, on_done)  # type: ignore[arg-type]
+
+    batcher: Batcher[generate.Instance] = Batcher(
+        run, max_batch=args.max_batch, max_wait_s=args.max_wait_ms / 1000
+    )
+    info = {"model": loaded.source, "step": loaded.step, "params": loaded.params}
+    server = PredictionServer(
+        (args.host, args.port), batcher, args.health_route, args.predict_route, info
+    )
+    _shut_down_on_signals(server)
+    events.emit(
+        "serving_started",
+        f"serving {loaded.source} ({loaded.params:,} parameters) on port {server.server_port}",
+        port=server.server_port,
+        model=loaded.source,
+        step=loaded.step,
+        params=loaded.params,
+        device=device,
+        runtime=prepared.runtime,
+        warmup_s=round(prepared.warmup_s, 3),
+        compiled_at_start=prepared.built,
+        max_batch=args.max_batch,
+        health_route=args.health_route,
+        predict_route=args.predict_route,
+    )
+    _serve_until_stopped(server, batcher)
+    return 0
+
+
+def _shut_down_on_signals(server: PredictionServer) -> None:
+    """SIGTERM (Vertex undeploying) and SIGINT end serve_forever, once."""
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: object) -> None:
+        if not stopping.is_set():
+            stopping.set()
+            # shutdown() waits for serve_forever to return: call it off the main thread.
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _serve_until_stopped(server: PredictionServer, batcher: Batcher) -> None:
+    """Serve until a signal stops the server, then report what was served."""
+    started = time.monotonic()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+        batcher.close()
+    stats = batcher.stats
+    events.emit(
+        "serving_stopped",
+        f"served {stats.items} instances in {stats.batches} batches",
+        instances=stats.items,
+        batches=stats.batches,
+        largest_batch=stats.largest,
+        wall_s=round(time.monotonic() - started, 3),
+    )

@@ -1,0 +1,146 @@
+"""The PyTorch trainer's configuration: every trainer's fields (trainers/config.py) plus the
+strategy, the parallel degrees and the devices, and the checks against the world size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+
+from trainers.config import ModelConfig, RunConfig, refuse, run_problems
+from trainers.config import preset as shared_preset
+from trainers.torch.parallel import model_fit_problems, resolve_dims
+
+FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
+ZERO_STAGES = {"zero1": 1, "zero2": 2, "zero3": 3}
+
+
+@dataclass(frozen=True)
+class FSDPConfig:
+    """FSDP2 (`fully_shard`) settings: `--fsdp-config PATH` (a JSON object with these keys),
+    `--fsdp-mode`, or `--set fsdp.shard_size=8`."""
+
+    # full_shard: parameters are re-sharded after forward (least memory, a second all-gather
+    # in backward); shard_grad_op: kept gathered until backward ends (ZeRO-2-like);
+    # hybrid_shard: sharded within a group of `shard_size` ranks, replicated across groups.
+    mode: str = "full_shard"
+    shard_size: int = 0  # hybrid_shard group size; 0 = the processes of one node (its GPUs)
+
+
+@dataclass(frozen=True)
+class TrainConfig(RunConfig):
+    strategy: str = "ddp"
+
+    # Parallelism degrees (torchtitan's parallel dims): dp x tp x pp must equal WORLD_SIZE.
+    # With tp or pp above 1, ddp or fsdp runs over the dp dimension of one device mesh
+    # (pp, dp, tp), tp innermost: the ranks of a tensor-parallel group share a node.
+    dp: int = 0  # data-parallel degree; 0 = WORLD_SIZE / (tp x pp)
+    tp: int = 1  # tensor-parallel degree: ranks that split every layer's matrices by heads
+    pp: int = 1  # pipeline-parallel degree: ranks that hold consecutive groups of layers
+    pp_schedule: str = "1f1b"  # gpipe | 1f1b | interleaved_1f1b (pp > 1)
+    pp_virtual_stages: int = 1  # pipeline stages per pp rank; above 1: interleaved_1f1b
+    sequence_parallel: bool = False  # tp > 1: norms and dropout split along the sequence too
+    fsdp: FSDPConfig = field(default_factory=FSDPConfig)
+    # The DeepSpeed JSON read from --deepspeed-config (zero1/2/3); None = built from this config.
+    deepspeed: dict[str, typing.Any] | None = None
+    offload_optimizer: bool = False  # zero1/2/3: optimizer states and step on the CPU
+    offload_params: bool = False  # zero3: parameters on the CPU between uses
+
+    # Sequences per rank per forward pass; 0 = the whole rank batch. With pp > 1 it is the
+    # pipeline's micro-batch, and 0 = one micro-batch per pipeline stage.
+    micro_batch_size: int = 0
+    # Write checkpoints in the background (ddp, fsdp): training goes on while they are written,
+    # and they are committed at the first step boundary where every rank has finished.
+    async_checkpoint: bool = False
+
+    device: str = "auto"  # auto (a GPU when there is one) | cpu | cuda
+    cpu_threads: int = 1  # torch threads per process on CPU (replicas often share a few cores)
+    collective_timeout_s: int = 600  # how long a rank waits for the others before failing
+
+    @classmethod
+    def from_dict(cls, data: dict[str, typing.Any]) -> TrainConfig:
+        values = dict(data)
+        values["model"] = ModelConfig(**values.get("model", {}))
+        values["fsdp"] = FSDPConfig(**values.get("fsdp", {}))
+        return cls(**values)
+
+
+def preset(name: str) -> TrainConfig:
+    return shared_preset(name, TrainConfig)
+
+
+def validate(config: TrainConfig, world_size: int) -> None:
+    """Fail before any work starts, with a message that says what to change."""
+    dims = resolve_dims(config.dp, config.tp, config.pp, world_size)  # raises on its own
+    m = config.model
+    problems = []
+    if config.batch_size < 1 or config.batch_size % dims.dp:
+        problems.append(
+            f"batch_size {config.batch_size} (global) must be a positive multiple of the "
+            f"data-parallel size {dims.dp}"
+        )
+    else:
+        per_rank = config.batch_size // dims.dp
+        if config.micro_batch_size < 0 or (
+            config.micro_batch_size and per_rank % config.micro_batch_size
+        ):
+            problems.append(
+                f"micro_batch_size {config.micro_batch_size} must divide the per-rank batch "
+                f"{per_rank}"
+            )
+    problems += model_fit_problems(
+        dims,
+        n_head=m.n_head,
+        n_layer=m.n_layer,
+        vocab_size=m.vocab_size,
+        block_size=m.block_size,
+        schedule=config.pp_schedule,
+        virtual_stages=config.pp_virtual_stages,
+        sequence_parallel=config.sequence_parallel,
+        rank_batch=config.batch_size // dims.dp if config.batch_size % dims.dp == 0 else 0,
+        micro_batch_size=config.micro_batch_size,
+    )
+    if config.device not in ("auto", "cpu", "cuda"):
+        problems.append(f"device must be auto, cpu or cuda, not {config.device!r}")
+    if config.precision not in ("fp32", "bf16"):
+        problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
+    refuse(problems + run_problems(config))
+
+
+# CP_PARALLELISM_JSON's keys and their types: the degrees, and how the pipeline runs.
+PARALLEL_KEYS: dict[str, type] = {
+    "dp": int,
+    "tp": int,
+    "pp": int,
+    "pp_schedule": str,
+    "pp_virtual_stages": int,
+    "sequence_parallel": bool,
+}
+
+
+def parallel_from_json(data: dict[str, typing.Any]) -> dict[str, typing.Any]:
+    """The settings of a CP_PARALLELISM_JSON object ({"dp": D, "tp": T, "pp": P, ...})."""
+    unknown = sorted(set(data) - set(PARALLEL_KEYS))
+    if unknown:
+        raise ValueError(
+            f"parallelism: unknown keys {', '.join(unknown)}; valid: {', '.join(PARALLEL_KEYS)}"
+        )
+    for key, value in data.items():
+        expected = PARALLEL_KEYS[key]
+        if type(value) is not expected:
+            raise ValueError(f"parallelism: {key} must be a {expected.__name__}, not {value!r}")
+    return dict(data)
+
+
+def fsdp_from_json(data: dict[str, typing.Any]) -> FSDPConfig:
+    """An --fsdp-config file: a JSON object with FSDPConfig's keys."""
+    defaults = FSDPConfig()
+    valid = sorted(f.name for f in dataclasses.fields(FSDPConfig))
+    for key, value in data.items():
+        if key not in valid:
+            raise ValueError(f"FSDP config: unknown key {key!r}; valid: {', '.join(valid)}")
+        expected = type(getattr(defaults, key))
+        if type(value) is not expected:
+            raise ValueError(f"FSDP config: {key} must be a {expected.__name__}, not {value!r}")
+    return FSDPConfig(**data)

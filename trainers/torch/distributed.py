@@ -1,0 +1,117 @@
+"""How the PyTorch trainer's processes start and meet: torchrun on a node with several GPUs,
+and the torch.distributed process group (gloo on CPU, NCCL on GPU).
+
+Where a process sits in the job (rank, world size, master) is trainers/job/cluster.py's, shared
+with the other trainers; this module turns it into processes and a process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import sys
+from collections.abc import Mapping, Sequence
+
+import torch
+import torch.distributed as dist
+
+from trainers.job.cluster import ClusterError, Node, Process
+
+
+def torchrun_env(process: Process) -> dict[str, str]:
+    """The variables torchrun would have set for this process (for libraries that read them,
+    such as DeepSpeed), whichever source the process was derived from."""
+    return {
+        "RANK": str(process.rank),
+        "WORLD_SIZE": str(process.world_size),
+        "LOCAL_RANK": str(process.local_rank),
+        "LOCAL_WORLD_SIZE": str(process.local_world_size),
+        "MASTER_ADDR": process.master_addr,
+        "MASTER_PORT": str(process.master_port),
+    }
+
+
+def under_launcher(env: Mapping[str, str]) -> bool:
+    """True inside a process started by torchrun (it sets these; the emulator does not)."""
+    return bool(env.get("TORCHELASTIC_RUN_ID") or env.get("LOCAL_RANK"))
+
+
+def resolve_nproc_per_node(value: str, cuda_devices: int) -> int:
+    """`auto` = one process per visible GPU, or one process on CPU."""
+    if value == "auto":
+        return max(1, cuda_devices)
+    try:
+        count = int(value)
+    except ValueError:
+        raise ClusterError(f"--nproc-per-node must be 'auto' or a number, not {value!r}") from None
+    if count < 1:
+        raise ClusterError("--nproc-per-node must be >= 1")
+    return count
+
+
+def launcher_argv(node: Node, nproc_per_node: int, train_args: Sequence[str]) -> list[str]:
+    """The torchrun command that starts `nproc_per_node` copies of the trainer on this node.
+
+    Global rank = node_rank * nproc_per_node + local rank, so ranks still follow the
+    workerpool0-then-workerpool1 order. A single node without a master uses a free local port.
+    """
+    argv = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}"]
+    if node.num_nodes == 1 and node.source == "single":
+        argv.append("--standalone")
+    else:
+        argv += [
+            f"--nnodes={node.num_nodes}",
+            f"--node-rank={node.node_rank}",
+            f"--master-addr={node.master_addr}",
+            f"--master-port={node.master_port}",
+        ]
+    return [*argv, "-m", "trainers.train", *train_args, "--nproc-per-node=1"]
+
+
+def init_process_group(process: Process, timeout_s: int, device: str = "auto") -> tuple[str, str]:
+    """Join the process group; returns (backend, device). gloo on CPU, nccl on GPU.
+
+    World size 1 uses an in-memory store so a single process needs no port, yet runs through
+    exactly the same code (DDP, collectives) as a multi-process job.
+    """
+    if device == "cuda" or (device == "auto" and torch.cuda.is_available()):
+        backend, device = "nccl", f"cuda:{process.local_rank}"
+        torch.cuda.set_device(process.local_rank)
+    else:
+        backend, device = "gloo", "cpu"
+    timeout = datetime.timedelta(seconds=timeout_s)
+    if dist.is_initialized():
+        # A launcher that joins the group itself (Ray Train's TorchTrainer) already did.
+        return dist.get_backend(), device
+    if process.world_size == 1:
+        dist.init_process_group(
+            backend, store=dist.HashStore(), rank=0, world_size=1, timeout=timeout
+        )
+    else:
+        dist.init_process_group(
+            backend,
+            init_method=f"tcp://{_url_host(process.master_addr)}:{process.master_port}",
+            rank=process.rank,
+            world_size=process.world_size,
+            timeout=timeout,
+        )
+    return backend, device
+
+
+def destroy_process_group(together: bool = False) -> None:
+    """Leave the process group. When every rank ended the run at the same step (finished, or
+    stopped for a signal they agreed on), they meet at a barrier first: a rank tearing gloo
+    down while its peer still uses the connection can abort the process (`terminate called
+    without an active exception`) after the work is done. After a failure there is no
+    barrier, as the peer may be gone."""
+    if dist.is_available() and dist.is_initialized():
+        if together:
+            # The work is done and saved: a peer that died since must not fail this rank.
+            with contextlib.suppress(Exception):
+                dist.barrier()
+        dist.destroy_process_group()
+
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
