@@ -21,6 +21,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from contract import events as contract_events
 from trainers import events
 from trainers.config import PRESETS, Config, apply_overrides
 from trainers.job.cluster import NotATrainer
@@ -37,7 +38,8 @@ T = typing.TypeVar("T")
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> typing.NoReturn:
         # Also as a JSON event: on Vertex stderr text reaches the control plane unclassified.
-        events.emit("error", message, severity="ERROR", rank=None, error_type="UsageError")
+        events.emit(contract_events.ERROR, message, severity="ERROR", rank=None,
+                    error_type="UsageError")
         super().error(message)
 
 
@@ -141,7 +143,7 @@ def configure(read: Callable[[], T]) -> T | int:
     try:
         return read()
     except NotATrainer as exc:
-        events.emit("not_a_trainer", f"{exc.reason}: no trainer runs here, exiting 0",
+        events.emit(contract_events.NOT_A_TRAINER, f"{exc.reason}: no trainer runs here, exiting 0",
                     task_type=exc.task_type)
         return EXIT_OK
     except ValueError as exc:

@@ -13,8 +13,14 @@ import math
 import sys
 from typing import Any
 
+from contract import events as contract_events
+
 
 def emit(event: str, message: str, severity: str = "INFO", **fields: Any) -> None:
+    """Print one event. EVENT is one of the contract's names (contract/events.py): a name the
+    control plane does not know would reach it as an unreadable line."""
+    if event not in contract_events.EVENTS:
+        raise ValueError(f"{event!r} is not an event of the contract")
     record = {"severity": severity, "message": message, "event": event, **fields}
     line = json.dumps(_finite(record), allow_nan=False, separators=(",", ":"))
     sys.stdout.write(line + "\n")
@@ -38,7 +44,7 @@ def run_started(
         extra["precision"] = precision
     degrees = " x ".join(f"{k}{v}" for k, v in (dims or {}).items() if v > 1)
     emit(
-        "run_started",
+        contract_events.RUN_STARTED,
         f"rank {rank}/{world_size} started ({strategy}{', ' + degrees if degrees else ''}, "
         f"{params:,} parameters)",
         rank=rank,
@@ -55,7 +61,7 @@ def step(
     step: int, total_steps: int, loss: float, lr: float, tokens_per_s: float, step_time_s: float
 ) -> None:
     emit(
-        "step",
+        contract_events.STEP,
         f"step {step}/{total_steps} loss {loss:.4f}",
         step=step,
         total_steps=total_steps,
@@ -68,7 +74,7 @@ def step(
 
 def checkpoint_saved(step: int, path: str, size: int, seconds: float) -> None:
     emit(
-        "checkpoint_saved",
+        contract_events.CHECKPOINT_SAVED,
         f"checkpoint of step {step} saved to {path}",
         step=step,
         path=path,
@@ -78,18 +84,18 @@ def checkpoint_saved(step: int, path: str, size: int, seconds: float) -> None:
 
 
 def checkpoint_deleted(step: int | None, path: str) -> None:
-    emit("checkpoint_deleted", f"checkpoint of step {step} deleted by rotation ({path})",
-         step=step, path=path)
+    emit(contract_events.CHECKPOINT_DELETED,
+         f"checkpoint of step {step} deleted by rotation ({path})", step=step, path=path)
 
 
 def resumed(step: int, path: str) -> None:
-    emit("resumed", f"resumed from step {step} ({path})", step=step, path=path)
+    emit(contract_events.RESUMED, f"resumed from step {step} ({path})", step=step, path=path)
 
 
 def preempted(signal_name: str, step: int, checkpoint_path: str | None) -> None:
     where = f"checkpoint {checkpoint_path}" if checkpoint_path else "no checkpoint directory"
     emit(
-        "preempted",
+        contract_events.PREEMPTED,
         f"{signal_name} received: stopped after step {step}, {where}",
         severity="WARNING",
         signal=signal_name,
@@ -100,19 +106,20 @@ def preempted(signal_name: str, step: int, checkpoint_path: str | None) -> None:
 
 def evaluation(step: int, metrics: dict[str, float]) -> None:
     shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
-    emit("eval", f"eval at step {step}: {shown}", step=step, metrics=metrics)
+    emit(contract_events.EVAL, f"eval at step {step}: {shown}", step=step, metrics=metrics)
 
 
 def tracking(provider: str, run_url: str, **fields: Any) -> None:
     """Where the run is tracked besides the control plane (wandb, vertex_experiments,
     tensorboard); run_url is "" when none can be given (an offline run with no entity)."""
-    emit("tracking", f"tracked in {provider}: {run_url or fields.get('run_dir', '?')}",
+    where = run_url or fields.get("run_dir", "?")
+    emit(contract_events.TRACKING, f"tracked in {provider}: {where}",
          provider=provider, run_url=run_url, **fields)
 
 
 def run_finished(step: int, final_loss: float | None, wall_s: float) -> None:
     emit(
-        "run_finished",
+        contract_events.RUN_FINISHED,
         f"finished at step {step} in {wall_s:.1f} s",
         step=step,
         final_loss=final_loss,
@@ -122,7 +129,7 @@ def run_finished(step: int, final_loss: float | None, wall_s: float) -> None:
 
 def error(rank: int | None, exc: BaseException) -> None:
     emit(
-        "error",
+        contract_events.ERROR,
         f"{type(exc).__name__}: {exc}",
         severity="ERROR",
         rank=rank,

@@ -25,6 +25,7 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from contract import events as contract_events
 from trainers import events
 from trainers.checkpoint import CheckpointInfo, named_checkpoint, step_of_folder
 from trainers.config import RunConfig
@@ -251,7 +252,7 @@ class TrainingLoop(ABC):
         step N until a stop signal arrives, so a test can stop the run at a known step."""
         if self.resumed or os.environ.get(faults.ENV) != f"step_end:{step}":
             return
-        events.emit("paused", f"paused at the end of step {step} ({faults.ENV})",
+        events.emit(contract_events.PAUSED, f"paused at the end of step {step} ({faults.ENV})",
                     point="step_end", step=step, rank=self.rank)
         deadline = time.monotonic() + faults.PAUSE_S
         while self.stop.received is None and time.monotonic() < deadline:
@@ -278,7 +279,8 @@ class TrainingLoop(ABC):
         if self.checkpoints:
             found, removed = self.checkpoints.prepare()
             for path in removed:
-                events.emit("checkpoint_discarded", f"removed incomplete checkpoint {path}",
+                events.emit(contract_events.CHECKPOINT_DISCARDED,
+                            f"removed incomplete checkpoint {path}",
                             severity="WARNING", path=path)
         if found is None and self.config.resume_from:
             found = named_checkpoint(self.config.resume_from)
@@ -317,7 +319,7 @@ class TrainingLoop(ABC):
             self.config.seed,
         ):
             events.emit(
-                "data_changed",
+                contract_events.DATA_CHANGED,
                 "the corpus or seed differs from the checkpoint's: the "
                 "resumed run sees other batches",
                 severity="WARNING",

@@ -1,10 +1,15 @@
-"""Both sides of the prediction contract read it alike: the eager server's instance parser
-(trainers/serving/generate.py) takes and refuses what the contract's does, with the same
-values, and the Triton repositories the trainers generate declare the contract's tensors."""
+"""Both sides of the prediction contract read it alike: the model server (trainers/serving/)
+takes and refuses over HTTP what the contract's parser does, with the same values and
+messages, and the Triton repositories the trainers generate declare the contract's tensors."""
 
 from __future__ import annotations
 
 import ast
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +17,8 @@ import pytest
 
 from contract import prediction
 from trainers.serving import generate, triton_repo
+from trainers.serving.batcher import Batcher
+from trainers.serving.http import PredictionServer
 
 pytestmark = pytest.mark.trainers
 
@@ -29,25 +36,58 @@ REQUESTS: list[tuple[Any, Any]] = [
 ]
 
 
-def outcome(parse: Any, refusal: type[Exception], instances: Any, parameters: Any) -> Any:
+def outcome(instances: Any, parameters: Any) -> Any:
+    """What the contract makes of a request: the parsed instances' values, or its refusal."""
     try:
-        parsed = parse(instances, parameters)
-    except refusal:
-        return "refused"
-    return [(i.prompt, i.max_tokens, i.temperature, i.seed) for i in parsed]
+        parsed = prediction.parse_instances(instances, parameters)
+    except prediction.BadInstance as exc:
+        return ("refused", str(exc))
+    return [[list(i.prompt), i.max_tokens, i.temperature, i.seed] for i in parsed]
+
+
+@pytest.fixture(scope="module")
+def echo_server() -> Iterator[str]:
+    """The model server's HTTP side (trainers/serving/http.py) with a batcher that answers
+    each instance with its own parsed values, so a test sees what the server read."""
+
+    def echo(items: list[prediction.Instance], done: Any) -> None:
+        for position, item in enumerate(items):
+            done(position, [list(item.prompt), item.max_tokens, item.temperature, item.seed])
+
+    batcher: Batcher[prediction.Instance] = Batcher(echo)
+    server = PredictionServer(("127.0.0.1", 0), batcher, "/health", "/predict", {})
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/predict"
+    finally:
+        server.shutdown()
+        batcher.close()
 
 
 @pytest.mark.parametrize(("instances", "parameters"), REQUESTS)
-def test_the_eager_server_reads_instances_as_the_contract_does(instances: Any,
-                                                               parameters: Any) -> None:
-    assert outcome(generate.parse_instances, generate.BadInstance, instances, parameters) == \
-        outcome(prediction.parse_instances, prediction.BadInstance, instances, parameters)
+def test_the_model_server_reads_instances_as_the_contract_does(
+        echo_server: str, instances: Any, parameters: Any) -> None:
+    body = json.dumps({"instances": instances, "parameters": parameters}).encode()
+    request = urllib.request.Request(echo_server, data=body,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer: Any = json.loads(response.read())["predictions"]
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 400
+        answer = ("refused", json.loads(exc.read())["error"])
+    assert answer == outcome(instances, parameters)
 
 
-def test_the_limits_are_the_contracts() -> None:
-    assert (generate.MAX_PROMPT_BYTES, generate.MAX_TOKENS_LIMIT, generate.DEFAULT_MAX_TOKENS,
-            generate.EMPTY_PROMPT) == (prediction.MAX_PROMPT_BYTES, prediction.MAX_TOKENS_LIMIT,
-                                       prediction.DEFAULT_MAX_TOKENS, prediction.EMPTY_PROMPT)
+def test_the_trainers_keep_no_parser_of_their_own() -> None:
+    """One reading of an instance: the serving code takes the contract's, and defines none."""
+    defined = {node.name for path in (ROOT / "trainers").rglob("*.py")
+               if path.name != "triton_python_model.py"
+               for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    assert not defined & {"parse_instances", "BadInstance", "Instance", "prediction"}
+    assert generate.Instance is prediction.Instance
 
 
 def test_the_generated_repositories_declare_the_contracts_tensors() -> None:

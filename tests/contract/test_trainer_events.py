@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from contract import events as contract_events
 from contract.events import COMMON, EVENTS, validate
 from trainers import events as trainer_events
 
@@ -76,7 +77,7 @@ def test_every_line_the_event_helpers_print_validates(capsys: pytest.CaptureFixt
 
 
 def _emitted(path: Path) -> list[tuple[str, set[str], int]]:
-    """(event name, keyword fields, line) of each events.emit("name", ...) and each call of
+    """(event name, keyword fields, line) of each events.emit(NAME, ...) and each call of
     an event helper (events.step(...)) in a trainer module."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
@@ -86,9 +87,12 @@ def _emitted(path: Path) -> list[tuple[str, set[str], int]]:
         keywords = {k.arg for k in node.keywords if k.arg is not None}
         if node.func.attr == "emit":
             first = node.args[0] if node.args else None
-            assert isinstance(first, ast.Constant) and isinstance(first.value, str), (
-                f"{path}:{node.lineno}: an event's name is written where it is printed")
-            found.append((first.value, keywords - {"severity"}, node.lineno))
+            # The name is the contract's constant (contract_events.STEP), never a literal.
+            assert (isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name)
+                    and first.value.id == "contract_events"), (
+                f"{path}:{node.lineno}: an event's name is the contract's constant")
+            found.append((getattr(contract_events, first.attr), keywords - {"severity"},
+                          node.lineno))
         elif node.func.attr in EMITTERS:
             found.append((EMITTERS[node.func.attr], set(), node.lineno))
     return found

@@ -232,6 +232,7 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     weights do in eager PyTorch here, greedy and seeded sampling alike. The job's final export,
     registered with the aot runtime, has its AOTInductor package built before its upload."""
     torch = pytest.importorskip("torch")
+    from contract import prediction
     from localvertex import storage as local_storage
     from trainers.serving import aot, generate, loader
     from trainers.storage import storage_for
@@ -279,7 +280,7 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     assert response.status_code == 200, response.text
     eager = loader.load(str(folder)).model
     with torch.inference_mode():
-        expected = generate.generate(eager, generate.parse_instances(instances, None))
+        expected = generate.generate(eager, prediction.parse_instances(instances, None))
     assert response.json()["predictions"] == expected
 
     # The same job's final export registered with the aot runtime: its packaging job builds

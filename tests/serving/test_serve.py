@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import torch
 
+from contract import prediction
 from tests.serving.models import ddp_checkpoint, export_model
 from trainers.serving import generate, loader
 from trainers.serving.batcher import Batcher
@@ -41,7 +42,7 @@ def test_loads_an_export_and_a_ddp_checkpoint(tmp_path: Path) -> None:
 
 def test_a_batch_generates_what_each_instance_gets_alone(tmp_path: Path) -> None:
     model = loader.load(str(export_model(tmp_path / "m", block_size=16))).model
-    instances = generate.parse_instances(
+    instances = prediction.parse_instances(
         ["def ", {"prompt": "import os\nimport sys\n", "max_tokens": 3}, ""],
         {"max_tokens": 20})
     assert [i.max_tokens for i in instances] == [20, 3, 20]
@@ -51,7 +52,7 @@ def test_a_batch_generates_what_each_instance_gets_alone(tmp_path: Path) -> None
     assert together == alone
     assert done[0] == 1, "the short instance is answered before the long ones finish"
     assert [p["tokens"] for p in together] == [20, 3, 20]
-    seeded = generate.parse_instances([{"prompt": "a", "temperature": 1.0, "seed": 7}], None)
+    seeded = prediction.parse_instances([{"prompt": "a", "temperature": 1.0, "seed": 7}], None)
     assert generate.generate(model, seeded) == generate.generate(model, seeded)
 
 
@@ -60,11 +61,11 @@ def test_a_batch_generates_what_each_instance_gets_alone(tmp_path: Path) -> None
     ([3], None, "string or an object"),
     ([{"prompt": "x", "max_tokens": 0}], None, "max_tokens"),
     ([{"prompt": "x", "top_p": 1}], None, "unknown keys"),
-    (["x"], [1], "'parameters' must be an object"),
+    (["x"], [1], "parameters: an object"),
 ])
 def test_bad_instances_are_refused(instances: Any, parameters: Any, message: str) -> None:
-    with pytest.raises(generate.BadInstance, match=message):
-        generate.parse_instances(instances, parameters)
+    with pytest.raises(prediction.BadInstance, match=message):
+        prediction.parse_instances(instances, parameters)
 
 
 def test_requests_queued_while_the_model_runs_share_the_next_batch() -> None:
@@ -102,7 +103,7 @@ def _post(url: str, body: Any) -> tuple[int, dict]:
 
 def test_the_http_contract(tmp_path: Path) -> None:
     model = loader.load(str(export_model(tmp_path / "m"))).model
-    batcher: Batcher[generate.Instance] = Batcher(
+    batcher: Batcher[prediction.Instance] = Batcher(
         lambda items, done: generate.generate(model, items, done))
     server = PredictionServer(("127.0.0.1", 0), batcher, "/ping", "/v1/predict", {"step": 60})
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -196,7 +197,7 @@ def _runtime_lines(said: list[dict]) -> list[str]:
 
 def _eager_answers(folder: Path) -> list[dict]:
     model = loader.load(str(folder)).model
-    return generate.generate(model, generate.parse_instances(REQUEST["instances"], None))
+    return generate.generate(model, prediction.parse_instances(REQUEST["instances"], None))
 
 
 def test_the_compiled_runtime_answers_as_eager_does_and_compiles_before_serving(

@@ -58,10 +58,11 @@ def _wait(backend: VertexServing, name: str, timeout_s: float = 300.0) -> None:
 
 
 def _eager(folder: Any) -> list[dict[str, Any]]:
+    from contract import prediction
     from trainers.serving import generate, loader
 
     model = loader.load(str(folder)).model
-    return generate.generate(model, generate.parse_instances(PROMPTS, None))
+    return generate.generate(model, prediction.parse_instances(PROMPTS, None))
 
 
 def test_a_triton_deployment_answers_the_eager_model_s_greedy_bytes(

@@ -29,7 +29,6 @@ import torch.distributed as dist
 from fsspec.implementations.dirfs import DirFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
-from trainers import events
 from trainers.job import cluster
 from trainers.job.preemption import StopRequest
 from trainers.loop import Dispatched
@@ -77,7 +76,7 @@ def main(spec_path: str) -> int:
                     shutil.copytree(*run["copy"])
                 dist.barrier()
                 continue
-            events.emit("harness_run", run["name"], name=run["name"])
+            _frame("harness_run", name=run["name"])
             config = config_from_args(build_parser().parse_args(run["args"]), os.environ)
             validate(config, process.world_size)
             strategies.check_config(config, process)
@@ -85,11 +84,17 @@ def main(spec_path: str) -> int:
             trainer = SigtermAt(config, process, device, stop)
             trainer.sigterm_at = run.get("sigterm_at")
             code = trainer.run()
-            events.emit("harness_done", run["name"], name=run["name"], exit_code=code)
+            _frame("harness_done", name=run["name"], exit_code=code)
             dist.barrier()
     finally:
         distributed.destroy_process_group()
     return 0
+
+
+def _frame(kind: str, **fields: object) -> None:
+    """A line of the harness's own between runs, on stdout beside the trainer's events (which
+    are the contract's only: trainers.events refuses names it does not know)."""
+    print(json.dumps({"event": kind, "message": str(fields.get("name")), **fields}), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import shutil
 import pytest
 import torch
 
+from contract import prediction
 from tests.trainers.conftest import GROUP_STEPS, SHARDED
 from trainers.serving import generate, loader
 
@@ -36,7 +37,7 @@ def test_a_sharded_checkpoint_serves_the_weights_and_answers_of_the_single_file_
         torch.testing.assert_close(got[key], tensor, rtol=1e-3, atol=1e-5, msg=key)
     # Tied embeddings stay tied after consolidation.
     assert served.model.lm_head.weight.data_ptr() == served.model.wte.weight.data_ptr()
-    instances = generate.parse_instances(PROMPTS, {"max_tokens": 12})
+    instances = prediction.parse_instances(PROMPTS, {"max_tokens": 12})
     assert generate.generate(served.model, instances) == generate.generate(
         reference.model, instances)
 

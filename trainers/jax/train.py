@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 
 import jax
 
+from contract import events as contract_events
 from trainers import cli, events
 from trainers.jax.config import PRECISIONS, JaxTrainConfig, preset, validate
 from trainers.jax.hosts import HostPlan, host_plan
@@ -77,7 +78,7 @@ def start_hosts(plan: HostPlan) -> None:
     """Join the other hosts before anything touches a device; nothing to do on one host."""
     if plan.kind == "single":
         return
-    events.emit("hosts", f"joining {plan.num_processes} hosts ({plan.source})",
+    events.emit(contract_events.HOSTS, f"joining {plan.num_processes} hosts ({plan.source})",
                 source=plan.source, coordinator=plan.coordinator,
                 num_processes=plan.num_processes, process_id=plan.process_id)
     jax.distributed.initialize(**plan.initialize_kwargs())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 
+from contract import events as contract_events
 from trainers import events
 
 ENV = "TRAINERS_PAUSE_AT"
@@ -24,6 +25,7 @@ def pause_if_requested(point: str, step: int, rank: int, path: str, resumed: boo
         return
     if rank == 0:
         events.emit(
-            "paused", f"paused at {point} of step {step} ({ENV})", point=point, step=step, path=path
+            contract_events.PAUSED, f"paused at {point} of step {step} ({ENV})", point=point,
+            step=step, path=path,
         )
     time.sleep(PAUSE_S)

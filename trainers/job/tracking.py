@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from contract import events as contract_events
 from trainers import events
 
 PROVIDER = "wandb"
@@ -98,7 +99,7 @@ def start(config: dict[str, Any], rank: int, environ: Mapping[str, str] | None =
                                     x_save_requirements=False, disable_git=True),
         )
     except Exception as exc:  # W&B unreachable or refusing the key: train untracked
-        events.emit("tracking_failed", f"W&B tracking is off for this run: {exc}",
+        events.emit(contract_events.TRACKING_FAILED, f"W&B tracking is off for this run: {exc}",
                     severity="WARNING", provider=PROVIDER)
         return NoTracker()
     offline = run.settings.mode == "offline"

@@ -17,8 +17,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from contract.prediction import BadInstance, parse_instances
 from trainers.serving.batcher import Batcher
-from trainers.serving.generate import BadInstance, parse_instances
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from contract.prediction import parse_instances
 from trainers.serving import aot, generate
 from trainers.storage import Storage
 
@@ -59,7 +60,7 @@ def prepare(model: nn.Module, runtime: str, *, folder: str | None = None,
         return Prepared(packaged, runtime, time.monotonic() - started, built=built)
     compiled = torch.compile(model, dynamic=True)
     for prompts in _WARMUP_PROMPTS:
-        instances = generate.parse_instances(prompts, {"max_tokens": 2})
+        instances = parse_instances(prompts, {"max_tokens": 2})
         generate.generate(compiled, instances)  # type: ignore[arg-type]
         say(f"compiled for {len(prompts)} instance(s)")
     return Prepared(compiled, runtime, time.monotonic() - started, built=True)  # type: ignore[arg-type]

@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from contract import events as contract_events
+from contract.prediction import Instance
 from trainers import events
 from trainers.serving import generate, loader, runtimes
 from trainers.serving.batcher import Batcher
@@ -95,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         loaded = loader.load(args.model_dir, device)
     except (loader.ModelLoadError, OSError) as exc:
-        events.emit("serving_failed", f"cannot load the model: {exc}", severity="ERROR")
+        events.emit(contract_events.SERVING_FAILED, f"cannot load the model: {exc}",
+                    severity="ERROR")
         return 2
 
     prepared = runtimes.prepare(
@@ -104,13 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder=loaded.source,
         storage=storage_for(loaded.source),
         max_batch=args.max_batch,
-        log=lambda message: events.emit("serving_runtime", message, runtime=args.runtime),
+        log=lambda message: events.emit(contract_events.SERVING_RUNTIME, message,
+                                         runtime=args.runtime),
     )
 
-    def run(instances: Sequence[generate.Instance], on_done) -> object:
+    def run(instances: Sequence[Instance], on_done) -> object:
         return generate.generate(prepared.model, instances, on_done)  # type: ignore[arg-type]
 
-    batcher: Batcher[generate.Instance] = Batcher(
+    batcher: Batcher[Instance] = Batcher(
         run, max_batch=args.max_batch, max_wait_s=args.max_wait_ms / 1000
     )
     info = {"model": loaded.source, "step": loaded.step, "params": loaded.params}
@@ -119,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _shut_down_on_signals(server)
     events.emit(
-        "serving_started",
+        contract_events.SERVING_STARTED,
         f"serving {loaded.source} ({loaded.params:,} parameters) on port {server.server_port}",
         port=server.server_port,
         model=loaded.source,
@@ -161,7 +165,7 @@ def _serve_until_stopped(server: PredictionServer, batcher: Batcher) -> None:
         batcher.close()
     stats = batcher.stats
     events.emit(
-        "serving_stopped",
+        contract_events.SERVING_STOPPED,
         f"served {stats.items} instances in {stats.batches} batches",
         instances=stats.items,
         batches=stats.batches,

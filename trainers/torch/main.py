@@ -62,6 +62,7 @@ from dataclasses import replace
 
 import torch
 
+from contract import events as contract_events
 from trainers import cli, events
 from trainers.config import parse_json_object, read_json_object
 from trainers.job import cluster
@@ -192,7 +193,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         # which forwards it to every trainer process).
         command = distributed.launcher_argv(cluster.node_from_env(env), nproc, argv)
         events.emit(
-            "launching",
+            contract_events.LAUNCHING,
             f"starting {nproc} processes on this node: {' '.join(command)}",
             nproc_per_node=nproc,
         )
