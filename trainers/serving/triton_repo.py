@@ -31,10 +31,15 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from contract.prediction import (
+    INPUT_DATATYPE,
+    INPUT_NAME,
+    MAX_BATCH,
+    OUTPUT_DATATYPE,
+    OUTPUT_NAME,
+)
 from trainers.torch.model import GPT
 
-INPUT_NAME = "tokens"
-OUTPUT_NAME = "logits"
 VERSION = "1"
 ONNX_FILE = "model.onnx"
 CONFIG_FILE = "config.pbtxt"
@@ -53,7 +58,7 @@ class Batching:
     batches only equal shapes of a non-ragged input) wait up to ``max_queue_delay_us`` to be
     served together, in a batch of a preferred size when enough arrive."""
 
-    max_batch_size: int = 32
+    max_batch_size: int = MAX_BATCH  # Triton refuses a request of more rows
     preferred: tuple[int, ...] = (8, 32)
     max_queue_delay_us: int = 2000
 
@@ -85,8 +90,8 @@ def config_text(name: str, vocab_size: int, batching: Batching) -> str:
         f'name: "{name}"\n'
         'platform: "onnxruntime_onnx"\n'
         f"max_batch_size: {batching.max_batch_size}\n"
-        f'input [\n  {{ name: "{INPUT_NAME}" data_type: TYPE_INT64 dims: [ -1 ] }}\n]\n'
-        f'output [\n  {{ name: "{OUTPUT_NAME}" data_type: TYPE_FP32 '
+        f'input [\n  {{ name: "{INPUT_NAME}" data_type: TYPE_{INPUT_DATATYPE} dims: [ -1 ] }}\n]\n'
+        f'output [\n  {{ name: "{OUTPUT_NAME}" data_type: TYPE_{OUTPUT_DATATYPE} '
         f"dims: [ -1, {vocab_size} ] }}\n]\n"
         "dynamic_batching {\n"
         f"  preferred_batch_size: [ {preferred} ]\n"
