@@ -17,8 +17,8 @@ import json
 
 import grpc
 
-from localvertex import errors
 from localvertex.capacity import SERVICE_NAME
+from localvertex.core.errors import failed_precondition, invalid, not_found
 from localvertex.faults import FaultInjector
 from localvertex.jobstore import JobState
 from localvertex.manager import JobManager
@@ -30,9 +30,9 @@ def decode(raw: bytes) -> dict:
     try:
         value = json.loads(raw or b"{}")
     except ValueError as exc:
-        raise errors.invalid(f"request is not JSON: {exc}") from exc
+        raise invalid(f"request is not JSON: {exc}") from exc
     if not isinstance(value, dict):
-        raise errors.invalid("request must be a JSON object")
+        raise invalid("request must be a JSON object")
     return value
 
 
@@ -48,29 +48,29 @@ class AdminService:
     def _job_id(self, request: dict) -> str:
         job_id = str(request.get("job_id", "")).rsplit("/", 1)[-1]
         if not job_id:
-            raise errors.invalid("job_id is required")
+            raise invalid("job_id is required")
         return job_id
 
     def preempt_job(self, request: dict, context: grpc.ServicerContext) -> dict:
         job_id = self._job_id(request)
         grace = float(request.get("grace_s", self.manager.settings.preempt_grace_s))
         if grace < 0:
-            raise errors.invalid("grace_s must not be negative")
+            raise invalid("grace_s must not be negative")
         record = self.manager.jobs.get(job_id)
         if record is None:
-            raise errors.not_found(f"job {job_id} not found")
+            raise not_found(f"job {job_id} not found")
         at_step = request.get("at_step")
         if at_step is not None:
             if not isinstance(at_step, int) or isinstance(at_step, bool) or at_step < 0:
-                raise errors.invalid("at_step must be a non-negative integer")
+                raise invalid("at_step must be a non-negative integer")
             if record.terminal or not self.manager.preempt(job_id, grace, at_step):
-                raise errors.failed_precondition(
+                raise failed_precondition(
                     f"job {job_id} is {JobState(record.state).name}; a preemption is armed only "
                     "for a job that has not ended"
                 )
             return {"job_id": job_id, "grace_s": grace, "at_step": at_step}
         if record.state != JobState.JOB_STATE_RUNNING or not self.manager.preempt(job_id, grace):
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"job {job_id} is {JobState(record.state).name}; only a running job is preempted"
             )
         return {"job_id": job_id, "grace_s": grace}
@@ -83,18 +83,18 @@ class AdminService:
                 float(request.get("rate", 1.0)),
             )
         except ValueError as exc:
-            raise errors.invalid(str(exc)) from exc
+            raise invalid(str(exc)) from exc
         return {"faults": self.faults.snapshot()}
 
     def set_quota(self, request: dict, context: grpc.ServicerContext) -> dict:
         metric = str(request.get("metric", ""))
         if not metric:
-            raise errors.invalid("metric is required")
+            raise invalid("metric is required")
         if "/" not in metric:
             metric = f"{SERVICE_NAME}/{metric}"
         limit = request.get("limit")
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-            raise errors.invalid("limit must be a non-negative integer")
+            raise invalid("limit must be a non-negative integer")
         region = str(request.get("region", ""))
         self.manager.capacity.set_limit(metric, region, limit)
         return {"metric": metric, "region": region, "limit": limit}
@@ -104,11 +104,11 @@ class AdminService:
         count = request.get("count", 1)
         scheduling = str(request.get("scheduling", ""))
         if not region:
-            raise errors.invalid("region is required")
+            raise invalid("region is required")
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise errors.invalid("count must be a non-negative integer")
+            raise invalid("count must be a non-negative integer")
         if scheduling not in ("", "SPOT", "FLEX_START", "STANDARD"):
-            raise errors.invalid("scheduling must be SPOT, FLEX_START, STANDARD or empty")
+            raise invalid("scheduling must be SPOT, FLEX_START, STANDARD or empty")
         self.manager.capacity.arm_stockouts(region, count, scheduling)
         return {"stockouts": self.manager.capacity.stockouts()}
 
@@ -116,7 +116,7 @@ class AdminService:
         job_id = self._job_id(request)
         record = self.manager.jobs.get(job_id)
         if record is None:
-            raise errors.not_found(f"job {job_id} not found")
+            raise not_found(f"job {job_id} not found")
         live = self.manager.live_pids(job_id)
         replicas = {
             task: {**info, "pid": live.get(task, info.get("pid"))}

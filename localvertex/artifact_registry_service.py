@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 import grpc
 from google.cloud.artifactregistry_v1.types import artifact, repository
 
-from localvertex import errors
+from localvertex.core.errors import invalid, not_found
 
 SERVICE = "google.devtools.artifactregistry.v1.ArtifactRegistry"
 # The control plane's default image (config/settings.py, CP_DEFAULT_IMAGE).
@@ -52,8 +52,8 @@ class ArtifactRegistryService:
         push, as docker push does."""
         match = _URI.match(uri)
         if match is None:
-            raise errors.invalid(f"uri {uri!r} is not LOCATION-docker.pkg.dev/PROJECT/"
-                                 "REPOSITORY/IMAGE:TAG")
+            raise invalid(f"uri {uri!r} is not LOCATION-docker.pkg.dev/PROJECT/"
+                          "REPOSITORY/IMAGE:TAG")
         location, project, repository, image, tag = match.groups()
         digest = "sha256:" + hashlib.sha256(uri.encode()).hexdigest()
         with self._lock:
@@ -65,13 +65,13 @@ class ArtifactRegistryService:
     def list_docker_images(self, request, context):
         match = _PARENT.match(request.parent)
         if match is None:
-            raise errors.invalid(f"parent {request.parent!r} is not "
-                                 "projects/PROJECT/locations/LOCATION/repositories/REPOSITORY")
+            raise invalid(f"parent {request.parent!r} is not "
+                          "projects/PROJECT/locations/LOCATION/repositories/REPOSITORY")
         project, location, repository = match.groups()
         with self._lock:
             images = self._repositories.get((project, location, repository))
             if images is None:
-                raise errors.not_found(f"repository {request.parent} not found")
+                raise not_found(f"repository {request.parent} not found")
             rows = []
             for image, tags in sorted(images.items()):
                 by_digest: dict[tuple[str, datetime], list[str]] = {}
@@ -90,8 +90,8 @@ class ArtifactRegistryService:
     def list_repositories(self, request, context):
         match = _LOCATION.match(request.parent)
         if match is None:
-            raise errors.invalid(f"parent {request.parent!r} is not "
-                                 "projects/PROJECT/locations/LOCATION")
+            raise invalid(f"parent {request.parent!r} is not "
+                          "projects/PROJECT/locations/LOCATION")
         project, location = match.groups()
         with self._lock:
             found = [repository.Repository(
@@ -107,7 +107,7 @@ class ArtifactRegistryService:
         uri = str(request.get("uri", ""))
         labels = request.get("labels") or {}
         if not isinstance(labels, dict):
-            raise errors.invalid("labels must be an object of strings")
+            raise invalid("labels must be an object of strings")
         return {"uri": uri, "digest": self.push(uri, {str(k): str(v)
                                                       for k, v in labels.items()})}
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from localvertex import sandbox
+from localvertex.replicas.sandbox import Identity, identity
 
 # The repository root: replicas run from here by default so `python -m trainers.train` resolves.
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -36,13 +36,13 @@ class Settings:
     # The default notice a preempted spot VM gets.
     preempt_grace_s: float = 30.0
     max_workers: int = 32
-    # Who replicas run as (localvertex/sandbox.py): None = the default (a dedicated user when
-    # the emulator is root), "" = the emulator's own user.
+    # Who replicas run as (localvertex/replicas/sandbox.py): None = the default (a dedicated
+    # user when the emulator is root), "" = the emulator's own user.
     replica_user: str | None = None
 
     @cached_property
-    def replica_identity(self) -> sandbox.Identity | None:
-        return sandbox.identity(self.replica_user)
+    def replica_identity(self) -> Identity | None:
+        return identity(self.replica_user)
     # Accelerator quotas, as `--quota` gives them: METRIC[@REGION]=N (capacity.parse_limit).
     quotas: tuple[str, ...] = ()
 

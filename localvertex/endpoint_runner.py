@@ -25,10 +25,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localvertex import processes, sandbox, storage
 from localvertex.config import Settings
 from localvertex.endpointstore import ModelPb
-from localvertex.environment import (
+from localvertex.replicas.environment import (
     ENV_DATA_DIR,
     ENV_JOB_ID,
     ENV_TASK,
@@ -37,6 +36,9 @@ from localvertex.environment import (
     free_ports,
     triton_python,
 )
+from localvertex.replicas.processes import signal_group
+from localvertex.replicas.sandbox import popen_options, replica_environment, working_dir
+from localvertex.replicas.storage import local_path
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +112,7 @@ def replica_env(
             "AIP_HTTP_PORT": str(port),
             "AIP_HEALTH_ROUTE": health,
             "AIP_PREDICT_ROUTE": predict,
-            "AIP_STORAGE_URI": storage.local_path(settings.data_dir, model.artifact_uri)
+            "AIP_STORAGE_URI": local_path(settings.data_dir, model.artifact_uri)
             if model.artifact_uri
             else "",
             "AIP_DEPLOYED_MODEL_ID": spec.deployed_model_id,
@@ -232,18 +234,18 @@ class ReplicaSet:
         # Sandboxed as a job's replicas are (sandbox.py): the filtered environment, a working
         # directory of the endpoint's own, and the replica user when there is one.
         env = replica_env(self.settings, self.spec, replica.index, replica.port,
-                          sandbox.replica_environment(dict(os.environ)))
+                          replica_environment(dict(os.environ)))
         who = self.settings.replica_identity
         replica.ready = False
         with open(replica.log_path, "ab") as out:
             try:
-                home = sandbox.working_dir(self.settings.data_dir,
-                                           f"endpoint-{self.spec.endpoint_id}", who)
+                home = working_dir(self.settings.data_dir,
+                                   f"endpoint-{self.spec.endpoint_id}", who)
                 replica.proc = subprocess.Popen(
                     self._argv,
                     cwd=home,
                     env={**env, "HOME": str(home)},
-                    **sandbox.popen_options(who),
+                    **popen_options(who),
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -277,7 +279,7 @@ class ReplicaSet:
             rc = replica.proc.poll()
             if rc is None:
                 return
-            processes.signal_group(replica.proc.pid, signal.SIGKILL)
+            signal_group(replica.proc.pid, signal.SIGKILL)
             replica.proc = None
             replica.ready = False
             replica.last_rc = rc
@@ -317,7 +319,7 @@ def _stop_all(replicas: list[_Replica], grace_s: float) -> None:
     running = [r for r in replicas if r.proc is not None and r.proc.poll() is None]
     for r in running:
         assert r.proc is not None
-        processes.signal_group(r.proc.pid, signal.SIGTERM)
+        signal_group(r.proc.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     for r in running:
         assert r.proc is not None
@@ -325,7 +327,7 @@ def _stop_all(replicas: list[_Replica], grace_s: float) -> None:
             r.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
     for r in replicas:
         if r.proc is not None:
-            processes.signal_group(r.proc.pid, signal.SIGKILL)
+            signal_group(r.proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 r.proc.wait(timeout=5)
         r.ready = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import grpc
 from google.protobuf import empty_pb2
 
-from localvertex import errors
+from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
 from localvertex.deployments import Deployments, spec_for
 from localvertex.endpoint_runner import DeployError
 from localvertex.endpointstore import Conflict, EndpointPb, ModelPb, ServingStore
@@ -78,10 +78,10 @@ class EndpointService:
     def load(self, name: str) -> EndpointPb:  # type: ignore[valid-type]
         m = ENDPOINT_NAME.match(name)
         if not m:
-            raise errors.invalid(f"name {name!r} is not projects/P/locations/L/endpoints/ID.")
+            raise invalid(f"name {name!r} is not projects/P/locations/L/endpoints/ID.")
         endpoint = self.store.get("endpoint", name)
         if endpoint is None:
-            raise errors.not_found(f'Endpoint "{name}" not found.')
+            raise not_found(f'Endpoint "{name}" not found.')
         return endpoint
 
     def _with_status(self, endpoint: EndpointPb) -> EndpointPb:  # type: ignore[valid-type]
@@ -112,12 +112,12 @@ class EndpointService:
         endpoint = EndpointPb()
         endpoint.CopyFrom(request.endpoint)
         if not endpoint.display_name:
-            raise errors.invalid("endpoint.display_name is required.")
+            raise invalid("endpoint.display_name is required.")
         if endpoint.deployed_models:
-            raise errors.invalid("endpoint.deployed_models is output only: use DeployModel.")
+            raise invalid("endpoint.deployed_models is output only: use DeployModel.")
         endpoint_id = request.endpoint_id or self.store.new_id()[-9:].lstrip("0") or "1"
         if not ENDPOINT_ID.match(endpoint_id):
-            raise errors.invalid(
+            raise invalid(
                 f"endpoint_id {endpoint_id!r}: up to 63 of [a-z0-9-] starting with a letter, "
                 "or up to 9 digits."
             )
@@ -130,15 +130,15 @@ class EndpointService:
         try:
             self.store.insert("endpoint", endpoint.name, parent, endpoint)
         except Conflict as exc:
-            raise errors.ApiError(grpc.StatusCode.ALREADY_EXISTS,
-                                  f"Endpoint {endpoint.name} already exists.") from exc
+            raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
+                           f"Endpoint {endpoint.name} already exists.") from exc
         return self.operations.done(parent, CreateEndpointOperationMetadata(), endpoint)
 
     def delete_endpoint(self, request, context: grpc.ServicerContext):
         endpoint = self.load(request.name)
         busy = [k for k in self._deploying if k[0] == endpoint.name]
         if endpoint.deployed_models or busy:
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"Endpoint {endpoint.name} has deployed models: undeploy them first."
             )
         self.store.delete("endpoint", endpoint.name)
@@ -186,13 +186,13 @@ class EndpointService:
         deployed.model = model.name
         check_resources(deployed)
         if deployed.id and not DEPLOYED_ID.match(deployed.id):
-            raise errors.invalid("deployed_model.id must be 1 to 10 digits.")
+            raise invalid("deployed_model.id must be 1 to 10 digits.")
         deployed.id = deployed.id or self.store.new_id()[-10:].lstrip("0") or "1"
         if (endpoint.name, deployed.id) in self._deploying or any(
             d.id == deployed.id for d in endpoint.deployed_models
         ):
-            raise errors.ApiError(grpc.StatusCode.ALREADY_EXISTS,
-                                  f"DeployedModel {deployed.id} already exists on {endpoint.name}.")
+            raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
+                           f"DeployedModel {deployed.id} already exists on {endpoint.name}.")
         resources = deployed.dedicated_resources
         if resources.max_replica_count == 0:
             resources.max_replica_count = resources.min_replica_count
@@ -212,7 +212,7 @@ class EndpointService:
             replicas.wait_ready(timeout)
         except DeployError as exc:
             self.deployments.stop(endpoint_name, deployed.id)
-            raise errors.failed_precondition(str(exc)) from exc
+            raise failed_precondition(str(exc)) from exc
 
     def _add_deployed_model(self, endpoint_name: str, deployed, split: dict[str, int]) -> None:
         """Record the ready deployment on its endpoint, with the new traffic split if any."""
@@ -228,7 +228,7 @@ class EndpointService:
             self.store.update("endpoint", endpoint_name, add)
         except KeyError as exc:
             self.deployments.stop(endpoint_name, deployed.id)
-            raise errors.not_found(f"Endpoint {endpoint_name} was deleted.") from exc
+            raise not_found(f"Endpoint {endpoint_name} was deleted.") from exc
 
     def undeploy_model(self, request, context: grpc.ServicerContext):
         endpoint = self.load(request.endpoint)
@@ -262,7 +262,7 @@ class EndpointService:
         wanted = request.deployed_model
         current = next((d for d in endpoint.deployed_models if d.id == wanted.id), None)
         if current is None:
-            raise errors.not_found(f"DeployedModel {wanted.id} not found on {endpoint.name}.")
+            raise not_found(f"DeployedModel {wanted.id} not found on {endpoint.name}.")
         updated = _mutated(current, wanted, list(request.update_mask.paths))
         check_resources(updated)
 
@@ -292,7 +292,7 @@ class EndpointService:
         try:
             replicas.wait_ready(_DEPLOY_TIMEOUT_S)
         except DeployError as exc:
-            raise errors.failed_precondition(str(exc)) from exc
+            raise failed_precondition(str(exc)) from exc
 
     def methods(self) -> dict[str, tuple[object, object]]:
         return {
@@ -313,17 +313,17 @@ def _set_access(endpoint, parent: str, endpoint_id: str) -> None:
     the emulator has no project number and puts the project id in its place."""
     psc = endpoint.private_service_connect_config
     if endpoint.dedicated_endpoint_dns or psc.service_attachment:
-        raise errors.invalid("dedicated_endpoint_dns and service_attachment are output only.")
+        raise invalid("dedicated_endpoint_dns and service_attachment are output only.")
     if psc.enable_private_service_connect:
         if endpoint.network:
-            raise errors.invalid("An endpoint uses either network (VPC peering) or "
-                                 "private_service_connect_config, not both.")
+            raise invalid("An endpoint uses either network (VPC peering) or "
+                          "private_service_connect_config, not both.")
         if not psc.project_allowlist:
-            raise errors.invalid("private_service_connect_config.project_allowlist names the "
-                                 "projects that may connect; it is empty.")
+            raise invalid("private_service_connect_config.project_allowlist names the "
+                          "projects that may connect; it is empty.")
         if endpoint.dedicated_endpoint_enabled:
-            raise errors.invalid("A Private Service Connect endpoint is private already: "
-                                 "dedicated_endpoint_enabled is for public endpoints.")
+            raise invalid("A Private Service Connect endpoint is private already: "
+                          "dedicated_endpoint_enabled is for public endpoints.")
     project, location = parent.split("/")[1], parent.split("/")[3]
     if endpoint.dedicated_endpoint_enabled:
         endpoint.dedicated_endpoint_dns = (
@@ -351,16 +351,16 @@ def _check_undeploy(endpoint, deployed_id: str, split: dict[str, int]) -> None:
     """The model must be deployed there, and no traffic may be left going to it."""
     ids = [d.id for d in endpoint.deployed_models]
     if deployed_id not in ids:
-        raise errors.not_found(f"DeployedModel {deployed_id} not found on {endpoint.name}.")
+        raise not_found(f"DeployedModel {deployed_id} not found on {endpoint.name}.")
     remaining = set(ids) - {deployed_id}
     if split:
         check_split(split, set(ids))
         if split.get(deployed_id):
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 "traffic_split still sends traffic to the model being undeployed."
             )
     elif remaining and endpoint.traffic_split.get(deployed_id, 0) > 0:
-        raise errors.failed_precondition(
+        raise failed_precondition(
             f"DeployedModel {deployed_id} receives "
             f"{endpoint.traffic_split[deployed_id]}% of the traffic: pass a "
             "traffic_split that sends it to the other deployed models."
@@ -370,11 +370,11 @@ def _check_undeploy(endpoint, deployed_id: str, split: dict[str, int]) -> None:
 def _mutated(current, wanted, paths: list[str]):
     """A copy of the `current` DeployedModel with the fields `paths` names taken from `wanted`."""
     if not paths:
-        raise errors.invalid("update_mask is required.")
+        raise invalid("update_mask is required.")
     bad = [p for p in paths if p not in _UPDATABLE]
     if bad:
-        raise errors.invalid(f"update_mask: cannot update {bad}; updatable: "
-                             f"{sorted(_UPDATABLE)}.")
+        raise invalid(f"update_mask: cannot update {bad}; updatable: "
+                      f"{sorted(_UPDATABLE)}.")
     updated = DeployedModelPb()
     updated.CopyFrom(current)
     resources = updated.dedicated_resources

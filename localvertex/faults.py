@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from localvertex import errors
+from localvertex.core.errors import ApiError
 
 ANY_METHOD = "*"
 
@@ -53,4 +53,4 @@ class FaultInjector:
             fault = self._faults.get(method) or self._faults.get(ANY_METHOD)
             if fault is None or self._random.random() >= fault.rate:
                 return
-        raise errors.ApiError(fault.code, f"Injected fault: {fault.code.name} for {method}.")
+        raise ApiError(fault.code, f"Injected fault: {fault.code.name} for {method}.")

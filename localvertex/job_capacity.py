@@ -7,8 +7,8 @@ import grpc
 from google.cloud import aiplatform_v1
 from google.rpc import error_details_pb2
 
-from localvertex import errors
 from localvertex.capacity import Capacity, needs
+from localvertex.core.errors import ApiError
 from localvertex.jobstore import CustomJobPb, JobStore
 
 STOCKOUT_MESSAGE = (
@@ -66,4 +66,4 @@ def check_quota(capacity: Capacity, jobs: JobStore, project: str, region: str,
         metadata={"quota_metric": short.metric, "region": region, "limit": str(short.limit),
                   "usage": str(short.usage), "requested": str(short.requested),
                   "consumer": f"projects/{project}"})
-    raise errors.ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, message, [info])
+    raise ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, message, [info])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from localvertex import timeutil
+from localvertex.core.timeutil import to_timestamp
 from localvertex.jobstore import JobRecord, JobState, JobStore
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def finish_record(
     def change(record: JobRecord) -> None:
         if record.terminal:
             return
-        now = timeutil.to_timestamp(time.time_ns())
+        now = to_timestamp(time.time_ns())
         record.job.state = state
         record.job.update_time.CopyFrom(now)
         record.job.end_time.CopyFrom(now)
@@ -41,7 +41,7 @@ def set_state(jobs: JobStore, job_id: str, state: int) -> None:
         # A cancel request wins over the runner moving on; nothing leaves a terminal state.
         if record.terminal or record.state == JobState.JOB_STATE_CANCELLING:
             return
-        now = timeutil.to_timestamp(time.time_ns())
+        now = to_timestamp(time.time_ns())
         record.job.state = state
         record.job.update_time.CopyFrom(now)
         if state == JobState.JOB_STATE_RUNNING and not record.job.HasField("start_time"):

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from google.cloud import aiplatform_v1
 
-from localvertex import filters, timeutil
-from localvertex.filters import Comparison, FilterError
+from localvertex.core.filters import And, Comparison, FilterError, Node, Not, Or, parse
+from localvertex.core.timeutil import from_timestamp, parse_rfc3339_ns
 
 Predicate = Callable[[object], bool]  # takes an aiplatform.v1 CustomJob (protobuf)
 
@@ -29,20 +29,20 @@ _ORDER = {
 
 
 def compile_job_filter(text: str) -> Predicate:
-    node = filters.parse(text)
+    node = parse(text)
     if node is None:
         return lambda job: True
     return _compile(node)
 
 
-def _compile(node: filters.Node) -> Predicate:
-    if isinstance(node, filters.Not):
+def _compile(node: Node) -> Predicate:
+    if isinstance(node, Not):
         inner = _compile(node.term)
         return lambda job: not inner(job)
-    if isinstance(node, filters.And):
+    if isinstance(node, And):
         parts = [_compile(t) for t in node.terms]
         return lambda job: all(p(job) for p in parts)
-    if isinstance(node, filters.Or):
+    if isinstance(node, Or):
         parts = [_compile(t) for t in node.terms]
         return lambda job: any(p(job) for p in parts)
     return _comparison(node)
@@ -74,7 +74,7 @@ def _comparison(c: Comparison) -> Predicate:
         if c.op not in _ORDER:
             raise FilterError(f"{c.field} supports comparisons, not {c.op!r}")
         try:
-            bound = timeutil.parse_rfc3339_ns(c.value)
+            bound = parse_rfc3339_ns(c.value)
         except ValueError as exc:
             raise FilterError(f"invalid time {c.value!r} for {c.field}") from exc
         compare = _ORDER[c.op]
@@ -83,7 +83,7 @@ def _comparison(c: Comparison) -> Predicate:
         def by_time(job: object) -> bool:
             if not job.HasField(field):  # type: ignore[attr-defined]
                 return False
-            return compare(timeutil.from_timestamp(getattr(job, field)), bound)
+            return compare(from_timestamp(getattr(job, field)), bound)
 
         return by_time
     raise FilterError(f"unsupported field {c.field!r} in the filter")

@@ -14,12 +14,14 @@ from google.cloud import aiplatform_v1
 from google.longrunning import operations_pb2
 from google.protobuf import empty_pb2
 
-from localvertex import environment, errors, timeutil
-from localvertex.filters import FilterError
+from localvertex.core.errors import failed_precondition, invalid, not_found
+from localvertex.core.filters import FilterError
+from localvertex.core.timeutil import to_timestamp
 from localvertex.job_capacity import check_quota
 from localvertex.jobfilter import compile_job_filter
 from localvertex.jobstore import CustomJobPb, JobRecord, JobState
 from localvertex.manager import JobManager
+from localvertex.replicas.environment import ENV_XLA_PYTHON, tpu_slice_chips, xla_python
 
 SERVICE = "google.cloud.aiplatform.v1.JobService"
 
@@ -58,15 +60,15 @@ def _label_value_ok(value: str) -> bool:
 def validate_custom_job(job: CustomJobPb) -> None:  # type: ignore[valid-type]
     """The checks Vertex makes that a local run depends on; raises INVALID_ARGUMENT."""
     if not job.display_name:
-        raise errors.invalid("custom_job.display_name is required.")
+        raise invalid("custom_job.display_name is required.")
     if len(job.display_name) > 128:
-        raise errors.invalid("custom_job.display_name must be at most 128 characters.")
+        raise invalid("custom_job.display_name must be at most 128 characters.")
     _check_labels(job.labels)
     pools = job.job_spec.worker_pool_specs
     if not pools:
-        raise errors.invalid("custom_job.job_spec.worker_pool_specs is required.")
+        raise invalid("custom_job.job_spec.worker_pool_specs is required.")
     if len(pools) > _MAX_POOLS:
-        raise errors.invalid(
+        raise invalid(
             f"custom_job.job_spec.worker_pool_specs has {len(pools)} pools; at most 4."
         )
     for i, pool in enumerate(pools):
@@ -77,15 +79,15 @@ def validate_custom_job(job: CustomJobPb) -> None:  # type: ignore[valid-type]
 
 def _check_labels(labels) -> None:
     if len(labels) > 64:
-        raise errors.invalid("custom_job.labels can have at most 64 entries.")
+        raise invalid("custom_job.labels can have at most 64 entries.")
     for key, value in labels.items():
         if not _label_key_ok(key):
-            raise errors.invalid(
+            raise invalid(
                 f"custom_job.labels: invalid key {key!r} (lowercase letters, digits, '_' and '-',"
                 " starting with a letter, at most 63 characters)."
             )
         if not _label_value_ok(value):
-            raise errors.invalid(
+            raise invalid(
                 f"custom_job.labels[{key!r}]: invalid value {value!r} (lowercase letters, digits,"
                 " '_' and '-', at most 63 characters)."
             )
@@ -95,17 +97,17 @@ def _check_pool(i: int, pool) -> None:
     """One non-empty WorkerPoolSpec (aiplatform.v1 protobuf), the `i`th of the job."""
     where = f"custom_job.job_spec.worker_pool_specs[{i}]"
     if i == 0 and pool.replica_count != 1:
-        raise errors.invalid(f"{where}.replica_count must be 1 for the primary worker pool.")
+        raise invalid(f"{where}.replica_count must be 1 for the primary worker pool.")
     if pool.replica_count < 0:
-        raise errors.invalid(f"{where}.replica_count must not be negative.")
+        raise invalid(f"{where}.replica_count must not be negative.")
     if not pool.machine_spec.machine_type:
-        raise errors.invalid(f"{where}.machine_spec.machine_type is required.")
+        raise invalid(f"{where}.machine_spec.machine_type is required.")
     env = _checked_task(where, pool).env
     if len(env) > 100:
-        raise errors.invalid(f"{where}: at most 100 environment variables.")
+        raise invalid(f"{where}: at most 100 environment variables.")
     for var in env:
         if not _ENV_NAME.match(var.name):
-            raise errors.invalid(f"{where}: invalid environment variable name {var.name!r}.")
+            raise invalid(f"{where}: invalid environment variable name {var.name!r}.")
     _check_tpu_runtime(where, pool, env)
 
 
@@ -114,14 +116,14 @@ def _check_tpu_runtime(where: str, pool, env) -> None:
     gets the CPU PJRT device in its own environment (torch_xla pins its torch). Without that
     environment the job is refused with what to do (INVALID_ARGUMENT, as Vertex answers a spec
     it cannot run: the control plane fails the job at once with this message)."""
-    if environment.tpu_slice_chips(pool.machine_spec) is None:
+    if tpu_slice_chips(pool.machine_spec) is None:
         return
-    python = environment.xla_python()
+    python = xla_python()
     if any(var.name == PJRT_DEVICE and var.value == "TPU" for var in env) and not python.exists():
-        raise errors.invalid(
+        raise invalid(
             f"{where}: PyTorch/XLA on a TPU ({PJRT_DEVICE}=TPU) runs on this emulator in the "
             f"PyTorch/XLA environment, and there is none at {python}: build it with `make "
-            f"xla-env` (or name its python in {environment.ENV_XLA_PYTHON}), or use strategy "
+            f"xla-env` (or name its python in {ENV_XLA_PYTHON}), or use strategy "
             "tpu_jax (python -m trainers.jax)."
         )
 
@@ -132,9 +134,9 @@ def _checked_task(where: str, pool):
     if task == "container_spec":
         spec = pool.container_spec
         if not spec.image_uri:
-            raise errors.invalid(f"{where}.container_spec.image_uri is required.")
+            raise invalid(f"{where}.container_spec.image_uri is required.")
         if not spec.command and not spec.args:
-            raise errors.invalid(
+            raise invalid(
                 f"{where}.container_spec.command is required by the local emulator, which"
                 " cannot run an image's entrypoint."
             )
@@ -142,17 +144,17 @@ def _checked_task(where: str, pool):
     if task == "python_package_spec":
         spec = pool.python_package_spec
         if not spec.executor_image_uri:
-            raise errors.invalid(f"{where}.python_package_spec.executor_image_uri is required.")
+            raise invalid(f"{where}.python_package_spec.executor_image_uri is required.")
         if not spec.python_module:
-            raise errors.invalid(f"{where}.python_package_spec.python_module is required.")
+            raise invalid(f"{where}.python_package_spec.python_module is required.")
         return spec
-    raise errors.invalid(f"{where}: container_spec or python_package_spec is required.")
+    raise invalid(f"{where}: container_spec or python_package_spec is required.")
 
 
 def _parse_parent(parent: str) -> tuple[str, str]:
     m = _PARENT.match(parent)
     if not m:
-        raise errors.invalid(f"parent {parent!r} is not projects/PROJECT/locations/LOCATION.")
+        raise invalid(f"parent {parent!r} is not projects/PROJECT/locations/LOCATION.")
     return m.group(1), m.group(2)
 
 
@@ -165,12 +167,12 @@ class JobService:
     def _load(self, name: str) -> JobRecord:
         m = _NAME.match(name)
         if not m:
-            raise errors.invalid(
+            raise invalid(
                 f"name {name!r} is not projects/PROJECT/locations/LOCATION/customJobs/ID."
             )
         record = self.jobs.get(m.group(3))
         if record is None or (record.project, record.location) != (m.group(1), m.group(2)):
-            raise errors.not_found(f'CustomJob "{name}" not found.')
+            raise not_found(f'CustomJob "{name}" not found.')
         return record
 
     def create_custom_job(self, request, context: grpc.ServicerContext):
@@ -198,7 +200,7 @@ class JobService:
         with self._admit:  # the quota check and the insert, one create at a time
             check_quota(self.manager.capacity, self.jobs, project, location, job)
             job_id = self.jobs.next_id()
-            now = timeutil.to_timestamp(time.time_ns())
+            now = to_timestamp(time.time_ns())
             job.name = f"{request.parent}/customJobs/{job_id}"
             job.state = JobState.JOB_STATE_QUEUED
             job.create_time.CopyFrom(now)
@@ -215,7 +217,7 @@ class JobService:
         try:
             predicate = compile_job_filter(request.filter)
         except FilterError as exc:
-            raise errors.invalid(f"Invalid filter: {exc}") from exc
+            raise invalid(f"Invalid filter: {exc}") from exc
         query_key = hashlib.sha256(f"{request.parent}\n{request.filter}".encode()).hexdigest()[:16]
         after = None
         if request.page_token:
@@ -239,13 +241,13 @@ class JobService:
 
         def to_cancelling(r: JobRecord) -> None:
             if r.terminal:
-                raise errors.failed_precondition(
+                raise failed_precondition(
                     f"CustomJob {request.name} is in state {JobState(r.state).name}"
                     " and cannot be cancelled."
                 )
             if r.state != JobState.JOB_STATE_CANCELLING:
                 r.job.state = JobState.JOB_STATE_CANCELLING
-                r.job.update_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+                r.job.update_time.CopyFrom(to_timestamp(time.time_ns()))
 
         self.jobs.update(record.id, to_cancelling)
         self.manager.cancel(record.id)
@@ -254,12 +256,12 @@ class JobService:
     def delete_custom_job(self, request, context: grpc.ServicerContext):
         record = self._load(request.name)
         if not record.terminal:
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"CustomJob {request.name} is in state {JobState(record.state).name}; only a"
                 " finished job can be deleted. Cancel it first."
             )
         self.jobs.delete(record.id)
-        now = timeutil.to_timestamp(time.time_ns())
+        now = to_timestamp(time.time_ns())
         metadata = DeleteOperationMetadata()
         metadata.generic_metadata.create_time.CopyFrom(now)
         metadata.generic_metadata.update_time.CopyFrom(now)
@@ -293,9 +295,9 @@ def _decode_token(token: str, query_key: str) -> int:
         data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         after, key = int(data["a"]), data["q"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise errors.invalid("Invalid page_token.") from exc
+        raise invalid("Invalid page_token.") from exc
     if key != query_key:
-        raise errors.invalid("page_token does not match the request's parent and filter.")
+        raise invalid("page_token does not match the request's parent and filter.")
     return after
 
 
@@ -305,7 +307,7 @@ def check_persistent_resource(resource, job) -> None:
     with no more replicas than that pool has (or may scale to)."""
     name = job.job_spec.persistent_resource_id
     if resource is None:
-        raise errors.failed_precondition(
+        raise failed_precondition(
             f"PersistentResource {name} does not exist or is not RUNNING.")
     for index, pool in enumerate(job.job_spec.worker_pool_specs):
         if not pool.replica_count:
@@ -319,7 +321,7 @@ def check_persistent_resource(resource, job) -> None:
         room = max((max(p.replica_count, p.autoscaling_spec.max_replica_count) for p in fits),
                    default=0)
         if not fits or pool.replica_count > room:
-            raise errors.invalid(
+            raise invalid(
                 f"job_spec.worker_pool_specs[{index}]: {pool.replica_count} x "
                 f"{pool.machine_spec.machine_type} does not fit persistent resource {name}: "
                 "its machine, accelerators and disk type must equal one of the resource's "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from google.cloud.logging_v2.types import LogEntry
 from google.protobuf import json_format
 
-from localvertex import timeutil
+from localvertex.core.timeutil import from_timestamp, to_timestamp
 
 LogEntryPb = LogEntry.pb()
 
@@ -111,7 +111,7 @@ def from_line(
     entry.resource.labels["project_id"] = project
     if task_name:
         entry.resource.labels["task_name"] = task_name
-    entry.timestamp.CopyFrom(timeutil.to_timestamp(timestamp_ns))
+    entry.timestamp.CopyFrom(to_timestamp(timestamp_ns))
     entry.receive_timestamp.CopyFrom(entry.timestamp)
     entry.insert_id = insert_id
 
@@ -169,7 +169,7 @@ def from_pb(entry: LogEntryPb) -> StoredEntry:  # type: ignore[valid-type]
         resource_labels=json.dumps(labels),
         labels=json.dumps(dict(entry.labels)),
         severity=int(entry.severity),
-        timestamp_ns=timeutil.from_timestamp(entry.timestamp),
+        timestamp_ns=from_timestamp(entry.timestamp),
         insert_id=entry.insert_id,
         text_payload=entry.text_payload if payload_kind == "text_payload" else None,
         json_payload=json_text,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from localvertex import filters, timeutil
-from localvertex.filters import Comparison, FilterError
+from localvertex.core.filters import And, Comparison, FilterError, Node, Not, Or, parse
+from localvertex.core.timeutil import parse_rfc3339_ns
 from localvertex.logentries import SEVERITIES, severity_number
 
 MAX_FILTER_CHARS = 20_000
@@ -42,7 +42,7 @@ class SqlFilter:
 def compile_filter(text: str) -> SqlFilter:
     if len(text) > MAX_FILTER_CHARS:
         raise FilterError(f"filter is {len(text)} characters long; the limit is {MAX_FILTER_CHARS}")
-    node = filters.parse(text)
+    node = parse(text)
     if node is None:
         return SqlFilter("1", ())
     params: list[object] = []
@@ -89,7 +89,7 @@ def _value(c: Comparison, target: _Target) -> object:
         return number
     if target.kind == "timestamp":
         try:
-            return timeutil.parse_rfc3339_ns(c.value)
+            return parse_rfc3339_ns(c.value)
         except ValueError as exc:
             raise FilterError(f"invalid timestamp in the filter: {c.value!r}") from exc
     if target.kind == "json" and not c.quoted:
@@ -104,12 +104,12 @@ def _value(c: Comparison, target: _Target) -> object:
     return c.value
 
 
-def _compile(node: filters.Node, params: list[object]) -> str:
-    if isinstance(node, filters.Not):
+def _compile(node: Node, params: list[object]) -> str:
+    if isinstance(node, Not):
         return f"(NOT COALESCE({_compile(node.term, params)}, 0))"
-    if isinstance(node, filters.And):
+    if isinstance(node, And):
         return "(" + " AND ".join(_compile(t, params) for t in node.terms) + ")"
-    if isinstance(node, filters.Or):
+    if isinstance(node, Or):
         terms = _flatten_or(node)
         same = _single_field_equalities(terms)
         if same is not None:
@@ -121,17 +121,17 @@ def _compile(node: filters.Node, params: list[object]) -> str:
     return _compile_comparison(node, params)
 
 
-def _flatten_or(node: filters.Or) -> list[filters.Node]:
-    out: list[filters.Node] = []
+def _flatten_or(node: Or) -> list[Node]:
+    out: list[Node] = []
     for term in node.terms:
-        if isinstance(term, filters.Or):
+        if isinstance(term, Or):
             out.extend(_flatten_or(term))
         else:
             out.append(term)
     return out
 
 
-def _single_field_equalities(terms: list[filters.Node]) -> list[Comparison] | None:
+def _single_field_equalities(terms: list[Node]) -> list[Comparison] | None:
     if not all(isinstance(t, Comparison) and t.op == "=" for t in terms):
         return None
     comps = [t for t in terms if isinstance(t, Comparison)]

@@ -13,8 +13,10 @@ import grpc
 from google.cloud.logging_v2 import types as logging_types
 from google.rpc import error_details_pb2
 
-from localvertex import errors, logentries, timeutil
-from localvertex.filters import FilterError
+from localvertex import logentries
+from localvertex.core.errors import ApiError, invalid, permission_denied
+from localvertex.core.filters import FilterError
+from localvertex.core.timeutil import MonotonicClock, to_timestamp
 from localvertex.logentries import LogEntryPb
 from localvertex.logfilter import SqlFilter, compile_filter
 from localvertex.logstore import Cursor, LogStore
@@ -43,14 +45,14 @@ _TAIL_BATCH = 1000
 
 def _projects(resource_names) -> list[str]:
     if not resource_names:
-        raise errors.invalid("resource_names is required.")
+        raise invalid("resource_names is required.")
     if len(resource_names) > MAX_RESOURCE_NAMES:
-        raise errors.invalid(f"At most {MAX_RESOURCE_NAMES} resource_names are allowed.")
+        raise invalid(f"At most {MAX_RESOURCE_NAMES} resource_names are allowed.")
     projects = []
     for name in resource_names:
         m = _PROJECT.match(name)
         if not m:
-            raise errors.invalid(
+            raise invalid(
                 f"Unsupported resource name {name!r}: the emulator serves projects/PROJECT only."
             )
         projects.append(m.group(1))
@@ -61,10 +63,10 @@ def _compile(text: str) -> SqlFilter:
     try:
         return compile_filter(text)
     except FilterError as exc:
-        raise errors.invalid(f"Invalid filter: {exc}") from exc
+        raise invalid(f"Invalid filter: {exc}") from exc
 
 
-def quota_error(project: str) -> errors.ApiError:
+def quota_error(project: str) -> ApiError:
     # Worded as Google words it, with the ErrorInfo Google attaches.
     message = (
         "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute' "
@@ -80,12 +82,12 @@ def quota_error(project: str) -> errors.ApiError:
             "service": "logging.googleapis.com",
         },
     )
-    return errors.ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, message, [info])
+    return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, message, [info])
 
 
 class LoggingService:
     def __init__(
-        self, logs: LogStore, clock: timeutil.MonotonicClock, quota_per_minute: int,
+        self, logs: LogStore, clock: MonotonicClock, quota_per_minute: int,
         accept_job_writes: bool = False,
     ) -> None:
         self.logs = logs
@@ -105,7 +107,7 @@ class LoggingService:
                 raise quota_error(project)
         order = " ".join(request.order_by.lower().split())
         if order not in ("", "timestamp asc", "timestamp desc"):
-            raise errors.invalid(
+            raise invalid(
                 f"Invalid order_by {request.order_by!r}: use 'timestamp asc' or 'timestamp desc'."
             )
         descending = order == "timestamp desc"
@@ -144,12 +146,12 @@ class LoggingService:
                     entry.labels[key] = value
             now = self.clock.now_ns()
             if not entry.HasField("timestamp"):
-                entry.timestamp.CopyFrom(timeutil.to_timestamp(now))
-            entry.receive_timestamp.CopyFrom(timeutil.to_timestamp(now))
+                entry.timestamp.CopyFrom(to_timestamp(now))
+            entry.receive_timestamp.CopyFrom(to_timestamp(now))
             if not entry.insert_id:
                 entry.insert_id = self.logs.next_insert_id()
             if logentries.project_of_log_name(entry.log_name) is None:
-                raise errors.invalid(
+                raise invalid(
                     f"entries[{i}].log_name {entry.log_name!r} is not projects/PROJECT/logs/LOG_ID"
                     " (and the request has no log_name)."
                 )
@@ -168,7 +170,7 @@ class LoggingService:
         another job. So a replica calling this API cannot plant steps, checkpoints or failures
         in any job's log; the whole request is refused and nothing is written."""
         if entry.resource.type == logentries.JOB_RESOURCE and not self.accept_job_writes:
-            raise errors.permission_denied(
+            raise permission_denied(
                 f"Permission 'logging.logEntries.create' denied for entries[{index}]: entries "
                 f"of resource type {logentries.JOB_RESOURCE!r} are written by Vertex AI from "
                 "the job's replicas' output only; write your own entries to another resource "
@@ -186,11 +188,11 @@ class LoggingService:
         if first.HasField("buffer_window"):
             window = first.buffer_window.seconds + first.buffer_window.nanos / 1e9
             if not 0 <= window <= MAX_BUFFER_WINDOW_S:
-                raise errors.invalid("buffer_window must be between 0 and 60 seconds.")
+                raise invalid("buffer_window must be between 0 and 60 seconds.")
         with self._tail_lock:
             full = [p for p in projects if self._tails[p] >= MAX_TAIL_SESSIONS]
             if full:
-                raise errors.ApiError(
+                raise ApiError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"Too many open TailLogEntries sessions for project {full[0]}"
                     f" (the limit is {MAX_TAIL_SESSIONS}).",
@@ -245,7 +247,7 @@ def _decode_token(token: str, query_key: str) -> Cursor:
         cursor = Cursor(int(data["t"]), str(data["i"]), int(data["r"]))
         key = data["q"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise errors.invalid("Invalid page_token.") from exc
+        raise invalid("Invalid page_token.") from exc
     if key != query_key:
-        raise errors.invalid("page_token does not match the request's resource names and filter.")
+        raise invalid("page_token does not match the request's resource names and filter.")
     return cursor

@@ -8,12 +8,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localvertex import logentries, processes, timeutil
+from localvertex import logentries
 from localvertex.capacity import Capacity
 from localvertex.config import Settings
+from localvertex.core.timeutil import MonotonicClock
 from localvertex.job_updates import CODE_CANCELLED, finish_record
 from localvertex.jobstore import JobState, JobStore
 from localvertex.logstore import LogStore
+from localvertex.replicas.processes import kill_strays
 from localvertex.supervisor import JobRunner
 
 log = logging.getLogger(__name__)
@@ -26,7 +28,7 @@ class JobManager:
         self.settings = settings
         self.jobs = jobs
         self.logs = logs
-        self.clock = timeutil.MonotonicClock()
+        self.clock = MonotonicClock()
         # Quotas and stockouts, per region (the admin service and --quota set them).
         self.capacity = Capacity()
         # The RUNNING PersistentResource of a name, or None (server.py wires in the service):
@@ -72,7 +74,7 @@ class JobManager:
 
     def resume(self) -> None:
         """Take over the jobs an earlier emulator left unfinished (after killing its replicas)."""
-        killed = processes.kill_strays(self.settings.data_dir)
+        killed = kill_strays(self.settings.data_dir)
         if killed:
             log.info("killed %d replica processes left by an earlier emulator", killed)
         for record in self.jobs.unfinished():
@@ -123,4 +125,4 @@ class JobManager:
         for runner in runners:
             runner.join(max(0.0, deadline - time.monotonic()))
         # Anything still alive now belongs to no runner.
-        processes.kill_strays(self.settings.data_dir)
+        kill_strays(self.settings.data_dir)

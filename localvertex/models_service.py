@@ -7,7 +7,7 @@ from __future__ import annotations
 import grpc
 from google.protobuf import empty_pb2
 
-from localvertex import errors
+from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
 from localvertex.endpointstore import Conflict, ModelPb, ServingStore
 from localvertex.operations import Operations
 from localvertex.serving_checks import MODEL_ID, MODEL_NAME, check_parent, matches, now, page
@@ -33,10 +33,10 @@ class ModelService:
     def load(self, name: str) -> ModelPb:  # type: ignore[valid-type]
         m = MODEL_NAME.match(name)
         if not m:
-            raise errors.invalid(f"name {name!r} is not projects/P/locations/L/models/ID.")
+            raise invalid(f"name {name!r} is not projects/P/locations/L/models/ID.")
         model = self.store.get("model", f"{m.group(1)}/models/{m.group(2)}")
         if model is None:
-            raise errors.not_found(f'Model "{name}" not found.')
+            raise not_found(f'Model "{name}" not found.')
         return model
 
     def upload_model(self, request, context: grpc.ServicerContext):
@@ -46,8 +46,8 @@ class ModelService:
         _check_model(model)
         model_id = request.model_id or self.store.new_id()
         if not (MODEL_ID.match(model_id) or model_id.isdigit()):
-            raise errors.invalid(f"model_id {model_id!r}: up to 63 of [a-z0-9_-], not starting"
-                                 " with a digit or '-'.")
+            raise invalid(f"model_id {model_id!r}: up to 63 of [a-z0-9_-], not starting"
+                          " with a digit or '-'.")
         model.name = f"{parent}/models/{model_id}"
         model.version_id = "1"
         model.create_time.CopyFrom(now())
@@ -56,8 +56,8 @@ class ModelService:
         try:
             self.store.insert("model", model.name, parent, model)
         except Conflict as exc:
-            raise errors.ApiError(grpc.StatusCode.ALREADY_EXISTS,
-                                  f"Model {model.name} already exists.") from exc
+            raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
+                           f"Model {model.name} already exists.") from exc
         return self.operations.done(
             parent, UploadModelOperationMetadata(),
             UploadModelResponse(model=model.name, model_version_id="1"),
@@ -76,7 +76,7 @@ class ModelService:
         model = self.load(request.name)
         for endpoint in self.store.list("endpoint"):
             if any(d.model == model.name for d in endpoint.deployed_models):
-                raise errors.failed_precondition(
+                raise failed_precondition(
                     f"Model {model.name} is deployed to {endpoint.name}: undeploy it first."
                 )
         self.store.delete("model", model.name)
@@ -95,13 +95,13 @@ class ModelService:
 def _check_model(model) -> None:
     """UploadModelRequest.model: what Vertex requires, and what a local run needs."""
     if not model.display_name:
-        raise errors.invalid("model.display_name is required.")
+        raise invalid("model.display_name is required.")
     if not model.container_spec.image_uri:
-        raise errors.invalid("model.container_spec.image_uri is required.")
+        raise invalid("model.container_spec.image_uri is required.")
     if not model.container_spec.command and not model.container_spec.args:
-        raise errors.invalid(
+        raise invalid(
             "model.container_spec.command is required by the local emulator, which cannot"
             " run an image's entrypoint."
         )
     if model.artifact_uri and not model.artifact_uri.startswith("gs://"):
-        raise errors.invalid("model.artifact_uri must be a gs:// URI.")
+        raise invalid("model.artifact_uri must be a gs:// URI.")

@@ -17,7 +17,8 @@ from google.longrunning import operations_pb2
 from google.protobuf import message
 from google.rpc import status_pb2
 
-from localvertex import errors, timeutil
+from localvertex.core.errors import ApiError, not_found
+from localvertex.core.timeutil import to_timestamp
 from localvertex.endpointstore import ServingStore
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class Operations:
         def target() -> None:
             try:
                 response = work()
-            except errors.ApiError as exc:
+            except ApiError as exc:
                 self._finish(op.name, metadata, error=(exc.code, exc.message))
             except Exception as exc:
                 log.exception("%s failed", what)
@@ -114,7 +115,7 @@ class Operations:
     def get_operation(self, request, context: grpc.ServicerContext):
         op = self.store.get("operation", request.name)
         if op is None:
-            raise errors.not_found(f"Operation {request.name} not found.")
+            raise not_found(f"Operation {request.name} not found.")
         return op
 
     def methods(self) -> dict[str, tuple[object, object]]:
@@ -126,7 +127,7 @@ def _stamp(metadata: message.Message, finished: bool) -> None:
     if "generic_metadata" not in metadata.DESCRIPTOR.fields_by_name:
         return
     generic = metadata.generic_metadata  # type: ignore[attr-defined]
-    now = timeutil.to_timestamp(time.time_ns())
+    now = to_timestamp(time.time_ns())
     if not generic.HasField("create_time"):
         generic.create_time.CopyFrom(now)
     if finished:

@@ -20,10 +20,10 @@ from google.api import httpbody_pb2
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format, struct_pb2
 
-from localvertex import errors
+from localvertex.core.errors import ApiError, failed_precondition, invalid
 from localvertex.deployments import Deployments
 from localvertex.endpoints_service import EndpointService
-from localvertex.environment import LOCALHOST
+from localvertex.replicas.environment import LOCALHOST
 
 SERVICE = "google.cloud.aiplatform.v1.PredictionService"
 
@@ -54,14 +54,14 @@ class PredictionService:
             # The public API cannot reach a PSC endpoint: its traffic comes through the
             # consumer's PSC endpoint in an allowlisted VPC (the exact refusal Vertex gives
             # on the public path is not documented; this one says what to do).
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"Endpoint {endpoint.name} is private (Private Service Connect): send "
                 "predictions through a PSC endpoint in an allowlisted project's VPC.")
         if not endpoint.deployed_models:
-            raise errors.failed_precondition(f"Endpoint {endpoint.name} has no deployed model.")
+            raise failed_precondition(f"Endpoint {endpoint.name} has no deployed model.")
         split = {k: v for k, v in endpoint.traffic_split.items() if v > 0}
         if not split:
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"Endpoint {endpoint.name} sends no traffic to its deployed models "
                 "(traffic_split is empty)."
             )
@@ -71,8 +71,8 @@ class PredictionService:
         replicas = self.deployments.get(endpoint.name, deployed.id)
         port = self.deployments.next_port(endpoint.name, deployed.id)
         if replicas is None or port is None:
-            raise errors.ApiError(grpc.StatusCode.UNAVAILABLE,
-                                  f"No replica of DeployedModel {deployed.id} is ready.")
+            raise ApiError(grpc.StatusCode.UNAVAILABLE,
+                           f"No replica of DeployedModel {deployed.id} is ready.")
         return endpoint, deployed, port, replicas.predict_route
 
     def _post(self, port: int, route: str, body: bytes, content_type: str) -> tuple[int, bytes]:
@@ -90,8 +90,8 @@ class PredictionService:
                 self._connections.by_port.pop(port, None)
                 # A kept-alive connection the replica closed: one fresh try.
                 if attempt == 2:
-                    raise errors.ApiError(grpc.StatusCode.UNAVAILABLE,
-                                          f"The replica did not answer: {exc}") from exc
+                    raise ApiError(grpc.StatusCode.UNAVAILABLE,
+                                   f"The replica did not answer: {exc}") from exc
         raise AssertionError("unreachable")
 
     def _wait_extra(self, endpoint_name: str) -> None:
@@ -112,7 +112,7 @@ class PredictionService:
             if not isinstance(predictions, list):
                 raise TypeError("predictions is not a list")
         except (ValueError, KeyError, TypeError) as exc:
-            raise errors.ApiError(
+            raise ApiError(
                 grpc.StatusCode.INTERNAL,
                 f'The model server answered without a "predictions" list: {exc}',
             ) from exc
@@ -150,6 +150,6 @@ def _raise_for_status(status: int, raw: bytes) -> None:
         return
     text = raw.decode("utf-8", "replace")[:1000]
     if 400 <= status < 500:
-        raise errors.invalid(f"The model server answered {status}: {text}")
-    raise errors.ApiError(grpc.StatusCode.INTERNAL, f"The model server answered {status}: {text}")
+        raise invalid(f"The model server answered {status}: {text}")
+    raise ApiError(grpc.StatusCode.INTERNAL, f"The model server answered {status}: {text}")
 

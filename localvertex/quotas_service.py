@@ -11,13 +11,13 @@ import re
 
 from google.cloud.cloudquotas_v1.types import cloudquotas, resources
 
-from localvertex import errors
 from localvertex.capacity import (
     ACCELERATOR_METRICS,
     SERVICE_NAME,
     Capacity,
     quota_id_for,
 )
+from localvertex.core.errors import invalid, not_found
 
 SERVICE = "google.api.cloudquotas.v1.CloudQuotas"
 _PARENT = re.compile(r"^projects/([^/]+)/locations/global/services/([^/]+)$")
@@ -56,8 +56,8 @@ class QuotasService:
     def list_quota_infos(self, request, context):
         match = _PARENT.match(request.parent)
         if match is None:
-            raise errors.invalid(f"parent {request.parent!r} is not "
-                                 "projects/PROJECT/locations/global/services/SERVICE")
+            raise invalid(f"parent {request.parent!r} is not "
+                          "projects/PROJECT/locations/global/services/SERVICE")
         infos = ([self._info(request.parent, m) for m in all_metrics()]
                  if match.group(2) == SERVICE_NAME else [])
         return cloudquotas.ListQuotaInfosResponse.pb(
@@ -66,12 +66,12 @@ class QuotasService:
     def get_quota_info(self, request, context):
         match = _NAME.match(request.name)
         if match is None:
-            raise errors.invalid(f"name {request.name!r} is not "
-                                 ".../services/SERVICE/quotaInfos/QUOTA_ID")
+            raise invalid(f"name {request.name!r} is not "
+                          ".../services/SERVICE/quotaInfos/QUOTA_ID")
         for metric in all_metrics():
             if quota_id_for(metric) == match.group(2):
                 return resources.QuotaInfo.pb(self._info(match.group(1), metric))
-        raise errors.not_found(f"quota {match.group(2)} not found")
+        raise not_found(f"quota {match.group(2)} not found")
 
     def methods(self) -> dict[str, tuple[object, type]]:
         return {

@@ -15,7 +15,7 @@ from concurrent import futures
 import grpc
 from google.rpc import status_pb2
 
-from localvertex import admin_service, sandbox
+from localvertex import admin_service
 from localvertex.admin_service import AdminService
 from localvertex.artifact_registry_service import SERVICE as ARTIFACT_REGISTRY_SERVICE
 from localvertex.artifact_registry_service import ArtifactRegistryService
@@ -23,7 +23,7 @@ from localvertex.capacity import parse_limit
 from localvertex.clusters.service import SERVICE as PERSISTENT_RESOURCE_SERVICE
 from localvertex.clusters.service import PersistentResourceService
 from localvertex.config import Settings
-from localvertex.errors import ApiError
+from localvertex.core.errors import ApiError
 from localvertex.faults import FaultInjector
 from localvertex.jobs_service import SERVICE as JOB_SERVICE
 from localvertex.jobs_service import JobService
@@ -34,6 +34,7 @@ from localvertex.logstore import LogStore
 from localvertex.manager import JobManager
 from localvertex.quotas_service import SERVICE as QUOTAS_SERVICE
 from localvertex.quotas_service import QuotasService
+from localvertex.replicas.sandbox import describe, prepare
 from localvertex.serving import Serving
 from localvertex.tuning_service import TuningJobs
 from localvertex.tuning_store import TuningStore
@@ -111,9 +112,9 @@ class Emulator:
         self.jobs = JobStore(settings.db_path)
         self.logs = LogStore(settings.db_path)
         who = settings.replica_identity
-        sandbox.prepare(settings.data_dir, who)
+        prepare(settings.data_dir, who)
         # One line devstack and the demo show as they start the emulator.
-        log.log(logging.INFO if who else logging.WARNING, "%s", sandbox.describe(who))
+        log.log(logging.INFO if who else logging.WARNING, "%s", describe(who))
         self.manager = JobManager(settings, self.jobs, self.logs)
         for text in settings.quotas:
             self.manager.capacity.set_limit(*parse_limit(text))

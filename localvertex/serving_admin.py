@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import grpc
 
-from localvertex import errors
+from localvertex.core.errors import invalid, not_found
 from localvertex.deployments import Deployments
 
 
@@ -21,7 +21,7 @@ class ServingAdmin:
     def _endpoint_id(request: dict) -> str:
         endpoint_id = str(request.get("endpoint_id", "")).rsplit("/", 1)[-1]
         if not endpoint_id:
-            raise errors.invalid("endpoint_id is required")
+            raise invalid("endpoint_id is required")
         return endpoint_id
 
     def set_endpoint_latency(self, request: dict, context: grpc.ServicerContext) -> dict:
@@ -29,9 +29,9 @@ class ServingAdmin:
         try:
             extra_ms = float(request.get("extra_ms", 0))
         except (TypeError, ValueError) as exc:
-            raise errors.invalid("extra_ms must be a number") from exc
+            raise invalid("extra_ms must be a number") from exc
         if not 0 <= extra_ms <= 600_000:
-            raise errors.invalid("extra_ms must be between 0 and 600000")
+            raise invalid("extra_ms must be between 0 and 600000")
         self.deployments.set_extra_latency(endpoint_id, extra_ms)
         return {"endpoint_id": endpoint_id, "extra_ms": extra_ms}
 
@@ -40,7 +40,7 @@ class ServingAdmin:
         found = [e for e in self.deployments.store.list("endpoint")
                  if e.name.rsplit("/", 1)[-1] == endpoint_id]
         if not found:
-            raise errors.not_found(f"endpoint {endpoint_id} not found")
+            raise not_found(f"endpoint {endpoint_id} not found")
         return {
             "endpoint_id": endpoint_id,
             "extra_ms": self.deployments.extra_latency_s(found[0].name) * 1000,

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localvertex import environment, job_updates, logentries, sandbox
+from localvertex import job_updates, logentries
 from localvertex.armed_preemptions import ArmedPreemptions
 from localvertex.job_capacity import STOCKOUT_MESSAGE, scheduling_of
 from localvertex.job_updates import (
@@ -39,7 +39,9 @@ from localvertex.job_updates import (
     finish_record,
 )
 from localvertex.jobstore import JobRecord, JobState
-from localvertex.replica_processes import Replica, ReplicaProcesses
+from localvertex.replicas.environment import build_replicas, output_dirs
+from localvertex.replicas.job_replicas import Replica, ReplicaProcesses
+from localvertex.replicas.sandbox import bucket_dir
 from localvertex.restart_policy import RestartPolicy, failure_message
 
 if TYPE_CHECKING:
@@ -126,8 +128,8 @@ class JobRunner:
             return
         self._replicas = self._build(record)
         who = self.settings.replica_identity
-        for path in environment.output_dirs(self.settings, self._spec).values():
-            sandbox.bucket_dir(self.settings.data_dir, Path(path), who)
+        for path in output_dirs(self.settings, self._spec).values():
+            bucket_dir(self.settings.data_dir, Path(path), who)
         # Replicas already on record ran under an earlier emulator: this start is a restart.
         resumed = bool(record.replicas)
         for replica in self._replicas:
@@ -180,7 +182,7 @@ class JobRunner:
         return True
 
     def _build(self, record: JobRecord) -> list[Replica]:
-        specs = environment.build_replicas(
+        specs = build_replicas(
             settings=self.settings, project=self.project, job_id=self.job_id, job_spec=self._spec
         )
         return [

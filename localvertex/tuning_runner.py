@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 from google.cloud import aiplatform_v1
 from google.protobuf import struct_pb2
 
-from localvertex import logentries, timeutil, tuning_search
+from localvertex import logentries, tuning_search
+from localvertex.core.timeutil import to_timestamp
 from localvertex.job_updates import CODE_CANCELLED, CODE_INTERNAL
 from localvertex.jobstore import CustomJobPb, JobRecord, JobState
 from localvertex.tuning_metrics import (
@@ -221,12 +222,12 @@ class TuningRunner:
             trial.id = str(number)
             trial.state = TrialState.ACTIVE
             trial.custom_job = custom_job.name
-            trial.start_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+            trial.start_time.CopyFrom(to_timestamp(time.time_ns()))
             for name, value in parameters.items():
                 parameter = trial.parameters.add()
                 parameter.parameter_id = name
                 parameter.value.CopyFrom(_value(value))
-            r.job.update_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+            r.job.update_time.CopyFrom(to_timestamp(time.time_ns()))
 
         self.store.update(self.job_id, add)
         self.manager.start(custom_job_id)
@@ -259,7 +260,7 @@ class TuningRunner:
             for name, value in env.items():
                 var = spec.env.add()
                 var.name, var.value = name, value
-        now = timeutil.to_timestamp(time.time_ns())
+        now = to_timestamp(time.time_ns())
         job.name = (f"projects/{record.project}/locations/{record.location}/customJobs/"
                     f"{custom_job_id}")
         job.state = JobState.JOB_STATE_QUEUED
@@ -300,7 +301,7 @@ class TuningRunner:
             for live in r.job.trials:
                 if live.id == trial.id and live.state in LIVE:
                     replace_measurements(live.measurements, measurements)
-                    r.job.update_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+                    r.job.update_time.CopyFrom(to_timestamp(time.time_ns()))
 
         self.store.update(self.job_id, change)
 
@@ -331,7 +332,7 @@ class TuningRunner:
         def change(r: TuningRecord) -> None:
             for trial in r.job.trials:
                 if trial.id == trial_id and trial.state in LIVE:
-                    now = timeutil.to_timestamp(time.time_ns())
+                    now = to_timestamp(time.time_ns())
                     trial.state = state
                     trial.end_time.CopyFrom(now)
                     if reason:
@@ -369,7 +370,7 @@ class TuningRunner:
         def change(r: TuningRecord) -> None:
             if r.terminal or r.job.state == JobState.JOB_STATE_CANCELLING:
                 return
-            now = timeutil.to_timestamp(time.time_ns())
+            now = to_timestamp(time.time_ns())
             r.job.state = JobState.JOB_STATE_RUNNING
             r.job.start_time.CopyFrom(now)
             r.job.update_time.CopyFrom(now)
@@ -380,7 +381,7 @@ class TuningRunner:
         def change(r: TuningRecord) -> None:
             if r.terminal:
                 return
-            now = timeutil.to_timestamp(time.time_ns())
+            now = to_timestamp(time.time_ns())
             r.job.state = state
             r.job.update_time.CopyFrom(now)
             r.job.end_time.CopyFrom(now)

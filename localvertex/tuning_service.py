@@ -19,8 +19,9 @@ from google.cloud import aiplatform_v1
 from google.longrunning import operations_pb2
 from google.protobuf import empty_pb2
 
-from localvertex import errors, timeutil
-from localvertex.filters import FilterError
+from localvertex.core.errors import failed_precondition, invalid, not_found
+from localvertex.core.filters import FilterError
+from localvertex.core.timeutil import to_timestamp
 from localvertex.jobfilter import compile_job_filter
 from localvertex.jobs_service import (
     DeleteOperationMetadata,
@@ -54,34 +55,34 @@ _GRID_KINDS = ("integer_value_spec", "discrete_value_spec", "categorical_value_s
 def validate_tuning_job(job: TuningJobPb) -> None:  # type: ignore[valid-type]
     where = "hyperparameter_tuning_job"
     if not job.display_name or len(job.display_name) > 128:
-        raise errors.invalid(f"{where}.display_name is required, at most 128 characters.")
+        raise invalid(f"{where}.display_name is required, at most 128 characters.")
     _check_labels(job.labels)
     study = job.study_spec
     if not study.metrics:
-        raise errors.invalid(f"{where}.study_spec.metrics is required.")
+        raise invalid(f"{where}.study_spec.metrics is required.")
     if not study.parameters:
-        raise errors.invalid(f"{where}.study_spec.parameters is required.")
+        raise invalid(f"{where}.study_spec.parameters is required.")
     for i, spec in enumerate(study.parameters):
         kind = spec.WhichOneof("parameter_value_spec")
         if kind is None:
-            raise errors.invalid(f"{where}.study_spec.parameters[{i}] has no value spec.")
+            raise invalid(f"{where}.study_spec.parameters[{i}] has no value spec.")
         if study.algorithm == Algorithm.GRID_SEARCH and kind not in _GRID_KINDS:
-            raise errors.invalid(
+            raise invalid(
                 f"{where}.study_spec.parameters[{i}]: GRID_SEARCH takes only INTEGER, DISCRETE "
                 "and CATEGORICAL parameters.")
     if job.max_trial_count <= 0:
-        raise errors.invalid(f"{where}.max_trial_count must be positive.")
+        raise invalid(f"{where}.max_trial_count must be positive.")
     if job.parallel_trial_count <= 0:
-        raise errors.invalid(f"{where}.parallel_trial_count must be positive.")
+        raise invalid(f"{where}.parallel_trial_count must be positive.")
     if job.max_failed_trial_count < 0:
-        raise errors.invalid(f"{where}.max_failed_trial_count must not be negative.")
+        raise invalid(f"{where}.max_failed_trial_count must not be negative.")
     trial = CustomJobPb()
     trial.display_name = job.display_name
     trial.job_spec.CopyFrom(job.trial_job_spec)
     try:
         validate_custom_job(trial)
     except grpc.RpcError as exc:
-        raise errors.invalid(f"{where}.trial_job_spec: {exc}") from exc
+        raise invalid(f"{where}.trial_job_spec: {exc}") from exc
 
 
 class TuningJobs:
@@ -127,7 +128,7 @@ class TuningJobs:
         def to_cancelling(record) -> None:
             if not record.terminal and record.state != JobState.JOB_STATE_CANCELLING:
                 record.job.state = JobState.JOB_STATE_CANCELLING
-                record.job.update_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+                record.job.update_time.CopyFrom(to_timestamp(time.time_ns()))
 
         try:
             self.manager.jobs.update(custom_job_id, to_cancelling)
@@ -140,11 +141,11 @@ class TuningJobs:
     def _load(self, name: str) -> TuningRecord:
         m = _NAME.match(name)
         if not m:
-            raise errors.invalid(f"name {name!r} is not "
-                                 "projects/PROJECT/locations/LOCATION/hyperparameterTuningJobs/ID.")
+            raise invalid(f"name {name!r} is not "
+                          "projects/PROJECT/locations/LOCATION/hyperparameterTuningJobs/ID.")
         record = self.store.get(m.group(3))
         if record is None or (record.project, record.location) != (m.group(1), m.group(2)):
-            raise errors.not_found(f'HyperparameterTuningJob "{name}" not found.')
+            raise not_found(f'HyperparameterTuningJob "{name}" not found.')
         return record
 
     def create(self, request, context: grpc.ServicerContext):
@@ -155,7 +156,7 @@ class TuningJobs:
             job.ClearField(name)
         validate_tuning_job(job)
         job_id = self.manager.jobs.next_id()
-        now = timeutil.to_timestamp(time.time_ns())
+        now = to_timestamp(time.time_ns())
         job.name = f"{request.parent}/hyperparameterTuningJobs/{job_id}"
         job.state = JobState.JOB_STATE_PENDING
         job.create_time.CopyFrom(now)
@@ -172,7 +173,7 @@ class TuningJobs:
         try:
             predicate = compile_job_filter(request.filter)
         except FilterError as exc:
-            raise errors.invalid(f"Invalid filter: {exc}") from exc
+            raise invalid(f"Invalid filter: {exc}") from exc
         key = hashlib.sha256(f"hptj\n{request.parent}\n{request.filter}".encode()).hexdigest()[:16]
         after = _decode_token(request.page_token, key) if request.page_token else None
         size = min(request.page_size if request.page_size > 0 else _DEFAULT_PAGE_SIZE,
@@ -194,11 +195,11 @@ class TuningJobs:
 
         def to_cancelling(r: TuningRecord) -> None:
             if r.terminal:
-                raise errors.failed_precondition(
+                raise failed_precondition(
                     f"HyperparameterTuningJob {request.name} is in state "
                     f"{JobState(r.job.state).name} and cannot be cancelled.")
             r.job.state = JobState.JOB_STATE_CANCELLING
-            r.job.update_time.CopyFrom(timeutil.to_timestamp(time.time_ns()))
+            r.job.update_time.CopyFrom(to_timestamp(time.time_ns()))
 
         self.store.update(record.id, to_cancelling)
         with self._lock:
@@ -212,12 +213,12 @@ class TuningJobs:
     def delete(self, request, context: grpc.ServicerContext):
         record = self._load(request.name)
         if not record.terminal:
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"HyperparameterTuningJob {request.name} is in state "
                 f"{JobState(record.job.state).name}; only a finished job can be deleted. "
                 "Cancel it first.")
         self.store.delete(record.id)
-        now = timeutil.to_timestamp(time.time_ns())
+        now = to_timestamp(time.time_ns())
         metadata = DeleteOperationMetadata()
         metadata.generic_metadata.create_time.CopyFrom(now)
         metadata.generic_metadata.update_time.CopyFrom(now)

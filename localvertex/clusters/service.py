@@ -23,10 +23,11 @@ from google.cloud import aiplatform_v1
 from google.protobuf import empty_pb2
 from google.rpc import status_pb2
 
-from localvertex import errors, sandbox
 from localvertex.clusters.ray_nodes import RayCluster, RayUnavailable
+from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
 from localvertex.endpointstore import Conflict, ServingStore
 from localvertex.operations import Operations
+from localvertex.replicas.sandbox import Identity
 from localvertex.serving_checks import check_parent, now, page
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ def _location(name: str) -> str:
 class PersistentResourceService:
     def __init__(self, store: ServingStore, operations: Operations, data_dir: Path,
                  workdir: Path, provisioning_delay_s: float,
-                 who: sandbox.Identity | None = None) -> None:
+                 who: Identity | None = None) -> None:
         self.store = store
         self.who = who  # Ray nodes run as the sandbox's replica user (sandbox.py)
         self.operations = operations
@@ -84,11 +85,11 @@ class PersistentResourceService:
 
     def load(self, name: str):
         if not NAME.match(name):
-            raise errors.invalid(
+            raise invalid(
                 f"name {name!r} is not projects/P/locations/L/persistentResources/ID.")
         resource = self.store.get(KIND, name)
         if resource is None:
-            raise errors.not_found(f'PersistentResource "{name}" not found.')
+            raise not_found(f'PersistentResource "{name}" not found.')
         return resource
 
     def get_persistent_resource(self, request, context: grpc.ServicerContext):
@@ -115,39 +116,39 @@ class PersistentResourceService:
     def _check(resource) -> None:
         pools = resource.resource_pools
         if not pools:
-            raise errors.invalid("persistent_resource.resource_pools is required.")
+            raise invalid("persistent_resource.resource_pools is required.")
         ids = set()
         ray = resource.resource_runtime_spec.HasField("ray_spec")
         for i, pool in enumerate(pools):
             where = f"persistent_resource.resource_pools[{i}]"
             if not pool.id or not ID.match(pool.id) or pool.id in ids:
-                raise errors.invalid(f"{where}.id {pool.id!r} must be a unique id matching "
-                                     f"{ID.pattern}.")
+                raise invalid(f"{where}.id {pool.id!r} must be a unique id matching "
+                              f"{ID.pattern}.")
             ids.add(pool.id)
             if not pool.machine_spec.machine_type:
-                raise errors.invalid(f"{where}.machine_spec.machine_type is required.")
+                raise invalid(f"{where}.machine_spec.machine_type is required.")
             scaling = pool.autoscaling_spec
             if pool.HasField("autoscaling_spec"):
                 if scaling.min_replica_count == 0 and not ray:
-                    raise errors.invalid(f"{where}.autoscaling_spec.min_replica_count may be 0 "
-                                         "only for a Ray cluster.")
+                    raise invalid(f"{where}.autoscaling_spec.min_replica_count may be 0 "
+                                  "only for a Ray cluster.")
                 if scaling.max_replica_count < scaling.min_replica_count:
-                    raise errors.invalid(f"{where}.autoscaling_spec.max_replica_count is below "
-                                         "min_replica_count.")
+                    raise invalid(f"{where}.autoscaling_spec.max_replica_count is below "
+                                  "min_replica_count.")
             elif pool.replica_count < 1:
-                raise errors.invalid(f"{where}.replica_count must be at least 1.")
+                raise invalid(f"{where}.replica_count must be at least 1.")
         if ray:
             spec = resource.resource_runtime_spec.ray_spec
             if not spec.image_uri and not spec.resource_pool_images:
-                raise errors.invalid("ray_spec: image_uri or resource_pool_images is required.")
+                raise invalid("ray_spec: image_uri or resource_pool_images is required.")
             if spec.resource_pool_images and set(spec.resource_pool_images) != ids:
-                raise errors.invalid("ray_spec.resource_pool_images must name every pool.")
+                raise invalid("ray_spec.resource_pool_images must name every pool.")
             head = spec.head_node_resource_pool_id or pools[0].id
             if head not in ids:
-                raise errors.invalid(f"ray_spec.head_node_resource_pool_id {head!r} names no "
-                                     "resource pool.")
+                raise invalid(f"ray_spec.head_node_resource_pool_id {head!r} names no "
+                              "resource pool.")
             if next(p for p in pools if p.id == head).replica_count != 1:
-                raise errors.invalid("The Ray head pool must have exactly one replica.")
+                raise invalid("The Ray head pool must have exactly one replica.")
 
     # -- creating --------------------------------------------------------------------------------
 
@@ -155,8 +156,8 @@ class PersistentResourceService:
         parent = check_parent(request.parent)
         resource_id = request.persistent_resource_id
         if not ID.match(resource_id or ""):
-            raise errors.invalid(f"persistent_resource_id {resource_id!r} must match "
-                                 f"{ID.pattern}.")
+            raise invalid(f"persistent_resource_id {resource_id!r} must match "
+                          f"{ID.pattern}.")
         resource = ResourcePb()
         resource.CopyFrom(request.persistent_resource)
         self._check(resource)
@@ -173,8 +174,8 @@ class PersistentResourceService:
         try:
             self.store.insert(KIND, resource.name, parent, resource)
         except Conflict as exc:
-            raise errors.ApiError(grpc.StatusCode.ALREADY_EXISTS,
-                                  f"PersistentResource {resource.name} already exists.") from exc
+            raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
+                           f"PersistentResource {resource.name} already exists.") from exc
         name = resource.name
         return self.operations.run(parent, CreateMetadata(), lambda: self._provision(name),
                                    f"provision-{resource_id}")
@@ -186,7 +187,7 @@ class PersistentResourceService:
             uris = self._start_ray(resource)
         except RayUnavailable as exc:
             self._set(name, State.ERROR, error=str(exc))
-            raise errors.failed_precondition(f"{name}: {exc}") from exc
+            raise failed_precondition(f"{name}: {exc}") from exc
         return self._set(name, State.RUNNING, uris=uris)
 
     def _start_ray(self, resource) -> dict[str, str]:
@@ -208,8 +209,8 @@ class PersistentResourceService:
             current = self.store.get(KIND, resource.name)
             if self._stopping or current is None or current.state == State.STOPPING:
                 cluster.stop()
-                raise errors.failed_precondition(f"{resource.name} was deleted while it was "
-                                                 "provisioning.")
+                raise failed_precondition(f"{resource.name} was deleted while it was "
+                                          "provisioning.")
             self._clusters[resource.name] = cluster
         return {
             "RAY_DASHBOARD_URI": cluster.dashboard_address,
@@ -238,10 +239,10 @@ class PersistentResourceService:
         current = self.load(request.persistent_resource.name)
         paths = set(request.update_mask.paths)
         if not paths or not paths <= _UPDATABLE:
-            raise errors.invalid(f"update_mask must name some of {sorted(_UPDATABLE)}; got "
-                                 f"{sorted(paths)}.")
+            raise invalid(f"update_mask must name some of {sorted(_UPDATABLE)}; got "
+                          f"{sorted(paths)}.")
         if current.state != State.RUNNING:
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"{current.name} is {State.Name(current.state)}; only a RUNNING resource can "
                 "be updated.")
         wanted = ResourcePb()
@@ -250,13 +251,13 @@ class PersistentResourceService:
         if paths & {"resource_pools", "resource_pools.replica_count"}:
             by_id = {p.id: p for p in asked.resource_pools}
             if set(by_id) != {p.id for p in current.resource_pools}:
-                raise errors.invalid("resource_pools: give every existing pool, by id; pools "
-                                     "cannot be added or removed.")
+                raise invalid("resource_pools: give every existing pool, by id; pools "
+                              "cannot be added or removed.")
             for pool in wanted.resource_pools:
                 new = by_id[pool.id]
                 if new.HasField("machine_spec") and new.machine_spec != pool.machine_spec:
-                    raise errors.invalid(f"resource_pools[{pool.id}].machine_spec is "
-                                         "immutable.")
+                    raise invalid(f"resource_pools[{pool.id}].machine_spec is "
+                                  "immutable.")
                 pool.replica_count = new.replica_count
                 if new.HasField("autoscaling_spec"):
                     pool.autoscaling_spec.CopyFrom(new.autoscaling_spec)
@@ -285,7 +286,7 @@ class PersistentResourceService:
                 cluster.scale(worker_nodes(resource))
             except RayUnavailable as exc:
                 self._set(name, State.ERROR, error=str(exc))
-                raise errors.failed_precondition(f"{name}: {exc}") from exc
+                raise failed_precondition(f"{name}: {exc}") from exc
         return self._set(name, State.RUNNING)
 
     def reboot_persistent_resource(self, request, context: grpc.ServicerContext):

@@ -105,7 +105,8 @@ def test_restart_job_on_worker_restart_restarts_every_replica(
     emulator: EmulatorProcess, tmp_path
 ) -> None:
     marker = tmp_path / "failed-once"
-    tmp_path.chmod(0o777)  # replicas may run as the sandbox's own user (localvertex/sandbox.py)
+    # Replicas may run as the sandbox's own user (localvertex/replicas/sandbox.py).
+    tmp_path.chmod(0o777)
     # The worker fails the first time only; the chief waits for the worker's second run.
     worker = textwrap.dedent(
         f"""

@@ -9,19 +9,22 @@ from pathlib import Path
 import pytest
 from google.cloud import aiplatform_v1
 
-from localvertex import environment, filters, logentries, storage, timeutil
+from localvertex import logentries
 from localvertex.config import Settings
-from localvertex.filters import FilterError
+from localvertex.core.filters import And, FilterError, Or, comparisons, parse
+from localvertex.core.timeutil import format_rfc3339, parse_rfc3339_ns
 from localvertex.jobfilter import compile_job_filter
 from localvertex.logfilter import compile_filter
 from localvertex.logstore import LogStore
+from localvertex.replicas.environment import build_replicas, expand_references
+from localvertex.replicas.storage import local_path
 
 
 def test_or_binds_tighter_than_and_as_in_google_filters() -> None:
-    node = filters.parse('a="1" OR b="2" AND c="3"\nd>=4')
-    assert isinstance(node, filters.And)
-    assert isinstance(node.terms[0], filters.Or)
-    assert [c.field for c in filters.comparisons(node)] == ["a", "b", "c", "d"]
+    node = parse('a="1" OR b="2" AND c="3"\nd>=4')
+    assert isinstance(node, And)
+    assert isinstance(node.terms[0], Or)
+    assert [c.field for c in comparisons(node)] == ["a", "b", "c", "d"]
 
 
 @pytest.mark.parametrize(
@@ -30,16 +33,16 @@ def test_or_binds_tighter_than_and_as_in_google_filters() -> None:
 )
 def test_malformed_filters_are_rejected(text: str) -> None:
     with pytest.raises(FilterError):
-        filters.parse(text)
+        parse(text)
 
 
 def test_rfc3339_parsing() -> None:
-    assert timeutil.parse_rfc3339_ns("1970-01-01T00:00:01Z") == 1_000_000_000
-    assert timeutil.parse_rfc3339_ns("1970-01-01T00:00:01.5Z") == 1_500_000_000
-    assert timeutil.parse_rfc3339_ns("1970-01-01T01:00:00+01:00") == 0
-    assert timeutil.parse_rfc3339_ns("1970-01-01T00:00:00.000000001Z") == 1
+    assert parse_rfc3339_ns("1970-01-01T00:00:01Z") == 1_000_000_000
+    assert parse_rfc3339_ns("1970-01-01T00:00:01.5Z") == 1_500_000_000
+    assert parse_rfc3339_ns("1970-01-01T01:00:00+01:00") == 0
+    assert parse_rfc3339_ns("1970-01-01T00:00:00.000000001Z") == 1
     ns = 1_767_225_600_123_456_789
-    assert timeutil.parse_rfc3339_ns(timeutil.format_rfc3339(ns)) == ns
+    assert parse_rfc3339_ns(format_rfc3339(ns)) == ns
 
 
 def test_log_filter_over_a_store(tmp_path: Path) -> None:
@@ -133,21 +136,20 @@ def test_job_filter() -> None:
 
 def test_gcs_uris_map_to_local_folders(tmp_path: Path) -> None:
     root = tmp_path.absolute()
-    assert storage.local_path(root, "gs://bucket/runs/1/") == f"{root}/gcs/bucket/runs/1/"
-    assert storage.local_path(root, "gs://bucket") == f"{root}/gcs/bucket"
-    assert storage.local_path(root, "/gcs/bucket/x") == f"{root}/gcs/bucket/x"
-    assert storage.local_path(root, "/already/local") == "/already/local"
-    assert storage.gcs_uri(root, f"{root}/gcs/bucket/runs/1/") == "gs://bucket/runs/1/"
-    assert storage.gcs_uri(root, "/elsewhere") is None
+    assert local_path(root, "gs://bucket/runs/1/") == f"{root}/gcs/bucket/runs/1/"
+    assert local_path(root, "gs://bucket") == f"{root}/gcs/bucket"
+    assert local_path(root, "/gcs/bucket/x") == f"{root}/gcs/bucket/x"
+    assert local_path(root, "/already/local") == "/already/local"
+    assert local_path(root, "file:///already/local/") == "/already/local/"
     with pytest.raises(ValueError):
-        storage.local_path(root, "gs://bucket/../../etc")
+        local_path(root, "gs://bucket/../../etc")
 
 
 def test_env_references_expand_and_escape() -> None:
     env = {"JOB": "7"}
-    assert environment.expand_references("$(JOB)-x", env) == "7-x"
-    assert environment.expand_references("$$(JOB)", env) == "$(JOB)"
-    assert environment.expand_references("$(MISSING)", env) == "$(MISSING)"
+    assert expand_references("$(JOB)-x", env) == "7-x"
+    assert expand_references("$$(JOB)", env) == "$(JOB)"
+    assert expand_references("$(MISSING)", env) == "$(MISSING)"
 
 
 def test_replicas_environment(tmp_path: Path) -> None:
@@ -160,7 +162,7 @@ def test_replicas_environment(tmp_path: Path) -> None:
         base_output_directory={"output_uri_prefix": "gs://bkt/run"},
     )
     settings = Settings(data_dir=tmp_path)
-    replicas = environment.build_replicas(
+    replicas = build_replicas(
         settings=settings, project="p", job_id="5", job_spec=spec, base_env={"RANK": "9"}
     )
     assert [r.task_name for r in replicas] == [

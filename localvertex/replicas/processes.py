@@ -12,7 +12,7 @@ import os
 import signal
 from pathlib import Path
 
-from localvertex.environment import ENV_DATA_DIR, ENV_JOB_ID, ENV_TASK
+from localvertex.replicas.environment import ENV_DATA_DIR, ENV_JOB_ID, ENV_TASK
 
 log = logging.getLogger(__name__)
 

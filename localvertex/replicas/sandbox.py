@@ -8,7 +8,7 @@ Whatever a team submits runs here, so a replica gets
 * its own working directory, ``<data-dir>/work/<job id>/``;
 * with a replica user (``--replica-user``, or LOCALVERTEX_REPLICA_USER; the default when the
   emulator runs as root is ``localvertex-replica``, created if missing, and let through -
-  not list - the private folders above the interpreter: localvertex/traverse.py), another
+  not list - the private folders above the interpreter: localvertex/replicas/traverse.py), another
   uid and gid
   with no supplementary groups and umask 077: it cannot read files only their owner may
   (the control plane's database and secret key, the emulator's own state), nor another
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localvertex import traverse
+from localvertex.replicas.traverse import interpreter_paths, let_through
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +102,12 @@ def can_run_python(who: Identity) -> tuple[bool, str]:
 
 def _runs_python(who: Identity) -> None:
     """Make sure `who` can start the emulator's Python: let it pass (not list) the private
-    folders on the interpreter's path (localvertex/traverse.py), or raise SandboxError."""
+    folders on the interpreter's path (localvertex/replicas/traverse.py), or raise SandboxError."""
     ok, said = can_run_python(who)
     if ok:
         return
     try:
-        granted = traverse.let_through(who.uid, who.gid, traverse.interpreter_paths())
+        granted = let_through(who.uid, who.gid, interpreter_paths())
     except OSError as exc:
         raise SandboxError(f"replica user {who.name} cannot run {sys.executable} ({said}), and "
                            f"could not be let through the folders above it: {exc}. "

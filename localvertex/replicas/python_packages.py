@@ -14,8 +14,8 @@ import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from localvertex import storage
 from localvertex.config import Settings
+from localvertex.replicas.storage import local_path
 
 _SDIST_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 _ZIP_SUFFIXES = (".whl", ".zip", ".egg")
@@ -29,7 +29,7 @@ def import_paths(settings: Settings, job_id: str, package_uris: Iterable[str]) -
     paths: list[str] = []
     for index, uri in enumerate(package_uris):
         try:
-            local = Path(storage.local_path(settings.data_dir, uri))
+            local = Path(local_path(settings.data_dir, uri))
         except ValueError:
             continue
         if local.is_dir():

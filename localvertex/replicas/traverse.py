@@ -11,7 +11,7 @@ folder is only what it names exactly and what is itself readable by others (the 
 its standard library) - never a listing of the folder.
 
 Where the file system keeps no ACLs the grant fails with a clear reason, and the sandbox
-refuses to start rather than run replicas as root (localvertex/sandbox.py).
+refuses to start rather than run replicas as root (localvertex/replicas/sandbox.py).
 """
 
 from __future__ import annotations

@@ -15,10 +15,6 @@ GCS_SCHEME = "gs://"
 FUSE_ROOT = "/gcs/"
 
 
-def is_gcs_uri(uri: str) -> bool:
-    return uri.startswith(GCS_SCHEME)
-
-
 def local_path(data_dir: str | os.PathLike[str], uri: str) -> str:
     """The local folder standing in for `uri` (a trailing slash is kept, as Vertex's dirs have one).
 
@@ -43,15 +39,3 @@ def local_path(data_dir: str | os.PathLike[str], uri: str) -> str:
     path = str((Path(data_dir).absolute() / "gcs" / bucket).joinpath(*parts))
     return path + "/" if key.endswith("/") else path
 
-
-def gcs_uri(data_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> str | None:
-    """The `gs://` URI for a path under `<data-dir>/gcs/`, or None if the path is outside it."""
-    root = Path(data_dir).absolute() / "gcs"
-    try:
-        rel = Path(path).absolute().relative_to(root)
-    except ValueError:
-        return None
-    if not rel.parts:
-        return None
-    trailing = "/" if str(path).endswith("/") else ""
-    return GCS_SCHEME + "/".join(rel.parts) + trailing

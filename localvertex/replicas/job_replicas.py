@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from localvertex import logentries, processes, sandbox
+from localvertex import logentries
 from localvertex.config import Settings
-from localvertex.environment import ReplicaSpec
+from localvertex.replicas.environment import ReplicaSpec
+from localvertex.replicas.processes import signal_group
+from localvertex.replicas.sandbox import popen_options, working_dir
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +118,12 @@ class ReplicaProcesses:
         who = self.settings.replica_identity
         try:
             # The job's own folder, and the sandbox's user when there is one (sandbox.py).
-            workdir = sandbox.working_dir(self.settings.data_dir, self.job_id, who)
+            workdir = working_dir(self.settings.data_dir, self.job_id, who)
             proc = subprocess.Popen(
                 spec.argv,
                 cwd=workdir,
                 env={**spec.env, "HOME": str(workdir)},
-                **sandbox.popen_options(who),
+                **popen_options(who),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -165,7 +167,7 @@ class ReplicaProcesses:
         rc = proc.wait()
         # Its children die with it, as in a container; this also closes their copies of the
         # pipes, so the readers see end of file.
-        processes.signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         for thread in replica.readers:
             thread.join(timeout=5)
         with self._pid_lock:
@@ -184,13 +186,13 @@ class ReplicaProcesses:
         for r in started:
             if r.running:
                 assert r.proc is not None
-                processes.signal_group(r.proc.pid, signal.SIGTERM)
+                signal_group(r.proc.pid, signal.SIGTERM)
         self._wait_for_exit(started, grace_s)
         codes = {}
         for r in started:
             if r.running:
                 assert r.proc is not None
-                processes.signal_group(r.proc.pid, signal.SIGKILL)
+                signal_group(r.proc.pid, signal.SIGKILL)
             rc = self.reap(r)
             if rc is not None:
                 codes[r.key] = rc

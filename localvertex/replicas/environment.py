@@ -19,8 +19,10 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from localvertex import python_packages, sandbox, storage
 from localvertex.config import Settings
+from localvertex.replicas.python_packages import import_paths
+from localvertex.replicas.sandbox import replica_environment
+from localvertex.replicas.storage import local_path
 
 LOCALHOST = "127.0.0.1"
 TF_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
@@ -155,7 +157,7 @@ def output_dirs(settings: Settings, job_spec) -> dict[str, str]:
     base = job_spec.base_output_directory.output_uri_prefix
     if not base:
         return {}
-    root = storage.local_path(settings.data_dir, base).rstrip("/")
+    root = local_path(settings.data_dir, base).rstrip("/")
     return {
         "AIP_MODEL_DIR": f"{root}/model/",
         "AIP_CHECKPOINT_DIR": f"{root}/checkpoints/",
@@ -244,7 +246,7 @@ def _add_packages(env: dict[str, str], settings: Settings, job_id: str, job_spec
         if pool_spec.WhichOneof("task") == "python_package_spec"
         for uri in pool_spec.python_package_spec.package_uris
     ]
-    paths = python_packages.import_paths(settings, job_id, dict.fromkeys(uris))
+    paths = import_paths(settings, job_id, dict.fromkeys(uris))
     if paths:
         env["PYTHONPATH"] = os.pathsep.join([*paths, env["PYTHONPATH"]])
 
@@ -272,7 +274,7 @@ def _inherited_env(settings: Settings, base_env: dict[str, str] | None) -> dict[
     variables only the emulator may set, with the working directory first on PYTHONPATH."""
     inherited = {
         k: v
-        for k, v in sandbox.replica_environment(
+        for k, v in replica_environment(
             dict(os.environ if base_env is None else base_env)).items()
         if not _INHERITED_DROPPED.match(k)
     }
