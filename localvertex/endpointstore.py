@@ -17,7 +17,7 @@ from google.cloud import aiplatform_v1
 from google.longrunning import operations_pb2
 from google.protobuf import message
 
-from localvertex.logstore import connect
+from localvertex.cloudlogging.store import connect
 
 ModelPb = aiplatform_v1.Model.pb()
 EndpointPb = aiplatform_v1.Endpoint.pb()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
-from localvertex.logstore import connect
+from localvertex.cloudlogging.store import connect
 
 CustomJobPb = aiplatform_v1.CustomJob.pb()
 JobState = aiplatform_v1.JobState

@@ -8,13 +8,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localvertex import logentries
 from localvertex.capacity import Capacity
+from localvertex.cloudlogging.entries import from_line
+from localvertex.cloudlogging.store import LogStore
 from localvertex.config import Settings
 from localvertex.core.timeutil import MonotonicClock
 from localvertex.job_updates import CODE_CANCELLED, finish_record
 from localvertex.jobstore import JobState, JobStore
-from localvertex.logstore import LogStore
 from localvertex.replicas.processes import kill_strays
 from localvertex.supervisor import JobRunner
 
@@ -50,7 +50,7 @@ class JobManager:
         log_id: str | None = None,
     ) -> None:
         self.logs.append(
-            logentries.from_line(
+            from_line(
                 project=project,
                 job_id=job_id,
                 task_name=task_name,

@@ -20,6 +20,9 @@ from localvertex.admin_service import AdminService
 from localvertex.artifact_registry_service import SERVICE as ARTIFACT_REGISTRY_SERVICE
 from localvertex.artifact_registry_service import ArtifactRegistryService
 from localvertex.capacity import parse_limit
+from localvertex.cloudlogging.service import SERVICE as LOGGING_SERVICE
+from localvertex.cloudlogging.service import LoggingService
+from localvertex.cloudlogging.store import LogStore
 from localvertex.clusters.service import SERVICE as PERSISTENT_RESOURCE_SERVICE
 from localvertex.clusters.service import PersistentResourceService
 from localvertex.config import Settings
@@ -28,9 +31,6 @@ from localvertex.faults import FaultInjector
 from localvertex.jobs_service import SERVICE as JOB_SERVICE
 from localvertex.jobs_service import JobService
 from localvertex.jobstore import JobStore
-from localvertex.logging_service import SERVICE as LOGGING_SERVICE
-from localvertex.logging_service import LoggingService
-from localvertex.logstore import LogStore
 from localvertex.manager import JobManager
 from localvertex.quotas_service import SERVICE as QUOTAS_SERVICE
 from localvertex.quotas_service import QuotasService

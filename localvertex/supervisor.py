@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localvertex import job_updates, logentries
+from localvertex import job_updates
 from localvertex.armed_preemptions import ArmedPreemptions
+from localvertex.cloudlogging.entries import ERROR, INFO, WARNING
 from localvertex.job_capacity import STOCKOUT_MESSAGE, scheduling_of
 from localvertex.job_updates import (
     CODE_CANCELLED,
@@ -148,15 +149,15 @@ class JobRunner:
             if record.state == JobState.JOB_STATE_QUEUED:
                 self._set_state(JobState.JOB_STATE_PENDING)
             self._service_line("Starting on persistent resource "
-                               f"{record.job.job_spec.persistent_resource_id}.", logentries.INFO)
+                               f"{record.job.job_spec.persistent_resource_id}.", INFO)
             return True
         if record.state == JobState.JOB_STATE_QUEUED:
-            self._service_line("Waiting for job to be provisioned.", logentries.INFO)
+            self._service_line("Waiting for job to be provisioned.", INFO)
             if self._interrupted(self._wait(self.settings.queue_delay_s)):
                 return False
             self._set_state(JobState.JOB_STATE_PENDING)
         if record.state != JobState.JOB_STATE_RUNNING:
-            self._service_line("Waiting for training program to start.", logentries.INFO)
+            self._service_line("Waiting for training program to start.", INFO)
             if self._interrupted(self._wait(self.settings.pending_delay_s)):
                 return False
             if self._stocked_out(record):
@@ -177,7 +178,7 @@ class JobRunner:
         if not self.manager.capacity.take_stockout(self.location, scheduling):
             return False
         message = STOCKOUT_MESSAGE.format(region=self.location, scheduling=scheduling)
-        self._service_line(message, logentries.ERROR)
+        self._service_line(message, ERROR)
         self._finish(JobState.JOB_STATE_FAILED, CODE_RESOURCE_EXHAUSTED, message)
         return True
 
@@ -238,7 +239,7 @@ class JobRunner:
             return True
         if name == "shutdown":
             self._urgent.clear()
-            self._service_line("Emulator stopping: replicas stopped.", logentries.INFO)
+            self._service_line("Emulator stopping: replicas stopped.", INFO)
             self._processes.stop(self._replicas, min(self.settings.cancel_grace_s, 3.0))
             return True
         if name == "preempt":
@@ -275,7 +276,7 @@ class JobRunner:
         if not self._policy.may_restart(replica.restarts):
             self._processes.stop(others, self.settings.cancel_grace_s)
             message = failure_message(replica.name, rc, replica.restarts)
-            self._replica_line(replica, message, logentries.ERROR)
+            self._replica_line(replica, message, ERROR)
             self._finish(JobState.JOB_STATE_FAILED, CODE_INTERNAL, message)
             return True
         self._count_restart(replica, f", exit code {rc}")
@@ -296,7 +297,7 @@ class JobRunner:
         self._processes.stop(stopped, self.settings.cancel_grace_s)
         for other in stopped:
             self._replica_line(other, f"Restarting {other.subject} {how}: {failed.name} exited "
-                               f"with code {rc}", logentries.WARNING)
+                               f"with code {rc}", WARNING)
         for r in (failed, *stopped):
             r.done = False
             self._processes.launch(r)
@@ -316,7 +317,7 @@ class JobRunner:
         self._service_line(
             f"Spot VM preempted (preemption {record.preemption_count}): replicas get SIGTERM "
             f"and {grace_s:g}s before SIGKILL.",
-            logentries.WARNING,
+            WARNING,
         )
         codes = self._processes.stop(self._replicas, grace_s)
         for replica in self._replicas:
@@ -325,7 +326,7 @@ class JobRunner:
                 replica,
                 f"Replica {replica.name} was preempted"
                 + (f", exit code {rc}" if rc is not None else ""),
-                logentries.WARNING,
+                WARNING,
             )
         if record.preemption_count > self.settings.max_preemptions:
             self._finish(
@@ -345,7 +346,7 @@ class JobRunner:
         for replica in self._replicas:
             replica.done = False
             self._replica_line(
-                replica, f"Restarting {replica.subject} after preemption", logentries.WARNING
+                replica, f"Restarting {replica.subject} after preemption", WARNING
             )
             self._processes.launch(replica)
         self._set_state(JobState.JOB_STATE_RUNNING)
@@ -367,7 +368,7 @@ class JobRunner:
             replica,
             f"Restarting {replica.subject} (restart {replica.restarts} of "
             f"{self._policy.max_restarts}){why}",
-            logentries.WARNING,
+            WARNING,
         )
 
     def _set_state(self, state: int) -> None:
@@ -376,9 +377,9 @@ class JobRunner:
 
     def _finish(self, state: int, code: int | None, message: str | None) -> None:
         lines = {
-            JobState.JOB_STATE_SUCCEEDED: ("Job completed successfully.", logentries.INFO),
-            JobState.JOB_STATE_FAILED: (f"Job failed. {message}", logentries.ERROR),
-            JobState.JOB_STATE_CANCELLED: ("Job was cancelled.", logentries.INFO),
+            JobState.JOB_STATE_SUCCEEDED: ("Job completed successfully.", INFO),
+            JobState.JOB_STATE_FAILED: (f"Job failed. {message}", ERROR),
+            JobState.JOB_STATE_CANCELLED: ("Job was cancelled.", INFO),
         }
         if state in lines:
             self._service_line(*lines[state])

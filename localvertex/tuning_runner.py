@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 from google.cloud import aiplatform_v1
 from google.protobuf import struct_pb2
 
-from localvertex import logentries, tuning_search
+from localvertex import tuning_search
+from localvertex.cloudlogging.entries import ERROR, INFO
 from localvertex.core.timeutil import to_timestamp
 from localvertex.job_updates import CODE_CANCELLED, CODE_INTERNAL
 from localvertex.jobstore import CustomJobPb, JobRecord, JobState
@@ -149,7 +150,7 @@ class TuningRunner:
                      and t.infeasible_reason != CANCELLED_REASON)
         if job.max_failed_trial_count and failed >= job.max_failed_trial_count:
             self._line(f"{failed} trials failed, max_failed_trial_count is "
-                       f"{job.max_failed_trial_count}: the tuning job fails.", logentries.ERROR)
+                       f"{job.max_failed_trial_count}: the tuning job fails.", ERROR)
             self._stop_trials(record)
             self._finish(JobState.JOB_STATE_FAILED, CODE_FAILED_PRECONDITION,
                          f"{failed} trials failed (max_failed_trial_count "
@@ -312,7 +313,7 @@ class TuningRunner:
         if child.state != JobState.JOB_STATE_SUCCEEDED:
             reason = child.job.error.message or JobState(child.state).name
             self._end_trial(trial.id, TrialState.INFEASIBLE, f"The trial's job failed: {reason}")
-            self._line(f"Trial {trial.id} failed: {reason}", logentries.ERROR)
+            self._line(f"Trial {trial.id} failed: {reason}", ERROR)
             return
         measurements = self._reported(record, trial, child.id)
         final = final_of(record.job.study_spec, measurements)
@@ -321,7 +322,7 @@ class TuningRunner:
             self._end_trial(trial.id, TrialState.INFEASIBLE,
                             f"The trial reported no value of {metric} (cloudml-hypertune's "
                             f"file ${METRIC_FILE_ENV}).", measurements)
-            self._line(f"Trial {trial.id} reported no {metric}.", logentries.ERROR)
+            self._line(f"Trial {trial.id} reported no {metric}.", ERROR)
             return
         self._end_trial(trial.id, TrialState.SUCCEEDED, "", measurements, final)
         shown = ", ".join(f"{m.metric_id}={m.value:.6g}" for m in final.metrics)
@@ -392,7 +393,7 @@ class TuningRunner:
         record = self.store.update(self.job_id, change)
         self._line(f"Tuning job {JobState(record.job.state).name}.")
 
-    def _line(self, text: str, severity: int = logentries.INFO) -> None:
+    def _line(self, text: str, severity: int = INFO) -> None:
         record = self.store.get(self.job_id)
         if record is not None:
             self.manager.log_line(record.project, self.job_id, None, text, severity,

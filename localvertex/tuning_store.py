@@ -11,8 +11,8 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
+from localvertex.cloudlogging.store import connect
 from localvertex.jobstore import TERMINAL_STATES
-from localvertex.logstore import connect
 
 TuningJobPb = aiplatform_v1.HyperparameterTuningJob.pb()
 

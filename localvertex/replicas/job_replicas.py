@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from localvertex import logentries
+from localvertex.cloudlogging.entries import ERROR, INFO
 from localvertex.config import Settings
 from localvertex.replicas.environment import ReplicaSpec
 from localvertex.replicas.processes import signal_group
@@ -131,7 +131,7 @@ class ReplicaProcesses:
             )
         except (OSError, ValueError, IndexError) as exc:
             # As a container whose command does not exist: it exits at once with 127.
-            self._on_line(replica, f"Could not start {spec.argv!r}: {exc}", logentries.ERROR)
+            self._on_line(replica, f"Could not start {spec.argv!r}: {exc}", ERROR)
             replica.launch_rc = _COMMAND_NOT_FOUND
             return
         with self._pid_lock:
@@ -141,8 +141,8 @@ class ReplicaProcesses:
         pid_file.write_text(f"{proc.pid}\n")
         assert proc.stdout is not None and proc.stderr is not None
         replica.readers = [
-            self._reader(replica, proc.stdout, logentries.INFO),
-            self._reader(replica, proc.stderr, logentries.ERROR),
+            self._reader(replica, proc.stdout, INFO),
+            self._reader(replica, proc.stderr, ERROR),
         ]
         self._on_saved(replica)
         log.info("job %s: started %s (pid %d)", self.job_id, replica.key, proc.pid)

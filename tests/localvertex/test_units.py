@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from google.cloud import aiplatform_v1
 
-from localvertex import logentries
+from localvertex.cloudlogging.entries import ERROR, INFO, WARNING, from_line
+from localvertex.cloudlogging.filter import compile_filter
+from localvertex.cloudlogging.store import LogStore
 from localvertex.config import Settings
 from localvertex.core.filters import And, FilterError, Or, comparisons, parse
 from localvertex.core.timeutil import format_rfc3339, parse_rfc3339_ns
 from localvertex.jobfilter import compile_job_filter
-from localvertex.logfilter import compile_filter
-from localvertex.logstore import LogStore
 from localvertex.replicas.environment import build_replicas, expand_references
 from localvertex.replicas.storage import local_path
 
@@ -48,14 +48,14 @@ def test_rfc3339_parsing() -> None:
 def test_log_filter_over_a_store(tmp_path: Path) -> None:
     store = LogStore(tmp_path / "db.sqlite3")
     lines = [
-        ("1", "workerpool0-0", "plain text", logentries.INFO),
+        ("1", "workerpool0-0", "plain text", INFO),
         ("1", "workerpool0-0", '{"severity": "ERROR", "message": "bad", "step": 5}', 200),
-        ("2", "workerpool1-0", "on stderr", logentries.ERROR),
-        ("3", "workerpool0-0", '{"event": "step", "step": 7}', logentries.INFO),
+        ("2", "workerpool1-0", "on stderr", ERROR),
+        ("3", "workerpool0-0", '{"event": "step", "step": 7}', INFO),
     ]
     for i, (job, task, line, severity) in enumerate(lines):
         store.append(
-            logentries.from_line(
+            from_line(
                 project="p",
                 job_id=job,
                 task_name=task,
@@ -92,24 +92,24 @@ def test_log_filter_over_a_store(tmp_path: Path) -> None:
 
 
 def test_json_line_lifts_severity_and_keeps_message() -> None:
-    entry = logentries.from_line(
+    entry = from_line(
         project="p",
         job_id="9",
         task_name="workerpool0-0",
         line='{"severity": "warn", "message": "hi", "event": "step"}',
-        default_severity=logentries.INFO,
+        default_severity=INFO,
         timestamp_ns=1,
         insert_id="1",
     )
-    assert entry.severity == logentries.WARNING
+    assert entry.severity == WARNING
     assert json.loads(entry.json_payload) == {"message": "hi", "event": "step"}
     assert entry.text_payload is None
-    text = logentries.from_line(
+    text = from_line(
         project="p",
         job_id="9",
         task_name="workerpool0-0",
         line="[1, 2]",
-        default_severity=logentries.ERROR,
+        default_severity=ERROR,
         timestamp_ns=2,
         insert_id="2",
     )

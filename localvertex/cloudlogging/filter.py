@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from localvertex.cloudlogging.entries import SEVERITIES, severity_number
 from localvertex.core.filters import And, Comparison, FilterError, Node, Not, Or, parse
 from localvertex.core.timeutil import parse_rfc3339_ns
-from localvertex.logentries import SEVERITIES, severity_number
 
 MAX_FILTER_CHARS = 20_000
 

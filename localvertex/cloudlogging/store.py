@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from localvertex.logentries import StoredEntry
-from localvertex.logfilter import SqlFilter
+from localvertex.cloudlogging.entries import StoredEntry
+from localvertex.cloudlogging.filter import SqlFilter
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,13 @@ import grpc
 from google.cloud.logging_v2 import types as logging_types
 from google.rpc import error_details_pb2
 
-from localvertex import logentries
+from localvertex.cloudlogging.entries import JOB_RESOURCE, LogEntryPb, from_pb, project_of_log_name
+from localvertex.cloudlogging.filter import SqlFilter, compile_filter
+from localvertex.cloudlogging.read_quota import SlidingWindowLimiter
+from localvertex.cloudlogging.store import Cursor, LogStore
 from localvertex.core.errors import ApiError, invalid, permission_denied
 from localvertex.core.filters import FilterError
 from localvertex.core.timeutil import MonotonicClock, to_timestamp
-from localvertex.logentries import LogEntryPb
-from localvertex.logfilter import SqlFilter, compile_filter
-from localvertex.logstore import Cursor, LogStore
-from localvertex.quota import SlidingWindowLimiter
 
 SERVICE = "google.logging.v2.LoggingServiceV2"
 
@@ -150,12 +149,12 @@ class LoggingService:
             entry.receive_timestamp.CopyFrom(to_timestamp(now))
             if not entry.insert_id:
                 entry.insert_id = self.logs.next_insert_id()
-            if logentries.project_of_log_name(entry.log_name) is None:
+            if project_of_log_name(entry.log_name) is None:
                 raise invalid(
                     f"entries[{i}].log_name {entry.log_name!r} is not projects/PROJECT/logs/LOG_ID"
                     " (and the request has no log_name)."
                 )
-            stored.append(logentries.from_pb(entry))
+            stored.append(from_pb(entry))
         if not request.dry_run:
             for item in stored:
                 self.logs.append(item)
@@ -169,10 +168,10 @@ class LoggingService:
         its service agent alone: a job's own service account has no right to write entries for
         another job. So a replica calling this API cannot plant steps, checkpoints or failures
         in any job's log; the whole request is refused and nothing is written."""
-        if entry.resource.type == logentries.JOB_RESOURCE and not self.accept_job_writes:
+        if entry.resource.type == JOB_RESOURCE and not self.accept_job_writes:
             raise permission_denied(
                 f"Permission 'logging.logEntries.create' denied for entries[{index}]: entries "
-                f"of resource type {logentries.JOB_RESOURCE!r} are written by Vertex AI from "
+                f"of resource type {JOB_RESOURCE!r} are written by Vertex AI from "
                 "the job's replicas' output only; write your own entries to another resource "
                 "type (e.g. 'global').")
 
