@@ -118,7 +118,7 @@ def measuring_path(tmp: Path, count: int) -> None:
 
     from bench.serving_latency import export_tiny
     from controlplane.backends.serving import VertexServing
-    from localvertex.admin import AdminClient
+    from localvertex.admin.client import AdminClient
 
     export_tiny(tmp / "lv" / "gcs" / "bench" / "model")
     backend = VertexServing()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 # Before anything loads gRPC (localvertex.server does): see the module.
 import localvertex.replicas.fork_safety  # noqa: F401
-from localvertex.capacity import parse_limit
 from localvertex.config import REPO_ROOT, Settings
+from localvertex.quotas.capacity import parse_limit
 from localvertex.replicas.sandbox import SandboxError
 from localvertex.server import Emulator
 

@@ -7,9 +7,9 @@ import grpc
 from google.cloud import aiplatform_v1
 from google.rpc import error_details_pb2
 
-from localvertex.capacity import Capacity, needs
 from localvertex.core.errors import ApiError
 from localvertex.jobstore import CustomJobPb, JobStore
+from localvertex.quotas.capacity import Capacity, needs
 
 STOCKOUT_MESSAGE = (
     "Resources are insufficient in region {region} for {scheduling}: the zone does not have "

@@ -8,13 +8,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localvertex.capacity import Capacity
 from localvertex.cloudlogging.entries import from_line
 from localvertex.cloudlogging.store import LogStore
 from localvertex.config import Settings
 from localvertex.core.timeutil import MonotonicClock
 from localvertex.job_updates import CODE_CANCELLED, finish_record
 from localvertex.jobstore import JobState, JobStore
+from localvertex.quotas.capacity import Capacity
 from localvertex.replicas.processes import kill_strays
 from localvertex.supervisor import JobRunner
 

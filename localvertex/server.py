@@ -15,11 +15,11 @@ from concurrent import futures
 import grpc
 from google.rpc import status_pb2
 
-from localvertex import admin_service
-from localvertex.admin_service import AdminService
+from localvertex.admin.faults import FaultInjector
+from localvertex.admin.service import SERVICE as ADMIN_SERVICE
+from localvertex.admin.service import AdminService, decode, encode
 from localvertex.artifact_registry_service import SERVICE as ARTIFACT_REGISTRY_SERVICE
 from localvertex.artifact_registry_service import ArtifactRegistryService
-from localvertex.capacity import parse_limit
 from localvertex.cloudlogging.service import SERVICE as LOGGING_SERVICE
 from localvertex.cloudlogging.service import LoggingService
 from localvertex.cloudlogging.store import LogStore
@@ -27,13 +27,13 @@ from localvertex.clusters.service import SERVICE as PERSISTENT_RESOURCE_SERVICE
 from localvertex.clusters.service import PersistentResourceService
 from localvertex.config import Settings
 from localvertex.core.errors import ApiError
-from localvertex.faults import FaultInjector
 from localvertex.jobs_service import SERVICE as JOB_SERVICE
 from localvertex.jobs_service import JobService
 from localvertex.jobstore import JobStore
 from localvertex.manager import JobManager
-from localvertex.quotas_service import SERVICE as QUOTAS_SERVICE
-from localvertex.quotas_service import QuotasService
+from localvertex.quotas.capacity import parse_limit
+from localvertex.quotas.service import SERVICE as QUOTAS_SERVICE
+from localvertex.quotas.service import QuotasService
 from localvertex.replicas.sandbox import describe, prepare
 from localvertex.serving import Serving
 from localvertex.tuning_service import TuningJobs
@@ -169,7 +169,7 @@ class Emulator:
             for name, (fn, cls) in self.clusters.methods().items()
         }
         admin_handlers = {
-            name: unary(name, fn, admin_service.decode, admin_service.encode)
+            name: unary(name, fn, decode, encode)
             for name, fn in {**self.admin.methods(), **self.images.admin_methods()}.items()
         }
         self.server.add_generic_rpc_handlers(
@@ -180,7 +180,7 @@ class Emulator:
                 grpc.method_handlers_generic_handler(LOGGING_SERVICE, logging_handlers),
                 grpc.method_handlers_generic_handler(QUOTAS_SERVICE, quota_handlers),
                 grpc.method_handlers_generic_handler(ARTIFACT_REGISTRY_SERVICE, image_handlers),
-                grpc.method_handlers_generic_handler(admin_service.SERVICE, admin_handlers),
+                grpc.method_handlers_generic_handler(ADMIN_SERVICE, admin_handlers),
                 *self.serving.handlers(unary),
             )
         )

@@ -8,17 +8,13 @@ from collections.abc import Callable
 
 import grpc
 
-from localvertex import (
-    admin_service,
-    endpoints_service,
-    models_service,
-    operations,
-    prediction_service,
-)
+from localvertex import endpoints_service, models_service, operations, prediction_service
+from localvertex.admin.faults import FaultInjector
+from localvertex.admin.service import SERVICE as ADMIN_SERVICE
+from localvertex.admin.service import decode, encode
 from localvertex.config import Settings
 from localvertex.deployments import Deployments
 from localvertex.endpointstore import ServingStore
-from localvertex.faults import FaultInjector
 from localvertex.serving_admin import ServingAdmin
 
 log = logging.getLogger(__name__)
@@ -54,8 +50,8 @@ class Serving:
             for service, methods in services.items()
         ]
         # Same service name as admin_service's: gRPC asks each generic handler in turn.
-        handlers.append(grpc.method_handlers_generic_handler(admin_service.SERVICE, {
-            name: unary(name, fn, admin_service.decode, admin_service.encode)
+        handlers.append(grpc.method_handlers_generic_handler(ADMIN_SERVICE, {
+            name: unary(name, fn, decode, encode)
             for name, fn in self.admin.methods().items()
         }))
         return handlers

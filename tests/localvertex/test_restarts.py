@@ -13,7 +13,7 @@ import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1
 
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from tests.localvertex.helpers import (
     PARENT,
     REPO,

@@ -17,11 +17,11 @@ import json
 
 import grpc
 
-from localvertex.capacity import SERVICE_NAME
+from localvertex.admin.faults import FaultInjector
 from localvertex.core.errors import failed_precondition, invalid, not_found
-from localvertex.faults import FaultInjector
 from localvertex.jobstore import JobState
 from localvertex.manager import JobManager
+from localvertex.quotas.capacity import SERVICE_NAME
 
 SERVICE = "localvertex.v1.Admin"
 

@@ -11,13 +11,13 @@ import re
 
 from google.cloud.cloudquotas_v1.types import cloudquotas, resources
 
-from localvertex.capacity import (
+from localvertex.core.errors import invalid, not_found
+from localvertex.quotas.capacity import (
     ACCELERATOR_METRICS,
     SERVICE_NAME,
     Capacity,
     quota_id_for,
 )
-from localvertex.core.errors import invalid, not_found
 
 SERVICE = "google.api.cloudquotas.v1.CloudQuotas"
 _PARENT = re.compile(r"^projects/([^/]+)/locations/global/services/([^/]+)$")
