@@ -27,17 +27,17 @@ from localvertex.clusters.service import SERVICE as PERSISTENT_RESOURCE_SERVICE
 from localvertex.clusters.service import PersistentResourceService
 from localvertex.config import Settings
 from localvertex.core.errors import ApiError
-from localvertex.jobs_service import SERVICE as JOB_SERVICE
-from localvertex.jobs_service import JobService
-from localvertex.jobstore import JobStore
-from localvertex.manager import JobManager
+from localvertex.jobs.manager import JobManager
+from localvertex.jobs.service import SERVICE as JOB_SERVICE
+from localvertex.jobs.service import JobService
+from localvertex.jobs.store import JobStore
 from localvertex.quotas.capacity import parse_limit
 from localvertex.quotas.service import SERVICE as QUOTAS_SERVICE
 from localvertex.quotas.service import QuotasService
 from localvertex.replicas.sandbox import describe, prepare
 from localvertex.serving import Serving
-from localvertex.tuning_service import TuningJobs
-from localvertex.tuning_store import TuningStore
+from localvertex.tuning.service import TuningJobs
+from localvertex.tuning.store import TuningStore
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ import grpc
 
 from localvertex.admin.faults import FaultInjector
 from localvertex.core.errors import failed_precondition, invalid, not_found
-from localvertex.jobstore import JobState
-from localvertex.manager import JobManager
+from localvertex.jobs.manager import JobManager
+from localvertex.jobs.store import JobState
 from localvertex.quotas.capacity import SERVICE_NAME
 
 SERVICE = "localvertex.v1.Admin"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from localvertex.cloudlogging.entries import StoredEntry
 from localvertex.cloudlogging.filter import SqlFilter
+from localvertex.core.store import connect
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +79,6 @@ class _Flush:
 
 
 _STOP = object()
-
-
-def connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
 
 
 class LogStore:

@@ -15,7 +15,7 @@ from localvertex.cloudlogging.store import LogStore
 from localvertex.config import Settings
 from localvertex.core.filters import And, FilterError, Or, comparisons, parse
 from localvertex.core.timeutil import format_rfc3339, parse_rfc3339_ns
-from localvertex.jobfilter import compile_job_filter
+from localvertex.jobs.filter import compile_job_filter
 from localvertex.replicas.environment import build_replicas, expand_references
 from localvertex.replicas.storage import local_path
 

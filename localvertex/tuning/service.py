@@ -1,7 +1,7 @@
 """google.cloud.aiplatform.v1.JobService: the HyperparameterTuningJob methods.
 
 Create checks what Vertex checks that a local run depends on (the study and the trial job spec,
-as CreateCustomJob checks a CustomJob) and starts a TuningRunner (tuning_runner.py); Get
+as CreateCustomJob checks a CustomJob) and starts a TuningRunner (runner.py); Get
 returns the job with its trials; List leaves the trials out, as Vertex does (VERTEX_FACTS.md
 A1); Cancel moves the job to CANCELLING for its runner to stop the trials; Delete, of a
 finished job, is a done long-running operation.
@@ -9,32 +9,20 @@ finished job, is a done long-running operation.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
-import time
 
 import grpc
 from google.cloud import aiplatform_v1
-from google.longrunning import operations_pb2
 from google.protobuf import empty_pb2
 
-from localvertex.core.errors import failed_precondition, invalid, not_found
-from localvertex.core.filters import FilterError
-from localvertex.core.timeutil import to_timestamp
-from localvertex.jobfilter import compile_job_filter
-from localvertex.jobs_service import (
-    DeleteOperationMetadata,
-    _check_labels,
-    _decode_token,
-    _encode_token,
-    _parse_parent,
-    validate_custom_job,
-)
-from localvertex.jobstore import CustomJobPb, JobState
-from localvertex.manager import JobManager
-from localvertex.tuning_runner import TuningRunner
-from localvertex.tuning_store import TuningJobPb, TuningRecord, TuningStore
+from localvertex.core.errors import invalid
+from localvertex.core.resources import parse_parent
+from localvertex.jobs.manager import JobManager
+from localvertex.jobs.resources import Collection
+from localvertex.jobs.store import CustomJobPb, JobState
+from localvertex.jobs.validation import check_labels, validate_custom_job
+from localvertex.tuning.runner import TuningRunner
+from localvertex.tuning.store import TuningJobPb, TuningRecord, TuningStore
 
 CreateRequest = aiplatform_v1.CreateHyperparameterTuningJobRequest.pb()
 GetRequest = aiplatform_v1.GetHyperparameterTuningJobRequest.pb()
@@ -44,9 +32,6 @@ CancelRequest = aiplatform_v1.CancelHyperparameterTuningJobRequest.pb()
 DeleteRequest = aiplatform_v1.DeleteHyperparameterTuningJobRequest.pb()
 Algorithm = aiplatform_v1.StudySpec.Algorithm
 
-_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/hyperparameterTuningJobs/([^/]+)$")
-_DEFAULT_PAGE_SIZE = 100
-_MAX_PAGE_SIZE = 1000
 _OUTPUT_ONLY = ("name", "state", "create_time", "start_time", "end_time", "update_time", "error",
                 "trials")
 _GRID_KINDS = ("integer_value_spec", "discrete_value_spec", "categorical_value_spec")
@@ -56,7 +41,7 @@ def validate_tuning_job(job: TuningJobPb) -> None:  # type: ignore[valid-type]
     where = "hyperparameter_tuning_job"
     if not job.display_name or len(job.display_name) > 128:
         raise invalid(f"{where}.display_name is required, at most 128 characters.")
-    _check_labels(job.labels)
+    check_labels(job.labels)
     study = job.study_spec
     if not study.metrics:
         raise invalid(f"{where}.study_spec.metrics is required.")
@@ -79,10 +64,7 @@ def validate_tuning_job(job: TuningJobPb) -> None:  # type: ignore[valid-type]
     trial = CustomJobPb()
     trial.display_name = job.display_name
     trial.job_spec.CopyFrom(job.trial_job_spec)
-    try:
-        validate_custom_job(trial)
-    except grpc.RpcError as exc:
-        raise invalid(f"{where}.trial_job_spec: {exc}") from exc
+    validate_custom_job(trial)  # its errors name the field they refuse
 
 
 class TuningJobs:
@@ -91,6 +73,9 @@ class TuningJobs:
     def __init__(self, manager: JobManager, store: TuningStore) -> None:
         self.manager = manager
         self.store = store
+        self.tuning_jobs = Collection("HyperparameterTuningJob", "hyperparameterTuningJobs",
+                                      store, operation_ids=manager.jobs.new_id,
+                                      token_key="hptj\n")
         self._runners: dict[str, TuningRunner] = {}
         self._lock = threading.Lock()
         self._stopping = False
@@ -101,7 +86,8 @@ class TuningJobs:
         with self._lock:
             if self._stopping or job_id in self._runners:
                 return
-            runner = self._runners[job_id] = TuningRunner(self, job_id)
+            runner = self._runners[job_id] = TuningRunner(self.manager, self.store, job_id,
+                                                           self.runner_finished)
         runner.start()
 
     def resume(self) -> None:
@@ -123,85 +109,36 @@ class TuningJobs:
         for runner in runners:
             runner.join(timeout)
 
-    def cancel_custom_job(self, custom_job_id: str) -> None:
-        """Cancel a trial's CustomJob as CancelCustomJob does."""
-        def to_cancelling(record) -> None:
-            if not record.terminal and record.state != JobState.JOB_STATE_CANCELLING:
-                record.job.state = JobState.JOB_STATE_CANCELLING
-                record.job.update_time.CopyFrom(to_timestamp(time.time_ns()))
-
-        try:
-            self.manager.jobs.update(custom_job_id, to_cancelling)
-        except KeyError:
-            return
-        self.manager.cancel(custom_job_id)
-
     # -- RPCs ----------------------------------------------------------------------------------
 
-    def _load(self, name: str) -> TuningRecord:
-        m = _NAME.match(name)
-        if not m:
-            raise invalid(f"name {name!r} is not "
-                          "projects/PROJECT/locations/LOCATION/hyperparameterTuningJobs/ID.")
-        record = self.store.get(m.group(3))
-        if record is None or (record.project, record.location) != (m.group(1), m.group(2)):
-            raise not_found(f'HyperparameterTuningJob "{name}" not found.')
-        return record
-
     def create(self, request, context: grpc.ServicerContext):
-        project, location = _parse_parent(request.parent)
+        project, location = parse_parent(request.parent)
         job = TuningJobPb()
         job.CopyFrom(request.hyperparameter_tuning_job)
         for name in _OUTPUT_ONLY:
             job.ClearField(name)
         validate_tuning_job(job)
-        job_id = self.manager.jobs.next_id()
-        now = to_timestamp(time.time_ns())
-        job.name = f"{request.parent}/hyperparameterTuningJobs/{job_id}"
-        job.state = JobState.JOB_STATE_PENDING
-        job.create_time.CopyFrom(now)
-        job.update_time.CopyFrom(now)
+        job_id = self.manager.jobs.new_id()
+        self.tuning_jobs.stamp_new(job, request.parent, job_id, JobState.JOB_STATE_PENDING)
         self.store.insert(TuningRecord(id=job_id, project=project, location=location, job=job))
         self.start(job_id)
         return job
 
     def get(self, request, context: grpc.ServicerContext):
-        return self._load(request.name).job
+        return self.tuning_jobs.load(request.name).job
 
     def list(self, request, context: grpc.ServicerContext):
-        project, location = _parse_parent(request.parent)
-        try:
-            predicate = compile_job_filter(request.filter)
-        except FilterError as exc:
-            raise invalid(f"Invalid filter: {exc}") from exc
-        key = hashlib.sha256(f"hptj\n{request.parent}\n{request.filter}".encode()).hexdigest()[:16]
-        after = _decode_token(request.page_token, key) if request.page_token else None
-        size = min(request.page_size if request.page_size > 0 else _DEFAULT_PAGE_SIZE,
-                   _MAX_PAGE_SIZE)
-        records = [r for r in self.store.list(project, location)
-                   if (after is None or int(r.id) < after) and predicate(r.job)]
-        response = ListResponse()
-        for record in records[:size]:
+        records, token = self.tuning_jobs.page(request)
+        response = ListResponse(next_page_token=token)
+        for record in records:
             listed = TuningJobPb()
             listed.CopyFrom(record.job)
             listed.ClearField("trials")  # as Vertex: Get each job for its trials
             response.hyperparameter_tuning_jobs.append(listed)
-        if len(records) > size:
-            response.next_page_token = _encode_token(int(records[size - 1].id), key)
         return response
 
     def cancel(self, request, context: grpc.ServicerContext):
-        record = self._load(request.name)
-
-        def to_cancelling(r: TuningRecord) -> None:
-            if r.terminal:
-                raise failed_precondition(
-                    f"HyperparameterTuningJob {request.name} is in state "
-                    f"{JobState(r.job.state).name} and cannot be cancelled.")
-            r.job.state = JobState.JOB_STATE_CANCELLING
-            r.job.update_time.CopyFrom(to_timestamp(time.time_ns()))
-
-        self.store.update(record.id, to_cancelling)
+        record = self.tuning_jobs.cancel(request.name)
         with self._lock:
             runner = self._runners.get(record.id)
         if runner is not None:
@@ -211,23 +148,7 @@ class TuningJobs:
         return empty_pb2.Empty()
 
     def delete(self, request, context: grpc.ServicerContext):
-        record = self._load(request.name)
-        if not record.terminal:
-            raise failed_precondition(
-                f"HyperparameterTuningJob {request.name} is in state "
-                f"{JobState(record.job.state).name}; only a finished job can be deleted. "
-                "Cancel it first.")
-        self.store.delete(record.id)
-        now = to_timestamp(time.time_ns())
-        metadata = DeleteOperationMetadata()
-        metadata.generic_metadata.create_time.CopyFrom(now)
-        metadata.generic_metadata.update_time.CopyFrom(now)
-        operation = operations_pb2.Operation(
-            name=f"projects/{record.project}/locations/{record.location}/operations/"
-            f"{self.manager.jobs.next_id()}", done=True)
-        operation.metadata.Pack(metadata)
-        operation.response.Pack(empty_pb2.Empty())
-        return operation
+        return self.tuning_jobs.delete(request.name)
 
     def methods(self) -> dict[str, tuple[object, object]]:
         return {

@@ -1,4 +1,5 @@
-"""The emulator's registry of running jobs: one JobRunner (supervisor.py) per job."""
+"""The emulator's registry of running jobs: one JobRunner (runner.py) per job, which it hosts
+(runner.JobHost: the settings, the store, capacity, the log)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from localvertex.cloudlogging.entries import from_line
 from localvertex.cloudlogging.store import LogStore
 from localvertex.config import Settings
 from localvertex.core.timeutil import MonotonicClock
-from localvertex.job_updates import CODE_CANCELLED, finish_record
-from localvertex.jobstore import JobState, JobStore
+from localvertex.jobs.runner import JobRunner
+from localvertex.jobs.store import JobState, JobStore
+from localvertex.jobs.updates import CODE_CANCELLED, finish_record
 from localvertex.quotas.capacity import Capacity
 from localvertex.replicas.processes import kill_strays
-from localvertex.supervisor import JobRunner
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,10 @@ class JobManager:
             )
         )
 
+    def flush_logs(self, timeout: float) -> None:
+        """Wait until every line appended so far is stored."""
+        self.logs.flush(timeout=timeout)
+
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self, job_id: str) -> None:
@@ -98,7 +103,8 @@ class JobManager:
         # No runner (the job never started here, or the emulator is stopping): nothing runs.
         record = self.jobs.get(job_id)
         if record is not None and not record.terminal and not self._stopping:
-            finish_record(self, record.id, JobState.JOB_STATE_CANCELLED, CODE_CANCELLED, "CANCELED")
+            finish_record(self.jobs, record.id, JobState.JOB_STATE_CANCELLED, CODE_CANCELLED,
+                          "CANCELED")
 
     def preempt(self, job_id: str, grace_s: float, at_step: int | None = None) -> bool:
         runner = self._runner(job_id)

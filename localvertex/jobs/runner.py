@@ -25,28 +25,31 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from localvertex import job_updates
-from localvertex.armed_preemptions import ArmedPreemptions
 from localvertex.cloudlogging.entries import ERROR, INFO, WARNING
-from localvertex.job_capacity import STOCKOUT_MESSAGE, scheduling_of
-from localvertex.job_updates import (
+from localvertex.config import Settings
+from localvertex.jobs.armed_preemptions import ArmedPreemptions
+from localvertex.jobs.capacity import STOCKOUT_MESSAGE, scheduling_of
+from localvertex.jobs.restart_policy import RestartPolicy, failure_message
+from localvertex.jobs.store import JobRecord, JobState, JobStore
+from localvertex.jobs.updates import (
     CODE_CANCELLED,
     CODE_DEADLINE_EXCEEDED,
     CODE_INTERNAL,
     CODE_RESOURCE_EXHAUSTED,
+    count_preemption,
+    count_restart,
     finish_record,
+    save_replica,
+    set_state,
 )
-from localvertex.jobstore import JobRecord, JobState
+from localvertex.quotas.capacity import Capacity
 from localvertex.replicas.environment import build_replicas, output_dirs
 from localvertex.replicas.job_replicas import Replica, ReplicaProcesses
 from localvertex.replicas.sandbox import bucket_dir
-from localvertex.restart_policy import RestartPolicy, failure_message
-
-if TYPE_CHECKING:
-    from localvertex.manager import JobManager
 
 log = logging.getLogger(__name__)
 
@@ -60,13 +63,32 @@ _TICK_S = 0.1
 Command = tuple[str, float | None]
 
 
+class JobHost(Protocol):
+    """What a runner asks of the emulator around it (the JobManager is one): the settings, the
+    job's record, the region's capacity, the log, the persistent resources, and word that it
+    has ended. Nothing else of the manager: a runner never reaches another job."""
+
+    settings: Settings
+    jobs: JobStore
+    capacity: Capacity
+    # The RUNNING PersistentResource of a name, or None.
+    persistent_resource: Callable[[str], Any]
+
+    def log_line(self, project: str, job_id: str, task_name: str | None, line: str,
+                 severity: int, log_id: str | None = None) -> None: ...
+
+    def flush_logs(self, timeout: float) -> None: ...
+
+    def runner_finished(self, job_id: str) -> None: ...
+
+
 class JobRunner:
     """One job's state machine, run on its own thread."""
 
-    def __init__(self, manager: JobManager, job_id: str) -> None:
+    def __init__(self, host: JobHost, job_id: str) -> None:
         self.thread = threading.Thread(target=self.run, name=f"job-{job_id}", daemon=True)
-        self.manager = manager
-        self.settings = manager.settings
+        self.host = host
+        self.settings = host.settings
         self.job_id = job_id
         self._commands: queue.Queue[Command] = queue.Queue()
         # Set by cancel and shutdown so that a long grace period in progress is cut short.
@@ -75,7 +97,7 @@ class JobRunner:
         self._processes = ReplicaProcesses(
             self.settings, job_id, self._replica_line, self._save_replica, self._urgent
         )
-        record = manager.jobs.get(job_id)
+        record = host.jobs.get(job_id)
         assert record is not None
         self.project = record.project
         self.location = record.location
@@ -116,10 +138,10 @@ class JobRunner:
             with contextlib.suppress(KeyError):
                 self._finish(JobState.JOB_STATE_FAILED, CODE_INTERNAL, f"Emulator error: {exc}")
         finally:
-            self.manager.runner_finished(self.job_id)
+            self.host.runner_finished(self.job_id)
 
     def _run(self) -> None:
-        record = self.manager.jobs.get(self.job_id)
+        record = self.host.jobs.get(self.job_id)
         if record is None or record.terminal:
             return
         if record.state == JobState.JOB_STATE_CANCELLING:
@@ -169,13 +191,13 @@ class JobRunner:
         if not resource_id:
             return False
         parent = record.job.name.split("/customJobs/")[0]
-        return self.manager.persistent_resource(
+        return self.host.persistent_resource(
             f"{parent}/persistentResources/{resource_id}") is not None
 
     def _stocked_out(self, record: JobRecord) -> bool:
         """An injected stockout in the job's region: no machines, the job fails as on Vertex."""
         scheduling = scheduling_of(record.job)
-        if not self.manager.capacity.take_stockout(self.location, scheduling):
+        if not self.host.capacity.take_stockout(self.location, scheduling):
             return False
         message = STOCKOUT_MESSAGE.format(region=self.location, scheduling=scheduling)
         self._service_line(message, ERROR)
@@ -313,7 +335,7 @@ class JobRunner:
     def _preempt(self, grace_s: float) -> bool:
         """A spot VM reclaimed: every replica gets SIGTERM, `grace_s`, SIGKILL; the job is then
         provisioned again and every replica restarted. True when the job has ended."""
-        record = job_updates.count_preemption(self.manager.jobs, self.job_id)
+        record = count_preemption(self.host.jobs, self.job_id)
         self._service_line(
             f"Spot VM preempted (preemption {record.preemption_count}): replicas get SIGTERM "
             f"and {grace_s:g}s before SIGKILL.",
@@ -340,7 +362,7 @@ class JobRunner:
         if self._interrupted(self._wait(self.settings.pending_delay_s)):
             return True
         # Compute Engine looks for a VM again: a stockout armed in the region ends the job.
-        record = self.manager.jobs.get(self.job_id)
+        record = self.host.jobs.get(self.job_id)
         if record is not None and self._stocked_out(record):
             return True
         for replica in self._replicas:
@@ -356,14 +378,14 @@ class JobRunner:
 
     def _save_replica(self, replica: Replica) -> None:
         pid = replica.proc.pid if replica.proc is not None else None
-        job_updates.save_replica(
-            self.manager.jobs, self.job_id, replica.key, pid, replica.restarts, replica.spec.port
+        save_replica(
+            self.host.jobs, self.job_id, replica.key, pid, replica.restarts, replica.spec.port
         )
 
     def _count_restart(self, replica: Replica, why: str) -> None:
         """Count a restart of `replica` and say so in its log; `why` ends the line."""
         replica.restarts += 1
-        job_updates.count_restart(self.manager.jobs, self.job_id)
+        count_restart(self.host.jobs, self.job_id)
         self._replica_line(
             replica,
             f"Restarting {replica.subject} (restart {replica.restarts} of "
@@ -372,7 +394,7 @@ class JobRunner:
         )
 
     def _set_state(self, state: int) -> None:
-        job_updates.set_state(self.manager.jobs, self.job_id, state)
+        set_state(self.host.jobs, self.job_id, state)
         log.info("job %s: %s", self.job_id, JobState(state).name)
 
     def _finish(self, state: int, code: int | None, message: str | None) -> None:
@@ -384,17 +406,17 @@ class JobRunner:
         if state in lines:
             self._service_line(*lines[state])
         # Every line the job printed is stored before clients can see that it ended.
-        self.manager.logs.flush(timeout=10)
-        finish_record(self.manager, self.job_id, state, code, message)
+        self.host.flush_logs(timeout=10)
+        finish_record(self.host.jobs, self.job_id, state, code, message)
         with contextlib.suppress(OSError):
             (self.settings.jobs_dir / self.job_id).rmdir()
         log.info("job %s: %s", self.job_id, JobState(state).name)
 
     def _service_line(self, line: str, severity: int) -> None:
-        self.manager.log_line(self.project, self.job_id, None, line, severity, SERVICE_LOG_ID)
+        self.host.log_line(self.project, self.job_id, None, line, severity, SERVICE_LOG_ID)
 
     def _replica_line(self, replica: Replica, line: str, severity: int) -> None:
-        self.manager.log_line(self.project, self.job_id, replica.task, line, severity)
+        self.host.log_line(self.project, self.job_id, replica.task, line, severity)
         grace_s = self._armed.due(line)
         if grace_s is not None:
             self.send("preempt", grace_s)

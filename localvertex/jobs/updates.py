@@ -4,13 +4,9 @@ the restart and preemption counts. Each is one read-modify-write through JobStor
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from localvertex.core.timeutil import to_timestamp
-from localvertex.jobstore import JobRecord, JobState, JobStore
-
-if TYPE_CHECKING:
-    from localvertex.manager import JobManager
+from localvertex.jobs.store import JobRecord, JobState, JobStore
 
 # google.rpc.Code values used in CustomJob.error.
 CODE_CANCELLED = 1
@@ -20,7 +16,7 @@ CODE_INTERNAL = 13
 
 
 def finish_record(
-    manager: JobManager, job_id: str, state: int, code: int | None, message: str | None
+    jobs: JobStore, job_id: str, state: int, code: int | None, message: str | None
 ) -> JobRecord:
     def change(record: JobRecord) -> None:
         if record.terminal:
@@ -33,7 +29,7 @@ def finish_record(
             record.job.error.code = code
             record.job.error.message = message or ""
 
-    return manager.jobs.update(job_id, change)
+    return jobs.update(job_id, change)
 
 
 def set_state(jobs: JobStore, job_id: str, state: int) -> None:

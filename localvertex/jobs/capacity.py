@@ -8,7 +8,7 @@ from google.cloud import aiplatform_v1
 from google.rpc import error_details_pb2
 
 from localvertex.core.errors import ApiError
-from localvertex.jobstore import CustomJobPb, JobStore
+from localvertex.jobs.store import CustomJobPb, JobStore
 from localvertex.quotas.capacity import Capacity, needs
 
 STOCKOUT_MESSAGE = (

@@ -143,18 +143,6 @@ def suggest(study: Any, job_id: str, trial: int, best: Values | None) -> Values 
     return out
 
 
-def specs_by_id(study: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-
-    def walk(specs: Any) -> None:
-        for spec in specs:
-            found[spec.parameter_id] = spec
-            walk([c.parameter_spec for c in spec.conditional_parameter_specs])
-
-    walk(study.parameters)
-    return found
-
-
 def flag_value(value: Any) -> str:
     """How a value is written after ``--name=``: integers without a decimal point."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

@@ -7,9 +7,9 @@ trial job spec with the trial's parameters added to every pool's arguments as
 (``CLOUD_ML_HP_METRIC_FILE``, ``CLOUD_ML_TRIAL_ID``; VERTEX_FACTS.md A1). The runner
 
 * keeps up to parallel_trial_count trials running, max_trial_count in all (a grid may end
-  sooner), with parameters from tuning_search.py;
+  sooner), with parameters from search.py;
 * while a trial's CustomJob runs, reads the metric file the trial writes (one JSON object per
-  line, the metric's tag as key, ``global_step``; tuning_metrics.py) into the trial's
+  line, the metric's tag as key, ``global_step``; metrics.py) into the trial's
   measurements whenever it changes, so intermediate measurements show during the trial as on
   Vertex; when the job ends, reads it once more and sets the final measurement (the last one,
   or the best with BEST_MEASUREMENT): SUCCEEDED; a trial whose job failed or that reported no
@@ -27,17 +27,19 @@ import contextlib
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from google.cloud import aiplatform_v1
 from google.protobuf import struct_pb2
 
-from localvertex import tuning_search
 from localvertex.cloudlogging.entries import ERROR, INFO
 from localvertex.core.timeutil import to_timestamp
-from localvertex.job_updates import CODE_CANCELLED, CODE_INTERNAL
-from localvertex.jobstore import CustomJobPb, JobRecord, JobState
-from localvertex.tuning_metrics import (
+from localvertex.jobs.manager import JobManager
+from localvertex.jobs.resources import to_cancelling
+from localvertex.jobs.store import CustomJobPb, JobRecord, JobState
+from localvertex.jobs.updates import CODE_CANCELLED, CODE_INTERNAL
+from localvertex.tuning.metrics import (
     file_version,
     final_of,
     measurements_of,
@@ -46,10 +48,8 @@ from localvertex.tuning_metrics import (
     read_reports,
     replace_measurements,
 )
-from localvertex.tuning_store import TuningRecord
-
-if TYPE_CHECKING:
-    from localvertex.tuning_service import TuningJobs
+from localvertex.tuning.search import APPROXIMATED_NOTE, Algorithm, flag_value, suggest
+from localvertex.tuning.store import TuningRecord, TuningStore
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +83,13 @@ def _plain(value: struct_pb2.Value) -> Any:
 class TuningRunner:
     """One tuning job's trials, run on its own thread."""
 
-    def __init__(self, owner: TuningJobs, job_id: str) -> None:
-        self.owner = owner
-        self.manager = owner.manager
-        self.store = owner.store
+    def __init__(self, manager: JobManager, store: TuningStore, job_id: str,
+                 finished: Callable[[str], None]) -> None:
+        # The trials are the manager's CustomJobs; `finished` is told the job id when the
+        # runner's thread ends.
+        self.manager = manager
+        self.store = store
+        self._finished = finished
         self.job_id = job_id
         self.thread = threading.Thread(target=self.run, name=f"tuning-{job_id}", daemon=True)
         self._wake = threading.Event()
@@ -117,15 +120,15 @@ class TuningRunner:
             with contextlib.suppress(KeyError):
                 self._finish(JobState.JOB_STATE_FAILED, CODE_INTERNAL, f"Emulator error: {exc}")
         finally:
-            self.owner.runner_finished(self.job_id)
+            self._finished(self.job_id)
 
     def _run(self) -> None:
         record = self.store.get(self.job_id)
         if record is None or record.terminal:
             return
         if record.job.state in (JobState.JOB_STATE_QUEUED, JobState.JOB_STATE_PENDING):
-            if record.job.study_spec.algorithm == tuning_search.Algorithm.ALGORITHM_UNSPECIFIED:
-                self._line(tuning_search.APPROXIMATED_NOTE)
+            if record.job.study_spec.algorithm == Algorithm.ALGORITHM_UNSPECIFIED:
+                self._line(APPROXIMATED_NOTE)
             self._set_running()
         while not self._stopping:
             record = self.store.get(self.job_id)
@@ -209,11 +212,11 @@ class TuningRunner:
         """Create the next trial and its CustomJob; False when the study has no more points."""
         job = record.job
         number = len(job.trials) + 1
-        parameters = tuning_search.suggest(job.study_spec, self.job_id, number,
-                                           self._best_parameters(record))
+        parameters = suggest(job.study_spec, self.job_id, number,
+                             self._best_parameters(record))
         if parameters is None:
             return False
-        custom_job_id = self.manager.jobs.next_id()
+        custom_job_id = self.manager.jobs.new_id()
         custom_job = self._trial_custom_job(record, number, custom_job_id, parameters)
         self.manager.jobs.insert(JobRecord(id=custom_job_id, project=record.project,
                                            location=record.location, job=custom_job))
@@ -232,7 +235,7 @@ class TuningRunner:
 
         self.store.update(self.job_id, add)
         self.manager.start(custom_job_id)
-        shown = " ".join(f"{k}={tuning_search.flag_value(v)}" for k, v in parameters.items())
+        shown = " ".join(f"{k}={flag_value(v)}" for k, v in parameters.items())
         self._line(f"Trial {number} started ({shown}) as CustomJob {custom_job_id}.")
         return True
 
@@ -249,7 +252,7 @@ class TuningRunner:
         base = job.job_spec.base_output_directory.output_uri_prefix
         if base:
             job.job_spec.base_output_directory.output_uri_prefix = f"{base.rstrip('/')}/{number}/"
-        args = [f"--{k}={tuning_search.flag_value(v)}" for k, v in parameters.items()]
+        args = [f"--{k}={flag_value(v)}" for k, v in parameters.items()]
         env = {METRIC_FILE_ENV: str(metric_file(self.manager.settings.data_dir, custom_job_id)),
                TRIAL_ID_ENV: str(number)}
         for pool in job.job_spec.worker_pool_specs:
@@ -350,7 +353,7 @@ class TuningRunner:
         """Cancel every running trial's CustomJob and wait (bounded) for them to end."""
         live = [t for t in record.job.trials if t.state in LIVE]
         for trial in live:
-            self.owner.cancel_custom_job(trial.custom_job.rsplit("/", 1)[-1])
+            self._cancel_trial_job(trial.custom_job.rsplit("/", 1)[-1])
         deadline = time.monotonic() + _CANCEL_WAIT_S
         for trial in live:
             child_id = trial.custom_job.rsplit("/", 1)[-1]
@@ -360,6 +363,14 @@ class TuningRunner:
                     break
                 time.sleep(0.2)
             self._end_trial(trial.id, TrialState.INFEASIBLE, CANCELLED_REASON)
+
+    def _cancel_trial_job(self, custom_job_id: str) -> None:
+        """Cancel a trial's CustomJob as CancelCustomJob does (one that has ended stays so)."""
+        try:
+            self.manager.jobs.update(custom_job_id, to_cancelling)
+        except KeyError:
+            return
+        self.manager.cancel(custom_job_id)
 
     def _cancel(self, record: TuningRecord) -> None:
         self._stop_trials(record)
