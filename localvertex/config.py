@@ -22,7 +22,7 @@ class Settings:
     logging_quota_per_minute: int = 60
     # WriteLogEntries for `ml_job` resources (a training job's log): only the emulator's own
     # capture of replicas' output writes those, as on Vertex only its service agent does; on
-    # for tests that stand in for that agent (logging_service.py).
+    # for tests that stand in for that agent (cloudlogging/service.py).
     accept_job_log_writes: bool = False
     # How long a job stays QUEUED and PENDING, so clients can observe every state.
     queue_delay_s: float = 0.3

@@ -66,5 +66,5 @@ class AdminClient:
                          {"region": region, "count": count, "scheduling": scheduling})
 
     def set_endpoint_latency(self, endpoint_id: str, extra_ms: float) -> dict:
-        """Add `extra_ms` to every prediction of an endpoint (0 removes it); serving_admin.py."""
+        """Add `extra_ms` to every prediction of an endpoint (0 removes it); serving/admin.py."""
         return self.call("SetEndpointLatency", {"endpoint_id": endpoint_id, "extra_ms": extra_ms})

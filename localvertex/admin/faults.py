@@ -1,6 +1,6 @@
 """Injected API faults: make a fraction of calls to a method fail with a given status code.
 
-Set through the admin service (admin_service.py), used by tests of the control plane's retries.
+Set through the admin service (service.py), used by tests of the control plane's retries.
 """
 
 from __future__ import annotations

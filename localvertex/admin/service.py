@@ -8,7 +8,7 @@ SetQuota   {"metric", "region", "limit"}    an accelerator quota's limit ("" reg
 InjectStockout {"region", "count", "scheduling"}  the next COUNT jobs starting in REGION (on
                                             SCHEDULING, or any) fail with a STOCKOUT
 PushImage {"uri": "L-docker.pkg.dev/P/R/IMAGE:TAG"}  an image Artifact Registry lists
-                                            (artifact_registry_service.py)
+                                            (serving/artifact_registry.py)
 """
 
 from __future__ import annotations

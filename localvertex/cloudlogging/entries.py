@@ -3,7 +3,7 @@
 A line that is one JSON object becomes `jsonPayload` with its `severity` lifted onto the entry;
 any other line becomes `textPayload`. stdout is INFO and stderr ERROR unless the JSON says
 otherwise. Entries are kept both as serialized protobuf (what the API answers) and as the few
-columns the filters need (see logstore.py).
+columns the filters need (see store.py).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def severity_number(value: object) -> int | None:
 
 @dataclass(frozen=True)
 class StoredEntry:
-    """One log entry as logstore.py keeps it: the protobuf and the columns filters look at."""
+    """One log entry as store.py keeps it: the protobuf and the columns filters look at."""
 
     project: str
     log_name: str

@@ -1,4 +1,4 @@
-"""Cloud Logging filters compiled to SQL over the `entries` table of logstore.py.
+"""Cloud Logging filters compiled to SQL over the `entries` table of store.py.
 
 Supported (the subset the control plane uses, plus a little):
   resource.type, resource.labels.KEY, logName, insertId, severity, timestamp, labels.KEY,

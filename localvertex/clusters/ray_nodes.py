@@ -3,10 +3,11 @@ process and one `ray start --address` process per worker node, each with a small
 
 Each node runs in its own process group (`--block` keeps `ray start` in the foreground, so the
 group holds the node's raylet, GCS, dashboard and agents). Every node carries the emulator's
-replica markers in its environment (environment.py: data dir, a job id of `ray:<resource id>`),
-which Ray's own processes inherit: stopping sends SIGTERM to the groups, then SIGKILL, then kills
-any process still carrying this cluster's markers, and an emulator's kill_strays finds what a
-killed emulator left. Never `ray stop`, which would stop every Ray on the machine.
+replica markers in its environment (replicas/environment.py: data dir, a job id of
+`ray:<resource id>`), which Ray's own processes inherit: stopping sends SIGTERM to the groups,
+then SIGKILL, then kills any process still carrying this cluster's markers, and an emulator's
+kill_strays finds what a killed emulator left. Never `ray stop`, which would stop every Ray on
+the machine.
 
 The temp dir is short and under /tmp because Ray puts unix sockets in it (a socket path holds at
 most 107 bytes); the emulator's data dir gets a link to it.

@@ -1,7 +1,7 @@
 """google.cloud.aiplatform.v1.PersistentResourceService: Create, Get, List, Update (replica
 counts), Delete and Reboot, with Vertex's states (VERTEX_FACTS.md A2). Create, Update, Delete
-and Reboot are long-running operations (operations.py) that finish when the nodes are up or
-gone.
+and Reboot are long-running operations (core/operations.py) that finish when the nodes are up
+or gone.
 
 A resource with a Ray spec runs a real local Ray cluster (ray_nodes.py): the head on the head
 pool's first replica, a worker node for every other replica of every pool. Its
@@ -25,10 +25,11 @@ from google.rpc import status_pb2
 
 from localvertex.clusters.ray_nodes import RayCluster, RayUnavailable
 from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
-from localvertex.endpointstore import Conflict, ServingStore
-from localvertex.operations import Operations
+from localvertex.core.objects import object_store
+from localvertex.core.operations import Operations
+from localvertex.core.resources import check_parent, location_of, now, page
+from localvertex.core.store import Conflict
 from localvertex.replicas.sandbox import Identity
-from localvertex.serving_checks import check_parent, now, page
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +64,12 @@ def worker_nodes(resource) -> int:
     return max(sum(pool.replica_count for pool in resource.resource_pools) - 1, 0)
 
 
-def _location(name: str) -> str:
-    return "/".join(name.split("/")[:4])
-
-
 class PersistentResourceService:
-    def __init__(self, store: ServingStore, operations: Operations, data_dir: Path,
+    def __init__(self, db_path: Path, operations: Operations, data_dir: Path,
                  workdir: Path, provisioning_delay_s: float,
                  who: Identity | None = None) -> None:
-        self.store = store
-        self.who = who  # Ray nodes run as the sandbox's replica user (sandbox.py)
+        self.store = object_store(db_path, KIND, ResourcePb)
+        self.who = who  # Ray nodes run as the sandbox's replica user (replicas/sandbox.py)
         self.operations = operations
         self.data_dir = data_dir
         self.workdir = workdir
@@ -87,7 +84,7 @@ class PersistentResourceService:
         if not NAME.match(name):
             raise invalid(
                 f"name {name!r} is not projects/P/locations/L/persistentResources/ID.")
-        resource = self.store.get(KIND, name)
+        resource = self.store.get(name)
         if resource is None:
             raise not_found(f'PersistentResource "{name}" not found.')
         return resource
@@ -97,13 +94,13 @@ class PersistentResourceService:
 
     def list_persistent_resources(self, request, context: grpc.ServicerContext):
         parent = check_parent(request.parent)
-        chunk, token = page(self.store.list(KIND, parent), request.page_size,
+        chunk, token = page(self.store.select("parent = ?", (parent,)), request.page_size,
                             request.page_token)
         return ListResponse(persistent_resources=chunk, next_page_token=token)
 
     def running(self, name: str):
         """The resource if it is RUNNING (what a CustomJob placed on it needs), else None."""
-        resource = self.store.get(KIND, name)
+        resource = self.store.get(name)
         return resource if resource is not None and resource.state == State.RUNNING else None
 
     def ray_cluster(self, name: str) -> RayCluster | None:
@@ -172,7 +169,7 @@ class PersistentResourceService:
         resource.create_time.CopyFrom(now())
         resource.update_time.CopyFrom(now())
         try:
-            self.store.insert(KIND, resource.name, parent, resource)
+            self.store.insert(resource)
         except Conflict as exc:
             raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
                            f"PersistentResource {resource.name} already exists.") from exc
@@ -206,7 +203,7 @@ class PersistentResourceService:
             raise
         with self._lock:
             # Deleted, or the emulator stopping, while the nodes came up: nothing may keep them.
-            current = self.store.get(KIND, resource.name)
+            current = self.store.get(resource.name)
             if self._stopping or current is None or current.state == State.STOPPING:
                 cluster.stop()
                 raise failed_precondition(f"{resource.name} was deleted while it was "
@@ -231,7 +228,7 @@ class PersistentResourceService:
             if error is not None:
                 resource.error.CopyFrom(status_pb2.Status(
                     code=grpc.StatusCode.FAILED_PRECONDITION.value[0], message=error))
-        return self.store.update(KIND, name, change)
+        return self.store.update(name, change)
 
     # -- changing --------------------------------------------------------------------------------
 
@@ -274,8 +271,8 @@ class PersistentResourceService:
             resource.state = State.UPDATING
             resource.update_time.CopyFrom(now())
 
-        self.store.update(KIND, name, change)
-        return self.operations.run(_location(name), UpdateMetadata(),
+        self.store.update(name, change)
+        return self.operations.run(location_of(name), UpdateMetadata(),
                                    lambda: self._rescale(name), f"update-{name}")
 
     def _rescale(self, name: str):
@@ -298,7 +295,7 @@ class PersistentResourceService:
             uris = self._start_ray(self.load(name))
             return self._set(name, State.RUNNING, uris=uris or None)
 
-        return self.operations.run(_location(name), RebootMetadata(), work, f"reboot-{name}")
+        return self.operations.run(location_of(name), RebootMetadata(), work, f"reboot-{name}")
 
     def delete_persistent_resource(self, request, context: grpc.ServicerContext):
         resource = self.load(request.name)
@@ -307,10 +304,10 @@ class PersistentResourceService:
 
         def work():
             self._stop(name)
-            self.store.delete(KIND, name)
+            self.store.delete(name)
             return empty_pb2.Empty()
 
-        return self.operations.run(_location(name), DeleteMetadata(), work, f"delete-{name}")
+        return self.operations.run(location_of(name), DeleteMetadata(), work, f"delete-{name}")
 
     def _stop(self, name: str) -> None:
         with self._lock:
@@ -323,10 +320,10 @@ class PersistentResourceService:
     def resume(self) -> None:
         """After an emulator restart: an earlier emulator's Ray processes are gone, so Ray
         clusters start again; deletions cut short finish."""
-        for resource in self.store.list(KIND):
+        for resource in self.store.select():
             name = resource.name
             if resource.state == State.STOPPING:
-                self.store.delete(KIND, name)
+                self.store.delete(name)
             elif resource.state != State.ERROR and resource.resource_runtime_spec.HasField(
                     "ray_spec"):
                 self._set(name, State.PROVISIONING)
@@ -349,6 +346,9 @@ class PersistentResourceService:
             self._clusters.clear()
         for cluster in clusters:
             cluster.stop()
+
+    def close(self) -> None:
+        self.store.close()
 
     def methods(self) -> dict[str, tuple[object, object]]:
         return {

@@ -4,9 +4,9 @@ Both languages share a shape: comparisons `field OP value` joined by AND, OR, NO
 parentheses, with juxtaposition (including newlines) meaning AND. As in both of Google's
 languages, OR binds tighter than AND: `a OR b AND c` is `(a OR b) AND c`.
 
-The parser only builds a tree; what a field means is up to the caller (logfilter.py compiles it
-to SQL, jobfilter.py evaluates it against a job). Anything outside the subset raises FilterError
-with the position and text that was not understood.
+The parser only builds a tree; what a field means is up to the caller (cloudlogging/filter.py
+compiles it to SQL, jobs/filter.py evaluates it against a job). Anything outside the subset
+raises FilterError with the position and text that was not understood.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A CustomJob against its region's capacity: the quota check CreateCustomJob makes, and the
-stockout a starting job may meet (localvertex/capacity.py holds the limits and the stockouts)."""
+stockout a starting job may meet (quotas/capacity.py holds the limits and the stockouts)."""
 
 from __future__ import annotations
 

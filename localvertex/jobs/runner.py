@@ -13,9 +13,11 @@ One JobRunner thread per job owns that job's state machine and its replicas' pro
 
 Other threads talk to a runner only through its command queue, so a job's processes are only
 ever touched by one thread. The processes themselves are started, read and stopped by
-replica_processes.py, whose output lines become log entries (logentries.py) for the single log
-writer (logstore.py); restart_policy.py says when a replica is restarted, job_updates.py writes
-the job's record, and armed_preemptions.py holds the preemptions armed for a step.
+replicas/job_replicas.py, whose output lines become log entries (cloudlogging/entries.py) for
+the single log writer (cloudlogging/store.py); restart_policy.py says when a replica is
+restarted, updates.py writes the job's record, and armed_preemptions.py holds the preemptions
+armed for a step. What a runner needs of the emulator around it is a JobHost (the JobManager
+is one), never the manager's other jobs.
 """
 
 from __future__ import annotations

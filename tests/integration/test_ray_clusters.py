@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+import localvertex.replicas.processes as processes
+import localvertex.replicas.storage as local_storage
 from localvertex.clusters.ray_nodes import ray_executable
-from localvertex.replicas.processes import find_strays
-from localvertex.replicas.storage import local_path
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +58,7 @@ def wait(api, path: str, ok, *, timeout_s: float, stack) -> dict[str, Any]:
 
 def ray_pids(stack, cluster: dict) -> list[int]:
     marker = f"ray:cp-cl-{cluster['id']}"
-    return [pid for pid, job, _ in find_strays(stack.emulator_data_dir)
+    return [pid for pid, job, _ in processes.find_strays(stack.emulator_data_dir)
             if job == marker]
 
 
@@ -144,7 +144,7 @@ def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
     assert '"event":"run_finished","step":6' in logs
     own = api.get(f"/api/v1/jobs/{job['job']}/")
     output = own["custom_job"]["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"]
-    checkpoints = Path(local_path(stack.emulator_data_dir, output)) / "checkpoints"
+    checkpoints = Path(local_storage.local_path(stack.emulator_data_dir, output)) / "checkpoints"
     assert sorted(p.name for p in checkpoints.glob("step-*")) == ["step-00000003",
                                                                    "step-00000006"]
     assert_ray_job_in_the_log_store(api, job)

@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from config.devstack import Stack, StackConfig, free_port
-from localvertex.admin.client import AdminClient
+from localvertex.admin import AdminClient
 from tests.integration.conftest import Api, _database
 from tests.integration.test_end_to_end import browser_session
 
@@ -232,7 +232,7 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     weights do in eager PyTorch here, greedy and seeded sampling alike. The job's final export,
     registered with the aot runtime, has its AOTInductor package built before its upload."""
     torch = pytest.importorskip("torch")
-    from localvertex.replicas.storage import local_path
+    import localvertex.replicas.storage as local_storage
     from trainers.serving import aot, generate, loader
     from trainers.storage import storage_for
 
@@ -254,7 +254,7 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     entry = wait(stack, "the upload", lambda: (lambda m: m if m["state"] != "UPLOADING" else None)(
         api.get(f"/api/v1/serving/models/{model_id}/")))
     assert entry["state"] == "READY" and entry["runtime"] == "compiled", entry["error_message"]
-    folder = Path(local_path(stack.emulator_data_dir, entry["artifact_uri"]))
+    folder = Path(local_storage.local_path(stack.emulator_data_dir, entry["artifact_uri"]))
     assert (folder / "dcp" / ".metadata").exists(), "the checkpoint is the sharded one"
 
     response = api.post("/api/v1/serving/endpoints/", {"name": "fsdp-compiled",
@@ -293,7 +293,7 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
         lambda m: m if m["state"] not in ("PACKAGING", "UPLOADING") else None)(
         api.get(f"/api/v1/serving/models/{model_id}/")), timeout_s=360)
     assert entry["state"] == "READY", entry["error_message"]
-    final = Path(local_path(stack.emulator_data_dir, entry["artifact_uri"]))
+    final = Path(local_storage.local_path(stack.emulator_data_dir, entry["artifact_uri"]))
     [package] = (final / aot.PACKAGE_FOLDER).iterdir()
     model = loader.load(str(final)).model
     assert aot.load_stored(model, storage_for(str(final)), str(package)) is not None

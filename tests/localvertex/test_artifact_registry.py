@@ -19,7 +19,7 @@ from controlplane.backends import images_base
 from controlplane.serving import images
 from localvertex.admin.cli import main as admin_main
 from localvertex.admin.client import AdminClient
-from localvertex.artifact_registry_service import PRODUCT_IMAGE
+from localvertex.serving.artifact_registry import PRODUCT_IMAGE
 
 REPO = "projects/acme/locations/europe-west4/repositories/serving"
 

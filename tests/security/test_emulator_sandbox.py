@@ -21,8 +21,8 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
-from localvertex.replicas.sandbox import DEFAULT_USER, ENV_USER, bucket_dir, identity
-from localvertex.replicas.traverse import let_through
+import localvertex.replicas.sandbox as sandbox
+import localvertex.replicas.traverse as traverse
 from tests.localvertex.helpers import (
     FAST_FLAGS,
     PARENT,
@@ -98,7 +98,7 @@ def _probe(emulator: EmulatorProcess, python: str, database: Path, state: Path) 
 # with a system Python.
 @pytest.mark.parametrize("flags, python", [
     ([], "python"),
-    (["--replica-user", DEFAULT_USER], "/usr/bin/python3"),
+    (["--replica-user", sandbox.DEFAULT_USER], "/usr/bin/python3"),
 ], ids=["default", "named-user"])
 def test_a_job_cannot_read_the_control_planes_data(host: Path, monkeypatch: pytest.MonkeyPatch,
                                                     flags: list[str], python: str) -> None:
@@ -107,7 +107,7 @@ def test_a_job_cannot_read_the_control_planes_data(host: Path, monkeypatch: pyte
     data_dir = host / "localvertex"
     emulator = EmulatorProcess(data_dir, [*FAST_FLAGS, *flags])
     # The emulator runs with the control plane's settings in its environment, as in devstack.
-    monkeypatch.delenv(ENV_USER, raising=False)
+    monkeypatch.delenv(sandbox.ENV_USER, raising=False)
     monkeypatch.setenv("SECRET_KEY", "not-for-jobs")
     monkeypatch.setenv("DATABASE_URL", os.environ.get("DATABASE_URL", "postgres://x@h/db"))
     emulator.start()
@@ -115,7 +115,7 @@ def test_a_job_cannot_read_the_control_planes_data(host: Path, monkeypatch: pyte
         report = _probe(emulator, python, database, data_dir / "localvertex.sqlite3")
     finally:
         emulator.stop()
-    assert f"sandbox: replicas run as user {DEFAULT_USER}" in emulator.output()
+    assert f"sandbox: replicas run as user {sandbox.DEFAULT_USER}" in emulator.output()
     assert report["uid"] != 0
     for what in ("database", "emulator_state", "emulator_environ"):
         assert report[what].startswith("PermissionError"), (what, report)
@@ -126,17 +126,17 @@ def test_output_folders_the_emulator_makes_belong_to_the_replica_user(tmp_path: 
     """A job's checkpoint folder in a stand-in bucket, made before its replicas start: the
     replica user owns it and the parents made with it (so a trainer can write checkpoints),
     and nothing that was there before changes hands."""
-    who = identity(DEFAULT_USER)
+    who = sandbox.identity(sandbox.DEFAULT_USER)
     assert who is not None
     bucket = tmp_path / "gcs" / "bucket"
     bucket.mkdir(parents=True)
     folder = bucket / "jobs" / "team" / "job-1" / "checkpoints"
-    bucket_dir(tmp_path, folder, who)
+    sandbox.bucket_dir(tmp_path, folder, who)
     for made in (folder, folder.parent, bucket / "jobs"):
         assert (made.stat().st_uid, made.stat().st_gid) == (who.uid, who.gid), made
     assert bucket.stat().st_uid == os.geteuid()
-    bucket_dir(tmp_path, folder, who)  # again: nothing to make
-    bucket_dir(tmp_path, tmp_path / "mine", None)  # no sandbox: made as the emulator's own
+    sandbox.bucket_dir(tmp_path, folder, who)  # again: nothing to make
+    sandbox.bucket_dir(tmp_path, tmp_path / "mine", None)  # no sandbox: made as the emulator's own
     assert (tmp_path / "mine").stat().st_uid == os.geteuid()
 
 
@@ -154,7 +154,7 @@ def test_a_replica_user_that_cannot_be_used_stops_the_emulator_instead_of_runnin
 
 def test_passage_through_a_private_folder_is_granted_without_listing(tmp_path: Path) -> None:
     """What the sandbox grants above a private interpreter: pass through, never list."""
-    who = identity(DEFAULT_USER)
+    who = sandbox.identity(sandbox.DEFAULT_USER)
     assert who is not None
     private = tmp_path / "home"
     (private / "bin").mkdir(parents=True)
@@ -170,12 +170,12 @@ def test_passage_through_a_private_folder_is_granted_without_listing(tmp_path: P
     with pytest.raises(PermissionError):
         run(str(tool))
     # pytest's own folders above (private too) may be granted first; the home is the last.
-    granted = let_through(who.uid, who.gid, [tool])
+    granted = traverse.let_through(who.uid, who.gid, [tool])
     assert granted[-1] == private and (private / "bin") not in granted
     assert run(str(tool)).stdout == "ran\n"
     assert run("ls", str(private)).returncode != 0  # passage only: no listing
     assert private.stat().st_mode & 0o007 == 0  # everyone else is still kept out
-    assert let_through(who.uid, who.gid, [tool]) == []  # once is enough
+    assert traverse.let_through(who.uid, who.gid, [tool]) == []  # once is enough
 
 
 def test_a_model_server_is_sandboxed_as_a_jobs_replica_is(host: Path,
@@ -192,7 +192,7 @@ def test_a_model_server_is_sandboxed_as_a_jobs_replica_is(host: Path,
 
     database = host / "controlplane.sqlite3"
     data_dir = host / "localvertex"
-    monkeypatch.delenv(ENV_USER, raising=False)
+    monkeypatch.delenv(sandbox.ENV_USER, raising=False)
     monkeypatch.setenv("SECRET_KEY", "not-for-jobs")
     emulator = EmulatorProcess(data_dir, FAST_FLAGS)
     emulator.start()

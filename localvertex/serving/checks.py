@@ -1,16 +1,13 @@
 """The checks Vertex makes on Model Registry and endpoint requests, with the same messages and
-status codes, and the small request helpers both services share (parents, filters, pages)."""
+status codes (parents, label filters and pages: core/resources.py)."""
 
 from __future__ import annotations
 
 import re
-import time
 
 from localvertex.core.errors import invalid
-from localvertex.core.timeutil import to_timestamp
-from localvertex.endpoint_runner import AUTOSCALING_METRICS
+from localvertex.serving.model_servers import AUTOSCALING_METRICS
 
-_PARENT = re.compile(r"^projects/([^/]+)/locations/([^/]+)$")
 ENDPOINT_NAME = re.compile(r"^(projects/[^/]+/locations/[^/]+)/endpoints/([^/]+)$")
 MODEL_NAME = re.compile(r"^(projects/[^/]+/locations/[^/]+)/models/([^/@]+)(@[^/]+)?$")
 # CreateEndpointRequest.endpoint_id: up to 63 of [a-z0-9-] starting with a letter, or up to
@@ -19,42 +16,6 @@ MODEL_NAME = re.compile(r"^(projects/[^/]+/locations/[^/]+)/models/([^/@]+)(@[^/
 ENDPOINT_ID = re.compile(r"^(?:[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?|[1-9][0-9]{0,8})$")
 MODEL_ID = re.compile(r"^[a-z_][a-z0-9_-]{0,62}$")
 DEPLOYED_ID = re.compile(r"^[0-9]{1,10}$")
-_LABEL_FILTER = re.compile(r'^\s*labels\.([a-z0-9_-]+)\s*=\s*"([^"]*)"\s*$')
-
-
-def check_parent(parent: str) -> str:
-    if not _PARENT.match(parent):
-        raise invalid(f"parent {parent!r} is not projects/PROJECT/locations/LOCATION.")
-    return parent
-
-
-def now():
-    """The current time as a protobuf Timestamp."""
-    return to_timestamp(time.time_ns())
-
-
-def matches(labels, filter_: str) -> bool:
-    """The filter subset the control plane uses: `labels.k="v"` terms joined by AND."""
-    if not filter_.strip():
-        return True
-    for term in re.split(r"\s+AND\s+", filter_.strip()):
-        m = _LABEL_FILTER.match(term)
-        if not m:
-            raise invalid(f"Unsupported filter term {term!r}.")
-        if labels.get(m.group(1)) != m.group(2):
-            return False
-    return True
-
-
-def page(items: list, page_size: int, page_token: str) -> tuple[list, str]:
-    try:
-        start = int(page_token) if page_token else 0
-    except ValueError as exc:
-        raise invalid("Invalid page_token.") from exc
-    size = page_size if page_size > 0 else 100
-    chunk = items[start:start + size]
-    more = start + size < len(items)
-    return chunk, str(start + size) if more else ""
 
 
 def check_resources(deployed) -> None:

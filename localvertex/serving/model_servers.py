@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localvertex.config import Settings
-from localvertex.endpointstore import ModelPb
 from localvertex.replicas.environment import (
     ENV_DATA_DIR,
     ENV_JOB_ID,
@@ -39,6 +38,7 @@ from localvertex.replicas.environment import (
 from localvertex.replicas.processes import signal_group
 from localvertex.replicas.sandbox import popen_options, replica_environment, working_dir
 from localvertex.replicas.storage import local_path
+from localvertex.serving.store import ModelPb
 
 log = logging.getLogger(__name__)
 
@@ -231,8 +231,8 @@ class ReplicaSet:
     # -- internals -----------------------------------------------------------------------------
 
     def _launch(self, replica: _Replica) -> None:
-        # Sandboxed as a job's replicas are (sandbox.py): the filtered environment, a working
-        # directory of the endpoint's own, and the replica user when there is one.
+        # Sandboxed as a job's replicas are (replicas/sandbox.py): the filtered environment, a
+        # working directory of the endpoint's own, and the replica user when there is one.
         env = replica_env(self.settings, self.spec, replica.index, replica.port,
                           replica_environment(dict(os.environ)))
         who = self.settings.replica_identity

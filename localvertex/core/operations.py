@@ -1,8 +1,10 @@
-"""Long-running operations for the serving APIs, and google.longrunning.Operations/GetOperation.
+"""Long-running operations of the Model, Endpoint and PersistentResource services, and
+google.longrunning.Operations/GetOperation, which answers for all of them.
 
 Creating an endpoint or uploading a model finishes at once (a done Operation, as the emulator
-returns for DeleteCustomJob); deploying, undeploying and resizing run on a thread and finish
-when the replicas are ready or stopped, so clients poll GetOperation as they do on Vertex.
+returns for DeleteCustomJob); deploying, undeploying, resizing and provisioning run on a thread
+and finish when the replicas or nodes are ready or stopped, so clients poll GetOperation as
+they do on Vertex. Operations are kept with the resources (objects.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 from google.longrunning import operations_pb2
@@ -18,8 +21,8 @@ from google.protobuf import message
 from google.rpc import status_pb2
 
 from localvertex.core.errors import ApiError, not_found
+from localvertex.core.objects import object_store
 from localvertex.core.timeutil import to_timestamp
-from localvertex.endpointstore import ServingStore
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +31,11 @@ GetOperationRequest = operations_pb2.GetOperationRequest
 
 
 class Operations:
-    def __init__(self, store: ServingStore) -> None:
-        self.store = store
+    def __init__(self, db_path: Path) -> None:
+        self.store = object_store(db_path, "operation", operations_pb2.Operation)
+
+    def close(self) -> None:
+        self.store.close()
 
     def _name(self, parent: str) -> str:
         return f"{parent}/operations/{self.store.new_id()}"
@@ -42,7 +48,7 @@ class Operations:
         op = operations_pb2.Operation(name=self._name(parent), done=True)
         op.metadata.Pack(metadata)
         op.response.Pack(response)
-        self.store.put("operation", op.name, parent, op)
+        self.store.put(op)
         return op
 
     def run(
@@ -53,11 +59,11 @@ class Operations:
         what: str,
     ) -> operations_pb2.Operation:
         """Start `work` on a thread; the operation is done when it returns (its response) or
-        raises (errors.ApiError keeps its code; anything else is INTERNAL)."""
+        raises (an ApiError keeps its code; anything else is INTERNAL)."""
         _stamp(metadata, finished=False)
         op = operations_pb2.Operation(name=self._name(parent), done=False)
         op.metadata.Pack(metadata)
-        self.store.put("operation", op.name, parent, op)
+        self.store.put(op)
 
         def target() -> None:
             try:
@@ -90,12 +96,12 @@ class Operations:
             elif response is not None:
                 op.response.Pack(response)
 
-        self.store.update("operation", name, change)
+        self.store.update(name, change)
 
     def abandon_unfinished(self) -> int:
         """Operations an earlier emulator left running end as ABORTED (their threads are gone)."""
         count = 0
-        for op in self.store.list("operation"):
+        for op in self.store.select():
             if op.done:
                 continue
 
@@ -108,12 +114,12 @@ class Operations:
                     )
                 )
 
-            self.store.update("operation", op.name, change)
+            self.store.update(op.name, change)
             count += 1
         return count
 
     def get_operation(self, request, context: grpc.ServicerContext):
-        op = self.store.get("operation", request.name)
+        op = self.store.get(request.name)
         if op is None:
             raise not_found(f"Operation {request.name} not found.")
         return op

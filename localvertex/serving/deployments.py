@@ -9,8 +9,9 @@ import logging
 import threading
 
 from localvertex.config import Settings
-from localvertex.endpoint_runner import DeploymentSpec, ReplicaSet
-from localvertex.endpointstore import EndpointPb, ModelPb, ServingStore
+from localvertex.core.store import Store
+from localvertex.serving.model_servers import DeploymentSpec, ReplicaSet
+from localvertex.serving.store import EndpointPb, ModelPb
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +39,10 @@ def spec_for(
 
 
 class Deployments:
-    def __init__(self, settings: Settings, store: ServingStore) -> None:
+    def __init__(self, settings: Settings, endpoints: Store, models: Store) -> None:
         self.settings = settings
-        self.store = store
+        self.endpoints = endpoints
+        self.models = models
         self._sets: dict[tuple[str, str], ReplicaSet] = {}
         self._turns: dict[tuple[str, str], itertools.count[int]] = {}
         self._extra_ms: dict[str, float] = {}
@@ -79,10 +81,10 @@ class Deployments:
 
     def resume(self) -> None:
         """Start the replicas of every model deployed when an earlier emulator stopped."""
-        for endpoint in self.store.list("endpoint"):
+        for endpoint in self.endpoints.select():
             project = endpoint.name.split("/")[1]
             for deployed in endpoint.deployed_models:
-                model = self.store.get("model", deployed.model)
+                model = self.models.get(deployed.model)
                 if not isinstance(model, ModelPb):
                     log.warning("endpoint %s: model %s is gone; not redeployed",
                                 endpoint.name, deployed.model)

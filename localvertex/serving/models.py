@@ -8,10 +8,11 @@ import grpc
 from google.protobuf import empty_pb2
 
 from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
-from localvertex.endpointstore import Conflict, ModelPb, ServingStore
-from localvertex.operations import Operations
-from localvertex.serving_checks import MODEL_ID, MODEL_NAME, check_parent, matches, now, page
-from localvertex.serving_messages import (
+from localvertex.core.operations import Operations
+from localvertex.core.resources import check_parent, location_of, matches, now, page
+from localvertex.core.store import Conflict, Store
+from localvertex.serving.checks import MODEL_ID, MODEL_NAME
+from localvertex.serving.messages import (
     DeleteModelRequest,
     DeleteOperationMetadata,
     GetModelRequest,
@@ -21,20 +22,22 @@ from localvertex.serving_messages import (
     UploadModelRequest,
     UploadModelResponse,
 )
+from localvertex.serving.store import ModelPb
 
 MODEL_SERVICE = "google.cloud.aiplatform.v1.ModelService"
 
 
 class ModelService:
-    def __init__(self, store: ServingStore, operations: Operations) -> None:
+    def __init__(self, store: Store, endpoints: Store, operations: Operations) -> None:
         self.store = store
+        self.endpoints = endpoints  # a model deployed to one of them cannot be deleted
         self.operations = operations
 
     def load(self, name: str) -> ModelPb:  # type: ignore[valid-type]
         m = MODEL_NAME.match(name)
         if not m:
             raise invalid(f"name {name!r} is not projects/P/locations/L/models/ID.")
-        model = self.store.get("model", f"{m.group(1)}/models/{m.group(2)}")
+        model = self.store.get(f"{m.group(1)}/models/{m.group(2)}")
         if model is None:
             raise not_found(f'Model "{name}" not found.')
         return model
@@ -54,7 +57,7 @@ class ModelService:
         model.update_time.CopyFrom(now())
         model.version_create_time.CopyFrom(now())
         try:
-            self.store.insert("model", model.name, parent, model)
+            self.store.insert(model)
         except Conflict as exc:
             raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
                            f"Model {model.name} already exists.") from exc
@@ -68,20 +71,21 @@ class ModelService:
 
     def list_models(self, request, context: grpc.ServicerContext):
         parent = check_parent(request.parent)
-        models = [m for m in self.store.list("model", parent) if matches(m.labels, request.filter)]
+        models = [m for m in self.store.select("parent = ?", (parent,))
+                  if matches(m.labels, request.filter)]
         chunk, token = page(models, request.page_size, request.page_token)
         return ListModelsResponse(models=chunk, next_page_token=token)
 
     def delete_model(self, request, context: grpc.ServicerContext):
         model = self.load(request.name)
-        for endpoint in self.store.list("endpoint"):
+        for endpoint in self.endpoints.select():
             if any(d.model == model.name for d in endpoint.deployed_models):
                 raise failed_precondition(
                     f"Model {model.name} is deployed to {endpoint.name}: undeploy it first."
                 )
-        self.store.delete("model", model.name)
-        parent = model.name.rsplit("/models/", 1)[0]
-        return self.operations.done(parent, DeleteOperationMetadata(), empty_pb2.Empty())
+        self.store.delete(model.name)
+        return self.operations.done(location_of(model.name), DeleteOperationMetadata(),
+                                    empty_pb2.Empty())
 
     def methods(self) -> dict[str, tuple[object, object]]:
         return {

@@ -1,4 +1,4 @@
-"""localvertex.v1.Admin calls for endpoints (served next to admin_service.py's, same service):
+"""localvertex.v1.Admin calls for endpoints (served with admin/service.py's, one service):
 
 SetEndpointLatency {"endpoint_id", "extra_ms"}   slow every prediction of an endpoint on purpose
                                                  (0 removes it)
@@ -10,7 +10,7 @@ from __future__ import annotations
 import grpc
 
 from localvertex.core.errors import invalid, not_found
-from localvertex.deployments import Deployments
+from localvertex.serving.deployments import Deployments
 
 
 class ServingAdmin:
@@ -37,7 +37,7 @@ class ServingAdmin:
 
     def get_endpoint_replicas(self, request: dict, context: grpc.ServicerContext) -> dict:
         endpoint_id = self._endpoint_id(request)
-        found = [e for e in self.deployments.store.list("endpoint")
+        found = [e for e in self.deployments.endpoints.select()
                  if e.name.rsplit("/", 1)[-1] == endpoint_id]
         if not found:
             raise not_found(f"endpoint {endpoint_id} not found")

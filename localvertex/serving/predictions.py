@@ -21,9 +21,9 @@ from google.cloud import aiplatform_v1
 from google.protobuf import json_format, struct_pb2
 
 from localvertex.core.errors import ApiError, failed_precondition, invalid
-from localvertex.deployments import Deployments
-from localvertex.endpoints_service import EndpointService
 from localvertex.replicas.environment import LOCALHOST
+from localvertex.serving.deployments import Deployments
+from localvertex.serving.endpoints import EndpointService
 
 SERVICE = "google.cloud.aiplatform.v1.PredictionService"
 

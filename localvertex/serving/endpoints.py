@@ -1,8 +1,8 @@
 """google.cloud.aiplatform.v1.EndpointService: CreateEndpoint (done at once), GetEndpoint,
 ListEndpoints, DeleteEndpoint, DeployModel, UndeployModel and MutateDeployedModel (operations
-that finish when the replicas are ready or stopped; see operations.py). Vertex's checks that a
-local run depends on are made here (and in serving_checks.py) and answered with the same status
-codes. The ModelService is in models_service.py.
+that finish when the replicas are ready or stopped; see core/operations.py). Vertex's checks that a
+local run depends on are made here (and in checks.py) and answered with the same status
+codes. The ModelService is in models.py.
 """
 
 from __future__ import annotations
@@ -11,23 +11,18 @@ import grpc
 from google.protobuf import empty_pb2
 
 from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
-from localvertex.deployments import Deployments, spec_for
-from localvertex.endpoint_runner import DeployError
-from localvertex.endpointstore import Conflict, EndpointPb, ModelPb, ServingStore
-from localvertex.models_service import ModelService
-from localvertex.operations import Operations
-from localvertex.serving_checks import (
+from localvertex.core.operations import Operations
+from localvertex.core.resources import check_parent, location_of, matches, now, page
+from localvertex.core.store import Conflict, Store
+from localvertex.serving.checks import (
     DEPLOYED_ID,
     ENDPOINT_ID,
     ENDPOINT_NAME,
-    check_parent,
     check_resources,
     check_split,
-    matches,
-    now,
-    page,
 )
-from localvertex.serving_messages import (
+from localvertex.serving.deployments import Deployments, spec_for
+from localvertex.serving.messages import (
     CreateEndpointOperationMetadata,
     CreateEndpointRequest,
     DeleteEndpointRequest,
@@ -46,6 +41,9 @@ from localvertex.serving_messages import (
     UndeployModelRequest,
     UndeployModelResponse,
 )
+from localvertex.serving.model_servers import DeployError
+from localvertex.serving.models import ModelService
+from localvertex.serving.store import EndpointPb, ModelPb
 
 ENDPOINT_SERVICE = "google.cloud.aiplatform.v1.EndpointService"
 
@@ -61,7 +59,7 @@ _UPDATABLE = {
 class EndpointService:
     def __init__(
         self,
-        store: ServingStore,
+        store: Store,
         operations: Operations,
         deployments: Deployments,
         models: ModelService,
@@ -79,7 +77,7 @@ class EndpointService:
         m = ENDPOINT_NAME.match(name)
         if not m:
             raise invalid(f"name {name!r} is not projects/P/locations/L/endpoints/ID.")
-        endpoint = self.store.get("endpoint", name)
+        endpoint = self.store.get(name)
         if endpoint is None:
             raise not_found(f'Endpoint "{name}" not found.')
         return endpoint
@@ -99,7 +97,7 @@ class EndpointService:
         parent = check_parent(request.parent)
         endpoints = [
             self._with_status(e)
-            for e in self.store.list("endpoint", parent)
+            for e in self.store.select("parent = ?", (parent,))
             if matches(e.labels, request.filter)
         ]
         chunk, token = page(endpoints, request.page_size, request.page_token)
@@ -128,7 +126,7 @@ class EndpointService:
         endpoint.update_time.CopyFrom(now())
         endpoint.etag = self.store.new_id()
         try:
-            self.store.insert("endpoint", endpoint.name, parent, endpoint)
+            self.store.insert(endpoint)
         except Conflict as exc:
             raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
                            f"Endpoint {endpoint.name} already exists.") from exc
@@ -141,9 +139,9 @@ class EndpointService:
             raise failed_precondition(
                 f"Endpoint {endpoint.name} has deployed models: undeploy them first."
             )
-        self.store.delete("endpoint", endpoint.name)
+        self.store.delete(endpoint.name)
         return self.operations.done(
-            _location(endpoint.name), DeleteOperationMetadata(), empty_pb2.Empty()
+            location_of(endpoint.name), DeleteOperationMetadata(), empty_pb2.Empty()
         )
 
     # -- deploying -------------------------------------------------------------------------------
@@ -171,7 +169,7 @@ class EndpointService:
                 self._deploying.discard(key)
 
         return self.operations.run(
-            _location(endpoint.name), DeployModelOperationMetadata(), work,
+            location_of(endpoint.name), DeployModelOperationMetadata(), work,
             f"deploy-{deployed.id}",
         )
 
@@ -225,7 +223,7 @@ class EndpointService:
             e.update_time.CopyFrom(now())
 
         try:
-            self.store.update("endpoint", endpoint_name, add)
+            self.store.update(endpoint_name, add)
         except KeyError as exc:
             self.deployments.stop(endpoint_name, deployed.id)
             raise not_found(f"Endpoint {endpoint_name} was deleted.") from exc
@@ -249,11 +247,11 @@ class EndpointService:
                     e.traffic_split.update({k: v for k, v in new_split.items() if v})
                 e.update_time.CopyFrom(now())
 
-            self.store.update("endpoint", endpoint.name, remove)
+            self.store.update(endpoint.name, remove)
             return UndeployModelResponse()
 
         return self.operations.run(
-            _location(endpoint.name), UndeployModelOperationMetadata(), work,
+            location_of(endpoint.name), UndeployModelOperationMetadata(), work,
             f"undeploy-{deployed_id}",
         )
 
@@ -275,11 +273,11 @@ class EndpointService:
                         d.dedicated_resources.CopyFrom(updated.dedicated_resources)
                 e.update_time.CopyFrom(now())
 
-            self.store.update("endpoint", endpoint.name, replace)
+            self.store.update(endpoint.name, replace)
             return MutateDeployedModelResponse(deployed_model=updated)
 
         return self.operations.run(
-            _location(endpoint.name), MutateDeployedModelOperationMetadata(),
+            location_of(endpoint.name), MutateDeployedModelOperationMetadata(),
             work, f"mutate-{updated.id}",
         )
 
@@ -331,11 +329,6 @@ def _set_access(endpoint, parent: str, endpoint_id: str) -> None:
     if psc.enable_private_service_connect:
         psc.service_attachment = (
             f"projects/{project}-tp/regions/{location}/serviceAttachments/sa-{endpoint_id}")
-
-
-def _location(endpoint_name: str) -> str:
-    """projects/P/locations/L of an endpoint's name: where its operations live."""
-    return endpoint_name.rsplit("/endpoints/", 1)[0]
 
 
 def _deployment_timeout(model) -> float:
