@@ -37,8 +37,14 @@ REPORT_ENV = textwrap.dedent(
     print(json.dumps({"severity": "NOTICE", "message": "env", "env": env, "cwd": os.getcwd()}))
     print("plain text from " + os.environ["CLUSTER_SPEC"][:1])
     print("to stderr", file=sys.stderr)
+    # The chief's exit ends the job: it waits (bounded) for the worker to have printed its lines,
+    # which the worker says with a file in the job's working folder, shared by its replicas.
     if os.environ.get("RANK") == "0":
-        time.sleep(0.5)  # let the worker print before the chief's exit ends the job
+        deadline = time.monotonic() + 60
+        while not os.path.exists("worker-printed") and time.monotonic() < deadline:
+            time.sleep(0.02)
+    else:
+        open("worker-printed", "w").close()
     """
 )
 
