@@ -17,7 +17,7 @@ replicas/job_replicas.py, whose output lines become log entries (cloudlogging/en
 the single log writer (cloudlogging/store.py); restart_policy.py says when a replica is
 restarted, updates.py writes the job's record, and armed_preemptions.py holds the preemptions
 armed for a step. What a runner needs of the emulator around it is a JobHost (the JobManager
-is one), never the manager's other jobs.
+is one), not the manager itself.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ Command = tuple[str, float | None]
 
 class JobHost(Protocol):
     """What a runner asks of the emulator around it (the JobManager is one): the settings, the
-    job's record, the region's capacity, the log, the persistent resources, and word that it
-    has ended. Nothing else of the manager: a runner never reaches another job."""
+    job store, the region's capacity, the log, the persistent resources, and word that it has
+    ended. Nothing else of the manager: a runner never starts, cancels or preempts a job."""
 
     settings: Settings
     jobs: JobStore

@@ -1,4 +1,5 @@
-"""The pure parts of the emulator, without a server: filters, the GCS mapping, environments."""
+"""The pure parts of the emulator, without a server: filters, the GCS mapping, environments,
+the store."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from localvertex.cloudlogging.filter import compile_filter
 from localvertex.cloudlogging.store import LogStore
 from localvertex.config import Settings
 from localvertex.core.filters import And, FilterError, Or, comparisons, parse
+from localvertex.core.objects import object_store
+from localvertex.core.store import Conflict
 from localvertex.core.timeutil import format_rfc3339, parse_rfc3339_ns
 from localvertex.jobs.filter import compile_job_filter
 from localvertex.replicas.environment import build_replicas, expand_references
@@ -178,3 +181,29 @@ def test_replicas_environment(tmp_path: Path) -> None:
     assert tf["task"] == {"type": "ps", "index": 0}
     assert set(tf["cluster"]) == {"chief", "worker", "ps"}
     assert replicas[1].env["AIP_MODEL_DIR"] == f"{tmp_path.absolute()}/gcs/bkt/run/model/"
+
+
+def test_kinds_sharing_a_table_keep_apart_in_creation_order(tmp_path: Path) -> None:
+    db = tmp_path / "state.sqlite3"
+    models = object_store(db, "model", aiplatform_v1.Model.pb())
+    endpoints = object_store(db, "endpoint", aiplatform_v1.Endpoint.pb())
+    parent = "projects/p/locations/us-central1"
+    for name in ("b", "a"):
+        models.insert(aiplatform_v1.Model.pb()(name=f"{parent}/models/{name}"))
+    endpoints.insert(aiplatform_v1.Endpoint.pb()(name=f"{parent}/endpoints/1"))
+    models.insert(aiplatform_v1.Model.pb()(name="projects/q/locations/us-central1/models/c"))
+    with pytest.raises(Conflict):
+        models.insert(aiplatform_v1.Model.pb()(name=f"{parent}/models/a"))
+    assert [m.name.rsplit("/", 1)[1] for m in models.select("parent = ?", (parent,))] == [
+        "b", "a"]
+    assert models.get(f"{parent}/endpoints/1") is None
+    models.update(f"{parent}/models/a", lambda m: setattr(m, "display_name", "A"))
+    with pytest.raises(KeyError):
+        models.update(f"{parent}/models/gone", lambda m: None)
+    models.close()
+    endpoints.close()
+    # An emulator started again finds every row where it was, in the same order.
+    again = object_store(db, "model", aiplatform_v1.Model.pb())
+    assert [m.display_name for m in again.select()] == ["", "A", ""]
+    again.delete(f"{parent}/models/b")
+    assert [m.name.rsplit("/", 1)[1] for m in again.select()] == ["a", "c"]
