@@ -23,7 +23,6 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-Spec = aiplatform_v1.StudySpec.ParameterSpec.pb()
 Algorithm = aiplatform_v1.StudySpec.Algorithm
 ScaleType = aiplatform_v1.StudySpec.ParameterSpec.ScaleType
 
