@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from config.devstack import Stack, StackConfig, free_port
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from tests.integration.conftest import Api, _database
 from tests.integration.test_end_to_end import browser_session
 
