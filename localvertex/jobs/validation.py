@@ -8,11 +8,15 @@ import re
 
 from localvertex.core.errors import failed_precondition, invalid
 from localvertex.jobs.store import CustomJobPb
-from localvertex.replicas.environment import ENV_XLA_PYTHON, tpu_slice_chips, xla_python
+from localvertex.replicas.environment import (
+    ENV_XLA_PYTHON,
+    PJRT_DEVICE,
+    tpu_slice_chips,
+    xla_python,
+)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_POOLS = 4
-PJRT_DEVICE = "PJRT_DEVICE"  # PyTorch/XLA's runtime device
 
 
 def _label_key_ok(key: str) -> bool:
