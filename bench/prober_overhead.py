@@ -118,7 +118,7 @@ def measuring_path(tmp: Path, count: int) -> None:
 
     from bench.serving_latency import export_tiny
     from controlplane.backends.serving import VertexServing
-    from localvertex.admin import AdminClient
+    from localvertex.admin.client import AdminClient
 
     export_tiny(tmp / "lv" / "gcs" / "bench" / "model")
     backend = VertexServing()
@@ -175,7 +175,7 @@ def main() -> int:
 
     from bench.machine import cpu_model
     from localvertex.client import wait_ready
-    from localvertex.environment import free_ports
+    from localvertex.replicas.environment import free_ports
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; load average "
           f"{os.getloadavg()[0]:.1f}")

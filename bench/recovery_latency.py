@@ -44,7 +44,7 @@ from typing import Any
 
 from config.demo import choose_broker
 from config.devstack import Stack, StackConfig, free_port
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 
 JOB = {"name": "bench-recovery", "spot": True, "args": [],
        "command": ["python", "-c", "import time; time.sleep(60)"],

@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from config.devstack import ROOT, Stack, StackConfig, redis_answers
-from localvertex.admin import AdminClient, AdminError
+from localvertex.admin.client import AdminClient, AdminError
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 QUEUE_PREFIX = "cp-demo"  # the Celery queue: "<prefix>-default" (config/settings.py)

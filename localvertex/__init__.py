@@ -1,18 +1,32 @@
-"""localvertex: a local emulator of Vertex AI's training API and of Cloud Logging.
+"""localvertex: a local emulator of Vertex AI, Cloud Logging and Cloud Storage.
 
-It serves the real gRPC protocols of google.cloud.aiplatform.v1.JobService (CustomJob methods)
-and google.logging.v2.LoggingServiceV2 (ListLogEntries, WriteLogEntries, TailLogEntries), so
-Google's own GAPIC clients work against it unchanged (see client.py). Jobs run as local
-processes, one per replica, with the environment a Vertex replica gets; what they print becomes
-Cloud Logging entries. Run it with `python -m localvertex --data-dir DIR`.
+It serves the real gRPC protocols of google.cloud.aiplatform.v1 (JobService with CustomJobs and
+HyperparameterTuningJobs, PersistentResourceService, ModelService, EndpointService,
+PredictionService), google.logging.v2.LoggingServiceV2 and the Cloud Quotas API, so Google's own
+GAPIC clients work against it unchanged (see client.py). Jobs run as local processes, one per
+replica, with the environment a Vertex replica gets; what they print becomes Cloud Logging
+entries. Run it with `python -m localvertex --data-dir DIR`; its admin command line is
+`python -m localvertex.admin`.
 
-Modules: server.py (wiring), jobs_service.py / logging_service.py / admin_service.py (the APIs),
-supervisor.py (a job's lifecycle) with replica_processes.py (its replicas' processes),
-restart_policy.py, armed_preemptions.py and job_updates.py (its record), environment.py (a
-replica's command and environment), jobstore.py / logstore.py (SQLite), filters.py /
-logfilter.py / jobfilter.py (the filter languages), logentries.py (lines to LogEntry),
-storage.py (gs:// to local folders), quota.py, faults.py, processes.py, admin.py (admin client
-and CLI), client.py. Serving: serving.py (wiring), models_service.py / endpoints_service.py /
-prediction_service.py (the APIs, with serving_checks.py and serving_messages.py),
-deployments.py and endpoint_runner.py (model server replicas), endpointstore.py.
+A room per service, as moto has one per AWS service:
+  jobs/          CustomJobs: the JobService methods and their checks, the store, the filter,
+                 the manager and one runner per job (restart policy, armed preemptions, the
+                 quota and stockouts a job meets, the writes to its record)
+  tuning/        HyperparameterTuningJobs: the methods, the store, the runner whose trials are
+                 CustomJobs, the study's search, the metrics trials report
+  serving/       Models, Endpoints, Predictions: deployments as local model servers, the admin
+                 calls for endpoints, Artifact Registry's images
+  clusters/      PersistentResources and the local Ray clusters that stand in for Ray on Vertex
+  cloudlogging/  LoggingServiceV2: log entries, their store, Cloud Logging's filter, the read
+                 quota
+  quotas/        accelerator quotas by region (the metric table), stockouts, the Cloud Quotas API
+  admin/         what tests need and Vertex does not offer: preemptions, faults, quotas,
+                 stockouts, images; its client and command line
+  replicas/      the process runtime jobs, model servers and Ray nodes share: what a replica runs
+                 and its environment, process groups, the sandbox, the local stand-in for
+                 Cloud Storage (gs://), pythonPackageSpec packages
+  core/          what the rooms share: the API's errors, times, the filter parser, the generic
+                 SQLite store, resource names and pages, long-running operations
+and, at the top: server.py (every service on one port), config.py (the settings), client.py
+(GAPIC clients pointed at the emulator), __main__.py (`python -m localvertex`).
 """

@@ -9,12 +9,10 @@ import threading
 from pathlib import Path
 
 # Before anything loads gRPC (localvertex.server does): see the module.
-from localvertex import (
-    fork_safety,  # noqa: F401
-    sandbox,
-)
-from localvertex.capacity import parse_limit
+import localvertex.replicas.fork_safety  # noqa: F401
 from localvertex.config import REPO_ROOT, Settings
+from localvertex.quotas.capacity import parse_limit
+from localvertex.replicas.sandbox import SandboxError
 from localvertex.server import Emulator
 
 log = logging.getLogger("localvertex")
@@ -126,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(sig, lambda *_: stop.set())
     try:
         emulator = Emulator(settings)
-    except sandbox.SandboxError as exc:
+    except SandboxError as exc:
         # Said where devstack shows it, and the emulator does not start: a host that cannot
         # sandbox replicas never runs them as root unasked.
         log.error("sandbox: refusing to start: %s", exc)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from localvertex import sandbox
+from localvertex.replicas.sandbox import Identity, identity
 
 # The repository root: replicas run from here by default so `python -m trainers.train` resolves.
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +22,7 @@ class Settings:
     logging_quota_per_minute: int = 60
     # WriteLogEntries for `ml_job` resources (a training job's log): only the emulator's own
     # capture of replicas' output writes those, as on Vertex only its service agent does; on
-    # for tests that stand in for that agent (logging_service.py).
+    # for tests that stand in for that agent (cloudlogging/service.py).
     accept_job_log_writes: bool = False
     # How long a job stays QUEUED and PENDING, so clients can observe every state.
     queue_delay_s: float = 0.3
@@ -36,13 +36,13 @@ class Settings:
     # The default notice a preempted spot VM gets.
     preempt_grace_s: float = 30.0
     max_workers: int = 32
-    # Who replicas run as (localvertex/sandbox.py): None = the default (a dedicated user when
-    # the emulator is root), "" = the emulator's own user.
+    # Who replicas run as (localvertex/replicas/sandbox.py): None = the default (a dedicated
+    # user when the emulator is root), "" = the emulator's own user.
     replica_user: str | None = None
 
     @cached_property
-    def replica_identity(self) -> sandbox.Identity | None:
-        return sandbox.identity(self.replica_user)
+    def replica_identity(self) -> Identity | None:
+        return identity(self.replica_user)
     # Accelerator quotas, as `--quota` gives them: METRIC[@REGION]=N (capacity.parse_limit).
     quotas: tuple[str, ...] = ()
 

@@ -1,5 +1,7 @@
-"""The emulator's gRPC server: JobService, PersistentResourceService, LoggingServiceV2,
-CloudQuotas, Artifact Registry (ListDockerImages) and the admin service on one port.
+"""The emulator's gRPC server: every room's services on one port (JobService with the tuning
+jobs, PersistentResourceService, ModelService, EndpointService, PredictionService,
+google.longrunning.Operations, LoggingServiceV2, CloudQuotas, Artifact Registry and the admin
+service), wired together.
 
 No generated servicers: each method is a generic handler that (de)serializes Google's own
 protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
@@ -15,28 +17,31 @@ from concurrent import futures
 import grpc
 from google.rpc import status_pb2
 
-from localvertex import admin_service, sandbox
-from localvertex.admin_service import AdminService
-from localvertex.artifact_registry_service import SERVICE as ARTIFACT_REGISTRY_SERVICE
-from localvertex.artifact_registry_service import ArtifactRegistryService
-from localvertex.capacity import parse_limit
+from localvertex.admin.faults import FaultInjector
+from localvertex.admin.service import SERVICE as ADMIN_SERVICE
+from localvertex.admin.service import AdminService, decode, encode
+from localvertex.cloudlogging.service import SERVICE as LOGGING_SERVICE
+from localvertex.cloudlogging.service import LoggingService
+from localvertex.cloudlogging.store import LogStore
 from localvertex.clusters.service import SERVICE as PERSISTENT_RESOURCE_SERVICE
 from localvertex.clusters.service import PersistentResourceService
 from localvertex.config import Settings
-from localvertex.errors import ApiError
-from localvertex.faults import FaultInjector
-from localvertex.jobs_service import SERVICE as JOB_SERVICE
-from localvertex.jobs_service import JobService
-from localvertex.jobstore import JobStore
-from localvertex.logging_service import SERVICE as LOGGING_SERVICE
-from localvertex.logging_service import LoggingService
-from localvertex.logstore import LogStore
-from localvertex.manager import JobManager
-from localvertex.quotas_service import SERVICE as QUOTAS_SERVICE
-from localvertex.quotas_service import QuotasService
-from localvertex.serving import Serving
-from localvertex.tuning_service import TuningJobs
-from localvertex.tuning_store import TuningStore
+from localvertex.core.errors import ApiError
+from localvertex.core.operations import SERVICE as OPERATIONS_SERVICE
+from localvertex.core.operations import Operations
+from localvertex.jobs.manager import JobManager
+from localvertex.jobs.service import SERVICE as JOB_SERVICE
+from localvertex.jobs.service import JobService
+from localvertex.jobs.store import JobStore
+from localvertex.quotas.capacity import parse_limit
+from localvertex.quotas.service import SERVICE as QUOTAS_SERVICE
+from localvertex.quotas.service import QuotasService
+from localvertex.replicas.sandbox import describe, prepare
+from localvertex.serving.artifact_registry import SERVICE as ARTIFACT_REGISTRY_SERVICE
+from localvertex.serving.artifact_registry import ArtifactRegistryService
+from localvertex.serving.wiring import Serving
+from localvertex.tuning.service import TuningJobs
+from localvertex.tuning.store import TuningStore
 
 log = logging.getLogger(__name__)
 
@@ -111,9 +116,9 @@ class Emulator:
         self.jobs = JobStore(settings.db_path)
         self.logs = LogStore(settings.db_path)
         who = settings.replica_identity
-        sandbox.prepare(settings.data_dir, who)
+        prepare(settings.data_dir, who)
         # One line devstack and the demo show as they start the emulator.
-        log.log(logging.INFO if who else logging.WARNING, "%s", sandbox.describe(who))
+        log.log(logging.INFO if who else logging.WARNING, "%s", describe(who))
         self.manager = JobManager(settings, self.jobs, self.logs)
         for text in settings.quotas:
             self.manager.capacity.set_limit(*parse_limit(text))
@@ -125,64 +130,51 @@ class Emulator:
             accept_job_writes=settings.accept_job_log_writes,
         )
         self.job_service = JobService(self.manager)
-        # HyperparameterTuningJobs: trials run as the manager's CustomJobs (tuning_runner.py).
+        # HyperparameterTuningJobs: trials run as the manager's CustomJobs (tuning/runner.py).
         self.tuning_store = TuningStore(settings.db_path)
         self.tuning = TuningJobs(self.manager, self.tuning_store)
         self.admin = AdminService(self.manager, self.faults)
-        self.serving = Serving(settings, self.faults)
-        # Persistent resources keep their rows and operations in the serving store, so one
-        # google.longrunning.Operations answers for both.
+        # One google.longrunning.Operations answers for serving's and the clusters' operations.
+        self.operations = Operations(settings.db_path)
+        self.serving = Serving(settings, self.operations)
         self.clusters = PersistentResourceService(
-            self.serving.store, self.serving.operations, settings.data_dir, settings.workdir,
+            settings.db_path, self.operations, settings.data_dir, settings.workdir,
             settings.pending_delay_s, who)
         self.manager.persistent_resource = self.clusters.running
 
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc")
         )
-        job_handlers = {
-            name: unary(name, fn, cls.FromString, faults=self.faults)
-            for name, (fn, cls) in {**self.job_service.methods(),
-                                    **self.tuning.methods()}.items()
+        services = {
+            JOB_SERVICE: {**self.job_service.methods(), **self.tuning.methods()},
+            PERSISTENT_RESOURCE_SERVICE: self.clusters.methods(),
+            LOGGING_SERVICE: self.logging.methods(),
+            QUOTAS_SERVICE: self.quotas.methods(),
+            ARTIFACT_REGISTRY_SERVICE: self.images.methods(),
+            OPERATIONS_SERVICE: self.operations.methods(),
+            **self.serving.services(),
         }
-        logging_handlers = {
-            name: unary(name, fn, cls.FromString, faults=self.faults)
-            for name, (fn, cls) in self.logging.methods().items()
+        handlers = {
+            service: {name: unary(name, fn, cls.FromString, faults=self.faults)
+                      for name, (fn, cls) in methods.items()}
+            for service, methods in services.items()
         }
-        logging_handlers.update(
+        handlers[LOGGING_SERVICE].update(
             {
                 name: bidi_stream(name, fn, cls.FromString, faults=self.faults)
                 for name, (fn, cls) in self.logging.streaming_methods().items()
             }
         )
-        quota_handlers = {
-            name: unary(name, fn, cls.FromString, faults=self.faults)
-            for name, (fn, cls) in self.quotas.methods().items()
+        # The admin service takes JSON and is never faulted.
+        handlers[ADMIN_SERVICE] = {
+            name: unary(name, fn, decode, encode)
+            for name, fn in {**self.admin.methods(), **self.images.admin_methods(),
+                             **self.serving.admin.methods()}.items()
         }
-        image_handlers = {
-            name: unary(name, fn, cls.FromString, faults=self.faults)
-            for name, (fn, cls) in self.images.methods().items()
-        }
-        cluster_handlers = {
-            name: unary(name, fn, cls.FromString, faults=self.faults)
-            for name, (fn, cls) in self.clusters.methods().items()
-        }
-        admin_handlers = {
-            name: unary(name, fn, admin_service.decode, admin_service.encode)
-            for name, fn in {**self.admin.methods(), **self.images.admin_methods()}.items()
-        }
-        self.server.add_generic_rpc_handlers(
-            (
-                grpc.method_handlers_generic_handler(JOB_SERVICE, job_handlers),
-                grpc.method_handlers_generic_handler(PERSISTENT_RESOURCE_SERVICE,
-                                                     cluster_handlers),
-                grpc.method_handlers_generic_handler(LOGGING_SERVICE, logging_handlers),
-                grpc.method_handlers_generic_handler(QUOTAS_SERVICE, quota_handlers),
-                grpc.method_handlers_generic_handler(ARTIFACT_REGISTRY_SERVICE, image_handlers),
-                grpc.method_handlers_generic_handler(admin_service.SERVICE, admin_handlers),
-                *self.serving.handlers(unary),
-            )
-        )
+        self.server.add_generic_rpc_handlers(tuple(
+            grpc.method_handlers_generic_handler(service, methods)
+            for service, methods in handlers.items()
+        ))
         self.port = self.server.add_insecure_port(f"{settings.host}:{settings.port}")
         if self.port == 0:
             raise OSError(f"cannot listen on {settings.host}:{settings.port}")
@@ -194,6 +186,10 @@ class Emulator:
     def start(self) -> None:
         self.manager.resume()
         self.tuning.resume()
+        abandoned = self.operations.abandon_unfinished()
+        if abandoned:
+            log.info("%d operations were cut short by the last emulator stop", abandoned)
+        # After the job manager's resume: it kills replicas an earlier emulator left behind.
         self.serving.start()
         self.clusters.resume()
         self.server.start()
@@ -207,6 +203,8 @@ class Emulator:
         self.serving.stop()
         self.tuning.shutdown()
         self.manager.shutdown()
+        self.clusters.close()
+        self.operations.close()
         self.tuning_store.close()
         self.logs.close()
         self.jobs.close()

@@ -3,17 +3,18 @@ process and one `ray start --address` process per worker node, each with a small
 
 Each node runs in its own process group (`--block` keeps `ray start` in the foreground, so the
 group holds the node's raylet, GCS, dashboard and agents). Every node carries the emulator's
-replica markers in its environment (environment.py: data dir, a job id of `ray:<resource id>`),
-which Ray's own processes inherit: stopping sends SIGTERM to the groups, then SIGKILL, then kills
-any process still carrying this cluster's markers, and an emulator's kill_strays finds what a
-killed emulator left. Never `ray stop`, which would stop every Ray on the machine.
+replica markers in its environment (replicas/environment.py: data dir, a job id of
+`ray:<resource id>`), which Ray's own processes inherit: stopping sends SIGTERM to the groups,
+then SIGKILL, then kills any process still carrying this cluster's markers, and an emulator's
+kill_strays finds what a killed emulator left. Never `ray stop`, which would stop every Ray on
+the machine.
 
 The temp dir is short and under /tmp because Ray puts unix sockets in it (a socket path holds at
 most 107 bytes); the emulator's data dir gets a link to it.
 
 The nodes run what a team submits (Ray jobs), so they are sandboxed as a job's replicas are
-(localvertex/sandbox.py): the filtered environment, a working directory of their own, and the
-replica user when the emulator has one (who then owns the temp dir).
+(localvertex/replicas/sandbox.py): the filtered environment, a working directory of their own,
+and the replica user when the emulator has one (who then owns the temp dir).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localvertex import sandbox
-from localvertex.environment import ENV_DATA_DIR, ENV_JOB_ID, ENV_TASK
-from localvertex.processes import find_strays
+from localvertex.replicas.environment import ENV_DATA_DIR, ENV_JOB_ID, ENV_TASK
+from localvertex.replicas.processes import find_strays
+from localvertex.replicas.sandbox import Identity, popen_options, replica_environment, working_dir
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class RayCluster:
     dashboard_port: int = 0
     client_port: int = 0
     # The sandbox's replica user (None: the emulator's own user).
-    who: sandbox.Identity | None = None
+    who: Identity | None = None
     temp_dir: Path | None = None
     head: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
@@ -114,7 +115,7 @@ class RayCluster:
 
     def _env(self, task: str, home: Path) -> dict[str, str]:
         # Only what a replica may see of the emulator's environment (no database URLs, keys).
-        env = sandbox.replica_environment(dict(os.environ))
+        env = replica_environment(dict(os.environ))
         env.update({ENV_DATA_DIR: str(self.data_dir.absolute()), ENV_JOB_ID: self.marker,
                     ENV_TASK: task, "HOME": str(home)})
         # Entrypoints say `python ...`: the emulator's own interpreter (its virtualenv) answers,
@@ -132,7 +133,7 @@ class RayCluster:
                                  "(pip install -e '.[ray]').")
         assert self.temp_dir is not None
         # The nodes' own working directory, also their HOME (sandbox.working_dir).
-        home = sandbox.working_dir(self.data_dir, f"ray-{self.resource_id}", self.who)
+        home = working_dir(self.data_dir, f"ray-{self.resource_id}", self.who)
         out = open(self.temp_dir / f"{task}.log", "ab")  # noqa: SIM115 - the child owns it
         try:
             return subprocess.Popen(
@@ -141,7 +142,7 @@ class RayCluster:
                  "--num-gpus", "0", "--object-store-memory", str(OBJECT_STORE_BYTES),
                  "--dashboard-agent-listen-port", str(free_port()), *args],
                 cwd=home, env=self._env(task, home), stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, **sandbox.popen_options(self.who),
+                start_new_session=True, **popen_options(self.who),
             )
         finally:
             out.close()

@@ -1,7 +1,7 @@
 """google.cloud.aiplatform.v1.PersistentResourceService: Create, Get, List, Update (replica
 counts), Delete and Reboot, with Vertex's states (VERTEX_FACTS.md A2). Create, Update, Delete
-and Reboot are long-running operations (operations.py) that finish when the nodes are up or
-gone.
+and Reboot are long-running operations (core/operations.py) that finish when the nodes are up
+or gone.
 
 A resource with a Ray spec runs a real local Ray cluster (ray_nodes.py): the head on the head
 pool's first replica, a worker node for every other replica of every pool. Its
@@ -23,11 +23,13 @@ from google.cloud import aiplatform_v1
 from google.protobuf import empty_pb2
 from google.rpc import status_pb2
 
-from localvertex import errors, sandbox
 from localvertex.clusters.ray_nodes import RayCluster, RayUnavailable
-from localvertex.endpointstore import Conflict, ServingStore
-from localvertex.operations import Operations
-from localvertex.serving_checks import check_parent, now, page
+from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
+from localvertex.core.objects import object_store
+from localvertex.core.operations import Operations
+from localvertex.core.resources import check_parent, location_of, now, page
+from localvertex.core.store import Conflict
+from localvertex.replicas.sandbox import Identity
 
 log = logging.getLogger(__name__)
 
@@ -62,16 +64,12 @@ def worker_nodes(resource) -> int:
     return max(sum(pool.replica_count for pool in resource.resource_pools) - 1, 0)
 
 
-def _location(name: str) -> str:
-    return "/".join(name.split("/")[:4])
-
-
 class PersistentResourceService:
-    def __init__(self, store: ServingStore, operations: Operations, data_dir: Path,
+    def __init__(self, db_path: Path, operations: Operations, data_dir: Path,
                  workdir: Path, provisioning_delay_s: float,
-                 who: sandbox.Identity | None = None) -> None:
-        self.store = store
-        self.who = who  # Ray nodes run as the sandbox's replica user (sandbox.py)
+                 who: Identity | None = None) -> None:
+        self.store = object_store(db_path, KIND, ResourcePb)
+        self.who = who  # Ray nodes run as the sandbox's replica user (replicas/sandbox.py)
         self.operations = operations
         self.data_dir = data_dir
         self.workdir = workdir
@@ -84,11 +82,11 @@ class PersistentResourceService:
 
     def load(self, name: str):
         if not NAME.match(name):
-            raise errors.invalid(
+            raise invalid(
                 f"name {name!r} is not projects/P/locations/L/persistentResources/ID.")
-        resource = self.store.get(KIND, name)
+        resource = self.store.get(name)
         if resource is None:
-            raise errors.not_found(f'PersistentResource "{name}" not found.')
+            raise not_found(f'PersistentResource "{name}" not found.')
         return resource
 
     def get_persistent_resource(self, request, context: grpc.ServicerContext):
@@ -96,13 +94,13 @@ class PersistentResourceService:
 
     def list_persistent_resources(self, request, context: grpc.ServicerContext):
         parent = check_parent(request.parent)
-        chunk, token = page(self.store.list(KIND, parent), request.page_size,
+        chunk, token = page(self.store.select("parent = ?", (parent,)), request.page_size,
                             request.page_token)
         return ListResponse(persistent_resources=chunk, next_page_token=token)
 
     def running(self, name: str):
         """The resource if it is RUNNING (what a CustomJob placed on it needs), else None."""
-        resource = self.store.get(KIND, name)
+        resource = self.store.get(name)
         return resource if resource is not None and resource.state == State.RUNNING else None
 
     def ray_cluster(self, name: str) -> RayCluster | None:
@@ -115,39 +113,39 @@ class PersistentResourceService:
     def _check(resource) -> None:
         pools = resource.resource_pools
         if not pools:
-            raise errors.invalid("persistent_resource.resource_pools is required.")
+            raise invalid("persistent_resource.resource_pools is required.")
         ids = set()
         ray = resource.resource_runtime_spec.HasField("ray_spec")
         for i, pool in enumerate(pools):
             where = f"persistent_resource.resource_pools[{i}]"
             if not pool.id or not ID.match(pool.id) or pool.id in ids:
-                raise errors.invalid(f"{where}.id {pool.id!r} must be a unique id matching "
-                                     f"{ID.pattern}.")
+                raise invalid(f"{where}.id {pool.id!r} must be a unique id matching "
+                              f"{ID.pattern}.")
             ids.add(pool.id)
             if not pool.machine_spec.machine_type:
-                raise errors.invalid(f"{where}.machine_spec.machine_type is required.")
+                raise invalid(f"{where}.machine_spec.machine_type is required.")
             scaling = pool.autoscaling_spec
             if pool.HasField("autoscaling_spec"):
                 if scaling.min_replica_count == 0 and not ray:
-                    raise errors.invalid(f"{where}.autoscaling_spec.min_replica_count may be 0 "
-                                         "only for a Ray cluster.")
+                    raise invalid(f"{where}.autoscaling_spec.min_replica_count may be 0 "
+                                  "only for a Ray cluster.")
                 if scaling.max_replica_count < scaling.min_replica_count:
-                    raise errors.invalid(f"{where}.autoscaling_spec.max_replica_count is below "
-                                         "min_replica_count.")
+                    raise invalid(f"{where}.autoscaling_spec.max_replica_count is below "
+                                  "min_replica_count.")
             elif pool.replica_count < 1:
-                raise errors.invalid(f"{where}.replica_count must be at least 1.")
+                raise invalid(f"{where}.replica_count must be at least 1.")
         if ray:
             spec = resource.resource_runtime_spec.ray_spec
             if not spec.image_uri and not spec.resource_pool_images:
-                raise errors.invalid("ray_spec: image_uri or resource_pool_images is required.")
+                raise invalid("ray_spec: image_uri or resource_pool_images is required.")
             if spec.resource_pool_images and set(spec.resource_pool_images) != ids:
-                raise errors.invalid("ray_spec.resource_pool_images must name every pool.")
+                raise invalid("ray_spec.resource_pool_images must name every pool.")
             head = spec.head_node_resource_pool_id or pools[0].id
             if head not in ids:
-                raise errors.invalid(f"ray_spec.head_node_resource_pool_id {head!r} names no "
-                                     "resource pool.")
+                raise invalid(f"ray_spec.head_node_resource_pool_id {head!r} names no "
+                              "resource pool.")
             if next(p for p in pools if p.id == head).replica_count != 1:
-                raise errors.invalid("The Ray head pool must have exactly one replica.")
+                raise invalid("The Ray head pool must have exactly one replica.")
 
     # -- creating --------------------------------------------------------------------------------
 
@@ -155,8 +153,8 @@ class PersistentResourceService:
         parent = check_parent(request.parent)
         resource_id = request.persistent_resource_id
         if not ID.match(resource_id or ""):
-            raise errors.invalid(f"persistent_resource_id {resource_id!r} must match "
-                                 f"{ID.pattern}.")
+            raise invalid(f"persistent_resource_id {resource_id!r} must match "
+                          f"{ID.pattern}.")
         resource = ResourcePb()
         resource.CopyFrom(request.persistent_resource)
         self._check(resource)
@@ -171,10 +169,10 @@ class PersistentResourceService:
         resource.create_time.CopyFrom(now())
         resource.update_time.CopyFrom(now())
         try:
-            self.store.insert(KIND, resource.name, parent, resource)
+            self.store.insert(resource)
         except Conflict as exc:
-            raise errors.ApiError(grpc.StatusCode.ALREADY_EXISTS,
-                                  f"PersistentResource {resource.name} already exists.") from exc
+            raise ApiError(grpc.StatusCode.ALREADY_EXISTS,
+                           f"PersistentResource {resource.name} already exists.") from exc
         name = resource.name
         return self.operations.run(parent, CreateMetadata(), lambda: self._provision(name),
                                    f"provision-{resource_id}")
@@ -186,7 +184,7 @@ class PersistentResourceService:
             uris = self._start_ray(resource)
         except RayUnavailable as exc:
             self._set(name, State.ERROR, error=str(exc))
-            raise errors.failed_precondition(f"{name}: {exc}") from exc
+            raise failed_precondition(f"{name}: {exc}") from exc
         return self._set(name, State.RUNNING, uris=uris)
 
     def _start_ray(self, resource) -> dict[str, str]:
@@ -205,11 +203,11 @@ class PersistentResourceService:
             raise
         with self._lock:
             # Deleted, or the emulator stopping, while the nodes came up: nothing may keep them.
-            current = self.store.get(KIND, resource.name)
+            current = self.store.get(resource.name)
             if self._stopping or current is None or current.state == State.STOPPING:
                 cluster.stop()
-                raise errors.failed_precondition(f"{resource.name} was deleted while it was "
-                                                 "provisioning.")
+                raise failed_precondition(f"{resource.name} was deleted while it was "
+                                          "provisioning.")
             self._clusters[resource.name] = cluster
         return {
             "RAY_DASHBOARD_URI": cluster.dashboard_address,
@@ -230,7 +228,7 @@ class PersistentResourceService:
             if error is not None:
                 resource.error.CopyFrom(status_pb2.Status(
                     code=grpc.StatusCode.FAILED_PRECONDITION.value[0], message=error))
-        return self.store.update(KIND, name, change)
+        return self.store.update(name, change)
 
     # -- changing --------------------------------------------------------------------------------
 
@@ -238,10 +236,10 @@ class PersistentResourceService:
         current = self.load(request.persistent_resource.name)
         paths = set(request.update_mask.paths)
         if not paths or not paths <= _UPDATABLE:
-            raise errors.invalid(f"update_mask must name some of {sorted(_UPDATABLE)}; got "
-                                 f"{sorted(paths)}.")
+            raise invalid(f"update_mask must name some of {sorted(_UPDATABLE)}; got "
+                          f"{sorted(paths)}.")
         if current.state != State.RUNNING:
-            raise errors.failed_precondition(
+            raise failed_precondition(
                 f"{current.name} is {State.Name(current.state)}; only a RUNNING resource can "
                 "be updated.")
         wanted = ResourcePb()
@@ -250,13 +248,13 @@ class PersistentResourceService:
         if paths & {"resource_pools", "resource_pools.replica_count"}:
             by_id = {p.id: p for p in asked.resource_pools}
             if set(by_id) != {p.id for p in current.resource_pools}:
-                raise errors.invalid("resource_pools: give every existing pool, by id; pools "
-                                     "cannot be added or removed.")
+                raise invalid("resource_pools: give every existing pool, by id; pools "
+                              "cannot be added or removed.")
             for pool in wanted.resource_pools:
                 new = by_id[pool.id]
                 if new.HasField("machine_spec") and new.machine_spec != pool.machine_spec:
-                    raise errors.invalid(f"resource_pools[{pool.id}].machine_spec is "
-                                         "immutable.")
+                    raise invalid(f"resource_pools[{pool.id}].machine_spec is "
+                                  "immutable.")
                 pool.replica_count = new.replica_count
                 if new.HasField("autoscaling_spec"):
                     pool.autoscaling_spec.CopyFrom(new.autoscaling_spec)
@@ -273,8 +271,8 @@ class PersistentResourceService:
             resource.state = State.UPDATING
             resource.update_time.CopyFrom(now())
 
-        self.store.update(KIND, name, change)
-        return self.operations.run(_location(name), UpdateMetadata(),
+        self.store.update(name, change)
+        return self.operations.run(location_of(name), UpdateMetadata(),
                                    lambda: self._rescale(name), f"update-{name}")
 
     def _rescale(self, name: str):
@@ -285,7 +283,7 @@ class PersistentResourceService:
                 cluster.scale(worker_nodes(resource))
             except RayUnavailable as exc:
                 self._set(name, State.ERROR, error=str(exc))
-                raise errors.failed_precondition(f"{name}: {exc}") from exc
+                raise failed_precondition(f"{name}: {exc}") from exc
         return self._set(name, State.RUNNING)
 
     def reboot_persistent_resource(self, request, context: grpc.ServicerContext):
@@ -297,7 +295,7 @@ class PersistentResourceService:
             uris = self._start_ray(self.load(name))
             return self._set(name, State.RUNNING, uris=uris or None)
 
-        return self.operations.run(_location(name), RebootMetadata(), work, f"reboot-{name}")
+        return self.operations.run(location_of(name), RebootMetadata(), work, f"reboot-{name}")
 
     def delete_persistent_resource(self, request, context: grpc.ServicerContext):
         resource = self.load(request.name)
@@ -306,10 +304,10 @@ class PersistentResourceService:
 
         def work():
             self._stop(name)
-            self.store.delete(KIND, name)
+            self.store.delete(name)
             return empty_pb2.Empty()
 
-        return self.operations.run(_location(name), DeleteMetadata(), work, f"delete-{name}")
+        return self.operations.run(location_of(name), DeleteMetadata(), work, f"delete-{name}")
 
     def _stop(self, name: str) -> None:
         with self._lock:
@@ -322,10 +320,10 @@ class PersistentResourceService:
     def resume(self) -> None:
         """After an emulator restart: an earlier emulator's Ray processes are gone, so Ray
         clusters start again; deletions cut short finish."""
-        for resource in self.store.list(KIND):
+        for resource in self.store.select():
             name = resource.name
             if resource.state == State.STOPPING:
-                self.store.delete(KIND, name)
+                self.store.delete(name)
             elif resource.state != State.ERROR and resource.resource_runtime_spec.HasField(
                     "ray_spec"):
                 self._set(name, State.PROVISIONING)
@@ -348,6 +346,9 @@ class PersistentResourceService:
             self._clusters.clear()
         for cluster in clusters:
             cluster.stop()
+
+    def close(self) -> None:
+        self.store.close()
 
     def methods(self) -> dict[str, tuple[object, object]]:
         return {

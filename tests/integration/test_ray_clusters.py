@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from localvertex import processes
-from localvertex import storage as local_storage
+import localvertex.replicas.processes as processes
+import localvertex.replicas.storage as local_storage
 from localvertex.clusters.ray_nodes import ray_executable
 
 pytestmark = pytest.mark.integration

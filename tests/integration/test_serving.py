@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from config.devstack import Stack, StackConfig, free_port
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from tests.integration.conftest import Api, _database
 from tests.integration.test_end_to_end import browser_session
 
@@ -232,8 +232,8 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     weights do in eager PyTorch here, greedy and seeded sampling alike. The job's final export,
     registered with the aot runtime, has its AOTInductor package built before its upload."""
     torch = pytest.importorskip("torch")
+    import localvertex.replicas.storage as local_storage
     from contract import prediction
-    from localvertex import storage as local_storage
     from trainers.serving import aot, generate, loader
     from trainers.storage import storage_for
 

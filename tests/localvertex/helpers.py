@@ -17,8 +17,8 @@ from google.cloud import aiplatform_v1
 from google.cloud.logging_v2.types import LogEntry
 from google.protobuf import json_format
 
-from localvertex import processes
 from localvertex.client import job_client, logging_client, wait_ready
+from localvertex.replicas.processes import kill_strays
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = "test-project"
@@ -104,7 +104,7 @@ class EmulatorProcess:
             if client is not None:
                 with contextlib.suppress(Exception):
                     client.transport.close()
-        processes.kill_strays(self.data_dir)
+        kill_strays(self.data_dir)
         return rc
 
     def restart(self) -> None:

@@ -17,9 +17,9 @@ from google.cloud.artifactregistry_v1.services.artifact_registry.transports impo
 
 from controlplane.backends import images_base
 from controlplane.serving import images
-from localvertex.admin import AdminClient
-from localvertex.admin import main as admin_main
-from localvertex.artifact_registry_service import PRODUCT_IMAGE
+from localvertex.admin.cli import main as admin_main
+from localvertex.admin.client import AdminClient
+from localvertex.serving.artifact_registry import PRODUCT_IMAGE
 
 REPO = "projects/acme/locations/europe-west4/repositories/serving"
 

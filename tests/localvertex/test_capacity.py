@@ -11,7 +11,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.cloudquotas_v1 import CloudQuotasClient
 from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
 
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from localvertex.client import job_client
 from tests.localvertex.helpers import PROJECT, custom_job, python_pool, wait_state
 

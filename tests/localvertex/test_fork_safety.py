@@ -1,6 +1,6 @@
 """Replicas that run as the sandbox's user start reliably while the emulator's gRPC is busy
-(localvertex/fork_safety.py): each such start is a fork(), and gRPC's fork handlers used to make
-some of those children abort before they became the replica."""
+(localvertex/replicas/fork_safety.py): each such start is a fork(), and gRPC's fork handlers
+used to make some of those children abort before they became the replica."""
 
 from __future__ import annotations
 
@@ -10,21 +10,20 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a sandbox user needs root to switch to")
 
 # The emulator's situation in small: a gRPC server answering a busy client while the process
-# starts replicas as the sandbox's user, the way its supervisor and endpoint runner do.
+# starts replicas as the sandbox's user, the way its job runners and model servers do.
 LAUNCHES = textwrap.dedent(
     """
     import subprocess, sys, threading
     if sys.argv[1] == "emulator":
-        from localvertex import fork_safety  # noqa: F401  (what python -m localvertex imports)
+        import localvertex.replicas.fork_safety  # noqa: F401  (what python -m localvertex imports)
     from concurrent import futures
     import grpc
-    from localvertex import sandbox
+    from localvertex.replicas.sandbox import identity, popen_options
 
     server = grpc.server(futures.ThreadPoolExecutor(4))
     port = server.add_insecure_port("127.0.0.1:0")
@@ -41,11 +40,11 @@ LAUNCHES = textwrap.dedent(
 
     for _ in range(3):
         threading.Thread(target=busy, daemon=True).start()
-    who = sandbox.identity()
+    who = identity()
     assert who is not None, "no sandbox user"
     failed = []
     for _ in range(int(sys.argv[2])):
-        proc = subprocess.Popen(["/bin/true"], **sandbox.popen_options(who),
+        proc = subprocess.Popen(["/bin/true"], **popen_options(who),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         if proc.wait() != 0:
@@ -56,6 +55,8 @@ LAUNCHES = textwrap.dedent(
 
 
 def test_replicas_start_as_the_sandbox_user_while_grpc_is_busy() -> None:
+    # Only root can start a process as another user; CI runs the suite as root.
+    require(os.geteuid() == 0, "a sandbox user needs root to switch to")
     env = {k: v for k, v in os.environ.items() if k != "GRPC_ENABLE_FORK_SUPPORT"}
     done = subprocess.run([sys.executable, "-c", LAUNCHES, "emulator", "300"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)

@@ -37,8 +37,14 @@ REPORT_ENV = textwrap.dedent(
     print(json.dumps({"severity": "NOTICE", "message": "env", "env": env, "cwd": os.getcwd()}))
     print("plain text from " + os.environ["CLUSTER_SPEC"][:1])
     print("to stderr", file=sys.stderr)
+    # The chief's exit ends the job: it waits (bounded) for the worker to have printed its lines,
+    # which the worker says with a file in the job's working folder, shared by its replicas.
     if os.environ.get("RANK") == "0":
-        time.sleep(0.5)  # let the worker print before the chief's exit ends the job
+        deadline = time.monotonic() + 60
+        while not os.path.exists("worker-printed") and time.monotonic() < deadline:
+            time.sleep(0.02)
+    else:
+        open("worker-printed", "w").close()
     """
 )
 
@@ -187,6 +193,30 @@ def test_list_filters_paging_and_delete(emulator: EmulatorProcess) -> None:
     with pytest.raises(exceptions.NotFound):
         jobs.get_custom_job(name=made[0].name)
     assert names("labels.suite=list") == ["list-2", "list-1"]
+
+
+def test_a_page_token_is_bound_to_its_collection_parent_and_filter(
+    emulator: EmulatorProcess,
+) -> None:
+    jobs = emulator.jobs
+    made = [jobs.create_custom_job(parent=PARENT, custom_job=custom_job(
+        f"token-{n}", [python_pool("pass")], labels={"suite": "token"})) for n in range(3)]
+    for job in made:
+        wait_state(jobs, job.name, State.JOB_STATE_SUCCEEDED)
+    request = {"parent": PARENT, "filter": "labels.suite=token", "page_size": 1}
+    first = next(iter(jobs.list_custom_jobs(request=request).pages))
+    assert [j.display_name for j in first.custom_jobs] == ["token-2"]
+    second = jobs.list_custom_jobs(request={**request, "page_token": first.next_page_token})
+    assert next(iter(second)).display_name == "token-1"
+    for other in ({**request, "filter": "labels.suite=other"},
+                  {**request, "parent": "projects/other/locations/us-central1"}):
+        with pytest.raises(exceptions.InvalidArgument, match="does not match"):
+            list(jobs.list_custom_jobs(request={**other, "page_token": first.next_page_token}))
+    with pytest.raises(exceptions.InvalidArgument, match="does not match"):
+        list(jobs.list_hyperparameter_tuning_jobs(
+            request={**request, "page_token": first.next_page_token}))
+    with pytest.raises(exceptions.InvalidArgument, match="Invalid page_token"):
+        list(jobs.list_custom_jobs(request={**request, "page_token": "not-a-token"}))
 
 
 def test_cancel_a_running_job(emulator: EmulatorProcess) -> None:

@@ -12,7 +12,7 @@ from google.api_core import exceptions
 from google.cloud import aiplatform_v1
 from google.cloud.logging_v2.types import LogEntry, TailLogEntriesRequest
 
-from localvertex import timeutil
+from localvertex.core.timeutil import format_rfc3339, from_timestamp
 from tests.localvertex.helpers import (
     PARENT,
     PROJECT,
@@ -93,7 +93,7 @@ def test_severity_task_timestamp_and_insert_id_filters(emulator, two_jobs) -> No
 
     lines = replica_lines(entries(emulator.logs, job_filter))
     pivot = lines[9]
-    stamp = timeutil.format_rfc3339(timeutil.from_timestamp(LogEntry.pb(pivot).timestamp))
+    stamp = format_rfc3339(from_timestamp(LogEntry.pb(pivot).timestamp))
     after = replica_lines(entries(emulator.logs, f'{job_filter} AND timestamp>"{stamp}"'))
     assert [e.insert_id for e in after] == [e.insert_id for e in lines[10:]]
     from_pivot = replica_lines(entries(emulator.logs, f'{job_filter} AND timestamp>="{stamp}"'))

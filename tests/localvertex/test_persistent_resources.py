@@ -18,8 +18,8 @@ from google.cloud.aiplatform_v1.services.persistent_resource_service.transports 
 )
 from google.protobuf import field_mask_pb2
 
-from localvertex import processes
 from localvertex.clusters.ray_nodes import ray_executable
+from localvertex.replicas.processes import find_strays
 from tests.localvertex.helpers import PARENT, TERMINAL, custom_job, python_pool, wait_for
 
 State = aiplatform_v1.PersistentResource.State
@@ -58,7 +58,7 @@ def ray_resource(workers: int) -> aiplatform_v1.PersistentResource:
 
 
 def ray_pids(emulator, resource_id: str) -> list[int]:
-    return [pid for pid, job, _ in processes.find_strays(emulator.data_dir)
+    return [pid for pid, job, _ in find_strays(emulator.data_dir)
             if job == f"ray:{resource_id}"]
 
 

@@ -1,8 +1,8 @@
-"""What of the emulator's environment reaches a replica (localvertex/sandbox.py)."""
+"""What of the emulator's environment reaches a replica (localvertex/replicas/sandbox.py)."""
 
 from __future__ import annotations
 
-from localvertex import sandbox
+from localvertex.replicas.sandbox import replica_environment
 
 
 def test_a_replica_sees_the_runtime_settings_but_not_the_hosts_secrets_or_compile_caches(
@@ -16,6 +16,6 @@ def test_a_replica_sees_the_runtime_settings_but_not_the_hosts_secrets_or_compil
         "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor_root",
         "TRITON_CACHE_DIR": "/tmp/torchinductor_root/triton",
     }
-    assert sandbox.replica_environment(host) == {
+    assert replica_environment(host) == {
         "PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
         "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}

@@ -13,7 +13,7 @@ import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1
 
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from tests.localvertex.helpers import (
     PARENT,
     REPO,
@@ -101,26 +101,32 @@ def test_failing_replica_fails_the_job_after_its_restarts(emulator: EmulatorProc
     assert read_pid(emulator, job, "workerpool0-0") is None
 
 
-def test_restart_job_on_worker_restart_restarts_every_replica(
-    emulator: EmulatorProcess, tmp_path
-) -> None:
-    marker = tmp_path / "failed-once"
-    tmp_path.chmod(0o777)  # replicas may run as the sandbox's own user (localvertex/sandbox.py)
-    # The worker fails the first time only; the chief waits for the worker's second run.
+def test_restart_job_on_worker_restart_restarts_every_replica(emulator: EmulatorProcess) -> None:
+    # The replicas meet through files in the job's working folder, which they share and which
+    # outlives a restart. The worker fails its first run once the chief has started; run again
+    # with the chief, it succeeds, and the chief (whose exit ends the job) waits for that.
     worker = textwrap.dedent(
-        f"""
-        import os, sys
-        if not os.path.exists({str(marker)!r}):
-            open({str(marker)!r}, "w").close()
+        """
+        import pathlib, sys, time
+        if not pathlib.Path("failed-once").exists():
+            deadline = time.monotonic() + 120
+            while not pathlib.Path("chief-up").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            pathlib.Path("failed-once").write_text("")
             sys.exit(1)
         print("worker ok", flush=True)
+        pathlib.Path("worker-ok").write_text("")
         """
     )
     chief = textwrap.dedent(
         """
-        import time
+        import pathlib, sys, time
         print("chief started", flush=True)
-        time.sleep(1.5)
+        pathlib.Path("chief-up").write_text("")
+        deadline = time.monotonic() + 120
+        while not pathlib.Path("worker-ok").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        sys.exit(0 if pathlib.Path("worker-ok").exists() else 5)
         """
     )
     job = emulator.jobs.create_custom_job(
@@ -158,6 +164,8 @@ def test_spot_preemption_from_the_cli(emulator: EmulatorProcess) -> None:
     )
     wait_state(emulator.jobs, job.name, State.JOB_STATE_RUNNING)
     first = wait_for(lambda: read_pid(emulator, job, "workerpool0-0"))
+    # Preempted once its SIGTERM handler is in place (it prints "started" after).
+    wait_for(lambda: texts(emulator, job).count("started") == 1)
     result = subprocess.run(
         [sys.executable, "-m", "localvertex.admin", "preempt",
          "--target", emulator.address, "--job", job_id(job), "--grace", "5"],
@@ -182,14 +190,25 @@ def test_a_preemption_armed_for_a_step_lands_at_that_step(emulator: EmulatorProc
     once, and the restarted replica (which starts its steps again) is left alone."""
     counts_steps = textwrap.dedent(
         """
-        import json, signal, sys, time
+        import json, pathlib, signal, sys, time
+        restarted = pathlib.Path("preempted-once").exists()  # in the job's working folder
         def preempted(signum, frame):
+            pathlib.Path("preempted-once").write_text("")
             print(json.dumps({"event": "preempted", "step": step}), flush=True)
             sys.exit(0)
         signal.signal(signal.SIGTERM, preempted)
         for step in range(1, 41):
             print(json.dumps({"event": "step", "step": step}), flush=True)
-            time.sleep(0.05)
+            if not restarted and step == 5:
+                # The first run goes no further: the preemption armed for step 5 ends it
+                # (this waits for its SIGTERM, bounded).
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline:
+                    time.sleep(0.02)
+            elif restarted:
+                # The restarted run trains at a pace: a second firing of the armed preemption,
+                # which must not come, would have the time to land while it runs.
+                time.sleep(0.05)
         """
     )
     job = emulator.jobs.create_custom_job(
@@ -208,7 +227,7 @@ def test_a_preemption_armed_for_a_step_lands_at_that_step(emulator: EmulatorProc
         )
     )
     assert len(events) == 1
-    assert 5 <= events[0]["step"] < 40
+    assert events[0]["step"] == 5
     with AdminClient(emulator.address) as admin:
         assert admin.job(job_id(job))["preemption_count"] == 1
 

@@ -14,8 +14,14 @@ from pathlib import Path
 import pytest
 from google.cloud import aiplatform_v1
 
-from localvertex import environment
 from localvertex.config import Settings
+from localvertex.replicas.environment import (
+    LOCALHOST,
+    ReplicaSpec,
+    build_replicas,
+    tpu_env,
+    tpu_hosts,
+)
 from tests.conftest import require
 from tests.localvertex.helpers import (
     PARENT,
@@ -54,16 +60,16 @@ def tpu_pool(machine_type: str, topology: str, args: list[str]) -> dict:
 ])
 def test_a_tpu_replica_sees_one_cpu_device_per_chip(machine_type, topology, chips):
     spec = aiplatform_v1.MachineSpec.pb()(machine_type=machine_type, tpu_topology=topology)
-    env = environment.tpu_env(spec)
+    env = tpu_env(spec)
     assert env["XLA_FLAGS"] == f"--xla_force_host_platform_device_count={chips}"
     assert (env["JAX_PLATFORMS"], env["TPU_WORKER_ID"]) == ("cpu", "0")
-    assert env["TPU_WORKER_HOSTNAMES"] == environment.LOCALHOST
+    assert env["TPU_WORKER_HOSTNAMES"] == LOCALHOST
 
 
-def _replicas(tmp_path: Path, pool: dict) -> list[environment.ReplicaSpec]:
+def _replicas(tmp_path: Path, pool: dict) -> list[ReplicaSpec]:
     spec = aiplatform_v1.CustomJobSpec.pb()(worker_pool_specs=[pool])
-    return environment.build_replicas(settings=Settings(data_dir=tmp_path), project="p",
-                                      job_id="7", job_spec=spec)
+    return build_replicas(settings=Settings(data_dir=tmp_path), project="p",
+                          job_id="7", job_spec=spec)
 
 
 def test_a_slice_of_two_vms_runs_one_process_per_vm_that_meet_on_the_replicas_port(
@@ -75,7 +81,7 @@ def test_a_slice_of_two_vms_runs_one_process_per_vm_that_meet_on_the_replicas_po
     assert [h.env["TPU_WORKER_ID"] for h in hosts] == ["0", "1"]
     assert {h.env["TPU_WORKER_HOSTNAMES"] for h in hosts} == {"127.0.0.1,127.0.0.1"}
     assert {h.env["JAX_COORDINATOR_PORT"] for h in hosts} == {str(hosts[0].port)}
-    assert environment.tpu_hosts(aiplatform_v1.MachineSpec.pb()(
+    assert tpu_hosts(aiplatform_v1.MachineSpec.pb()(
         machine_type="ct5lp-hightpu-4t", tpu_topology="4x4")) == 4
     assert len(_replicas(tmp_path, tpu_pool("ct5lp-hightpu-8t", "2x4", []))) == 1
 
@@ -137,7 +143,7 @@ def test_a_host_that_fails_restarts_its_whole_slice(emulator: EmulatorProcess):
 
 def test_gpu_and_cpu_machines_get_no_tpu_environment():
     for machine in ("n1-standard-4", "a2-highgpu-1g", "g2-standard-8"):
-        assert environment.tpu_env(aiplatform_v1.MachineSpec.pb()(machine_type=machine)) == {}
+        assert tpu_env(aiplatform_v1.MachineSpec.pb()(machine_type=machine)) == {}
 
 
 def require_jax() -> None:

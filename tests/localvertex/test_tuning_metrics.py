@@ -9,7 +9,7 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
-from localvertex.tuning_metrics import (
+from localvertex.tuning.metrics import (
     MAX_REPORTS,
     final_of,
     measurements_of,

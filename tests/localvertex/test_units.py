@@ -1,4 +1,5 @@
-"""The pure parts of the emulator, without a server: filters, the GCS mapping, environments."""
+"""The pure parts of the emulator, without a server: filters, the GCS mapping, environments,
+the store."""
 
 from __future__ import annotations
 
@@ -9,19 +10,24 @@ from pathlib import Path
 import pytest
 from google.cloud import aiplatform_v1
 
-from localvertex import environment, filters, logentries, storage, timeutil
+from localvertex.cloudlogging.entries import ERROR, INFO, WARNING, from_line
+from localvertex.cloudlogging.filter import compile_filter
+from localvertex.cloudlogging.store import LogStore
 from localvertex.config import Settings
-from localvertex.filters import FilterError
-from localvertex.jobfilter import compile_job_filter
-from localvertex.logfilter import compile_filter
-from localvertex.logstore import LogStore
+from localvertex.core.filters import And, FilterError, Or, comparisons, parse
+from localvertex.core.objects import object_store
+from localvertex.core.store import Conflict
+from localvertex.core.timeutil import format_rfc3339, parse_rfc3339_ns
+from localvertex.jobs.filter import compile_job_filter
+from localvertex.replicas.environment import build_replicas, expand_references
+from localvertex.replicas.storage import local_path
 
 
 def test_or_binds_tighter_than_and_as_in_google_filters() -> None:
-    node = filters.parse('a="1" OR b="2" AND c="3"\nd>=4')
-    assert isinstance(node, filters.And)
-    assert isinstance(node.terms[0], filters.Or)
-    assert [c.field for c in filters.comparisons(node)] == ["a", "b", "c", "d"]
+    node = parse('a="1" OR b="2" AND c="3"\nd>=4')
+    assert isinstance(node, And)
+    assert isinstance(node.terms[0], Or)
+    assert [c.field for c in comparisons(node)] == ["a", "b", "c", "d"]
 
 
 @pytest.mark.parametrize(
@@ -30,29 +36,29 @@ def test_or_binds_tighter_than_and_as_in_google_filters() -> None:
 )
 def test_malformed_filters_are_rejected(text: str) -> None:
     with pytest.raises(FilterError):
-        filters.parse(text)
+        parse(text)
 
 
 def test_rfc3339_parsing() -> None:
-    assert timeutil.parse_rfc3339_ns("1970-01-01T00:00:01Z") == 1_000_000_000
-    assert timeutil.parse_rfc3339_ns("1970-01-01T00:00:01.5Z") == 1_500_000_000
-    assert timeutil.parse_rfc3339_ns("1970-01-01T01:00:00+01:00") == 0
-    assert timeutil.parse_rfc3339_ns("1970-01-01T00:00:00.000000001Z") == 1
+    assert parse_rfc3339_ns("1970-01-01T00:00:01Z") == 1_000_000_000
+    assert parse_rfc3339_ns("1970-01-01T00:00:01.5Z") == 1_500_000_000
+    assert parse_rfc3339_ns("1970-01-01T01:00:00+01:00") == 0
+    assert parse_rfc3339_ns("1970-01-01T00:00:00.000000001Z") == 1
     ns = 1_767_225_600_123_456_789
-    assert timeutil.parse_rfc3339_ns(timeutil.format_rfc3339(ns)) == ns
+    assert parse_rfc3339_ns(format_rfc3339(ns)) == ns
 
 
 def test_log_filter_over_a_store(tmp_path: Path) -> None:
     store = LogStore(tmp_path / "db.sqlite3")
     lines = [
-        ("1", "workerpool0-0", "plain text", logentries.INFO),
+        ("1", "workerpool0-0", "plain text", INFO),
         ("1", "workerpool0-0", '{"severity": "ERROR", "message": "bad", "step": 5}', 200),
-        ("2", "workerpool1-0", "on stderr", logentries.ERROR),
-        ("3", "workerpool0-0", '{"event": "step", "step": 7}', logentries.INFO),
+        ("2", "workerpool1-0", "on stderr", ERROR),
+        ("3", "workerpool0-0", '{"event": "step", "step": 7}', INFO),
     ]
     for i, (job, task, line, severity) in enumerate(lines):
         store.append(
-            logentries.from_line(
+            from_line(
                 project="p",
                 job_id=job,
                 task_name=task,
@@ -89,24 +95,24 @@ def test_log_filter_over_a_store(tmp_path: Path) -> None:
 
 
 def test_json_line_lifts_severity_and_keeps_message() -> None:
-    entry = logentries.from_line(
+    entry = from_line(
         project="p",
         job_id="9",
         task_name="workerpool0-0",
         line='{"severity": "warn", "message": "hi", "event": "step"}',
-        default_severity=logentries.INFO,
+        default_severity=INFO,
         timestamp_ns=1,
         insert_id="1",
     )
-    assert entry.severity == logentries.WARNING
+    assert entry.severity == WARNING
     assert json.loads(entry.json_payload) == {"message": "hi", "event": "step"}
     assert entry.text_payload is None
-    text = logentries.from_line(
+    text = from_line(
         project="p",
         job_id="9",
         task_name="workerpool0-0",
         line="[1, 2]",
-        default_severity=logentries.ERROR,
+        default_severity=ERROR,
         timestamp_ns=2,
         insert_id="2",
     )
@@ -133,21 +139,20 @@ def test_job_filter() -> None:
 
 def test_gcs_uris_map_to_local_folders(tmp_path: Path) -> None:
     root = tmp_path.absolute()
-    assert storage.local_path(root, "gs://bucket/runs/1/") == f"{root}/gcs/bucket/runs/1/"
-    assert storage.local_path(root, "gs://bucket") == f"{root}/gcs/bucket"
-    assert storage.local_path(root, "/gcs/bucket/x") == f"{root}/gcs/bucket/x"
-    assert storage.local_path(root, "/already/local") == "/already/local"
-    assert storage.gcs_uri(root, f"{root}/gcs/bucket/runs/1/") == "gs://bucket/runs/1/"
-    assert storage.gcs_uri(root, "/elsewhere") is None
+    assert local_path(root, "gs://bucket/runs/1/") == f"{root}/gcs/bucket/runs/1/"
+    assert local_path(root, "gs://bucket") == f"{root}/gcs/bucket"
+    assert local_path(root, "/gcs/bucket/x") == f"{root}/gcs/bucket/x"
+    assert local_path(root, "/already/local") == "/already/local"
+    assert local_path(root, "file:///already/local/") == "/already/local/"
     with pytest.raises(ValueError):
-        storage.local_path(root, "gs://bucket/../../etc")
+        local_path(root, "gs://bucket/../../etc")
 
 
 def test_env_references_expand_and_escape() -> None:
     env = {"JOB": "7"}
-    assert environment.expand_references("$(JOB)-x", env) == "7-x"
-    assert environment.expand_references("$$(JOB)", env) == "$(JOB)"
-    assert environment.expand_references("$(MISSING)", env) == "$(MISSING)"
+    assert expand_references("$(JOB)-x", env) == "7-x"
+    assert expand_references("$$(JOB)", env) == "$(JOB)"
+    assert expand_references("$(MISSING)", env) == "$(MISSING)"
 
 
 def test_replicas_environment(tmp_path: Path) -> None:
@@ -160,7 +165,7 @@ def test_replicas_environment(tmp_path: Path) -> None:
         base_output_directory={"output_uri_prefix": "gs://bkt/run"},
     )
     settings = Settings(data_dir=tmp_path)
-    replicas = environment.build_replicas(
+    replicas = build_replicas(
         settings=settings, project="p", job_id="5", job_spec=spec, base_env={"RANK": "9"}
     )
     assert [r.task_name for r in replicas] == [
@@ -176,3 +181,29 @@ def test_replicas_environment(tmp_path: Path) -> None:
     assert tf["task"] == {"type": "ps", "index": 0}
     assert set(tf["cluster"]) == {"chief", "worker", "ps"}
     assert replicas[1].env["AIP_MODEL_DIR"] == f"{tmp_path.absolute()}/gcs/bkt/run/model/"
+
+
+def test_kinds_sharing_a_table_keep_apart_in_creation_order(tmp_path: Path) -> None:
+    db = tmp_path / "state.sqlite3"
+    models = object_store(db, "model", aiplatform_v1.Model.pb())
+    endpoints = object_store(db, "endpoint", aiplatform_v1.Endpoint.pb())
+    parent = "projects/p/locations/us-central1"
+    for name in ("b", "a"):
+        models.insert(aiplatform_v1.Model.pb()(name=f"{parent}/models/{name}"))
+    endpoints.insert(aiplatform_v1.Endpoint.pb()(name=f"{parent}/endpoints/1"))
+    models.insert(aiplatform_v1.Model.pb()(name="projects/q/locations/us-central1/models/c"))
+    with pytest.raises(Conflict):
+        models.insert(aiplatform_v1.Model.pb()(name=f"{parent}/models/a"))
+    assert [m.name.rsplit("/", 1)[1] for m in models.select("parent = ?", (parent,))] == [
+        "b", "a"]
+    assert models.get(f"{parent}/endpoints/1") is None
+    models.update(f"{parent}/models/a", lambda m: setattr(m, "display_name", "A"))
+    with pytest.raises(KeyError):
+        models.update(f"{parent}/models/gone", lambda m: None)
+    models.close()
+    endpoints.close()
+    # An emulator started again finds every row where it was, in the same order.
+    again = object_store(db, "model", aiplatform_v1.Model.pb())
+    assert [m.display_name for m in again.select()] == ["", "A", ""]
+    again.delete(f"{parent}/models/b")
+    assert [m.name.rsplit("/", 1)[1] for m in again.select()] == ["a", "c"]

@@ -19,7 +19,7 @@ from controlplane.notifications.models import Notification
 from controlplane.runs import lifecycle
 from controlplane.runs.models import Job, JobAttempt, JobState
 from controlplane.teams.models import Team
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from tests.compose.test_compose_page import form_data
 from tests.localvertex.helpers import FAST_FLAGS, PROJECT, EmulatorProcess
 from tests.notifications.test_slack import channel

@@ -21,7 +21,8 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
-from localvertex import sandbox, traverse
+import localvertex.replicas.sandbox as sandbox
+import localvertex.replicas.traverse as traverse
 from tests.localvertex.helpers import (
     FAST_FLAGS,
     PARENT,

@@ -24,7 +24,7 @@ from google.cloud.aiplatform_v1.services.prediction_service.transports import (
 )
 from google.protobuf import field_mask_pb2
 
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from tests.localvertex.helpers import FAST_FLAGS, EmulatorProcess
 from tests.serving.models import export_model
 

@@ -141,7 +141,7 @@ def _wait_healthy(proc: subprocess.Popen[str], url: str, timeout_s: float) -> No
 
 
 def test_the_entrypoint_follows_the_aip_environment(tmp_path: Path) -> None:
-    from localvertex.environment import free_ports
+    from localvertex.replicas.environment import free_ports
 
     port = free_ports(1)[0]
     proc = _serve({"AIP_HTTP_PORT": str(port), "AIP_HEALTH_ROUTE": "/h",
@@ -172,7 +172,7 @@ REQUEST = {"instances": ["def main():\n    ", {"prompt": "import os\n", "max_tok
 def _serve_once(folder: Path, runtime: str) -> tuple[list[dict], dict, list[dict]]:
     """Start the entrypoint on ``folder`` in ``runtime``, answer REQUEST once, stop it: its
     predictions, its serving_started event and every event it printed, in order."""
-    from localvertex.environment import free_ports
+    from localvertex.replicas.environment import free_ports
 
     port = free_ports(1)[0]
     proc = _serve({"AIP_STORAGE_URI": str(folder)}, "--port", str(port), "--runtime", runtime)

@@ -11,7 +11,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from config.devstack import Stack
-from localvertex.admin import AdminClient
+from localvertex.admin.client import AdminClient
 from tests.integration.conftest import Api
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}

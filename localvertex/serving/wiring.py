@@ -1,0 +1,45 @@
+"""The emulator's serving half wired together: Model Registry, endpoints, predictions and the
+admin calls for endpoints, sharing the jobs' SQLite file and the long-running operations
+(server.py serves them)."""
+
+from __future__ import annotations
+
+from localvertex.config import Settings
+from localvertex.core.operations import Operations
+from localvertex.serving.admin import ServingAdmin
+from localvertex.serving.deployments import Deployments
+from localvertex.serving.endpoints import ENDPOINT_SERVICE, EndpointService
+from localvertex.serving.models import MODEL_SERVICE, ModelService
+from localvertex.serving.predictions import SERVICE as PREDICTION_SERVICE
+from localvertex.serving.predictions import PredictionService
+from localvertex.serving.store import endpoint_store, model_store
+
+
+class Serving:
+    def __init__(self, settings: Settings, operations: Operations) -> None:
+        self.model_store = model_store(settings.db_path)
+        self.endpoint_store = endpoint_store(settings.db_path)
+        self.deployments = Deployments(settings, self.endpoint_store, self.model_store)
+        self.models = ModelService(self.model_store, self.endpoint_store, operations)
+        self.endpoints = EndpointService(
+            self.endpoint_store, operations, self.deployments, self.models
+        )
+        self.predictions = PredictionService(self.endpoints, self.deployments)
+        self.admin = ServingAdmin(self.deployments)
+
+    def services(self) -> dict[str, dict[str, tuple[object, object]]]:
+        """gRPC service name -> its methods (name -> (handler, request message class))."""
+        return {
+            ENDPOINT_SERVICE: self.endpoints.methods(),
+            MODEL_SERVICE: self.models.methods(),
+            PREDICTION_SERVICE: self.predictions.methods(),
+        }
+
+    def start(self) -> None:
+        """After the job manager's start: it kills replicas an earlier emulator left behind."""
+        self.deployments.resume()
+
+    def stop(self) -> None:
+        self.deployments.shutdown()
+        self.model_store.close()
+        self.endpoint_store.close()
