@@ -9,11 +9,11 @@ do: tests/backends/test_contract.py runs the same tests against it and the emula
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from contract.labels import label_problem
 from controlplane.backends import errors
 from controlplane.backends.base import (
     TERMINAL_VERTEX_STATES,
@@ -23,15 +23,11 @@ from controlplane.backends.base import (
     RemoteTuningJob,
 )
 
-# Vertex's label rules: lowercase letters, digits, '_' and '-', at most 63 characters; a key
-# starts with a letter.
-_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
-_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
-
 
 def _check_labels(labels: dict[str, str]) -> None:
+    """Vertex's label rules, as the contract writes them (and the emulator enforces them)."""
     for key, value in labels.items():
-        if not _LABEL_KEY.fullmatch(key) or not _LABEL_VALUE.fullmatch(value):
+        if label_problem(key, key=True) or label_problem(value, key=False):
             raise errors.InvalidJobSpec(f"invalid label {key}={value!r}")
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import threading
 
+from contract import events as contract_events
+
 
 class ArmedPreemptions:
     """The armed (step, grace_s) pairs of one job, in step order; safe to use from any thread
@@ -43,7 +45,7 @@ def _step_of(line: str) -> int | None:
         payload = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(payload, dict) or payload.get("event") != "step":
+    if not isinstance(payload, dict) or payload.get("event") != contract_events.STEP:
         return None
     step = payload.get("step")
     return step if isinstance(step, int) else None

@@ -7,6 +7,7 @@ import grpc
 from google.cloud import aiplatform_v1
 from google.rpc import error_details_pb2
 
+from contract import quota_metrics
 from localvertex.core.errors import ApiError
 from localvertex.jobs.store import CustomJobPb, JobStore
 from localvertex.quotas.capacity import Capacity, needs
@@ -27,7 +28,7 @@ def _enum_name(enum: type, value: int) -> str:
 
 def scheduling_of(job: CustomJobPb) -> str:  # type: ignore[valid-type]
     name = _enum_name(aiplatform_v1.Scheduling.Strategy, job.job_spec.scheduling.strategy)
-    return name if name in ("SPOT", "FLEX_START") else "STANDARD"
+    return name if name in quota_metrics.PREEMPTIBLE else "STANDARD"
 
 
 def job_needs(job: CustomJobPb) -> dict[str, int]:  # type: ignore[valid-type]

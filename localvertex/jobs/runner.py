@@ -320,7 +320,7 @@ class JobRunner:
         """Stop `stopped`, say why in each one's log, and start them and `failed` again."""
         self._processes.stop(stopped, self.settings.cancel_grace_s)
         for other in stopped:
-            self._replica_line(other, f"Restarting {other.subject} {how}: {failed.name} exited "
+            self._replica_line(other, f"{other.restarting} {how}: {failed.name} exited "
                                f"with code {rc}", WARNING)
         for r in (failed, *stopped):
             r.done = False
@@ -370,7 +370,7 @@ class JobRunner:
         for replica in self._replicas:
             replica.done = False
             self._replica_line(
-                replica, f"Restarting {replica.subject} after preemption", WARNING
+                replica, f"{replica.restarting} after preemption", WARNING
             )
             self._processes.launch(replica)
         self._set_state(JobState.JOB_STATE_RUNNING)
@@ -390,7 +390,7 @@ class JobRunner:
         count_restart(self.host.jobs, self.job_id)
         self._replica_line(
             replica,
-            f"Restarting {replica.subject} (restart {replica.restarts} of "
+            f"{replica.restarting} (restart {replica.restarts} of "
             f"{self._policy.max_restarts}){why}",
             WARNING,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from contract import labels as contract_labels
 from localvertex.core.errors import failed_precondition, invalid
 from localvertex.jobs.store import CustomJobPb
 from localvertex.replicas.environment import (
@@ -17,21 +18,6 @@ from localvertex.replicas.environment import (
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_POOLS = 4
-
-
-def _label_key_ok(key: str) -> bool:
-    return (
-        0 < len(key) <= 63
-        and key[0].isalpha()
-        and key[0].islower()
-        and all((ch.isalnum() and not ch.isupper()) or ch in "_-" for ch in key)
-    )
-
-
-def _label_value_ok(value: str) -> bool:
-    return len(value) <= 63 and all(
-        (ch.isalnum() and not ch.isupper()) or ch in "_-" for ch in value
-    )
 
 
 def validate_custom_job(job: CustomJobPb) -> None:  # type: ignore[valid-type]
@@ -55,19 +41,19 @@ def validate_custom_job(job: CustomJobPb) -> None:  # type: ignore[valid-type]
 
 
 def check_labels(labels) -> None:
-    if len(labels) > 64:
-        raise invalid("custom_job.labels can have at most 64 entries.")
+    """Vertex's rules on labels (contract/labels.py, as the control plane checks them before
+    it submits): at most 64 entries, keys and values of at most 64 lowercase letters
+    (international ones too), digits, '_' and '-', a key starting with a letter."""
+    if len(labels) > contract_labels.MAX_LABELS:
+        raise invalid(f"custom_job.labels can have at most {contract_labels.MAX_LABELS} "
+                      "entries.")
     for key, value in labels.items():
-        if not _label_key_ok(key):
-            raise invalid(
-                f"custom_job.labels: invalid key {key!r} (lowercase letters, digits, '_' and '-',"
-                " starting with a letter, at most 63 characters)."
-            )
-        if not _label_value_ok(value):
-            raise invalid(
-                f"custom_job.labels[{key!r}]: invalid value {value!r} (lowercase letters, digits,"
-                " '_' and '-', at most 63 characters)."
-            )
+        problem = contract_labels.label_problem(key, key=True)
+        if problem:
+            raise invalid(f"custom_job.labels: invalid key {key!r}: {problem}.")
+        problem = contract_labels.label_problem(value, key=False)
+        if problem:
+            raise invalid(f"custom_job.labels[{key!r}]: invalid value {value!r}: {problem}.")
 
 
 def _check_pool(i: int, pool) -> None:

@@ -12,33 +12,12 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-SERVICE_NAME = "aiplatform.googleapis.com"
-# AcceleratorType name -> the metric's suffix (VERTEX_FACTS.md, A3).
-ACCELERATOR_METRICS = {
-    "NVIDIA_TESLA_T4": "nvidia_t4_gpus",
-    "NVIDIA_TESLA_V100": "nvidia_v100_gpus",
-    "NVIDIA_TESLA_P100": "nvidia_p100_gpus",
-    "NVIDIA_TESLA_P4": "nvidia_p4_gpus",
-    "NVIDIA_L4": "nvidia_l4_gpus",
-    "NVIDIA_TESLA_A100": "nvidia_a100_gpus",
-    "NVIDIA_A100_80GB": "nvidia_a100_80gb_gpus",
-    "NVIDIA_H100_80GB": "nvidia_h100_gpus",
-    "NVIDIA_H100_MEGA_80GB": "nvidia_h100_mega_gpus",
-    "NVIDIA_H200_141GB": "nvidia_h200_gpus",
-    "NVIDIA_B200": "nvidia_b200_gpus",
-    "TPU_V3": "tpu_v3",
-    "TPU_V5_LITEPOD": "tpu_v5e",
-    "TPU_V6E": "tpu_v6e",
-}
-PREEMPTIBLE_SCHEDULING = frozenset({"SPOT", "FLEX_START"})
+from contract import quota_metrics
+from contract.quota_metrics import metric_for
 
-
-def metric_for(accelerator: str, scheduling: str) -> str | None:
-    suffix = ACCELERATOR_METRICS.get(accelerator)
-    if suffix is None:
-        return None
-    kind = "preemptible_" if scheduling in PREEMPTIBLE_SCHEDULING else ""
-    return f"{SERVICE_NAME}/custom_model_training_{kind}{suffix}"
+# The metrics are the contract's (contract/quota_metrics.py): the emulator enforces the very
+# quotas the control plane reads and plans with.
+SERVICE_NAME = quota_metrics.SERVICE
 
 
 def quota_id_for(metric: str) -> str:

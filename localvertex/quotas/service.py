@@ -11,23 +11,15 @@ import re
 
 from google.cloud.cloudquotas_v1.types import cloudquotas, resources
 
+from contract.quota_metrics import SERVICE as SERVICE_NAME
+from contract.quota_metrics import all_metrics
 from localvertex.core.errors import invalid, not_found
-from localvertex.quotas.capacity import (
-    ACCELERATOR_METRICS,
-    SERVICE_NAME,
-    Capacity,
-    quota_id_for,
-)
+from localvertex.quotas.capacity import Capacity, quota_id_for
 
 SERVICE = "google.api.cloudquotas.v1.CloudQuotas"
 _PARENT = re.compile(r"^projects/([^/]+)/locations/global/services/([^/]+)$")
 _NAME = re.compile(r"^(projects/[^/]+/locations/global/services/[^/]+)/quotaInfos/([^/]+)$")
 UNLIMITED = -1
-
-
-def all_metrics() -> list[str]:
-    return [f"{SERVICE_NAME}/custom_model_training_{kind}{suffix}"
-            for suffix in ACCELERATOR_METRICS.values() for kind in ("", "preemptible_")]
 
 
 class QuotasService:

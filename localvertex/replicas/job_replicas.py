@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from contract import events as contract_events
 from localvertex.cloudlogging.entries import ERROR, INFO
 from localvertex.config import Settings
 from localvertex.replicas.environment import ReplicaSpec
@@ -60,11 +61,13 @@ class Replica:
         return self.task if self.spec.host == 0 else f"{self.task} (TPU host {self.spec.host})"
 
     @property
-    def subject(self) -> str:
-        """What a restart line restarts. Only the replica itself (a slice's host 0) is "replica
-        X": the control plane counts a "Restarting replica X" line as one restart of X, and a
-        slice's hosts restart together, once."""
-        return f"replica {self.task}" if self.spec.host == 0 else self.name
+    def restarting(self) -> str:
+        """How a line about its restart starts. Only the replica itself (a slice's host 0)
+        starts with the contract's RESTART_PREFIX ("Restarting replica X"): the control plane
+        counts such a line as one restart of X, and a slice's hosts restart together, once."""
+        if self.spec.host == 0:
+            return f"{contract_events.RESTART_PREFIX} {self.task}"
+        return f"Restarting {self.name}"
 
     def poll(self) -> int | None:
         if self.proc is not None:
