@@ -21,7 +21,7 @@ from controlplane.teams.models import Team
 from vertexplan.composer import Composition, parallelism
 from vertexplan.perf.expected_step import ExpectedStep
 
-TRAINER_DEFAULT_STEPS = 300  # trainers/config.py: TrainConfig.steps
+TRAINER_DEFAULT_STEPS = 300  # trainers/config.py: RunConfig.steps
 
 
 def trainer_steps(custom_job: dict[str, Any]) -> int | None:

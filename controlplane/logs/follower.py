@@ -3,7 +3,7 @@
 entries.list allows 60 calls a minute per project, whatever the number of jobs (VERTEX_FACTS.md
 section 5), so the follower never polls per job: one filter ORs the job ids of every attempt
 it follows, split only where the 20,000-character limit forces it. Each attempt has a
-persisted cursor (controlplane.runs.models.LogCursor) with two positions:
+persisted cursor (controlplane.logs.models.LogCursor) with two positions:
 
 - head: the fresh read. Every sweep reads each group of attempts from the lowest head in it
   (minus a small overlap) to the present, 1000 entries a page, oldest first. This is what

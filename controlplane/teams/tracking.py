@@ -24,7 +24,7 @@ from controlplane.teams.models import Team, TrackingSettings
 
 logger = logging.getLogger(__name__)
 
-# W&B entity and project names (the trainer puts them into the run's URL: trainers/tracking.py).
+# W&B entity and project names (the trainer puts them into the run's URL: trainers/job/tracking.py).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 # W&B API keys are 40 hex characters, or longer with a prefix (dedicated servers): printable,
 # no spaces or quotes.

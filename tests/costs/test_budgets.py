@@ -26,7 +26,8 @@ from tests.fakes import FakeBackend
 from tests.notifications.slack_recorder import SlackRecorder
 from tests.notifications.test_slack import HOOK_PATH, channel
 
-# n1-standard-4 + 100 GB pd-ssd in us-central1, per hour, on demand (tests/costs/test_actual).
+# n1-standard-4 + 100 GB pd-ssd in us-central1, per hour, on demand
+# (tests/vertexplan/pricing/test_actual.py).
 N1_4_HOURLY = 218_499 + 26_780
 # The survival fixture's job: a chief and one worker, both n1-standard-4.
 TWO_N1_4_HOURLY = 2 * N1_4_HOURLY

@@ -5,7 +5,7 @@ The contract with the container (the built-in trainer or your own command):
 * zero1/zero2/zero3: ``CP_DEEPSPEED_CONFIG_JSON`` holds the DeepSpeed JSON (compact, sorted
   keys). The built-in trainer also gets the values it must agree with as flags.
 * fsdp: ``CP_FSDP_CONFIG_JSON`` holds ``{"mode": ..., "shard_size": N}`` (the keys of
-  trainers.config.FSDPConfig).
+  trainers.torch.config.FSDPConfig).
 * tensor/pipeline parallel degrees above 1: ``CP_PARALLELISM_JSON`` holds
   ``{"dp": D, "tp": T, "pp": P}`` (plus ``pp_schedule``, ``pp_virtual_stages`` and
   ``sequence_parallel`` when the request sets them), and the NCCL settings below. With the
@@ -89,7 +89,8 @@ PARALLEL_OPTIONS = {
     "sequence_parallel": "sequence_parallel",
 }
 
-# What the built-in trainer can run today (trainers/parallel.py, trainers/deepspeed_config.py).
+# What the built-in trainer can run today (trainers/torch/parallel.py,
+# trainers/torch/strategies/deepspeed_config.py).
 BUILTIN_PRECISIONS = ("fp32", "bf16")
 BUILTIN_REFUSED_DS = {
     "optimizer": "the built-in trainer builds AdamW itself: set --lr and --set beta1=, "

@@ -72,7 +72,8 @@ def to_json(custom_job: dict[str, Any]) -> str:
 # The snippet is a file of its own: it is the user's program, not this package's, and the
 # Google client it imports belongs to them (this package imports Google's libraries only in
 # controlplane/backends/). It lives in vertexplan/interop_templates/, not in a templates/
-# directory, where Django's template finders (and tests/packaging) would look for it.
+# directory, where Django's template finders (and the packaging test,
+# tests/house/test_wheel.py) would look for it.
 _PYTHON_SNIPPET = string.Template(
     (Path(__file__).parent.parent / "interop_templates" / "submit_custom_job.py.txt")
     .read_text())
