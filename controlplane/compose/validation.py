@@ -70,12 +70,15 @@ def check(request: JobRequest, team: Team | None, *,
     errors: dict[str, list[str]] = {}
     if team is None:
         errors["team"] = ["choose a team you can submit to"]
-    composition = compose(request, memory_policy=policy)
+    # The control plane's own reading of the request first, then the composer's in one visit,
+    # then the team's rules on what it composed: the request passes each layer once.
     recovery = recovery_fields.check(request)
+    fields = request.to_dict()
+    composition = compose(request, memory_policy=policy)
     refused: dict[str, list[str]] = {}
     placed: list[str] = []
     if team is not None:
-        refused = team_rules.violations(composition.custom_job, request.to_dict(), team)
+        refused = team_rules.violations(composition.custom_job, fields, team)
         placed = placement.violations(composition.custom_job, team)
     # In this order: the composer's, the team's rules, the recovery policy's, the cluster's.
     for found in (composition.errors, refused, recovery,
