@@ -62,6 +62,9 @@ class StackConfig:
     reconcile_interval_s: float = 2.0
     follow_interval_s: float = 2.0
     worker_concurrency: int = 2
+    # The database is already migrated and the static files collected where CP_STATIC_ROOT
+    # says (the tests prepare both once for all their stacks): start skips prepare().
+    prepared: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -131,11 +134,17 @@ class Stack:
         self.procs[name] = proc
         return proc
 
-    def start(self, *, timeout_s: float = 60) -> None:
+    def prepare(self) -> None:
+        """The database migrated and the static files collected, as a stack serves them."""
         self.config.var_dir.mkdir(parents=True, exist_ok=True)
         self.manage("migrate", "--noinput", "-v", "0")
         # Hashed, compressed static files cached for a year (controlplane/core/storage.py).
         self.manage("collectstatic", "--noinput", "-v", "0")
+
+    def start(self, *, timeout_s: float = 60) -> None:
+        self.config.var_dir.mkdir(parents=True, exist_ok=True)
+        if not self.config.prepared:
+            self.prepare()
         emulator = self.start_process("emulator")
         try:
             wait_for_port(self.config.emulator_port, timeout_s, emulator)

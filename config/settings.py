@@ -131,7 +131,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = VAR_DIR / "staticfiles"
+# One collected copy can serve several local stacks (the tests collect once for all of theirs).
+STATIC_ROOT = Path(envstr("CP_STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 # WhiteNoise scans STATIC_ROOT at start-up; an empty one is fine (files come from the finders).
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Serve from the finders in development so `make demo` needs no collectstatic.

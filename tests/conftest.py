@@ -13,6 +13,9 @@ if TYPE_CHECKING:  # the models load once Django is set up, after this module
 
 CI = os.environ.get("CI", "").lower() == "true"
 
+# The stacks and their fixtures, defined once for every directory (tests/stacks.py).
+pytest_plugins = ["tests.stacks"]
+
 
 def require(condition: bool, why: str) -> None:
     if condition:
@@ -20,6 +23,34 @@ def require(condition: bool, why: str) -> None:
     if CI:
         pytest.fail(f"{why} (CI=true: the service is required)", pytrace=False)
     pytest.skip(why)
+
+
+# Fixtures that start processes beyond the test's own: a test that asks for one is marked, so
+# `make test-fast` (-m "not stack and not browser and not environment") leaves it out.
+STACKS = {"stack", "survival_stack", "serving_stack", "chaos_stack", "api", "survival_api"}
+BUILT_ENVIRONMENTS = {"xla_python"}
+# Files that share a fixture too costly to make twice run on one process (`--dist loadgroup`).
+SHARED_BY_FIXTURE = {"survival_stack": "survival-stack"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks each test by what it starts, and gives each test file its own xdist group unless it
+    names one: `--dist loadgroup` then keeps a file's tests on one process (its module
+    fixtures start once), as --dist loadfile would, while the files that name a group, or
+    share a costly fixture, run together. Runs before pytest-xdist reads the groups."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & STACKS:
+            item.add_marker(pytest.mark.stack)
+        if "browser" in names:
+            item.add_marker(pytest.mark.browser)
+        if names & BUILT_ENVIRONMENTS:
+            item.add_marker(pytest.mark.environment)
+        if item.get_closest_marker("xdist_group"):
+            continue
+        shared = sorted(SHARED_BY_FIXTURE[n] for n in names & SHARED_BY_FIXTURE.keys())
+        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.path.as_posix()))
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,9 @@ from tests.conftest import require
 from tests.localvertex.helpers import FAST_FLAGS, EmulatorProcess
 from vertexplan.clusters import compose_persistent_resource
 
+# Left out of `make test-fast` (the inner loop): a real Ray cluster through the emulator.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def backend(settings, tmp_path) -> Iterator[VertexClusters]:

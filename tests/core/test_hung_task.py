@@ -25,6 +25,9 @@ from kombu import Connection
 
 from config.devstack import ROOT, Stack, StackConfig
 
+# Left out of `make test-fast` (the inner loop): a Celery worker left to hit its time limits.
+pytestmark = pytest.mark.slow
+
 VISIBILITY_S = 10
 HARD_LIMIT_S = 3
 

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# Left out of `make test-fast` (the inner loop): a server process measured.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """

@@ -5,7 +5,6 @@ from tests.runs.conftest import (  # noqa: F401
     admin_user,
     eager,
     make_job,
-    recorder,
     slack,
 )
 from tests.runs.pages.conftest import member, member_client  # noqa: F401

@@ -24,6 +24,9 @@ import pytest
 
 from tests.house.packaging import PACKAGES, ROOT, dockerignore_patterns, dockerignored
 
+# Left out of `make test-fast` (the inner loop): builds and installs the wheel.
+pytestmark = pytest.mark.slow
+
 # Local junk that may sit in a working tree and is rightly not shipped.
 NOT_SHIPPED = ("__pycache__", "*.py[cod]", ".*", "*~", "*.swp", "*.orig", "*.rej")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from config.devstack import Stack
-from tests.integration.conftest import Api
+from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
 

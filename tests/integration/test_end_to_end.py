@@ -17,7 +17,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from config.devstack import Stack
-from tests.integration.conftest import Api
+from tests.stacks import Api, after_worker_runs
 
 pytestmark = pytest.mark.integration
 
@@ -181,6 +181,7 @@ def test_invalid_input_is_refused_on_its_field_and_nothing_is_created(
     messages = " ".join(m for f in fields for m in errors.get(f, []))
     assert messages, f"expected an error on {pool}.{fields}, got {response.json()}"
     assert mentions.lower() in messages.lower()
-    time.sleep(2)  # a wrongly queued submission would reach the emulator by now
     assert api.get("/api/v1/jobs/")["count"] == before_jobs
+    # A wrongly queued submission would have reached the emulator once the worker is past it.
+    after_worker_runs(stack, "controlplane.runs.tasks.reconcile_jobs", runs=2)
     assert len(emulator_jobs(stack)) == before_custom_jobs

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from config.devstack import Stack
-from tests.integration.conftest import Api
+from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
 

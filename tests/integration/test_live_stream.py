@@ -13,8 +13,8 @@ import pytest
 import requests
 
 from config.devstack import Stack
-from tests.integration.conftest import Api
 from tests.integration.test_end_to_end import TERMINAL, browser_session, ddp_job
+from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from config.devstack import Stack
-from tests.integration.conftest import Api
 from tests.integration.test_end_to_end import TERMINAL, browser_session
+from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
 

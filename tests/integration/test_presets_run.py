@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from config.devstack import Stack
-from tests.integration.conftest import Api
+from tests.stacks import Api
 from vertexplan import catalog, composer, presets
 from vertexplan.composer import parallelism
 

@@ -11,19 +11,17 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
-from config.devstack import Stack, StackConfig, free_port
+from config.devstack import Stack
 from localvertex.admin.client import AdminClient
-from tests.integration.conftest import Api, _database
 from tests.integration.test_end_to_end import browser_session
+from tests.stacks import Api, drop_database, prepared_config
 
 pytestmark = pytest.mark.integration
 
@@ -74,25 +72,17 @@ def slack() -> Iterator[SlackRecorder]:
 @pytest.fixture(scope="module")
 def serving_stack(postgres_url: str, redis_url: str, slack: SlackRecorder,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    name = f"cp_serving_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    stack = Stack(StackConfig(
-        var_dir=tmp_path_factory.mktemp("serving-stack"),
-        database_url=_database(postgres_url, name), broker_url=redis_url,
-        web_port=free_port(), emulator_port=free_port(),
-        queue_prefix=f"cp-sv-{uuid.uuid4().hex[:6]}",
-        reconcile_interval_s=1.0, follow_interval_s=1.0,
+    config, name = prepared_config(
+        postgres_url, redis_url, tmp_path_factory, "cp_serving",
         extra_env={"CP_RESUBMIT_AFTER_S": "10", "CP_SLACK_WEBHOOK_BASE_URL": slack.url,
-                   "CP_PROBE_TICK_S": "0.5"},
-    ))
+                   "CP_PROBE_TICK_S": "0.5"})
+    stack = Stack(config)
     try:
         stack.start()
         yield stack
     finally:
         stack.stop()
-        with psycopg.connect(postgres_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(postgres_url, name)
 
 
 def wait(stack: Stack, what: str, check: Callable[[], Any], timeout_s: float = 120) -> Any:
@@ -231,7 +221,8 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     runtime: the replica consolidates the shards, compiles, and answers exactly as the same
     weights do in eager PyTorch here, greedy and seeded sampling alike. The job's final export,
     registered with the aot runtime, has its AOTInductor package built before its upload."""
-    torch = pytest.importorskip("torch")
+    import torch
+
     import localvertex.replicas.storage as local_storage
     from contract import prediction
     from trainers.serving import aot, generate, loader

@@ -15,8 +15,8 @@ from google.protobuf import json_format
 
 from config.devstack import Stack
 from localvertex.client import logging_client
-from tests.integration.conftest import Api
 from tests.integration.test_end_to_end import browser_session
+from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ import pytest
 
 from config.devstack import Stack
 from tests.conftest import require
-from tests.integration.conftest import Api
 from tests.integration.test_end_to_end import browser_session, emulator_jobs
+from tests.stacks import Api
 from tests.xla_env import ensure_xla_env
 from vertexplan import composer
 
@@ -67,6 +67,7 @@ def test_a_v5e_2x2_jax_job_trains_with_the_built_in_trainer_and_succeeds(
     assert_on_its_page(stack, seeded, job_id, "tpu-jax-v5e", kept[0]["path"])
 
 
+@pytest.mark.environment
 def test_a_v5e_2x2_pytorch_xla_job_trains_with_the_built_in_trainer_and_succeeds(
         stack: Stack, api: Api, seeded: dict[str, Any]) -> None:
     ensure_xla_env()

@@ -15,6 +15,9 @@ from localvertex.admin.client import AdminClient
 from localvertex.client import job_client
 from tests.localvertex.helpers import PROJECT, custom_job, python_pool, wait_state
 
+# Left out of `make test-fast` (the inner loop): jobs queued and run in the emulator.
+pytestmark = pytest.mark.slow
+
 State = aiplatform_v1.JobState
 T4 = "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"
 T4_SPOT = "aiplatform.googleapis.com/custom_model_training_preemptible_nvidia_t4_gpus"

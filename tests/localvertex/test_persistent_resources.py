@@ -22,6 +22,9 @@ from localvertex.clusters.ray_nodes import ray_executable
 from localvertex.replicas.processes import find_strays
 from tests.localvertex.helpers import PARENT, TERMINAL, custom_job, python_pool, wait_for
 
+# Left out of `make test-fast` (the inner loop): real Ray clusters.
+pytestmark = pytest.mark.slow
+
 State = aiplatform_v1.PersistentResource.State
 needs_ray = pytest.mark.skipif(
     ray_executable() is None and os.environ.get("CI") != "true",

@@ -18,6 +18,9 @@ from tests.localvertex.helpers import (
     wait_state,
 )
 
+# Left out of `make test-fast` (the inner loop): emulator restarts.
+pytestmark = pytest.mark.slow
+
 State = aiplatform_v1.JobState
 
 

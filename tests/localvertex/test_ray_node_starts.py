@@ -12,6 +12,9 @@ import pytest
 from localvertex.clusters import ray_nodes
 from localvertex.clusters.ray_nodes import NODE_START_TRIES, NodeExited, RayCluster
 
+# Left out of `make test-fast` (the inner loop): real Ray nodes.
+pytestmark = pytest.mark.slow
+
 REAL_RAY = ray_nodes.ray_executable()
 needs_ray = pytest.mark.skipif(REAL_RAY is None and os.environ.get("CI") != "true",
                                reason="Ray is not installed (pip install -e '.[ray]')")

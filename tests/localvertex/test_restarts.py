@@ -28,6 +28,9 @@ from tests.localvertex.helpers import (
     wait_state,
 )
 
+# Left out of `make test-fast` (the inner loop): replicas restarted in the emulator.
+pytestmark = pytest.mark.slow
+
 State = aiplatform_v1.JobState
 # Sleeps past any test that uses it, however loaded the machine: each one ends it (a cancel,
 # another replica's failure, the job's timeout), and must find it still running until then.

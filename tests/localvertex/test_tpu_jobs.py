@@ -207,6 +207,7 @@ def test_a_v5e_2x4_jax_job_runs_a_process_per_vm_that_train_as_one(emulator: Emu
                for e in by_name["checkpoint_saved"])
 
 
+@pytest.mark.environment
 def test_a_v5e_2x2_pytorch_xla_job_trains_on_cpu_pjrt_devices_and_succeeds(
         emulator: EmulatorProcess):
     """PJRT_DEVICE=TPU from the composed job becomes the CPU PJRT device, one per chip, and

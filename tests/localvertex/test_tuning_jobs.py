@@ -25,6 +25,9 @@ from tests.localvertex.helpers import (
     wait_for,
 )
 
+# Left out of `make test-fast` (the inner loop): tuning jobs of many trials in the emulator.
+pytestmark = pytest.mark.slow
+
 State = aiplatform_v1.JobState
 TrialState = aiplatform_v1.Trial.State
 TERMINAL = (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED)

@@ -4,6 +4,5 @@ from tests.runs.conftest import (  # noqa: F401
     admin_user,
     eager,
     make_job,
-    recorder,
     slack,
 )

@@ -13,7 +13,6 @@ from rest_framework.test import APIClient
 from controlplane.runs.models import Job, JobState
 from controlplane.security import tokens
 from controlplane.teams.models import Role, Team
-from tests.integration.conftest import api, seeded, stack  # noqa: F401 - the real stack
 from tests.people import make_user
 from tests.runs.pages.conftest import CPU_CUSTOM_JOB, CPU_REQUEST
 

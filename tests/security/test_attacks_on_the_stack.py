@@ -13,14 +13,15 @@ from __future__ import annotations
 import json
 import textwrap
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
 from config.devstack import Stack
-from tests.integration.conftest import Api
 from tests.security.test_bounded_input import ALIAS_BOMB
+from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
 
@@ -37,8 +38,12 @@ VICTIM = textwrap.dedent("""
     say(event="run_started", rank=0, world_size=1, strategy="ddp")
     say(event="step", step=50, total_steps=100, loss=1.5)
     say(event="checkpoint_saved", step=50, path=path, bytes=10, seconds=0.1)
-    time.sleep(40)
-    say(event="run_finished", step=100, final_loss=1.0, wall_s=40)
+    # Runs until the test has seen the attacker's job end (it writes RELEASE), so everything the
+    # attacker forged arrives while the victim runs; at most five minutes, whatever happens.
+    release, started = os.environ["AIP_CHECKPOINT_DIR"] + "RELEASE", time.monotonic()
+    while not os.path.exists(release) and time.monotonic() - started < 300:
+        time.sleep(0.2)
+    say(event="run_finished", step=100, final_loss=1.0, wall_s=time.monotonic() - started)
 """)
 
 # Writes entries with the victim's CustomJob id through the emulator's Logging API: well
@@ -151,6 +156,8 @@ def test_forged_entries_and_foreign_paths_change_nothing_in_the_victim_team(
     assert answers == dict.fromkeys(
         ["careless", "checkpoint", "failure", "finished", "resumed", "step"],
         "PERMISSION_DENIED"), answers
+    assert api.get(f"/api/v1/jobs/{victim}/")["state"] == "RUNNING"
+    (Path(theirs).parent / "RELEASE").write_text("")
 
     def victim_events() -> list[dict[str, Any]]:
         return api.get(f"/api/v1/jobs/{victim}/events/", limit=1000)["results"]

@@ -10,6 +10,7 @@ import logging
 import os
 from typing import Any
 
+import pytest
 import schemathesis
 from django.core.wsgi import get_wsgi_application
 from django.test import Client
@@ -21,6 +22,9 @@ from controlplane.security import tokens
 from tests.security.test_bounded_input import ALIAS_BOMB
 from tests.security.test_roles_matrix import build_world
 from tests.security.test_schema_fuzz import quiet, real_ids  # noqa: F401 - the fixture
+
+# Left out of `make test-fast` (the inner loop): thousands of generated requests.
+pytestmark = pytest.mark.slow
 
 MINIMUM_REQUESTS = 5000
 # Generated requests per operation (over 60 operations); CP_FUZZ_EXAMPLES raises it.

@@ -17,6 +17,9 @@ from rest_framework.test import APIClient
 
 from tests.security.conftest import World
 
+# Left out of `make test-fast` (the inner loop): the server processes started.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -51,6 +51,9 @@ from tests.sweeps.conftest import sweep_body
 from vertexplan.clusters.compose import compose_persistent_resource
 from vertexplan.sweeps import compose_sweep, export
 
+# Left out of `make test-fast` (the inner loop): every route for every role.
+pytestmark = pytest.mark.slow
+
 SWEEP_REQUEST = sweep_body()
 SWEEP_TUNING_JOB = compose_sweep(SWEEP_REQUEST).tuning_job
 CLUSTER_REQUEST = {

@@ -8,8 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from django.test import Client
+
+# Left out of `make test-fast` (the inner loop): the schema generated and validated.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 

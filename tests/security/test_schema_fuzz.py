@@ -30,6 +30,9 @@ from controlplane.backends import serving_base
 from controlplane.security import tokens
 from tests.security.test_roles_matrix import PK_OWNERS, World, build_world
 
+# Left out of `make test-fast` (the inner loop): a thousand generated requests and more.
+pytestmark = pytest.mark.slow
+
 # Requests per operation; with ~50 operations this is well over the 1000 asked for.
 EXAMPLES_PER_OPERATION = 15
 MINIMUM_REQUESTS = 1000

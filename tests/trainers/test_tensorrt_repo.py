@@ -18,12 +18,16 @@ from trainers.serving import tensorrt_repo
 from trainers.serving.tensorrt_repo import EngineSettings
 from trainers.serving.triton_repo import Batching, RepositoryError
 
+# Runs in .venv/triton (`make envs`; tests/trainers/triton_env.py builds it when missing).
+pytestmark = pytest.mark.environment
+
 ROOT = Path(__file__).resolve().parents[2]
 PARSE = """
 import json, sys
 from google.protobuf import json_format
 from trainers.serving import tensorrt_repo, triton_check
 from trainers.serving.triton_repo import Batching
+
 text = tensorrt_repo.config_text("gpt", 256, Batching(16, (4, 16), 500))
 if len(sys.argv) > 1:
     text = text.replace(*json.loads(sys.argv[1]))

@@ -17,6 +17,9 @@ from trainers.serving import triton_repo
 from trainers.serving.triton_repo import Batching, RepositoryError
 from trainers.torch.model import GPT
 
+# Runs in .venv/triton (`make envs`; tests/trainers/triton_env.py builds it when missing).
+pytestmark = pytest.mark.environment
+
 
 def export_model(folder: Path, seed: int = 3) -> Path:
     config = ModelConfig()

@@ -18,6 +18,9 @@ from tests.trainers import triton_env
 from tests.trainers.test_triton_repo import export_model
 from trainers.serving import loader
 
+# Runs in .venv/triton (`make envs`; tests/trainers/triton_env.py builds it when missing).
+pytestmark = pytest.mark.environment
+
 HEALTH_ROUTE = "/v2/health/ready"  # triton_local: the routes given as AIP_*_ROUTE
 PREDICT_ROUTE = "/v2/models/gpt/infer"
 

@@ -12,7 +12,7 @@ from google.cloud.aiplatform_v1.services.job_service.transports import JobServic
 
 from config.devstack import Stack
 from localvertex.admin.client import AdminClient
-from tests.integration.conftest import Api
+from tests.stacks import Api
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 PARENT = "projects/local-project/locations/us-central1"

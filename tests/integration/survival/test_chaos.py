@@ -13,11 +13,9 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import Api
 from tests.integration.survival.stackutil import (
     TERMINAL,
     admin,
@@ -25,7 +23,7 @@ from tests.integration.survival.stackutil import (
     jobs_named,
     wait,
 )
-from tests.runs.conftest import SurvivalStack, drop_database, new_stack, sleeping_job
+from tests.stacks import Api, SurvivalStack, drop_database, new_stack, sleeping_job
 
 pytestmark = pytest.mark.integration
 
@@ -60,8 +58,7 @@ class WorkerKiller(threading.Thread):
 @pytest.fixture(scope="module")
 def chaos_stack(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
                 ) -> Iterator[SurvivalStack]:
-    var_dir: Path = tmp_path_factory.mktemp("chaos")
-    stack, name = new_stack(postgres_url, redis_url, var_dir, {})
+    stack, name = new_stack(postgres_url, redis_url, tmp_path_factory, {})
     try:
         stack.start()
         yield stack

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Api
 from tests.integration.survival.stackutil import TERMINAL, admin, vertex_job_id, wait
 from tests.integration.survival.test_spot_recovery import stack_page
-from tests.runs.conftest import SurvivalStack
+from tests.stacks import Api, SurvivalStack
 from tests.vertexplan.logparse.test_failures import OOM_TRACEBACK
 
 pytestmark = pytest.mark.integration

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Api
 from tests.integration.survival.stackutil import TERMINAL, arm_preemptions, wait
-from tests.runs.conftest import SurvivalStack
+from tests.stacks import Api, SurvivalStack
 
 pytestmark = pytest.mark.integration
 

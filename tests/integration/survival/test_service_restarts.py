@@ -15,7 +15,6 @@ import pytest
 import redis
 
 from config.devstack import free_port, wait_for_port
-from tests.integration.conftest import Api
 from tests.integration.survival.stackutil import (
     TERMINAL,
     VERTEX_TERMINAL,
@@ -23,7 +22,7 @@ from tests.integration.survival.stackutil import (
     jobs_named,
     wait,
 )
-from tests.runs.conftest import SurvivalStack, drop_database, new_stack, sleeping_job
+from tests.stacks import Api, SurvivalStack, drop_database, new_stack, sleeping_job
 
 pytestmark = pytest.mark.integration
 
@@ -140,8 +139,8 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
 
 
 def test_jobs_converge_after_a_redis_restart(postgres_url: str, private_redis: PrivateRedis,
-                                             tmp_path: Path) -> None:
-    stack, database = new_stack(postgres_url, private_redis.url, tmp_path / "stack", {})
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    stack, database = new_stack(postgres_url, private_redis.url, tmp_path_factory, {})
     try:
         stack.start()
         seeded = json.loads(stack.manage("seed_demo", "--username", "rita", "--team", "rl",

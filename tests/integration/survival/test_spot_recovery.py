@@ -5,12 +5,10 @@ an invalid job refused once and never retried; Slack told once per chosen transi
 from __future__ import annotations
 
 import collections
-import time
 from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Api
 from tests.integration.survival.stackutil import (
     TERMINAL,
     admin,
@@ -20,7 +18,7 @@ from tests.integration.survival.stackutil import (
     wait,
 )
 from tests.notifications.slack_recorder import SlackRecorder
-from tests.runs.conftest import SurvivalStack, sleeping_job
+from tests.stacks import Api, SurvivalStack, after_worker_runs, sleeping_job
 
 pytestmark = pytest.mark.integration
 
@@ -96,7 +94,8 @@ def test_three_preemptions_three_restarts_and_one_slack_message_per_transition(
         return mine if len(mine) >= 9 else None
 
     mine = wait(all_sent, timeout_s=60, what="the Slack messages", stack=stack)
-    time.sleep(3)  # a duplicate would arrive within a sweep or two
+    # A duplicate would be sent by one of the delivery sweeps that follow.
+    after_worker_runs(stack, "controlplane.notifications.tasks.deliver_pending", runs=2)
     mine = [r for r in recorder.to(HOOK_PATH) if f"#{job_id}" in r.text]
     kinds = collections.Counter(_kind(r.text) for r in mine)
     assert kinds == {"submitted": 1, "running": 1, "preempted": 3, "recovered": 3,
@@ -187,7 +186,7 @@ def test_an_invalid_job_fails_once_and_is_not_retried(
         finally:
             client.set_faults("CreateCustomJob", "INVALID_ARGUMENT", 0)
     assert job["state"] == "FAILED" and "INVALID_ARGUMENT" in job["error_message"]
-    time.sleep(3)  # several reconcile sweeps: none may try again
+    after_worker_runs(stack, "controlplane.runs.tasks.reconcile_jobs", runs=3)  # none tries again
     attempts = api.get(f"/api/v1/jobs/{job_id}/attempts/")["results"]
     assert [(a["number"], a["failure"], a["vertex_name"]) for a in attempts] == [
         (1, "config", "")]
