@@ -8,13 +8,17 @@ STAMP := $(VENV)/.installed
 # Tests use the PostgreSQL and Redis that answer on this machine (CI has both).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
-# The suite runs on two processes: most integration tests wait on the stack they drive, and the
-# other process's tests fill that time. A test file runs whole on one process (--dist loadfile),
-# so its module fixtures start once; each process has its own test database (pytest-django adds
-# the worker's name), and each stack its own database and queues.
+# The suite runs on two processes. A test file runs whole on one process, so its module
+# fixtures start once, and files that share a costly fixture (a group named by xdist_group, or
+# given by tests/conftest.py) run together: --dist loadgroup. Each process has its own test
+# database (pytest-django adds the worker's name), and each stack its own database and queues.
 TEST_PROCESSES ?= 2
+# The inner loop (`make test-fast`): no stack, no browser, no separate environment, no trainer
+# runs, no slow file (the markers are declared in pyproject.toml; tests/conftest.py applies
+# stack, browser and environment from the fixtures a test uses).
+FAST_TESTS ?= not integration and not stack and not browser and not environment and not trainers and not slow
 
-.PHONY: demo test lint venv xla-env triton-env clean bench client
+.PHONY: demo test test-fast lint venv envs xla-env triton-env clean bench client
 
 venv: $(STAMP)
 
@@ -25,22 +29,41 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[trainers,jax,ray,dev]"
 	touch $(STAMP)
 
+# Environments too big to build for every clone are built once per machine under ENV_CACHE, in
+# a folder named by the Python version and the hash of their requirements file, and shared by
+# every clone: a fresh clone links to it in seconds instead of downloading gigabytes again.
+ENV_CACHE ?= $(HOME)/.cache/vertex-control-plane
+PY_TAG := $(shell $(PYTHON) -c 'import sys; print("py%d%d" % sys.version_info[:2])')
+
 # The PyTorch/XLA trainer's own environment (python -m trainers.xla): torch_xla pins torch 2.9,
 # which cannot live beside the project's torch 2.13. The versions of requirements-tpu-xla.txt
 # (Dockerfile.tpu-xla), without the [tpu] extra: libtpu is only for real TPUs, the CPU PJRT
-# device needs nothing more. PIP_CONSTRAINT is emptied because a machine-wide pip constraint
-# (e.g. /etc/xdg/pip/constraints.txt) may cap torch at the project's version. The trainers
-# are installed editable without dependencies (the project's would bring torch 2.13 back).
-# tests/trainers/xla builds it when it is missing.
+# device needs nothing more. PyPI has no CPU build of torch 2.9 for Linux, so its wheel brings
+# the CUDA libraries (about 7 GB installed): installed once into XLA_PACKAGES (pip --target,
+# into a temporary folder renamed when complete). Each clone's .venv/xla is a small virtual
+# environment that adds that folder to its path and has the trainers installed editable
+# without dependencies (the project's would bring torch 2.13 back). PIP_CONSTRAINT is emptied
+# because a machine-wide pip constraint (e.g. /etc/xdg/pip/constraints.txt) may cap torch at
+# the project's version. `make test` builds it first (envs); a test that needs it and finds it
+# missing builds it (tests/make_env.py).
 XLA_VENV := $(VENV)/xla
 XLA_STAMP := $(XLA_VENV)/.installed
+XLA_PACKAGES := $(ENV_CACHE)/xla-$(PY_TAG)-$(shell sha256sum requirements-tpu-xla.txt | cut -c1-16)
 
 xla-env: $(XLA_STAMP)
 
-$(XLA_STAMP): requirements-tpu-xla.txt pyproject.toml
-	test -x $(XLA_VENV)/bin/python || $(PYTHON) -m venv $(XLA_VENV)
-	sed 's/^torch_xla\[tpu\]/torch_xla/' requirements-tpu-xla.txt > $(XLA_VENV)/requirements-cpu.txt
-	PIP_CONSTRAINT= $(XLA_VENV)/bin/python -m pip install --quiet -r $(XLA_VENV)/requirements-cpu.txt
+$(XLA_PACKAGES):
+	mkdir -p $(ENV_CACHE)
+	rm -rf $@.partial
+	sed 's/^torch_xla\[tpu\]/torch_xla/' requirements-tpu-xla.txt > $@.requirements
+	PIP_CONSTRAINT= $(PYTHON) -m pip install --quiet --target $@.partial -r $@.requirements
+	mv $@.partial $@
+
+$(XLA_STAMP): requirements-tpu-xla.txt pyproject.toml | $(XLA_PACKAGES)
+	rm -rf $(XLA_VENV)
+	$(PYTHON) -m venv $(XLA_VENV)
+	echo "import site; site.addsitedir('$(XLA_PACKAGES)')" > \
+	    "$$($(XLA_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/xla-packages.pth"
 	PIP_CONSTRAINT= $(XLA_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $(XLA_STAMP)
 
@@ -52,10 +75,18 @@ lint: venv
 	# The house: the apps' layers and the SDK boundaries (pyproject.toml, [tool.importlinter]).
 	$(BIN)/lint-imports
 
-test: venv lint
+# The environments some tests run in are built before the suite starts, not inside a test.
+envs: xla-env triton-env
+
+test: venv lint envs
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup $(PYTEST_ARGS)
+
+test-fast: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
 bench: venv
 	$(BIN)/python -m bench
@@ -64,7 +95,7 @@ clean:
 	rm -rf var .pytest_cache .ruff_cache
 
 # The Python client in client/, generated from the API's schema: rerun after changing the API
-# (tests/client/test_client_drift.py fails while the checked-in client is behind the server).
+# (tests/integration/client/test_client_drift.py fails while the checked-in client is behind the server).
 CLIENT_PACKAGE := client/vertex_control_plane_client
 client: venv
 	DEBUG=true $(BIN)/python manage.py spectacular --format openapi-json --file client/openapi.json
@@ -72,14 +103,25 @@ client: venv
 	    --path client/openapi.json --config client/generator.yaml --meta none \
 	    --output-path $(CLIENT_PACKAGE) --overwrite
 
-# The Triton environment (requirements-triton.txt says why it is apart). Tests that serve or
-# validate a Triton model repository build it when it is missing. PIP_CONSTRAINT is emptied:
-# the machine's pip constraints cap torch for the project's environment, not this one.
+# The Triton environment (requirements-triton.txt says why it is apart), built as the XLA one
+# is: its packages once per machine in TRITON_PACKAGES, a small .venv/triton that adds them to
+# its path (the trainers are imported from the repository root, not installed). Tests that
+# serve or validate a Triton model repository build it when it is missing. PIP_CONSTRAINT is
+# emptied: the machine's pip constraints cap torch for the project's environment, not this one.
 TRITON_VENV := $(VENV)/triton
 TRITON_STAMP := $(TRITON_VENV)/.installed
+TRITON_PACKAGES := $(ENV_CACHE)/triton-$(PY_TAG)-$(shell sha256sum requirements-triton.txt | cut -c1-16)
 triton-env: $(TRITON_STAMP)
 
-$(TRITON_STAMP): requirements-triton.txt
-	test -x $(TRITON_VENV)/bin/python || $(PYTHON) -m venv $(TRITON_VENV)
-	PIP_CONSTRAINT= $(TRITON_VENV)/bin/python -m pip install --quiet -r requirements-triton.txt
+$(TRITON_PACKAGES):
+	mkdir -p $(ENV_CACHE)
+	rm -rf $@.partial
+	PIP_CONSTRAINT= $(PYTHON) -m pip install --quiet --target $@.partial -r requirements-triton.txt
+	mv $@.partial $@
+
+$(TRITON_STAMP): requirements-triton.txt | $(TRITON_PACKAGES)
+	rm -rf $(TRITON_VENV)
+	$(PYTHON) -m venv $(TRITON_VENV)
+	echo "import site; site.addsitedir('$(TRITON_PACKAGES)')" > \
+	    "$$($(TRITON_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/triton-packages.pth"
 	touch $(TRITON_STAMP)
