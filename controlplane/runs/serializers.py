@@ -55,6 +55,7 @@ class JobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
+        # Also the fields controlplane/runs/detail_body.py writes the record from.
         fields = ["id", "url", "team", "name", "kind", "origin", "state", "state_changed_at",
                   "error_message",
                   "diagnosis", "quota_wait", "checkpoints", "links", "tracking",
