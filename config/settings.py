@@ -90,6 +90,15 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # The pages' hot fragments (each app's jinja2/ directory), drawn where Django's engine
+        # is too slow for them: controlplane/runs/fragments.py.
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "NAME": "jinja2",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {"environment": "controlplane.runs.fragments.environment"},
+    },
 ]
 
 _database_url = envurl(

@@ -64,6 +64,12 @@ def existing(job: Job) -> list[Checkpoint]:
     return existing_from(events if events is not None else job.events.filter(kind__in=KINDS))
 
 
+def listed(job: Job) -> list[dict[str, Any]]:
+    """The checkpoints that still exist as the API's job record lists them."""
+    return [{"step": c.step, "path": c.path, "attempt": c.attempt,
+             "saved_at": c.saved_at.isoformat()} for c in existing(job)]
+
+
 def newest(job: Job) -> Checkpoint | None:
     found = existing(job)
     return found[0] if found else None

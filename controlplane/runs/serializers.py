@@ -55,6 +55,7 @@ class JobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
+        # Also the fields controlplane/runs/detail_body.py writes the record from.
         fields = ["id", "url", "team", "name", "kind", "origin", "state", "state_changed_at",
                   "error_message",
                   "diagnosis", "quota_wait", "checkpoints", "links", "tracking",
@@ -64,8 +65,7 @@ class JobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_checkpoints(self, job: Job) -> list[dict[str, Any]]:
-        return [{"step": c.step, "path": c.path, "attempt": c.attempt,
-                 "saved_at": c.saved_at.isoformat()} for c in checkpoints.existing(job)]
+        return checkpoints.listed(job)
 
     def get_links(self, job: Job) -> dict[str, str]:
         request = self.context.get("request")
@@ -90,8 +90,8 @@ class JobListSerializer(JobSerializer):
     """A row of the job list: a job's state, progress and cost, without its request and
     CustomJob (read those from the job's own record)."""
 
-    # The schema of the rows controlplane/runs/list_rows.py writes; this class is not what
-    # writes them.
+    # The schema of the rows controlplane/runs/list_rows.py writes, and the fields it writes:
+    # this class is not what writes them.
 
     class Meta(JobSerializer.Meta):
         fields = ["id", "url", "team", "name", "kind", "state", "diagnosis", "quota_wait",

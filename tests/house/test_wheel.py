@@ -99,8 +99,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 def repo_files(kind: str) -> list[str]:
-    """Paths of the files in the packages' `kind` directories (templates, static), relative to
-    those directories: the names Django looks them up by."""
+    """Paths of the files in the packages' `kind` directories (templates, jinja2, static),
+    relative to those directories: the names Django looks them up by."""
     names = set()
     for package in PACKAGES:
         for directory in (ROOT / package).rglob(kind):
@@ -162,8 +162,10 @@ print(json.dumps(out))
 
 
 def test_django_runs_from_the_installed_package(installed: Installed) -> None:
-    templates, static = repo_files("templates"), repo_files("static")
+    # get_template looks in both engines' directories: Django's templates/ and Jinja2's jinja2/.
+    templates, static = repo_files("templates") + repo_files("jinja2"), repo_files("static")
     assert "base.html" in templates and "css/app.css" in static
+    assert "runs/fragments/job_rows.html" in templates
     assert any(name.startswith("vendor/") and name.endswith(".js") for name in static)
     spec = {"packages": PACKAGES, "templates": templates, "static": static}
     out = json.loads(installed.python_run("-c", PROBE, stdin=json.dumps(spec)).stdout)

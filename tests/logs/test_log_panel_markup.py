@@ -1,5 +1,6 @@
-"""The log panel's lines (written in Python, not by the template engine, for speed): every
-field a trainer or a replica controls is escaped, and each line reads as before."""
+"""The log panel's lines (a Jinja2 fragment, logs/fragments/log_lines.html, not Django's engine,
+for speed): every field a trainer or a replica controls is escaped, and each line reads as
+before."""
 
 from __future__ import annotations
 

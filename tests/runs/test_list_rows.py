@@ -4,18 +4,21 @@ schema's serializer (JobListSerializer, JobSerializer) makes of the same job."""
 
 from __future__ import annotations
 
+import importlib
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient, APIRequestFactory
 
 from controlplane.logs.models import LogFailure
-from controlplane.runs import list_rows
+from controlplane.runs import detail_body, list_rows
 from controlplane.runs.models import Job, JobAttempt, JobEvent, JobKind, JobState
 from controlplane.runs.serializers import JobListSerializer, JobSerializer
 from controlplane.security import tokens
@@ -151,3 +154,50 @@ def test_the_record_is_what_the_serializer_makes() -> None:
     assert record["tracking"] == {"wandb": "https://wandb.ai/team/run"}
     assert record["links"]  # the console and logs links of a submitted attempt
     assert client.get(f"/api/v1/jobs/{failed.pk}/").json()["diagnosis"]["kind"] == "oom"
+
+
+@pytest.fixture
+def more_fields() -> Iterator[None]:
+    """The serializers with more of the job's columns listed, the fast writers read anew; as
+    they were afterwards."""
+    listed, recorded = JobListSerializer.Meta.fields, JobSerializer.Meta.fields
+    JobListSerializer.Meta.fields = [*listed, "region", "state_changed_at"]
+    JobSerializer.Meta.fields = [*recorded, "project", "estimate_micros"]
+    try:
+        importlib.reload(list_rows)
+        importlib.reload(detail_body)
+        yield
+    finally:
+        JobListSerializer.Meta.fields, JobSerializer.Meta.fields = listed, recorded
+        importlib.reload(list_rows)
+        importlib.reload(detail_body)
+
+
+def test_a_field_listed_in_the_serializer_is_written_by_the_fast_writers(more_fields: None
+                                                                         ) -> None:
+    team = Team.objects.create(name="Vision", slug="vision")
+    user = make_user("ann", team, Role.MEMBER)
+    jobs = _jobs(team, user)
+    client = APIClient()
+    client.force_authenticate(user)
+
+    rows = client.get("/api/v1/jobs/", {"kind": "all"}).json()["results"]
+    newest_first = sorted(jobs, key=lambda j: (j.created_at, j.pk), reverse=True)
+    assert rows == _serialized(newest_first, "/api/v1/jobs/")
+    assert rows[0]["region"] == "us-central1" and rows[0]["state_changed_at"]
+    assert list(rows[0]) == JobListSerializer.Meta.fields
+
+    record = client.get(f"/api/v1/jobs/{jobs[0].pk}/").json()
+    assert record["project"] == "p" and record["estimate_micros"] == 9_000_000
+    assert list(record) == JobSerializer.Meta.fields
+
+
+def test_a_field_the_fast_writers_cannot_write_stops_the_app() -> None:
+    listed = JobListSerializer.Meta.fields
+    JobListSerializer.Meta.fields = [*listed, "no_such_column"]
+    try:
+        with pytest.raises(ImproperlyConfigured, match="no_such_column"):
+            importlib.reload(list_rows)
+    finally:
+        JobListSerializer.Meta.fields = listed
+        importlib.reload(list_rows)

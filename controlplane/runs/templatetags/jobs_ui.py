@@ -1,4 +1,5 @@
-"""Filters and tags the job pages use: state badges, pool summaries, severities, JSON."""
+"""Filters and tags the job pages use: state badges, pool summaries, moments, JSON, and the
+hot fragments (controlplane/runs/fragments.py) placed in the Django templates."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import json
 from typing import Any
 
 from django import template
-from django.template.defaultfilters import date as date_filter
 from django.template.defaulttags import querystring
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from controlplane.runs import job_rows_html, timeline_html
+from controlplane.runs import fragments
 from controlplane.runs.checkpoints import Checkpoint
 from controlplane.runs.models import ACTIVE_STATES
 from controlplane.teams import access
@@ -20,30 +21,11 @@ from vertexplan import summaries
 
 register = template.Library()
 
-# Django's `date` formats that the job pages use, as strftime formats: Django's formatter reads
-# its format letter by letter through a class per value (about 20 us each), and a job page
-# writes some sixty moments, the job list a hundred and fifty.
-_MOMENT_FORMATS = {"m-d H:i:s": "%m-%d %H:%M:%S", "m-d H:i": "%m-%d %H:%M",
-                   "Y-m-d H:i": "%Y-%m-%d %H:%M", "Y-m-d H:i:s": "%Y-%m-%d %H:%M:%S"}
-
-
-@register.filter(expects_localtime=True)
-def moment(value: Any, arg: str = "c") -> str:
-    """As Django's `date` filter (in the current time zone; '' for no value), for 'c' (ISO
-    8601) and the formats of _MOMENT_FORMATS; any other format goes to `date` itself."""
-    if value in (None, ""):
-        return ""
-    if arg == "c":
-        return str(value.isoformat())
-    strftime = _MOMENT_FORMATS.get(arg)
-    if strftime is None:
-        return str(date_filter(value, arg))
-    return str(value.strftime(strftime))
-
-
-@register.filter
-def state_class(state: str) -> str:
-    return f"state-{(state or '').lower()}"
+# The same filters the fragments use, so a moment or a badge reads alike on every page. Django
+# hands `moment` the value in the reader's zone already.
+register.filter("moment", fragments.moment, expects_localtime=True)
+register.filter("state_class", fragments.state_class)
+register.filter("progress", fragments.progress)
 
 
 @register.filter
@@ -59,26 +41,6 @@ def accelerators(custom_job: dict[str, Any] | None) -> str:
 @register.filter
 def pools(custom_job: dict[str, Any] | None) -> list[summaries.PoolSummary]:
     return summaries.pool_summaries(custom_job)
-
-
-@register.filter
-def severity_class(severity: int | None) -> str:
-    return summaries.severity_class(severity)
-
-
-@register.filter
-def severity_name(severity: int | None) -> str:
-    return summaries.severity_name(severity)
-
-
-@register.filter
-def progress(job: Any) -> int | None:
-    return summaries.progress_percent(job.last_step, job.total_steps)
-
-
-@register.filter
-def get_item(mapping: dict[str, Any] | None, key: str) -> Any:
-    return (mapping or {}).get(key)
 
 
 @register.filter
@@ -106,17 +68,18 @@ def sort_header(context: Any, key: str, label: str, num: bool = False) -> SafeSt
 
 @register.simple_tag
 def job_rows(jobs: list[Any]) -> SafeString:
-    return job_rows_html.job_rows(jobs)
+    # `now` ends a running job's running time.
+    return fragments.render("runs/fragments/job_rows.html", jobs=jobs, now=timezone.now())
 
 
 @register.simple_tag
 def timeline_items(items: list[dict[str, Any]]) -> SafeString:
-    return mark_safe(timeline_html.timeline_items(items))  # every value escaped there
+    return fragments.render("runs/fragments/timeline_items.html", items=items)
 
 
 @register.simple_tag
 def checkpoint_rows(checkpoints: list[Checkpoint]) -> SafeString:
-    return mark_safe(timeline_html.checkpoint_rows(checkpoints))  # every value escaped there
+    return fragments.render("runs/fragments/checkpoint_rows.html", checkpoints=checkpoints)
 
 
 @register.simple_tag(takes_context=True)

@@ -1,6 +1,6 @@
 """The job list's pages: the count from the jobs' tally (where it can tell) equals the jobs'
 own count under every filter, each page holds the next jobs of the list's order, and the rows
-written in Python escape what users named."""
+(a Jinja2 fragment, runs/fragments/job_rows.html) escape what users named."""
 
 from __future__ import annotations
 

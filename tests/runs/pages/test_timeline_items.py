@@ -1,6 +1,6 @@
-"""The timeline's items and the checkpoint rows, written in Python (controlplane/runs/
-timeline_html.py): what each kind of event says, in the current time zone, and every value a
-trainer or a user wrote escaped."""
+"""The timeline's items and the checkpoint rows (Jinja2 templates under controlplane/runs/jinja2/,
+placed by the `timeline_items` and `checkpoint_rows` tags): what each kind of event says, in the
+current time zone, and every value a trainer or a user wrote escaped."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from html import unescape
 import pytest
 from django.utils import timezone
 
-from controlplane.runs import timeline_html as th
 from controlplane.runs.checkpoints import Checkpoint
 from controlplane.runs.models import JobEvent, JobRestart
+from controlplane.runs.templatetags import jobs_ui
 
 T = datetime(2026, 5, 1, 12, 30, 45, 123456, tzinfo=UTC)
 HOSTILE = '<script>alert("x")</script>'
@@ -23,6 +23,18 @@ def event(kind: str, step: int | None = None, replica: str = "workerpool0-0",
           **data: object) -> JobEvent:
     return JobEvent(pk=41, job_id=1, attempt=2, kind=kind, timestamp=T, replica=replica,
                     step=step, data=data)
+
+
+def event_item(event: JobEvent) -> str:
+    return str(jobs_ui.timeline_items([{"event": event}]))
+
+
+def restart_item(record: JobRestart) -> str:
+    return str(jobs_ui.timeline_items([{"restart": record}]))
+
+
+def checkpoint_row(checkpoint: Checkpoint) -> str:
+    return str(jobs_ui.checkpoint_rows([checkpoint]))
 
 
 def text(html: str) -> str:
@@ -57,7 +69,7 @@ def text(html: str) -> str:
 ])
 def test_each_kind_of_event_says_what_happened(item: JobEvent, says: str) -> None:
     timezone.activate("UTC")
-    html = th.event_item(item)
+    html = event_item(item)
     assert html.startswith(f'<li class="event kind-{item.kind}"')
     assert text(html).startswith("05-01 12:30:45")
     assert says in text(html)
@@ -66,7 +78,7 @@ def test_each_kind_of_event_says_what_happened(item: JobEvent, says: str) -> Non
 def test_times_are_in_the_readers_zone() -> None:
     timezone.activate("America/New_York")
     try:
-        html = th.event_item(event("state", to="RUNNING"))
+        html = event_item(event("state", to="RUNNING"))
     finally:
         timezone.deactivate()
     assert 'datetime="2026-05-01T08:30:45.123456-04:00">05-01 08:30:45</time>' in html
@@ -76,7 +88,7 @@ def test_a_restart_links_the_checkpoint_it_resumed_from() -> None:
     record = JobRestart(pk=7, job_id=1, attempt=1, replica="workerpool0-0", ordinal=1,
                         cause="preemption", signal="S" * 200, occurred_at=T, step=45,
                         resumed_from_step=40, checkpoint_id=41, steps_lost=5, resumed_at=T)
-    html = th.restart_item(record)
+    html = restart_item(record)
     assert html.startswith('<li class="event kind-preempted kind-restart" '
                            'id="timeline-restart-7">')
     assert '<a href="#event-41">checkpoint step 40</a>' in html
@@ -84,12 +96,12 @@ def test_a_restart_links_the_checkpoint_it_resumed_from() -> None:
            "lost)" in text(html)
     assert "S" * 159 + "…" in html and "S" * 160 not in html
     # The checkpoint's own item carries the anchor.
-    assert 'id="event-41"' in th.event_item(event("checkpoint_saved", 40, path="gs://b"))
+    assert 'id="event-41"' in event_item(event("checkpoint_saved", 40, path="gs://b"))
 
     waiting = JobRestart(pk=8, job_id=1, attempt=1, ordinal=2, cause="crash", occurred_at=T,
                          steps_lost=1, resumed_from_step=3)
-    assert "(1 step lost)" in text(th.restart_item(waiting))
-    assert "waiting to restart" in text(th.restart_item(
+    assert "(1 step lost)" in text(restart_item(waiting))
+    assert "waiting to restart" in text(restart_item(
         JobRestart(pk=9, job_id=1, attempt=1, ordinal=3, cause="crash", occurred_at=T)))
 
 
@@ -104,19 +116,19 @@ def test_no_value_is_ever_markup(kind: str) -> None:
                                      "recovery", "max", "delay_s", "resume_path")}
     data |= {"metrics": {HOSTILE: HOSTILE}, "dims": {HOSTILE: HOSTILE}, "skipped": [HOSTILE],
              HOSTILE: HOSTILE, "resume_step": HOSTILE, "resumed_from_step": HOSTILE}
-    html = th.event_item(event(kind, replica=HOSTILE, **data))
+    html = event_item(event(kind, replica=HOSTILE, **data))
     assert "<script" not in html and "&lt;script&gt;" in html
     record = JobRestart(pk=1, job_id=1, attempt=1, replica=HOSTILE, ordinal=1, cause="crash",
                         signal=HOSTILE, occurred_at=T)
-    assert "<script" not in th.restart_item(record)
-    row = th.checkpoint_row(Checkpoint(1, HOSTILE, 1, T, {"bytes": None}))
+    assert "<script" not in restart_item(record)
+    row = checkpoint_row(Checkpoint(1, HOSTILE, 1, T, {"bytes": None}))
     assert "<script" not in row and "&lt;script&gt;" in row
 
 
 def test_checkpoint_rows_show_size_and_seconds_or_a_dash() -> None:
     timezone.activate("UTC")
-    saved = th.checkpoint_row(Checkpoint(50, "gs://b/s", 1, T, {"bytes": 2048,
+    saved = checkpoint_row(Checkpoint(50, "gs://b/s", 1, T, {"bytes": 2048,
                                                                 "seconds": 1.26}))
     assert text(saved) == "50 gs://b/s 2.0\xa0KB 1.3 1 05-01 12:30:45"
-    bare = th.checkpoint_row(Checkpoint(0, "gs://b/z", 2, T, {}))
+    bare = checkpoint_row(Checkpoint(0, "gs://b/z", 2, T, {}))
     assert text(bare) == "0 gs://b/z \u2013 \u2013 2 05-01 12:30:45"
