@@ -51,6 +51,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         shared = sorted(SHARED_BY_FIXTURE[n] for n in names & SHARED_BY_FIXTURE.keys())
         item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.path.as_posix()))
+    # The tests that drive a stack last (a stable sort: the same order on every process, as
+    # pytest-xdist requires): a stack starts with its first test and runs until the session
+    # ends, so with them together the stacks of a run live while they are used, not idle
+    # beside the other tests.
+    items.sort(key=lambda item: item.get_closest_marker("stack") is not None)
 
 
 @pytest.fixture(scope="session")
