@@ -11,6 +11,7 @@ temporary folder, and the others (other test processes included) find them ready
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -19,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -30,6 +31,7 @@ from config.devstack import Stack, StackConfig, free_port
 from tests.notifications import slack_recorder
 
 PREPARED = "stack-template.json"
+StackT = TypeVar("StackT", bound=Stack)
 
 
 class Api:
@@ -175,6 +177,17 @@ def prepared_config(postgres_url: str, broker_url: str, factory: pytest.TempPath
     return config, name
 
 
+@contextlib.contextmanager
+def running(stack: StackT, postgres_url: str, database: str) -> Iterator[StackT]:
+    """The stack started; stopped and its database dropped when the block ends, however."""
+    try:
+        stack.start()
+        yield stack
+    finally:
+        stack.stop()
+        drop_database(postgres_url, database)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The run's template goes when the run ends: in the process that is not a worker (the
     controller of an xdist run, or the only process of a plain one)."""
@@ -199,13 +212,8 @@ def stack(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFa
         # A rate limit far above the API rate of one user: schemathesis
         # (test_api_contract.py) sends thousands of requests with one token.
         extra_env={"CP_RESUBMIT_AFTER_S": "10", "CP_API_RATE_USER": "100000/minute"})
-    stack = Stack(config)
-    try:
-        stack.start()
+    with running(Stack(config), postgres_url, name) as stack:
         yield stack
-    finally:
-        stack.stop()
-        drop_database(postgres_url, name)
 
 
 @pytest.fixture(scope="session")
@@ -266,12 +274,8 @@ def survival_stack(postgres_url: str, redis_url: str, recorder: slack_recorder.S
     stack, name = new_stack(postgres_url, redis_url, tmp_path_factory,
                             {"CP_SLACK_WEBHOOK_BASE_URL": recorder.url,
                              "CP_SLACK_API_URL": recorder.url + "api/"})
-    try:
-        stack.start()
+    with running(stack, postgres_url, name):
         yield stack
-    finally:
-        stack.stop()
-        drop_database(postgres_url, name)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ import pytest
 from config.devstack import Stack
 from localvertex.admin.client import AdminClient
 from tests.integration.test_end_to_end import browser_session
-from tests.stacks import Api, drop_database, prepared_config
+from tests.stacks import Api, prepared_config, running
 
 pytestmark = pytest.mark.integration
 
@@ -76,13 +76,8 @@ def serving_stack(postgres_url: str, redis_url: str, slack: SlackRecorder,
         postgres_url, redis_url, tmp_path_factory, "cp_serving",
         extra_env={"CP_RESUBMIT_AFTER_S": "10", "CP_SLACK_WEBHOOK_BASE_URL": slack.url,
                    "CP_PROBE_TICK_S": "0.5"})
-    stack = Stack(config)
-    try:
-        stack.start()
+    with running(Stack(config), postgres_url, name) as stack:
         yield stack
-    finally:
-        stack.stop()
-        drop_database(postgres_url, name)
 
 
 def wait(stack: Stack, what: str, check: Callable[[], Any], timeout_s: float = 120) -> Any:

@@ -23,7 +23,7 @@ from tests.integration.survival.stackutil import (
     jobs_named,
     wait,
 )
-from tests.stacks import Api, SurvivalStack, drop_database, new_stack, sleeping_job
+from tests.stacks import Api, SurvivalStack, new_stack, running, sleeping_job
 
 pytestmark = pytest.mark.integration
 
@@ -59,12 +59,8 @@ class WorkerKiller(threading.Thread):
 def chaos_stack(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
                 ) -> Iterator[SurvivalStack]:
     stack, name = new_stack(postgres_url, redis_url, tmp_path_factory, {})
-    try:
-        stack.start()
+    with running(stack, postgres_url, name):
         yield stack
-    finally:
-        stack.stop()
-        drop_database(postgres_url, name)
 
 
 @pytest.fixture(scope="module")

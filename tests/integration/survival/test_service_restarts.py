@@ -22,7 +22,7 @@ from tests.integration.survival.stackutil import (
     jobs_named,
     wait,
 )
-from tests.stacks import Api, SurvivalStack, drop_database, new_stack, sleeping_job
+from tests.stacks import Api, SurvivalStack, new_stack, running, sleeping_job
 
 pytestmark = pytest.mark.integration
 
@@ -141,8 +141,7 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
 def test_jobs_converge_after_a_redis_restart(postgres_url: str, private_redis: PrivateRedis,
                                              tmp_path_factory: pytest.TempPathFactory) -> None:
     stack, database = new_stack(postgres_url, private_redis.url, tmp_path_factory, {})
-    try:
-        stack.start()
+    with running(stack, postgres_url, database):
         seeded = json.loads(stack.manage("seed_demo", "--username", "rita", "--team", "rl",
                                          capture=True))
         api = Api(stack.web_url, seeded["token"])
@@ -169,6 +168,4 @@ def test_jobs_converge_after_a_redis_restart(postgres_url: str, private_redis: P
             supervisor.stop()
         assert {j["state"] for j in jobs} == {"SUCCEEDED"}
         _agrees_with_the_backend(stack, jobs)
-    finally:
-        stack.stop()
-        drop_database(postgres_url, database)
+
