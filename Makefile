@@ -8,10 +8,10 @@ STAMP := $(VENV)/.installed
 # Tests use the PostgreSQL and Redis that answer on this machine (CI has both).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
-# The suite runs on two processes. A test file runs whole on one process, so its module
-# fixtures start once, and files that share a costly fixture (a group named by xdist_group, or
-# given by tests/conftest.py) run together: --dist loadgroup. Each process has its own test
-# database (pytest-django adds the worker's name), and each stack its own database and queues.
+# The suite runs on two processes. A test file runs whole on one process (--dist loadfile), so
+# its module fixtures start once, and the files that share a costly session fixture run
+# together (tests/scheduling.py names them). Each process has its own test database
+# (pytest-django adds the worker's name), and each stack its own database and queues.
 TEST_PROCESSES ?= 2
 # The inner loop (`make test-fast`): no stack, no browser, no separate environment, no trainer
 # runs, no slow file (the markers are declared in pyproject.toml; tests/conftest.py applies
@@ -81,12 +81,12 @@ envs: xla-env triton-env
 test: venv lint envs
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup -m "$(FAST_TESTS)" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
 bench: venv
 	$(BIN)/python -m bench

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the models load once Django is set up, after this module
 CI = os.environ.get("CI", "").lower() == "true"
 
 # The stacks and their fixtures, defined once for every directory (tests/stacks.py).
-pytest_plugins = ["tests.stacks"]
+pytest_plugins = ["tests.stacks", "tests.scheduling"]
 
 
 def require(condition: bool, why: str) -> None:
@@ -29,32 +29,24 @@ def require(condition: bool, why: str) -> None:
 # `make test-fast` (-m "not stack and not browser and not environment") leaves it out.
 STACKS = {"stack", "survival_stack", "serving_stack", "chaos_stack", "api", "survival_api"}
 BUILT_ENVIRONMENTS = {"xla_python"}
-# Files that share a fixture too costly to make twice run on one process (`--dist loadgroup`).
-SHARED_BY_FIXTURE = {"survival_stack": "survival-stack"}
 
 
-@pytest.hookimpl(tryfirst=True)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Marks each test by what it starts, as it is collected: before -m deselects."""
+    names = set(getattr(item, "fixturenames", ()))
+    if names & STACKS:
+        item.add_marker(pytest.mark.stack)
+    if "browser" in names:
+        item.add_marker(pytest.mark.browser)
+    if names & BUILT_ENVIRONMENTS:
+        item.add_marker(pytest.mark.environment)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Marks each test by what it starts, and gives each test file its own xdist group unless it
-    names one: `--dist loadgroup` then keeps a file's tests on one process (its module
-    fixtures start once), as --dist loadfile would, while the files that name a group, or
-    share a costly fixture, run together. Runs before pytest-xdist reads the groups."""
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if names & STACKS:
-            item.add_marker(pytest.mark.stack)
-        if "browser" in names:
-            item.add_marker(pytest.mark.browser)
-        if names & BUILT_ENVIRONMENTS:
-            item.add_marker(pytest.mark.environment)
-        if item.get_closest_marker("xdist_group"):
-            continue
-        shared = sorted(SHARED_BY_FIXTURE[n] for n in names & SHARED_BY_FIXTURE.keys())
-        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.path.as_posix()))
-    # The tests that drive a stack last (a stable sort: the same order on every process, as
-    # pytest-xdist requires): a stack starts with its first test and runs until the session
-    # ends, so with them together the stacks of a run live while they are used, not idle
-    # beside the other tests.
+    """The tests that drive a stack last (a stable sort: the same order on every process, as
+    pytest-xdist requires): a stack starts with its first test and runs until the session
+    ends, so with them together the stacks of a run live while they are used, not idle beside
+    the other tests."""
     items.sort(key=lambda item: item.get_closest_marker("stack") is not None)
 
 

@@ -1,10 +1,10 @@
 """Reference runs shared by the trainer tests: each is a real training run, made once.
 
 All use the same global batch and seed, so their losses must agree step by step. A session
-fixture is made once per test process: the files that share one carry the same
-`xdist_group` mark, so that under `--dist loadgroup` they run on one process and the reference
-is trained once (trainers-reference-runs: `single_run`, `ddp_run` and the tensor x pipeline
-groups; trainers-strategy-group: `strategy_group`).
+fixture is made once per test process: the files that share one are a group of
+tests/scheduling.py, so they run on one process and the reference is trained once
+(trainers-reference-runs: `single_run`, `ddp_run`, the tensor x pipeline groups and
+`strategy_group`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from tests.trainers.replicas import (
     train_world,
 )
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-reference-runs")]
+pytestmark = pytest.mark.trainers
 
 
 def test_sigterm_to_one_rank_stops_all_ranks_at_the_same_step_and_resume_continues(

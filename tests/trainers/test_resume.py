@@ -9,7 +9,7 @@ import pytest
 from tests.trainers.conftest import COMMON, STEPS
 from tests.trainers.replicas import assert_losses_close, train
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-reference-runs")]
+pytestmark = pytest.mark.trainers
 
 
 def test_half_written_checkpoints_are_ignored_and_the_previous_one_is_used(ddp_run, tmp_path):

@@ -15,7 +15,7 @@ from contract import prediction
 from tests.trainers.conftest import GROUP_STEPS, SHARDED
 from trainers.serving import generate, loader
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-strategy-group")]
+pytestmark = pytest.mark.trainers
 
 PROMPTS = ["def main():\n    ", "import os\n", "The "]
 

@@ -17,7 +17,7 @@ from tests.trainers.conftest import GROUP_ARGS, GROUP_STEPS, STRATEGIES
 from tests.trainers.replicas import assert_losses_close, finish_all, start_world, train_world
 from trainers.job.faults import ENV as PAUSE_ENV
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-strategy-group")]
+pytestmark = pytest.mark.trainers
 
 
 def test_fsdp_ranks_stopped_by_sigterm_exit_143_and_new_processes_resume(strategy_group, tmp_path):

@@ -21,7 +21,7 @@ from tests.trainers.replicas import assert_losses_close, finish_all, start_world
 from trainers.config import ModelConfig
 from trainers.torch.model import GPT
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-reference-runs")]
+pytestmark = pytest.mark.trainers
 
 REL = 1e-4  # fp32, 20 steps
 

@@ -7,7 +7,7 @@ import pytest
 from tests.trainers.conftest import COMMON, STEPS
 from tests.trainers.replicas import Replica, assert_losses_close, child_env
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-reference-runs")]
+pytestmark = pytest.mark.trainers
 
 # fp32 Adam over 40 steps: a world of two sums each gradient in another order than one process,
 # and the CPU's kernels (AVX2 or AVX-512) change the rounding again; the runs drift apart by about

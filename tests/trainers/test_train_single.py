@@ -13,7 +13,7 @@ from tests.trainers.replicas import train
 from trainers.config import ModelConfig
 from trainers.torch.model import GPT
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-reference-runs")]
+pytestmark = pytest.mark.trainers
 
 
 def test_every_stdout_line_is_a_json_event(single_run):

@@ -3,7 +3,7 @@
 own process with the devices its mesh needs. The runs share one persistent compilation cache
 in the project's cache folder (var/, git-ignored): a resumed run reuses what the uninterrupted
 run on the same mesh compiled, and a later test session what this one compiled. The files that
-share the mesh runs carry one `xdist_group` mark (trainers-jax-meshes): they are made once.
+share the mesh runs are one group of tests/scheduling.py (trainers-jax-meshes): made once.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from tests.trainers.jax.conftest import CHECKPOINTED_MESH, STEPS
 from vertexplan.logparse.entries import SEVERITY_NUMBERS, LogEntry
 from vertexplan.logparse.events import TIMELINE_EVENTS, ParsedEntry, parse, step_values
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-jax-meshes")]
+pytestmark = pytest.mark.trainers
 
 CONTRACT = TIMELINE_EVENTS | {"step"}
 

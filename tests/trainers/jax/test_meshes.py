@@ -19,7 +19,7 @@ from tests.trainers.jax.conftest import (
 )
 from tests.trainers.replicas import assert_losses_close
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-jax-meshes")]
+pytestmark = pytest.mark.trainers
 
 REL = 1e-4
 

@@ -13,7 +13,7 @@ from tests.trainers.jax.conftest import INTERRUPTED_MESH, STOP_STEP, TIMEOUT_S, 
 from tests.trainers.replicas import assert_losses_close, stop_all
 from trainers.job.cluster import free_port
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-jax-meshes")]
+pytestmark = pytest.mark.trainers
 
 HOSTS = 2
 

@@ -8,7 +8,7 @@ import pytest
 from tests.trainers.replicas import assert_losses_close
 from tests.trainers.xla.conftest import STEPS, STOP_STEP, train_eager, train_xla
 
-pytestmark = [pytest.mark.trainers, pytest.mark.xdist_group("trainers-xla-programs")]
+pytestmark = pytest.mark.trainers
 
 REL = 1e-4
 
