@@ -43,7 +43,7 @@ VICTIM = textwrap.dedent("""
     release, started = os.environ["AIP_CHECKPOINT_DIR"] + "RELEASE", time.monotonic()
     while not os.path.exists(release) and time.monotonic() - started < 300:
         time.sleep(0.2)
-    say(event="run_finished", step=100, final_loss=1.0, wall_s=time.monotonic() - started)
+    say(event="run_finished", step=100, final_loss=1.0, wall_s=int(time.monotonic() - started))
 """)
 
 # Writes entries with the victim's CustomJob id through the emulator's Logging API: well
