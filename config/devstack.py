@@ -73,6 +73,12 @@ class Stack:
         self.config = config
         self.procs: dict[str, subprocess.Popen] = {}
         self.log_dir = config.var_dir / "logs"
+        # config/stack_guard.py: stops the processes below if this one dies without stop().
+        self.guard: subprocess.Popen | None = None
+
+    @property
+    def guard_record(self) -> Path:
+        return self.config.var_dir / "process-groups"
 
     @property
     def web_url(self) -> str:
@@ -129,10 +135,25 @@ class Stack:
     def start_process(self, name: str) -> subprocess.Popen:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
+        self._start_guard()
         proc = subprocess.Popen(self.commands()[name], cwd=ROOT, env=self.env(), stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         self.procs[name] = proc
+        self._record_groups()
         return proc
+
+    def _record_groups(self) -> None:
+        """What the guard stops: each running process's group (its own session's)."""
+        self.config.var_dir.mkdir(parents=True, exist_ok=True)
+        partial = self.guard_record.with_suffix(".partial")
+        partial.write_text("".join(f"{p.pid}\n" for p in self.procs.values()))
+        partial.replace(self.guard_record)
+
+    def _start_guard(self) -> None:
+        if self.guard is None or self.guard.poll() is not None:
+            self._record_groups()
+            self.guard = subprocess.Popen(
+                [sys.executable, "-m", "config.stack_guard", str(self.guard_record)], cwd=ROOT)
 
     def prepare(self) -> None:
         """The database migrated and the static files collected, as a stack serves them."""
@@ -189,6 +210,7 @@ class Stack:
 
     def stop_process(self, name: str, *, sig: int = signal.SIGTERM, timeout_s: float = 15) -> None:
         proc = self.procs.pop(name, None)
+        self._record_groups()
         if proc is None or proc.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -204,3 +226,7 @@ class Stack:
         # Web and beat first so nothing new is queued; the emulator last so it stops its replicas.
         for name in ("web", "beat", "worker", "emulator"):
             self.stop_process(name)
+        if self.guard is not None:
+            self.guard.terminate()
+            self.guard.wait(timeout=10)
+            self.guard = None

@@ -214,14 +214,14 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
         serving_stack: Stack) -> None:
     """An FSDP job's step checkpoint (DCP shards from two ranks) registered with the compiled
     runtime: the replica consolidates the shards, compiles, and answers exactly as the same
-    weights do in eager PyTorch here, greedy and seeded sampling alike. The job's final export,
-    registered with the aot runtime, has its AOTInductor package built before its upload."""
+    weights do in eager PyTorch here, greedy and seeded sampling alike. (The aot runtime's
+    packaging job is tests/serving/test_packaging.py's, its package tests/serving/test_serve.py's:
+    another AOTInductor build here would cost a minute and show nothing new.)"""
     import torch
 
     import localvertex.replicas.storage as local_storage
     from contract import prediction
-    from trainers.serving import aot, generate, loader
-    from trainers.storage import storage_for
+    from trainers.serving import generate, loader
 
     stack = serving_stack
     seeded = json.loads(stack.manage("seed_demo", "--username", "fay", "--team", "sharded",
@@ -268,19 +268,3 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     with torch.inference_mode():
         expected = generate.generate(eager, prediction.parse_instances(instances, None))
     assert response.json()["predictions"] == expected
-
-    # The same job's final export registered with the aot runtime: its packaging job builds
-    # the AOTInductor package beside the weights before the upload, and the package answers
-    # as those weights do.
-    response = api.post("/api/v1/serving/models/", {"job": job_id, "runtime": "aot"})
-    assert response.status_code == 201, response.text
-    assert response.json()["state"] == "PACKAGING"
-    model_id = response.json()["id"]
-    entry = wait(stack, "the aot package and upload", lambda: (
-        lambda m: m if m["state"] not in ("PACKAGING", "UPLOADING") else None)(
-        api.get(f"/api/v1/serving/models/{model_id}/")), timeout_s=360)
-    assert entry["state"] == "READY", entry["error_message"]
-    final = Path(local_storage.local_path(stack.emulator_data_dir, entry["artifact_uri"]))
-    [package] = (final / aot.PACKAGE_FOLDER).iterdir()
-    model = loader.load(str(final)).model
-    assert aot.load_stored(model, storage_for(str(final)), str(package)) is not None
