@@ -152,8 +152,11 @@ class Stack:
     def _start_guard(self) -> None:
         if self.guard is None or self.guard.poll() is not None:
             self._record_groups()
+            # Run by its path, not as config.stack_guard: the config package's face imports the
+            # Celery app, and the guard needs nothing but the standard library.
             self.guard = subprocess.Popen(
-                [sys.executable, "-m", "config.stack_guard", str(self.guard_record)], cwd=ROOT)
+                [sys.executable, str(ROOT / "config" / "stack_guard.py"), str(self.guard_record)],
+                cwd=ROOT)
 
     def prepare(self) -> None:
         """The database migrated and the static files collected, as a stack serves them."""

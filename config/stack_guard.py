@@ -7,7 +7,7 @@ leave an emulator, a worker and a beat sending tasks every second, burning CPU u
 runs next. This guard is started beside them as a child of the owner: when the owner is gone
 (the guard's parent changes), it stops every process group the stack's record names.
 
-    python -m config.stack_guard RECORD
+    python config/stack_guard.py RECORD
 
 RECORD holds one process-group id per line, rewritten by the owner as it starts and stops them.
 Standard library only: it must start in a fraction of a second.
