@@ -78,9 +78,15 @@ lint: venv
 # The environments some tests run in are built before the suite starts, not inside a test.
 envs: xla-env triton-env
 
+# TorchInductor's compile cache (keyed by torch on the graph, its version and its settings) kept
+# per machine beside the environments: the serving tests compile the same small models each
+# run, about half their time when the cache is cold. Replicas keep their own (a replica user
+# cannot write the host's; localvertex/replicas/sandbox.py).
+INDUCTOR_CACHE ?= $(ENV_CACHE)/torchinductor
+
 test: venv lint envs
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
-	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
+	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true TORCHINDUCTOR_CACHE_DIR=$(INDUCTOR_CACHE) \
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: venv

@@ -68,17 +68,47 @@ class StackConfig:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
+
+class ProcessGuard:
+    """config/stack_guard.py beside processes started in sessions of their own: when the process
+    that started them dies without stopping them, the guard (its child) stops their groups."""
+
+    def __init__(self, record: Path) -> None:
+        self.record = record
+        self.proc: subprocess.Popen | None = None
+
+    def watch(self, procs: list[subprocess.Popen]) -> None:
+        """Guard exactly these processes' groups from now on (the guard starts with the first)."""
+        self.record.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.record.with_suffix(".partial")
+        partial.write_text("".join(f"{p.pid}\n" for p in procs))
+        partial.replace(self.record)
+        if procs and (self.proc is None or self.proc.poll() is not None):
+            # Run by its path, not as config.stack_guard: the config package's face imports the
+            # Celery app, and the guard needs nothing but the standard library.
+            self.proc = subprocess.Popen(
+                [sys.executable, str(ROOT / "config" / "stack_guard.py"), str(self.record)],
+                cwd=ROOT)
+
+    def close(self) -> None:
+        """The owner stopped its processes itself: the guard goes."""
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+
 class Stack:
     def __init__(self, config: StackConfig) -> None:
         self.config = config
         self.procs: dict[str, subprocess.Popen] = {}
         self.log_dir = config.var_dir / "logs"
         # config/stack_guard.py: stops the processes below if this one dies without stop().
-        self.guard: subprocess.Popen | None = None
+        self.guard = ProcessGuard(config.var_dir / "process-groups")
 
     @property
     def guard_record(self) -> Path:
-        return self.config.var_dir / "process-groups"
+        return self.guard.record
 
     @property
     def web_url(self) -> str:
@@ -135,7 +165,6 @@ class Stack:
     def start_process(self, name: str) -> subprocess.Popen:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
-        self._start_guard()
         proc = subprocess.Popen(self.commands()[name], cwd=ROOT, env=self.env(), stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         self.procs[name] = proc
@@ -143,20 +172,7 @@ class Stack:
         return proc
 
     def _record_groups(self) -> None:
-        """What the guard stops: each running process's group (its own session's)."""
-        self.config.var_dir.mkdir(parents=True, exist_ok=True)
-        partial = self.guard_record.with_suffix(".partial")
-        partial.write_text("".join(f"{p.pid}\n" for p in self.procs.values()))
-        partial.replace(self.guard_record)
-
-    def _start_guard(self) -> None:
-        if self.guard is None or self.guard.poll() is not None:
-            self._record_groups()
-            # Run by its path, not as config.stack_guard: the config package's face imports the
-            # Celery app, and the guard needs nothing but the standard library.
-            self.guard = subprocess.Popen(
-                [sys.executable, str(ROOT / "config" / "stack_guard.py"), str(self.guard_record)],
-                cwd=ROOT)
+        self.guard.watch(list(self.procs.values()))
 
     def prepare(self) -> None:
         """The database migrated and the static files collected, as a stack serves them."""
@@ -229,7 +245,4 @@ class Stack:
         # Web and beat first so nothing new is queued; the emulator last so it stops its replicas.
         for name in ("web", "beat", "worker", "emulator"):
             self.stop_process(name)
-        if self.guard is not None:
-            self.guard.terminate()
-            self.guard.wait(timeout=10)
-            self.guard = None
+        self.guard.close()

@@ -42,14 +42,6 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.environment)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that drive a stack last (a stable sort: the same order on every process, as
-    pytest-xdist requires): a stack starts with its first test and runs until the session
-    ends, so with them together the stacks of a run live while they are used, not idle beside
-    the other tests."""
-    items.sort(key=lambda item: item.get_closest_marker("stack") is not None)
-
-
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
     url = os.environ.get("DATABASE_URL", "")

@@ -5,7 +5,15 @@ meshes, the survival stack). A plugin of the root conftest, used with `--dist lo
 
 The groups are named by file here, not by pytest-xdist's `xdist_group` marks: under pytest 9
 those no longer group anything (pytest-xdist 3.8 writes the group into `item._nodeid`, which
-pytest 9's `nodeid` no longer reads), and the process that schedules sees test ids only."""
+pytest 9's `nodeid` no longer reads), and the process that schedules sees test ids only.
+
+The order: the tests that drive a stack last (a stack starts with its first test and runs
+until its scope ends, so with them together a run's stacks live while they are used, not idle
+beside the other tests), and within each part the longest units of work first, so the two
+processes end together instead of one finishing a long file alone. pytest-xdist would order
+files by their number of tests, which says little of their time: that is turned off, and the
+collection is ordered here (the same order on every process, as pytest-xdist requires).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +34,7 @@ FILE_GROUPS: dict[str, tuple[str, ...]] = {
     "trainers-jax-meshes": (
         "tests/trainers/jax/test_meshes.py", "tests/trainers/jax/test_multihost.py",
         "tests/trainers/jax/test_events.py"),
-    # tests/stacks.py: the survival stack.
+    # tests/integration/survival/conftest.py: the survival stack.
     "survival-stack": (
         "tests/integration/survival/test_jobs_survive.py",
         "tests/integration/survival/test_preemption_cost.py",
@@ -35,16 +43,98 @@ FILE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 GROUP_OF = {path: group for group, paths in FILE_GROUPS.items() for path in paths}
 
+# What the longest files take, in seconds of one process (measured with `--durations` in a
+# full run on two cores; rounded). Only their order matters: a file not named here counts as
+# short, and a wrong figure costs a less even end, never a wrong result.
+SECONDS: dict[str, int] = {
+    "tests/trainers/test_tensor_pipeline.py": 170,
+    "tests/trainers/test_serving_sharded.py": 75,
+    "tests/trainers/test_sharded_preemption.py": 55,
+    "tests/trainers/test_resume.py": 45,
+    "tests/trainers/test_preemption.py": 35,
+    "tests/serving/test_serve.py": 280,
+    "tests/trainers/xla/test_xla_trainer.py": 150,
+    "tests/localvertex/test_persistent_resources.py": 150,
+    "tests/trainers/jax/test_events.py": 100,
+    "tests/trainers/jax/test_multihost.py": 60,
+    "tests/trainers/jax/test_meshes.py": 40,
+    "tests/serving/test_emulator.py": 100,
+    "tests/localvertex/test_tpu_jobs.py": 90,
+    "tests/localvertex/test_ray_node_starts.py": 85,
+    "tests/clusters/test_backend.py": 85,
+    "tests/security/test_roles_matrix.py": 80,
+    "tests/house/test_wheel.py": 60,
+    "tests/trainers/test_triton_repo.py": 55,
+    "tests/trainers/test_triton_serve.py": 50,
+    "tests/localvertex/test_tuning_jobs.py": 50,
+    "tests/trainers/jax/test_tuning.py": 45,
+    "tests/security/test_emulator_sandbox.py": 45,
+    "tests/trainers/jax/test_entrypoint.py": 35,
+    "tests/localvertex/test_capacity.py": 30,
+    "tests/security/test_hardening.py": 30,
+    "tests/trainers/test_tensorrt_repo.py": 30,
+    "tests/integration/test_presets_run.py": 180,
+    "tests/integration/test_api_contract.py": 170,
+    "tests/integration/test_serving.py": 120,
+    "tests/integration/test_browser_pages.py": 140,
+    "tests/integration/client/test_cli.py": 105,
+    "tests/integration/survival/test_chaos.py": 105,
+    "tests/security/test_fuzz_without_debug.py": 110,
+    "tests/integration/test_old_layout_migration.py": 90,
+    "tests/integration/test_end_to_end.py": 80,
+    "tests/integration/test_sweeps.py": 70,
+    "tests/integration/test_demo.py": 62,
+    "tests/integration/survival/test_spot_recovery.py": 60,
+    "tests/integration/survival/test_jobs_survive.py": 50,
+    "tests/integration/survival/test_service_restarts.py": 50,
+    "tests/security/test_attacks_on_the_stack.py": 50,
+    "tests/logs/test_follower.py": 45,
+    "tests/integration/test_ray_clusters.py": 45,
+}
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its file, or its file's group."""
+    path = nodeid.split("::", 1)[0]
+    return GROUP_OF.get(path, path)
+
+
+def scope_seconds() -> dict[str, int]:
+    seconds: dict[str, int] = {}
+    for path, s in SECONDS.items():
+        seconds[scope_of(path)] = seconds.get(scope_of(path), 0) + s
+    return seconds
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-django's own ordering, and the stack marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Stack tests last; within each part, units of work longest first, a unit's tests
+    together and in the order they were collected (a stable sort)."""
+    seconds = scope_seconds()
+    stack_scopes = {scope_of(item.nodeid) for item in items
+                    if item.get_closest_marker("stack") is not None}
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first_seen.setdefault(scope_of(item.nodeid), index)
+
+    def key(item: pytest.Item) -> tuple[bool, int, int]:
+        scope = scope_of(item.nodeid)
+        return scope in stack_scopes, -seconds.get(scope, 0), first_seen[scope]
+
+    items.sort(key=key)
+
 
 class FileGroupScheduling(LoadFileScheduling):
-    """pytest-xdist's file scheduling, with the files of a group as one unit of work."""
+    """pytest-xdist's file scheduling, with the files of a group as one unit of work, handed
+    out in the collection's order."""
 
     def _split_scope(self, nodeid: str) -> str:
-        path = nodeid.split("::", 1)[0]
-        return GROUP_OF.get(path, path)
+        return scope_of(nodeid)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadfile":
         return None
+    # pytest-xdist's own reordering (by each file's number of tests) would undo the order above.
+    config.option.loadscopereorder = False
     return FileGroupScheduling(config, log)

@@ -28,7 +28,6 @@ import pytest
 import requests
 
 from config.devstack import Stack, StackConfig, free_port
-from tests.notifications import slack_recorder
 
 PREPARED = "stack-template.json"
 StackT = TypeVar("StackT", bound=Stack)
@@ -259,31 +258,3 @@ def new_stack(postgres_url: str, broker_url: str, factory: pytest.TempPathFactor
         "CP_QUOTA_RETRY_S": "1", "CP_QUOTA_RETRY_CAP_S": "3", "CP_QUOTA_CACHE_S": "0",
         **extra_env})
     return SurvivalStack(config, emulator_flags=["--preempt-grace", "20"]), name
-
-
-@pytest.fixture(scope="session")
-def recorder() -> Iterator[slack_recorder.SlackRecorder]:
-    server = slack_recorder.start()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="session")
-def survival_stack(postgres_url: str, redis_url: str, recorder: slack_recorder.SlackRecorder,
-                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[SurvivalStack]:
-    stack, name = new_stack(postgres_url, redis_url, tmp_path_factory,
-                            {"CP_SLACK_WEBHOOK_BASE_URL": recorder.url,
-                             "CP_SLACK_API_URL": recorder.url + "api/"})
-    with running(stack, postgres_url, name):
-        yield stack
-
-
-@pytest.fixture(scope="session")
-def survival_seeded(survival_stack: SurvivalStack) -> dict[str, Any]:
-    return json.loads(survival_stack.manage("seed_demo", "--username", "sam", "--team", "speech",
-                                            capture=True))
-
-
-@pytest.fixture(scope="session")
-def survival_api(survival_stack: SurvivalStack, survival_seeded: dict[str, Any]) -> Api:
-    return Api(survival_stack.web_url, survival_seeded["token"])

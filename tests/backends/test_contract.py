@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from config.devstack import ROOT, free_port, wait_for_port
+from config.devstack import ROOT, ProcessGuard, free_port, wait_for_port
 from controlplane.backends import errors
 from controlplane.backends.base import Backend, RemoteJob, RemoteTuningJob
 from controlplane.backends.serving import VertexServing
@@ -61,6 +61,8 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             [sys.executable, "-m", "localvertex", "--host", "127.0.0.1", "--port", str(port),
              "--data-dir", str(data / "localvertex")],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    guard = ProcessGuard(data / "emulator.group")
+    guard.watch([proc])
     try:
         try:
             wait_for_port(port, 60, proc)
@@ -75,6 +77,7 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+        guard.close()
 
 
 def _poll(read: Callable[[], Any], done: Callable[[Any], bool], what: str,

@@ -69,10 +69,10 @@ def test_a_stopped_stack_stops_its_guard(tmp_path: Path) -> None:
 
     stack = Sleeper(StackConfig(var_dir=tmp_path, database_url="", broker_url=""))
     sleeper = stack.start_process("sleeper").pid
-    guard = stack.guard
+    guard = stack.guard.proc
     assert guard is not None and guard.poll() is None
     assert stack.guard_record.read_text().split() == [str(sleeper)]
     stack.stop_process("sleeper")
     assert stack.guard_record.read_text().split() == []
     stack.stop()
-    assert guard.poll() is not None and stack.guard is None
+    assert guard.poll() is not None and stack.guard.proc is None

@@ -17,6 +17,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.logging_v2.types import LogEntry
 from google.protobuf import json_format
 
+from config.devstack import ProcessGuard
 from localvertex.client import job_client, logging_client, wait_ready
 from localvertex.replicas.processes import kill_strays
 
@@ -53,6 +54,8 @@ class EmulatorProcess:
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}-emulator.log"
+        # Stops the emulator (and so its replicas) if the test process dies without stop().
+        self.guard = ProcessGuard(data_dir.parent / f"{data_dir.name}-emulator.group")
         self.jobs: aiplatform_v1.JobServiceClient
         self.logs = None
 
@@ -75,6 +78,7 @@ class EmulatorProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )  # fmt: skip
+        self.guard.watch([self.proc])
         try:
             wait_ready(self.address, timeout=30)
         except grpc.FutureTimeoutError:
@@ -100,6 +104,7 @@ class EmulatorProcess:
             else:
                 rc = self.proc.returncode
             self.proc = None
+        self.guard.close()
         for client in (getattr(self, "jobs", None), self.logs):
             if client is not None:
                 with contextlib.suppress(Exception):
