@@ -28,6 +28,7 @@ import pytest
 import requests
 
 from config.devstack import Stack, StackConfig, free_port
+from tests.notifications import slack_recorder
 
 PREPARED = "stack-template.json"
 StackT = TypeVar("StackT", bound=Stack)
@@ -258,3 +259,11 @@ def new_stack(postgres_url: str, broker_url: str, factory: pytest.TempPathFactor
         "CP_QUOTA_RETRY_S": "1", "CP_QUOTA_RETRY_CAP_S": "3", "CP_QUOTA_CACHE_S": "0",
         **extra_env})
     return SurvivalStack(config, emulator_flags=["--preempt-grace", "20"]), name
+
+
+@pytest.fixture(scope="session")
+def recorder() -> Iterator[slack_recorder.SlackRecorder]:
+    """A Slack recorder for the run (tests/notifications, tests/costs, the survival stack)."""
+    server = slack_recorder.start()
+    yield server
+    server.close()

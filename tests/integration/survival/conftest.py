@@ -15,13 +15,6 @@ from tests.stacks import Api, SurvivalStack, new_stack, running
 
 
 @pytest.fixture(scope="package")
-def recorder() -> Iterator[slack_recorder.SlackRecorder]:
-    server = slack_recorder.start()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="package")
 def survival_stack(postgres_url: str, redis_url: str, recorder: slack_recorder.SlackRecorder,
                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[SurvivalStack]:
     stack, name = new_stack(postgres_url, redis_url, tmp_path_factory,
