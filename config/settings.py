@@ -309,6 +309,11 @@ CP_BACKEND = envstr("CP_BACKEND", "controlplane.backends.training.VertexBackend"
 # The serving backend (dotted path) and where Vertex's own latency figures come from: a dotted
 # path, empty for none, or "auto" (Cloud Monitoring against Google, none against the emulator).
 CP_SERVING_BACKEND = envstr("CP_SERVING_BACKEND", "controlplane.backends.serving.VertexServing")
+# How long a deployment of the compiled runtime may take to answer its health route: each replica
+# compiles the model before it answers, minutes on a CPU, where Vertex's default is 5 minutes
+# (containerSpec.deploymentTimeout, at most 2 hours).
+CP_SERVING_COMPILED_DEPLOY_TIMEOUT_S = envint("CP_SERVING_COMPILED_DEPLOY_TIMEOUT_S", 1800,
+                                              minimum=300, maximum=7200)
 CP_CLUSTER_BACKEND = envstr("CP_CLUSTER_BACKEND", "controlplane.backends.clusters.VertexClusters")
 # A running cluster with no Ray job and no CustomJob on it for this long is flagged idle: it
 # bills all the same (controlplane/clusters/idle.py).

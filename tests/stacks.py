@@ -181,7 +181,9 @@ def prepared_config(postgres_url: str, broker_url: str, factory: pytest.TempPath
 def running(stack: StackT, postgres_url: str, database: str) -> Iterator[StackT]:
     """The stack started; stopped and its database dropped when the block ends, however."""
     try:
-        stack.start()
+        # A bound for a hang, not a measure: at the end of a run on two loaded cores a web
+        # server's first page has taken over a minute.
+        stack.start(timeout_s=300)
         yield stack
     finally:
         stack.stop()

@@ -26,7 +26,7 @@ from google.cloud.aiplatform_v1.services.prediction_service.transports import (
     PredictionServiceGrpcTransport,
 )
 from google.longrunning import operations_pb2
-from google.protobuf import field_mask_pb2, json_format
+from google.protobuf import duration_pb2, field_mask_pb2, json_format
 
 from controlplane.backends import clients, errors
 from controlplane.backends.serving_base import (
@@ -150,6 +150,9 @@ class VertexServing(ServingBackend):
                 ports=[aiplatform_v1.Port(container_port=container.port)],
                 health_route=container.health_route,
                 predict_route=container.predict_route,
+                **({"deployment_timeout": duration_pb2.Duration(
+                    seconds=container.deployment_timeout_s)}
+                   if container.deployment_timeout_s else {}),
             ),
         )
         try:

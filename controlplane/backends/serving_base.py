@@ -32,6 +32,9 @@ class Container:
     health_route: str = "/health"
     predict_route: str = "/predict"
     port: int = 8080
+    # containerSpec.deploymentTimeout: how long Vertex waits for the replicas to answer their
+    # health route before it fails the deployment; 0 leaves Vertex's default.
+    deployment_timeout_s: int = 0
 
 
 @dataclass(frozen=True)

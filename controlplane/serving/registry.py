@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from contract import labels as contract_labels
@@ -166,8 +167,11 @@ def container_for(entry: ModelEntry) -> Container:
     Triton on its own."""
     routes = ({"predict_route": TRITON_PREDICT_ROUTE, "health_route": TRITON_HEALTH_ROUTE}
               if entry.runtime in TRITON_RUNTIMES else {})
+    # The compiled runtime answers only once each replica has compiled the model.
+    timeout = (settings.CP_SERVING_COMPILED_DEPLOY_TIMEOUT_S
+               if entry.runtime == ModelEntry.Runtime.COMPILED else 0)
     return Container(image_uri=entry.image_uri, command=list(entry.command),
-                     args=list(entry.args), **routes)
+                     args=list(entry.args), deployment_timeout_s=timeout, **routes)
 
 
 def upload(entry_id: int) -> None:

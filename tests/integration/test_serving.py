@@ -256,7 +256,7 @@ def test_a_sharded_fsdp_checkpoint_serves_compiled_with_the_answers_of_eager(
     assert response.status_code == 201, response.text
     deployment = wait(stack, "the compiled deployment", lambda: (
         lambda d: d if d["state"] in ("DEPLOYED", "FAILED") else None)(
-        api.get(f"/api/v1/serving/deployments/{response.json()['id']}/")), timeout_s=360)
+        api.get(f"/api/v1/serving/deployments/{response.json()['id']}/")), timeout_s=1200)
     assert deployment["state"] == "DEPLOYED", deployment["error_message"]
 
     instances = ["def main():\n    ", {"prompt": "import ", "max_tokens": 6},

@@ -183,6 +183,8 @@ def test_a_model_registered_with_the_compiled_runtime_starts_its_server_compiled
     [uploaded] = fake.models.values()
     assert uploaded["container"].command == ["python", "-m", "trainers.serve"]
     assert uploaded["container"].args == ["--runtime", "compiled"]
+    # Each replica compiles before it answers: Vertex waits longer than its default for it.
+    assert uploaded["container"].deployment_timeout_s == 1800
 
 
 def test_a_model_registered_with_the_triton_runtime_is_served_by_tritons_image(
@@ -224,6 +226,7 @@ def test_a_model_registered_with_the_triton_runtime_is_served_by_tritons_image(
     assert container.image_uri == f"{copy}:24.10-py3"
     assert container.command == ["tritonserver"]
     assert container.args == ["--vertex-ai-default-model=gpt"]
+    assert container.deployment_timeout_s == 0  # Vertex's default
     assert (container.predict_route, container.health_route) == ("/v2/models/gpt/infer",
                                                                  "/v2/health/ready")
     # The same checkpoint may also be registered for the product's own server.
