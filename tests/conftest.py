@@ -26,8 +26,10 @@ def require(condition: bool, why: str) -> None:
 
 
 # Fixtures that start processes beyond the test's own: a test that asks for one is marked, so
-# `make test-fast` (-m "not stack and not browser and not environment") leaves it out.
-STACKS = {"stack", "survival_stack", "serving_stack", "chaos_stack", "api", "survival_api"}
+# `make test-fast` (-m "not stack and not browser and not environment") leaves it out. By the
+# fixtures a test needs, its fixtures' own included: the stacks' `api` needs `stack`, and a
+# module's own fixture named `api` (a Django test client) is no stack.
+STACKS = {"stack", "survival_stack", "serving_stack", "chaos_stack"}
 BUILT_ENVIRONMENTS = {"xla_python"}
 
 

@@ -108,18 +108,24 @@ def scope_seconds() -> dict[str, int]:
 
 @pytest.hookimpl(trylast=True)  # after pytest-django's own ordering, and the stack marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Stack tests last; within each part, units of work longest first, a unit's tests
-    together and in the order they were collected (a stable sort)."""
+    """Stack tests last, those on a stack of their own (the survival, chaos and serving
+    stacks, stopped with their module or package) before those on the session's shared
+    `stack`, which lives from its first test to the end of the run: so no stack idles beside
+    another's tests. Within each part, units of work longest first, a unit's tests together
+    and in the order they were collected (a stable sort)."""
     seconds = scope_seconds()
     stack_scopes = {scope_of(item.nodeid) for item in items
                     if item.get_closest_marker("stack") is not None}
+    session_stack_scopes = {scope_of(item.nodeid) for item in items
+                            if "stack" in getattr(item, "fixturenames", ())}
     first_seen: dict[str, int] = {}
     for index, item in enumerate(items):
         first_seen.setdefault(scope_of(item.nodeid), index)
 
-    def key(item: pytest.Item) -> tuple[bool, int, int]:
+    def key(item: pytest.Item) -> tuple[bool, bool, int, int]:
         scope = scope_of(item.nodeid)
-        return scope in stack_scopes, -seconds.get(scope, 0), first_seen[scope]
+        return (scope in stack_scopes, scope in session_stack_scopes, -seconds.get(scope, 0),
+                first_seen[scope])
 
     items.sort(key=key)
 

@@ -54,11 +54,13 @@ def test_a_groups_files_are_one_unit_and_other_files_their_own() -> None:
 
 
 class _Item:
-    """What the ordering reads of a collected test: its id and whether it drives a stack."""
+    """What the ordering reads of a collected test: its id, whether it drives a stack and
+    its fixtures (the session's shared `stack` among them or not)."""
 
-    def __init__(self, nodeid: str, stack: bool = False) -> None:
+    def __init__(self, nodeid: str, stack: bool = False, *fixtures: str) -> None:
         self.nodeid = nodeid
         self.stack = stack
+        self.fixturenames = ["request", *fixtures]
 
     def get_closest_marker(self, name: str) -> object:
         return pytest.mark.stack if name == "stack" and self.stack else None
@@ -67,13 +69,14 @@ class _Item:
 def test_stack_units_come_last_and_long_units_first_with_a_units_tests_together() -> None:
     items = [
         _Item("tests/runs/test_api.py::test_a"),
-        _Item("tests/integration/test_api_contract.py::test_schema", stack=True),
+        _Item("tests/integration/test_api_contract.py::test_schema", True, "stack"),
         _Item("tests/trainers/test_resume.py::test_r"),
-        _Item("tests/integration/test_demo.py::test_demo", stack=True),
+        _Item("tests/integration/test_demo.py::test_demo", True, "stack"),
         _Item("tests/serving/test_serve.py::test_s1"),
         _Item("tests/runs/test_api.py::test_b"),
         _Item("tests/trainers/test_train_ddp.py::test_d"),
-        _Item("tests/serving/test_serve.py::test_s2", stack=True),
+        _Item("tests/serving/test_serve.py::test_s2", True, "api", "stack"),
+        _Item("tests/integration/test_ray_clusters.py::test_c", True, "survival_stack"),
     ]
     pytest_collection_modifyitems(items)  # type: ignore[arg-type]
     assert [item.nodeid for item in items] == [
@@ -83,6 +86,8 @@ def test_stack_units_come_last_and_long_units_first_with_a_units_tests_together(
         "tests/runs/test_api.py::test_a",
         "tests/runs/test_api.py::test_b",
         # a file with one stack test is a stack unit, whole
+        # a stack of its own before the session's shared one, however long the others are
+        "tests/integration/test_ray_clusters.py::test_c",
         "tests/serving/test_serve.py::test_s1",
         "tests/serving/test_serve.py::test_s2",
         "tests/integration/test_api_contract.py::test_schema",
