@@ -150,11 +150,11 @@ class VertexServing(ServingBackend):
                 ports=[aiplatform_v1.Port(container_port=container.port)],
                 health_route=container.health_route,
                 predict_route=container.predict_route,
-                **({"deployment_timeout": duration_pb2.Duration(
-                    seconds=container.deployment_timeout_s)}
-                   if container.deployment_timeout_s else {}),
             ),
         )
+        if container.deployment_timeout_s:  # unset: Vertex's default
+            model.container_spec.deployment_timeout = duration_pb2.Duration(
+                seconds=container.deployment_timeout_s)
         try:
             with translated_errors("UploadModel"):
                 op = self.models.upload_model(

@@ -85,9 +85,9 @@ def test_stack_units_come_last_and_long_units_first_with_a_units_tests_together(
         "tests/trainers/test_train_ddp.py::test_d",
         "tests/runs/test_api.py::test_a",
         "tests/runs/test_api.py::test_b",
-        # a file with one stack test is a stack unit, whole
         # a stack of its own before the session's shared one, however long the others are
         "tests/integration/test_ray_clusters.py::test_c",
+        # a file with one stack test is a stack unit, whole
         "tests/serving/test_serve.py::test_s1",
         "tests/serving/test_serve.py::test_s2",
         "tests/integration/test_api_contract.py::test_schema",

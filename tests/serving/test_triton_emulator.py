@@ -88,3 +88,17 @@ def test_a_triton_deployment_answers_the_eager_model_s_greedy_bytes(
                                         "job-1" / "model")
     # The deployed model that served it, read from the rawPredict call's metadata.
     assert result.deployed_model_id == "21"
+
+
+def test_a_deployment_timeout_reaches_the_model_registry(backend: VertexServing) -> None:
+    """The compiled runtime's longer deployment timeout (registry.container_for) is sent as
+    containerSpec.deploymentTimeout and kept with the model; unset, the model has none."""
+    for model_id, seconds in (("with-timeout", 1800), ("without-timeout", 0)):
+        container = serving_base.Container(image_uri="us-docker.pkg.dev/p/serve:1",
+                                           command=["python", "-m", "trainers.serve"],
+                                           deployment_timeout_s=seconds)
+        op = backend.upload_model(model_id, model_id, ARTIFACT, container, {})
+        if not op.done:
+            _wait(backend, op.name)
+        spec = backend.models.get_model(name=backend.model_name(model_id)).container_spec
+        assert spec.deployment_timeout.total_seconds() == seconds
