@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -71,3 +72,16 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
 @app.on_after_finalize.connect
 def _setup_periodic_tasks(sender: Celery, **_: Any) -> None:
     sender.conf.beat_schedule = _beat_schedule()
+
+
+@task_prerun.connect
+def _renew_old_connections(sender: Any = None, **_: Any) -> None:
+    """Before each task, what Django does before each request: a connection past CONN_MAX_AGE,
+    or one that failed, is closed, and the next query checks the one it keeps (settings'
+    CONN_HEALTH_CHECKS). A task run eagerly runs inside its caller's connection and
+    transaction: left alone."""
+    if sender is not None and getattr(getattr(sender, "request", None), "is_eager", False):
+        return
+    from django.db import close_old_connections
+
+    close_old_connections()

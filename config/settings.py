@@ -110,6 +110,11 @@ try:
     DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL={_database_url!r} cannot be parsed: {exc}") from exc
+# A kept connection is checked (a round trip) before its first use in each request or task, and
+# a pooled one as the pool hands it out (Django passes the check to psycopg_pool): one the
+# server dropped (a restart, an idle timeout, pg_terminate_backend) is opened again instead of
+# failing what runs on it.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if envbool("CP_DB_POOL", False) and DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # Under ASGI (config/asgi.py sets CP_DB_POOL) each request runs in a thread of its own,
     # so a connection kept by the thread would outlive it: connections come from a pool
@@ -278,6 +283,11 @@ check_visibility_timeout(CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout
 CELERY_TASK_SOFT_TIME_LIMIT = soft_limit(CP_TASK_TIME_LIMIT_S)
 CELERY_TASK_TIME_LIMIT = CP_TASK_TIME_LIMIT_S
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fixup closes the database connection before and after every task unless this
+# is set: a new PostgreSQL backend for each of beat's ticks, several a second. A worker process
+# keeps its connection instead, renewed as a web request's is (CONN_MAX_AGE and the health
+# check: config/celery.py), and closed by the fixup after this many tasks.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Live pages: what the follower and the reconciler store is published on Redis pub/sub (after

@@ -1,0 +1,67 @@
+"""The worker keeps its database connection from task to task (beat queues several tasks a
+second: a new PostgreSQL backend for each was much of an idle stack's work), and a connection
+the server dropped is opened again before a task or a request uses it, not found broken."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+
+from config.devstack import Stack
+from tests.stacks import Api, after_worker_runs
+
+pytestmark = pytest.mark.integration
+
+TICK = "controlplane.runs.tasks.reconcile_jobs"
+
+
+def _database(stack: Stack) -> str:
+    return urlsplit(stack.config.database_url).path.lstrip("/")
+
+
+def _sessions(postgres_url: str, database: str) -> int:
+    """Sessions PostgreSQL has opened on the database so far (its cumulative statistics,
+    read fresh: a statistics snapshot is otherwise kept for the transaction)."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute("SELECT sessions FROM pg_stat_database WHERE datname = %s",
+                           (database,)).fetchone()
+    assert row is not None, database
+    return int(row[0])
+
+
+def _worker_log(stack: Stack) -> str:
+    return (stack.log_dir / "worker.log").read_text(errors="replace")
+
+
+def test_the_worker_keeps_its_connection_across_tasks(stack: Stack, postgres_url: str) -> None:
+    database = _database(stack)
+    after_worker_runs(stack, TICK, runs=1)
+    before = _sessions(postgres_url, database)
+    # Ten of one periodic task, with every other periodic task in between: 40 and more tasks.
+    after_worker_runs(stack, TICK, runs=10)
+    opened = _sessions(postgres_url, database) - before
+    # The web server and a test's own reads may open a few; a connection per task would be 40+.
+    assert opened < 10, f"{opened} sessions opened for 10+ tasks"
+
+
+def test_a_dropped_connection_is_replaced_before_a_task_or_a_request_uses_it(
+        stack: Stack, api: Api, postgres_url: str) -> None:
+    database = _database(stack)
+    after_worker_runs(stack, TICK, runs=1)
+    offset = len(_worker_log(stack))
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()", (database,)).fetchone()
+    assert ended is not None and ended[0] >= 1, "the worker held no connection to drop"
+    after_worker_runs(stack, TICK, runs=3)
+    since = _worker_log(stack)[offset:]
+    assert "OperationalError" not in since and "InterfaceError" not in since, since[-3000:]
+    assert " raised unexpected" not in since, since[-3000:]
+    # The web server's pooled connections were dropped too: each is checked as it is handed out.
+    for _ in range(4):
+        assert api.get("/api/v1/jobs/", limit=1)["results"] is not None
