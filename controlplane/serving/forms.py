@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.forms.models import ModelChoiceIterator
 from django.urls import reverse
 
 from controlplane.runs import access as runs_access
@@ -42,8 +43,28 @@ class EndpointForm(forms.Form):
         return cleaned
 
 
+# The register form's job menu lists this many of the newest jobs.
+MENU_JOBS = 200
+
+
+class _NewestFirst(ModelChoiceIterator):
+    """The menu's choices: the field's newest jobs only. The field itself checks a submitted
+    job against its whole queryset, which a slice would break (Django's check filters it: a
+    sliced queryset cannot be filtered), and accepts a job older than the menu, as the job
+    page's own form sends."""
+
+    def __init__(self, field: forms.ModelChoiceField) -> None:
+        super().__init__(field)
+        if self.queryset is not None:
+            self.queryset = self.queryset[:MENU_JOBS]
+
+
+class NewestJobField(forms.ModelChoiceField):
+    iterator = _NewestFirst
+
+
 class RegisterForm(forms.Form):
-    job = forms.ModelChoiceField(queryset=None, empty_label=None)
+    job = NewestJobField(queryset=None, empty_label=None)
     step = forms.IntegerField(required=False, min_value=0,
                               help_text="A checkpoint step; empty: the final export.")
     display_name = forms.CharField(max_length=128, required=False)
@@ -72,7 +93,7 @@ class RegisterForm(forms.Form):
             "data-url": reverse("api-serving-images"), "data-teams": ",".join(image_teams or [])})
         teams = access.submit_teams(user)
         queryset = jobs if jobs is not None else runs_access.visible_jobs(user)
-        self.fields["job"].queryset = queryset.filter(team__in=teams).order_by("-created_at")[:200]
+        self.fields["job"].queryset = queryset.filter(team__in=teams).order_by("-created_at")
 
 
 class DeployForm(forms.Form):
