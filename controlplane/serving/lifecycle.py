@@ -359,16 +359,20 @@ def _reconcile_deployments(endpoint: Endpoint) -> None:
                 Deployment.objects.filter(pk=deployment.pk).update(operation_name="")
                 send_now(TASKS + "undeploy", str(deployment.pk))
         else:  # DEPLOYED
-            _refresh(deployment, there)
+            _refresh(deployment, there, remote.traffic_split.get(deployment.deployed_model_id, 0))
 
 
-def _refresh(deployment: Deployment, there: Any) -> None:
+def _refresh(deployment: Deployment, there: Any, share: int) -> None:
+    """A deployed model as the endpoint has it: its replicas, and its share of the traffic,
+    which each later deploy or undeploy on the endpoint changes (what was asked at deploy time
+    was only the share it started with)."""
     if there is None:
         # Not locked: the transition's conditional update loses to a worker that moved it on.
         deployment.transition(
             D.UNDEPLOYED, error="no longer on the endpoint (undeployed outside this product)")
         return
-    updates: dict[str, Any] = {"available_replicas": there.available_replicas}
+    updates: dict[str, Any] = {"available_replicas": there.available_replicas,
+                               "traffic_percent": share}
     if deployment.scaling_operation_name:
         op = outcomes.op(deployment.scaling_operation_name)
         if op.done:

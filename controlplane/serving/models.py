@@ -212,6 +212,8 @@ class Deployment(models.Model):
     max_replicas = models.PositiveSmallIntegerField(default=1)
     autoscaling_metric = models.CharField(max_length=12, choices=Metric.choices, blank=True)
     autoscaling_target = models.PositiveSmallIntegerField(default=0)  # percent; 0 = default
+    # The share asked for at deploy time; once deployed, the share the endpoint gives it (the
+    # serving sweep reads the endpoint's split: later deploys and undeploys change it).
     traffic_percent = models.PositiveSmallIntegerField(default=100)
 
     state = models.CharField(max_length=12, choices=State.choices, default=State.DEPLOYING,

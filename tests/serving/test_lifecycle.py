@@ -156,6 +156,31 @@ def test_a_second_model_takes_its_share_and_undeploy_hands_it_back(
     assert first.state == Deployment.State.UNDEPLOYED
 
 
+def test_each_deployment_shows_the_share_the_endpoint_gives_it(
+        fake: FakeServing, queued: list, trained_job: Job, member: Any) -> None:
+    endpoint = ready_endpoint(trained_job.team, member)
+    # Checkpoints 30 and 60 and the final export, asking 100 %, 50 % and 34 % in turn.
+    deployments = []
+    for step, percent in [(30, 100), (60, 50), (None, 34)]:
+        entry = ready_entry(trained_job, member, step=step)
+        deployment = lifecycle.deploy(endpoint=endpoint, entry=entry, user=member,
+                                      machine_type="n1-standard-4", traffic_percent=percent)
+        lifecycle.send_deploy(deployment.pk)
+        deployments.append(deployment)
+    split = fake.get_endpoint(endpoint.vertex_name).traffic_split
+    assert split == {str(deployments[0].pk): 33, str(deployments[1].pk): 33,
+                     str(deployments[2].pk): 34}
+    lifecycle.reconcile_all()
+    shown = {d.pk: Deployment.objects.get(pk=d.pk).traffic_percent for d in deployments}
+    assert shown == {int(k): v for k, v in split.items()}
+    assert sum(shown.values()) == 100
+
+    lifecycle.request_undeploy(Deployment.objects.get(pk=deployments[2].pk))
+    lifecycle.send_undeploy(deployments[2].pk)
+    lifecycle.reconcile_all()
+    assert [Deployment.objects.get(pk=d.pk).traffic_percent for d in deployments[:2]] == [50, 50]
+
+
 def test_autoscaling_is_changed_with_mutate(
         fake: FakeServing, queued: list, trained_job: Job, member: Any) -> None:
     entry = ready_entry(trained_job, member)
