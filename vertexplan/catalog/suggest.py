@@ -3,14 +3,35 @@
 from __future__ import annotations
 
 import difflib
+import re
+from collections import Counter
 from collections.abc import Iterable
+
+
+def _parts(name: str) -> frozenset[str]:
+    return frozenset(p for p in re.split(r"[_\-\s]+", name.strip().lower()) if p)
+
+
+def _by_parts(word: str, pool: list[str]) -> list[str]:
+    """Candidates holding every part of the word (NVIDIA_A100: NVIDIA_TESLA_A100 and
+    NVIDIA_A100_80GB), fewest other parts first, where a part most candidates share (NVIDIA,
+    TESLA) hardly counts: the word most likely left it out."""
+    parts = _parts(word)
+    if not parts:
+        return []
+    shared = Counter(p for c in pool for p in _parts(c))
+    common = {p for p, n in shared.items() if n >= max(3, len(pool) // 3)}
+    holding = [c for c in pool if parts <= _parts(c)]
+    return sorted(holding, key=lambda c: (len(_parts(c) - parts - common),
+                                          len(_parts(c) - parts), len(c)))
 
 
 def did_you_mean(word: str, candidates: Iterable[str], limit: int = 3) -> tuple[str, ...]:
     """Close matches for a mistyped name, best first.
 
-    Case-insensitive exact matches win, then candidates containing the word (people type "A100"
-    for NVIDIA_TESLA_A100 or "t4" for NVIDIA_TESLA_T4), then difflib's similarity.
+    Case-insensitive exact matches win, then candidates holding each part of the word (people
+    type "A100" or "NVIDIA_A100" for NVIDIA_TESLA_A100, "t4" for NVIDIA_TESLA_T4), then those
+    containing it, then difflib's similarity.
     """
     pool = list(dict.fromkeys(candidates))
     if not word or not pool:
@@ -19,10 +40,10 @@ def did_you_mean(word: str, candidates: Iterable[str], limit: int = 3) -> tuple[
     by_fold = {c.lower().replace("_", "-"): c for c in pool}
     if folded in by_fold:
         return (by_fold[folded],)
-    found: list[str] = []
+    found: list[str] = _by_parts(word, pool)
     if len(folded) >= 2:
-        found = [c for f, c in by_fold.items() if folded in f]
-        found.sort(key=len)  # the shortest containing name is the least surprising one
+        # The shortest containing name is the least surprising one.
+        found += sorted((c for f, c in by_fold.items() if folded in f), key=len)
     close = difflib.get_close_matches(folded, list(by_fold), n=limit, cutoff=0.6)
     found += [by_fold[f] for f in close]
     return tuple(dict.fromkeys(found))[:limit]

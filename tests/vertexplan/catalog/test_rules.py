@@ -97,6 +97,14 @@ def test_unknown_accelerator_did_you_mean() -> None:
     assert "NVIDIA_TESLA_A100" in error.suggestions
 
 
+def test_a_name_missing_its_middle_part_suggests_it_first() -> None:
+    # NVIDIA_A100 is neither NVIDIA_TESLA_A100 nor a substring of it; it holds every part of it.
+    error = only_error(validate_custom_job(single("a2-highgpu-1g", "NVIDIA_A100", 1)))
+    assert error.path == f"{SPEC0}.acceleratorType"
+    assert error.suggestions[:2] == ("NVIDIA_TESLA_A100", "NVIDIA_A100_80GB")
+    assert "did you mean NVIDIA_TESLA_A100" in error.message
+
+
 def test_enum_numbers_are_accepted() -> None:
     assert validate_custom_job(single("n1-standard-8", 5, 2)) == []  # 5 = NVIDIA_TESLA_T4
     assert validate_custom_job(single("n1-standard-8", strategy=4)) == []  # 4 = SPOT
