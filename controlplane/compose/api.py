@@ -70,8 +70,8 @@ def _team_or_none(user: Any, slug: str | None) -> Team | None:
         return None
 
 
-def check_body(request: Request, *, require_team: bool,
-               strict: bool = False) -> validation.CheckedRequest:
+def check_body(request: Request, *, require_team: bool, strict: bool = False,
+               team_rules: bool = True) -> validation.CheckedRequest:
     """Validate the body in whichever form it came (a job request, or a CustomJob in REST
     JSON); serializer errors come back as errors, or with ``strict`` as a 400: a body that is
     not a job at all (not an object, a field the form does not have, a field of the wrong type)
@@ -85,13 +85,15 @@ def check_body(request: Request, *, require_team: bool,
         require_custom_job_shape(data)
         team = _team(request, request.query_params.get("team"), require_team)
         checked = validation.check_custom_job(data, team, region=request.query_params.get(
-            "region"), memory_policy=memory_policy_for(team))
+            "region"), memory_policy=memory_policy_for(team), team_rules=team_rules)
         return _without_team_error(checked, team, require_team)
-    return check_request_body(request, data, require_team=require_team, strict=strict)
+    return check_request_body(request, data, require_team=require_team, strict=strict,
+                              team_rules=team_rules)
 
 
 def check_request_body(request: Request, data: dict[str, Any], *, require_team: bool,
-                       strict: bool = False) -> validation.CheckedRequest:
+                       strict: bool = False, team_rules: bool = True
+                       ) -> validation.CheckedRequest:
     """Validate ``data``, a job request (the body, or the body with extra keys taken out):
     read once, then checked."""
     serializer = JobRequestSerializer(data=data)
@@ -103,7 +105,7 @@ def check_request_body(request: Request, data: dict[str, Any], *, require_team: 
     body = plain(serializer.validated_data)
     team = _team(request, body.pop("team", None) or request.query_params.get("team"),
                  require_team)
-    checked = validation.check(validation.read_request(body), team)
+    checked = validation.check(validation.read_request(body), team, team_rules=team_rules)
     return _without_team_error(checked, team, require_team)
 
 
@@ -209,12 +211,13 @@ def _export(custom_job: dict[str, Any], fmt: str | None, *, region: str, name: s
 
 
 class JobExport(APIView):
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if invalid."""
+    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    refuse it. The team's policy is not applied: an export is a document, not a submission."""
 
     @extend_schema(request=schemas.JOB_BODY, parameters=[FORMAT_PARAM],
                    responses=EXPORT_RESPONSES)
     def post(self, request: Request) -> HttpResponse:
-        checked = check_body(request, require_team=False)
+        checked = check_body(request, require_team=False, team_rules=False)
         if not checked.ok or checked.composition is None or checked.request is None:
             raise ValidationError(checked.errors)
         asked = checked.request

@@ -246,8 +246,10 @@ class JobForm(forms.Form):
                      "here (a pool's own image or command, reservations, DeepSpeed extras ...),"
                      " laid over the form's.")
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, team_rules: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # False for an export: the job is judged as Vertex would, not by the team's policy.
+        self.team_rules = team_rules
         self.fields.update(_pool_fields("workers", inherit=True))
         self.fields.update({k: v for k, v in _pool_fields(
             "reduction_server", inherit=False, machine_initial=REDUCTION_SERVER_MACHINE).items()
@@ -302,7 +304,8 @@ class JobForm(forms.Form):
 
     def check_request(self, request: dict[str, Any], team: Team | None) -> None:
         """Validate the job on its own (a sweep's trial job is checked within its sweep)."""
-        self.checked = validation.check(validation.read_request(request), team)
+        self.checked = validation.check(validation.read_request(request), team,
+                                        team_rules=self.team_rules)
         self.attach(self.checked.errors)
 
     def attach(self, errors: dict[str, list[str]]) -> None:

@@ -19,7 +19,7 @@ from django.conf import settings
 from controlplane.clusters import placement
 from controlplane.compose import recovery_fields
 from controlplane.compose.models import memory_policy_for
-from controlplane.teams import job_policy as team_rules
+from controlplane.teams import job_policy
 from controlplane.teams.models import Team
 from vertexplan import interop
 from vertexplan.catalog import validate_custom_job
@@ -64,8 +64,10 @@ def read_request(data: dict[str, Any]) -> JobRequest:
 
 
 def check(request: JobRequest, team: Team | None, *,
-          memory_policy: str | None = None) -> CheckedRequest:
-    """Compose and validate. Changes nothing: safe for a dry run."""
+          memory_policy: str | None = None, team_rules: bool = True) -> CheckedRequest:
+    """Compose and validate. Changes nothing: safe for a dry run. Without ``team_rules`` the
+    team's policy (buckets, service accounts, networks, clusters) is not applied: an export is
+    a document for running the job elsewhere, not a submission to this team."""
     policy = memory_policy or memory_policy_for(team)
     errors: dict[str, list[str]] = {}
     if team is None:
@@ -77,8 +79,8 @@ def check(request: JobRequest, team: Team | None, *,
     composition = compose(request, memory_policy=policy)
     refused: dict[str, list[str]] = {}
     placed: list[str] = []
-    if team is not None:
-        refused = team_rules.violations(composition.custom_job, fields, team)
+    if team is not None and team_rules:
+        refused = job_policy.violations(composition.custom_job, fields, team)
         placed = placement.violations(composition.custom_job, team)
     # In this order: the composer's, the team's rules, the recovery policy's, the cluster's.
     for found in (composition.errors, refused, recovery,
@@ -91,7 +93,7 @@ def check(request: JobRequest, team: Team | None, *,
 
 
 def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | None,
-                     memory_policy: str = "refuse") -> CheckedRequest:
+                     memory_policy: str = "refuse", team_rules: bool = True) -> CheckedRequest:
     """A CustomJob in REST JSON: Vertex's rules on it as sent, then the composer's on the job
     request it reads as (the strategy's configuration, memory), keyed by the sent paths."""
     region = region or settings.VERTEX_REGION
@@ -125,9 +127,9 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
     composition = compose(request, memory_policy=memory_policy)
     warnings: dict[str, list[str]] = {}
     refused: dict[str, list[str]] = {}
-    if team is not None:
+    if team is not None and team_rules:
         # Judged on the job as sent: the team's rules hold for what Vertex would be given.
-        refused = team_rules.violations(job, request.to_dict(), team)
+        refused = job_policy.violations(job, request.to_dict(), team)
         for message in placement.violations(job, team):
             errors.setdefault("jobSpec.persistentResourceId", []).append(message)
     for source, target in ((composition.errors, errors), (composition.warnings, warnings),

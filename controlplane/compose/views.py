@@ -190,11 +190,13 @@ class JobExportView(SubmitterRequiredMixin, View):
         fmt = request.GET.get("format") or request.POST.get("export_format") or "yaml"
         if fmt not in interop.FORMATS:
             raise Http404("no such export format")
-        form = JobForm(request.POST, user=request.user)
+        # An export is a document for running the job elsewhere: judged as Vertex would judge
+        # it, not by this team's policy (a job naming its own bucket or service account).
+        form = JobForm(request.POST, user=request.user, team_rules=False)
         valid = form.is_valid()
         checked = form.checked
         if not valid or checked is None or checked.composition is None:
-            # An export is for running the job elsewhere: only a valid one is written.
+            # Only a job Vertex would run is written.
             return refused(request, form, f"Export {fmt}")
         asked = checked.composition.request
         custom_job = recovery_fields.with_labels(checked.composition.custom_job, asked.recovery)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from controlplane.backends.base import Backend
 from controlplane.compose.models import ComposerSettings, JobTemplate
 from controlplane.runs.models import Job
-from controlplane.teams.models import Team
+from controlplane.teams.models import Team, TeamPolicy
 from tests.vertexplan.composer.helpers import A100_8, compose_request, job
 from vertexplan import presets
 
@@ -139,6 +139,29 @@ def test_export_and_import_through_the_api(member_client: Client, backend: Backe
 def test_export_of_an_invalid_job_is_400(member_client: Client, backend: Backend) -> None:
     response = post(member_client, "api-job-export", job(chief={"machine_type": "nope"}))
     assert response.status_code == 400
+
+
+def test_an_export_is_a_document_not_bound_by_the_teams_policy(member_client: Client,
+                                                              backend: Backend) -> None:
+    # The team allows no service account and writes under its own prefix only; the job names
+    # its own of both, as a gcloud config from elsewhere does.
+    TeamPolicy.objects.create(team=Team.objects.get(), output_prefix="gs://team-bucket/out")
+    body = rest_json(containerSpec={"imageUri": "us-docker.pkg.dev/p/t/trainer:1",
+                                    "command": ["python", "train.py"]})
+    body["jobSpec"]["serviceAccount"] = "trainer@elsewhere.iam.gserviceaccount.com"
+    body["jobSpec"]["baseOutputDirectory"] = {"outputUriPrefix": "gs://their-bucket/runs"}
+    judged = post(member_client, "api-job-validate", body).json()
+    assert judged["valid"] is False and "jobSpec.serviceAccount" in judged["errors"], judged
+    for fmt in ("yaml", "json"):
+        response = post(member_client, "api-job-export", body, f"?fmt={fmt}")
+        assert response.status_code == 200, response.content
+        text = response.content.decode()
+        assert "trainer@elsewhere.iam.gserviceaccount.com" in text
+        assert "gs://their-bucket/runs" in text
+    # What Vertex itself would refuse is still refused.
+    body["jobSpec"]["workerPoolSpecs"][0]["replicaCount"] = "0"
+    assert post(member_client, "api-job-export", body).status_code == 400
+    assert Job.objects.count() == 0
 
 
 def test_import_reports_the_documents_errors_by_path(member_client: Client,

@@ -106,6 +106,24 @@ def test_an_import_opens_in_the_form_and_submits_the_same_job(
     assert Job.objects.get().custom_job == original
 
 
+def test_an_imported_job_outside_the_teams_policy_still_exports(
+        member_client: Client, backend: Backend) -> None:
+    # A gcloud config from elsewhere, with its own bucket and service account, which this
+    # team's policy does not allow: it cannot be submitted here, but it can be written out.
+    original = compose_request(VARIED["flex-start-everything"]).custom_job
+    assert original["jobSpec"].get("serviceAccount"), "the job names a service account"
+    text = interop.export(original, "yaml", region="us-central1")
+    page = member_client.post(reverse("job-import"), {"text": text})
+    assert page.status_code == 200
+    data = post_data(page.context["form"])
+    refused = member_client.post(reverse("job-compose"), data)
+    assert refused.status_code == 400 and Job.objects.count() == 0
+    response = member_client.post(reverse("job-export-form") + "?format=yaml", data)
+    assert response.status_code == 200, response.content[-2000:]
+    exported = yaml.safe_load(response.content.decode())
+    assert exported["serviceAccount"] == original["jobSpec"]["serviceAccount"]
+
+
 def test_an_import_that_is_not_a_job_says_why(member_client: Client) -> None:
     response = member_client.post(reverse("job-import"), {"text": "- just\n- a list\n"})
     assert response.status_code == 400
