@@ -27,7 +27,7 @@ from click.shell_completion import get_completion_class
 
 from vcp import api, clusters, documents, settings, stream, sweeps, waiting
 from vcp.context import Context, pass_context
-from vcp.output import FORMATS, emit
+from vcp.output import FORMATS, cell, emit, ending
 from vertex_control_plane_client.api.jobs import (
     jobs_cancel_create,
     jobs_events_list,
@@ -47,7 +47,7 @@ from vertex_control_plane_client.types import UNSET
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 JOB_COLUMNS = ("id", "name", "team", "state", "attempt", "restarts", "last_step", "total_steps",
-               "created_at")
+               "duration", "cost_micros", "cost", "created_at")
 
 # Cloud Logging (and so the follower) may store a job's last lines a few seconds after the job
 # has ended: `logs -f` keeps reading this long once it sees the end.
@@ -148,6 +148,7 @@ def jobs_submit(ctx: Context, path: Path, name: str | None, team: str | None,
         lambda: api.call(jobs_retrieve.sync_detailed, id=job["id"], client=ctx.client),
         f"job {job['id']}", TERMINAL)
     ctx.emit(final, JOB_COLUMNS)
+    click.echo(ending(f"job {job['id']}", final), err=True)
     if final["state"] != "SUCCEEDED":
         raise click.exceptions.Exit(api.REFUSED)
 
@@ -269,7 +270,7 @@ def print_line(ctx: Context, line: Any) -> None:
     row = line if isinstance(line, dict) else line.to_dict()
     if ctx.output == "table":
         click.echo(f"{row['timestamp']} {row['replica'] or '-'} "
-                   f"{row['severity'] or '-'} {row['message']}")
+                   f"{cell(row['severity'], 'severity')} {row['message']}")
     else:
         emit(row, "json" if ctx.output == "json" else "yaml")
 
