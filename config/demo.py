@@ -10,18 +10,27 @@ its checkpoint and finishes. `--no-preemption` leaves it alone.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from config.devstack import ROOT, Stack, StackConfig, redis_answers
 from localvertex.admin.client import AdminClient, AdminError
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 QUEUE_PREFIX = "cp-demo"  # the Celery queue: "<prefix>-default" (config/settings.py)
+# What the demo seeded (user, token, sample job), kept for its next start: a restart shows the
+# same job with the same token instead of submitting another and revoking the one printed.
+SEEDED = "seeded.json"
+# A read of the job that failed: refused, slow, cut off or not JSON. The watcher says so and
+# asks again; the stack keeps running.
+API_TROUBLE = (OSError, ValueError, http.client.HTTPException)
 
 
 def choose_broker(var_dir: Path) -> tuple[str, str]:
@@ -42,12 +51,43 @@ def prepare_embedded_broker(url: str, queue: str) -> None:
         connection.SimpleQueue(queue).close()
 
 
-def job_state(stack: Stack, token: str, job_id: int) -> dict:
+def job_state(stack: Stack, token: str, job_id: int, timeout_s: float = 10) -> dict:
     request = urllib.request.Request(
         f"{stack.web_url}/api/v1/jobs/{job_id}/", headers={"Authorization": f"Token {token}"}
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        state = json.load(response)
+    if not isinstance(state, dict) or "state" not in state:
+        raise ValueError("the answer is not a job")
+    return state
+
+
+def trouble(exc: BaseException) -> str:
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class Watcher:
+    """Reads the sample job; a failed read is reported (once until it changes) and None."""
+
+    def __init__(self, stack: Stack, token: str, job_id: int, timeout_s: float) -> None:
+        self.stack, self.token, self.job_id, self.timeout_s = stack, token, job_id, timeout_s
+        self.said = ""
+        self.failures = 0
+
+    def read(self) -> dict | None:
+        try:
+            state = job_state(self.stack, self.token, self.job_id, self.timeout_s)
+        except API_TROUBLE as exc:
+            self.failures += 1
+            said = f"the API did not answer the watcher ({trouble(exc)}): asking again"
+            if said != self.said:
+                print(said, file=sys.stderr, flush=True)
+                self.said = said
+            return None
+        self.said = ""
+        return state
 
 
 def arm_preemption(stack: Stack, job: dict, at_step: int) -> bool:
@@ -65,13 +105,20 @@ def arm_preemption(stack: Stack, job: dict, at_step: int) -> bool:
     return True
 
 
-def finished_well(stack: Stack, token: str, job_id: int, args: argparse.Namespace) -> int:
+def finished_well(watcher: Watcher, args: argparse.Namespace) -> int:
     """0 when the sample job did what the demo shows: SUCCEEDED, every step followed in from
     its logs, and (unless --no-preemption) a preemption it came back from. The last lines may
     land a moment after the state flips, as Cloud Logging lags."""
+    job_id = watcher.job_id
     deadline = time.monotonic() + 30
     while True:
-        state = job_state(stack, token, job_id)
+        state = watcher.read()
+        if state is None:
+            if time.monotonic() > deadline:
+                print("the sample job's end could not be read", file=sys.stderr)
+                return 1
+            time.sleep(args.poll)
+            continue
         problems = []
         if state["state"] != "SUCCEEDED":
             problems.append(f"it ended {state['state']}: {state['error_message']}")
@@ -92,7 +139,7 @@ def finished_well(stack: Stack, token: str, job_id: int, args: argparse.Namespac
                 file=sys.stderr,
             )
             return 1
-        time.sleep(1)
+        time.sleep(min(args.poll, 1))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -110,6 +157,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-preemption", action="store_true", help="do not preempt the sample spot job"
     )
+    parser.add_argument("--poll", type=float, default=2.0,
+                        help="seconds between the watcher's reads of the sample job")
+    parser.add_argument("--api-timeout", type=float, default=10.0,
+                        help="how long the watcher waits for one answer before asking again")
     return parser.parse_args(argv)
 
 
@@ -149,8 +200,11 @@ Press Ctrl-C to stop.
 
 def watch(stack: Stack, seeded: dict, args: argparse.Namespace) -> int:
     """Follow the sample job, arming its preemption once its CustomJob exists; with
-    --exit-when-done, return how it ended, else run until Ctrl-C."""
+    --exit-when-done, return how it ended, else run until Ctrl-C. An answer that does not come
+    (refused, slow, cut off) is said and asked again: only a stopped process of the stack, or
+    --timeout, ends the watch."""
     job_id = seeded["job"]
+    watcher = Watcher(stack, seeded["token"], job_id, args.api_timeout)
     started = time.monotonic()
     last = ""
     # A third of the way in, so the checkpoint it resumes from is worth having.
@@ -161,7 +215,13 @@ def watch(stack: Stack, seeded: dict, args: argparse.Namespace) -> int:
             for name in stack.dead():
                 print(stack.log_tail(name), file=sys.stderr)
             return 1
-        state = job_state(stack, seeded["token"], job_id)
+        if args.exit_when_done and time.monotonic() - started > args.timeout:
+            print("the sample job did not finish in time", file=sys.stderr)
+            return 1
+        state = watcher.read()
+        if state is None:
+            time.sleep(args.poll)
+            continue
         if (
             preempt_at is not None
             and state["state"] not in TERMINAL
@@ -182,11 +242,36 @@ def watch(stack: Stack, seeded: dict, args: argparse.Namespace) -> int:
             print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
             last = line
         if args.exit_when_done and state["state"] in TERMINAL:
-            return finished_well(stack, seeded["token"], job_id, args)
-        if args.exit_when_done and time.monotonic() - started > args.timeout:
-            print("the sample job did not finish in time", file=sys.stderr)
-            return 1
-        time.sleep(0.5 if preempt_at is not None else 2)
+            return finished_well(watcher, args)
+        time.sleep(min(0.5, args.poll) if preempt_at is not None else args.poll)
+
+
+def seed(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
+    """The demo's user, token and sample job: those of its last start when the token still
+    reads the job (and the job trains the steps asked), else new ones, kept for the next."""
+    record = stack.config.var_dir / SEEDED
+    try:
+        kept = json.loads(record.read_text())
+    except (OSError, ValueError):
+        kept = None
+    if isinstance(kept, dict) and kept.get("steps") == args.steps and kept.get("job"):
+        try:
+            job_state(stack, kept["token"], kept["job"], args.api_timeout)
+        except API_TROUBLE as exc:
+            print(f"the last start's sample job cannot be read ({trouble(exc)}): "
+                  "seeding anew", flush=True)
+        else:
+            print(f"the sample job and token of the last start: job {kept['job']}", flush=True)
+            return kept
+    seeded = json.loads(
+        stack.manage("seed_demo", "--sample-job", "--steps", str(args.steps), capture=True))
+    seeded["steps"] = args.steps
+    # The token is a secret: readable by this user only, as ~/.config/vcp keeps it.
+    descriptor = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        json.dump(seeded, out)
+    return seeded
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,9 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     stack = demo_stack(args)
     try:
         stack.start()
-        seeded = json.loads(
-            stack.manage("seed_demo", "--sample-job", "--steps", str(args.steps), capture=True)
-        )
+        seeded = seed(stack, args)
         announce(stack, seeded)
         return watch(stack, seeded, args)
     except KeyboardInterrupt:

@@ -1,6 +1,7 @@
 """`make demo` as a newcomer without Redis runs it: SQLite, the embedded broker, the emulator, a
 worker, beat and the web server, and the sample spot job preempted once, recovered, and
-finished, with its steps followed in from the logs (the demo checks that itself)."""
+finished, with its steps followed in from the logs (the demo checks that itself); started again,
+the same sample job and token."""
 
 from __future__ import annotations
 
@@ -23,13 +24,27 @@ def test_the_demo_trains_is_preempted_recovers_and_finishes(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env["REDIS_URL"] = "redis://127.0.0.1:1/0"  # nothing answers there: the embedded broker
+    command = [sys.executable, "-m", "config.demo", "--exit-when-done", "--steps", "150",
+               "--timeout", "420", "--var-dir", str(tmp_path / "demo")]
     result = subprocess.run(
-        [sys.executable, "-m", "config.demo", "--exit-when-done", "--steps", "150",
-         "--timeout", "420", "--var-dir", str(tmp_path / "demo"),
-         "--port", str(free_port()), "--emulator-port", str(free_port())],
+        [*command, "--port", str(free_port()), "--emulator-port", str(free_port())],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-6000:]
     assert "embedded broker" in out
     assert "armed a spot preemption for step 50" in out
     assert re.search(r"SUCCEEDED after 150 steps and [1-9]\d* restart\(s\)", out), out[-3000:]
+
+    # Started again on the same folder: the same sample job, read with the same token (no
+    # second job, no token revoked), already finished as the first start saw it.
+    again = subprocess.run(
+        [*command, "--port", str(free_port()), "--emulator-port", str(free_port())],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    out_again = again.stdout + again.stderr
+    assert again.returncode == 0, out_again[-6000:]
+    job = re.search(r"/jobs/(\d+)/", result.stdout)
+    token = re.search(r"Token ([^'\s]+)", result.stdout)
+    assert job and token, result.stdout[-3000:]
+    assert f"the sample job and token of the last start: job {job[1]}" in out_again
+    assert f"/jobs/{job[1]}/" in out_again and f"Token {token[1]}" in out_again
+    assert "armed a spot preemption" not in out_again
