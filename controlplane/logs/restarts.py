@@ -18,7 +18,6 @@ replica, run number), so running detection again updates rows instead of adding 
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from contract.events import CHECKPOINT_SAVED, PREEMPTED, REPLICA_RESTARTED, RESUMED, RUN_STARTED
-from controlplane.core import signals
+from controlplane.core import preemption_lines, signals
 from controlplane.logs.models import LogLine, StepMetric
 from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart, RestartCause
 
@@ -36,9 +35,6 @@ logger = logging.getLogger(__name__)
 PRIMARY = "workerpool0-0"
 NOTICE = "preemption_notice"
 SIGNAL_KINDS = (RUN_STARTED, REPLICA_RESTARTED, PREEMPTED, RESUMED, NOTICE)
-# Log lines that announce a preemption (or the SIGTERM that delivers one).
-_NOTICE_TEXT = r"SIGTERM|preempt"
-_NOTICE_RE = re.compile(_NOTICE_TEXT, re.IGNORECASE)
 # Lines reach storage a little late (the follower re-reads a 30 s overlap): scan back this far.
 LINE_OVERLAP = timedelta(seconds=60)
 
@@ -91,8 +87,9 @@ def _copy_notices(job: Job) -> None:
         JobEvent(job_id=job.pk, attempt=line.attempt, kind=NOTICE, timestamp=line.timestamp,
                  replica=line.replica, data={"text": line.message[:500]},
                  insert_id=line.insert_id)
-        for line in lines.filter(message__iregex=_NOTICE_TEXT)
-        if not line.message.lstrip().startswith("Restarting replica")
+        for line in lines.filter(message__iregex=preemption_lines.CANDIDATE)
+        if preemption_lines.says_preempted(line.message)
+        and not line.message.lstrip().startswith("Restarting replica")
     ]
     JobEvent.objects.bulk_create(found, ignore_conflicts=True)
     Job.objects.filter(pk=job.pk).update(notices_scanned_to=newest)

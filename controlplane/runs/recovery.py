@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from controlplane.core import preemption_lines
 from vertexplan.catalog import validate_custom_job
 
 SCHEDULING_STRATEGIES = ("SPOT", "FLEX_START", "STANDARD")
@@ -50,8 +51,9 @@ _CONFIG_TEXT = re.compile(
 )
 _STOCKOUT_TEXT = re.compile(r"stockout|resource(s)? (is |are )?(not|un)available|"
                             r"zone_resource_pool_exhausted|capacity", re.IGNORECASE)
-# A replica killed by the spot VM's shutdown (ACPI soft off -> SIGTERM, then SIGKILL).
-_PREEMPT_TEXT = re.compile(r"preempt|SIGTERM|status of 143\b|status of 137\b", re.IGNORECASE)
+# A replica killed by the spot VM's shutdown (ACPI soft off -> SIGTERM, then SIGKILL): its
+# exit status, or words that say so (core/preemption_lines.py).
+_KILLED_STATUS = re.compile(r"status of (?:143|137)\b", re.IGNORECASE)
 
 
 class Failure(StrEnum):
@@ -82,7 +84,8 @@ def classify(*, state: str, error_code: int, error_message: str, spot: bool,
         return Failure.CANCELLED
     if error_code == CODE_DEADLINE_EXCEEDED:
         return Failure.TIMEOUT
-    if preempted or (spot and _PREEMPT_TEXT.search(message)):
+    if preempted or (spot and (_KILLED_STATUS.search(message)
+                               or preemption_lines.says_preempted(message))):
         return Failure.PREEMPTION
     return Failure.APPLICATION
 
