@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_prerun
+from celery.signals import task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -85,3 +85,18 @@ def _renew_old_connections(sender: Any = None, **_: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+# How a worker process's database connections are named to PostgreSQL (pg_stat_activity's
+# application_name): an operator sees which connections are the workers'.
+WORKER_CONNECTION_NAME = "controlplane-worker"
+
+
+@worker_process_init.connect
+def _name_worker_connections(**_: Any) -> None:
+    from django.db import connections
+
+    for connection in connections.all(initialized_only=False):
+        if connection.vendor == "postgresql":
+            connection.settings_dict.setdefault("OPTIONS", {})["application_name"] = (
+                WORKER_CONNECTION_NAME)

@@ -110,16 +110,20 @@ try:
     DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL={_database_url!r} cannot be parsed: {exc}") from exc
-# A kept connection is checked (a round trip) before its first use in each request or task, and
-# a pooled one as the pool hands it out (Django passes the check to psycopg_pool): one the
-# server dropped (a restart, an idle timeout, pg_terminate_backend) is opened again instead of
-# failing what runs on it.
+# A kept connection is checked (a round trip) before its first use in each request or task: one
+# the server dropped (a restart, an idle timeout, pg_terminate_backend) is opened again instead
+# of failing what runs on it.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if envbool("CP_DB_POOL", False) and DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # Under ASGI (config/asgi.py sets CP_DB_POOL) each request runs in a thread of its own,
     # so a connection kept by the thread would outlive it: connections come from a pool
     # per process instead (psycopg_pool), handed back at the end of each request.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Django would hand the health check to psycopg_pool as its `check`; with it, the web
+    # server's first requests after every pooled connection was dropped waited out the pool's
+    # timeout in a loaded run (not understood yet). Without it a request on a dropped pooled
+    # connection fails once and the pool replaces that connection.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 2, "max_size": envint("CP_DB_POOL_MAX", 10, minimum=1), "timeout": 10}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):

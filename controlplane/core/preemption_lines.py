@@ -23,7 +23,8 @@ _SAYS = re.compile(
     _ALONE_BEFORE + r"(?:"
     r"preempted"
     r"|preemption\s+(?:notice|signal|event)"
-    r"|(?:received|receives|got|caught|sent|sends|get|gets|by)\s+(?:a\s+)?SIGTERM"
+    r"|(?:received|receives|got|caught|sent|sends|get|gets|by)\s+(?:a\s+|the\s+)?"
+    r"(?:signal\s+)?SIGTERM"
     r"|SIGTERM\s+(?:received|caught|arrived)"
     r")" + _ALONE_AFTER,
     re.IGNORECASE,

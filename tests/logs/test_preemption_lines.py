@@ -25,6 +25,7 @@ SAYS = [
     "Preemption notice: the VM stops in 30 s",
     "worker 3 got SIGTERM, saving a checkpoint",
     "SIGTERM received; stopping after this step",
+    "Replica workerpool0-0 exited: killed by signal SIGTERM",  # the emulator's restart policy
 ]
 LOOK_ALIKES = [
     "(PreemptionWatcher pid=4242) started",
