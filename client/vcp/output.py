@@ -12,9 +12,11 @@ import yaml
 
 FORMATS = ("table", "json", "yaml")
 MONEY = "_micros"  # the API's money: integer micro-dollars in fields named *_micros
-# Cloud Logging's LogSeverity numbers, as the API stores a line's severity.
-SEVERITIES = {0: "DEFAULT", 100: "DEBUG", 200: "INFO", 300: "NOTICE", 400: "WARNING",
-              500: "ERROR", 600: "CRITICAL", 700: "ALERT", 800: "EMERGENCY"}
+# Cloud Logging's LogSeverity numbers, as the API stores a line's severity (and --severity
+# filters pushed lines by them).
+SEVERITY = {"DEFAULT": 0, "DEBUG": 100, "INFO": 200, "NOTICE": 300, "WARNING": 400,
+            "ERROR": 500, "CRITICAL": 600, "ALERT": 700, "EMERGENCY": 800}
+SEVERITY_NAMES = {number: name for name, number in SEVERITY.items()}
 # A column the table works out from the row: how long the job has run, or ran.
 DURATION = "duration"
 
@@ -59,7 +61,7 @@ def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     cells = [[cell(row.get(c), c) for c in columns] for row in rows]
     heads = [heading(c) for c in columns]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(heads)]
-    # Money and counts read right-aligned, as in a spreadsheet.
+    # Money reads right-aligned, as in a spreadsheet.
     right = [c.endswith(MONEY) for c in columns]
     lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))]
     lines += ["  ".join(v.rjust(w) if r else v.ljust(w)
@@ -80,7 +82,7 @@ def cell(value: Any, key: str = "") -> str:
     if key.endswith(MONEY) and isinstance(value, int) and not isinstance(value, bool):
         return dollars(value)
     if key == "severity" and isinstance(value, int):
-        return SEVERITIES.get(value, str(value))
+        return SEVERITY_NAMES.get(value, str(value))
     if isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
         return ", ".join(cell(v) for v in value) or "-"
     if isinstance(value, dict | list):

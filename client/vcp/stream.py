@@ -9,11 +9,8 @@ from typing import Any
 
 import httpx
 
+from vcp.output import SEVERITY
 from vertex_control_plane_client import AuthenticatedClient
-
-# Cloud Logging's severity numbers, for --severity on the pushed lines.
-SEVERITY = {"DEFAULT": 0, "DEBUG": 100, "INFO": 200, "NOTICE": 300, "WARNING": 400,
-            "ERROR": 500, "CRITICAL": 600, "ALERT": 700, "EMERGENCY": 800}
 
 
 def least_severity(name: str | None) -> int:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from controlplane.backends import base
 from controlplane.backends.training import VertexBackend
@@ -104,4 +105,14 @@ def followed_job(custom_job: dict[str, Any] | None = None) -> Job:
                              project="p", region="us-central1", state=JobState.RUNNING)
     JobAttempt.objects.create(job=job, number=1, display_name="cp-1-a1",
                               vertex_job_id=FOLLOWED_ID)
+    return job
+
+
+@pytest.fixture
+def running_job(make_job: Callable[..., Job]) -> Job:  # noqa: F811 - the fixture imported above
+    """A spot job whose first attempt runs on Vertex since an hour ago (the restart tests)."""
+    job = make_job(spot=True)
+    JobAttempt.objects.filter(job=job).update(
+        vertex_name="projects/p/locations/l/customJobs/1", vertex_state="JOB_STATE_RUNNING",
+        started_at=timezone.now() - timedelta(hours=1), scheduling="SPOT")
     return job

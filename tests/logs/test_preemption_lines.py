@@ -4,16 +4,12 @@ comments, URLs, quota names) are not."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from controlplane.core.preemption_lines import says_preempted
 from controlplane.logs import restarts
 from controlplane.runs import recovery
-from controlplane.runs.models import Job, JobAttempt
+from controlplane.runs.models import Job
 from tests.logs.test_restart_detection import Log
 
 SAYS = [
@@ -54,15 +50,6 @@ def test_what_the_platform_writes_is_a_preemption(line: str) -> None:
 @pytest.mark.parametrize("line", LOOK_ALIKES)
 def test_a_look_alike_line_is_not(line: str) -> None:
     assert not says_preempted(line)
-
-
-@pytest.fixture
-def running_job(make_job: Callable[..., Job]) -> Job:
-    job = make_job(spot=True)
-    JobAttempt.objects.filter(job=job).update(
-        vertex_name="projects/p/locations/l/customJobs/1", vertex_state="JOB_STATE_RUNNING",
-        started_at=timezone.now() - timedelta(hours=1), scheduling="SPOT")
-    return job
 
 
 def test_a_look_alike_line_makes_no_notice_event_and_no_restart(running_job: Job) -> None:

@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
 from django.utils import timezone
 
 from controlplane.logs import restarts
@@ -72,15 +70,6 @@ class Log:
                        text="Restarting replica workerpool0-0 after preemption")
             self.event("run_started", rank=0, world_size=1, resumed_from_step=at_step)
             self.event("resumed", step=at_step, path=self._path(at_step))
-
-
-@pytest.fixture
-def running_job(make_job: Callable[..., Job]) -> Job:
-    job = make_job(spot=True)
-    JobAttempt.objects.filter(job=job).update(
-        vertex_name="projects/p/locations/l/customJobs/1", vertex_state="JOB_STATE_RUNNING",
-        started_at=timezone.now() - timedelta(hours=1), scheduling="SPOT")
-    return job
 
 
 def test_three_preemptions_three_restarts_each_linked_to_its_checkpoint(
