@@ -104,7 +104,8 @@ def sync_detailed(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsExportCreateResponse200]:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if invalid.
+    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:
         fmt (JobsExportCreateFmt | Unset):
@@ -136,7 +137,8 @@ def sync(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsExportCreateResponse200 | None:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if invalid.
+    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:
         fmt (JobsExportCreateFmt | Unset):
@@ -163,7 +165,8 @@ async def asyncio_detailed(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsExportCreateResponse200]:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if invalid.
+    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:
         fmt (JobsExportCreateFmt | Unset):
@@ -193,7 +196,8 @@ async def asyncio(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsExportCreateResponse200 | None:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if invalid.
+    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:
         fmt (JobsExportCreateFmt | Unset):
