@@ -102,9 +102,11 @@ clean:
 
 # The Python client in client/, generated from the API's schema: rerun after changing the API
 # (tests/integration/client/test_client_drift.py fails while the checked-in client is behind the server).
+# The schema is generated against PostgreSQL, as the server runs: the database backend sets the
+# integer fields' bounds.
 CLIENT_PACKAGE := client/vertex_control_plane_client
 client: venv
-	DEBUG=true $(BIN)/python manage.py spectacular --format openapi-json --file client/openapi.json
+	DEBUG=true DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python manage.py spectacular --format openapi-json --file client/openapi.json
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate \
 	    --path client/openapi.json --config client/generator.yaml --meta none \
 	    --output-path $(CLIENT_PACKAGE) --overwrite

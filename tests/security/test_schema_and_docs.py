@@ -67,3 +67,4 @@ def test_swagger_ui_loads_only_from_the_app(client: Client, db: None) -> None:
         assert served.status_code == 200, asset
         body = b"".join(served.streaming_content) if served.streaming else served.content
         assert len(body) > 100, asset
+
