@@ -1,5 +1,5 @@
-"""How the PyTorch trainer's processes start and meet: torchrun on a node with several GPUs,
-and the torch.distributed process group (gloo on CPU, NCCL on GPU).
+"""How the PyTorch trainer's processes start and meet: torchrun's elastic agent on a node with
+several GPUs, and the torch.distributed process group (gloo on CPU, NCCL on GPU).
 
 Where a process sits in the job (rank, world size, master) is trainers/job/cluster.py's, shared
 with the other trainers; this module turns it into processes and a process group.
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import multiprocessing
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from uuid import uuid4
 
 import torch
 import torch.distributed as dist
@@ -49,23 +51,67 @@ def resolve_nproc_per_node(value: str, cuda_devices: int) -> int:
     return count
 
 
-def launcher_argv(node: Node, nproc_per_node: int, train_args: Sequence[str]) -> list[str]:
-    """The torchrun command that starts `nproc_per_node` copies of the trainer on this node.
+def launcher_flags(node: Node, nproc_per_node: int) -> list[str]:
+    """torchrun's flags that start `nproc_per_node` copies of the trainer on this node.
 
     Global rank = node_rank * nproc_per_node + local rank, so ranks still follow the
     workerpool0-then-workerpool1 order. A single node without a master uses a free local port.
     """
-    argv = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}"]
+    flags = [f"--nproc-per-node={nproc_per_node}"]
     if node.num_nodes == 1 and node.source == "single":
-        argv.append("--standalone")
-    else:
-        argv += [
-            f"--nnodes={node.num_nodes}",
-            f"--node-rank={node.node_rank}",
-            f"--master-addr={node.master_addr}",
-            f"--master-port={node.master_port}",
-        ]
-    return [*argv, "-m", "trainers.train", *train_args, "--nproc-per-node=1"]
+        return [*flags, "--standalone"]
+    return [
+        *flags,
+        f"--nnodes={node.num_nodes}",
+        f"--node-rank={node.node_rank}",
+        f"--master-addr={node.master_addr}",
+        f"--master-port={node.master_port}",
+    ]
+
+
+def launcher_argv(node: Node, nproc_per_node: int, train_args: Sequence[str]) -> list[str]:
+    """The torchrun command line that does what `launch_workers` does: what the launch event
+    shows, and what a user would type to start the same processes by hand."""
+    return [sys.executable, "-m", "torch.distributed.run", *launcher_flags(node, nproc_per_node),
+            "-m", "trainers.train", *worker_args(train_args)]
+
+
+def worker_args(train_args: Sequence[str]) -> list[str]:
+    # The workers must not start launchers of their own.
+    return [*train_args, "--nproc-per-node=1"]
+
+
+def launch_workers(node: Node, nproc_per_node: int, train_args: Sequence[str],
+                   worker: Callable[[list[str]], None]) -> int:
+    """Run `worker(args)` in `nproc_per_node` processes under torchrun's elastic agent, with the
+    rendezvous, environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_*, TORCHELASTIC_*), signal
+    forwarding and failure handling torchrun's own flags give it: the configuration comes from
+    torchrun's parser. The workers are forked from a fork server that imported the trainer
+    once, instead of each starting an interpreter and importing torch (seconds of CPU per
+    process, paid again at every elastic restart). A fork server, not a plain fork: the agent
+    has threads of its own (its store) by the time it starts workers. Returns the node's exit
+    status as torchrun's would be: 0, or 1 when a worker failed or the agent was stopped."""
+    from torch.distributed import run as torchrun
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.launcher.api import elastic_launch
+
+    args = torchrun.parse_args([*launcher_flags(node, nproc_per_node), "-m", "trainers.train"])
+    if args.standalone:  # as torchrun's run() reads the flag: a rendezvous on a free local port
+        args.rdzv_backend, args.rdzv_endpoint, args.rdzv_id = "c10d", "localhost:0", uuid4().hex
+    config, _, _ = torchrun.config_from_args(args)
+    config.start_method = "forkserver"
+    multiprocessing.set_forkserver_preload([worker.__module__])
+    try:
+        elastic_launch(config, entrypoint=worker)(worker_args(train_args))
+    except ChildFailedError as exc:
+        print(exc.format_msg(), file=sys.stderr, flush=True)
+        return 1
+    except SignalException as exc:
+        print(f"the launcher was stopped by {exc.sigval.name}; its workers were stopped too",
+              file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 def init_process_group(process: Process, timeout_s: int, device: str = "auto") -> tuple[str, str]:

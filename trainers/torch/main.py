@@ -7,7 +7,7 @@ One process (world size 1, CPU or one GPU):
 Several processes on one machine (torchrun sets RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT):
 
     torchrun --nproc-per-node=2 -m trainers.train --preset tiny --strategy ddp
-    python -m trainers.train --preset tiny --nproc-per-node 2      # starts torchrun itself
+    python -m trainers.train --preset tiny --nproc-per-node 2      # launches the 2 itself
 
 Strategies (all train on CPU with gloo as well as on GPUs with NCCL):
 
@@ -42,8 +42,9 @@ On Vertex AI (a CustomJob; every replica runs the same command):
   Each replica reads CLUSTER_SPEC: ranks are the replicas of workerpool0 then workerpool1, the
   master is workerpool0[0]; workerpool2/3 replicas (Reduction Server, evaluators) exit 0. With
   several GPUs per replica, `--nproc-per-node auto` (the default) starts one process per GPU
-  through torchrun. Checkpoints go to AIP_CHECKPOINT_DIR and the final model to AIP_MODEL_DIR
-  unless --checkpoint-dir / --model-dir say otherwise. A run resumes from the newest complete
+  under torchrun's elastic agent (forked from a warm interpreter: trainers/torch/distributed.py).
+  Checkpoints go to AIP_CHECKPOINT_DIR and the final model to AIP_MODEL_DIR unless
+  --checkpoint-dir / --model-dir say otherwise. A run resumes from the newest complete
   checkpoint there; while there is none, from the one CP_RESUME_FROM (--resume-from) names,
   which must be complete (a resubmission of an earlier job from a chosen step).
 
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--nproc-per-node",
         default="auto",
         help="processes per machine: 'auto' = one per GPU (1 on CPU), or a "
-        "number; above 1 the trainer starts itself under torchrun",
+        "number; above 1 the trainer starts them itself under torchrun's elastic agent",
     )
     cli.add_overrides_argument(
         parser, "--set warmup_steps=50 --set model.n_layer=4 --set micro_batch_size=4")
@@ -189,17 +190,29 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         events.error(process.rank, exc)
         return cli.EXIT_CONFIG
     if nproc > 1 and not distributed.under_launcher(env):
-        # Replace this process by torchrun (same PID: SIGTERM still reaches the launcher,
-        # which forwards it to every trainer process).
-        command = distributed.launcher_argv(cluster.node_from_env(env), nproc, argv)
+        node = cluster.node_from_env(env)
+        command = distributed.launcher_argv(node, nproc, argv)
         events.emit(
             contract_events.LAUNCHING,
-            f"starting {nproc} processes on this node: {' '.join(command)}",
+            f"starting {nproc} processes on this node, as {' '.join(command)} would",
             nproc_per_node=nproc,
         )
-        os.execv(command[0], command)
+        # This process stays the launcher (same PID: SIGTERM still reaches the agent, which
+        # forwards it to every trainer process).
+        return distributed.launch_workers(node, nproc, argv, run_worker)
 
     return run(config, process)
+
+
+def run_worker(argv: list[str]) -> None:
+    """One process of a node's workers (distributed.launch_workers forks it): the trainer with
+    the environment the agent set. A failure's exit status is the process's, as it would be
+    for a worker torchrun started as a program."""
+    code = main(argv)
+    if code != 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        raise SystemExit(code)
 
 
 def run(config: TrainConfig, process: cluster.Process) -> int:
