@@ -1,5 +1,5 @@
 """The create-cluster form: the fields the API takes (controlplane/clusters/serializers.py),
-flat, with one row per resource pool.
+flat, with one row per resource pool; and the cluster page's Ray job form.
 
 Only the shape of each value is checked here (a number is a number, the team is one the user
 may create in). Whether the pools, machines, accelerators, disks and Ray runtime make a valid
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 import uuid
 from typing import Any
 
@@ -26,6 +27,10 @@ from vertexplan.clusters import DEFAULT_VERSION, OFFERED
 
 MAX_POOLS = 16
 ROWS_SHOWN = 3
+# The longest command line and environment the Ray job form takes (the API's limits: 64
+# arguments of 1,000 characters; 64 variables, names of 128 characters, values of 4,096).
+MAX_ENTRYPOINT_CHARS = 64 * 1001
+MAX_ENV_CHARS = 64 * (128 + 4096 + 2)
 # A pool row the form shows and the user left empty: no id and no machine.
 POOL_KEYS = ("id", "machine_type")
 NO_RAY = ""
@@ -202,3 +207,77 @@ class ClusterForm(forms.Form):
         # `labels["Key"]` is the labels field's; an unknown path is the whole form's.
         top = re.split(r"[.\[]", path, maxsplit=1)[0]
         self.add_error(FIELD_OF_PATH.get(path) or FIELD_OF_PATH.get(top), message)
+
+
+class RayJobForm(forms.Form):
+    """A Ray job for the cluster page: the fields the API takes (SubmitRayJobSerializer), the
+    entrypoint as one command line. Only the shape is checked here; what makes a valid
+    entrypoint and environment is lifecycle.submit_ray_job's decision, as for the API, and its
+    messages land on the fields they name."""
+
+    entrypoint = forms.CharField(
+        max_length=MAX_ENTRYPOINT_CHARS, strip=True,
+        widget=forms.TextInput(attrs={"placeholder": "python -m trainers.ray_train --workers 2"
+                                                     " -- --preset tiny --steps 40",
+                                      "class": "mono"}),
+        help_text="The command, split into arguments as a shell splits words (quotes keep "
+                  "spaces in one); it runs without a shell: no pipes, $VARS or globs.")
+    env_vars = forms.CharField(
+        label="Environment", required=False, max_length=MAX_ENV_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+        help_text="Optional: the Ray job's runtime environment variables, one NAME=value a "
+                  "line.")
+    entrypoint_num_cpus = forms.FloatField(
+        label="Driver CPUs", required=False, min_value=0, max_value=64,
+        help_text="Optional: CPUs Ray reserves for the entrypoint itself.")
+    # As the create form's: a second submission of the same page finds the first one's Ray
+    # job instead of starting another run.
+    idempotency_key = forms.CharField(widget=forms.HiddenInput, max_length=255)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("initial", {}).setdefault("idempotency_key", uuid.uuid4().hex)
+        kwargs.setdefault("prefix", "ray")
+        super().__init__(*args, **kwargs)
+
+    def clean_idempotency_key(self) -> str:
+        key = self.cleaned_data["idempotency_key"]
+        problem = idempotency.key_problem(key)
+        if problem:
+            raise forms.ValidationError(f"reload the page: its form key is not {problem}")
+        return key
+
+    def clean_entrypoint(self) -> list[str]:
+        # Split only, never run through a shell: the arguments go to Ray as the API's list.
+        try:
+            return shlex.split(self.cleaned_data["entrypoint"])
+        except ValueError as exc:  # an unclosed quote
+            raise forms.ValidationError(f"cannot split it into arguments: {exc}") from exc
+
+    def clean_env_vars(self) -> dict[str, str]:
+        env: dict[str, str] = {}
+        for number, line in enumerate(self.cleaned_data["env_vars"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            name, sep, value = line.partition("=")
+            if not sep or not name.strip():
+                raise forms.ValidationError(f"line {number}: write NAME=value")
+            if name.strip() in env:
+                raise forms.ValidationError(f"line {number}: {name.strip()} is set twice")
+            env[name.strip()] = value.strip()  # as the API's fields trim theirs
+        return env
+
+    def ray_job(self) -> dict[str, Any]:
+        """The Ray job as lifecycle.submit_ray_job takes it (the API's body, less cluster)."""
+        return {key: self.cleaned_data[key]
+                for key in ("entrypoint", "env_vars", "entrypoint_num_cpus")}
+
+    def fingerprint(self, cluster_id: int) -> str:
+        """What makes two submissions the same: the cluster and the Ray job."""
+        canonical = json.dumps([cluster_id, self.ray_job()], sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def attach(self, errors: dict[str, list[str]]) -> None:
+        """Put the service's messages on the fields they name (`cluster`: the whole form's)."""
+        for name, messages in errors.items():
+            for message in messages:
+                self.add_error(name if name in self.fields else None, message)

@@ -36,7 +36,7 @@ from vertexplan.clusters import ray_logs
 from vertexplan.logparse.entries import LogEntry
 
 # The worker Ray forwarded a line from: `(RayTrainWorker pid=123, ip=10.0.0.2) `.
-_WORKER_PREFIX = re.compile(r"^\([^()]{1,200}\)\s*")
+WORKER_PREFIX = re.compile(r"^\([^()]{1,200}\)\s*")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Lines stored per batch (one transaction each).
 BATCH_LINES = 5000
@@ -81,8 +81,8 @@ def output_env(job: Job) -> dict[str, str]:
 
 
 def _entry(key: str, line: ray_logs.LogLine, at: datetime) -> LogEntry:
-    body = _WORKER_PREFIX.sub("", _ANSI.sub("", line.text), count=1)
-    payload = _event(body)
+    body = WORKER_PREFIX.sub("", _ANSI.sub("", line.text), count=1)
+    payload = event_in(body)
     if payload is None:
         # Zero-padded: lines read together are ordered by it.
         return LogEntry(insert_id=f"{key}-{line.number:09d}", timestamp=at,
@@ -96,7 +96,7 @@ def _entry(key: str, line: ray_logs.LogLine, at: datetime) -> LogEntry:
                     job_id=key, task_name=replica, json_payload=payload)
 
 
-def _event(body: str) -> dict[str, Any] | None:
+def event_in(body: str) -> dict[str, Any] | None:
     """The event object a line carries (the trainer prints one JSON object a line)."""
     start = body.find("{")
     if start < 0:

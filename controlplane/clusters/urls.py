@@ -9,4 +9,5 @@ urlpatterns = [
     path("new/", views.create, name="clusters-create"),
     path("<int:pk>/", views.detail, name="clusters-detail"),
     path("<int:pk>/delete/", views.delete, name="clusters-delete"),
+    path("<int:pk>/ray-jobs/", views.submit_ray_job, name="clusters-ray-job-submit"),
 ]

@@ -126,6 +126,22 @@ class RayCluster:
         env["RAY_USAGE_STATS_ENABLED"] = "0"
         return env
 
+    def head_args(self) -> list[str]:
+        """`ray start`'s own arguments for the head node (beside those every node gets)."""
+        return ["--head", "--port", str(self.gcs_port), "--include-dashboard", "true",
+                "--dashboard-host", "127.0.0.1", "--dashboard-port", str(self.dashboard_port),
+                "--ray-client-server-port", str(self.client_port),
+                "--temp-dir", str(self.temp_dir)]
+
+    def worker_args(self) -> list[str]:
+        """`ray start`'s own arguments for a worker node. A worker node takes the head's temp
+        dir and session, so every node of this cluster writes its processes' logs to one logs
+        folder; each node's log monitor would forward every file in it to the drivers, and a
+        Ray job's output would hold each worker line once per node (ray-project/ray#48642).
+        On Vertex each node is its own machine with its own folder; here the head's monitor
+        alone forwards them all, once."""
+        return ["--address", f"127.0.0.1:{self.gcs_port}", "--include-log-monitor", "false"]
+
     def _spawn(self, args: list[str], task: str) -> subprocess.Popen:
         exe = ray_executable()
         if exe is None:
@@ -159,11 +175,7 @@ class RayCluster:
         for attempt in range(1, NODE_START_TRIES + 1):
             self.gcs_port, self.dashboard_port, self.client_port = (free_port(), free_port(),
                                                                     free_port())
-            self.head = self._spawn(
-                ["--head", "--port", str(self.gcs_port), "--include-dashboard", "true",
-                 "--dashboard-host", "127.0.0.1", "--dashboard-port", str(self.dashboard_port),
-                 "--ray-client-server-port", str(self.client_port),
-                 "--temp-dir", str(self.temp_dir)], "head")
+            self.head = self._spawn(self.head_args(), "head")
             try:
                 self._wait_for_dashboard()
                 # The dashboard answers before the head's raylet has registered, and `ray
@@ -184,7 +196,7 @@ class RayCluster:
         for index in range(len(self.workers), workers):
             task = f"worker-{index}"
             for attempt in range(1, NODE_START_TRIES + 1):
-                node = self._spawn(["--address", f"127.0.0.1:{self.gcs_port}"], task)
+                node = self._spawn(self.worker_args(), task)
                 self.workers.append(node)
                 try:
                     self._wait_for_nodes(2 + index)

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from controlplane.backends.clusters_base import RayJobStatus
 from controlplane.clusters import lifecycle
 from controlplane.clusters.models import Cluster, RayJob
 from controlplane.logs.models import LogLine, StepMetric
@@ -21,36 +20,6 @@ from tests.clusters.test_api import api, running
 
 pytestmark = pytest.mark.django_db
 WORKER = "(RayTrainWorker pid=7377)"
-
-
-class FakeRay:
-    """Ray's Job Submission API as the lifecycle asks it: a scripted status and output."""
-
-    def __init__(self) -> None:
-        self.status = "RUNNING"
-        self.output = ""
-        self.submitted: list[dict[str, Any]] = []
-
-    def submit_ray_job(self, dashboard, submission_id, entrypoint, runtime_env, metadata,
-                       entrypoint_num_cpus=None) -> str:
-        self.submitted.append({"id": submission_id, "env": runtime_env["env_vars"]})
-        return submission_id
-
-    def stop_ray_job(self, dashboard, submission_id) -> None:
-        self.status = "STOPPED"
-
-    def ray_job(self, dashboard, submission_id) -> RayJobStatus:
-        return RayJobStatus(submission_id, self.status, "")
-
-    def ray_job_logs(self, dashboard, submission_id) -> str:
-        return self.output
-
-
-@pytest.fixture
-def ray(monkeypatch: pytest.MonkeyPatch) -> FakeRay:
-    fake = FakeRay()
-    monkeypatch.setattr(lifecycle, "get_cluster_backend", lambda: fake)
-    return fake
 
 
 def event(**fields: Any) -> str:
