@@ -14,12 +14,14 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.urls import reverse
 
-from controlplane.compose import recovery_fields, validation, wording
+from controlplane.compose import recovery_fields, regions, validation, wording
 from controlplane.core import bounded
 from controlplane.teams import access
 from controlplane.teams.models import Team
 from vertexplan import catalog, composer
+from vertexplan.catalog.hardware_regions import job_offerings, regions_offering_all
 from vertexplan.composer import fields as mapping
 from vertexplan.composer import parallelism
 from vertexplan.composer.request import REDUCTION_SERVER_MACHINE
@@ -201,6 +203,12 @@ class JobForm(forms.Form):
                                                  initial=0)
     chief_tpu_topology = forms.ChoiceField(label="TPU topology", required=False,
                                            choices=_topology_choices)
+    # Its menu is the regions that offer the chosen hardware, set in __init__ and refreshed
+    # by compose.js (job-regions) as the hardware changes. Blank (a client that posts none):
+    # the server's region, as before the field existed.
+    region = forms.CharField(label="Region", required=False, max_length=40,
+                             widget=forms.Select, help_text="Only the regions that offer the "
+                             "chosen machines, accelerators or TPU.")
     chief_boot_disk_type = forms.ChoiceField(label="Boot disk", choices=_disk_choices,
                                              initial="pd-ssd")
     # No min_value: the catalogue's limit and message are the ones a user must see.
@@ -263,6 +271,48 @@ class JobForm(forms.Form):
             self.initial["team"] = teams[0].slug
         self.fields["image_uri"].widget.attrs["placeholder"] = settings.CP_DEFAULT_IMAGE
         self.checked: validation.CheckedRequest | None = None
+        # Shown above the form: what the form changed of the job it was opened with.
+        self.warnings: list[str] = []
+        self._region_menu()
+
+    def _value(self, name: str) -> Any:
+        """A field's value as posted, or as the unbound form shows it."""
+        if self.is_bound:
+            return self.data.get(self.add_prefix(name))
+        return self.initial.get(name, self.fields[name].initial)
+
+    def hardware(self) -> list[tuple[str, str]]:
+        """(machine type, accelerator type) of the chief and each pool switched on; a
+        blank worker field is the chief's."""
+        chief = (self._value("chief_machine_type") or "",
+                 self._value("chief_accelerator_type") or "")
+        pairs = [chief]
+        if self._value("workers_enabled"):
+            pairs.append((self._value("workers_machine_type") or chief[0],
+                          self._value("workers_accelerator_type") or chief[1]))
+        if self._value("evaluators_enabled"):
+            pairs.append((self._value("evaluators_machine_type") or "",
+                          self._value("evaluators_accelerator_type") or ""))
+        return pairs
+
+    def _region_menu(self) -> None:
+        offered = regions_offering_all(regions.offerings_of(self.hardware()))
+        field = self.fields["region"]
+        field.initial = regions.default_region(offered)
+        field.widget.attrs["data-source"] = reverse("job-regions")
+        shown = list(offered)
+        chosen = self._value("region")
+        if self.is_bound:
+            if chosen and chosen not in offered:
+                shown.append(str(chosen))  # kept in view beside the error it gets
+        elif chosen and chosen not in offered:
+            # A stored job (a clone, a template, an import) from a region that does not offer
+            # its hardware as the catalogue knows it now.
+            self.initial["region"] = field.initial
+            self.warnings.append(f"the original ran in {chosen}, which the region catalogue "
+                                 f"does not list for this hardware; this form submits to "
+                                 f"{field.initial}")
+        field.widget.choices = regions.choices(shown)
 
     def clean_args(self) -> list[str]:
         return self._split("args")
@@ -300,7 +350,19 @@ class JobForm(forms.Form):
             self.add_error(None, str(exc))
             return cleaned
         self.check_request(request, cleaned.get("team"))
+        self._check_menu_region(cleaned.get("region"))
         return cleaned
+
+    def _check_menu_region(self, chosen: str | None) -> None:
+        """The menu's region must be one the catalogue says offers the job's hardware: the
+        API also takes a region the catalogue does not cover, the menu lists none."""
+        advanced = self.cleaned_data.get("advanced") or {}
+        composition = self.checked.composition if self.checked is not None else None
+        if not chosen or "region" in advanced or "region" in self.errors or composition is None:
+            return
+        wrong = regions.problem(chosen, job_offerings(composition.custom_job), menu=True)
+        if wrong:
+            self.add_error("region", wrong)
 
     def check_request(self, request: dict[str, Any], team: Team | None) -> None:
         """Validate the job on its own (a sweep's trial job is checked within its sweep)."""
@@ -313,7 +375,8 @@ class JobForm(forms.Form):
         advanced = self.cleaned_data.get("advanced") or {}
         for key, messages in errors.items():
             field = self.field_for(key)
-            if field in (None, "strategy") and key and _written_in(advanced, key):
+            if (field in (None, "strategy") or key == "region") and key and \
+                    _written_in(advanced, key):
                 # A key typed in the box (an unknown one, a DeepSpeed extra): shown under it.
                 field = "advanced"
             if field == "team" and "team" in self.errors:
@@ -353,6 +416,8 @@ class JobForm(forms.Form):
 
     def to_request(self) -> dict[str, Any]:
         request = mapping.request_from_fields(self.cleaned_data)
+        if self.cleaned_data.get("region"):
+            request["region"] = self.cleaned_data["region"]
         if self.cleaned_data.get("image_uri"):
             request["image_uri"] = self.cleaned_data["image_uri"].strip()
         policy = recovery_fields.request_from_form(self.cleaned_data)
@@ -382,19 +447,9 @@ def initial_from_request(request: dict[str, Any], team_slug: str = "") -> dict[s
         initial["args"] = "" if own else shlex.join(composer.DEFAULT_TRAINER_ARGS)
     extra = mapping.leftovers(request)
     extra.pop("recovery", None)  # the recovery fields hold it
-    if extra.get("region") == settings.VERTEX_REGION:
-        extra.pop("region")
+    if extra.get("region"):
+        initial["region"] = extra.pop("region")  # the region field holds it
     if extra:
         initial["advanced"] = json.dumps(extra, indent=2)
     return initial
-
-
-def clone_warnings(request: dict[str, Any]) -> list[str]:
-    """What a stored request holds that the form cannot submit as it was."""
-    warnings = []
-    region = request.get("region")
-    if region and region != settings.VERTEX_REGION:
-        warnings.append(f"the original ran in {region}; this form submits to "
-                        f"{settings.VERTEX_REGION}")
-    return warnings
 

@@ -6,6 +6,7 @@ from controlplane.compose import sweep_views, views
 
 urlpatterns = [
     path("jobs/new/", views.JobComposeView.as_view(), name="job-compose"),
+    path("jobs/regions/", views.job_regions, name="job-regions"),
     path("jobs/validate/", views.JobValidateView.as_view(), name="job-validate"),
     path("jobs/export/", views.JobExportView.as_view(), name="job-export-form"),
     path("jobs/import/", views.JobImportView.as_view(), name="job-import"),

@@ -17,12 +17,13 @@ from typing import Any
 from django.conf import settings
 
 from controlplane.clusters import placement
-from controlplane.compose import recovery_fields
+from controlplane.compose import recovery_fields, regions
 from controlplane.compose.models import memory_policy_for
 from controlplane.teams import job_policy
 from controlplane.teams.models import Team
 from vertexplan import interop
 from vertexplan.catalog import validate_custom_job
+from vertexplan.catalog.hardware_regions import job_offerings
 from vertexplan.catalog.lookups import UnknownRegionError
 from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.composer.compose import Composition, compose
@@ -87,6 +88,7 @@ def check(request: JobRequest, team: Team | None, *,
                   {"job_spec_extra.persistentResourceId": placed} if placed else {}):
         for key, messages in found.items():
             errors.setdefault(key, []).extend(messages)
+    _region_error(errors, request.region, composition.custom_job)
     return CheckedRequest(request=request, composition=composition, errors=errors,
                           warnings=composition.warnings, suggestions=composition.suggestions,
                           memory_policy=policy, team=team)
@@ -108,12 +110,14 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
         found = validate_custom_job(job, region)
     except UnknownRegionError as exc:
         return CheckedRequest(request=None, composition=None, format="custom_job",
-                              errors={"region": [f"{exc}"]}, suggestions={
-                                  "region": exc.suggestions})
+                              errors={"region": [regions.problem(
+                                  region, job_offerings(job), menu=False) or f"{exc}"]},
+                              suggestions={"region": exc.suggestions})
     for err in found:
         errors.setdefault(err.path, []).append(with_suggestions(err))
         if err.suggestions:
             suggestions.setdefault(err.path, err.suggestions)
+    _region_error(errors, region, job)
     imported = interop.to_request(job, region=region)
     request = JobRequest.from_dict(recovery_fields.labels_into_request(imported.request))
     for path, messages in imported.errors.items():
@@ -142,6 +146,15 @@ def check_custom_job(job: dict[str, Any], team: Team | None, *, region: str | No
     return CheckedRequest(request=request, composition=composition, errors=errors,
                           warnings=warnings, suggestions=suggestions, format="custom_job",
                           memory_policy=memory_policy, team=team)
+
+
+def _region_error(errors: dict[str, list[str]], region: str, custom_job: Any) -> None:
+    """A region that lacks the job's hardware is an error of the region too, naming the
+    regions that offer it all (the composer says so on each machine that is not offered). It
+    replaces the composer's "not a Vertex training region", which it says again."""
+    wrong = regions.problem(region, job_offerings(custom_job), menu=False)
+    if wrong:
+        errors["region"] = [wrong]
 
 
 def nested(errors: dict[str, list[str]]) -> dict[str, Any]:

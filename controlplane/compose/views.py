@@ -3,6 +3,7 @@ resubmitting a job from one of its checkpoints."""
 
 from __future__ import annotations
 
+from itertools import zip_longest
 from typing import Any
 
 from django.conf import settings
@@ -10,15 +11,15 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.decorators.http import require_GET, require_POST
 
-from controlplane.compose import recovery_fields, submission
+from controlplane.compose import recovery_fields, regions, submission
 from controlplane.compose.estimates import estimate_of_checked, hours_or_none
 from controlplane.compose.export_notes import mark_not_carried
-from controlplane.compose.forms import JobForm, clone_warnings, initial_from_request
+from controlplane.compose.forms import JobForm, initial_from_request
 from controlplane.compose.models import JobTemplate
 from controlplane.compose.quota_check import quota_of_checked
 from controlplane.core import bounded
@@ -28,6 +29,7 @@ from controlplane.runs.views import int_or_404
 from controlplane.security import audit
 from controlplane.teams import access
 from vertexplan import interop, presets
+from vertexplan.catalog.hardware_regions import regions_offering_all
 
 _EXTENSIONS = {"yaml": ("yaml", "application/yaml"), "json": ("json", "application/json"),
                "python": ("py", "text/x-python"),
@@ -51,7 +53,7 @@ class JobComposeView(SubmitterRequiredMixin, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         initial: dict[str, Any] = {}
-        context: dict[str, Any] = {"warnings": []}
+        context: dict[str, Any] = {}
         teams = access.submit_teams(request.user)
         only_team = teams[0].slug if teams.count() == 1 else ""
         if request.GET.get("clone"):
@@ -59,7 +61,7 @@ class JobComposeView(SubmitterRequiredMixin, View):
                                          pk=int_or_404(request.GET["clone"]))
             team = clone_of.team.slug if access.can_submit(request.user, clone_of.team) else ""
             initial = initial_from_request(clone_of.request, team)
-            context.update(clone_of=clone_of, warnings=clone_warnings(clone_of.request))
+            context["clone_of"] = clone_of
             audit.record(request, "job.clone", clone_of)
         elif request.GET.get("template"):
             template = get_object_or_404(
@@ -80,6 +82,7 @@ class JobComposeView(SubmitterRequiredMixin, View):
             initial = initial_from_request(recommended, only_team)
             context["recommended"] = True
         form = JobForm(initial=initial, user=request.user)
+        context["warnings"] = form.warnings
         return self._render(request, form, **context)
 
     def post(self, request: HttpRequest) -> HttpResponse:
@@ -163,6 +166,21 @@ def _compose_context(request: HttpRequest) -> dict[str, Any]:
         "export_formats": interop.FORMATS,
         "manages_a_team": access.managed_teams(request.user).exists(),
     }
+
+
+@login_required
+@require_GET
+def job_regions(request: HttpRequest) -> JsonResponse:
+    """The compose form's region menu for the hardware in the query: machine_type and
+    accelerator_type, repeated for each pool (the chief first). compose.js refreshes the menu
+    with it as the hardware changes; the form checks the region again when it is posted."""
+    hardware = zip_longest(request.GET.getlist("machine_type")[:8],
+                           request.GET.getlist("accelerator_type")[:8], fillvalue="")
+    offered = regions_offering_all(regions.offerings_of(hardware))
+    return JsonResponse({
+        "regions": [{"name": name, "label": label} for name, label in regions.choices(offered)],
+        "default": regions.default_region(offered),
+    })
 
 
 class JobValidateView(SubmitterRequiredMixin, View):
@@ -254,8 +272,7 @@ class JobImportView(SubmitterRequiredMixin, View):
         errors = [f"{path}: {message}" for path, messages in imported.errors.items()
                   for message in messages]
         context = {"form": form, **_compose_context(request), "imported": imported,
-                   "warnings": [*imported.warnings, *clone_warnings(imported.request),
-                                *errors]}
+                   "warnings": [*imported.warnings, *form.warnings, *errors]}
         return render(request, "compose/job_compose.html", context)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_GET
 from controlplane.core import price_table
 from controlplane.costs.recommend_api import run
 from vertexplan import memory, recommend
+from vertexplan.catalog.offerings import regions_with_offerings
 
 BILLION = 1_000_000_000
 # The page's inputs passed to the API's serializer as they are.
@@ -42,12 +44,23 @@ def _data(query: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
     return data, errors
 
 
+def default_region(priced: tuple[str, ...]) -> str:
+    """The region the page's menu starts on: the server's when the price table prices it,
+    else the first priced one in the region catalogue's order (us-central1 first), not the
+    alphabetically first (asia-east1), which a menu without a selection shows."""
+    if settings.VERTEX_REGION in priced or not priced:
+        return settings.VERTEX_REGION
+    return next((r for r in regions_with_offerings() if r in priced), priced[0])
+
+
 @login_required
 @require_GET
 def recommend_page(request: HttpRequest) -> HttpResponse:
+    priced = price_table.current_table().regions
     context: dict[str, Any] = {
         "precisions": memory.DTYPES, "strategies": recommend.STRATEGY_CHOICES,
-        "regions": price_table.current_table().regions, "devices": recommend.DEVICES,
+        "regions": priced, "region": request.GET.get("region") or default_region(priced),
+        "devices": recommend.DEVICES,
         "schedules": recommend.SCHEDULES, "values": request.GET,
         "chosen_schedules": request.GET.getlist("schedules") or list(recommend.SCHEDULES),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vertexplan.catalog.errors import FieldError
+from vertexplan.catalog.hardware_regions import CLOUD_TPU_GENERATIONS
 from vertexplan.catalog.lookups import get_tpu_machine
 from vertexplan.catalog.offerings import (
     known_region,
@@ -19,9 +20,6 @@ from vertexplan.catalog.offerings import (
 )
 from vertexplan.catalog.suggest import or_list
 from vertexplan.catalog.view import JobView
-
-# cloud-tpu machines name their generation through acceleratorType.
-_CLOUD_TPU = {"TPU_V2": "v2", "TPU_V3": "v3"}
 
 
 def check_region_offerings(view: JobView) -> Iterator[FieldError]:
@@ -34,7 +32,7 @@ def check_region_offerings(view: JobView) -> Iterator[FieldError]:
             continue
         if machine.is_tpu:
             tpu = get_tpu_machine(machine.name)
-            generation = tpu.generation if tpu is not None else _CLOUD_TPU.get(
+            generation = tpu.generation if tpu is not None else CLOUD_TPU_GENERATIONS.get(
                 pool.accelerator_type.value)
             if generation is None:
                 continue
