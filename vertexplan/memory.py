@@ -35,6 +35,13 @@ DS_BUFFER_FACTOR = 1.5  # DeepSpeed's additional_buffer_factor default (host mem
 # CUDA context, NCCL and allocator slack: not in DeepSpeed's model-state estimate, but a job
 # that fills a GPU to the last byte of its model states still runs out of memory.
 GPU_RUNTIME_RESERVE_GIB = 1.0
+GPU_RUNTIME = "CUDA context, NCCL buffers"
+# A TPU has no CUDA or NCCL: what its runtime (libtpu) keeps for itself is the HBM that
+# memory_stats()'s bytes_limit leaves below the chip's size, 0.25 GiB on a 32 GiB v4
+# (34088157184 bytes, pytorch/xla#7086) and 0.75 GiB on a 32 GiB v6e (33550237696 bytes,
+# vllm#16211); the larger is planned, as for every generation.
+TPU_RUNTIME_RESERVE_GIB = 0.75
+TPU_RUNTIME = "libtpu's reserved HBM"
 DTYPES = ("fp32", "bf16", "fp16")
 ZERO_STAGES = {"zero1": 1, "zero2": 2, "zero3": 3}
 FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
@@ -142,6 +149,7 @@ class MemoryPlan:
     activations_gib: float | None  # None: the model's shape was not given
     reserve_gib: float
     host_per_node_gib: float
+    runtime: str = ""  # what the reserve is for: GPU_RUNTIME, TPU_RUNTIME, "" on CPU
     device_memory_gib: float | None = None  # what one device has (None: unknown)
     host_memory_gib: float | None = None  # what one node (replica) has
     pipeline_bubble: float = 0.0  # share of a step a pipeline rank waits
@@ -178,7 +186,9 @@ class MemoryPlan:
         data = asdict(self)
         for name in ("model_states_gib", "total_gib", "fits", "host_fits", "headroom_gib"):
             data[name] = getattr(self, name)
-        return {k: round(v, 3) if isinstance(v, float) else v for k, v in data.items()}
+        # To the KiB (1e-6 GiB): a toy model's per-device share is a few MB, which rounding
+        # to the MB would turn into 0.
+        return {k: round(v, 6) if isinstance(v, float) else v for k, v in data.items()}
 
 
 @dataclass(frozen=True)
@@ -238,9 +248,12 @@ def _zero(stage: int, p: float, n: int, layer: float, dtype: str, layout: Layout
 def _fsdp(mode: str, p: float, n: int, layer: float, dtype: str, gpus_per_node: int) -> _States:
     w, g, o = _bytes(dtype)
     if dtype != "fp32":
-        # FSDP's mixed precision keeps sharded fp32 parameters (the optimizer's copy) and
-        # gradients reduced to fp32 shards; 16-bit weights exist only while gathered.
-        w, g, o = 0, 4, 12
+        # FSDP's mixed precision keeps sharded fp32 parameters, which the optimizer updates in
+        # place (no separate master copy), gradients reduced to fp32 shards and Adam's two
+        # fp32 moments; 16-bit weights exist only while gathered. The fp32 shard is the
+        # parameters' own line, not a part of the optimizer's: booked there, the plan showed
+        # parameters as 0.
+        w, g, o = 4, 4, 8
     gathered = (4 if dtype != "fp32" else 8) * layer
     host = 4 * layer * gpus_per_node * DS_BUFFER_FACTOR
     if mode == "shard_grad_op":
@@ -276,7 +289,10 @@ def _activations(model: ModelShape, layout: Layout) -> float | None:
 
 def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None = None,
          host_memory_gib: float | None = None, gpu: bool = True) -> MemoryPlan:
-    """The memory plan of one device of this job. Raises ValueError for inputs it cannot plan."""
+    """The memory plan of one device of this job. Raises ValueError for inputs it cannot plan.
+
+    ``gpu``: the job runs on accelerators, whose runtime keeps memory of its own (a TPU's when
+    the strategy is a TPU one: tpu_jax, tpu_xla); False for CPU training."""
     _check(model, layout)
     notes: list[str] = []
     trainable = model.trainable_parameters or model.parameters
@@ -286,6 +302,9 @@ def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None =
     if states.gathered and not model.largest_layer_parameters and not model.hidden_size:
         notes.append(f"largest layer assumed {DEFAULT_LARGEST_LAYER_SHARE:.0%} of the model; "
                      "give largest_layer_parameters or hidden_size for a closer figure")
+    # The composer refuses a GPU strategy on a TPU machine and the reverse, so the strategy
+    # says which runtime the devices have.
+    tpu = layout.strategy.startswith("tpu")
     activations = _activations(model, layout)
     if activations is None:
         notes.append("activations not estimated: give hidden_size, layers and "
@@ -307,7 +326,9 @@ def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None =
         optimizer_gib=states.optimizer / GIB,
         gathered_gib=states.gathered / GIB,
         activations_gib=None if activations is None else activations / GIB,
-        reserve_gib=GPU_RUNTIME_RESERVE_GIB if gpu else 0.0,
+        reserve_gib=(0.0 if not gpu else TPU_RUNTIME_RESERVE_GIB if tpu
+                     else GPU_RUNTIME_RESERVE_GIB),
+        runtime="" if not gpu else TPU_RUNTIME if tpu else GPU_RUNTIME,
         pipeline_bubble=layout.pipeline_bubble,
         host_per_node_gib=states.host / GIB,
         device_memory_gib=device_memory_gib,
@@ -383,17 +404,39 @@ def _with_frozen(states: _States, model: ModelShape, layout: Layout, shard: int,
                    states.optimizer, states.gathered, states.host)
 
 
+def size_text(gib: float | None) -> str:
+    """A size in GiB as people read it: '37.2 GB', '477 MB', '12.0 KB', in the GiB-based units
+    DeepSpeed prints as GB. Below 1 GB in MB (a toy model's or a well-sharded state's
+    per-device share is MB, and '0.00 GB' would say it is nothing); 0 only when it is 0."""
+    if gib is None:
+        return "not estimated"
+    if gib == 0:
+        return "0 GB"
+    for unit in ("GB", "MB", "KB"):
+        if gib >= 1 or unit == "KB":
+            break
+        gib *= 1024
+    if gib < 0.01:
+        return "under 0.01 KB"
+    return f"{_three_figures(gib)} {unit}"
+
+
+def _three_figures(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
 def describe(memory: MemoryPlan) -> str:
-    """One line for messages: '37.2 GB per device (parameters 4.4, ...) on a 40 GB device'."""
-    parts = [f"parameters {memory.parameters_gib:.1f}", f"gradients {memory.gradients_gib:.1f}",
-             f"optimizer states {memory.optimizer_gib:.1f}"]
+    """One line for messages: '37.2 GB per device (parameters 4.4 GB, ...) on a 40 GB device'."""
+    parts = [f"parameters {size_text(memory.parameters_gib)}",
+             f"gradients {size_text(memory.gradients_gib)}",
+             f"optimizer states {size_text(memory.optimizer_gib)}"]
     if memory.gathered_gib:
-        parts.append(f"gathered layer {memory.gathered_gib:.1f}")
+        parts.append(f"gathered layer {size_text(memory.gathered_gib)}")
     if memory.activations_gib is not None:
-        parts.append(f"activations {memory.activations_gib:.1f}")
+        parts.append(f"activations {size_text(memory.activations_gib)}")
     if memory.reserve_gib:
-        parts.append(f"runtime {memory.reserve_gib:.1f}")
-    text = f"{memory.total_gib:.1f} GB per device ({', '.join(parts)})"
+        parts.append(f"runtime {size_text(memory.reserve_gib)}")
+    text = f"{size_text(memory.total_gib)} per device ({', '.join(parts)})"
     if memory.device_memory_gib is not None:
         text += f" on a {memory.device_memory_gib:g} GB device"
     return text

@@ -153,8 +153,34 @@ def estimate_of_checked(checked: validation.CheckedRequest,
     out = estimate_json(estimate, duration, alternatives_of(checked, duration))
     # The timeout is always there as what it is: the most the job can cost.
     ceiling = Duration(timeout=timeout)
-    out["ceiling"] = {**ceiling.as_dict(), "total": totals_json(ceiling.total(estimate.hourly))}
+    out["ceiling"] = {**ceiling.as_dict(), "total": totals_json(ceiling.total(estimate.hourly)),
+                      "timeout_text": timeout_text(timeout)}
+    if duration.basis == "timeout":
+        # Priced for its timeout only because nothing says how long it runs: the page shows the
+        # hourly rate and this cap, and says why, never the cap as the expected cost.
+        out["ceiling"]["why_no_run_time"] = _why_no_run_time(checked.composition, steps)
     return out
+
+
+def timeout_text(hours: Decimal) -> str:
+    """'7-day' for whole days (Vertex's default timeout is 7 days), else '3 h', '0.5 h'."""
+    if hours >= 24 and hours % 24 == 0:
+        return f"{hours // 24:f}-day"
+    return f"{_decimal_text(hours)} h"
+
+
+def _why_no_run_time(composition: Any, steps: int | None) -> str:
+    """Why the run time of a job priced for its timeout could not be estimated."""
+    if steps is None:
+        return ("the job runs a command of its own, so its steps are unknown; give the hours "
+                "it should take")
+    modelled = composition.expected_step
+    if isinstance(modelled, str) and modelled:
+        return (f"no step of this job shape has been measured and the step time cannot be "
+                f"modelled ({modelled}); give the hours it should take")
+    return ("no step of this job shape has been measured and no model size is given to model "
+            "one from; give the model's size (parameters, layers, hidden size, sequence "
+            "length) or the hours it should take")
 
 
 def hours_or_none(text: str | None) -> Decimal | None:

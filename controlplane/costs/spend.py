@@ -38,6 +38,7 @@ from vertexplan.pricing.actual import (
     replica_pool,
 )
 from vertexplan.pricing.snapshot import SnapshotError, restore
+from vertexplan.pricing.table import cited_now
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +191,29 @@ def month_committed(team: Team, month: date | None = None) -> int:
     return int(ended + active) + other_committed(team, month)
 
 
+def _price_source(job: Job) -> str | None:
+    source = (job.price_snapshot or {}).get("table", {}).get("source")
+    # A snapshot stored before the shipped table moved cites the path it had then.
+    return cited_now(source) if isinstance(source, str) else source
+
+
+def submitted_hourly_micros(job: Job) -> int | None:
+    """What an hour of the job costs at the rate it was submitted at (on demand where that rate
+    has no figure), from the price snapshot it stored; None without a readable one.
+
+    The job's ``estimate_micros`` is this for its whole timeout: the most it can cost, what a
+    budget reserves, never what it is expected to cost, so pages show this rate beside it."""
+    snapshot = job.price_snapshot if isinstance(job.price_snapshot, dict) else {}
+    hourly = snapshot.get("hourly")
+    if not isinstance(hourly, dict):
+        return None
+    for rate in (snapshot.get("rate"), "on_demand"):
+        value = hourly.get(rate) if isinstance(rate, str) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
 def cost_report(job: Job, now: datetime | None = None) -> dict[str, Any]:
     """The job's cost for its page and its API: billed so far or final, lost to preemptions,
     useful, the estimate it was submitted with, and the breakdown, in micro-dollars."""
@@ -201,7 +225,7 @@ def cost_report(job: Job, now: datetime | None = None) -> dict[str, Any]:
         "estimate_micros": job.estimate_micros,
         "estimate_hours": str(job.estimate_hours) if job.estimate_hours is not None else None,
         "price_retrieved": price_table.snapshot_date(job.price_snapshot),
-        "price_source": (job.price_snapshot or {}).get("table", {}).get("source"),
+        "price_source": _price_source(job),
     }
     if cost is None:
         return {**body, "billed_micros": None, "lost_micros": None, "useful_micros": None,

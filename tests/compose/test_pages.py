@@ -66,12 +66,13 @@ def test_the_estimate_shows_a_modelled_step_time_as_what_it_is(
     data = shown_then_posted(member_client, reverse("job-compose"),
                              preset="single-node-fsdp-a100")
     html = member_client.post(reverse("job-validate"), data).content.decode()
-    assert 'id="estimate-step-model"' not in html  # no model size: the timeout, as a ceiling
+    # No model size: no run time, so the rate and the timeout as a cap, not an estimate.
+    assert 'id="estimate-step-model"' not in html and 'id="estimate-no-run-time"' in html
     data.update(model_parameters_b="1", model_hidden_size="2048", model_layers="24",
                 model_sequence_length="1024")
     html = member_client.post(reverse("job-validate"), data).content.decode()
     assert 'id="estimate-step-model"' in html and "modelled, not measured" in html
-    assert " s expected)" in html and "(its timeout)" in html
+    assert " s expected)" in html and "on demand if it runs to its 7-day timeout" in html
 
 
 def test_a_strategy_setting_error_lands_on_its_input(member_client: Client,

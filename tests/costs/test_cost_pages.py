@@ -20,6 +20,7 @@ from controlplane.runs.models import Job, JobRestart, RestartCause
 from controlplane.teams.models import Membership, Role, Team
 from tests.compose.test_compose_page import form_data
 from tests.fakes import FakeBackend
+from tests.vertexplan.pricing.test_cited_paths import OLD_SOURCE, missing
 
 # Two n1-standard-4 (chief and worker) with 100 GB pd-ssd each, us-central1, spot, per hour.
 TWO_N1_4_SPOT = 2 * (95_510 + 26_780)
@@ -101,11 +102,42 @@ def test_compose_panel_estimates_live_with_the_price_date(
     panel = client.post(reverse("job-validate"),
                         form_data(timeout_hours="2", chief_boot_disk_size_gb="100"))
     html = panel.content.decode()
-    # One n1-standard-4 + 100 GB pd-ssd for 2 h on demand: 2 x 245,279 micro-dollars.
-    assert 'id="estimate-on-demand">$0.49<' in html
-    assert "Prices read 2026-" in html and "for 2 h (its timeout)" in html
+    # Nothing says how long it runs: one n1-standard-4 + 100 GB pd-ssd is 245,279
+    # micro-dollars an hour on demand, and its 2 h timeout caps it at twice that, labelled so.
+    assert 'id="estimate-hourly-on-demand">$0.245<' in html
+    assert 'id="estimate-cap-on-demand">$0.49<' in html and 'id="estimate-on-demand"' not in html
+    assert "Prices read 2026-" in html and "if it runs to its 2 h timeout" in html
     asked = client.post(reverse("job-validate"), {**form_data(), "estimate_hours": "10"})
     assert 'id="estimate-on-demand">$2.45<' in asked.content.decode()
+
+
+def test_the_costs_pages_show_the_rate_and_the_timeout_as_a_cap_not_an_estimate(
+        make_job: Callable[..., Job], team: Team, admin_user: Any, client: Client) -> None:
+    """A job's stored estimate is its cost until its timeout (what the budget reserves): the
+    pages show the hourly rate it was submitted at and that figure as the cap it is."""
+    job = make_job("capped", timeout_hours=2)
+    hourly = 2 * 245_279  # chief and worker: n1-standard-4 + 100 GB pd-ssd, on demand
+    assert job.estimate_micros == 2 * hourly
+    client.force_login(admin_user)
+    page = client.get(reverse("team-costs", args=[team.slug])).content.decode()
+    assert ">Estimate<" not in page and ">Per hour<" in page and ">At most (timeout)<" in page
+    assert '<td class="num job-hourly">$0.491/h</td>' in page
+    assert '<td class="num job-cap muted">$0.98</td>' in page
+    partial = client.get(reverse("job-partial", args=[job.pk, "cost"])).content.decode()
+    assert 'id="cost-hourly">$0.491/h<' in partial
+    assert 'id="cost-cap">$0.98 <span class="muted small">if it runs to its 2 h timeout' in partial
+    assert "<dt>Estimate</dt>" not in partial
+
+
+def test_a_job_priced_before_the_table_moved_cites_where_it_is_now(
+        make_job: Callable[..., Job]) -> None:
+    from controlplane.costs import spend
+
+    job = make_job("old")
+    job.price_snapshot["table"]["source"] = OLD_SOURCE  # as jobs stored it before the move
+    Job.objects.filter(pk=job.pk).update(price_snapshot=job.price_snapshot)
+    source = spend.cost_report(Job.objects.get(pk=job.pk))["price_source"]
+    assert "vertexplan/pricing/data/" in source and missing(source) == []
 
 
 def test_team_costs_page_budget_form_for_admins_only(team: Team, admin_user: Any,

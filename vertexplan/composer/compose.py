@@ -42,7 +42,8 @@ class Composition:
     request: JobRequest  # as composed: what a job stores (to_dict)
     # Keyed by request field path ("chief.accelerator_count"); "" for the job as a whole.
     errors: dict[str, list[str]] = field(default_factory=dict)
-    world_size: int = 1
+    world_size: int = 1  # devices the model is spread over (GPUs, TPU chips)
+    processes: int = 1  # trainer processes: world_size on GPUs, one per VM on a TPU slice
     warnings: dict[str, list[str]] = field(default_factory=dict)
     suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     hints: list[str] = field(default_factory=list)
@@ -92,7 +93,8 @@ def compose(request: JobRequest, *, memory_policy: str = "refuse") -> Compositio
     placed = place(found, request, built.custom_job)
     return Composition(
         custom_job=built.custom_job, request=request, errors=placed.errors,
-        world_size=hardware.topology.world_size, warnings=placed.warnings,
+        world_size=hardware.topology.world_size, processes=hardware.topology.processes,
+        warnings=placed.warnings,
         suggestions=placed.suggestions, hints=planned.hints, memory_plan=planned.plan,
         expected_step=planned.expected_step, deepspeed_config=launched.deepspeed,
         fsdp_config=launched.fsdp)

@@ -122,21 +122,23 @@ def _in_catalogue(hardware: Hardware, replicas: Mapping[str, int],
             shapes[role] = describe_machine_spec(spec)
         except ValueError:
             continue  # a machine the catalogue does not know: validation names it
-    world, count, per_replica, tpu = 0, 0, 0, False
+    world, count, per_replica, tpu, processes = 0, 0, 0, False, 0
     for role in TRAINER_ROLES:
         if role not in replicas:
             continue
         shape = shapes.get(role)
-        # Processes one replica runs: 1 for CPU and unknown machines.
+        # Devices one replica holds: 1 for CPU and unknown machines.
         devices = max(shape.devices, 1) if shape else 1
         world += replicas[role] * devices
         count += replicas[role]
+        # A GPU gets a process of its own; a TPU VM runs one process for all its chips.
+        processes += replicas[role] * (shape.vms if shape and shape.kind == "tpu" else devices)
         per_replica = per_replica or devices
         tpu = tpu or bool(shape and shape.kind == "tpu")
     named = isinstance(chief_machine, str)
     return replace(
         hardware, shapes=shapes,
         topology=Topology(world_size=max(world, 1), devices_per_replica=max(per_replica, 1),
-                          replicas=max(count, 1), tpu=tpu),
+                          replicas=max(count, 1), tpu=tpu, processes=max(processes, 1)),
         chief_tpu=named and is_tpu(chief_machine),
         chief_known=named and get_machine_type(chief_machine) is not None)

@@ -32,9 +32,12 @@ class Launch:
 
 @dataclass(frozen=True)
 class Topology:
-    """The trainer processes of a job: who the strategy spreads the model over."""
+    """The devices and trainer processes of a job: who the strategy spreads the model over."""
 
-    world_size: int
+    world_size: int  # the devices the model is spread over: GPUs, TPU chips, CPU replicas
     devices_per_replica: int
     replicas: int
     tpu: bool
+    # The trainer processes that run: one per GPU (torchrun) or CPU replica, but one per TPU
+    # VM, driving all its chips (the JAX trainer and PyTorch/XLA's SPMD mode alike).
+    processes: int = 1

@@ -19,6 +19,7 @@ from vertexplan.pricing.estimate import (
     Totals,
     UnitPrices,
 )
+from vertexplan.pricing.table import cited_now
 
 SNAPSHOT_FORMAT = 1
 
@@ -58,7 +59,7 @@ def restore(data: Mapping[str, Any]) -> Estimate:
             strategy=_str(data["strategy"]),
             lines=tuple(_line(item) for item in data["lines"]),
             notes=tuple(_str(note) for note in data["notes"]),
-            table_source=_str(data["table"]["source"]),
+            table_source=cited_now(_str(data["table"]["source"])),
         )
     except (KeyError, TypeError) as exc:
         raise SnapshotError(f"malformed price snapshot: {exc!r}") from None

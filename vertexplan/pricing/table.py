@@ -31,6 +31,9 @@ SHIPPED_SOURCE = (
     " (vertexplan/pricing/data/vertex_training_prices.csv;"
     " each figure CONFIRMED, PAGE VALUE or DERIVED as its row says)"
 )
+# The folders the shipped table has lived in, old -> now. A price snapshot stored before a move
+# keeps the source it was priced from, so reading one cites the table where it is now.
+MOVED_PATHS = (("jobs/pricing/data/", "vertexplan/pricing/data/"),)
 COLUMNS = ("kind", "name", "region", "unit", "on_demand_usd", "spot_usd", "source", "retrieved")
 # The unit each kind of row is quoted in.
 _UNITS = {
@@ -210,6 +213,13 @@ def parse_row(raw: dict[str, str], where: str) -> PriceRow:
         retrieved=raw["retrieved"],
         dates=retrieved_dates(raw["retrieved"]),
     )
+
+
+def cited_now(source: str) -> str:
+    """A stored price source with the shipped table's paths as they are now."""
+    for old, new in MOVED_PATHS:
+        source = source.replace(old, new)
+    return source
 
 
 def load_table(text: str | None = None, source: str = SHIPPED_SOURCE) -> PriceTable:

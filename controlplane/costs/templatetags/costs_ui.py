@@ -1,4 +1,4 @@
-"""Money in templates: integer micro-dollars shown as dollars."""
+"""Money in templates: integer micro-dollars shown as dollars, and a job's hourly rate."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from django import template
 
+from controlplane.costs.spend import submitted_hourly_micros
 from vertexplan.pricing import display_usd
 
 register = template.Library()
@@ -51,3 +52,14 @@ def usd_over(micros: Any) -> str:
     if amount < 0:
         return f"over by {display_usd(-amount)}"
     return display_usd(amount)
+
+
+@register.filter
+def at_rate(totals: Any, rate: Any) -> Any:
+    """One rate's figure of an estimate's totals ({"on_demand": ..., "spot": ..., "flex": ...})."""
+    return totals.get(rate) if isinstance(totals, dict) and isinstance(rate, str) else None
+
+
+# The job's hourly rate from its price snapshot: what the costs pages show instead of the cap at
+# its timeout, which is not what the job is expected to cost.
+register.filter("hourly_micros", submitted_hourly_micros)

@@ -1,5 +1,5 @@
-"""Filters and tags the job pages use: state badges, pool summaries, moments, JSON, and the
-hot fragments (controlplane/runs/fragments.py) placed in the Django templates."""
+"""Filters and tags the job pages use: state badges, pool summaries, moments, JSON, memory
+sizes, and the hot fragments (controlplane/runs/fragments.py) placed in the Django templates."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from controlplane.runs.checkpoints import Checkpoint
 from controlplane.runs.models import ACTIVE_STATES
 from controlplane.teams import access
 from controlplane.teams.models import Membership
-from vertexplan import summaries
+from vertexplan import memory, summaries
 
 register = template.Library()
 
@@ -26,6 +26,8 @@ register = template.Library()
 register.filter("moment", fragments.moment, expects_localtime=True)
 register.filter("state_class", fragments.state_class)
 register.filter("progress", fragments.progress)
+# A memory plan's GiB figures in the unit that shows them ('477 MB', never '0.00 GB').
+register.filter("memory_size", memory.size_text)
 
 
 @register.filter

@@ -196,3 +196,67 @@ def test_pipeline_activations_follow_the_schedule_and_the_bubble_is_planned(
     assert any("the bubble" in note for note in plan.notes)
     assert plan.parameters_gib + plan.gradients_gib + plan.optimizer_gib == pytest.approx(
         16 * 70e9 / 16 / 2 / GIB)  # sliced by tp x pp, then sharded over dp 2 (fsdp, bf16)
+
+
+@pytest.mark.parametrize("layout", [
+    memory.Layout("fsdp", 8, 1),
+    memory.Layout("fsdp", 8, 1, tensor_parallel=2, pipeline_parallel=2),
+    memory.Layout("tpu_jax", 4, 1, tpu_sharding="fsdp"),
+    memory.Layout("tpu_xla", 4, 1, tpu_sharding="fsdp"),
+], ids=["fsdp", "fsdp-tp2-pp2", "tpu_jax-fsdp", "tpu_xla-fsdp"])
+def test_sharded_mixed_precision_books_its_fp32_parameter_shards_as_parameters(
+        layout: memory.Layout) -> None:
+    """FSDP's and a sharded TPU program's fp32 parameters are the weights themselves: they
+    were booked with the optimizer's states, and the plan said parameters 0."""
+    model = memory.ModelShape(parameters=7_000_000_000, dtype="bf16")
+    planned = memory.plan(model, layout)
+    share = 7e9 / layout.model_parallel / planned.shard_group / GIB
+    assert planned.parameters_gib > 0
+    assert planned.parameters_gib == pytest.approx(4 * share)
+    assert planned.gradients_gib == pytest.approx(4 * share)
+    assert planned.optimizer_gib == pytest.approx(8 * share)  # Adam's two fp32 moments
+    # The total is what it was: 16 bytes a parameter, sharded.
+    assert planned.model_states_gib == pytest.approx(16 * share + planned.gathered_gib)
+
+
+def test_shard_grad_op_keeps_the_gathered_weights_and_its_fp32_shard() -> None:
+    model = memory.ModelShape(parameters=7_000_000_000, dtype="bf16")
+    planned = memory.plan(model, memory.Layout("fsdp", 8, 1, fsdp_mode="shard_grad_op"))
+    assert planned.parameters_gib == pytest.approx((2 * 7e9 + 4 * 7e9 / 8) / GIB)
+    assert planned.optimizer_gib == pytest.approx(8 * 7e9 / 8 / GIB)
+
+
+@pytest.mark.parametrize(("gib", "shown"), [
+    (37.234, "37.2 GB"), (1.0, "1.00 GB"), (1234.5, "1,234 GB"), (0.5, "512 MB"),
+    (4 * 1_000_000 / 8 / GIB, "488 KB"), (0.001, "1.02 MB"), (0.0, "0 GB"),
+    (None, "not estimated"),
+])
+def test_sizes_read_in_the_unit_that_shows_them(gib: float | None, shown: str) -> None:
+    assert memory.size_text(gib) == shown
+
+
+def test_a_toy_models_share_is_never_shown_as_nothing() -> None:
+    model = memory.ModelShape(parameters=1_000_000, dtype="bf16")
+    for layout in (memory.Layout("fsdp", 8, 1),
+                   memory.Layout("ddp", 8, 1, tensor_parallel=2, pipeline_parallel=2),
+                   memory.Layout("tpu_jax", 4, 1, tpu_sharding="fsdp")):
+        planned = memory.plan(model, layout)
+        for figure in (planned.parameters_gib, planned.gradients_gib, planned.optimizer_gib):
+            assert figure > 0 and memory.size_text(figure)[0] != "0"
+        # The API's figures keep it too (they were rounded to the MB, to 0.0).
+        assert planned.as_dict()["parameters_gib"] > 0
+    assert "parameters 488 KB" in memory.describe(
+        memory.plan(model, memory.Layout("fsdp", 8, 1)))
+
+
+def test_the_runtime_reserve_is_the_devices_own() -> None:
+    model = memory.ModelShape(parameters=1_000_000_000, dtype="bf16")
+    gpu = memory.plan(model, memory.Layout("fsdp", 8, 1), gpu=True)
+    tpu = memory.plan(model, memory.Layout("tpu_jax", 4, 1), gpu=True)
+    cpu = memory.plan(model, memory.Layout("ddp", 1, 1), gpu=False)
+    assert (gpu.reserve_gib, gpu.runtime) == (memory.GPU_RUNTIME_RESERVE_GIB, memory.GPU_RUNTIME)
+    assert "CUDA" in gpu.runtime and "NCCL" in gpu.runtime
+    # A TPU has no CUDA or NCCL: libtpu keeps HBM of its own.
+    assert (tpu.reserve_gib, tpu.runtime) == (memory.TPU_RUNTIME_RESERVE_GIB, memory.TPU_RUNTIME)
+    assert "CUDA" not in tpu.runtime and "NCCL" not in tpu.runtime and "libtpu" in tpu.runtime
+    assert (cpu.reserve_gib, cpu.runtime) == (0.0, "")

@@ -135,3 +135,24 @@ def test_a_mesh_the_fields_cannot_express_is_imported_verbatim() -> None:
     imported = interop.to_request(composed.custom_job, region="us-central1").request
     assert imported["args"] == ["--mesh", "2,2,2", "--steps", "5"]
     assert compose_request(imported).custom_job == composed.custom_job
+
+
+@pytest.mark.parametrize(("chief", "devices", "processes"), [
+    (V5E_2X2, 4, 1),  # a single-host slice: one process holding its four chips
+    (V6E_2X4, 8, 1),
+    ({"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "4x4"}, 16, 4),  # 4 VMs
+])
+@pytest.mark.parametrize("strategy", parallelism.TPU_STRATEGIES)
+def test_a_tpu_slice_runs_one_process_per_vm_holding_its_chips_as_devices(
+        chief: dict[str, Any], devices: int, processes: int, strategy: str) -> None:
+    result = compose_request(job(strategy=strategy, chief=dict(chief)))
+    assert result.ok, result.errors
+    assert (result.world_size, result.processes) == (devices, processes)
+
+
+def test_on_gpus_each_device_is_a_process() -> None:
+    a100_8 = {"machine_type": "a2-highgpu-8g", "accelerator_type": "NVIDIA_TESLA_A100",
+              "accelerator_count": 8}
+    result = compose_request(job(strategy="ddp", chief=dict(a100_8),
+                                 workers={"replica_count": 1, **a100_8}))
+    assert (result.world_size, result.processes) == (16, 16)
