@@ -8,11 +8,14 @@ STAMP := $(VENV)/.installed
 # Tests use the PostgreSQL and Redis that answer on this machine (CI has both).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
-# The suite runs on two processes. A test file runs whole on one process (--dist loadfile), so
+# The suite runs on three processes, on two cores: much of a stack test's time is spent waiting
+# on the stack (a job's start, a worker's tick) and the third process fills it (30 minutes
+# instead of 41 measured on this machine, with the CPU busy 99% of the time; the README has the
+# figures). A test file runs whole on one process (--dist loadfile), so
 # its module fixtures start once, and the files that share a costly session fixture run
 # together (tests/scheduling.py names them). Each process has its own test database
 # (pytest-django adds the worker's name), and each stack its own database and queues.
-TEST_PROCESSES ?= 2
+TEST_PROCESSES ?= 3
 # The inner loop (`make test-fast`): no stack, no browser, no separate environment, no trainer
 # runs, no slow file (the markers are declared in pyproject.toml; tests/conftest.py applies
 # stack, browser and environment from the fixtures a test uses).
