@@ -16,6 +16,8 @@ Exit codes: 0 done; 1 refused (field errors on stderr) or a --wait job that did 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -75,8 +77,10 @@ def login(ctx: Context, login_server: str | None, token_stdin: bool) -> None:
               or settings.DEFAULT_SERVER).rstrip("/")
     if ctx.token:
         token = ctx.token
-    elif token_stdin:
-        token = click.get_text_stream("stdin").readline().strip()
+    elif token_stdin or not _interactive():
+        # Piped in, or no terminal to hide it on: read as given, instead of a hidden prompt
+        # that falls back to echoing with "Password input may be echoed".
+        token = sys.stdin.readline().strip()
     else:
         token = click.prompt("API token (make one at /tokens/)", hide_input=True).strip()
     if not token:
@@ -85,6 +89,20 @@ def login(ctx: Context, login_server: str | None, token_stdin: bool) -> None:
     path = settings.save(server, token)
     names = ", ".join(f"{t.slug} ({t.role})" for t in teams) or "none yet"
     click.echo(f"logged in to {server}; teams: {names}; token stored in {path}", err=True)
+
+
+def _interactive() -> bool:
+    """A hidden prompt is possible: standard input is a terminal, and one can be opened to
+    turn its echo off (getpass opens /dev/tty)."""
+    if not sys.stdin.isatty():
+        return False
+    if os.name != "posix":  # Windows' getpass reads the console without /dev/tty
+        return True
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
 
 
 # --- jobs ------------------------------------------------------------------------------------
