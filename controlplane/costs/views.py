@@ -22,14 +22,22 @@ from controlplane.security import audit
 from controlplane.teams import access
 from controlplane.teams.models import Role
 
+CENT = Decimal("0.01")
+
 
 class BudgetForm(forms.Form):
+    # Empty removes the budget (the API's DELETE): a cleared field that kept the old budget
+    # said one thing and did another.
     monthly_usd = forms.DecimalField(label="Monthly budget (USD)", min_value=Decimal(0),
-                                     max_digits=14, decimal_places=2)
+                                     max_digits=14, decimal_places=2, required=False,
+                                     help_text="Leave empty for no budget.")
     on_exceed = forms.ChoiceField(label="When the month's spend crosses it",
                                   choices=BudgetAction.choices)
 
-    def micros(self) -> int:
+    def micros(self) -> int | None:
+        """The budget in micro-dollars; None to remove it."""
+        if self.cleaned_data["monthly_usd"] is None:
+            return None
         try:
             return int(self.cleaned_data["monthly_usd"] * 1_000_000)
         except (InvalidOperation, TypeError) as exc:
@@ -41,15 +49,21 @@ def team_costs(request: HttpRequest, team: str) -> HttpResponse:
     team_obj = get_object_or_404(access.teams_of(request.user), slug=team)
     admin = access.role_in(request.user, team_obj) == Role.ADMIN
     budget = TeamBudget.objects.filter(team=team_obj).first()
-    initial = {"monthly_usd": Decimal(budget.monthly_micros) / 1_000_000,
+    # Shown to the cent, as it is entered: the current budget is the field's value.
+    initial = {"monthly_usd": (Decimal(budget.monthly_micros) / 1_000_000).quantize(CENT),
                "on_exceed": budget.on_exceed} if budget else {"on_exceed": BudgetAction.NOTIFY}
     form = BudgetForm(request.POST or None, initial=initial) if admin else None
     if request.method == "POST":
         if form is None:
             raise PermissionDenied("only the team's admins can change its budget")
         if form.is_valid():
-            saved = save_budget(team_obj, request.user, form.micros(),
-                                form.cleaned_data["on_exceed"])
+            micros = form.micros()
+            if micros is None:
+                if TeamBudget.objects.filter(team=team_obj).delete()[0]:
+                    audit.record(request, "budget.delete", team=team_obj)
+                messages.success(request, f"{team_obj.name} has no budget now.")
+                return redirect("team-costs", team=team_obj.slug)
+            saved = save_budget(team_obj, request.user, micros, form.cleaned_data["on_exceed"])
             audit.record(request, "budget.update", saved, team=team_obj,
                          detail={"monthly_micros": saved.monthly_micros,
                                  "on_exceed": saved.on_exceed})
