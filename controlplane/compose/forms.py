@@ -128,7 +128,13 @@ class JobForm(forms.Form):
     name = forms.CharField(max_length=100, required=False)
     strategy = forms.ChoiceField(choices=_strategy_choices, initial="ddp")
     precision = forms.ChoiceField(choices=PRECISION_CHOICES, required=False)
-    image_uri = forms.CharField(label="Image URI", required=False, max_length=512)
+    # What Vertex pulls a training image from (vertexplan/catalog/rules/containers.py).
+    image_uri = forms.CharField(
+        label="Image URI", required=False, max_length=512,
+        help_text="Empty: the built-in trainer image. Vertex pulls a training image from "
+                  "Artifact Registry (<region>-docker.pkg.dev/<project>/<repository>/<image>) "
+                  "or Docker Hub only: push an image from any other registry (nvcr.io, "
+                  "ghcr.io, ...) to Artifact Registry first and name that copy.")
     image_entrypoint = _flag("Run the image's own ENTRYPOINT (no command)")
     command = _text("Command", help_text="Empty: the built-in trainer (python -m "
                     "trainers.train; on a TPU slice python -m trainers.jax or trainers.xla), "

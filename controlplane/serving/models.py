@@ -71,7 +71,10 @@ class ModelEntry(models.Model):
         db_table = "jobs_modelentry"  # kept from the app it was first created in
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["job", "artifact_uri"], name="one_entry_per_artifact"),
+            # One entry per checkpoint and runtime: the same weights may be served eager,
+            # compiled, aot, and (from their own repository folder) by triton or tensorrt.
+            models.UniqueConstraint(fields=["job", "artifact_uri", "runtime"],
+                                    name="one_entry_per_artifact_runtime"),
         ]
 
     def __str__(self) -> str:

@@ -133,7 +133,8 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
             enqueue("controlplane.serving.tasks." + ("package_model" if packaged else
                                                      "upload_model"), str(entry.pk))
     except IntegrityError as exc:
-        raise RegistryError(f"{artifact} is registered already") from exc
+        raise RegistryError(f"{artifact} is registered already in the {runtime} runtime; "
+                            "register it in another runtime or use that entry") from exc
     return entry
 
 

@@ -78,6 +78,27 @@ def test_invalid_compose_shows_the_message_on_the_field(
     assert not form.non_field_errors()
 
 
+def test_an_image_vertex_cannot_pull_is_refused_on_the_image_field(
+        member_client: Client, backend: Backend) -> None:
+    page = member_client.get(reverse("job-compose")).content.decode()
+    assert "push an image from any other registry (nvcr.io" in page
+    response = member_client.post(reverse("job-compose"), form_data(
+        image_uri="nvcr.io/nvidia/pytorch:24.10-py3"))
+    assert response.status_code == 400
+    assert Job.objects.count() == 0
+    shown = errors_shown_on(response.content.decode(), "image_uri")
+    assert "nvcr.io, which Vertex does not pull training images from" in shown
+    assert "push it to Artifact Registry" in shown
+    assert ("&lt;region&gt;-docker.pkg.dev/&lt;project&gt;/&lt;repository&gt;/nvidia/pytorch"
+            in shown)
+    # What Vertex does pull: Artifact Registry, gcr.io and Docker Hub.
+    for image in ("us-central1-docker.pkg.dev/p/r/trainer:1", "gcr.io/p/trainer:1",
+                  "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime"):
+        response = member_client.post(reverse("job-compose"),
+                                      form_data(name=f"exp-{len(image)}", image_uri=image))
+        assert response.status_code == 302, (image, response.context["form"].errors)
+
+
 def test_blank_name_gets_the_catalogues_message_on_the_name(member_client: Client,
                                                             backend: Backend) -> None:
     response = member_client.post(reverse("job-compose"), form_data(name=""))

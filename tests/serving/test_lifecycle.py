@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.backends.images_base import get_image_registry
 from controlplane.runs.models import Job, JobState
 from controlplane.serving import lifecycle, registry, traffic
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
@@ -62,6 +63,28 @@ def test_registry_refuses_what_cannot_be_served(
     trained_job.refresh_from_db()
     sharded = registry.register(job=trained_job, user=member, step=30)
     assert sharded.step == 30 and sharded.artifact_uri.endswith("/step-00000030")
+
+
+def test_one_checkpoint_is_registered_once_in_each_runtime(
+        fake: FakeServing, backend: Any, queued: list, trained_job: Job, member: Any) -> None:
+    copy = "us-docker.pkg.dev/acme/serving/tritonserver:24.10-py3"
+    get_image_registry().push(copy)
+    eager = registry.register(job=trained_job, user=member, step=60)
+    compiled = registry.register(job=trained_job, user=member, step=60, runtime="compiled")
+    aot = registry.register(job=trained_job, user=member, step=60, runtime="aot")
+    triton = registry.register(job=trained_job, user=member, step=60, runtime="triton",
+                               image_uri=copy)
+    # The same weights: one entry per runtime.
+    assert eager.artifact_uri == compiled.artifact_uri == aot.artifact_uri
+    assert [e.runtime for e in (eager, compiled, aot, triton)] == [
+        "eager", "compiled", "aot", "triton"]
+    assert len({e.pk for e in (eager, compiled, aot, triton)}) == 4
+    # The same checkpoint in the same runtime twice is still refused.
+    for runtime, image in (("eager", ""), ("compiled", ""), ("triton", copy)):
+        with pytest.raises(registry.RegistryError, match="registered already"):
+            registry.register(job=trained_job, user=member, step=60, runtime=runtime,
+                              image_uri=image)
+    assert ModelEntry.objects.filter(job=trained_job, step=60).count() == 4
 
 
 def test_deploy_follows_the_operation_and_is_sent_once(

@@ -287,6 +287,34 @@ def test_a_pool_needs_a_task_and_an_image() -> None:
     assert paths(validate_custom_job(spec)) == [f"{POOL0}.containerSpec.imageUri"]
 
 
+@pytest.mark.parametrize("image", [
+    "us-central1-docker.pkg.dev/p/r/trainer:1", "europe-docker.pkg.dev/p/r/a/b@sha256:" + "0" * 64,
+    "gcr.io/p/trainer:1", "us.gcr.io/p/trainer", "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime",
+    "ubuntu", "docker.io/library/python:3.11",
+])
+def test_images_vertex_pulls_are_accepted(image: str) -> None:
+    spec = single("n1-standard-8")
+    spec["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["imageUri"] = image
+    assert validate_custom_job(spec) == []
+
+
+@pytest.mark.parametrize(("image", "host", "path"), [
+    ("nvcr.io/nvidia/pytorch:24.10-py3", "nvcr.io", "nvidia/pytorch:24.10-py3"),
+    ("ghcr.io/org/trainer:1", "ghcr.io", "org/trainer:1"),
+    ("quay.io/org/trainer", "quay.io", "org/trainer"),
+    ("localhost:5000/trainer", "localhost:5000", "trainer"),
+])
+def test_an_image_from_a_registry_vertex_does_not_pull_is_refused(image: str, host: str,
+                                                                  path: str) -> None:
+    spec = single("n1-standard-8")
+    spec["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["imageUri"] = image
+    error = only_error(validate_custom_job(spec))
+    assert error.path == f"{POOL0}.containerSpec.imageUri"
+    assert f"is on {host}, which Vertex does not pull training images from" in error.message
+    assert f"push it to Artifact Registry and name that copy, <region>-docker.pkg.dev/" \
+           f"<project>/<repository>/{path}" in error.message
+
+
 def test_python_package_spec() -> None:
     spec = single("n1-standard-8")
     pool0 = spec["jobSpec"]["workerPoolSpecs"][0]

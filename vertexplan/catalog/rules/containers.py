@@ -20,6 +20,34 @@ PACKAGE_URIS_MAX = 100
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
+# Where a CustomJob's containerSpec.imageUri may live: Vertex pulls a custom training image
+# from Artifact Registry (LOCATION-docker.pkg.dev, and gcr.io, which Artifact Registry now
+# serves) or from Docker Hub (a name with no registry host, or docker.io). Any other registry
+# (nvcr.io, ghcr.io, quay.io, ...) is not pulled: the job fails only once it starts.
+# (cloud.google.com/vertex-ai/docs/training/configure-container-settings, containers-overview)
+_ARTIFACT_REGISTRY_HOST = re.compile(r"[a-z][a-z0-9-]*-docker\.pkg\.dev")
+_GCR_HOST = re.compile(r"(?:[a-z]+\.)?gcr\.io")
+_DOCKER_HUB_HOSTS = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io",
+                               "registry.hub.docker.com"})
+IMAGE_EXAMPLE = "us-central1-docker.pkg.dev/my-project/training/trainer:latest"
+
+
+def image_registry(uri: str) -> str:
+    """The registry host an image reference names ("docker.io" when it names none: docker's
+    rule, a first part with a '.' or a ':' or "localhost" is a host)."""
+    first, sep, _ = uri.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return first.lower()
+    return "docker.io"
+
+
+def vertex_pulls(uri: str) -> bool:
+    """Whether a custom job's worker can pull `uri` with no extra setup."""
+    host = image_registry(uri)
+    return (host in _DOCKER_HUB_HOSTS or _ARTIFACT_REGISTRY_HOST.fullmatch(host) is not None
+            or _GCR_HOST.fullmatch(host) is not None)
+
+
 def _env_errors(f: Field) -> Iterator[FieldError]:
     if not f.present:
         return
@@ -84,6 +112,15 @@ def _container_errors(pool: PoolView) -> Iterator[FieldError]:
         yield wrong_type(uri, "an image URI")
     elif any(ch.isspace() for ch in uri.raw):
         yield FieldError(uri.path, f"containerSpec.imageUri {short(uri.raw)} contains spaces")
+    elif not vertex_pulls(uri.raw):
+        image = uri.raw.partition("/")[2]
+        yield FieldError(
+            uri.path,
+            f"containerSpec.imageUri {short(uri.raw)} is on {image_registry(uri.raw)}, which "
+            "Vertex does not pull training images from: push it to Artifact Registry and name "
+            f"that copy, <region>-docker.pkg.dev/<project>/<repository>/{image} (e.g. "
+            f"{IMAGE_EXAMPLE}); Docker Hub images are pulled as they are",
+        )
     yield from string_list_errors(read(spec.value, spec.path, "command"), "the entrypoint")
     yield from string_list_errors(read(spec.value, spec.path, "args"), "its arguments")
     yield from _env_errors(read(spec.value, spec.path, "env"))
