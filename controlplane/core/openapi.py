@@ -13,7 +13,7 @@ API view can give besides it, each with its body:
 
 and the ``Idempotency-Key`` header on the operations that take one. A request body that the
 server reads with a StrictSerializer is ``additionalProperties: false``, as it refuses unknown
-keys.
+keys. Each operation's one-line summary comes from controlplane.core.openapi_summaries.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer
 
 from controlplane.core import idempotency
+from controlplane.core.openapi_summaries import SUMMARIES
 from controlplane.core.serializers import StrictSerializer
 
 FIELD_ERRORS = {
@@ -56,6 +57,10 @@ WRITES = {"POST", "PUT", "PATCH"}
 
 
 class AutoSchema(openapi.AutoSchema):
+    def get_summary(self) -> str | None:
+        # @extend_schema(summary=...) overrides this method on a subclass, and so wins.
+        return SUMMARIES.get(self.get_operation_id()) or super().get_summary()
+
     def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
         schema = super()._map_basic_serializer(serializer, direction)
         strict = isinstance(serializer, StrictSerializer) or (

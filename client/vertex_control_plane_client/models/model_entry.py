@@ -28,7 +28,7 @@ class ModelEntry:
             * `compiled` - compiled (torch.compile before serving)
             * `aot` - aot (AOTInductor package, built once, kept beside the weights)
             * `triton` - triton (NVIDIA Triton serving an ONNX model repository)
-            * `tensorrt` - tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only)
+            * `tensorrt` - tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only) Default: RuntimeEnum.EAGER.
         state (str):
         vertex_name (str):
         error_message (str):
@@ -45,13 +45,13 @@ class ModelEntry:
     artifact_uri: str
     image_uri: str
     command: Any
-    runtime: RuntimeEnum
     state: str
     vertex_name: str
     error_message: str
     created_at: datetime.datetime
     uploaded_at: datetime.datetime | None
     engine_accelerator: str
+    runtime: RuntimeEnum = RuntimeEnum.EAGER
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

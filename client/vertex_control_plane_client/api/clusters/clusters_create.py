@@ -95,7 +95,8 @@ def sync_detailed(
     body: CreateClusterRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Cluster | Detail | FieldErrors]:
-    """
+    """Create a Ray cluster
+
     Args:
         idempotency_key (str | Unset):
         body (CreateClusterRequest): Refuses keys it does not know, so a typo is an error instead
@@ -127,7 +128,8 @@ def sync(
     body: CreateClusterRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Cluster | Detail | FieldErrors | None:
-    """
+    """Create a Ray cluster
+
     Args:
         idempotency_key (str | Unset):
         body (CreateClusterRequest): Refuses keys it does not know, so a typo is an error instead
@@ -154,7 +156,8 @@ async def asyncio_detailed(
     body: CreateClusterRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Cluster | Detail | FieldErrors]:
-    """
+    """Create a Ray cluster
+
     Args:
         idempotency_key (str | Unset):
         body (CreateClusterRequest): Refuses keys it does not know, so a typo is an error instead
@@ -184,7 +187,8 @@ async def asyncio(
     body: CreateClusterRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Cluster | Detail | FieldErrors | None:
-    """
+    """Create a Ray cluster
+
     Args:
         idempotency_key (str | Unset):
         body (CreateClusterRequest): Refuses keys it does not know, so a typo is an error instead

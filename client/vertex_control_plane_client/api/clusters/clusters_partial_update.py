@@ -92,7 +92,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PatchedReplicasRequest | Unset = UNSET,
 ) -> Response[Cluster | Detail | FieldErrors]:
-    """
+    """Resize a Ray cluster
+
     Args:
         id (int):
         body (PatchedReplicasRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -124,7 +125,8 @@ def sync(
     client: AuthenticatedClient,
     body: PatchedReplicasRequest | Unset = UNSET,
 ) -> Cluster | Detail | FieldErrors | None:
-    """
+    """Resize a Ray cluster
+
     Args:
         id (int):
         body (PatchedReplicasRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -151,7 +153,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PatchedReplicasRequest | Unset = UNSET,
 ) -> Response[Cluster | Detail | FieldErrors]:
-    """
+    """Resize a Ray cluster
+
     Args:
         id (int):
         body (PatchedReplicasRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -181,7 +184,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PatchedReplicasRequest | Unset = UNSET,
 ) -> Cluster | Detail | FieldErrors | None:
-    """
+    """Resize a Ray cluster
+
     Args:
         id (int):
         body (PatchedReplicasRequest | Unset): Refuses keys it does not know, so a typo is an

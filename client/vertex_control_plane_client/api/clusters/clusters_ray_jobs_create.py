@@ -95,7 +95,8 @@ def sync_detailed(
     body: SubmitRayJobRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | RayJob]:
-    """
+    """Submit a Ray job
+
     Args:
         idempotency_key (str | Unset):
         body (SubmitRayJobRequest): Refuses keys it does not know, so a typo is an error instead
@@ -127,7 +128,8 @@ def sync(
     body: SubmitRayJobRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | RayJob | None:
-    """
+    """Submit a Ray job
+
     Args:
         idempotency_key (str | Unset):
         body (SubmitRayJobRequest): Refuses keys it does not know, so a typo is an error instead
@@ -154,7 +156,8 @@ async def asyncio_detailed(
     body: SubmitRayJobRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | RayJob]:
-    """
+    """Submit a Ray job
+
     Args:
         idempotency_key (str | Unset):
         body (SubmitRayJobRequest): Refuses keys it does not know, so a typo is an error instead
@@ -184,7 +187,8 @@ async def asyncio(
     body: SubmitRayJobRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | RayJob | None:
-    """
+    """Submit a Ray job
+
     Args:
         idempotency_key (str | Unset):
         body (SubmitRayJobRequest): Refuses keys it does not know, so a typo is an error instead

@@ -107,7 +107,8 @@ def sync_detailed(
     q: str | Unset = UNSET,
     severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
 ) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors]:
-    """
+    """Read a Ray job's logs
+
     Args:
         id (int):
         q (str | Unset):
@@ -141,7 +142,8 @@ def sync(
     q: str | Unset = UNSET,
     severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
 ) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors | None:
-    """
+    """Read a Ray job's logs
+
     Args:
         id (int):
         q (str | Unset):
@@ -170,7 +172,8 @@ async def asyncio_detailed(
     q: str | Unset = UNSET,
     severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
 ) -> Response[ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors]:
-    """
+    """Read a Ray job's logs
+
     Args:
         id (int):
         q (str | Unset):
@@ -202,7 +205,8 @@ async def asyncio(
     q: str | Unset = UNSET,
     severity: ClustersRayJobsLogsRetrieveSeverityType0 | int | Unset = UNSET,
 ) -> ClustersRayJobsLogsRetrieveResponse200 | Detail | FieldErrors | None:
-    """
+    """Read a Ray job's logs
+
     Args:
         id (int):
         q (str | Unset):

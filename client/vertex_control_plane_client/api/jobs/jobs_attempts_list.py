@@ -95,7 +95,9 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedAttemptDetailList]:
-    """Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
+    """List a job's attempts
+
+     Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
 
     Args:
         id (int):
@@ -130,7 +132,9 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedAttemptDetailList | None:
-    """Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
+    """List a job's attempts
+
+     Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
 
     Args:
         id (int):
@@ -160,7 +164,9 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedAttemptDetailList]:
-    """Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
+    """List a job's attempts
+
+     Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
 
     Args:
         id (int):
@@ -193,7 +199,9 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedAttemptDetailList | None:
-    """Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
+    """List a job's attempts
+
+     Every attempt (one CustomJob each): why it was made, where it ran, how it ended.
 
     Args:
         id (int):

@@ -86,7 +86,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | FieldErrors | Job]:
-    """
+    """Cancel a job
+
     Args:
         id (int):
 
@@ -114,7 +115,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | FieldErrors | Job | None:
-    """
+    """Cancel a job
+
     Args:
         id (int):
 
@@ -137,7 +139,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | FieldErrors | Job]:
-    """
+    """Cancel a job
+
     Args:
         id (int):
 
@@ -163,7 +166,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | FieldErrors | Job | None:
-    """
+    """Cancel a job
+
     Args:
         id (int):
 

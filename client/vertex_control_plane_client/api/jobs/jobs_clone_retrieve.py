@@ -73,7 +73,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | JobCloneBody]:
-    """The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
+    """Get a job's request, to edit and resubmit
+
+     The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
 
     Args:
         id (int):
@@ -102,7 +104,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | JobCloneBody | None:
-    """The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
+    """Get a job's request, to edit and resubmit
+
+     The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
 
     Args:
         id (int):
@@ -126,7 +130,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | JobCloneBody]:
-    """The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
+    """Get a job's request, to edit and resubmit
+
+     The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
 
     Args:
         id (int):
@@ -153,7 +159,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | JobCloneBody | None:
-    """The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
+    """Get a job's request, to edit and resubmit
+
+     The job's request as a body for POST /api/v1/jobs/: edit it and submit it.
 
     Args:
         id (int):

@@ -99,7 +99,9 @@ def sync_detailed(
     body: CustomJobRequest | JobRequestRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Job]:
-    """Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
+    """Create a job
+
+     Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
     (?team=slug&region=... then name the team and region); errors of a CustomJob are keyed
     by the path of the bad field in it.
 
@@ -133,7 +135,9 @@ def sync(
     body: CustomJobRequest | JobRequestRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Job | None:
-    """Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
+    """Create a job
+
+     Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
     (?team=slug&region=... then name the team and region); errors of a CustomJob are keyed
     by the path of the bad field in it.
 
@@ -162,7 +166,9 @@ async def asyncio_detailed(
     body: CustomJobRequest | JobRequestRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Job]:
-    """Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
+    """Create a job
+
+     Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
     (?team=slug&region=... then name the team and region); errors of a CustomJob are keyed
     by the path of the bad field in it.
 
@@ -194,7 +200,9 @@ async def asyncio(
     body: CustomJobRequest | JobRequestRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Job | None:
-    """Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
+    """Create a job
+
+     Create a job from the form's fields, or from a Vertex CustomJob in its REST JSON
     (?team=slug&region=... then name the team and region); errors of a CustomJob are keyed
     by the path of the bad field in it.
 

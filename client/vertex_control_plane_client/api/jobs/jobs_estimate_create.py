@@ -90,7 +90,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: EstimateCustomJobRequest | EstimateRequestRequest,
 ) -> Response[Detail | FieldErrors | JobsEstimateCreateResponse200]:
-    """What a job would cost: total and per pool, at on-demand, spot and flex rates.
+    """Estimate a job's cost
+
+     What a job would cost: total and per pool, at on-demand, spot and flex rates.
 
     Args:
         body (EstimateCustomJobRequest | EstimateRequestRequest):
@@ -119,7 +121,9 @@ def sync(
     client: AuthenticatedClient,
     body: EstimateCustomJobRequest | EstimateRequestRequest,
 ) -> Detail | FieldErrors | JobsEstimateCreateResponse200 | None:
-    """What a job would cost: total and per pool, at on-demand, spot and flex rates.
+    """Estimate a job's cost
+
+     What a job would cost: total and per pool, at on-demand, spot and flex rates.
 
     Args:
         body (EstimateCustomJobRequest | EstimateRequestRequest):
@@ -143,7 +147,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: EstimateCustomJobRequest | EstimateRequestRequest,
 ) -> Response[Detail | FieldErrors | JobsEstimateCreateResponse200]:
-    """What a job would cost: total and per pool, at on-demand, spot and flex rates.
+    """Estimate a job's cost
+
+     What a job would cost: total and per pool, at on-demand, spot and flex rates.
 
     Args:
         body (EstimateCustomJobRequest | EstimateRequestRequest):
@@ -170,7 +176,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: EstimateCustomJobRequest | EstimateRequestRequest,
 ) -> Detail | FieldErrors | JobsEstimateCreateResponse200 | None:
-    """What a job would cost: total and per pool, at on-demand, spot and flex rates.
+    """Estimate a job's cost
+
+     What a job would cost: total and per pool, at on-demand, spot and flex rates.
 
     Args:
         body (EstimateCustomJobRequest | EstimateRequestRequest):

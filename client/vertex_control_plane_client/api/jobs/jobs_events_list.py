@@ -95,7 +95,9 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedEventList]:
-    """Rows that belong to one visible job (404 for a job outside the caller's teams).
+    """List a job's events
+
+     Rows that belong to one visible job (404 for a job outside the caller's teams).
 
     Args:
         id (int):
@@ -130,7 +132,9 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedEventList | None:
-    """Rows that belong to one visible job (404 for a job outside the caller's teams).
+    """List a job's events
+
+     Rows that belong to one visible job (404 for a job outside the caller's teams).
 
     Args:
         id (int):
@@ -160,7 +164,9 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedEventList]:
-    """Rows that belong to one visible job (404 for a job outside the caller's teams).
+    """List a job's events
+
+     Rows that belong to one visible job (404 for a job outside the caller's teams).
 
     Args:
         id (int):
@@ -193,7 +199,9 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedEventList | None:
-    """Rows that belong to one visible job (404 for a job outside the caller's teams).
+    """List a job's events
+
+     Rows that belong to one visible job (404 for a job outside the caller's teams).
 
     Args:
         id (int):

@@ -104,7 +104,9 @@ def sync_detailed(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsExportCreateResponse200]:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    """Export a job request (gcloud YAML, REST JSON or Python)
+
+     A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
     refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:
@@ -137,7 +139,9 @@ def sync(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsExportCreateResponse200 | None:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    """Export a job request (gcloud YAML, REST JSON or Python)
+
+     A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
     refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:
@@ -165,7 +169,9 @@ async def asyncio_detailed(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsExportCreateResponse200]:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    """Export a job request (gcloud YAML, REST JSON or Python)
+
+     A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
     refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:
@@ -196,7 +202,9 @@ async def asyncio(
     body: CustomJobRequest | JobRequestRequest,
     fmt: JobsExportCreateFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsExportCreateResponse200 | None:
-    """A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
+    """Export a job request (gcloud YAML, REST JSON or Python)
+
+     A job (either form) as gcloud YAML, REST JSON or a Python snippet; 400 if Vertex would
     refuse it. The team's policy is not applied: an export is a document, not a submission.
 
     Args:

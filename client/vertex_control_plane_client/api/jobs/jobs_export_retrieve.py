@@ -96,7 +96,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     fmt: JobsExportRetrieveFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsExportRetrieveResponse200]:
-    """A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
+    """Export a submitted job's CustomJob
+
+     A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
 
     Args:
         id (int):
@@ -128,7 +130,9 @@ def sync(
     client: AuthenticatedClient,
     fmt: JobsExportRetrieveFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsExportRetrieveResponse200 | None:
-    """A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
+    """Export a submitted job's CustomJob
+
+     A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
 
     Args:
         id (int):
@@ -155,7 +159,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     fmt: JobsExportRetrieveFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsExportRetrieveResponse200]:
-    """A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
+    """Export a submitted job's CustomJob
+
+     A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
 
     Args:
         id (int):
@@ -185,7 +191,9 @@ async def asyncio(
     client: AuthenticatedClient,
     fmt: JobsExportRetrieveFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsExportRetrieveResponse200 | None:
-    """A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
+    """Export a submitted job's CustomJob
+
+     A submitted job's CustomJob (as stored, before per-attempt names) in an export format.
 
     Args:
         id (int):

@@ -93,7 +93,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: CustomJobRequest | CustomJobSpecRequest | ImportTextRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Imported]:
-    """A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
+    """Import a CustomJob, CustomJobSpec or W&B Launch config
+
+     A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
     text or JSON) -> the job request it composes from, with the errors of the document keyed
     by its own field paths.
 
@@ -124,7 +126,9 @@ def sync(
     client: AuthenticatedClient,
     body: CustomJobRequest | CustomJobSpecRequest | ImportTextRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Imported | None:
-    """A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
+    """Import a CustomJob, CustomJobSpec or W&B Launch config
+
+     A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
     text or JSON) -> the job request it composes from, with the errors of the document keyed
     by its own field paths.
 
@@ -150,7 +154,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: CustomJobRequest | CustomJobSpecRequest | ImportTextRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Imported]:
-    """A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
+    """Import a CustomJob, CustomJobSpec or W&B Launch config
+
+     A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
     text or JSON) -> the job request it composes from, with the errors of the document keyed
     by its own field paths.
 
@@ -179,7 +185,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: CustomJobRequest | CustomJobSpecRequest | ImportTextRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Imported | None:
-    """A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
+    """Import a CustomJob, CustomJobSpec or W&B Launch config
+
+     A CustomJob, gcloud CustomJobSpec or W&B Launch Vertex queue config (YAML or JSON, as
     text or JSON) -> the job request it composes from, with the errors of the document keyed
     by its own field paths.
 

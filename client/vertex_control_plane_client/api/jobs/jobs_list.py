@@ -142,7 +142,9 @@ def sync_detailed(
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedJobListList]:
-    """GET lists the caller's jobs (runs' view); POST creates one.
+    """List jobs
+
+     GET lists the caller's jobs (runs' view); POST creates one.
 
     Args:
         accelerator (str | Unset):
@@ -198,7 +200,9 @@ def sync(
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedJobListList | None:
-    """GET lists the caller's jobs (runs' view); POST creates one.
+    """List jobs
+
+     GET lists the caller's jobs (runs' view); POST creates one.
 
     Args:
         accelerator (str | Unset):
@@ -249,7 +253,9 @@ async def asyncio_detailed(
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedJobListList]:
-    """GET lists the caller's jobs (runs' view); POST creates one.
+    """List jobs
+
+     GET lists the caller's jobs (runs' view); POST creates one.
 
     Args:
         accelerator (str | Unset):
@@ -303,7 +309,9 @@ async def asyncio(
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedJobListList | None:
-    """GET lists the caller's jobs (runs' view); POST creates one.
+    """List jobs
+
+     GET lists the caller's jobs (runs' view); POST creates one.
 
     Args:
         accelerator (str | Unset):

@@ -132,7 +132,8 @@ def sync_detailed(
     replica: str | Unset = UNSET,
     severity: JobsLogsListSeverityType0 | str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedLogLineList]:
-    """
+    """List a job's log lines
+
     Args:
         id (int):
         after (str | Unset):
@@ -184,7 +185,8 @@ def sync(
     replica: str | Unset = UNSET,
     severity: JobsLogsListSeverityType0 | str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedLogLineList | None:
-    """
+    """List a job's log lines
+
     Args:
         id (int):
         after (str | Unset):
@@ -231,7 +233,8 @@ async def asyncio_detailed(
     replica: str | Unset = UNSET,
     severity: JobsLogsListSeverityType0 | str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedLogLineList]:
-    """
+    """List a job's log lines
+
     Args:
         id (int):
         after (str | Unset):
@@ -281,7 +284,8 @@ async def asyncio(
     replica: str | Unset = UNSET,
     severity: JobsLogsListSeverityType0 | str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedLogLineList | None:
-    """
+    """List a job's log lines
+
     Args:
         id (int):
         after (str | Unset):

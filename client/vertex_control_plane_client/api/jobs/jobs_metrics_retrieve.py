@@ -107,7 +107,8 @@ def sync_detailed(
     max_points: int | Unset = UNSET,
     name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsMetricsRetrieveResponse200]:
-    """
+    """Retrieve a job's metrics
+
     Args:
         id (int):
         attempt (int | Unset):
@@ -144,7 +145,8 @@ def sync(
     max_points: int | Unset = UNSET,
     name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsMetricsRetrieveResponse200 | None:
-    """
+    """Retrieve a job's metrics
+
     Args:
         id (int):
         attempt (int | Unset):
@@ -176,7 +178,8 @@ async def asyncio_detailed(
     max_points: int | Unset = UNSET,
     name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | JobsMetricsRetrieveResponse200]:
-    """
+    """Retrieve a job's metrics
+
     Args:
         id (int):
         attempt (int | Unset):
@@ -211,7 +214,8 @@ async def asyncio(
     max_points: int | Unset = UNSET,
     name: list[JobsMetricsRetrieveNameItem] | Unset = UNSET,
 ) -> Detail | FieldErrors | JobsMetricsRetrieveResponse200 | None:
-    """
+    """Retrieve a job's metrics
+
     Args:
         id (int):
         attempt (int | Unset):

@@ -85,7 +85,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: RecommendRequestRequest,
 ) -> Response[Any | Detail | JobsRecommendCreateResponse200 | JobsRecommendCreateResponse400]:
-    """The cheapest valid configurations that fit the model, ranked by total cost.
+    """Recommend the cheapest configurations for a model
+
+     The cheapest valid configurations that fit the model, ranked by total cost.
 
     For those who can submit somewhere, as the compose form its results open in.
 
@@ -117,7 +119,9 @@ def sync(
     client: AuthenticatedClient,
     body: RecommendRequestRequest,
 ) -> Any | Detail | JobsRecommendCreateResponse200 | JobsRecommendCreateResponse400 | None:
-    """The cheapest valid configurations that fit the model, ranked by total cost.
+    """Recommend the cheapest configurations for a model
+
+     The cheapest valid configurations that fit the model, ranked by total cost.
 
     For those who can submit somewhere, as the compose form its results open in.
 
@@ -144,7 +148,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: RecommendRequestRequest,
 ) -> Response[Any | Detail | JobsRecommendCreateResponse200 | JobsRecommendCreateResponse400]:
-    """The cheapest valid configurations that fit the model, ranked by total cost.
+    """Recommend the cheapest configurations for a model
+
+     The cheapest valid configurations that fit the model, ranked by total cost.
 
     For those who can submit somewhere, as the compose form its results open in.
 
@@ -174,7 +180,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: RecommendRequestRequest,
 ) -> Any | Detail | JobsRecommendCreateResponse200 | JobsRecommendCreateResponse400 | None:
-    """The cheapest valid configurations that fit the model, ranked by total cost.
+    """Recommend the cheapest configurations for a model
+
+     The cheapest valid configurations that fit the model, ranked by total cost.
 
     For those who can submit somewhere, as the compose form its results open in.
 

@@ -95,7 +95,9 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedRestartList]:
-    """Every preemption and restart detected, with the checkpoint it resumed from.
+    """List a job's preemptions and restarts
+
+     Every preemption and restart detected, with the checkpoint it resumed from.
 
     Args:
         id (int):
@@ -130,7 +132,9 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedRestartList | None:
-    """Every preemption and restart detected, with the checkpoint it resumed from.
+    """List a job's preemptions and restarts
+
+     Every preemption and restart detected, with the checkpoint it resumed from.
 
     Args:
         id (int):
@@ -160,7 +164,9 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedRestartList]:
-    """Every preemption and restart detected, with the checkpoint it resumed from.
+    """List a job's preemptions and restarts
+
+     Every preemption and restart detected, with the checkpoint it resumed from.
 
     Args:
         id (int):
@@ -193,7 +199,9 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedRestartList | None:
-    """Every preemption and restart detected, with the checkpoint it resumed from.
+    """List a job's preemptions and restarts
+
+     Every preemption and restart detected, with the checkpoint it resumed from.
 
     Args:
         id (int):

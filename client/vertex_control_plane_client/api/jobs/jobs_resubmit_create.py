@@ -101,7 +101,9 @@ def sync_detailed(
     body: ResubmitRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Job]:
-    """A new job that starts from one of this job's checkpoints (the newest by default).
+    """Resubmit a job from a checkpoint
+
+     A new job that starts from one of this job's checkpoints (the newest by default).
 
     Args:
         id (int):
@@ -136,7 +138,9 @@ def sync(
     body: ResubmitRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Job | None:
-    """A new job that starts from one of this job's checkpoints (the newest by default).
+    """Resubmit a job from a checkpoint
+
+     A new job that starts from one of this job's checkpoints (the newest by default).
 
     Args:
         id (int):
@@ -166,7 +170,9 @@ async def asyncio_detailed(
     body: ResubmitRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Job]:
-    """A new job that starts from one of this job's checkpoints (the newest by default).
+    """Resubmit a job from a checkpoint
+
+     A new job that starts from one of this job's checkpoints (the newest by default).
 
     Args:
         id (int):
@@ -199,7 +205,9 @@ async def asyncio(
     body: ResubmitRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Job | None:
-    """A new job that starts from one of this job's checkpoints (the newest by default).
+    """Resubmit a job from a checkpoint
+
+     A new job that starts from one of this job's checkpoints (the newest by default).
 
     Args:
         id (int):

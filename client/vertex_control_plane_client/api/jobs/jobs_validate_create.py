@@ -90,7 +90,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: CustomJobRequest | JobRequestRequest,
 ) -> Response[Detail | FieldErrors | JobCheck]:
-    """Validate a job without creating anything: the field errors, the memory plan, the
+    """Validate a job request
+
+     Validate a job without creating anything: the field errors, the memory plan, the
     CustomJob it becomes. 200 for a job, ``valid`` saying whether it would be accepted and
     ``errors`` why not; 400 for a body that is not a job (not an object, an unknown field, a
     value of the wrong type).
@@ -122,7 +124,9 @@ def sync(
     client: AuthenticatedClient,
     body: CustomJobRequest | JobRequestRequest,
 ) -> Detail | FieldErrors | JobCheck | None:
-    """Validate a job without creating anything: the field errors, the memory plan, the
+    """Validate a job request
+
+     Validate a job without creating anything: the field errors, the memory plan, the
     CustomJob it becomes. 200 for a job, ``valid`` saying whether it would be accepted and
     ``errors`` why not; 400 for a body that is not a job (not an object, an unknown field, a
     value of the wrong type).
@@ -149,7 +153,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: CustomJobRequest | JobRequestRequest,
 ) -> Response[Detail | FieldErrors | JobCheck]:
-    """Validate a job without creating anything: the field errors, the memory plan, the
+    """Validate a job request
+
+     Validate a job without creating anything: the field errors, the memory plan, the
     CustomJob it becomes. 200 for a job, ``valid`` saying whether it would be accepted and
     ``errors`` why not; 400 for a body that is not a job (not an object, an unknown field, a
     value of the wrong type).
@@ -179,7 +185,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: CustomJobRequest | JobRequestRequest,
 ) -> Detail | FieldErrors | JobCheck | None:
-    """Validate a job without creating anything: the field errors, the memory plan, the
+    """Validate a job request
+
+     Validate a job without creating anything: the field errors, the memory plan, the
     CustomJob it becomes. 200 for a job, ``valid`` saying whether it would be accepted and
     ``errors`` why not; 400 for a body that is not a job (not an object, an unknown field, a
     value of the wrong type).

@@ -67,7 +67,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | list[Preset]]:
-    """The job presets the composer ships.
+    """List job presets
+
+     The job presets the composer ships.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -90,7 +92,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | list[Preset] | None:
-    """The job presets the composer ships.
+    """List job presets
+
+     The job presets the composer ships.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -109,7 +113,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | list[Preset]]:
-    """The job presets the composer ships.
+    """List job presets
+
+     The job presets the composer ships.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -130,7 +136,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | list[Preset] | None:
-    """The job presets the composer ships.
+    """List job presets
+
+     The job presets the composer ships.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

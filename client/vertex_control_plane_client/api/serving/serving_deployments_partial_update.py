@@ -92,7 +92,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PatchedAutoscalingRequest | Unset = UNSET,
 ) -> Response[Deployment | Detail | FieldErrors]:
-    """
+    """Change a deployment's autoscaling
+
     Args:
         id (int):
         body (PatchedAutoscalingRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -124,7 +125,8 @@ def sync(
     client: AuthenticatedClient,
     body: PatchedAutoscalingRequest | Unset = UNSET,
 ) -> Deployment | Detail | FieldErrors | None:
-    """
+    """Change a deployment's autoscaling
+
     Args:
         id (int):
         body (PatchedAutoscalingRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -151,7 +153,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PatchedAutoscalingRequest | Unset = UNSET,
 ) -> Response[Deployment | Detail | FieldErrors]:
-    """
+    """Change a deployment's autoscaling
+
     Args:
         id (int):
         body (PatchedAutoscalingRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -181,7 +184,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PatchedAutoscalingRequest | Unset = UNSET,
 ) -> Deployment | Detail | FieldErrors | None:
-    """
+    """Change a deployment's autoscaling
+
     Args:
         id (int):
         body (PatchedAutoscalingRequest | Unset): Refuses keys it does not know, so a typo is an

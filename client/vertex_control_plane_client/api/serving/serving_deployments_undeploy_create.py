@@ -81,7 +81,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Deployment | Detail | FieldErrors]:
-    """
+    """Undeploy a deployment
+
     Args:
         id (int):
 
@@ -109,7 +110,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Deployment | Detail | FieldErrors | None:
-    """
+    """Undeploy a deployment
+
     Args:
         id (int):
 
@@ -132,7 +134,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Deployment | Detail | FieldErrors]:
-    """
+    """Undeploy a deployment
+
     Args:
         id (int):
 
@@ -158,7 +161,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Deployment | Detail | FieldErrors | None:
-    """
+    """Undeploy a deployment
+
     Args:
         id (int):
 

@@ -95,7 +95,8 @@ def sync_detailed(
     body: CreateEndpointRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | Endpoint | FieldErrors]:
-    """
+    """Create an endpoint
+
     Args:
         idempotency_key (str | Unset):
         body (CreateEndpointRequest): Refuses keys it does not know, so a typo is an error instead
@@ -127,7 +128,8 @@ def sync(
     body: CreateEndpointRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | Endpoint | FieldErrors | None:
-    """
+    """Create an endpoint
+
     Args:
         idempotency_key (str | Unset):
         body (CreateEndpointRequest): Refuses keys it does not know, so a typo is an error instead
@@ -154,7 +156,8 @@ async def asyncio_detailed(
     body: CreateEndpointRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | Endpoint | FieldErrors]:
-    """
+    """Create an endpoint
+
     Args:
         idempotency_key (str | Unset):
         body (CreateEndpointRequest): Refuses keys it does not know, so a typo is an error instead
@@ -184,7 +187,8 @@ async def asyncio(
     body: CreateEndpointRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | Endpoint | FieldErrors | None:
-    """
+    """Create an endpoint
+
     Args:
         idempotency_key (str | Unset):
         body (CreateEndpointRequest): Refuses keys it does not know, so a typo is an error instead

@@ -100,7 +100,8 @@ def sync_detailed(
     body: DeployRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Deployment | Detail | FieldErrors]:
-    """
+    """Deploy a model to an endpoint
+
     Args:
         id (int):
         idempotency_key (str | Unset):
@@ -135,7 +136,8 @@ def sync(
     body: DeployRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Deployment | Detail | FieldErrors | None:
-    """
+    """Deploy a model to an endpoint
+
     Args:
         id (int):
         idempotency_key (str | Unset):
@@ -165,7 +167,8 @@ async def asyncio_detailed(
     body: DeployRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Deployment | Detail | FieldErrors]:
-    """
+    """Deploy a model to an endpoint
+
     Args:
         id (int):
         idempotency_key (str | Unset):
@@ -198,7 +201,8 @@ async def asyncio(
     body: DeployRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Deployment | Detail | FieldErrors | None:
-    """
+    """Deploy a model to an endpoint
+
     Args:
         id (int):
         idempotency_key (str | Unset):

@@ -80,7 +80,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | list[Deployment]]:
-    """
+    """List an endpoint's deployments
+
     Args:
         id (int):
 
@@ -108,7 +109,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | list[Deployment] | None:
-    """
+    """List an endpoint's deployments
+
     Args:
         id (int):
 
@@ -131,7 +133,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | list[Deployment]]:
-    """
+    """List an endpoint's deployments
+
     Args:
         id (int):
 
@@ -157,7 +160,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | list[Deployment] | None:
-    """
+    """List an endpoint's deployments
+
     Args:
         id (int):
 

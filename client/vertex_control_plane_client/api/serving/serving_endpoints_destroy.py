@@ -71,7 +71,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Endpoint]:
-    """
+    """Undeploy all and delete an endpoint
+
     Args:
         id (int):
 
@@ -99,7 +100,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Endpoint | None:
-    """
+    """Undeploy all and delete an endpoint
+
     Args:
         id (int):
 
@@ -122,7 +124,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Endpoint]:
-    """
+    """Undeploy all and delete an endpoint
+
     Args:
         id (int):
 
@@ -148,7 +151,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Endpoint | None:
-    """
+    """Undeploy all and delete an endpoint
+
     Args:
         id (int):
 

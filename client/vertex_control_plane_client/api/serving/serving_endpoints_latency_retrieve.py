@@ -93,7 +93,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ServingEndpointsLatencyRetrieveResponse200]:
-    """
+    """Retrieve an endpoint's latency and error rate
+
     Args:
         id (int):
         minutes (int | Unset):
@@ -124,7 +125,8 @@ def sync(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Detail | FieldErrors | ServingEndpointsLatencyRetrieveResponse200 | None:
-    """
+    """Retrieve an endpoint's latency and error rate
+
     Args:
         id (int):
         minutes (int | Unset):
@@ -150,7 +152,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ServingEndpointsLatencyRetrieveResponse200]:
-    """
+    """Retrieve an endpoint's latency and error rate
+
     Args:
         id (int):
         minutes (int | Unset):
@@ -179,7 +182,8 @@ async def asyncio(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Detail | FieldErrors | ServingEndpointsLatencyRetrieveResponse200 | None:
-    """
+    """Retrieve an endpoint's latency and error rate
+
     Args:
         id (int):
         minutes (int | Unset):

@@ -92,7 +92,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PatchedProbeSettingsRequest | Unset = UNSET,
 ) -> Response[Detail | Endpoint | FieldErrors]:
-    """
+    """Change an endpoint's probe settings
+
     Args:
         id (int):
         body (PatchedProbeSettingsRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -124,7 +125,8 @@ def sync(
     client: AuthenticatedClient,
     body: PatchedProbeSettingsRequest | Unset = UNSET,
 ) -> Detail | Endpoint | FieldErrors | None:
-    """
+    """Change an endpoint's probe settings
+
     Args:
         id (int):
         body (PatchedProbeSettingsRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -151,7 +153,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PatchedProbeSettingsRequest | Unset = UNSET,
 ) -> Response[Detail | Endpoint | FieldErrors]:
-    """
+    """Change an endpoint's probe settings
+
     Args:
         id (int):
         body (PatchedProbeSettingsRequest | Unset): Refuses keys it does not know, so a typo is an
@@ -181,7 +184,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PatchedProbeSettingsRequest | Unset = UNSET,
 ) -> Detail | Endpoint | FieldErrors | None:
-    """
+    """Change an endpoint's probe settings
+
     Args:
         id (int):
         body (PatchedProbeSettingsRequest | Unset): Refuses keys it does not know, so a typo is an

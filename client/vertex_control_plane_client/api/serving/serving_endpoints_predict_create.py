@@ -103,7 +103,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PredictRequest,
 ) -> Response[Detail | FieldErrors | ServingEndpointsPredictCreateResponse200]:
-    """
+    """Send a prediction through an endpoint
+
     Args:
         id (int):
         body (PredictRequest): Refuses keys it does not know, so a typo is an error instead of a
@@ -135,7 +136,8 @@ def sync(
     client: AuthenticatedClient,
     body: PredictRequest,
 ) -> Detail | FieldErrors | ServingEndpointsPredictCreateResponse200 | None:
-    """
+    """Send a prediction through an endpoint
+
     Args:
         id (int):
         body (PredictRequest): Refuses keys it does not know, so a typo is an error instead of a
@@ -162,7 +164,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PredictRequest,
 ) -> Response[Detail | FieldErrors | ServingEndpointsPredictCreateResponse200]:
-    """
+    """Send a prediction through an endpoint
+
     Args:
         id (int):
         body (PredictRequest): Refuses keys it does not know, so a typo is an error instead of a
@@ -192,7 +195,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PredictRequest,
 ) -> Detail | FieldErrors | ServingEndpointsPredictCreateResponse200 | None:
-    """
+    """Send a prediction through an endpoint
+
     Args:
         id (int):
         body (PredictRequest): Refuses keys it does not know, so a typo is an error instead of a

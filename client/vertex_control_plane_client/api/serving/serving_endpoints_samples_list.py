@@ -95,7 +95,8 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedSampleList]:
-    """
+    """List an endpoint's probe samples
+
     Args:
         id (int):
         limit (int | Unset):
@@ -129,7 +130,8 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedSampleList | None:
-    """
+    """List an endpoint's probe samples
+
     Args:
         id (int):
         limit (int | Unset):
@@ -158,7 +160,8 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedSampleList]:
-    """
+    """List an endpoint's probe samples
+
     Args:
         id (int):
         limit (int | Unset):
@@ -190,7 +193,8 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedSampleList | None:
-    """
+    """List an endpoint's probe samples
+
     Args:
         id (int):
         limit (int | Unset):

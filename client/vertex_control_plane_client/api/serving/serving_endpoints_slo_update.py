@@ -91,7 +91,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: SloRequest,
 ) -> Response[Detail | FieldErrors | Slo]:
-    """
+    """Set an endpoint's SLO
+
     Args:
         id (int):
         body (SloRequest):
@@ -122,7 +123,8 @@ def sync(
     client: AuthenticatedClient,
     body: SloRequest,
 ) -> Detail | FieldErrors | Slo | None:
-    """
+    """Set an endpoint's SLO
+
     Args:
         id (int):
         body (SloRequest):
@@ -148,7 +150,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: SloRequest,
 ) -> Response[Detail | FieldErrors | Slo]:
-    """
+    """Set an endpoint's SLO
+
     Args:
         id (int):
         body (SloRequest):
@@ -177,7 +180,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: SloRequest,
 ) -> Detail | FieldErrors | Slo | None:
-    """
+    """Set an endpoint's SLO
+
     Args:
         id (int):
         body (SloRequest):

@@ -86,7 +86,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     team: str,
 ) -> Response[Detail | FieldErrors | ServingImages]:
-    """The serving images a team may pick: its own Artifact Registry repositories (those
+    """List the serving images a team may pick
+
+     The serving images a team may pick: its own Artifact Registry repositories (those
     labelled cp-team=<team>) and Google's prebuilt prediction containers.
 
     Args:
@@ -116,7 +118,9 @@ def sync(
     client: AuthenticatedClient,
     team: str,
 ) -> Detail | FieldErrors | ServingImages | None:
-    """The serving images a team may pick: its own Artifact Registry repositories (those
+    """List the serving images a team may pick
+
+     The serving images a team may pick: its own Artifact Registry repositories (those
     labelled cp-team=<team>) and Google's prebuilt prediction containers.
 
     Args:
@@ -141,7 +145,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     team: str,
 ) -> Response[Detail | FieldErrors | ServingImages]:
-    """The serving images a team may pick: its own Artifact Registry repositories (those
+    """List the serving images a team may pick
+
+     The serving images a team may pick: its own Artifact Registry repositories (those
     labelled cp-team=<team>) and Google's prebuilt prediction containers.
 
     Args:
@@ -169,7 +175,9 @@ async def asyncio(
     client: AuthenticatedClient,
     team: str,
 ) -> Detail | FieldErrors | ServingImages | None:
-    """The serving images a team may pick: its own Artifact Registry repositories (those
+    """List the serving images a team may pick
+
+     The serving images a team may pick: its own Artifact Registry repositories (those
     labelled cp-team=<team>) and Google's prebuilt prediction containers.
 
     Args:

@@ -91,7 +91,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ServingJobsRetrieveResponse200]:
-    """
+    """Retrieve a job's models, endpoints and latency
+
     Args:
         id (int):
         minutes (int | Unset):
@@ -122,7 +123,8 @@ def sync(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Detail | FieldErrors | ServingJobsRetrieveResponse200 | None:
-    """
+    """Retrieve a job's models, endpoints and latency
+
     Args:
         id (int):
         minutes (int | Unset):
@@ -148,7 +150,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ServingJobsRetrieveResponse200]:
-    """
+    """Retrieve a job's models, endpoints and latency
+
     Args:
         id (int):
         minutes (int | Unset):
@@ -177,7 +180,8 @@ async def asyncio(
     client: AuthenticatedClient,
     minutes: int | Unset = UNSET,
 ) -> Detail | FieldErrors | ServingJobsRetrieveResponse200 | None:
-    """
+    """Retrieve a job's models, endpoints and latency
+
     Args:
         id (int):
         minutes (int | Unset):

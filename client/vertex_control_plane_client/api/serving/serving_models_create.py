@@ -95,7 +95,8 @@ def sync_detailed(
     body: RegisterModelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ModelEntry]:
-    """
+    """Register a model from a job
+
     Args:
         idempotency_key (str | Unset):
         body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead
@@ -127,7 +128,8 @@ def sync(
     body: RegisterModelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | ModelEntry | None:
-    """
+    """Register a model from a job
+
     Args:
         idempotency_key (str | Unset):
         body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead
@@ -154,7 +156,8 @@ async def asyncio_detailed(
     body: RegisterModelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ModelEntry]:
-    """
+    """Register a model from a job
+
     Args:
         idempotency_key (str | Unset):
         body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead
@@ -184,7 +187,8 @@ async def asyncio(
     body: RegisterModelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | ModelEntry | None:
-    """
+    """Register a model from a job
+
     Args:
         idempotency_key (str | Unset):
         body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead

@@ -85,7 +85,8 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedModelEntryList]:
-    """
+    """List registered models
+
     Args:
         limit (int | Unset):
         offset (int | Unset):
@@ -116,7 +117,8 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedModelEntryList | None:
-    """
+    """List registered models
+
     Args:
         limit (int | Unset):
         offset (int | Unset):
@@ -142,7 +144,8 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedModelEntryList]:
-    """
+    """List registered models
+
     Args:
         limit (int | Unset):
         offset (int | Unset):
@@ -171,7 +174,8 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedModelEntryList | None:
-    """
+    """List registered models
+
     Args:
         limit (int | Unset):
         offset (int | Unset):

@@ -81,7 +81,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | FieldErrors | Sweep]:
-    """
+    """Cancel a sweep
+
     Args:
         id (int):
 
@@ -109,7 +110,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | FieldErrors | Sweep | None:
-    """
+    """Cancel a sweep
+
     Args:
         id (int):
 
@@ -132,7 +134,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | FieldErrors | Sweep]:
-    """
+    """Cancel a sweep
+
     Args:
         id (int):
 
@@ -158,7 +161,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | FieldErrors | Sweep | None:
-    """
+    """Cancel a sweep
+
     Args:
         id (int):
 

@@ -75,7 +75,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | SweepsCloneRetrieveResponse200]:
-    """The sweep's request as a body for POST /api/v1/sweeps/.
+    """Get a sweep's request, to edit and resubmit
+
+     The sweep's request as a body for POST /api/v1/sweeps/.
 
     Args:
         id (int):
@@ -104,7 +106,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | SweepsCloneRetrieveResponse200 | None:
-    """The sweep's request as a body for POST /api/v1/sweeps/.
+    """Get a sweep's request, to edit and resubmit
+
+     The sweep's request as a body for POST /api/v1/sweeps/.
 
     Args:
         id (int):
@@ -128,7 +132,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | SweepsCloneRetrieveResponse200]:
-    """The sweep's request as a body for POST /api/v1/sweeps/.
+    """Get a sweep's request, to edit and resubmit
+
+     The sweep's request as a body for POST /api/v1/sweeps/.
 
     Args:
         id (int):
@@ -155,7 +161,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | SweepsCloneRetrieveResponse200 | None:
-    """The sweep's request as a body for POST /api/v1/sweeps/.
+    """Get a sweep's request, to edit and resubmit
+
+     The sweep's request as a body for POST /api/v1/sweeps/.
 
     Args:
         id (int):

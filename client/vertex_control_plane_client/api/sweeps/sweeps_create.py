@@ -96,7 +96,8 @@ def sync_detailed(
     body: SweepsCreateBody | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Sweep]:
-    """
+    """Create a sweep
+
     Args:
         idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):
@@ -127,7 +128,8 @@ def sync(
     body: SweepsCreateBody | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Sweep | None:
-    """
+    """Create a sweep
+
     Args:
         idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):
@@ -153,7 +155,8 @@ async def asyncio_detailed(
     body: SweepsCreateBody | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Sweep]:
-    """
+    """Create a sweep
+
     Args:
         idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):
@@ -182,7 +185,8 @@ async def asyncio(
     body: SweepsCreateBody | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Sweep | None:
-    """
+    """Create a sweep
+
     Args:
         idempotency_key (str | Unset):
         body (SweepsCreateBody | Unset):

@@ -98,7 +98,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     fmt: SweepsExportRetrieveFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | SweepsExportRetrieveResponse200]:
-    """
+    """Export a sweep's tuning job
+
     Args:
         id (int):
         fmt (SweepsExportRetrieveFmt | Unset):
@@ -129,7 +130,8 @@ def sync(
     client: AuthenticatedClient,
     fmt: SweepsExportRetrieveFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | SweepsExportRetrieveResponse200 | None:
-    """
+    """Export a sweep's tuning job
+
     Args:
         id (int):
         fmt (SweepsExportRetrieveFmt | Unset):
@@ -155,7 +157,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     fmt: SweepsExportRetrieveFmt | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | SweepsExportRetrieveResponse200]:
-    """
+    """Export a sweep's tuning job
+
     Args:
         id (int):
         fmt (SweepsExportRetrieveFmt | Unset):
@@ -184,7 +187,8 @@ async def asyncio(
     client: AuthenticatedClient,
     fmt: SweepsExportRetrieveFmt | Unset = UNSET,
 ) -> Detail | FieldErrors | SweepsExportRetrieveResponse200 | None:
-    """
+    """Export a sweep's tuning job
+
     Args:
         id (int):
         fmt (SweepsExportRetrieveFmt | Unset):

@@ -87,7 +87,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: SweepsImportCreateBody | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | SweepsImportCreateResponse200]:
-    """A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
+    """Import a tuning job as a sweep request
+
+     A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
 
     Args:
         body (SweepsImportCreateBody | Unset):
@@ -116,7 +118,9 @@ def sync(
     client: AuthenticatedClient,
     body: SweepsImportCreateBody | Unset = UNSET,
 ) -> Detail | FieldErrors | SweepsImportCreateResponse200 | None:
-    """A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
+    """Import a tuning job as a sweep request
+
+     A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
 
     Args:
         body (SweepsImportCreateBody | Unset):
@@ -140,7 +144,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: SweepsImportCreateBody | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | SweepsImportCreateResponse200]:
-    """A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
+    """Import a tuning job as a sweep request
+
+     A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
 
     Args:
         body (SweepsImportCreateBody | Unset):
@@ -167,7 +173,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: SweepsImportCreateBody | Unset = UNSET,
 ) -> Detail | FieldErrors | SweepsImportCreateResponse200 | None:
-    """A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
+    """Import a tuning job as a sweep request
+
+     A gcloud YAML or REST JSON tuning job -> the sweep request (nothing is created).
 
     Args:
         body (SweepsImportCreateBody | Unset):

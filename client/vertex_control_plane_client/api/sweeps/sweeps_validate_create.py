@@ -89,7 +89,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: SweepsValidateCreateBody | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | SweepsValidateCreateResponse200]:
-    """
+    """Validate a sweep request
+
     Args:
         body (SweepsValidateCreateBody | Unset):
 
@@ -117,7 +118,8 @@ def sync(
     client: AuthenticatedClient,
     body: SweepsValidateCreateBody | Unset = UNSET,
 ) -> Detail | FieldErrors | SweepsValidateCreateResponse200 | None:
-    """
+    """Validate a sweep request
+
     Args:
         body (SweepsValidateCreateBody | Unset):
 
@@ -140,7 +142,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: SweepsValidateCreateBody | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | SweepsValidateCreateResponse200]:
-    """
+    """Validate a sweep request
+
     Args:
         body (SweepsValidateCreateBody | Unset):
 
@@ -166,7 +169,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: SweepsValidateCreateBody | Unset = UNSET,
 ) -> Detail | FieldErrors | SweepsValidateCreateResponse200 | None:
-    """
+    """Validate a sweep request
+
     Args:
         body (SweepsValidateCreateBody | Unset):
 

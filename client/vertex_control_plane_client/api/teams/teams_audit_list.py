@@ -116,7 +116,9 @@ def sync_detailed(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedAuditEntryList]:
-    """Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
+    """List a team's audit log
+
+     Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
     channels, templates and budgets; newest first. Team admins only.
 
     Args:
@@ -164,7 +166,9 @@ def sync(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedAuditEntryList | None:
-    """Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
+    """List a team's audit log
+
+     Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
     channels, templates and budgets; newest first. Team admins only.
 
     Args:
@@ -207,7 +211,9 @@ async def asyncio_detailed(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedAuditEntryList]:
-    """Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
+    """List a team's audit log
+
+     Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
     channels, templates and budgets; newest first. Team admins only.
 
     Args:
@@ -253,7 +259,9 @@ async def asyncio(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedAuditEntryList | None:
-    """Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
+    """List a team's audit log
+
+     Who submitted, cancelled, cloned and resubmitted jobs, and who changed the team's
     channels, templates and budgets; newest first. Team admins only.
 
     Args:

@@ -69,7 +69,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Remove a team's budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -99,7 +101,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Remove a team's budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -124,7 +128,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Remove a team's budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -152,7 +158,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Remove a team's budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:

@@ -75,7 +75,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | TeamsBudgetRetrieveResponse200]:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Retrieve a team's budget and month's standing
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -105,7 +107,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | TeamsBudgetRetrieveResponse200 | None:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Retrieve a team's budget and month's standing
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -130,7 +134,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | TeamsBudgetRetrieveResponse200]:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Retrieve a team's budget and month's standing
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -158,7 +164,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | TeamsBudgetRetrieveResponse200 | None:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Retrieve a team's budget and month's standing
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:

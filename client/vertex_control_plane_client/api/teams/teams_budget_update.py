@@ -91,7 +91,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: BudgetRequest,
 ) -> Response[Detail | FieldErrors | TeamsBudgetUpdateResponse200]:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Set a team's monthly budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -124,7 +126,9 @@ def sync(
     client: AuthenticatedClient,
     body: BudgetRequest,
 ) -> Detail | FieldErrors | TeamsBudgetUpdateResponse200 | None:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Set a team's monthly budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -152,7 +156,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: BudgetRequest,
 ) -> Response[Detail | FieldErrors | TeamsBudgetUpdateResponse200]:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Set a team's monthly budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:
@@ -183,7 +189,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: BudgetRequest,
 ) -> Detail | FieldErrors | TeamsBudgetUpdateResponse200 | None:
-    """GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
+    """Set a team's monthly budget
+
+     GET the budget and the month's standing; PUT {monthly_budget_micros, on_exceed} (team
     admins); DELETE removes the budget.
 
     Args:

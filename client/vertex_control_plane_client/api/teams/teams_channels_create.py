@@ -100,7 +100,9 @@ def sync_detailed(
     body: ChannelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Channel | Detail | FieldErrors]:
-    """Members see a team's channels; only its admins change them.
+    """Add a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -135,7 +137,9 @@ def sync(
     body: ChannelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Channel | Detail | FieldErrors | None:
-    """Members see a team's channels; only its admins change them.
+    """Add a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -165,7 +169,9 @@ async def asyncio_detailed(
     body: ChannelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Channel | Detail | FieldErrors]:
-    """Members see a team's channels; only its admins change them.
+    """Add a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -198,7 +204,9 @@ async def asyncio(
     body: ChannelRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Channel | Detail | FieldErrors | None:
-    """Members see a team's channels; only its admins change them.
+    """Add a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):

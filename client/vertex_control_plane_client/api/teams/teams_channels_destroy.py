@@ -72,7 +72,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """Members see a team's channels; only its admins change them.
+    """Remove a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -104,7 +106,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """Members see a team's channels; only its admins change them.
+    """Remove a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -131,7 +135,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """Members see a team's channels; only its admins change them.
+    """Remove a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -161,7 +167,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """Members see a team's channels; only its admins change them.
+    """Remove a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):

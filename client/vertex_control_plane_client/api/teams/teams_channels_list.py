@@ -95,7 +95,9 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedChannelList]:
-    """Members see a team's channels; only its admins change them.
+    """List a team's Slack channels
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -130,7 +132,9 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedChannelList | None:
-    """Members see a team's channels; only its admins change them.
+    """List a team's Slack channels
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -160,7 +164,9 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedChannelList]:
-    """Members see a team's channels; only its admins change them.
+    """List a team's Slack channels
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -193,7 +199,9 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedChannelList | None:
-    """Members see a team's channels; only its admins change them.
+    """List a team's Slack channels
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):

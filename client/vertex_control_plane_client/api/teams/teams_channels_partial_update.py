@@ -95,7 +95,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PatchedChannelRequest | Unset = UNSET,
 ) -> Response[Channel | Detail | FieldErrors]:
-    """Members see a team's channels; only its admins change them.
+    """Change a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -130,7 +132,9 @@ def sync(
     client: AuthenticatedClient,
     body: PatchedChannelRequest | Unset = UNSET,
 ) -> Channel | Detail | FieldErrors | None:
-    """Members see a team's channels; only its admins change them.
+    """Change a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -160,7 +164,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PatchedChannelRequest | Unset = UNSET,
 ) -> Response[Channel | Detail | FieldErrors]:
-    """Members see a team's channels; only its admins change them.
+    """Change a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -193,7 +199,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PatchedChannelRequest | Unset = UNSET,
 ) -> Channel | Detail | FieldErrors | None:
-    """Members see a team's channels; only its admins change them.
+    """Change a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):

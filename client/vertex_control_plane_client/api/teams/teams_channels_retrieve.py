@@ -74,7 +74,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Channel | Detail]:
-    """Members see a team's channels; only its admins change them.
+    """Retrieve a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -106,7 +108,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Channel | Detail | None:
-    """Members see a team's channels; only its admins change them.
+    """Retrieve a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -133,7 +137,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Channel | Detail]:
-    """Members see a team's channels; only its admins change them.
+    """Retrieve a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -163,7 +169,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Channel | Detail | None:
-    """Members see a team's channels; only its admins change them.
+    """Retrieve a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):

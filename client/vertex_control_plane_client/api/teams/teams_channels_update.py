@@ -94,7 +94,9 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: ChannelRequest,
 ) -> Response[Channel | Detail | FieldErrors]:
-    """Members see a team's channels; only its admins change them.
+    """Replace a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -129,7 +131,9 @@ def sync(
     client: AuthenticatedClient,
     body: ChannelRequest,
 ) -> Channel | Detail | FieldErrors | None:
-    """Members see a team's channels; only its admins change them.
+    """Replace a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -159,7 +163,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: ChannelRequest,
 ) -> Response[Channel | Detail | FieldErrors]:
-    """Members see a team's channels; only its admins change them.
+    """Replace a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):
@@ -192,7 +198,9 @@ async def asyncio(
     client: AuthenticatedClient,
     body: ChannelRequest,
 ) -> Channel | Detail | FieldErrors | None:
-    """Members see a team's channels; only its admins change them.
+    """Replace a Slack channel
+
+     Members see a team's channels; only its admins change them.
 
     Args:
         team (str):

@@ -100,7 +100,8 @@ def sync_detailed(
     body: MemberRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Member]:
-    """
+    """Add a team member
+
     Args:
         team (str):
         idempotency_key (str | Unset):
@@ -134,7 +135,8 @@ def sync(
     body: MemberRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Member | None:
-    """
+    """Add a team member
+
     Args:
         team (str):
         idempotency_key (str | Unset):
@@ -163,7 +165,8 @@ async def asyncio_detailed(
     body: MemberRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Member]:
-    """
+    """Add a team member
+
     Args:
         team (str):
         idempotency_key (str | Unset):
@@ -195,7 +198,8 @@ async def asyncio(
     body: MemberRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Member | None:
-    """
+    """Add a team member
+
     Args:
         team (str):
         idempotency_key (str | Unset):

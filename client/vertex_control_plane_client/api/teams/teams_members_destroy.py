@@ -72,7 +72,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """
+    """Remove a team member
+
     Args:
         team (str):
         id (int):
@@ -103,7 +104,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """
+    """Remove a team member
+
     Args:
         team (str):
         id (int):
@@ -129,7 +131,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """
+    """Remove a team member
+
     Args:
         team (str):
         id (int):
@@ -158,7 +161,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """
+    """Remove a team member
+
     Args:
         team (str):
         id (int):

@@ -95,7 +95,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PatchedRoleRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Member]:
-    """
+    """Change a team member's role
+
     Args:
         team (str):
         id (int):
@@ -129,7 +130,8 @@ def sync(
     client: AuthenticatedClient,
     body: PatchedRoleRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Member | None:
-    """
+    """Change a team member's role
+
     Args:
         team (str):
         id (int):
@@ -158,7 +160,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PatchedRoleRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Member]:
-    """
+    """Change a team member's role
+
     Args:
         team (str):
         id (int):
@@ -190,7 +193,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PatchedRoleRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Member | None:
-    """
+    """Change a team member's role
+
     Args:
         team (str):
         id (int):

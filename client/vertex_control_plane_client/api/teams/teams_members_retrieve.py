@@ -74,7 +74,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Member]:
-    """
+    """Retrieve a team member
+
     Args:
         team (str):
         id (int):
@@ -105,7 +106,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Member | None:
-    """
+    """Retrieve a team member
+
     Args:
         team (str):
         id (int):
@@ -131,7 +133,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Member]:
-    """
+    """Retrieve a team member
+
     Args:
         team (str):
         id (int):
@@ -160,7 +163,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Member | None:
-    """
+    """Retrieve a team member
+
     Args:
         team (str):
         id (int):

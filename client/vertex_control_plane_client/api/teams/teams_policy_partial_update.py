@@ -92,7 +92,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PatchedPolicyRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Policy]:
-    """
+    """Change a team's policy
+
     Args:
         team (str):
         body (PatchedPolicyRequest | Unset):
@@ -123,7 +124,8 @@ def sync(
     client: AuthenticatedClient,
     body: PatchedPolicyRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Policy | None:
-    """
+    """Change a team's policy
+
     Args:
         team (str):
         body (PatchedPolicyRequest | Unset):
@@ -149,7 +151,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PatchedPolicyRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Policy]:
-    """
+    """Change a team's policy
+
     Args:
         team (str):
         body (PatchedPolicyRequest | Unset):
@@ -178,7 +181,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PatchedPolicyRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Policy | None:
-    """
+    """Change a team's policy
+
     Args:
         team (str):
         body (PatchedPolicyRequest | Unset):

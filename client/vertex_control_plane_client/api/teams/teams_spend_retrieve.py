@@ -75,7 +75,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | TeamsSpendRetrieveResponse200]:
-    """The month's spend per day, by job and by accelerator (cumulative micro-dollars).
+    """Retrieve a team's spend this month
+
+     The month's spend per day, by job and by accelerator (cumulative micro-dollars).
 
     Args:
         team (str):
@@ -104,7 +106,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | TeamsSpendRetrieveResponse200 | None:
-    """The month's spend per day, by job and by accelerator (cumulative micro-dollars).
+    """Retrieve a team's spend this month
+
+     The month's spend per day, by job and by accelerator (cumulative micro-dollars).
 
     Args:
         team (str):
@@ -128,7 +132,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | TeamsSpendRetrieveResponse200]:
-    """The month's spend per day, by job and by accelerator (cumulative micro-dollars).
+    """Retrieve a team's spend this month
+
+     The month's spend per day, by job and by accelerator (cumulative micro-dollars).
 
     Args:
         team (str):
@@ -155,7 +161,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | TeamsSpendRetrieveResponse200 | None:
-    """The month's spend per day, by job and by accelerator (cumulative micro-dollars).
+    """Retrieve a team's spend this month
+
+     The month's spend per day, by job and by accelerator (cumulative micro-dollars).
 
     Args:
         team (str):

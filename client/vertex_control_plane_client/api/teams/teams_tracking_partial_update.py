@@ -92,7 +92,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PatchedTrackingRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Tracking]:
-    """
+    """Change a team's W&B tracking settings
+
     Args:
         team (str):
         body (PatchedTrackingRequest | Unset):
@@ -123,7 +124,8 @@ def sync(
     client: AuthenticatedClient,
     body: PatchedTrackingRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Tracking | None:
-    """
+    """Change a team's W&B tracking settings
+
     Args:
         team (str):
         body (PatchedTrackingRequest | Unset):
@@ -149,7 +151,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PatchedTrackingRequest | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Tracking]:
-    """
+    """Change a team's W&B tracking settings
+
     Args:
         team (str):
         body (PatchedTrackingRequest | Unset):
@@ -178,7 +181,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PatchedTrackingRequest | Unset = UNSET,
 ) -> Detail | FieldErrors | Tracking | None:
-    """
+    """Change a team's W&B tracking settings
+
     Args:
         team (str):
         body (PatchedTrackingRequest | Unset):

@@ -71,7 +71,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Tracking]:
-    """
+    """Retrieve a team's W&B tracking settings
+
     Args:
         team (str):
 
@@ -99,7 +100,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Tracking | None:
-    """
+    """Retrieve a team's W&B tracking settings
+
     Args:
         team (str):
 
@@ -122,7 +124,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Tracking]:
-    """
+    """Retrieve a team's W&B tracking settings
+
     Args:
         team (str):
 
@@ -148,7 +151,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Tracking | None:
-    """
+    """Retrieve a team's W&B tracking settings
+
     Args:
         team (str):
 

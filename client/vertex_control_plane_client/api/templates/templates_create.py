@@ -95,7 +95,9 @@ def sync_detailed(
     body: TemplateRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Template]:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """Save a job template
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:
@@ -128,7 +130,9 @@ def sync(
     body: TemplateRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Template | None:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """Save a job template
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:
@@ -156,7 +160,9 @@ async def asyncio_detailed(
     body: TemplateRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | Template]:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """Save a job template
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:
@@ -187,7 +193,9 @@ async def asyncio(
     body: TemplateRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | Template | None:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """Save a job template
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:

@@ -69,7 +69,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """
+    """Delete a job template
+
     Args:
         id (int):
 
@@ -97,7 +98,8 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """
+    """Delete a job template
+
     Args:
         id (int):
 
@@ -120,7 +122,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Any | Detail]:
-    """
+    """Delete a job template
+
     Args:
         id (int):
 
@@ -146,7 +149,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Any | Detail | None:
-    """
+    """Delete a job template
+
     Args:
         id (int):
 

@@ -85,7 +85,9 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedTemplateList]:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """List job templates
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:
@@ -118,7 +120,9 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedTemplateList | None:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """List job templates
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:
@@ -146,7 +150,9 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedTemplateList]:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """List job templates
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:
@@ -177,7 +183,9 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedTemplateList | None:
-    """The templates of the caller's teams; POST saves one (team admins: name, description,
+    """List job templates
+
+     The templates of the caller's teams; POST saves one (team admins: name, description,
     request, and ?team= or "team" when you are in several teams).
 
     Args:

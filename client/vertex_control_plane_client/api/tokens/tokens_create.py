@@ -95,7 +95,8 @@ def sync_detailed(
     body: TokenRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | NewToken]:
-    """
+    """Create an API token
+
     Args:
         idempotency_key (str | Unset):
         body (TokenRequest):
@@ -126,7 +127,8 @@ def sync(
     body: TokenRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | NewToken | None:
-    """
+    """Create an API token
+
     Args:
         idempotency_key (str | Unset):
         body (TokenRequest):
@@ -152,7 +154,8 @@ async def asyncio_detailed(
     body: TokenRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | NewToken]:
-    """
+    """Create an API token
+
     Args:
         idempotency_key (str | Unset):
         body (TokenRequest):
@@ -181,7 +184,8 @@ async def asyncio(
     body: TokenRequest,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | NewToken | None:
-    """
+    """Create an API token
+
     Args:
         idempotency_key (str | Unset):
         body (TokenRequest):

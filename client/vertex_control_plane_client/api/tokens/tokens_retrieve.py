@@ -71,7 +71,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Token]:
-    """DELETE revokes the token; the row stays, so the list shows when it was revoked.
+    """Retrieve an API token
+
+     DELETE revokes the token; the row stays, so the list shows when it was revoked.
 
     Args:
         id (int):
@@ -100,7 +102,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Token | None:
-    """DELETE revokes the token; the row stays, so the list shows when it was revoked.
+    """Retrieve an API token
+
+     DELETE revokes the token; the row stays, so the list shows when it was revoked.
 
     Args:
         id (int):
@@ -124,7 +128,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Detail | Token]:
-    """DELETE revokes the token; the row stays, so the list shows when it was revoked.
+    """Retrieve an API token
+
+     DELETE revokes the token; the row stays, so the list shows when it was revoked.
 
     Args:
         id (int):
@@ -151,7 +157,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Detail | Token | None:
-    """DELETE revokes the token; the row stays, so the list shows when it was revoked.
+    """Retrieve an API token
+
+     DELETE revokes the token; the row stays, so the list shows when it was revoked.
 
     Args:
         id (int):

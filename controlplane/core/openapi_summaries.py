@@ -1,0 +1,107 @@
+"""Each API operation's one-line summary, as Swagger UI (/api/docs/) lists it beside the path.
+
+Keyed by operation id (``jobs_cancel_create``: the path after /api/v1/ and the action, as
+SCHEMA_PATH_PREFIX makes it), which is stable: the generated client's functions are named by
+it. The view's docstring stays the operation's description. ``@extend_schema(summary=...)``
+on a view wins over this table. A new operation needs a line here:
+tests/client/test_schema_summaries.py fails on an operation without a summary, and on a line
+here that names no operation.
+"""
+
+from __future__ import annotations
+
+SUMMARIES: dict[str, str] = {
+    # Jobs: compose, submit and follow.
+    "jobs_list": "List jobs",
+    "jobs_create": "Create a job",
+    "jobs_retrieve": "Retrieve a job",
+    "jobs_cancel_create": "Cancel a job",
+    "jobs_clone_retrieve": "Get a job's request, to edit and resubmit",
+    "jobs_resubmit_create": "Resubmit a job from a checkpoint",
+    "jobs_attempts_list": "List a job's attempts",
+    "jobs_events_list": "List a job's events",
+    "jobs_restarts_list": "List a job's preemptions and restarts",
+    "jobs_logs_list": "List a job's log lines",
+    "jobs_steps_list": "List a job's step metrics",
+    "jobs_metrics_retrieve": "Retrieve a job's metrics",
+    "jobs_export_retrieve": "Export a submitted job's CustomJob",
+    "jobs_validate_create": "Validate a job request",
+    "jobs_estimate_create": "Estimate a job's cost",
+    "jobs_recommend_create": "Recommend the cheapest configurations for a model",
+    "jobs_export_create": "Export a job request (gcloud YAML, REST JSON or Python)",
+    "jobs_import_create": "Import a CustomJob, CustomJobSpec or W&B Launch config",
+    "presets_list": "List job presets",
+    "templates_list": "List job templates",
+    "templates_create": "Save a job template",
+    "templates_retrieve": "Retrieve a job template",
+    "templates_destroy": "Delete a job template",
+    # Sweeps (Vertex hyperparameter tuning jobs).
+    "sweeps_list": "List sweeps",
+    "sweeps_create": "Create a sweep",
+    "sweeps_retrieve": "Retrieve a sweep",
+    "sweeps_cancel_create": "Cancel a sweep",
+    "sweeps_clone_retrieve": "Get a sweep's request, to edit and resubmit",
+    "sweeps_export_retrieve": "Export a sweep's tuning job",
+    "sweeps_import_create": "Import a tuning job as a sweep request",
+    "sweeps_validate_create": "Validate a sweep request",
+    # Ray clusters and their jobs.
+    "clusters_list": "List Ray clusters",
+    "clusters_create": "Create a Ray cluster",
+    "clusters_retrieve": "Retrieve a Ray cluster",
+    "clusters_partial_update": "Resize a Ray cluster",
+    "clusters_destroy": "Delete a Ray cluster",
+    "clusters_ray_jobs_list": "List Ray jobs",
+    "clusters_ray_jobs_create": "Submit a Ray job",
+    "clusters_ray_jobs_retrieve": "Retrieve a Ray job",
+    "clusters_ray_jobs_logs_retrieve": "Read a Ray job's logs",
+    "clusters_ray_jobs_stop_create": "Stop a Ray job",
+    # Serving.
+    "serving_images_retrieve": "List the serving images a team may pick",
+    "serving_models_list": "List registered models",
+    "serving_models_create": "Register a model from a job",
+    "serving_models_retrieve": "Retrieve a registered model",
+    "serving_endpoints_list": "List endpoints",
+    "serving_endpoints_create": "Create an endpoint",
+    "serving_endpoints_retrieve": "Retrieve an endpoint",
+    "serving_endpoints_partial_update": "Change an endpoint's probe settings",
+    "serving_endpoints_destroy": "Undeploy all and delete an endpoint",
+    "serving_endpoints_deployments_list": "List an endpoint's deployments",
+    "serving_endpoints_deployments_create": "Deploy a model to an endpoint",
+    "serving_endpoints_slo_retrieve": "Retrieve an endpoint's SLO",
+    "serving_endpoints_slo_update": "Set an endpoint's SLO",
+    "serving_endpoints_latency_retrieve": "Retrieve an endpoint's latency and error rate",
+    "serving_endpoints_samples_list": "List an endpoint's probe samples",
+    "serving_endpoints_alerts_list": "List an endpoint's SLO alerts",
+    "serving_endpoints_predict_create": "Send a prediction through an endpoint",
+    "serving_deployments_retrieve": "Retrieve a deployment",
+    "serving_deployments_partial_update": "Change a deployment's autoscaling",
+    "serving_deployments_undeploy_create": "Undeploy a deployment",
+    "serving_jobs_retrieve": "Retrieve a job's models, endpoints and latency",
+    # Teams.
+    "teams_list": "List the caller's teams",
+    "teams_members_list": "List a team's members",
+    "teams_members_create": "Add a team member",
+    "teams_members_retrieve": "Retrieve a team member",
+    "teams_members_partial_update": "Change a team member's role",
+    "teams_members_destroy": "Remove a team member",
+    "teams_policy_retrieve": "Retrieve a team's policy",
+    "teams_policy_partial_update": "Change a team's policy",
+    "teams_budget_retrieve": "Retrieve a team's budget and month's standing",
+    "teams_budget_update": "Set a team's monthly budget",
+    "teams_budget_destroy": "Remove a team's budget",
+    "teams_spend_retrieve": "Retrieve a team's spend this month",
+    "teams_audit_list": "List a team's audit log",
+    "teams_tracking_retrieve": "Retrieve a team's W&B tracking settings",
+    "teams_tracking_partial_update": "Change a team's W&B tracking settings",
+    "teams_channels_list": "List a team's Slack channels",
+    "teams_channels_create": "Add a Slack channel",
+    "teams_channels_retrieve": "Retrieve a Slack channel",
+    "teams_channels_update": "Replace a Slack channel",
+    "teams_channels_partial_update": "Change a Slack channel",
+    "teams_channels_destroy": "Remove a Slack channel",
+    # API tokens.
+    "tokens_list": "List the caller's API tokens",
+    "tokens_create": "Create an API token",
+    "tokens_retrieve": "Retrieve an API token",
+    "tokens_destroy": "Revoke an API token",
+}
