@@ -189,6 +189,28 @@ class Visit:
         return self.page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
+    def words_broken_in_tables(self) -> list[str]:
+        """Words of table cells laid out over two lines ("Dem/o"): a run of letters and
+        digits split where no line may break (a line may break after a hyphen, as in
+        "n1-/standard-4"); a path's cell breaks anywhere by design."""
+        return self.page.evaluate("""() => {
+            const broken = [];
+            for (const cell of document.querySelectorAll('.grid td:not(.path), .grid th')) {
+                const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+                for (let node = texts.nextNode(); node; node = texts.nextNode()) {
+                    for (const word of node.textContent.matchAll(/[\\p{L}\\p{N}_]+/gu)) {
+                        const range = document.createRange();
+                        range.setStart(node, word.index);
+                        range.setEnd(node, word.index + word[0].length);
+                        const lines = new Set(Array.from(range.getClientRects())
+                            .filter(r => r.width > 0).map(r => Math.round(r.top)));
+                        if (lines.size > 1) broken.push(word[0]);
+                    }
+                }
+            }
+            return broken.slice(0, 10);
+        }""")
+
     def axe_violations(self) -> list[dict[str, Any]]:
         self.page.evaluate(AXE_SOURCE + "\n;undefined")
         return self.page.evaluate(
@@ -253,6 +275,8 @@ def test_every_page_at_every_width(context_at: Any, world: dict[str, Any],
             problems.append(f"{name} {path}: console errors {visit.errors}")
         if width < 500 and visit.overflow_px() > 0:
             problems.append(f"{name} {path}: scrolls sideways by {visit.overflow_px()} px")
+        if broken := visit.words_broken_in_tables():
+            problems.append(f"{name} {path}: words broken across lines in a table: {broken}")
         for violation in visit.axe_violations():
             problems.append(f"{name} {path}: axe {violation['id']}: "
                             + json.dumps(violation["nodes"]))
