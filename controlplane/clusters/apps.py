@@ -13,6 +13,7 @@ class ClustersConfig(AppConfig):
         from controlplane.costs import spend
 
         spend.register_spend("clusters", cluster_spend.month_micros)
+        spend.register_spend_series("clusters", cluster_spend.month_series)
 
         # A Ray job's job page and API record say which cluster it ran on.
         from controlplane.clusters import ray_jobs

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from datetime import UTC, date, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -41,6 +42,8 @@ from vertexplan.pricing.snapshot import SnapshotError, restore
 from vertexplan.pricing.table import cited_now
 
 logger = logging.getLogger(__name__)
+
+MICROSECOND = timedelta(microseconds=1)
 
 # Failures of the platform, not of the user's job: Vertex does not bill the attempt.
 SYSTEM_FAILURES = frozenset({recovery.Failure.STOCKOUT, recovery.Failure.PREEMPTION})
@@ -162,6 +165,50 @@ _OTHER_COMMITTED: dict[str, OtherSpend] = {}
 def register_spend(name: str, source: OtherSpend, committed: OtherSpend | None = None) -> None:
     _OTHER_SPEND[name] = source
     _OTHER_COMMITTED[name] = committed or source
+
+
+@dataclass(frozen=True)
+class SpendPart:
+    """One thing's part of a month's spend for the charts: NAME (its series), KIND (the
+    accelerator series it adds to) and its micro-dollars by UTC day ("YYYY-MM-DD")."""
+
+    name: str
+    kind: str
+    days: dict[str, int]
+
+
+# The same things, by day (the costs page's charts): each gives its parts of the team's month,
+# adding up to what its register_spend source counts, so the charts' total is the month's
+# spend. Called with the month and the moment the chart is drawn at.
+SpendSeries = Callable[[Team, date, datetime], list[SpendPart]]
+_OTHER_SERIES: dict[str, SpendSeries] = {}
+
+
+def register_spend_series(name: str, source: SpendSeries) -> None:
+    _OTHER_SERIES[name] = source
+
+
+def other_series(team: Team, month: date, now: datetime) -> list[SpendPart]:
+    return [part for source in _OTHER_SERIES.values() for part in source(team, month, now)]
+
+
+def spread_by_day(cost: int, start: datetime | None, end: datetime | None,
+                  fallback: datetime) -> dict[str, int]:
+    """COST spread over the UTC days from START to END in proportion to the time on each, in
+    whole micro-dollars that add up to COST exactly; without a span, all on FALLBACK's day."""
+    if start is None or end is None or end <= start:
+        return {fallback.astimezone(UTC).date().isoformat(): cost}
+    start = start.astimezone(UTC)
+    total = (end - start) // MICROSECOND
+    out: dict[str, int] = {}
+    edge, given = start, 0
+    while edge < end:
+        cut = min(datetime.combine(edge.date() + timedelta(days=1), time.min, tzinfo=UTC), end)
+        # The cost up to CUT, less what earlier days took: integer, so nothing is lost.
+        upto = cost * ((cut - start) // MICROSECOND) // total
+        out[edge.date().isoformat()] = upto - given
+        edge, given = cut, upto
+    return out
 
 
 def other_spend(team: Team, month: date) -> int:

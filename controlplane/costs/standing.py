@@ -4,7 +4,7 @@ series for the charts (by job and by accelerator, per day)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from django.utils import timezone
@@ -15,8 +15,6 @@ from controlplane.costs.models import BudgetCrossing
 from controlplane.runs.models import Job, JobKind
 from controlplane.teams.models import Team
 from vertexplan.summaries import accelerator_summary
-
-MICROSECOND = timedelta(microseconds=1)
 
 
 def summary(team: Team) -> dict[str, Any]:
@@ -43,21 +41,25 @@ def summary(team: Team) -> dict[str, Any]:
 
 def spend_series(team: Team, month: date | None = None,
                  now: datetime | None = None) -> dict[str, Any]:
-    """Cumulative spend over the days of the month's jobs (those created in it, as the budget
-    counts them), one series per job and per accelerator: each job's cost spread over the UTC
-    days it ran, so a three-day run is three days' bars, not one on the day it began."""
+    """Cumulative spend over the days of the month, one series per job and per accelerator:
+    each job's cost spread over the UTC days it ran, so a three-day run is three days' bars,
+    not one on the day it began. The month's jobs are those created in it, as the budget counts
+    them; what else the team pays for (sweeps, Ray clusters: spend.register_spend_series) has
+    its series too, so the charts add up to the month's spend."""
     month = month or spend.month_start()
     now = now or timezone.now()
     jobs = list(Job.objects.filter(team=team, kind=JobKind.JOB, created_at__year=month.year,
                                    created_at__month=month.month).order_by("created_at"))
+    parts = [spend.SpendPart(name=f"{job.name} #{job.pk}",
+                             kind=accelerator_summary(job.custom_job) or "CPU",
+                             days=_spread_over_days(job, now)) for job in jobs]
+    parts += spend.other_series(team, month, now)
     by_job: dict[str, dict[str, int]] = {}
     by_accelerator: dict[str, dict[str, int]] = defaultdict(dict)
-    for job in jobs:
-        days = _spread_over_days(job, now)
-        by_job[f"{job.name} #{job.pk}"] = days
-        kind = accelerator_summary(job.custom_job) or "CPU"
-        for day, micros in days.items():
-            by_accelerator[kind][day] = by_accelerator[kind].get(day, 0) + micros
+    for part in parts:
+        by_job[part.name] = part.days
+        for day, micros in part.days.items():
+            by_accelerator[part.kind][day] = by_accelerator[part.kind].get(day, 0) + micros
     return {"month": month.isoformat(), "by_job": _cumulative(by_job),
             "by_accelerator": _cumulative(dict(by_accelerator))}
 
@@ -66,20 +68,8 @@ def _spread_over_days(job: Job, now: datetime) -> dict[str, int]:
     """The job's cost by UTC day, in proportion to its running time (start to end, or now)
     on each; whole micro-dollars that add up to the cost exactly. A job that never ran: all
     on the day it was created."""
-    start, end = job.started_at, job.ended_at or now
-    if start is None or end <= start:
-        return {job.created_at.astimezone(UTC).date().isoformat(): job.cost_micros}
-    start = start.astimezone(UTC)
-    total = (end - start) // MICROSECOND
-    out: dict[str, int] = {}
-    edge, given = start, 0
-    while edge < end:
-        cut = min(datetime.combine(edge.date() + timedelta(days=1), time.min, tzinfo=UTC), end)
-        # The cost up to CUT, less what earlier days took: integer, so nothing is lost.
-        upto = job.cost_micros * ((cut - start) // MICROSECOND) // total
-        out[edge.date().isoformat()] = upto - given
-        edge, given = cut, upto
-    return out
+    return spend.spread_by_day(job.cost_micros, job.started_at, job.ended_at or now,
+                               job.created_at)
 
 
 def _cumulative(series: dict[str, dict[str, int]]) -> list[dict[str, Any]]:

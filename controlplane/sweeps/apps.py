@@ -22,6 +22,7 @@ class SweepsConfig(AppConfig):
 
         spend.register_spend("sweeps", sweep_spend.month_micros,
                              committed=sweep_spend.month_committed)
+        spend.register_spend_series("sweeps", sweep_spend.month_series)
         # When that month's spend crosses the budget, running sweeps are cancelled or told,
         # as the team chose for its jobs.
         budgets.register_running("sweeps", sweep_budget.on_budget_crossed)

@@ -1,13 +1,21 @@
-"""A team's spend per day: each job's cost spread over the days it ran."""
+"""A team's spend per day: each job's cost spread over the days it ran, and its clusters'
+and sweeps', so the charts add up to the month's spend."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from controlplane.costs.standing import spend_series
-from controlplane.runs.models import Job
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from controlplane.clusters.models import Cluster
+from controlplane.costs import spend
+from controlplane.costs.standing import spend_series, summary
+from controlplane.runs.models import Job, JobKind
+from controlplane.sweeps.models import Sweep
 
 
 def at(day: int, hour: int = 0) -> datetime:
@@ -52,3 +60,36 @@ def test_jobs_of_another_month_are_not_in_it(make_job: Callable[..., Job]) -> No
     # Counted in the month it was created (as the budget counts it), drawn on the days it ran.
     assert september[0]["days"] == ["2026-09-30", "2026-10-01"]
     assert september[0]["micros"] == [1_000, 2_000]
+
+
+def test_the_charts_add_up_to_the_months_spend_with_its_clusters_and_sweeps(
+        make_job: Callable[..., Job], member_client: Client) -> None:
+    now = timezone.now()
+    # Spans in this month and already over, so the figures hold whenever they are read.
+    base = max(now - timedelta(hours=2),
+               datetime.combine(spend.month_start(now), time.min, tzinfo=UTC))
+    done = base + (now - base) / 2
+    job = job_with(make_job, "train", started_at=base, ended_at=done, cost_micros=1_000_003,
+                   state="SUCCEEDED")
+    team = job.team
+    cluster = Cluster.objects.create(
+        team=team, created_by=job.created_by, name="ray-a", region="us-central1", request={},
+        resource={}, state=Cluster.State.DELETED, hourly_micros=2_500_000, created_at=base,
+        deleted_at=done)
+    sweep = Sweep.objects.create(
+        team=team, created_by=job.created_by, name="lr", request={}, project="proj-1",
+        tuning_job={}, region="us-central1", metric_id="loss", goal="MINIMIZE",
+        state="SUCCEEDED", started_at=base, ended_at=done, cost_micros=700_001)
+    # The sweep's trial: its money is the sweep's, never counted twice.
+    job_with(make_job, "trial", kind=JobKind.TRIAL, started_at=base, ended_at=done,
+             cost_micros=700_001, state="SUCCEEDED")
+    spent = summary(team)["spent_micros"]
+    assert spent > 1_000_003 + 700_001  # the cluster billed too
+
+    series = member_client.get(reverse("api-team-spend", args=[team.slug])).json()
+    assert {s["name"] for s in series["by_job"]} == {
+        f"train #{job.pk}", f"Ray cluster ray-a #{cluster.pk}", f"Sweep lr #{sweep.pk}"}
+    assert sum(s["micros"][-1] for s in series["by_job"]) == spent
+    by_accelerator = {s["name"]: s["micros"][-1] for s in series["by_accelerator"]}
+    assert sum(by_accelerator.values()) == spent
+    assert by_accelerator["Ray clusters"] == spent - 1_000_003 - 700_001
