@@ -16,6 +16,7 @@ class LogsConfig(AppConfig):
         panels.register("logs", "logs/partials/logs.html", views.log_panel)
         panels.register_report("diagnosis", queries.headline)
         panels.register_reports("diagnosis", queries.headlines)
+        panels.register_report("mfu", queries.reports_mfu)
         signals.job_state_changed.connect(receivers.on_job_state_changed,
                                           dispatch_uid="logs.job_state_changed")
         signals.restarts_due.connect(receivers.on_restarts_due,

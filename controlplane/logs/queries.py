@@ -201,6 +201,18 @@ def mfu(job: Job) -> Mfu:
                 for attempt, data in newest.items()})
 
 
+def reports_mfu(job: Job) -> bool:
+    """Whether any step of the job has an MFU: a throughput in an attempt whose run_started
+    gives the model's shape on accelerators (a CPU job never has one). The job page leaves its
+    MFU chart out when not."""
+    bases = mfu(job).bases
+    attempts = [attempt for attempt, basis in bases.items() if not isinstance(basis, str)]
+    if not attempts:
+        return False
+    return StepMetric.objects.filter(job=job, attempt__in=attempts,
+                                     tokens_per_s__gte=0).exists()
+
+
 def series(rows: Sequence[Point], names: Sequence[str] = SERIES,
            mfu_of: Mfu | None = None) -> list[dict[str, Any]]:
     """One column set per metric, without the points where it is missing. mfu: at every

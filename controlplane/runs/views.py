@@ -229,16 +229,52 @@ def cancelled_by(job: Job) -> str | None:
 _TIMELINE_HIDDEN = ("preemption_notice",)
 
 
+# Checkpoint rotation: a long run saves one and deletes another every few minutes, which
+# buries a preemption or a failure. Past this many, the timeline folds them away (all but those
+# a restart resumed from, which it links) unless asked for with ?timeline=all.
+_TIMELINE_CHECKPOINT_KINDS = checkpoints.KINDS
+TIMELINE_CHECKPOINTS_UNFOLDED = 3
+
+
 def timeline_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
-    """State changes, trainer events, recoveries and restarts, newest first."""
-    events = list(job.events.exclude(kind__in=_TIMELINE_HIDDEN)
-                  .order_by("-timestamp", "-id")[:TIMELINE_LIMIT])
+    """State changes, trainer events, recoveries and restarts, newest first; checkpoint
+    rotation folded away when there is much of it and the page did not ask for all."""
+    restarts = restarts_of(job)
+    # The checkpoint events page_jobs() read for the other panels, or read now.
+    saved = getattr(job, checkpoints.PREFETCHED, None)
+    checkpoint_events = (len(saved) if saved is not None
+                         else job.events.filter(kind__in=_TIMELINE_CHECKPOINT_KINDS).count())
+    show_all = request.GET.get("timeline") == "all"
+    folded = not show_all and checkpoint_events > TIMELINE_CHECKPOINTS_UNFOLDED
+    if folded:
+        resumed_from = {r.checkpoint_id for r in restarts if r.checkpoint_id is not None}
+        kept = ([e for e in saved if e.pk in resumed_from] if saved is not None
+                else list(job.events.filter(pk__in=resumed_from)))
+        events = list(job.events.exclude(kind__in=(*_TIMELINE_HIDDEN,
+                                                   *_TIMELINE_CHECKPOINT_KINDS))
+                      .order_by("-timestamp", "-id")[:TIMELINE_LIMIT])
+        events = sorted([*events, *kept], key=lambda e: (e.timestamp, e.pk),
+                        reverse=True)[:TIMELINE_LIMIT]
+    else:
+        events = list(job.events.exclude(kind__in=_TIMELINE_HIDDEN)
+                      .order_by("-timestamp", "-id")[:TIMELINE_LIMIT])
     items = [{"at": e.timestamp, "event": e} for e in events]
     oldest = events[-1].timestamp if len(events) == TIMELINE_LIMIT else None
-    items += [{"at": r.occurred_at, "restart": r} for r in restarts_of(job)
+    items += [{"at": r.occurred_at, "restart": r} for r in restarts
               if oldest is None or r.occurred_at >= oldest]
     items.sort(key=lambda item: item["at"], reverse=True)
-    return {"events": events, "timeline": items}
+    hidden = (checkpoint_events - sum(e.kind in _TIMELINE_CHECKPOINT_KINDS for e in events)
+              if folded else 0)
+    # The other of the two views, keeping the page's other parameters (the logs' filter).
+    toggle = request.GET.copy()
+    if show_all:
+        toggle.pop("timeline", None)
+    else:
+        toggle["timeline"] = "all"
+    return {"events": events, "timeline": items, "timeline_all": show_all,
+            "timeline_toggle": f"?{toggle.urlencode()}#job-timeline",
+            "timeline_checkpoints": checkpoint_events, "timeline_folded": hidden,
+            "timeline_foldable": checkpoint_events > TIMELINE_CHECKPOINTS_UNFOLDED}
 
 
 def checkpoints_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
@@ -273,6 +309,10 @@ class JobDetailView(LoginRequiredMixin, DetailView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(_job_context(self.request, self.object, panels.names()))
+        # MFU is known on accelerators only: a job without it at all (a CPU job) has no MFU
+        # chart; an active one keeps it hidden until its first MFU (job_detail.js shows it).
+        # Drawn when no app reports it.
+        context["has_mfu"] = panels.report("mfu", self.object) is not False
         return context
 
 

@@ -211,9 +211,16 @@
   // One line per attempt, in percent of the devices' peak; the note beside says how it is
   // computed (FLOPs per token, the peak and its datasheet) or why it cannot be.
   var mfuChart = document.getElementById("mfu-chart");
+  // Left out by the page for a job with no MFU (a CPU job); hidden for an active one until its
+  // first MFU arrives.
+  var mfuPanel = document.getElementById("mfu-panel");
 
   function drawMfu(data) {
     if (!mfuChart) return;
+    if (mfuPanel && mfuPanel.hidden) {
+      if (!(data.mfu || []).some(function (v) { return v !== null && v !== undefined; })) return;
+      mfuPanel.hidden = false;
+    }
     var wall = setting("xaxis", "step") === "time";
     var weight = Number(setting("smoothing", 0)) || 0;
     var values = data.mfu || [];
