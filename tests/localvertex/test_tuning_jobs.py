@@ -141,8 +141,9 @@ def test_intermediate_measurements_show_while_the_trial_runs(emulator: EmulatorP
             env={"SLEEP": "0", "BETWEEN_REPORTS": "30"}))
 
     def reported_once():
-        trial = emulator.jobs.get_hyperparameter_tuning_job(name=created.name).trials[0]
-        return trial if trial.measurements else None
+        # The tuning job lists its trial once the trial has started: none at first.
+        trials = emulator.jobs.get_hyperparameter_tuning_job(name=created.name).trials
+        return trials[0] if trials and trials[0].measurements else None
 
     trial = wait_for(reported_once, 60, interval=0.3)
     # The first report, read from the file while the trial is still running.
