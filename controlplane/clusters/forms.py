@@ -151,22 +151,10 @@ class ClusterForm(forms.Form):
         self.fields["team"].help_text = "Teams where your role may create clusters."
 
     def clean_idempotency_key(self) -> str:
-        key = self.cleaned_data["idempotency_key"]
-        problem = idempotency.key_problem(key)
-        if problem:
-            raise forms.ValidationError(f"reload the page: its form key is not {problem}")
-        return key
+        return idempotency.form_key(self.cleaned_data["idempotency_key"])
 
     def clean_labels(self) -> dict[str, str]:
-        labels: dict[str, str] = {}
-        for number, line in enumerate(self.cleaned_data["labels"].splitlines(), start=1):
-            if not line.strip():
-                continue
-            key, sep, value = line.partition("=")
-            if not sep or not key.strip():
-                raise forms.ValidationError(f"line {number}: write key=value")
-            labels[key.strip()] = value.strip()
-        return labels
+        return key_value_lines(self.cleaned_data["labels"], "key=value")
 
     def cluster_request(self, pools: Any) -> tuple[dict[str, Any], list[int]]:
         """The request as the API takes it, and which form row each of its pools came from."""
@@ -240,11 +228,7 @@ class RayJobForm(forms.Form):
         super().__init__(*args, **kwargs)
 
     def clean_idempotency_key(self) -> str:
-        key = self.cleaned_data["idempotency_key"]
-        problem = idempotency.key_problem(key)
-        if problem:
-            raise forms.ValidationError(f"reload the page: its form key is not {problem}")
-        return key
+        return idempotency.form_key(self.cleaned_data["idempotency_key"])
 
     def clean_entrypoint(self) -> list[str]:
         # Split only, never run through a shell: the arguments go to Ray as the API's list.
@@ -254,17 +238,7 @@ class RayJobForm(forms.Form):
             raise forms.ValidationError(f"cannot split it into arguments: {exc}") from exc
 
     def clean_env_vars(self) -> dict[str, str]:
-        env: dict[str, str] = {}
-        for number, line in enumerate(self.cleaned_data["env_vars"].splitlines(), start=1):
-            if not line.strip():
-                continue
-            name, sep, value = line.partition("=")
-            if not sep or not name.strip():
-                raise forms.ValidationError(f"line {number}: write NAME=value")
-            if name.strip() in env:
-                raise forms.ValidationError(f"line {number}: {name.strip()} is set twice")
-            env[name.strip()] = value.strip()  # as the API's fields trim theirs
-        return env
+        return key_value_lines(self.cleaned_data["env_vars"], "NAME=value", once=True)
 
     def ray_job(self) -> dict[str, Any]:
         """The Ray job as lifecycle.submit_ray_job takes it (the API's body, less cluster)."""
@@ -281,3 +255,19 @@ class RayJobForm(forms.Form):
         for name, messages in errors.items():
             for message in messages:
                 self.add_error(name if name in self.fields else None, message)
+
+
+def key_value_lines(text: str, form: str, *, once: bool = False) -> dict[str, str]:
+    """A text box of `key=value` lines as a dict, keys and values trimmed as the API's fields
+    trim theirs; blank lines skipped. `once`: a key given twice is an error, not the last wins."""
+    pairs: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise forms.ValidationError(f"line {number}: write {form}")
+        if once and key.strip() in pairs:
+            raise forms.ValidationError(f"line {number}: {key.strip()} is set twice")
+        pairs[key.strip()] = value.strip()
+    return pairs

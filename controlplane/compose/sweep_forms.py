@@ -205,8 +205,4 @@ class StudyForm(forms.Form):
         super().__init__(*args, **kwargs)
 
     def clean_idempotency_key(self) -> str:
-        key = self.cleaned_data["idempotency_key"]
-        problem = idempotency.key_problem(key)
-        if problem:
-            raise forms.ValidationError(f"reload the page: its form key is not {problem}")
-        return key
+        return idempotency.form_key(self.cleaned_data["idempotency_key"])

@@ -72,6 +72,16 @@ def idempotent(target: Any) -> Any:
     return post
 
 
+def form_key(key: str) -> str:
+    """A page form's hidden idempotency key, or the form field's error saying what is wrong."""
+    from django import forms
+
+    problem = key_problem(key)
+    if problem:
+        raise forms.ValidationError(f"reload the page: its form key is not {problem}")
+    return key
+
+
 def key_problem(key: str) -> str | None:
     if not key or len(key) > MAX_KEY_LENGTH:
         return f"1 to {MAX_KEY_LENGTH} characters, e.g. a UUID"
