@@ -32,7 +32,7 @@ from django.views.generic import DetailView, ListView
 from rest_framework.exceptions import ValidationError
 
 from controlplane.runs import access as runs_access
-from controlplane.runs import checkpoints, counts, lifecycle, links, panels
+from controlplane.runs import checkpoints, counts, fix_line, lifecycle, links, panels
 from controlplane.runs.filters import (
     ACCELERATOR_FAMILIES,
     ALL_KINDS,
@@ -189,10 +189,14 @@ def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
     submitter = access.can_submit_here(request, job.team) and job.on_job_path
     restart_records = restarts_of(job)
     resumable = checkpoints.existing(job)
+    diagnosis = panels.report("diagnosis", job)
     return {
         # The first thing a failed job's page says: the cause and the fix (the logs app
-        # reports it), and a cancel the user asked for, told as such rather than as an error.
-        "diagnosis": panels.report("diagnosis", job),
+        # reports it, this job's request makes the fix one change to make), and a cancel the
+        # user asked for, told as such rather than as an error.
+        "diagnosis": diagnosis,
+        "fix": (fix_line.for_failure(diagnosis, job.request, job.custom_job, job.region)
+                if diagnosis else None),
         "cancelled_by": cancelled_by(job),
         "can_cancel": active and submitter,
         "can_clone": job.on_job_path and access.submits_somewhere_here(request),
