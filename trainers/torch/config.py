@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from trainers.config import ModelConfig, RunConfig, refuse, run_problems
 from trainers.config import preset as shared_preset
+from trainers.torch.activation_checkpointing import MODES as CHECKPOINTING_MODES
 from trainers.torch.parallel import model_fit_problems, resolve_dims
 
 FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
@@ -50,6 +51,11 @@ class TrainConfig(RunConfig):
     # Sequences per rank per forward pass; 0 = the whole rank batch. With pp > 1 it is the
     # pipeline's micro-batch, and 0 = one micro-batch per pipeline stage.
     micro_batch_size: int = 0
+    # Each block's activations: none kept back; selective = the matrix products' outputs kept,
+    # attention and elementwise ops recomputed in backward; full = only the block's input
+    # kept, the whole block recomputed (trainers/torch/activation_checkpointing.py).
+    activation_checkpointing: str = "none"
+    compile_blocks: bool = False  # torch.compile each block's forward
     # Write checkpoints in the background (ddp, fsdp): training goes on while they are written,
     # and they are committed at the first step boundary where every rank has finished.
     async_checkpoint: bool = False
@@ -103,6 +109,10 @@ def validate(config: TrainConfig, world_size: int) -> None:
     )
     if config.device not in ("auto", "cpu", "cuda"):
         problems.append(f"device must be auto, cpu or cuda, not {config.device!r}")
+    if config.activation_checkpointing not in CHECKPOINTING_MODES:
+        problems.append(
+            f"activation_checkpointing must be one of {', '.join(CHECKPOINTING_MODES)}, "
+            f"not {config.activation_checkpointing!r}")
     if config.precision not in ("fp32", "bf16"):
         problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
     refuse(problems + run_problems(config))

@@ -34,6 +34,8 @@ Strategies (all train on CPU with gloo as well as on GPUs with NCCL):
   CP_DEEPSPEED_CONFIG_JSON (as --deepspeed-config), CP_FSDP_CONFIG_JSON (as --fsdp-config),
   CP_PARALLELISM_JSON ({"dp": D, "tp": T, "pp": P}); flags and --set still win.
   Background checkpoint writes (ddp, fsdp): --set async_checkpoint=true.
+  Activation checkpointing of every block, in every strategy: --activation-checkpointing
+  selective|full (or --set activation_checkpointing=...); --compile-blocks compiles each block.
 
 On Vertex AI (a CustomJob; every replica runs the same command):
 
@@ -68,7 +70,7 @@ from trainers import cli, events
 from trainers.config import parse_json_object, read_json_object
 from trainers.job import cluster
 from trainers.job.preemption import StopRequest
-from trainers.torch import distributed, strategies
+from trainers.torch import activation_checkpointing, distributed, strategies
 from trainers.torch.config import (
     FSDP_MODES,
     TrainConfig,
@@ -94,6 +96,18 @@ def build_parser() -> argparse.ArgumentParser:
         "is omitted.",
     )
     _add_strategy_arguments(parser)
+    parser.add_argument(
+        "--activation-checkpointing",
+        choices=activation_checkpointing.MODES,
+        help="recompute activations in backward: selective (attention and elementwise ops), "
+        "full (each block); default: none",
+    )
+    parser.add_argument(
+        "--compile-blocks",
+        action="store_true",
+        default=None,
+        help="torch.compile each transformer block's forward (default: off)",
+    )
     cli.add_schedule_arguments(parser)
     cli.add_storage_arguments(parser)
     parser.add_argument(
@@ -158,7 +172,12 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
         config = replace(config, deepspeed=ds, **deepspeed_config.defaults_from(ds))
     if args.fsdp_mode:
         config = replace(config, fsdp=replace(config.fsdp, mode=args.fsdp_mode))
-    flags = {"strategy": args.strategy, **cli.run_flags(args, env)}
+    flags = {
+        "strategy": args.strategy,
+        "activation_checkpointing": args.activation_checkpointing,
+        "compile_blocks": args.compile_blocks,
+        **cli.run_flags(args, env),
+    }
     return cli.with_flags(config, flags, args.overrides)
 
 

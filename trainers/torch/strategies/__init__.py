@@ -100,6 +100,13 @@ def check_config(config: TrainConfig, process: Process) -> None:
             "pp_schedule, pp_virtual_stages and sequence_parallel apply with tp or pp above 1 "
             "(or strategy tp_pp / tp_pp_fsdp)"
         )
+    if name == "zero3" and config.activation_checkpointing == "selective":
+        raise ValueError(
+            "zero3 with selective activation checkpointing is refused: ZeRO-3 gathers and "
+            "frees each layer's parameters inside the block's forward, which per-operator "
+            "selective checkpointing cannot replay in backward; use "
+            "--activation-checkpointing full (or zero1/zero2, or fsdp, with selective)"
+        )
     if name in ZERO_STAGES:
         if importlib.util.find_spec("deepspeed") is None:
             raise ValueError(f"strategy {name} needs the deepspeed package, which is not installed")

@@ -35,6 +35,7 @@ from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 from trainers.storage import Storage
+from trainers.torch import activation_checkpointing
 from trainers.torch.parallel import hybrid_mesh_shape, resolve_dims
 from trainers.torch.strategies.base import Strategy
 
@@ -59,8 +60,11 @@ class FullyShard(Strategy):
 
     def wrap(self, model: nn.Module) -> nn.Module:
         """The wrapping order in one place: tensor parallelism (tp=1 here: none), activation
-        checkpointing (not used), compilation (not used), then FSDP: each transformer block,
-        then the root, which holds the embeddings and the tied output head."""
+        checkpointing and compilation of each block (when the config asks), then FSDP: each
+        transformer block, then the root, which holds the embeddings and the tied output
+        head."""
+        activation_checkpointing.apply(
+            model, self.config.activation_checkpointing, self.config.compile_blocks)
         mesh = self._mesh()
         reshard = self.config.fsdp.mode != "shard_grad_op"
         policy = (

@@ -5,10 +5,11 @@ GPUs of one node (one Vertex replica), where its per-layer collectives run over 
 outermost: its point-to-point traffic, the least of the three, crosses nodes.
 
 The wrapping order, in one place (`setup`): cut the pipeline stages; on each stage, tensor
-parallelism (trainers/torch/tensor_parallel.py), then data parallelism over dp: `replicate` for
-ddp (DDP's all-reduce of gradients, built on FSDP2 so it works on DTensor parameters) or
-`fully_shard` for fsdp (each block, then the stage). Then one optimizer per stage, and for
-pp > 1 the pipeline schedule (trainers/torch/pipeline.py).
+parallelism (trainers/torch/tensor_parallel.py), then activation checkpointing and compilation
+of its blocks (trainers/torch/activation_checkpointing.py), then data parallelism over dp:
+`replicate` for ddp (DDP's all-reduce of gradients, built on FSDP2 so it works on DTensor
+parameters) or `fully_shard` for fsdp (each block, then the stage). Then one optimizer per
+stage, and for pp > 1 the pipeline schedule (trainers/torch/pipeline.py).
 
 Two things the single model did for free are done here:
 - the tied embedding: with pp > 1 the first stage's embedding and the last stage's head are
@@ -44,7 +45,7 @@ from torch.distributed.tensor import DTensor
 
 from trainers.job.cluster import Process
 from trainers.storage import Storage
-from trainers.torch import pipeline, tensor_parallel
+from trainers.torch import activation_checkpointing, pipeline, tensor_parallel
 from trainers.torch.config import TrainConfig
 from trainers.torch.grad_norm import clip_grad_norm, match_gradient_placements
 from trainers.torch.model import GPT, lm_loss
@@ -90,6 +91,8 @@ class TensorPipeline(Strategy):
         for _, part in parts:
             if dims.tp > 1:
                 tensor_parallel.parallelize(part, self.mesh["tp"], config.sequence_parallel)
+            activation_checkpointing.apply(
+                part, config.activation_checkpointing, config.compile_blocks)
             self._data_parallel(part)
         self.parts: list[GPT] = [part for _, part in parts]
         self.optimizers = [build_optimizer(part, config) for part in self.parts]

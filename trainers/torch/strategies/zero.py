@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from trainers.storage import Storage
+from trainers.torch import activation_checkpointing
 from trainers.torch.config import ZERO_STAGES
 from trainers.torch.distributed import torchrun_env
 from trainers.torch.optim import build_optimizer
@@ -63,6 +64,8 @@ class DeepSpeedZero(Strategy):
             os.environ.setdefault(name, value)
         dims = resolve_dims(self.config.dp, self.config.tp, self.config.pp, self.process.world_size)
         config = build(self.config, dims.dp, ZERO_STAGES[self.name])
+        activation_checkpointing.apply(
+            model, self.config.activation_checkpointing, self.config.compile_blocks)
         optimizer = build_optimizer(model, self.config)
         deepspeed.init_distributed(auto_mpi_discovery=False)  # reuses the joined process group
         engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=config)
