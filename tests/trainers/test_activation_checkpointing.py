@@ -17,6 +17,7 @@ from trainers.torch import activation_checkpointing, strategies
 from trainers.torch.config import TrainConfig, validate
 from trainers.torch.main import build_parser, config_from_args
 from trainers.torch.model import GPT
+from trainers.torch.models import transformer_blocks
 
 pytestmark = pytest.mark.trainers
 
@@ -87,12 +88,41 @@ def test_the_flag_and_the_setting_reach_the_config():
         strategies.check_config(zero3, Process(0, 1, 0, 1, "127.0.0.1", 29500, "test"))
 
 
+def test_hugging_face_decoder_layers_are_checkpointed_alike():
+    """transformers' own decoder layers (a tiny Llama: rotary embeddings, grouped-query
+    attention, SwiGLU) through the trainer's wrapper: the same loss and gradients, less kept."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from trainers.torch.models.hf import CausalLM
+
+    config = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=64, attn_implementation="sdpa")
+    tokens = torch.randint(0, 256, (4, 33), generator=torch.Generator().manual_seed(2))
+    measured = {}
+    for mode in activation_checkpointing.MODES:
+        torch.manual_seed(0)
+        hf_model = LlamaForCausalLM(config)
+        model = CausalLM(hf_model, hf_model, None)
+        activation_checkpointing.apply(model, mode)
+        memory, (_, loss) = forward_activation_bytes(
+            lambda m=model: m(tokens[:, :-1], tokens[:, 1:]))
+        loss.backward()
+        grad = model.model.layers["0"].self_attn.q_proj.weight.grad
+        measured[mode] = (memory, loss.item(), grad)
+    none, selective, full = (measured[m] for m in ("none", "selective", "full"))
+    assert none[0] > selective[0] > full[0] > 0
+    for other in (selective, full):
+        assert other[1] == pytest.approx(none[1], rel=REL)
+        torch.testing.assert_close(other[2], none[2], rtol=1e-5, atol=1e-8)
+
+
 def test_compile_blocks_compiles_each_block_forward():
     """Inductor compiles slowly on the shared CPUs: that each block's forward is compiled is
     checked here; a compiled run is the GPU machine's to time."""
     model = GPT(ModelConfig(n_layer=3), seed=1)
     activation_checkpointing.apply(model, "full", compile_blocks=True)
-    for block in activation_checkpointing.transformer_blocks(model):
+    for block in transformer_blocks(model):
         assert "forward" in vars(block)
         assert hasattr(block.forward, "_torchdynamo_orig_callable")
     assert list(model.state_dict()) == list(GPT(ModelConfig(n_layer=3), seed=1).state_dict())

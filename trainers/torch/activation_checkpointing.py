@@ -32,6 +32,8 @@ from torch.utils.checkpoint import (
     create_selective_checkpoint_contexts,
 )
 
+from trainers.torch.models import transformer_blocks
+
 MODES = ("none", "selective", "full")
 
 # What selective checkpointing keeps: the matrix products' outputs (the expensive part to
@@ -50,14 +52,9 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-def transformer_blocks(model: nn.Module) -> list[nn.Module]:
-    """The blocks whose activations are checkpointed: the GPT's (a pipeline stage holds its
-    own share of them)."""
-    return list(model.blocks.values())
-
-
 def apply(model: nn.Module, mode: str, compile_blocks: bool = False) -> None:
-    """Checkpoint (and compile) every transformer block of `model` in place."""
+    """Checkpoint (and compile) every transformer block of `model` (the GPT or a Hugging Face
+    model, or a pipeline stage of either: trainers/torch/models) in place."""
     check_mode(mode)
     for block in transformer_blocks(model):
         forward = block.forward
