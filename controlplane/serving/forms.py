@@ -9,10 +9,11 @@ from django.forms.models import ModelChoiceIterator
 from django.urls import reverse
 
 from controlplane.runs import access as runs_access
-from controlplane.serving import endpoint_access
+from controlplane.serving import endpoint_access, hardware
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo
 from controlplane.serving.prober import MIN_INTERVAL_S
 from controlplane.teams import access
+from vertexplan.catalog import allowed_accelerators, get_machine_type
 
 
 class EndpointForm(forms.Form):
@@ -96,10 +97,30 @@ class RegisterForm(forms.Form):
         self.fields["job"].queryset = queryset.filter(team__in=teams).order_by("-created_at")
 
 
+class DataSelect(forms.Select):
+    """A menu whose options carry data-* attributes (by option value), which the deploy form's
+    script reads: each machine's price and GPUs, each model's runtime."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.option_data: dict[str, dict[str, str]] = {}
+
+    def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option = super().create_option(name, value, *args, **kwargs)
+        key = str(value.value if hasattr(value, "value") else value)
+        option["attrs"].update(self.option_data.get(key, {}))
+        return option
+
+
 class DeployForm(forms.Form):
-    model = forms.ModelChoiceField(queryset=None, empty_label=None)
-    machine_type = forms.CharField(max_length=64, initial="n1-standard-4")
-    accelerator_type = forms.CharField(max_length=64, required=False)
+    model = forms.ModelChoiceField(queryset=None, empty_label=None, widget=DataSelect)
+    # Menus (hardware.py), checked as text: a value outside them gets an error that says why.
+    machine_type = forms.CharField(max_length=64, initial="n1-standard-4", widget=DataSelect,
+                                   help_text="Per replica and hour; a2, a3 and g2 machines "
+                                   "come with their GPUs, n1 machines take the accelerator "
+                                   "chosen below.")
+    accelerator_type = forms.CharField(max_length=64, required=False, widget=DataSelect,
+                                       label="Accelerator (n1 machines)")
     accelerator_count = forms.IntegerField(min_value=0, initial=0)
     min_replicas = forms.IntegerField(min_value=1, max_value=1000, initial=1)
     max_replicas = forms.IntegerField(min_value=1, max_value=1000, initial=1)
@@ -110,6 +131,62 @@ class DeployForm(forms.Form):
     def __init__(self, *args: Any, entries: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["model"].queryset = entries
+        self.fields["model"].widget.option_data = {
+            str(e.pk): {"data-runtime": e.runtime, "data-gpu": e.engine_accelerator
+                        or hardware.TENSORRT_DEFAULT_GPU}
+            if e.runtime == ModelEntry.Runtime.TENSORRT else {"data-runtime": e.runtime}
+            for e in entries}
+        self._menus()
+        # The price of what was chosen, once the form is valid (hardware.Price).
+        self.price: hardware.Price | None = None
+
+    def _menus(self) -> None:
+        cpu, gpu, machine_data = [], [], {}
+        for machine in hardware.serving_machines():
+            price = hardware.hourly(machine.name, *(hardware.built_in_gpus(machine)
+                                                    or ("", 0)))
+            (cpu if machine.kind == "cpu" and machine.accelerators == "none" else gpu).append(
+                (machine.name, hardware.machine_label(machine, price)))
+            machine_data[machine.name] = {
+                "data-micros": "" if price.micros is None else str(price.micros),
+                "data-gpus": ",".join(allowed_accelerators(machine.name)),
+                "data-takes-gpus": "1" if machine.accelerators == "optional" else ""}
+        widget = self.fields["machine_type"].widget
+        widget.choices = [("CPU machines", cpu), ("GPU machines", gpu)]
+        widget.option_data = machine_data
+        accelerators, accelerator_data = [("", "none")], {}
+        for name in hardware.attachable_gpus():
+            micros = hardware.gpu_hourly(name)
+            accelerators.append((name, f"{name}: +{hardware.usd_per_hour(micros)} each"))
+            accelerator_data[name] = {"data-micros": "" if micros is None else str(micros)}
+        widget = self.fields["accelerator_type"].widget
+        widget.choices = accelerators
+        widget.option_data = accelerator_data
+
+    def clean_machine_type(self) -> str:
+        machine_type = self.cleaned_data["machine_type"].strip()
+        if refusal := hardware.machine_refusal(machine_type):
+            raise forms.ValidationError(refusal)
+        return machine_type
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        machine_type, entry = cleaned.get("machine_type"), cleaned.get("model")
+        if not machine_type:
+            return cleaned
+        machine = get_machine_type(machine_type)
+        # A machine that comes with its GPUs is deployed with them, as the menu shows it.
+        built_in = hardware.built_in_gpus(machine) if machine is not None else None
+        if built_in is not None and not cleaned.get("accelerator_type"):
+            cleaned["accelerator_type"], cleaned["accelerator_count"] = built_in
+        accelerator = cleaned.get("accelerator_type") or ""
+        if entry is not None and (
+                refusal := hardware.runtime_refusal(entry, machine_type, accelerator)):
+            self.add_error("machine_type", refusal)
+            return cleaned
+        self.price = hardware.hourly(machine_type, accelerator,
+                                     cleaned.get("accelerator_count") or 0)
+        return cleaned
 
 
 class AutoscalingForm(forms.Form):

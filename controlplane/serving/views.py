@@ -20,7 +20,15 @@ from django.views.decorators.http import require_GET, require_POST
 from controlplane.runs import access as runs_access
 from controlplane.runs import links
 from controlplane.runs.models import Job
-from controlplane.serving import access, charts, forms, latency_table, lifecycle, registry
+from controlplane.serving import (
+    access,
+    charts,
+    forms,
+    hardware,
+    latency_table,
+    lifecycle,
+    registry,
+)
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo, SloAlert
 from controlplane.teams import access as job_access
 
@@ -54,7 +62,7 @@ def index(request: HttpRequest) -> HttpResponse:
 def endpoint_create(request: HttpRequest) -> HttpResponse:
     form = forms.EndpointForm(request.POST, user=request.user)
     if not form.is_valid():
-        messages.error(request, f"Endpoint not created: {form.errors.as_text()}")
+        messages.error(request, f"Endpoint not created: {errors_text(form)}")
         return redirect("serving-index")
     data = form.cleaned_data
     endpoint = lifecycle.create_endpoint(team=data["team"], user=request.user,
@@ -83,7 +91,7 @@ def model_register(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Model {entry.display_name} is being uploaded.")
     else:
-        messages.error(request, f"Model not registered: {form.errors.as_text()}")
+        messages.error(request, f"Model not registered: {errors_text(form)}")
     return redirect(back if back.startswith("/") and not back.startswith("//")
                     else "serving-index")
 
@@ -106,6 +114,11 @@ def _endpoint_context(request: HttpRequest, endpoint: Endpoint) -> dict[str, Any
             "notifications__channel")[:ALERTS_SHOWN],
         "can_change": access.can_change(request.user, endpoint.team),
         "deploy_form": forms.DeployForm(entries=entries),
+        # What the form's first choices cost; its script keeps it up to date as they change.
+        "deploy_price": hardware.price_text(
+            hardware.hourly(forms.DeployForm.base_fields["machine_type"].initial, "", 0),
+            {"machine_type": forms.DeployForm.base_fields["machine_type"].initial}),
+        "price_table": hardware.table_provenance(),
         "slo_form": forms.SloForm(instance=slo),
         "probe_form": forms.ProbeForm(initial={"probe_enabled": endpoint.probe_enabled,
                                                "probe_interval_s": endpoint.probe_interval_s}),
@@ -114,6 +127,14 @@ def _endpoint_context(request: HttpRequest, endpoint: Endpoint) -> dict[str, Any
             endpoint.vertex_name, reverse("serving-endpoint", args=[endpoint.pk])),
         "console_links_local": links.emulated(),
     }
+
+
+def errors_text(form: Any) -> str:
+    """A refused form's errors as plain text, each after the field it is about, for a message
+    (the messages template escapes it once; the form's own as_text() escapes it already)."""
+    return "; ".join(f"{field}: {' '.join(str(e) for e in errors)}" if field != "__all__"
+                     else " ".join(str(e) for e in errors)
+                     for field, errors in form.errors.items())
 
 
 @login_required
@@ -139,7 +160,7 @@ def endpoint_deploy(request: HttpRequest, pk: int) -> HttpResponse:
     entries = ModelEntry.objects.filter(team=endpoint.team, state=ModelEntry.State.READY)
     form = forms.DeployForm(request.POST, entries=entries)
     if not form.is_valid():
-        messages.error(request, f"Not deployed: {form.errors.as_text()}")
+        messages.error(request, f"Not deployed: {errors_text(form)}")
         return redirect("serving-endpoint", pk=pk)
     data = dict(form.cleaned_data)
     entry = data.pop("model")
@@ -148,7 +169,8 @@ def endpoint_deploy(request: HttpRequest, pk: int) -> HttpResponse:
     except lifecycle.ServingError as exc:
         messages.error(request, f"Not deployed: {exc}")
     else:
-        messages.success(request, f"Deploying {entry.display_name}.")
+        messages.success(request, f"Deploying {entry.display_name}"
+                                  f"{hardware.price_text(form.price, data)}.")
     return redirect("serving-endpoint", pk=pk)
 
 
@@ -180,7 +202,7 @@ def deployment_autoscaling(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, "Autoscaling change sent.")
     else:
-        messages.error(request, f"Autoscaling not changed: {form.errors.as_text()}")
+        messages.error(request, f"Autoscaling not changed: {errors_text(form)}")
     return redirect("serving-endpoint", pk=deployment.endpoint_id)
 
 
@@ -196,7 +218,7 @@ def endpoint_slo(request: HttpRequest, pk: int) -> HttpResponse:
         slo.save()
         messages.success(request, "SLO saved.")
     else:
-        messages.error(request, f"SLO not saved: {form.errors.as_text()}")
+        messages.error(request, f"SLO not saved: {errors_text(form)}")
     return redirect("serving-endpoint", pk=pk)
 
 
@@ -210,7 +232,7 @@ def endpoint_probe(request: HttpRequest, pk: int) -> HttpResponse:
         Endpoint.objects.filter(pk=pk).update(next_probe_at=None, **form.cleaned_data)
         messages.success(request, "Probe settings saved.")
     else:
-        messages.error(request, f"Probe settings not saved: {form.errors.as_text()}")
+        messages.error(request, f"Probe settings not saved: {errors_text(form)}")
     return redirect("serving-endpoint", pk=pk)
 
 
