@@ -31,7 +31,8 @@ SKIPPED_DIRS = {"site-packages", "dist-packages", "__pycache__"}  # vary between
 
 @dataclass(frozen=True)
 class Corpus:
-    """The corpus as uint8 token arrays, split into training and held-out text."""
+    """The corpus as token arrays (uint8 bytes, or int32 ids of a tokenizer: trainers/torch/
+    models/tokens.py), split into training and held-out text."""
 
     train: np.ndarray
     val: np.ndarray

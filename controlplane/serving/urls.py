@@ -12,6 +12,7 @@ urlpatterns = [
     path("endpoints/<int:pk>/latency.json", views.endpoint_latency,
          name="serving-endpoint-latency"),
     path("endpoints/<int:pk>/deploy/", views.endpoint_deploy, name="serving-endpoint-deploy"),
+    path("endpoints/<int:pk>/predict/", views.endpoint_predict, name="serving-endpoint-predict"),
     path("endpoints/<int:pk>/slo/", views.endpoint_slo, name="serving-endpoint-slo"),
     path("endpoints/<int:pk>/probe/", views.endpoint_probe, name="serving-endpoint-probe"),
     path("endpoints/<int:pk>/delete/", views.endpoint_delete, name="serving-endpoint-delete"),

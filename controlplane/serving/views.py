@@ -28,6 +28,7 @@ from controlplane.serving import (
     latency_table,
     lifecycle,
     registry,
+    tester,
 )
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo, SloAlert
 from controlplane.teams import access as job_access
@@ -119,6 +120,8 @@ def _endpoint_context(request: HttpRequest, endpoint: Endpoint) -> dict[str, Any
             hardware.hourly(forms.DeployForm.base_fields["machine_type"].initial, "", 0),
             {"machine_type": forms.DeployForm.base_fields["machine_type"].initial}),
         "price_table": hardware.table_provenance(),
+        "predict_text": tester.example(endpoint),
+        "predict_max_bytes": tester.MAX_BODY_BYTES,
         "slo_form": forms.SloForm(instance=slo),
         "probe_form": forms.ProbeForm(initial={"probe_enabled": endpoint.probe_enabled,
                                                "probe_interval_s": endpoint.probe_interval_s}),
@@ -142,6 +145,24 @@ def errors_text(form: Any) -> str:
 def endpoint_detail(request: HttpRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
     return render(request, "serving/endpoint.html", _endpoint_context(request, endpoint))
+
+
+@login_required
+@require_POST
+def endpoint_predict(request: HttpRequest, pk: int) -> HttpResponse:
+    """The prediction tester: the endpoint page again, with the answer or why there is none."""
+    endpoint = get_object_or_404(access.visible_endpoints(request.user), pk=pk)
+    _require_change(request, endpoint.team)
+    text = request.POST.get("request", "")
+    try:
+        answer = tester.send(endpoint, *tester.read(text))
+    except tester.Refused as exc:
+        answer, refused = None, str(exc)
+    else:
+        refused = ""
+    context = {**_endpoint_context(request, endpoint), "predict_text": text,
+               "prediction": answer, "prediction_refused": refused}
+    return render(request, "serving/endpoint.html", context, status=400 if refused else 200)
 
 
 @login_required

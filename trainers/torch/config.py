@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from trainers.config import ModelConfig, RunConfig, refuse, run_problems
 from trainers.config import preset as shared_preset
 from trainers.torch.activation_checkpointing import MODES as CHECKPOINTING_MODES
+from trainers.torch.models import hf_checks
 from trainers.torch.parallel import model_fit_problems, resolve_dims
 
 FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
@@ -60,6 +61,18 @@ class TrainConfig(RunConfig):
     # and they are committed at the first step boundary where every rank has finished.
     async_checkpoint: bool = False
 
+    # A Hugging Face causal LM instead of the preset's GPT (trainers/torch/models/): its
+    # config.json (--model-config), safetensors weights to start from (--init-from, whose
+    # config.json applies unless --model-config names one), the tokenizer.json the text is
+    # tokenized with (--tokenizer; else bytes), and where the final model is written in
+    # Hugging Face's layout (--export-hf; default: model_dir), in files of at most
+    # export_shard_bytes.
+    hf_config: str | None = None
+    init_from: str | None = None
+    tokenizer: str | None = None
+    export_hf: str | None = None
+    export_shard_bytes: int = 5 * 1024**3
+
     device: str = "auto"  # auto (a GPU when there is one) | cpu | cuda
     cpu_threads: int = 1  # torch threads per process on CPU (replicas often share a few cores)
     collective_timeout_s: int = 600  # how long a rank waits for the others before failing
@@ -80,6 +93,8 @@ def validate(config: TrainConfig, world_size: int) -> None:
     """Fail before any work starts, with a message that says what to change."""
     dims = resolve_dims(config.dp, config.tp, config.pp, world_size)  # raises on its own
     m = config.model
+    # A Hugging Face model's files are read and checked first (each raises naming the file).
+    hf = hf_checks.checked_spec(config, dims)
     problems = []
     if config.batch_size < 1 or config.batch_size % dims.dp:
         problems.append(
@@ -97,9 +112,9 @@ def validate(config: TrainConfig, world_size: int) -> None:
             )
     problems += model_fit_problems(
         dims,
-        n_head=m.n_head,
-        n_layer=m.n_layer,
-        vocab_size=m.vocab_size,
+        n_head=hf.n_head if hf else m.n_head,
+        n_layer=hf.n_layer if hf else m.n_layer,
+        vocab_size=hf.vocab_size if hf else m.vocab_size,
         block_size=m.block_size,
         schedule=config.pp_schedule,
         virtual_stages=config.pp_virtual_stages,
@@ -115,7 +130,9 @@ def validate(config: TrainConfig, world_size: int) -> None:
             f"not {config.activation_checkpointing!r}")
     if config.precision not in ("fp32", "bf16"):
         problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
-    refuse(problems + run_problems(config))
+    # Zero steps with an export: the weights are converted (read, then written), not trained.
+    converting = config.steps == 0 and bool(config.export_hf)
+    refuse(problems + run_problems(dataclasses.replace(config, steps=1) if converting else config))
 
 
 # CP_PARALLELISM_JSON's keys and their types: the degrees, and how the pipeline runs.

@@ -52,6 +52,13 @@ On Vertex AI (a CustomJob; every replica runs the same command):
 
 The local Vertex emulator sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT as well; those win.
 
+A Hugging Face causal LM instead of the GPT (Llama, Mistral, Qwen2, Qwen3, Gemma), with every
+strategy above; the sequence length is --set model.block_size=N:
+
+    python -m trainers.train --model-config llama/config.json --tokenizer llama/tokenizer.json
+    python -m trainers.train --init-from /gcs/bucket/qwen3 --strategy fsdp \
+        --tokenizer /gcs/bucket/qwen3/tokenizer.json --export-hf gs://bucket/job/hf
+
 Events: one JSON object per line on stdout (see trainers/events.py). Exit codes: trainers/cli.py.
 """
 
@@ -96,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         "is omitted.",
     )
     _add_strategy_arguments(parser)
+    _add_model_arguments(parser)
     parser.add_argument(
         "--activation-checkpointing",
         choices=activation_checkpointing.MODES,
@@ -157,6 +165,34 @@ def _add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """A Hugging Face causal LM instead of the preset's GPT, its weights and tokenizer."""
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="a Hugging Face config.json (local or gs://) of a supported causal LM (Llama, "
+        "Mistral, Qwen2, Qwen3, Gemma): trains a fresh model of it, initialised from --seed",
+    )
+    parser.add_argument(
+        "--init-from",
+        metavar="DIR",
+        help="a folder of Hugging Face safetensors weights (model.safetensors, or shards with "
+        "model.safetensors.index.json) to start from; its config.json unless --model-config",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        metavar="PATH",
+        help="a tokenizer.json (Hugging Face tokenizers) the training text is tokenized with "
+        "(default: bytes)",
+    )
+    parser.add_argument(
+        "--export-hf",
+        metavar="DIR",
+        help="write the final model as Hugging Face safetensors + config.json there "
+        "(default: --model-dir for a Hugging Face model)",
+    )
+
+
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainConfig:
     """Preset, then the config files' values (a path flag, else the control plane's JSON in
     the environment), then the flags, then --set overrides."""
@@ -176,6 +212,10 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
         "strategy": args.strategy,
         "activation_checkpointing": args.activation_checkpointing,
         "compile_blocks": args.compile_blocks,
+        "hf_config": args.model_config,
+        "init_from": args.init_from,
+        "tokenizer": args.tokenizer,
+        "export_hf": args.export_hf,
         **cli.run_flags(args, env),
     }
     return cli.with_flags(config, flags, args.overrides)

@@ -3,8 +3,9 @@
 The model's blocks are cut into pp x v consecutive stages of equal size (v = stages per pipeline
 rank, `pp_virtual_stages`). Pipeline rank r holds stages r, r + pp, r + 2pp, ... (the "loop"
 placement the interleaved schedules expect); the first stage also holds the embeddings, the
-last the final norm and the head. Each stage is a `GPTStage`: the full model's parameter names,
-so checkpoints of any pipeline layout share one set of names.
+last the final norm and the head. Each stage (a `GPTStage`, or a Hugging Face model's
+`CausalLMStage`) keeps the full model's parameter names, so checkpoints of any pipeline layout
+share one set of names.
 
 Schedules (`pp_schedule`): gpipe (all forwards, then all backwards: simplest, the most
 activations in flight), 1f1b (one forward, one backward once the pipeline is full: activations
@@ -26,9 +27,6 @@ from torch.distributed.pipelining import (
     ScheduleInterleaved1F1B,
 )
 
-from trainers.config import ModelConfig
-from trainers.torch.model import GPTStage
-
 SCHEDULE_CLASSES = {
     "gpipe": ScheduleGPipe,
     "1f1b": Schedule1F1B,
@@ -47,20 +45,19 @@ def stage_layers(stage: int, stages: int, n_layer: int) -> range:
 
 
 def build_stage_models(
-    config: ModelConfig, seed: int, pp_rank: int, pp: int, virtual_stages: int
-) -> list[tuple[int, GPTStage]]:
-    """(stage index, its part of the model) for every stage this rank holds (on the CPU)."""
+    make_stage: Callable[[range, bool, bool], torch.nn.Module],
+    n_layer: int,
+    pp_rank: int,
+    pp: int,
+    virtual_stages: int,
+) -> list[tuple[int, torch.nn.Module]]:
+    """(stage index, its part of the model) for every stage this rank holds, each made by
+    `make_stage(layers, first, last)` (trainers/torch/models.pipeline_stage)."""
     stages = pp * virtual_stages
     return [
         (
             index,
-            GPTStage(
-                config,
-                seed,
-                stage_layers(index, stages, config.n_layer),
-                first=index == 0,
-                last=index == stages - 1,
-            ),
+            make_stage(stage_layers(index, stages, n_layer), index == 0, index == stages - 1),
         )
         for index in stage_indices(pp_rank, pp, virtual_stages)
     ]

@@ -36,7 +36,7 @@ from trainers.torch import run_state, strategies
 from trainers.torch.checkpoints import CheckpointManager, describe_failure, skip_zip_crc32
 from trainers.torch.config import TrainConfig
 from trainers.torch.data import local_batch
-from trainers.torch.model import GPT
+from trainers.torch.models import build_model, hf_spec, hf_weights, on_device, tokens
 from trainers.torch.optim import set_lr
 from trainers.torch.strategies.base import Strategy
 
@@ -61,15 +61,21 @@ class Trainer(TrainingLoop):
         random.seed(config.seed)
         np.random.seed(config.seed)
         corpus = load_corpus(config.data, config.corpus_max_bytes, config.model.block_size)
+        if config.tokenizer:
+            corpus = tokens.tokenized(corpus, config.tokenizer, config.model.block_size)
         super().__init__(config, stop, corpus, process.rank, process.world_size)
         self.config: TrainConfig = config
         self.process = process
         self.device = device
 
         self.strategy = strategy or strategies.create(config, process, device)
-        model = GPT(config.model, seed=config.seed)
+        # The preset's GPT, or a Hugging Face model (built on the meta device, given its
+        # weights by the strategy once split) that is exported in Hugging Face's layout.
+        self.hf_spec = hf_spec(config)
+        self.hf_export = (config.export_hf or config.model_dir) if self.hf_spec else None
+        model = build_model(config, self.strategy.build_context())
         self.params = model.num_parameters()  # before any device unties the embeddings
-        self.model, self.optimizer = self.strategy.setup(model.to(device))
+        self.model, self.optimizer = self.strategy.setup(on_device(model, device))
         self.pending_save: _PendingSave | None = None  # a checkpoint written in the background
         self.stats_group = self._stats_group()
         self.checkpoints = self._checkpoint_manager() if config.checkpoint_dir else None
@@ -92,7 +98,15 @@ class Trainer(TrainingLoop):
     def started_fields(self) -> dict[str, Any]:
         return {"strategy": self.config.strategy, "params": self.params,
                 "dims": self.strategy.dims_event(), "precision": self.config.precision,
-                "shape": self.strategy.started_shape()}
+                "shape": {**self._model_shape(), **self.strategy.started_shape()}}
+
+    def _model_shape(self) -> dict[str, Any]:
+        """A Hugging Face model's shape in run_started (the GPT's comes from config.model)."""
+        spec = self.hf_spec
+        if spec is None:
+            return {}
+        return {"n_layer": spec.n_layer, "n_head": spec.n_head, "d_model": spec.hidden_size,
+                "n_kv_head": spec.n_kv_head, "architecture": spec.architecture}
 
     def begin(self, resumed: bool) -> None:
         """The model and optimizer are built (and restored) already."""
@@ -238,6 +252,12 @@ class Trainer(TrainingLoop):
     def export(self, step: int, loss: float | None) -> None:
         """The final weights (gathered by sharded strategies, on every rank) and config."""
         weights = self.strategy.full_state_dict(self.model)
+        if self.hf_spec is not None:
+            if self.is_main and self.hf_export:
+                hf_weights.export(storage_for(self.hf_export), self.hf_export, weights,
+                                  self.hf_spec, self.config.tokenizer,
+                                  self.config.export_shard_bytes)
+            return
         if not (self.is_main and self.model_storage and self.config.model_dir):
             return
         storage, folder = self.model_storage, self.config.model_dir

@@ -10,15 +10,81 @@ names). The strategies never look inside a model; they ask here:
   model (or pipeline stage) holds, None where it holds none;
 - `materialise(model, device)`: a model built on the meta device (and perhaps already split by
   the strategy) gets this rank's part of its weights, one parameter at a time; a model built
-  with real weights (the GPT) is left as it is.
+  with real weights (the GPT) is left as it is;
+- `pipeline_stage(...)`, `parallelize(...)`, `tied_names(model)`: one pipeline stage of the
+  model, its tensor-parallel split, and the names of a tied embedding and head.
+
+`build_model` makes the model a run trains: the GPT on the CPU, or a Hugging Face model on the meta
+device (or under the strategy's own building context: DeepSpeed ZeRO-3's `zero.Init`).
 """
 
 from __future__ import annotations
 
-from torch import nn
+import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from trainers.torch.model import GPT
-from trainers.torch.models.hf import CausalLM
+from torch import nn
+from torch.distributed.device_mesh import DeviceMesh
+
+from trainers.torch import tensor_parallel
+from trainers.torch.model import GPT, GPTStage
+from trainers.torch.models import hf_config, hf_tensor_parallel, hf_weights
+from trainers.torch.models.hf import EMBEDDING, HEAD, CausalLM
+
+if TYPE_CHECKING:  # trainers.torch.config imports the blocks from here
+    from trainers.torch.config import TrainConfig
+
+GPT_TIED = ("wte.weight", "lm_head.weight")
+
+
+def uses_hf(config: TrainConfig) -> bool:
+    """Whether the run trains a Hugging Face model (else the preset's GPT)."""
+    return bool(config.hf_config or config.init_from)
+
+
+def hf_spec(config: TrainConfig) -> hf_config.ModelSpec | None:
+    return hf_config.spec_for(config.hf_config, config.init_from) if uses_hf(config) else None
+
+
+def build_model(
+    config: TrainConfig, context: contextlib.AbstractContextManager | None = None
+) -> nn.Module:
+    """The model of the run: see the module's docstring."""
+    spec = hf_spec(config)
+    if spec is None:
+        return GPT(config.model, seed=config.seed)
+    return hf_weights.build(spec, hf_weights.source_for(config.init_from, config.seed), context)
+
+
+def on_device(model: nn.Module, device: str) -> nn.Module:
+    """The GPT moved to the device; a Hugging Face model gets its weights there when the
+    strategy materialises it."""
+    return model if isinstance(model, CausalLM) else model.to(device)
+
+
+def pipeline_stage(
+    model: nn.Module, config: TrainConfig, layers: Sequence[int], first: bool, last: bool
+) -> nn.Module:
+    """One pipeline stage cut from `model` (built, not materialised yet)."""
+    if isinstance(model, CausalLM):
+        return model.stage(layers, first, last)
+    return GPTStage(config.model, config.seed, layers, first=first, last=last)
+
+
+def parallelize(model: nn.Module, mesh: DeviceMesh, sequence_parallel: bool) -> None:
+    """Tensor parallelism over `mesh`, in place."""
+    if isinstance(model, CausalLM):
+        hf_tensor_parallel.parallelize(model, mesh)
+    else:
+        tensor_parallel.parallelize(model, mesh, sequence_parallel)
+
+
+def tied_names(model: nn.Module) -> tuple[str, str] | None:
+    """(embedding, head) parameter names when the two share one matrix, else None."""
+    if isinstance(model, CausalLM):
+        return (EMBEDDING, HEAD) if model.tied else None
+    return GPT_TIED
 
 
 def transformer_blocks(model: nn.Module) -> list[nn.Module]:

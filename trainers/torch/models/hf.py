@@ -22,8 +22,9 @@ same model, or the slice of a safetensors tensor that this rank keeps (hf_weight
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -92,6 +93,12 @@ class CausalLM(nn.Module):
         logits = self.stage_forward(idx)
         return logits, None if targets is None else lm_loss(logits, targets)
 
+    def stage(self, layers: Sequence[int], first: bool, last: bool) -> CausalLMStage:
+        """One pipeline stage of this model (still on the meta device): the decoder `layers`,
+        the embedding on the first stage, the final norm and head on the last."""
+        return CausalLMStage(copy.deepcopy(self._pristine), self._pristine, self._source,
+                             layers, first, last)
+
     # -- weights ---------------------------------------------------------------------------
 
     @torch.no_grad()
@@ -110,15 +117,15 @@ class CausalLM(nn.Module):
                 value = fresh.value(owner, attribute)[index]
             local.copy_(value.to(local.dtype))
 
-    def initial_values(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        """(tensor, its whole initial value) for every parameter and buffer: what a strategy
-        that builds without the meta device (ZeRO-3) copies into its own partitions."""
+    def initial_values(self) -> Iterator[tuple[torch.Tensor, Callable[[], torch.Tensor]]]:
+        """(tensor, a reader of its whole initial value) for every parameter and buffer: what
+        a strategy that builds without the meta device (ZeRO-3) copies into its partitions."""
         fresh = FreshValues(self._pristine, self._source.seed)
         for name, tensor, owner, attribute in self.named_tensors():
             if self._source.has(name):
-                yield tensor, self._source.read(name, None)
+                yield tensor, functools.partial(self._source.read, name, None)
             else:
-                yield tensor, fresh.value(owner, attribute)
+                yield tensor, functools.partial(fresh.value, owner, attribute)
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor, str, str]]:
         """(name its value is stored under, tensor, owning module's name, attribute) for every
@@ -162,6 +169,13 @@ class FreshValues:
             for sub in module.modules():
                 self.pristine._init_weights(sub)
         return module
+
+
+class CausalLMStage(CausalLM):
+    """A pipeline stage: hidden states (or tokens) in, hidden states (or logits) out."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        return self.stage_forward(x)
 
 
 def name_seed(seed: int, name: str) -> int:

@@ -35,9 +35,15 @@ class Strategy(ABC):
 
     def setup(self, model: nn.Module) -> tuple[nn.Module, torch.optim.Optimizer]:
         """The model the training step runs and the optimizer whose learning rate the trainer
-        sets every step. `model` is already on the device."""
+        sets every step. `model` is already on the device, or on the meta device until the
+        strategy materialises it (trainers/torch/models.materialise)."""
         wrapped = self.wrap(model)
         return wrapped, build_optimizer(wrapped, self.config)
+
+    def build_context(self) -> contextlib.AbstractContextManager | None:
+        """Where a Hugging Face model is built: None = on the meta device, given this rank's
+        weights once the strategy has split it (trainers/torch/models)."""
+        return None
 
     def wrap(self, model: nn.Module) -> nn.Module:
         raise NotImplementedError(f"{type(self).__name__} overrides setup() instead")

@@ -14,7 +14,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from trainers.storage import Storage
-from trainers.torch import activation_checkpointing
+from trainers.torch import activation_checkpointing, models
 from trainers.torch.strategies.base import Strategy
 
 MODEL_FILE = "model.pt"
@@ -27,6 +27,7 @@ class DataParallel(Strategy):
     supports_async_save = True
 
     def wrap(self, model: nn.Module) -> nn.Module:
+        models.materialise(model, self.device)  # whole on every rank
         activation_checkpointing.apply(
             model, self.config.activation_checkpointing, self.config.compile_blocks)
         device_ids = [torch.device(self.device).index] if self.device.startswith("cuda") else None

@@ -35,7 +35,7 @@ from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 from trainers.storage import Storage
-from trainers.torch import activation_checkpointing
+from trainers.torch import activation_checkpointing, models
 from trainers.torch.parallel import hybrid_mesh_shape, resolve_dims
 from trainers.torch.strategies.base import Strategy
 
@@ -72,9 +72,11 @@ class FullyShard(Strategy):
             if self.config.precision == "bf16"
             else MixedPrecisionPolicy()
         )
-        for block in model.blocks.values():
+        for block in models.transformer_blocks(model):
             fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
         fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
+        # A model built on the meta device gets only this rank's shards of its weights.
+        models.materialise(model, self.device)
         return model
 
     def _mesh(self) -> DeviceMesh:

@@ -45,10 +45,10 @@ from torch.distributed.tensor import DTensor
 
 from trainers.job.cluster import Process
 from trainers.storage import Storage
-from trainers.torch import activation_checkpointing, pipeline, tensor_parallel
+from trainers.torch import activation_checkpointing, models, pipeline, tensor_parallel
 from trainers.torch.config import TrainConfig
 from trainers.torch.grad_norm import clip_grad_norm, match_gradient_placements
-from trainers.torch.model import GPT, lm_loss
+from trainers.torch.model import lm_loss
 from trainers.torch.optim import build_optimizer
 from trainers.torch.parallel import ParallelDims, pipeline_microbatches, resolve_dims
 from trainers.torch.strategies.base import Strategy
@@ -57,7 +57,6 @@ from trainers.torch.strategies.fsdp import dcp_reader, dcp_writer
 DCP_FOLDER = "dcp"
 MESH_DIMS = ("pp", "dp", "tp")
 _STATE_OPTIONS = StateDictOptions(flatten_optimizer_state_dict=True)
-TIED_EMBEDDING, TIED_HEAD = "wte.weight", "lm_head.weight"
 
 
 class TensorPipeline(Strategy):
@@ -83,27 +82,36 @@ class TensorPipeline(Strategy):
         self.stages = dims.pp * config.pp_virtual_stages
         if dims.pp > 1:
             parts = pipeline.build_stage_models(
-                config.model, config.seed, pp_rank, dims.pp, config.pp_virtual_stages
+                lambda layers, first, last: models.pipeline_stage(
+                    model, config, layers, first, last),
+                len(models.transformer_blocks(model)),
+                pp_rank, dims.pp, config.pp_virtual_stages,
             )
-            parts = [(index, part.to(self.device)) for index, part in parts]
+            parts = [(index, models.on_device(part, self.device)) for index, part in parts]
         else:
             parts = [(0, model)]
         for _, part in parts:
             if dims.tp > 1:
-                tensor_parallel.parallelize(part, self.mesh["tp"], config.sequence_parallel)
+                models.parallelize(part, self.mesh["tp"], config.sequence_parallel)
             activation_checkpointing.apply(
                 part, config.activation_checkpointing, config.compile_blocks)
             self._data_parallel(part)
-        self.parts: list[GPT] = [part for _, part in parts]
+            # A model built on the meta device gets this rank's shards of its stage's weights.
+            models.materialise(part, self.device)
+        self.parts: list[nn.Module] = [part for _, part in parts]
+        # (embedding, head) names when the model ties them, else None.
+        self.tied_names = models.tied_names(model)
         self.optimizers = [build_optimizer(part, config) for part in self.parts]
         self.holds_first = parts[0][0] == 0
         self.holds_last = parts[-1][0] == self.stages - 1
         self.pp_group = self.mesh.get_group("pp") if dims.pp > 1 else None
-        self.tied_group = self._tied_group() if dims.pp > 1 else None
+        split_tied = dims.pp > 1 and self.tied_names is not None
+        self.tied_group = self._tied_group() if split_tied else None
         # The head's copy of the tied embedding: its gradient is the first stage's after the
         # sum, so the global norm counts it once (on the first stage).
         self.tied_copies = (
-            {self.parts[-1].lm_head.weight} if dims.pp > 1 and self.holds_last else set()
+            {models.output_head(self.parts[-1]).weight}
+            if split_tied and self.holds_last else set()
         )
         self.schedule = None
         if dims.pp > 1:
@@ -131,7 +139,7 @@ class TensorPipeline(Strategy):
         # Under a pipeline each stage runs forward once per micro-batch: keeping parameters
         # gathered until backward saves an all-gather per micro-batch (torchtitan does too).
         reshard = self.config.fsdp.mode == "full_shard" and self.dims.pp == 1
-        for block in part.blocks.values():
+        for block in models.transformer_blocks(part):
             fully_shard(block, mesh=mesh, reshard_after_forward=reshard)
         fully_shard(part, mesh=mesh, reshard_after_forward=reshard)
 
@@ -196,9 +204,9 @@ class TensorPipeline(Strategy):
         if self.tied_group is None:
             return
         if self.holds_first:
-            weight = self.parts[0].wte.weight
+            weight = models.input_embedding(self.parts[0]).weight
         elif self.holds_last:
-            weight = self.parts[-1].lm_head.weight
+            weight = models.output_head(self.parts[-1]).weight
         else:
             return
         match_gradient_placements([weight])  # both sides' gradients split alike
@@ -246,8 +254,10 @@ class TensorPipeline(Strategy):
             model, optim = get_state_dict(part, optimizer, options=_STATE_OPTIONS)
             model_state.update(model)
             optimizer_state.update(optim)
-            if saving and part.wte is not None and part.lm_head is not None:
-                optimizer_state.update(_head_aliases(optim))
+            whole = (models.input_embedding(part) is not None
+                     and models.output_head(part) is not None)
+            if saving and self.tied_names and whole:
+                optimizer_state.update(_head_aliases(optim, *self.tied_names))
         return {"model": model_state, "optimizer": optimizer_state}
 
     def save(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
@@ -316,16 +326,16 @@ class _Optimizers:
             optimizer.zero_grad(set_to_none=set_to_none)
 
 
-def _head_aliases(optimizer_state: dict[str, Any]) -> dict[str, Any]:
+def _head_aliases(optimizer_state: dict[str, Any], embedding: str, head: str) -> dict[str, Any]:
     """The tied embedding's optimizer state under the head's name as well. A model that holds
     both keys it under the embedding's name only; a pipeline's last stage, which holds the
     head's copy alone, looks it up under the head's."""
     aliases = {}
     for key, value in optimizer_state.items():
         for kind in ("state", "param_groups"):
-            if key.startswith(f"{kind}.{TIED_EMBEDDING}."):
-                suffix = key.removeprefix(f"{kind}.{TIED_EMBEDDING}.")
-                aliases[f"{kind}.{TIED_HEAD}.{suffix}"] = value
+            if key.startswith(f"{kind}.{embedding}."):
+                suffix = key.removeprefix(f"{kind}.{embedding}.")
+                aliases[f"{kind}.{head}.{suffix}"] = value
     return aliases
 
 

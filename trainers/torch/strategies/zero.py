@@ -24,9 +24,10 @@ import torch
 from torch import nn
 
 from trainers.storage import Storage
-from trainers.torch import activation_checkpointing
+from trainers.torch import activation_checkpointing, models
 from trainers.torch.config import ZERO_STAGES
 from trainers.torch.distributed import torchrun_env
+from trainers.torch.models.hf import CausalLM
 from trainers.torch.optim import build_optimizer
 from trainers.torch.parallel import resolve_dims
 from trainers.torch.strategies.base import Strategy
@@ -56,21 +57,48 @@ class DeepSpeedZero(Strategy):
     checkpoint_format = "deepspeed"
     every_rank_writes = True
 
-    def setup(self, model: nn.Module) -> tuple[nn.Module, torch.optim.Optimizer]:
+    def _joined(self) -> tuple[ModuleType, dict[str, Any]]:
+        """DeepSpeed on the joined process group, and this run's DeepSpeed config."""
         deepspeed = import_deepspeed(self.device)
         # DeepSpeed reads the rank from the environment (LOCAL_RANK at least) and looks for
         # MPI when it is missing; on Vertex the rank may have come from CLUSTER_SPEC.
         for name, value in torchrun_env(self.process).items():
             os.environ.setdefault(name, value)
         dims = resolve_dims(self.config.dp, self.config.tp, self.config.pp, self.process.world_size)
-        config = build(self.config, dims.dp, ZERO_STAGES[self.name])
+        deepspeed.init_distributed(auto_mpi_discovery=False)  # reuses the joined process group
+        return deepspeed, build(self.config, dims.dp, ZERO_STAGES[self.name])
+
+    def build_context(self) -> contextlib.AbstractContextManager | None:
+        """ZeRO-3 builds a Hugging Face model under `zero.Init`: each parameter is partitioned
+        across the ranks as soon as it is made, so no rank ever holds the whole model."""
+        if ZERO_STAGES[self.name] != 3:
+            return None
+        deepspeed, config = self._joined()
+        return deepspeed.zero.Init(config_dict_or_path=config)
+
+    def setup(self, model: nn.Module) -> tuple[nn.Module, torch.optim.Optimizer]:
+        deepspeed, config = self._joined()
+        self.deepspeed = deepspeed
+        if isinstance(model, CausalLM) and not models.is_meta(model):
+            self._fill_partitions(model)  # built under zero.Init
+        models.materialise(model, self.device)
         activation_checkpointing.apply(
             model, self.config.activation_checkpointing, self.config.compile_blocks)
         optimizer = build_optimizer(model, self.config)
-        deepspeed.init_distributed(auto_mpi_discovery=False)  # reuses the joined process group
         engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=config)
-        self.deepspeed = deepspeed
         return engine, optimizer
+
+    @torch.no_grad()
+    def _fill_partitions(self, model: CausalLM) -> None:
+        """The model's initial (or loaded) values into ZeRO-3's partitions, one parameter at a
+        time: rank 0 writes the gathered parameter, and each rank keeps its partition."""
+        for tensor, value in model.initial_values():
+            if not hasattr(tensor, "ds_id"):  # a buffer: whole on every rank
+                tensor.copy_(value())
+                continue
+            with self.deepspeed.zero.GatheredParameters([tensor], modifier_rank=0):
+                if self.process.rank == 0:
+                    tensor.data.copy_(value())
 
     def autocast(self) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()  # with bf16 the engine keeps the module in bf16
