@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from trainers.config import ModelConfig, RunConfig, refuse, run_problems
 from trainers.config import preset as shared_preset
+from trainers.stream.config import StreamConfig, stream_problems
 from trainers.torch.activation_checkpointing import MODES as CHECKPOINTING_MODES
 from trainers.torch.models import hf_checks
 from trainers.torch.parallel import model_fit_problems, resolve_dims
@@ -61,6 +62,9 @@ class TrainConfig(RunConfig):
     # and they are committed at the first step boundary where every rank has finished.
     async_checkpoint: bool = False
 
+    # Streamed files (--data-files, trainers/stream/) instead of the corpus of trainers/corpus.py.
+    stream: StreamConfig = field(default_factory=StreamConfig)
+
     # A Hugging Face causal LM instead of the preset's GPT (trainers/torch/models/): its
     # config.json (--model-config), safetensors weights to start from (--init-from, whose
     # config.json applies unless --model-config names one), the tokenizer.json the text is
@@ -82,6 +86,7 @@ class TrainConfig(RunConfig):
         values = dict(data)
         values["model"] = ModelConfig(**values.get("model", {}))
         values["fsdp"] = FSDPConfig(**values.get("fsdp", {}))
+        values["stream"] = StreamConfig(**values.get("stream", {}))
         return cls(**values)
 
 
@@ -130,6 +135,7 @@ def validate(config: TrainConfig, world_size: int) -> None:
             f"not {config.activation_checkpointing!r}")
     if config.precision not in ("fp32", "bf16"):
         problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
+    problems += stream_problems(config.stream)
     # Zero steps with an export: the weights are converted (read, then written), not trained.
     converting = config.steps == 0 and bool(config.export_hf)
     refuse(problems + run_problems(dataclasses.replace(config, steps=1) if converting else config))

@@ -37,6 +37,13 @@ Strategies (all train on CPU with gloo as well as on GPUs with NCCL):
   Activation checkpointing of every block, in every strategy: --activation-checkpointing
   selective|full (or --set activation_checkpointing=...); --compile-blocks compiles each block.
 
+Streamed data instead of the corpus (trainers/stream/): every data-parallel rank reads its share
+of sharded JSONL, Parquet or token files (local or gs://), tokenized as read; the position is
+saved in every checkpoint, so a resumed run continues with the batches it would have seen:
+
+    python -m trainers.train --data-files 'gs://bucket/data/train-*.parquet' \
+        --eval-data-files gs://bucket/data/val.parquet --tokenizer tokenizer.json
+
 On Vertex AI (a CustomJob; every replica runs the same command):
 
     python -m trainers.train --preset small --strategy ddp
@@ -118,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cli.add_schedule_arguments(parser)
     cli.add_storage_arguments(parser)
+    _add_stream_arguments(parser)
     parser.add_argument(
         "--nproc-per-node",
         default="auto",
@@ -165,6 +173,21 @@ def _add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    """Streamed files instead of the corpus (trainers/stream/); more with --set stream.X=Y."""
+    parser.add_argument(
+        "--data-files", metavar="PATTERN",
+        help="train on these files, streamed per rank: a glob, folder or file, local or gs:// "
+        "(.jsonl, .parquet text; .npy, .bin tokens); without --eval-data-files, no evaluation",
+    )
+    parser.add_argument("--eval-data-files", metavar="PATTERN",
+                        help="held-out files for evaluation with --data-files")
+    parser.add_argument("--text-field",
+                        help="the JSONL field / Parquet column of the text (default: text)")
+    parser.add_argument("--eos-id", type=int, help="the token between documents (default: the "
+                        "tokenizer's end-of-text token; 0 for bytes)")
+
+
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """A Hugging Face causal LM instead of the preset's GPT, its weights and tokenizer."""
     parser.add_argument(
@@ -208,6 +231,10 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
         config = replace(config, deepspeed=ds, **deepspeed_config.defaults_from(ds))
     if args.fsdp_mode:
         config = replace(config, fsdp=replace(config.fsdp, mode=args.fsdp_mode))
+    stream = {"data_files": args.data_files, "eval_data_files": args.eval_data_files,
+              "text_field": args.text_field, "eos_id": args.eos_id}
+    config = replace(
+        config, stream=replace(config.stream, **{k: v for k, v in stream.items() if v is not None}))
     flags = {
         "strategy": args.strategy,
         "activation_checkpointing": args.activation_checkpointing,

@@ -1,9 +1,11 @@
 """What a checkpoint holds besides the model and optimizer: the step, the data position and the
 random number generators of every rank.
 
-The batches are a pure function of (seed, step), so the data position is the next step. Rank 0
-writes `trainer.pt` (its own RNG inside); every other rank writes `rng-rank-N.pt`. A rank
-without a file of its own (a resumed run with more ranks) takes rank 0's.
+The corpus's batches are a pure function of (seed, step), so their position is the next step;
+streamed data (trainers/stream/) has a position per rank, under "stream". Rank 0 writes
+`trainer.pt` (its own RNG and stream position inside); every other rank writes
+`rng-rank-N.pt` with its own (once its RNG alone). A rank without a file of its own (a resumed
+run with more ranks) takes rank 0's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import torch
 from trainers.storage import Storage
 
 TRAINER_STATE_FILE = "trainer.pt"
+# What each rank has of its own, in its own file.
+RANK_KEYS = ("rng", "stream")
 
 
 def rng_file(rank: int) -> str:
@@ -24,18 +28,24 @@ def rng_file(rank: int) -> str:
 
 
 def write(storage: Storage, folder: str, rank: int, state: dict[str, Any]) -> None:
-    """Rank 0 writes the whole trainer state, other ranks their RNG."""
-    name, obj = (TRAINER_STATE_FILE, state) if rank == 0 else (rng_file(rank), state["rng"])
+    """Rank 0 writes the whole trainer state, other ranks their RNG and stream position."""
+    if rank == 0:
+        name, obj = TRAINER_STATE_FILE, state
+    else:
+        name, obj = rng_file(rank), {key: state.get(key) for key in RANK_KEYS}
     with storage.open_write(storage.join(folder, name)) as f:
         torch.save(obj, f)
 
 
 def read(storage: Storage, folder: str, rank: int) -> dict[str, Any]:
-    """The trainer state, with this rank's RNG under "rng"."""
+    """The trainer state, with this rank's RNG under "rng" and stream position under
+    "stream"."""
     state = _load(storage, storage.join(folder, TRAINER_STATE_FILE))
     own = storage.join(folder, rng_file(rank))
     if rank != 0 and storage.exists(own):
-        state["rng"] = _load(storage, own)
+        loaded = _load(storage, own)
+        # Checkpoints written before streamed data hold the RNG alone.
+        state.update(loaded if "rng" in loaded else {"rng": loaded, "stream": None})
     return state
 
 

@@ -32,7 +32,7 @@ from trainers.job import faults, preemption
 from trainers.job.cluster import Process
 from trainers.loop import Dispatched, StepRead, TrainingLoop
 from trainers.storage import Storage, storage_for
-from trainers.torch import run_state, strategies
+from trainers.torch import run_state, strategies, streamed
 from trainers.torch.checkpoints import CheckpointManager, describe_failure, skip_zip_crc32
 from trainers.torch.config import TrainConfig
 from trainers.torch.data import local_batch
@@ -60,6 +60,7 @@ class Trainer(TrainingLoop):
         torch.manual_seed(config.seed)
         random.seed(config.seed)
         np.random.seed(config.seed)
+        config = streamed.evaluated(config)
         corpus = load_corpus(config.data, config.corpus_max_bytes, config.model.block_size)
         if config.tokenizer:
             corpus = tokens.tokenized(corpus, config.tokenizer, config.model.block_size)
@@ -73,6 +74,11 @@ class Trainer(TrainingLoop):
         # weights by the strategy once split) that is exported in Hugging Face's layout.
         self.hf_spec = hf_spec(config)
         self.hf_export = (config.export_hf or config.model_dir) if self.hf_spec else None
+        # --data-files: this rank's share of the streamed files instead of the corpus.
+        self.streamed = streamed.open_batches(
+            config, *self.strategy.data_shard(), tokenizer=config.tokenizer,
+            vocab_size=self.hf_spec.vocab_size if self.hf_spec else config.model.vocab_size,
+            device=device)
         model = build_model(config, self.strategy.build_context())
         self.params = model.num_parameters()  # before any device unties the embeddings
         self.model, self.optimizer = self.strategy.setup(on_device(model, device))
@@ -117,11 +123,14 @@ class Trainer(TrainingLoop):
         config, strategy = self.config, self.strategy
         started = time.perf_counter()
         set_lr(self.optimizer, lr)
-        shard, shards = strategy.data_shard()
-        x, y = local_batch(
-            self.corpus.train, config.seed, step, config.batch_size, config.model.block_size,
-            shard, shards,
-        )
+        if self.streamed:
+            x, y = self.streamed.next_batch()
+        else:
+            shard, shards = strategy.data_shard()
+            x, y = local_batch(
+                self.corpus.train, config.seed, step, config.batch_size,
+                config.model.block_size, shard, shards,
+            )
         loss = strategy.forward_backward(self.model, strategy.to_device(x), strategy.to_device(y))
         strategy.optimizer_step(self.model, self.optimizer)
         written = self.pending_save is not None and self.pending_save.future.done()
@@ -159,6 +168,8 @@ class Trainer(TrainingLoop):
 
     def eval_batch(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
         """This rank's share of held-out global batch `index`, on the CPU."""
+        if self.streamed:
+            return self.streamed.eval_batch(index)
         config = self.config
         shard, shards = self.strategy.data_shard()
         return local_batch(self.corpus.val, config.seed, index, config.batch_size,
@@ -231,7 +242,8 @@ class Trainer(TrainingLoop):
             )
 
     def trainer_state(self, step: int, loss: float | None) -> dict[str, Any]:
-        return {**super().trainer_state(step, loss), "rng": run_state.capture_rng(self.device)}
+        return {**super().trainer_state(step, loss), "rng": run_state.capture_rng(self.device),
+                "stream": self.streamed.state() if self.streamed else None}
 
     def read_trainer_state(self, info: CheckpointInfo) -> dict[str, Any]:
         # A named checkpoint may live outside this run's own folder (an earlier job's, perhaps
@@ -246,6 +258,8 @@ class Trainer(TrainingLoop):
         assert self.storage_of_restored is not None
         self.strategy.load(self.storage_of_restored, info.path, self.model, self.optimizer)
         run_state.restore_rng(trainer_state["rng"], self.device)
+        if self.streamed:
+            self.streamed.resume(trainer_state.get("stream"), self.rank)
 
     # -- export ---------------------------------------------------------------------------------
 
