@@ -20,3 +20,4 @@ class ClustersConfig(AppConfig):
         from controlplane.runs import panels
 
         panels.register_report("origin-ray", ray_jobs.origin)
+        panels.register_reports("origin-ray", ray_jobs.origins)

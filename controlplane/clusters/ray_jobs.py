@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -150,8 +151,17 @@ def _unrepeated(job_id: int, entries: list[LogEntry]) -> list[LogEntry]:
 def origin(job: Job) -> dict[str, str] | None:
     """What a Ray job's job is part of, for its page and API record (runs.panels.origin)."""
     ray_job = RayJob.objects.filter(job=job).select_related("cluster").first()
-    if ray_job is None:
-        return None
+    return None if ray_job is None else _origin_of(ray_job)
+
+
+def origins(jobs: Sequence[Job]) -> dict[int, dict[str, str]]:
+    """origin() of a page of Ray jobs' jobs, by job id, in one query (the job list's rows)."""
+    ray_jobs = (RayJob.objects.filter(job__in=[job.pk for job in jobs])
+                .select_related("cluster").only("job", "cluster", "cluster__name"))
+    return {ray_job.job_id: _origin_of(ray_job) for ray_job in ray_jobs}
+
+
+def _origin_of(ray_job: RayJob) -> dict[str, str]:
     return {"kind": "ray",
             "label": f"Ray job {ray_job.submission_id} on cluster {ray_job.cluster.name}",
             "url": reverse("clusters-detail", args=[ray_job.cluster_id]),

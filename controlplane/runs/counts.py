@@ -14,7 +14,7 @@ handful of rows (run by beat every few minutes: controlplane/runs/tasks.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -37,16 +37,20 @@ def tallied() -> bool:
     return connection.vendor == "postgresql"
 
 
-def job_list_count(user: Any, params: Mapping[str, str]) -> int | None:
+def job_list_count(user: Any, params: Mapping[str, str],
+                   kinds: Sequence[str] = ()) -> int | None:
     """The number of jobs GET /api/v1/jobs/ lists for these query parameters, by the tally;
     None where only counting the jobs can tell (the caller counts them). Kind and state go
     through the list's own parsers (controlplane/runs/filters.py); team and user are matched
-    as the list matches them."""
+    as the list matches them. `kinds` counts those kinds instead of the `kind` parameter's
+    (the jobs page lists jobs and Ray jobs by default)."""
     if not tallied() or any(params.get(name, "").strip() for name in UNTALLIED):
         return None
     rows = JobTally.objects.filter(team_id__in=teams_of(user).values("pk"))
     kind = asked_kind(params.get("kind", ""))
-    if kind != ALL_KINDS:
+    if kinds:
+        rows = rows.filter(kind__in=kinds)
+    elif kind != ALL_KINDS:
         rows = rows.filter(kind=kind)
     state = asked_state(params.get("state", ""))
     if state:

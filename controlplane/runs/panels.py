@@ -77,3 +77,24 @@ def origin(job: Job) -> dict[str, str] | None:
     if job.on_job_path:
         return None
     return report(f"origin-{job.kind}", job)
+
+
+def batch_reports(name: str, jobs: Sequence[Job]) -> dict[int, Any]:
+    """reports() where the owning app reads a page of jobs at once, and nothing where it
+    registered no batch reader: a list never reads its rows one by one."""
+    reports_of = _MANY.get(name)
+    return reports_of(jobs) if reports_of is not None else {}
+
+
+def origins(jobs: Sequence[Job]) -> dict[int, dict[str, str]]:
+    """origin() of each job of a page that is part of something (a Ray job's cluster), by job
+    id: one batch read per kind (batch_reports)."""
+    by_kind: dict[str, list[Job]] = {}
+    for job in jobs:
+        if not job.on_job_path:
+            by_kind.setdefault(job.kind, []).append(job)
+    found: dict[int, dict[str, str]] = {}
+    for kind, of_kind in by_kind.items():
+        found.update(batch_reports(f"origin-{kind}", of_kind))
+    return found
+

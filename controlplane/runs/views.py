@@ -64,6 +64,10 @@ SORTS = {
 # The first worker pool's machine, in the CustomJob the column is drawn from.
 FIRST_MACHINE = "custom_job__jobSpec__workerPoolSpecs__0__machineSpec__"
 SEARCH_MAX = 100
+# The kinds the page lists when none is chosen, and its kind menu.
+PAGE_KINDS = (JobKind.JOB, JobKind.RAY)
+KIND_CHOICES = (("", "jobs and Ray jobs"), (JobKind.JOB, "jobs"), (JobKind.RAY, "Ray jobs"),
+                (JobKind.TRIAL, "sweep trials"), (ALL_KINDS, "all"))
 
 
 # --- job list ------------------------------------------------------------------------------
@@ -79,7 +83,10 @@ class JobListView(LoginRequiredMixin, ListView):
         # kind in a hand-edited URL: the default).
         kind = self.request.GET.get("kind", "")
         kind = kind if kind in (*JobKind.values, ALL_KINDS) else ""
-        jobs = filter_kind(jobs, kind)
+        # The page lists Ray jobs beside jobs unless a kind is chosen (the API's default is
+        # jobs alone): both are runs a user started; trials are their sweep's.
+        self.tally_kinds = () if kind else PAGE_KINDS
+        jobs = jobs.filter(kind__in=PAGE_KINDS) if not kind else filter_kind(jobs, kind)
         state = self.request.GET.get("state", "")
         state = state if state in JobState.values else ""
         if state:
@@ -111,7 +118,8 @@ class JobListView(LoginRequiredMixin, ListView):
     def get_paginator(self, queryset: QuerySet[Job], per_page: int, orphans: int = 0,
                       allow_empty_first_page: bool = True, **kwargs: Any) -> JobPaginator:
         params = getattr(self, "tally_params", None)
-        count = None if params is None else counts.job_list_count(self.request.user, params)
+        count = None if params is None else counts.job_list_count(
+            self.request.user, params, kinds=getattr(self, "tally_kinds", ()))
         return JobPaginator(queryset, per_page, orphans=orphans, count=count,
                             allow_empty_first_page=allow_empty_first_page, **kwargs)
 
@@ -145,13 +153,18 @@ class JobListView(LoginRequiredMixin, ListView):
         # The cause of a failure on its row (the logs app reports it; failed jobs only), read
         # for the whole page in one query.
         diagnoses = panels.reports("diagnosis", context["jobs"])
+        # What a Ray job ran on (its cluster's app reports it), read for the page at once.
+        origins = panels.origins(context["jobs"])
         for job in context["jobs"]:
             job.diagnosis = diagnoses.get(job.pk)
+            job.origin = origins.get(job.pk)
         context.update(
             any_active=any(job.state in ACTIVE_STATES for job in context["jobs"]),
             states=JobState.values,
             teams=access.teams_of(self.request.user).order_by("name"),
             selected_state=self.request.GET.get("state", ""),
+            kinds=KIND_CHOICES,
+            selected_kind=self.request.GET.get("kind", ""),
             selected_team=self.request.GET.get("team", ""),
             selected={k: self.request.GET.get(k, "") for k in PAGE_FILTERS},
             query=self.request.GET.get("q", "")[:SEARCH_MAX],
