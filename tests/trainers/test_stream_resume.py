@@ -58,6 +58,9 @@ def runs(tmp_path_factory) -> Group:
         {"name": "stopped", "args": [*args, "--checkpoint-dir", str(base / "resume")],
          "sigterm_at": SIGTERM_AT},
         {"name": "resumed", "args": [*args, "--checkpoint-dir", str(base / "resume")]},
+        # Tensor parallel over both ranks: one data-parallel rank, whose data both read.
+        {"name": "tp", "args": [*args, "--steps", "2", "--set", "tp=2",
+                                "--checkpoint-dir", str(base / "tp")]},
     ]}
     (base / "spec.json").write_text(json.dumps(spec))
     replicas = start_world([str(base / "spec.json")], module="tests.trainers.strategy_group",
@@ -94,3 +97,10 @@ def test_a_stopped_and_resumed_run_trains_on_the_uninterrupted_runs_batches(runs
         assert stopped["dataset"]["index"] == rank and stopped["dataset"]["count"] == 2
         assert stopped["epoch"] == 0 and stopped["draws"] == 4 * stopped_at
         assert stream_state(runs.base / "full" / f"step-{STEPS:08d}", rank)["epoch"] >= 1
+
+
+def test_ranks_that_split_one_model_read_the_same_data(runs):
+    assert runs.exit_code("tp") == 0
+    states = [stream_state(runs.base / "tp" / f"step-{2:08d}", rank) for rank in (0, 1)]
+    assert states[0]["dataset"]["count"] == 1
+    assert states[0] == states[1]

@@ -104,8 +104,11 @@ def token_layout(path: str, kind: str, token_dtype: str) -> tuple[str, int, int]
 
 
 def _parquet_row_groups(path: str, column: str) -> int:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(f"{path}: Parquet files need pyarrow (pip install pyarrow)") from None
 
     with storage_for(path).open_read(path) as f:
         parquet = pq.ParquetFile(f)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from trainers.stream.config import StreamConfig
-from trainers.stream.files import list_files, list_units
+from trainers.stream.files import Unit, list_files, list_units
 from trainers.stream.sources import Documents, documents
 from trainers.stream.tokens import TextEncoder
 
@@ -31,7 +31,7 @@ class StreamChanged(ValueError):
 
 
 class TokenStream:
-    def __init__(self, pattern: str, units: list, *, index: int, count: int, seed: int,
+    def __init__(self, pattern: str, units: list[Unit], *, index: int, count: int, seed: int,
                  block_size: int, buffer_sequences: int, encoder: TextEncoder,
                  text_field: str) -> None:
         self.pattern, self.units = pattern, units

@@ -74,14 +74,15 @@ class Trainer(TrainingLoop):
         # weights by the strategy once split) that is exported in Hugging Face's layout.
         self.hf_spec = hf_spec(config)
         self.hf_export = (config.export_hf or config.model_dir) if self.hf_spec else None
-        # --data-files: this rank's share of the streamed files instead of the corpus.
+        model = build_model(config, self.strategy.build_context())
+        self.params = model.num_parameters()  # before any device unties the embeddings
+        self.model, self.optimizer = self.strategy.setup(on_device(model, device))
+        # --data-files: this rank's share of the streamed files instead of the corpus (after
+        # setup: a tensor x pipeline strategy knows its data-parallel rank from its mesh).
         self.streamed = streamed.open_batches(
             config, *self.strategy.data_shard(), tokenizer=config.tokenizer,
             vocab_size=self.hf_spec.vocab_size if self.hf_spec else config.model.vocab_size,
             device=device)
-        model = build_model(config, self.strategy.build_context())
-        self.params = model.num_parameters()  # before any device unties the embeddings
-        self.model, self.optimizer = self.strategy.setup(on_device(model, device))
         self.pending_save: _PendingSave | None = None  # a checkpoint written in the background
         self.stats_group = self._stats_group()
         self.checkpoints = self._checkpoint_manager() if config.checkpoint_dir else None
