@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-from trainers.stream import StreamConfig, TextEncoder, open_stream
+from trainers.stream import StreamChanged, StreamConfig, TextEncoder, open_stream
 from trainers.stream.sources import PIECE_TOKENS
 
 pytestmark = pytest.mark.trainers
@@ -219,3 +219,16 @@ def test_a_restored_position_continues_exactly_where_it_was(tmp_path, tokenizer_
             resumed = stream_of(pattern, encoder, index, 2, buffer=4, **settings)
             resumed.restore(state)
             assert np.array_equal(resumed.take(TAKEN - n), rows[n:])
+
+
+def test_a_position_saved_for_another_split_or_other_data_is_refused(tmp_path):
+    pattern = write_tokens(str(tmp_path), fsspec.filesystem("file"))
+    encoder = TextEncoder(None, None, vocab_size=256)
+    saved = stream_of(pattern, encoder, 0, 2, shard_tokens=100)
+    saved.take(3)
+    state = saved.state()
+    with pytest.raises(StreamChanged, match="saved data position is for"):
+        stream_of(pattern, encoder, 0, 3, shard_tokens=100).restore(state)  # 3 ranks now
+    with pytest.raises(StreamChanged):
+        stream_of(pattern, encoder, 0, 2, shard_tokens=50).restore(state)  # other units
+    stream_of(pattern, encoder, 0, 2, shard_tokens=100).restore(state)

@@ -24,7 +24,10 @@ one partial sequence per rank, whatever the dataset's size.
 The position (`TokenStream.state()`, a JSON-serialisable dict: epoch, unit, document, offset in
 it, the partial sequence, the buffer and its draw count) goes into each rank's checkpoint, and
 `restore` continues exactly where it was: a resumed run sees the batches an uninterrupted one
-would.
+would. Unlike the corpus's batches, which global batch a step trains on depends on the number
+of data-parallel ranks (each reads its own units): a position saved with another number, other
+files or another block size is refused (`StreamChanged`), and the trainer starts the stream
+over with a data_changed warning.
 """
 
 from trainers.stream.config import StreamConfig, stream_problems
