@@ -12,7 +12,7 @@ import pytest
 from tokenizers import Tokenizer, models
 
 from tests.trainers.replicas import train
-from trainers.stream import StreamConfig, TextEncoder, open_stream
+from trainers.stream import StreamConfig, TextEncoder, open_stream, stream_problems
 
 pytestmark = pytest.mark.trainers
 
@@ -89,3 +89,14 @@ def test_the_trainer_refuses_bad_data_before_its_first_step(tmp_path):
     assert not result.of("step")
     (error,) = result.of("error")
     assert f"{path}, line 2: no text field 'text'" in error["message"]
+
+
+def test_settings_that_contradict_each_other_are_refused():
+    both = stream_problems(StreamConfig(data_files="a/*.jsonl"), corpus_file="text.txt")
+    assert both == ["--data (a text file read whole) and --data-files (streamed files) both "
+                    "name the training data: give one"]
+    assert stream_problems(StreamConfig(eval_data_files="v.jsonl")) == [
+        "--eval-data-files needs --data-files"]
+    assert stream_problems(StreamConfig(data_files="a", shard_bytes=0, token_dtype="int8")) == [
+        "stream.token_dtype must be one of uint16, uint32, not 'int8'",
+        "stream.shard_bytes must be >= 1"]

@@ -24,9 +24,12 @@ class StreamConfig:
     buffer_sequences: int = 8  # the shuffle buffer, in sequences per rank
 
 
-def stream_problems(stream: StreamConfig) -> list[str]:
-    """What is wrong with the settings, each with what to change."""
+def stream_problems(stream: StreamConfig, corpus_file: str | None = None) -> list[str]:
+    """What is wrong with the settings, each with what to change (`corpus_file`: --data)."""
     problems = []
+    if stream.data_files and corpus_file:
+        problems.append("--data (a text file read whole) and --data-files (streamed files) both "
+                        "name the training data: give one")
     if stream.token_dtype not in TOKEN_DTYPES:
         problems.append(
             f"stream.token_dtype must be one of {', '.join(TOKEN_DTYPES)}, "

@@ -135,7 +135,7 @@ def validate(config: TrainConfig, world_size: int) -> None:
             f"not {config.activation_checkpointing!r}")
     if config.precision not in ("fp32", "bf16"):
         problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
-    problems += stream_problems(config.stream)
+    problems += stream_problems(config.stream, config.data)
     # Zero steps with an export: the weights are converted (read, then written), not trained.
     converting = config.steps == 0 and bool(config.export_hf)
     refuse(problems + run_problems(dataclasses.replace(config, steps=1) if converting else config))
