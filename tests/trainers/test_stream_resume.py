@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from tests.trainers.conftest import Group
 from tests.trainers.replicas import finish_all, start_world
@@ -25,6 +26,25 @@ SIGTERM_AT = 5  # rank 1 signals itself as step 5 starts; every rank stops after
 FILES, DOCS, DOC_BYTES = 6, 3, 330  # ~6 KB: each rank's epoch ends near step 10
 DATA = "gs://bucket/data/train-*.jsonl"
 HELD_OUT = "gs://bucket/data/held-out.jsonl"
+
+
+# A tiny Llama and a BPE tokenizer trained on the data: the stream tokenizes with --tokenizer
+# for the vocabulary of the model's config.json.
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 32,
+         "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+         "num_key_value_heads": 1, "vocab_size": 512, "max_position_embeddings": 128}
+
+
+def write_model(folder: Path, bucket: Path) -> None:
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA))
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel()
+    texts = [json.loads(line)["text"] for path in sorted((bucket / "data").glob("train-*"))
+             for line in path.read_text().splitlines()]
+    tokenizer.train_from_iterator(
+        texts, trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"]))
+    tokenizer.save(str(folder / "tokenizer.json"))
 
 
 def write_data(bucket: Path) -> None:
@@ -48,6 +68,7 @@ def write_data(bucket: Path) -> None:
 def runs(tmp_path_factory) -> Group:
     base = tmp_path_factory.mktemp("stream")
     write_data(base / "gcs" / "bucket")
+    write_model(base / "llama", base / "gcs" / "bucket")
     args = ["--preset", "tiny", "--steps", str(STEPS), "--seed", "7", "--batch-size", "8",
             "--strategy", "ddp", "--data-files", DATA, "--eval-data-files", HELD_OUT,
             "--eval-every", "6", "--checkpoint-every", "4", "--keep", "0",
@@ -61,6 +82,10 @@ def runs(tmp_path_factory) -> Group:
         # Tensor parallel over both ranks: one data-parallel rank, whose data both read.
         {"name": "tp", "args": [*args, "--steps", "2", "--set", "tp=2",
                                 "--checkpoint-dir", str(base / "tp")]},
+        {"name": "llama", "args": [
+            *args, "--steps", "2", "--model-config", str(base / "llama" / "config.json"),
+            "--tokenizer", str(base / "llama" / "tokenizer.json"),
+            "--checkpoint-dir", str(base / "llama-ckpt")]},
     ]}
     (base / "spec.json").write_text(json.dumps(spec))
     replicas = start_world([str(base / "spec.json")], module="tests.trainers.strategy_group",
@@ -104,3 +129,12 @@ def test_ranks_that_split_one_model_read_the_same_data(runs):
     states = [stream_state(runs.base / "tp" / f"step-{2:08d}", rank) for rank in (0, 1)]
     assert states[0]["dataset"]["count"] == 1
     assert states[0] == states[1]
+
+
+def test_a_hugging_face_model_streams_text_tokenized_with_its_tokenizer(runs):
+    assert runs.exit_code("llama") == 0
+    state = stream_state(runs.base / "llama-ckpt" / f"step-{2:08d}", 0)
+    held = [*state["pending"], *(t for row in state["buffer"] for t in row)]
+    eos = Tokenizer.from_file(str(runs.base / "llama" / "tokenizer.json")).token_to_id(
+        "<|endoftext|>")
+    assert max(held) >= 256 and eos in held  # BPE merges and the tokenizer's end of text

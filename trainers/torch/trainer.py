@@ -62,7 +62,9 @@ class Trainer(TrainingLoop):
         np.random.seed(config.seed)
         config = streamed.evaluated(config)
         corpus = load_corpus(config.data, config.corpus_max_bytes, config.model.block_size)
-        if config.tokenizer:
+        # Streamed data are tokenized as read: the corpus (unused then) is not, which takes
+        # seconds on every rank.
+        if config.tokenizer and not config.stream.data_files:
             corpus = tokens.tokenized(corpus, config.tokenizer, config.model.block_size)
         super().__init__(config, stop, corpus, process.rank, process.world_size)
         self.config: TrainConfig = config
