@@ -6,9 +6,10 @@ it runs differs: one SPMD program over the (data, fsdp) mesh (trainers/xla/mesh.
 by XLA, which inserts the collectives. So there is no gradient all-reduce to write, and every
 host trains on the whole global batch, split over the devices by its sharding.
 
-Checkpoints are the ddp strategy's `torch` format (model.pt, optimizer.pt): the PyTorch trainer
-resumes them and this one resumes its. Every host takes part in moving the state off the
-devices (a sharded tensor is gathered whole); host 0 writes it.
+Checkpoints of a data-parallel mesh (fsdp 1) are the ddp strategy's `torch` format (model.pt,
+optimizer.pt): the PyTorch trainer resumes them and this one resumes its. Host 0 writes them.
+With fsdp above 1 the state is sharded, and every host writes its own shards with torch_xla's
+distributed checkpointing (trainers/xla/sharded_checkpoint.py) instead of gathering it whole.
 """
 
 from __future__ import annotations
@@ -25,18 +26,20 @@ from trainers.torch.config import TrainConfig
 from trainers.torch.strategies.base import Strategy
 from trainers.torch.strategies.ddp import MODEL_FILE, OPTIMIZER_FILE, cpu_copy, read, write
 from trainers.xla import mesh as meshes
+from trainers.xla import sharded_checkpoint
 
 STRATEGY = "xla"
 
 
 class SpmdStrategy(Strategy):
-    checkpoint_format = "torch"  # the ddp strategy's files: trainers/torch/strategies/ddp.py
-    every_rank_writes = False
-
     def __init__(self, config: TrainConfig, process: Process, device: str,
                  shape: meshes.MeshShape) -> None:
         super().__init__(config, process, device)
         self.shape = shape
+        self.sharded = shape.fsdp > 1
+        # "torch": the ddp strategy's files (trainers/torch/strategies/ddp.py).
+        self.checkpoint_format = sharded_checkpoint.FORMAT if self.sharded else "torch"
+        self.every_rank_writes = self.sharded
         self.mesh = meshes.build(shape)
         self.sharded_parameters = 0
 
@@ -89,12 +92,18 @@ class SpmdStrategy(Strategy):
         torch_xla.sync()  # the step's graph is cut here and runs as one compiled program
 
     def save(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
+        if self.sharded:
+            sharded_checkpoint.save(storage, folder, wrapped, optimizer)
+            return
         model_state = cpu_copy(wrapped.state_dict())
         optimizer_state = cpu_copy(optimizer.state_dict())
         if self.process.is_main:
             write(storage, folder, model_state, optimizer_state)
 
     def load(self, storage: Storage, folder: str, wrapped: nn.Module, optimizer) -> None:
+        if self.sharded:
+            sharded_checkpoint.load(storage, folder, wrapped, optimizer)
+            return
         wrapped.load_state_dict(read(storage, storage.join(folder, MODEL_FILE), "cpu"))
         # Loaded weights are new device data: give them their sharding again.
         self.sharded_parameters = meshes.shard_parameters(wrapped, self.mesh, self.shape)

@@ -10,7 +10,9 @@ The mesh (`--mesh DATA,FSDP`, default 0,1: every device data-parallel) spans eve
 every host: the batch is split over data x fsdp, matrices over fsdp (trainers/xla/mesh.py).
 torch_xla's SPMD mode runs one process per host and the compiler inserts the collectives, so a
 multi-VM slice needs no launcher: every host runs the same command and PJRT finds the others
-from the TPU VM's metadata.
+from the TPU VM's metadata. The hosts' Python meets in a gloo group (stop flags after every
+step, checkpoints): trainers/xla/hosts.py; processes that PJRT does not join (the CPU device)
+are hosts too when RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT or CLUSTER_SPEC say so.
 
 Everything else is the PyTorch trainer's (python -m trainers.train), which this is on an XLA
 device (trainers/xla/trainer.py): the flags, presets and --set settings, the model, the
@@ -31,7 +33,9 @@ from trainers import cli, events
 from trainers.job import cluster
 from trainers.job.preemption import StopRequest
 from trainers.torch.config import TrainConfig, validate
+from trainers.torch.main import build_parser as torch_parser
 from trainers.torch.main import config_from_args
+from trainers.xla import hosts
 from trainers.xla import mesh as meshes
 
 DEFAULT_MESH = "0,1"
@@ -50,9 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     cli.add_storage_arguments(parser)
     cli.add_overrides_argument(parser, "--set warmup_steps=50 --set model.n_layer=4 --set "
                                "micro_batch_size=4 --set precision=bf16")
-    # config_from_args reads these PyTorch-trainer flags; the XLA trainer has one strategy.
-    parser.set_defaults(strategy="xla", fsdp_config=None, fsdp_mode=None,
-                        deepspeed_config=None)
+    # config_from_args reads every PyTorch-trainer flag: those this trainer does not offer are
+    # None (the preset's value, or a --set), and it has one strategy.
+    ours = {action.dest for action in parser._actions}
+    parser.set_defaults(**{**{action.dest: None for action in torch_parser()._actions
+                              if action.dest not in ours}, "strategy": "xla"})
     return parser
 
 
@@ -63,6 +69,13 @@ def check(config: TrainConfig, shape: meshes.MeshShape) -> None:
                          f"and pipeline ({config.pp}) degrees must be 1")
     if config.deepspeed is not None:
         raise ValueError("the XLA trainer does not run DeepSpeed: remove the DeepSpeed config")
+    # Set through --set, as this trainer has no flags for them (getattr: newer settings).
+    if getattr(config, "activation_checkpointing", "none") != "none":
+        raise ValueError("the XLA trainer does not checkpoint activations (XLA schedules the "
+                         "whole step's program itself): remove activation_checkpointing")
+    if getattr(config, "compile_blocks", False):
+        raise ValueError("the XLA trainer compiles the whole step with XLA: remove "
+                         "compile_blocks (torch.compile)")
     validate(config, shape.devices)
 
 
@@ -86,18 +99,19 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     import torch_xla.runtime as xr
 
     xr.use_spmd()  # before any tensor reaches a device
-    rank = xr.process_index()
+    process = hosts.host_process(env, xr.process_index(), xr.process_count())
     try:
         shape = meshes.resolve_mesh(*degrees, xr.global_runtime_device_count())
         check(config, shape)
     except ValueError as exc:
-        events.error(rank, exc)
+        events.error(process.rank, exc)
         return cli.EXIT_CONFIG
 
     def train() -> int:
         # Imported with torch_xla, which only this trainer's environment has.
         from trainers.xla.trainer import XlaTrainer
 
-        return XlaTrainer(config, shape, stop).run()
+        hosts.join(process)
+        return XlaTrainer(config, shape, process, stop).run()
 
-    return cli.train(rank, train)
+    return cli.train(process.rank, train)

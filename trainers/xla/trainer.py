@@ -1,68 +1,52 @@
 """The PyTorch trainer (trainers/torch/trainer.py) on an XLA device, one process per host.
 
 Everything is the PyTorch trainer's but where the processes meet: under SPMD a host is one
-process driving all its devices, with no torch.distributed process group between hosts. The
-compiled program already averages the loss over the whole batch, so a step has no all-reduce
-to wait for, and each host stops on its own signal. Host 0 owns the checkpoint folder (every
-host holds the whole state on the mesh); the others take part in gathering it off the devices
-and wait at a rendezvous.
+process driving all its devices, and the compiled program already averages the loss over the
+whole global batch on every host, so a step has no loss all-reduce to wait for. The hosts'
+Python meets in a gloo group (trainers/xla/hosts.py): after every step for the stop flags, so
+all hosts stop after the same step and write the emergency checkpoint together, and in the
+checkpoint manager's protocol (rank 0 prepares and commits, every host writes its part).
 """
 
 from __future__ import annotations
 
-import tempfile
 from typing import Any
 
 import torch
 import torch_xla
-import torch_xla.core.xla_model as xm
-import torch_xla.runtime as xr
 
-from trainers.checkpoint import CheckpointInfo, latest, step_folder_name
 from trainers.job import preemption
 from trainers.job.cluster import Process
 from trainers.loop import Dispatched, StepRead
-from trainers.storage import LocalStorage
-from trainers.torch.checkpoints import CheckpointManager, WriteFn
 from trainers.torch.config import TrainConfig
 from trainers.torch.trainer import Trainer
+from trainers.xla import hosts
 from trainers.xla import mesh as meshes
 from trainers.xla.strategy import SpmdStrategy
 
 
-def host_process() -> Process:
-    """This host as the trainer's process: a rank per host, not per device."""
-    return Process(xr.process_index(), xr.process_count(), 0, 1, "", 0, "xla")
-
-
 class XlaTrainer(Trainer):
-    def __init__(self, config: TrainConfig, shape: meshes.MeshShape,
+    def __init__(self, config: TrainConfig, shape: meshes.MeshShape, process: Process,
                  stop: preemption.StopRequest) -> None:
-        process = host_process()
         device = str(torch_xla.device())
         self.shape = shape
         super().__init__(config, process, device, stop,
                          strategy=SpmdStrategy(config, process, device, shape))
 
     def _stats_group(self) -> Any:
-        return None  # no process group: see `_reduce`
-
-    def _checkpoint_manager(self) -> HostZeroCheckpoints:
-        assert self.config.checkpoint_dir
-        return HostZeroCheckpoints(self.config.checkpoint_dir, self.config.keep, self.process)
+        return None  # the loss needs no reduction; the stop flags use the hosts' group
 
     def _reduce(self, loss: torch.Tensor, flags: list[float]) -> Any:
         # The SPMD program's loss is the mean over the global batch already, on every host.
-        return loss, flags
+        return loss
 
     def read(self, done: Dispatched) -> StepRead:
-        loss, flags = done.handle
         assert done.seconds is not None
-        return StepRead(float(loss.item()), done.seconds, preemption.agreed_signal(flags[:-1]))
+        return StepRead(float(done.handle.item()), done.seconds)
 
     def agreed_stop(self) -> Any:
-        """This host's signal, right after the step that saw it."""
-        return self.stop.received
+        """The signal every host stops for after this step: SIGTERM may reach one VM only."""
+        return preemption.agreed_signal(hosts.summed_flags(self.stop.flags(), self.process))
 
     @torch.no_grad()
     def validation_loss(self) -> float:
@@ -77,34 +61,3 @@ class XlaTrainer(Trainer):
 
     def checkpoint_metadata(self, loss: float | None) -> dict[str, Any]:
         return {**super().checkpoint_metadata(loss), "world_size": self.shape.devices}
-
-
-class HostZeroCheckpoints:
-    """The run's checkpoint folder, owned by host 0. Every host calls every method."""
-
-    def __init__(self, root: str, keep: int, process: Process) -> None:
-        # Host 0 reads and writes the folder; the others only read what it chose.
-        self.manager = CheckpointManager(root, keep, rank=0, world_size=1)
-        self.root, self.storage = self.manager.root, self.manager.storage
-        self.process = process
-
-    def prepare(self) -> tuple[CheckpointInfo | None, list[str]]:
-        found, removed = self.manager.prepare() if self.process.is_main else (None, [])
-        if self.process.world_size > 1:
-            xm.rendezvous("checkpoints-prepared")  # host 0 has removed the leftovers
-            if not self.process.is_main:
-                found = latest(self.storage, self.root)
-        return found, removed
-
-    def save(self, step: int, write: WriteFn, metadata: dict[str, Any]) -> CheckpointInfo:
-        if self.process.is_main:
-            info = self.manager.save(step, write, metadata)
-        else:
-            # Gathering the state off the devices takes every host; what the others would
-            # write (their RNG) is dropped with the scratch folder.
-            with tempfile.TemporaryDirectory(prefix="xla-checkpoint-") as scratch:
-                write(LocalStorage(), scratch)
-            info = CheckpointInfo(step, self.storage.join(self.root, step_folder_name(step)), {})
-        if self.process.world_size > 1:
-            xm.rendezvous(f"checkpoint-{step}")  # no host runs ahead of an unwritten save
-        return info

@@ -7,7 +7,9 @@ PyTorch trainer (`python -m trainers.train`, this environment) as the reference.
 Each XLA process compiles its step programs itself: torch_xla's persistent compilation cache
 (XLA_PERSISTENT_CACHE_PATH) cannot serve the CPU PJRT client, which does not deserialize
 executables ("Deserializing serialized executable not supported", torch_xla 2.9), so the runs
-are kept few: one uninterrupted run per mesh and one interrupted run.
+are kept few: one uninterrupted run per mesh, one interrupted run, and one interrupted pair of
+hosts (the CPU PJRT client joins no other process, so two hosts meet as the launcher's
+RANK/WORLD_SIZE say: trainers/xla/hosts.py) resumed by one host.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.trainers.replicas import Replica, Result, child_env
+from tests.trainers.replicas import Replica, Result, child_env, finish_all, stop_all
 from tests.xla_env import ensure_xla_env
+from trainers.job.cluster import free_port
 
 MODULE = "trainers.xla"
 TIMEOUT_S = 300  # XLA compiles each step's program (three of them) in tens of seconds on 2 cores
@@ -36,8 +39,14 @@ def xla_python() -> Path:
     return ensure_xla_env()
 
 
+# Most of a run's time here is XLA compiling its step programs, most of that LLVM optimising
+# the CPU code: unoptimised, a run takes a third of the time (its losses move by ~1e-7).
+FAST_COMPILE = "--xla_backend_optimization_level=0"
+
+
 def xla_env(devices: int = 1, **extra: str) -> dict[str, str]:
-    return child_env(PJRT_DEVICE="CPU", CPU_NUM_DEVICES=str(devices), **extra)
+    return child_env(PJRT_DEVICE="CPU", CPU_NUM_DEVICES=str(devices), XLA_FLAGS=FAST_COMPILE,
+                     **extra)
 
 
 def start_xla(python: Path, args: Sequence[str], devices: int = 1, **extra: str) -> Replica:
@@ -90,3 +99,44 @@ def interrupted(xla_python, tmp_path_factory) -> Interrupted:
     finally:
         stopped = replica.finish(TIMEOUT_S)
     return Interrupted(stopped, preempted, train_xla(xla_python, args), ckpt)
+
+
+@dataclass(frozen=True)
+class TwoHosts:
+    stopped: list[Result]  # host 1 alone got SIGTERM after step 5
+    resumed: Result  # one host resuming the two hosts' checkpoint on the same mesh
+    ckpt: Path
+
+
+HOST_MESH = ["--mesh", "1,2"]  # each host's 2 CPU devices, the matrices split over fsdp
+
+
+def start_hosts(python: Path, args: Sequence[str], count: int, **host_1: str) -> list[Replica]:
+    """`count` XLA hosts meeting through RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (the CPU PJRT
+    client sees no other process: trainers/xla/hosts.py); `host_1`: host 1's extra variables."""
+    port = str(free_port())
+    hosts: list[Replica] = []
+    try:
+        for rank in range(count):
+            extra = host_1 if rank == 1 else {}
+            hosts.append(start_xla(python, args, 2, RANK=str(rank), WORLD_SIZE=str(count),
+                                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **extra))
+    except BaseException:
+        stop_all(hosts)
+        raise
+    return hosts
+
+
+@pytest.fixture(scope="session")
+def two_hosts(xla_python, tmp_path_factory) -> TwoHosts:
+    ckpt = tmp_path_factory.mktemp("xla-two-hosts") / "ckpt"
+    args = [*HOST_MESH, "--checkpoint-dir", str(ckpt), "--checkpoint-every", "0"]
+    # Host 1 waits after step 5 until its signal comes; host 0 goes on to the step's stop flags
+    # and waits there for host 1, so both stop at a known step.
+    hosts = start_hosts(xla_python, args, 2, TRAINERS_PAUSE_AT=f"step_end:{STOP_STEP}")
+    try:
+        hosts[1].wait_for(lambda e: e.get("event") == "paused", TIMEOUT_S)
+        hosts[1].signal(signal.SIGTERM)
+    finally:
+        stopped = finish_all(hosts, TIMEOUT_S)
+    return TwoHosts(stopped, train_xla(xla_python, args, devices=2), ckpt)

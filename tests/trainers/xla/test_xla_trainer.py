@@ -1,7 +1,10 @@
-"""PyTorch/XLA on the CPU PJRT device trains with the eager PyTorch trainer's losses, and a run
-stopped by SIGTERM resumes to the losses of the uninterrupted one."""
+"""PyTorch/XLA on the CPU PJRT device trains with the eager PyTorch trainer's losses, a run
+stopped by SIGTERM resumes to the losses of the uninterrupted one, and two hosts stop together
+when only one gets the signal."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -68,3 +71,36 @@ def test_the_eager_trainer_resumes_an_xla_checkpoint(interrupted, eager_run, tmp
     assert result.one("resumed")["step"] == STOP_STEP
     assert sorted(result.losses()) == list(range(STOP_STEP + 1, STEPS + 1))
     assert_losses_close(result.losses(), eager_run.losses(), REL)
+
+
+def test_sigterm_to_one_host_stops_every_host_at_the_same_step(two_hosts) -> None:
+    """On a multi-VM slice the notice may reach one VM: the hosts gather their stop flags after
+    every step, so both stop after step 5 and write the emergency checkpoint together."""
+    host_0, host_1 = two_hosts.stopped
+    assert [host_0.returncode, host_1.returncode] == [143, 143], host_0.stderr + host_1.stderr
+    assert host_0.one("run_started")["world_size"] == 2
+    preempted = host_0.one("preempted")  # host 0 speaks for the run, host 1 got the signal
+    assert (preempted["signal"], preempted["step"]) == ("SIGTERM", STOP_STEP)
+    saved = host_0.one("checkpoint_saved")
+    folder = two_hosts.ckpt / f"step-{STOP_STEP:08d}"
+    assert saved["step"] == STOP_STEP and preempted["checkpoint_path"] == str(folder)
+    assert host_0.events[-2:] == [saved, preempted]
+    assert max(host_0.losses()) == STOP_STEP and not host_1.of("preempted")
+
+
+def test_an_fsdp_checkpoint_is_written_by_every_host_and_resumes_exactly(two_hosts,
+                                                                         xla_run) -> None:
+    """Sharded over fsdp, the state is saved with torch_xla's distributed checkpointing (each
+    host its own shards, no gather to host 0); one host on the same mesh resumes it to the
+    uninterrupted run's losses."""
+    folder = two_hosts.ckpt / f"step-{STOP_STEP:08d}"
+    assert (folder / "COMMITTED").exists() and (folder / "dcp" / ".metadata").exists()
+    assert not (folder / "model.pt").exists()
+    written = sorted(p.name for p in (folder / "dcp").glob("*.distcp"))
+    assert written == ["__0_0.distcp", "__1_0.distcp"]  # one file per host
+    assert json.loads((folder / "COMMITTED").read_text())["format"] == "xla_dcp"
+    resumed = two_hosts.resumed
+    assert resumed.one("resumed")["step"] == STOP_STEP
+    assert sorted(resumed.losses()) == list(range(STOP_STEP + 1, STEPS + 1))
+    assert_losses_close({**two_hosts.stopped[0].losses(), **resumed.losses()},
+                        xla_run.losses(), REL)
