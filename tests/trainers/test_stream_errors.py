@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -13,6 +14,8 @@ from tokenizers import Tokenizer, models
 
 from tests.trainers.replicas import train
 from trainers.stream import StreamConfig, TextEncoder, open_stream, stream_problems
+from trainers.torch.config import preset
+from trainers.torch.streamed import evaluated
 
 pytestmark = pytest.mark.trainers
 
@@ -100,3 +103,14 @@ def test_settings_that_contradict_each_other_are_refused():
     assert stream_problems(StreamConfig(data_files="a", shard_bytes=0, token_dtype="int8")) == [
         "stream.token_dtype must be one of uint16, uint32, not 'int8'",
         "stream.shard_bytes must be >= 1"]
+
+
+def test_a_stream_without_held_out_files_is_not_evaluated():
+    """The default corpus is other text than the stream: its loss would say nothing."""
+    tiny = preset("tiny")
+    assert tiny.eval_every > 0
+    streamed = replace(tiny, stream=StreamConfig(data_files="d/*.jsonl"))
+    assert evaluated(streamed).eval_every == 0
+    held_out = replace(tiny, stream=StreamConfig(data_files="d/*.jsonl", eval_data_files="v"))
+    assert evaluated(held_out) == held_out
+    assert evaluated(tiny) == tiny
