@@ -15,6 +15,7 @@ SUMMARIES: dict[str, str] = {
     "jobs_list": "List jobs",
     "jobs_create": "Create a job",
     "jobs_retrieve": "Retrieve a job",
+    "jobs_partial_update": "Set a job's tags and note",
     "jobs_cancel_create": "Cancel a job",
     "jobs_clone_retrieve": "Get a job's request, to edit and resubmit",
     "jobs_resubmit_create": "Resubmit a job from a checkpoint",

@@ -16,12 +16,13 @@ from rest_framework.views import APIView
 
 from controlplane.core.pagination import KeysetOrOffsetPagination
 from controlplane.runs import access as runs_access
-from controlplane.runs import counts, detail_body, lifecycle, list_rows
+from controlplane.runs import counts, detail_body, lifecycle, list_rows, tags
 from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
     EventSerializer,
     JobListSerializer,
+    JobNotesSerializer,
     JobSerializer,
 )
 from controlplane.security import audit
@@ -84,6 +85,20 @@ class JobDetail(generics.RetrieveAPIView):
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """The record written field by field: controlplane/runs/detail_body.py."""
         return Response(detail_body.body(self.get_object(), request))
+
+    @extend_schema(request=JobNotesSerializer, responses={200: JobSerializer})
+    def patch(self, request: Request, pk: int) -> Response:
+        """The job's tags and note (any kind of job: its team's members and admins)."""
+        job = self.get_object()
+        if not access.can_submit(request.user, job.team):
+            raise PermissionDenied("your role in this team cannot tag jobs")
+        body = JobNotesSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            tags.update(job, **body.validated_data)
+        except tags.TagError as exc:
+            raise ValidationError({exc.field: [str(exc)]}) from exc
+        return Response(detail_body.body(job, request))
 
 
 class JobChildList(generics.ListAPIView):

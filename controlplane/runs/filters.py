@@ -1,5 +1,5 @@
 """Filters of the job list: GET /api/v1/jobs/?state=&team=&user=&accelerator=&created_after=
-&created_before=&kind= (all optional, combined with AND; paged with limit/offset). Without
+&created_before=&kind=&tag= (all optional, combined with AND; paged with limit/offset). Without
 `kind` the list holds the jobs submitted as jobs, not sweeps' trials or Ray jobs."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 
 from controlplane.core import bounded
+from controlplane.runs import tags
 from controlplane.runs.models import Job, JobKind, JobState
 
 # The pools a job request may name, as stored in Job.request.
@@ -33,6 +34,9 @@ JOB_LIST_PARAMETERS = [
     OpenApiParameter("created_before", DATE_TIME_OR_EMPTY,
                      description="ISO 8601 date-time, exclusive (a date alone also works: "
                                  "to 00:00 UTC); empty: no limit"),
+    OpenApiParameter("tag", str,
+                     description="a tag the job carries: key (any value) or key=value "
+                                 "(controlplane/runs/tags.py)"),
     OpenApiParameter("kind", str, enum=[*JobKind.values, "all"],
                      description="job (the default: jobs submitted as jobs), trial (sweeps' "
                                  "trials), ray (Ray jobs on clusters) or all"),
@@ -40,7 +44,7 @@ JOB_LIST_PARAMETERS = [
 
 
 FILTER_NAMES = ("state", "team", "user", "accelerator", "created_after", "created_before",
-                "kind")
+                "kind", "tag")
 ALL_KINDS = "all"
 
 
@@ -96,6 +100,10 @@ def filter_jobs(jobs: QuerySet[Job], params: dict[str, str]) -> QuerySet[Job]:
         if params.get("created_before"):
             jobs = jobs.filter(created_at__lt=_moment("created_before",
                                                       params["created_before"]))
+        if params.get("tag", "").strip():
+            jobs = tags.filter_tag(jobs, params["tag"])
+    except tags.TagError as exc:
+        raise ValidationError({exc.field: [str(exc)]}) from exc
     except (OverflowError, ValueError) as exc:
         raise ValidationError({"detail": [str(exc)]}) from exc
     return jobs

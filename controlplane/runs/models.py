@@ -122,6 +122,11 @@ class Job(models.Model):
     # Where the trainer says the run is tracked besides this product, from its `tracking`
     # events: provider (wandb, vertex_experiments, tensorboard) -> an http(s) URL.
     tracking = models.JSONField(default=dict, blank=True)
+    # The team's own words on the job, changed from its page or the API at any time
+    # (controlplane/runs/tags.py checks them): key -> value labels the list filters by, and a
+    # free-text note.
+    tags = models.JSONField(default=dict, blank=True)
+    note = models.TextField(blank=True)
 
     class Meta:
         db_table = "jobs_job"  # kept from the app it was first created in

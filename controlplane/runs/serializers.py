@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from controlplane.core.serializers import StrictSerializer
 from controlplane.runs import checkpoints, links, panels
 from controlplane.runs.models import Job, JobAttempt, JobEvent
 
@@ -56,8 +57,8 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         # Also the fields controlplane/runs/detail_body.py writes the record from.
-        fields = ["id", "url", "team", "name", "kind", "origin", "state", "state_changed_at",
-                  "error_message",
+        fields = ["id", "url", "team", "name", "kind", "origin", "tags", "note", "state",
+                  "state_changed_at", "error_message",
                   "diagnosis", "quota_wait", "checkpoints", "links", "tracking",
                   "attempt", "restarts", "created_by", "created_at", "started_at", "ended_at",
                   "last_step", "total_steps", "last_loss", "region", "request", "custom_job",
@@ -94,11 +95,25 @@ class JobListSerializer(JobSerializer):
     # this class is not what writes them.
 
     class Meta(JobSerializer.Meta):
-        fields = ["id", "url", "team", "name", "kind", "state", "diagnosis", "quota_wait",
+        fields = ["id", "url", "team", "name", "kind", "tags", "state", "diagnosis",
+                  "quota_wait",
                   "attempt",
                   "restarts", "created_by", "created_at", "started_at", "ended_at", "last_step",
                   "total_steps", "last_loss", "cost_micros", "lost_micros", "estimate_micros"]
         read_only_fields = fields
+
+
+class JobNotesSerializer(StrictSerializer):
+    """PATCH /api/v1/jobs/<id>/: the team's own words on a job (controlplane/runs/tags.py);
+    a field left out is left as it is."""
+
+    tags = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False,
+        help_text="key: value labels, replacing the job's (at most 16; keys and values of "
+                  "lowercase letters, digits, '_' and '-', a key starting with a letter); {} "
+                  "removes them all.")
+    note = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+                                 help_text="Free text, at most 2,000 characters; '' clears it.")
 
 
 class EventSerializer(serializers.ModelSerializer):

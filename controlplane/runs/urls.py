@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from controlplane.runs import views
+from controlplane.runs import tag_views, views
 
 urlpatterns = [
     path("", views.JobListView.as_view(), name="job-list"),
@@ -11,5 +11,6 @@ urlpatterns = [
     path("docs/own-code/", views.own_code, name="own-code"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<int:pk>/cancel/", views.job_cancel, name="job-cancel"),
+    path("jobs/<int:pk>/tags/", tag_views.job_tags, name="job-tags"),
     path("jobs/<int:pk>/partials/<slug:name>/", views.job_partial, name="job-partial"),
 ]

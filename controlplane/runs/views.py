@@ -51,7 +51,7 @@ TIMELINE_LIMIT = 300
 RESTARTS = JobRestart.objects.order_by("occurred_at", "id")
 CHECKPOINT_LIMIT = 100
 # The job list's filters beyond state and team (the API's: controlplane/runs/filters.py).
-PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before")
+PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before", "tag")
 # The list's sortable columns: the `sort` parameter's names and what they order by.
 SORTS = {
     "state": "state", "team": "team__name", "name": "name", "progress": "last_step",
@@ -99,11 +99,13 @@ class JobListView(LoginRequiredMixin, ListView):
         self.tally_params: dict[str, str] | None = {
             **extra, "kind": kind, "state": state, "team": team}
         extra["kind"] = ALL_KINDS  # applied above
-        # A hand-edited URL with a bad date: the list without these filters, not an error page.
+        # A bad date or tag: the list without these filters, and a line saying why.
         try:
             jobs = filter_jobs(jobs, extra)
-        except ValidationError:
+        except ValidationError as exc:
             self.tally_params = None
+            self.filter_error = "; ".join(f"{field}: {' '.join(map(str, problems))}"
+                                          for field, problems in exc.detail.items())
         query = self.request.GET.get("q", "").strip()[:SEARCH_MAX]
         if query:
             jobs = jobs.filter(name__icontains=query)
@@ -164,6 +166,7 @@ class JobListView(LoginRequiredMixin, ListView):
             teams=access.teams_of(self.request.user).order_by("name"),
             selected_state=self.request.GET.get("state", ""),
             kinds=KIND_CHOICES,
+            filter_error=getattr(self, "filter_error", ""),
             selected_kind=self.request.GET.get("kind", ""),
             selected_team=self.request.GET.get("team", ""),
             selected={k: self.request.GET.get(k, "") for k in PAGE_FILTERS},

@@ -138,6 +138,8 @@ from .paginated_token_list import PaginatedTokenList
 from .parallelism_request import ParallelismRequest
 from .patched_autoscaling_request import PatchedAutoscalingRequest
 from .patched_channel_request import PatchedChannelRequest
+from .patched_job_notes_request import PatchedJobNotesRequest
+from .patched_job_notes_request_tags import PatchedJobNotesRequestTags
 from .patched_policy_request import PatchedPolicyRequest
 from .patched_probe_settings_request import PatchedProbeSettingsRequest
 from .patched_replicas_request import PatchedReplicasRequest
@@ -340,6 +342,8 @@ __all__ = (
     "ParallelismRequest",
     "PatchedAutoscalingRequest",
     "PatchedChannelRequest",
+    "PatchedJobNotesRequest",
+    "PatchedJobNotesRequestTags",
     "PatchedPolicyRequest",
     "PatchedProbeSettingsRequest",
     "PatchedReplicasRequest",

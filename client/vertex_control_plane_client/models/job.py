@@ -36,6 +36,8 @@ class Job:
             * `ray` - Ray
         origin (JobOriginType0 | None): For a sweep's trial or a Ray job (kind trial or ray): what it is part of, kind,
             label, url (its page) and api (its API record); null for a job.
+        tags (Any):
+        note (str):
         state (StateEnum): * `QUEUED` - Queued
             * `WAITING_FOR_QUOTA` - waiting for quota
             * `PENDING` - Pending
@@ -82,6 +84,8 @@ class Job:
     name: str
     kind: JobKindEnum
     origin: JobOriginType0 | None
+    tags: Any
+    note: str
     state: StateEnum
     state_changed_at: datetime.datetime
     error_message: str
@@ -126,6 +130,10 @@ class Job:
             origin = self.origin.to_dict()
         else:
             origin = self.origin
+
+        tags = self.tags
+
+        note = self.note
 
         state = self.state.value
 
@@ -206,6 +214,8 @@ class Job:
                 "name": name,
                 "kind": kind,
                 "origin": origin,
+                "tags": tags,
+                "note": note,
                 "state": state,
                 "state_changed_at": state_changed_at,
                 "error_message": error_message,
@@ -268,6 +278,10 @@ class Job:
             return cast(JobOriginType0 | None, data)
 
         origin = _parse_origin(d.pop("origin"))
+
+        tags = d.pop("tags")
+
+        note = d.pop("note")
 
         state = StateEnum(d.pop("state"))
 
@@ -397,6 +411,8 @@ class Job:
             name=name,
             kind=kind,
             origin=origin,
+            tags=tags,
+            note=note,
             state=state,
             state_changed_at=state_changed_at,
             error_message=error_message,

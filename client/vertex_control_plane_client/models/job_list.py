@@ -30,6 +30,7 @@ class JobList:
             kind (JobKindEnum): * `job` - Job
                 * `trial` - Trial
                 * `ray` - Ray
+            tags (Any):
             state (StateEnum): * `QUEUED` - Queued
                 * `WAITING_FOR_QUOTA` - waiting for quota
                 * `PENDING` - Pending
@@ -61,6 +62,7 @@ class JobList:
     team: str
     name: str
     kind: JobKindEnum
+    tags: Any
     state: StateEnum
     diagnosis: JobListDiagnosisType0 | None
     quota_wait: Any
@@ -90,6 +92,8 @@ class JobList:
         name = self.name
 
         kind = self.kind.value
+
+        tags = self.tags
 
         state = self.state.value
 
@@ -146,6 +150,7 @@ class JobList:
                 "team": team,
                 "name": name,
                 "kind": kind,
+                "tags": tags,
                 "state": state,
                 "diagnosis": diagnosis,
                 "quota_wait": quota_wait,
@@ -180,6 +185,8 @@ class JobList:
         name = d.pop("name")
 
         kind = JobKindEnum(d.pop("kind"))
+
+        tags = d.pop("tags")
 
         state = StateEnum(d.pop("state"))
 
@@ -276,6 +283,7 @@ class JobList:
             team=team,
             name=name,
             kind=kind,
+            tags=tags,
             state=state,
             diagnosis=diagnosis,
             quota_wait=quota_wait,

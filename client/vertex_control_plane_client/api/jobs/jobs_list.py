@@ -24,6 +24,7 @@ def _get_kwargs(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
+    tag: str | Unset = UNSET,
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -67,6 +68,8 @@ def _get_kwargs(
         json_state = state.value
 
     params["state"] = json_state
+
+    params["tag"] = tag
 
     params["team"] = team
 
@@ -139,6 +142,7 @@ def sync_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
+    tag: str | Unset = UNSET,
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedJobListList]:
@@ -155,6 +159,7 @@ def sync_detailed(
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
+        tag (str | Unset):
         team (str | Unset):
         user (str | Unset):
 
@@ -175,6 +180,7 @@ def sync_detailed(
         limit=limit,
         offset=offset,
         state=state,
+        tag=tag,
         team=team,
         user=user,
     )
@@ -197,6 +203,7 @@ def sync(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
+    tag: str | Unset = UNSET,
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedJobListList | None:
@@ -213,6 +220,7 @@ def sync(
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
+        tag (str | Unset):
         team (str | Unset):
         user (str | Unset):
 
@@ -234,6 +242,7 @@ def sync(
         limit=limit,
         offset=offset,
         state=state,
+        tag=tag,
         team=team,
         user=user,
     ).parsed
@@ -250,6 +259,7 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
+    tag: str | Unset = UNSET,
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | PaginatedJobListList]:
@@ -266,6 +276,7 @@ async def asyncio_detailed(
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
+        tag (str | Unset):
         team (str | Unset):
         user (str | Unset):
 
@@ -286,6 +297,7 @@ async def asyncio_detailed(
         limit=limit,
         offset=offset,
         state=state,
+        tag=tag,
         team=team,
         user=user,
     )
@@ -306,6 +318,7 @@ async def asyncio(
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
     state: JobsListState | Unset = UNSET,
+    tag: str | Unset = UNSET,
     team: str | Unset = UNSET,
     user: str | Unset = UNSET,
 ) -> Detail | FieldErrors | PaginatedJobListList | None:
@@ -322,6 +335,7 @@ async def asyncio(
         limit (int | Unset):
         offset (int | Unset):
         state (JobsListState | Unset):
+        tag (str | Unset):
         team (str | Unset):
         user (str | Unset):
 
@@ -344,6 +358,7 @@ async def asyncio(
             limit=limit,
             offset=offset,
             state=state,
+            tag=tag,
             team=team,
             user=user,
         )
