@@ -213,6 +213,29 @@ PRESETS += (
                       "sequence_length": 2048, "attention_heads": 64},
         },
     ),
+    Preset(
+        slug="tpu-v5e-2x2-xla-fsdp-spot",
+        title="TPU v5e 2x2 (4 chips, one host), PyTorch/XLA, 1.2B model FSDP, spot",
+        description="A 1.2B-parameter GPT (24 layers, width 2048, 16 heads, 1,024-token "
+                    "context) on ct5lp-hightpu-4t with topology 2x2, with the built-in "
+                    "PyTorch/XLA trainer (python -m trainers.xla, the tpu-xla image): FSDP over "
+                    "the 4 chips in bf16, as its weights, gradients and AdamW states would not "
+                    "fit one chip's 16 GB replicated. A single-host slice, so spot is allowed.",
+        notes=("Checkpoints are written with torch_xla's distributed checkpointing, each host "
+               "its own shards, so a spot notice's 30 s is enough for the emergency one.",),
+        request={
+            "name": "xla-v5e-2x2-fsdp",
+            "strategy": "tpu_xla",
+            "precision": "bf16",
+            "args": _gpt_args(24, 2048, 16, 1024, 20000),
+            "chief": {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "2x2"},
+            "tpu": {"sharding": "fsdp"},
+            "scheduling_strategy": "SPOT",
+            "batch": {"global_batch_size": 16, "micro_batch_size": 1},
+            "model": {"parameters": 1_210_000_000, "hidden_size": 2048, "layers": 24,
+                      "sequence_length": 1024, "attention_heads": 16},
+        },
+    ),
 )
 
 BY_SLUG = {p.slug: p for p in PRESETS}

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from tests.vertexplan.composer.helpers import compose_request, env_of, job, pools
-from vertexplan import composer, interop
+from vertexplan import composer, interop, presets
 from vertexplan.composer import parallelism
+from vertexplan.pricing import job_estimate
 
 V5E_2X2 = {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "2x2"}
 V6E_2X4 = {"machine_type": "ct6e-standard-8t", "tpu_topology": "2x4"}
@@ -156,3 +157,27 @@ def test_on_gpus_each_device_is_a_process() -> None:
     result = compose_request(job(strategy="ddp", chief=dict(a100_8),
                                  workers={"replica_count": 1, **a100_8}))
     assert (result.world_size, result.processes) == (16, 16)
+
+
+def test_the_pytorch_xla_preset_shards_a_model_that_fits_no_chip_whole_and_is_priced() -> None:
+    preset = presets.get("tpu-v5e-2x2-xla-fsdp-spot")
+    result = compose_request(preset.job_request())
+    assert result.ok, result.errors
+    spec = pools(result.custom_job)[0]["containerSpec"]
+    assert spec["command"] == ["python", "-m", "trainers.xla"]
+    assert spec["imageUri"] == composer.DEFAULT_TPU_IMAGES["tpu_xla"]
+    assert env_of({"containerSpec": spec}) == {"PJRT_DEVICE": "TPU"}
+    assert spec["args"][:6] == ["--mesh", "1,4", "--batch-size", "16", "--set",
+                                "micro_batch_size=1"]
+    assert result.world_size == 4 and result.expected_step is not None
+    plan = result.memory_plan
+    assert plan is not None and plan.fits, plan
+    assert (plan.strategy, plan.shard_group, plan.device_memory_gib) == ("tpu_xla", 4, 16)
+    # Replicated on every chip, the same model does not fit: FSDP is why the preset works.
+    replicated = compose_request({**preset.job_request(), "tpu": {"sharding": "replicated"}})
+    assert not replicated.ok and "does not fit" in " ".join(replicated.errors["model.parameters"])
+    # Priced per chip-hour of the v5e slice, at the spot rate the preset asks for.
+    estimate = job_estimate.hourly(result.custom_job, "us-central1")
+    chips = [line for line in estimate.lines if line.resource == "tpu"]
+    assert [(c.name, c.quantity) for c in chips] == [("TPU_V5_LITEPOD", 4)]
+    assert estimate.strategy == "SPOT" and chips[0].hourly.spot < chips[0].hourly.on_demand
