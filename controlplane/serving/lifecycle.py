@@ -23,6 +23,7 @@ from controlplane.backends.serving_base import (
 from controlplane.core.queue import enqueue, send_now
 from controlplane.serving import (
     endpoint_access,
+    hardware,
     images,
     outcomes,
     packaging,
@@ -174,6 +175,9 @@ def deploy(*, endpoint: Endpoint, entry: ModelEntry, user: Any, **resources: Any
         resources["max_replicas"], resources.get("autoscaling_metric", ""),
         resources.get("autoscaling_target", 0),
     )
+    # A TPU machine is Vertex's to accept, but no serving runtime runs on one (hardware.py).
+    if refusal := hardware.machine_refusal(resources.get("machine_type", "")):
+        raise ServingError(refusal, field="machine_type")
     with transaction.atomic():
         deployment = Deployment.objects.create(endpoint=endpoint, model_entry=entry,
                                                created_by=user, **resources)

@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from controlplane.backends.images_base import get_image_registry
 from controlplane.runs.models import Job
@@ -136,3 +137,16 @@ def test_a_tensorrt_model_is_refused_off_its_gpu_and_the_menu_knows_it(
     assert re.search(rf'<option value="{entry.pk}"[^>]*data-gpu="NVIDIA_L4"', detail)
     page = deploy(client, endpoint, entry, machine_type="g2-standard-8")
     assert Deployment.objects.filter(model_entry=entry, accelerator_type="NVIDIA_L4").exists()
+
+
+def test_the_api_refuses_a_tpu_machine_on_its_field(endpoint: Endpoint, member: Any) -> None:
+    client = APIClient()
+    client.force_authenticate(member)
+    before = Deployment.objects.count()
+    answer = client.post(f"/api/v1/serving/endpoints/{endpoint.pk}/deployments/", {
+        "model": ModelEntry.objects.get().pk, "machine_type": "ct5lp-hightpu-1t"},
+        format="json")
+    assert answer.status_code == 400
+    assert "is a TPU machine" in answer.json()["machine_type"][0]
+    assert Deployment.objects.count() == before
+
