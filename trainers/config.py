@@ -19,6 +19,12 @@ from dataclasses import dataclass, field
 
 from trainers.storage import StorageError, storage_for
 
+# Activation checkpointing of the transformer blocks, as each trainer applies it (PyTorch:
+# trainers/torch/activation_checkpointing.py, JAX: trainers/jax/model.py): none; selective =
+# the matrix products' outputs kept, attention and elementwise ops recomputed in backward;
+# full = only each block's input kept, the whole block recomputed.
+CHECKPOINTING_MODES = ("none", "selective", "full")
+
 
 @dataclass(frozen=True)
 class ModelConfig:

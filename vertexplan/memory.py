@@ -16,7 +16,10 @@ Activations are optional: with the model's shape (hidden size, layers, sequence 
 follow Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
 (2022): ``s*b*h*(34 + 5*a*s/h)`` bytes a layer and micro-batch in 16-bit, of which tensor
 parallelism splits ``24 + 5*a*s/h`` (attention and MLP) and, with sequence parallelism, the
-remaining 10 (norms, dropout) too; ``2*s*b*h`` with full activation checkpointing.
+remaining 10 (norms, dropout) too. Activation checkpointing (``none``, ``selective``,
+``full``): selective recomputation keeps everything but the attention scores, softmax and
+its dropout, the ``5*a*s/h`` term (``34`` a layer left); full keeps each layer's input,
+``2*s*b*h``, and one layer's activations while it is recomputed.
 
 Pipeline parallelism (same paper, and Narayanan et al., "Efficient Large-Scale Language Model
 Training on GPU Clusters Using Megatron-LM", 2021): the first stage holds L/pp layers and the
@@ -48,6 +51,27 @@ FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
 # When nothing says how big the largest layer is: a share of the model that covers the embedding
 # of GPT-style models from ~1B parameters up (it is 2% of Llama-7B, 0.4% of Llama-70B).
 DEFAULT_LARGEST_LAYER_SHARE = 0.02
+CHECKPOINTING = ("none", "selective", "full")
+CHECKPOINTING_NOTES = {
+    "selective": "selective activation checkpointing: the attention scores, softmax and "
+                 "dropout (5as/h of each layer's 34 + 5as/h) are recomputed in backward, the "
+                 "rest kept",
+    "full": "full activation checkpointing: each layer keeps only its input (2sbh) and is "
+            "recomputed in backward, one layer's activations at a time",
+}
+
+
+def checkpointing_mode(value: object) -> str:
+    """A request's activation_checkpointing as a mode. Requests from before there were modes
+    said true (every layer recomputed: full) or false (none)."""
+    if value is None or value is False or value == "":
+        return "none"
+    if value is True:
+        return "full"
+    if isinstance(value, str) and value in CHECKPOINTING:
+        return value
+    raise ValueError(f"model.activation_checkpointing must be one of {', '.join(CHECKPOINTING)}"
+                     f", not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -66,7 +90,7 @@ class ModelShape:
     attention_heads: int | None = None
     vocab_size: int | None = None
     micro_batch_size: int = 1
-    activation_checkpointing: bool = False
+    activation_checkpointing: str = "none"  # none, selective or full (CHECKPOINTING)
 
     @property
     def largest_layer(self) -> int:
@@ -269,7 +293,9 @@ def _activations(model: ModelShape, layout: Layout) -> float | None:
     s, b, h = model.sequence_length, model.micro_batch_size, model.hidden_size
     t = layout.tensor_parallel
     heads = model.attention_heads or max(h // 128, 1)
-    split = 24 + 5 * heads * s / h  # attention and MLP: split by tensor parallelism
+    # Attention and MLP, split by tensor parallelism; selective recomputation drops the
+    # attention scores, softmax and its dropout (5as/h), which backward recomputes.
+    split = 24 + (0 if model.activation_checkpointing == "selective" else 5 * heads * s / h)
     whole = 10  # norms and dropout: split only by sequence parallelism
     if t == 1 or layout.sequence_parallel:
         per_layer = s * b * h * (whole + split) / t
@@ -278,7 +304,7 @@ def _activations(model: ModelShape, layout: Layout) -> float | None:
     # The first pipeline stage: its layers, times the micro-batches it holds at its peak.
     layers = model.layers / layout.pipeline_parallel
     in_flight = layout.microbatches_in_flight
-    if model.activation_checkpointing:
+    if model.activation_checkpointing == "full":
         # Each layer's input is kept; one layer at a time is recomputed in full.
         total = 2 * s * b * h / (t if layout.sequence_parallel else 1) * layers * in_flight
         total += per_layer
@@ -309,6 +335,8 @@ def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None =
     if activations is None:
         notes.append("activations not estimated: give hidden_size, layers and "
                      "sequence_length to include them")
+    elif model.activation_checkpointing in CHECKPOINTING_NOTES:
+        notes.append(CHECKPOINTING_NOTES[model.activation_checkpointing])
     if layout.pipeline_parallel > 1:
         notes.append(
             f"pipeline {layout.pipeline_schedule} over {layout.pipeline_parallel} ranks"

@@ -21,7 +21,6 @@ from controlplane.core import bounded
 from controlplane.teams import access
 from controlplane.teams.models import Team
 from vertexplan import catalog, composer
-from vertexplan.catalog.hardware_regions import job_offerings, regions_offering_all
 from vertexplan.composer import fields as mapping
 from vertexplan.composer import parallelism
 from vertexplan.composer.request import REDUCTION_SERVER_MACHINE
@@ -198,7 +197,8 @@ class JobForm(forms.Form):
     model_hidden_size = _int("Hidden size")
     model_layers = _int("Layers")
     model_sequence_length = _int("Sequence length")
-    model_activation_checkpointing = _flag("Activation checkpointing")
+    model_activation_checkpointing = forms.ChoiceField(
+        label="Activation checkpointing", required=False, choices=mapping.CHECKPOINTING_CHOICES)
 
     chief_machine_type = forms.ChoiceField(label="Machine type", choices=_machine_choices,
                                            initial="n1-standard-4")
@@ -302,23 +302,13 @@ class JobForm(forms.Form):
         return pairs
 
     def _region_menu(self) -> None:
-        offered = regions_offering_all(regions.offerings_of(self.hardware()))
         field = self.fields["region"]
-        field.initial = regions.default_region(offered)
         field.widget.attrs["data-source"] = reverse("job-regions")
-        shown = list(offered)
-        chosen = self._value("region")
-        if self.is_bound:
-            if chosen and chosen not in offered:
-                shown.append(str(chosen))  # kept in view beside the error it gets
-        elif chosen and chosen not in offered:
-            # A stored job (a clone, a template, an import) from a region that does not offer
-            # its hardware as the catalogue knows it now.
+        field.initial, field.widget.choices, replaced = regions.menu(
+            self.hardware(), self._value("region"), bound=self.is_bound)
+        if replaced:
             self.initial["region"] = field.initial
-            self.warnings.append(f"the original ran in {chosen}, which the region catalogue "
-                                 f"does not list for this hardware; this form submits to "
-                                 f"{field.initial}")
-        field.widget.choices = regions.choices(shown)
+            self.warnings.append(replaced)
 
     def clean_args(self) -> list[str]:
         return self._split("args")
@@ -360,15 +350,12 @@ class JobForm(forms.Form):
         return cleaned
 
     def _check_menu_region(self, chosen: str | None) -> None:
-        """The menu's region must be one the catalogue says offers the job's hardware: the
-        API also takes a region the catalogue does not cover, the menu lists none."""
-        advanced = self.cleaned_data.get("advanced") or {}
         composition = self.checked.composition if self.checked is not None else None
-        if not chosen or "region" in advanced or "region" in self.errors or composition is None:
-            return
-        wrong = regions.problem(chosen, job_offerings(composition.custom_job), menu=True)
-        if wrong:
-            self.add_error("region", wrong)
+        if "region" not in (self.cleaned_data.get("advanced") or {}) and \
+                "region" not in self.errors and composition is not None:
+            wrong = regions.menu_problem(chosen, composition.custom_job)
+            if wrong:
+                self.add_error("region", wrong)
 
     def check_request(self, request: dict[str, Any], team: Team | None) -> None:
         """Validate the job on its own (a sweep's trial job is checked within its sweep)."""

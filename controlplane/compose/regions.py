@@ -16,6 +16,7 @@ from django.conf import settings
 
 from vertexplan.catalog import get_catalog
 from vertexplan.catalog.hardware_regions import (
+    job_offerings,
     machine_offering,
     missing_in,
     offering_label,
@@ -78,3 +79,30 @@ def problem(region: Any, offerings: tuple[str, ...], *, menu: bool) -> str | Non
         return (f"the region catalogue does not list {region} as offering "
                 f"{_hardware(offerings)} for Vertex training; {_valid(offerings)}")
     return None
+
+
+def menu(hardware: Iterable[tuple[str, str]], chosen: Any, *, bound: bool) -> tuple[
+        str, list[tuple[str, str]], str | None]:
+    """The compose form's region menu for the job's (machine, accelerator) pairs: the default
+    region, the choices, and, for a stored job (a clone, a template, an import) from a region
+    that does not offer its hardware as the catalogue knows it now, the warning that the form
+    submits to the default instead (None otherwise)."""
+    offered = regions_offering_all(offerings_of(hardware))
+    default = default_region(offered)
+    shown = list(offered)
+    replaced = None
+    if chosen and chosen not in offered:
+        if bound:
+            shown.append(str(chosen))  # kept in view beside the error it gets
+        else:
+            replaced = (f"the original ran in {chosen}, which the region catalogue does not "
+                        f"list for this hardware; this form submits to {default}")
+    return default, choices(shown), replaced
+
+
+def menu_problem(chosen: Any, custom_job: dict[str, Any]) -> str | None:
+    """The menu's region must be one the catalogue says offers the job's hardware: the API also
+    takes a region the catalogue does not cover, the menu lists none."""
+    if not chosen:
+        return None
+    return problem(chosen, job_offerings(custom_job), menu=True)

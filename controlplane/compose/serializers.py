@@ -10,7 +10,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from controlplane.compose.models import JobTemplate
-from controlplane.core.serializers import StrictSerializer
+from controlplane.core.serializers import CheckpointingField, StrictSerializer
 from controlplane.runs import recovery, recovery_policy
 from vertexplan.composer import STRATEGIES, parallelism
 from vertexplan.composer.request import SCHEDULING_STRATEGIES
@@ -120,7 +120,7 @@ class ModelSerializer(StrictSerializer):
     sequence_length = serializers.IntegerField(required=False, min_value=1)
     attention_heads = serializers.IntegerField(required=False, min_value=1)
     vocab_size = serializers.IntegerField(required=False, min_value=1)
-    activation_checkpointing = serializers.BooleanField(required=False)
+    activation_checkpointing = CheckpointingField(required=False)
 
 
 def _whole(key: str, **kwargs: Any) -> serializers.IntegerField:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from vertexplan import memory
 from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
 from vertexplan.composer.request import PERSISTENT_DISK_WORDS
 
@@ -38,3 +40,21 @@ def _unknown(key: str, fields: Any) -> str:
     close = difflib.get_close_matches(str(key).lower(), names, n=1, cutoff=0.0)
     meant = f"did you mean {close[0]}? " if close else ""
     return f"unknown field; {meant}valid fields: {', '.join(names)}"
+
+
+@extend_schema_field({"oneOf": [{"type": "string", "enum": list(memory.CHECKPOINTING)},
+                                {"type": "boolean"}],
+                      "description": "none | selective (the attention recomputed in backward) "
+                                     "| full (every layer recomputed); true and false, the "
+                                     "older spelling, mean full and none."})
+class CheckpointingField(serializers.Field):
+    """A model's activation checkpointing mode; the older true/false are read as full/none."""
+
+    def to_internal_value(self, data: Any) -> str:
+        try:
+            return memory.checkpointing_mode(data)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+    def to_representation(self, value: Any) -> str:
+        return memory.checkpointing_mode(value)

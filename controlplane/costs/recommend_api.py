@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.core import price_table
-from controlplane.core.serializers import StrictSerializer
+from controlplane.core.serializers import CheckpointingField, StrictSerializer
 from controlplane.teams import access
 from vertexplan import memory, recommend
 from vertexplan.pricing import RATE_NAMES, Totals
@@ -65,7 +65,7 @@ class RecommendRequestSerializer(StrictSerializer):
     vocab_size = _count("Vocabulary size.")
     micro_batch_size = serializers.IntegerField(min_value=1, default=1,
                                                 help_text="Micro batch per device.")
-    activation_checkpointing = serializers.BooleanField(default=False)
+    activation_checkpointing = CheckpointingField(default="none")
     strategy = _choice(recommend.STRATEGY_CHOICES, default=recommend.ANY,
                        help_text='"any": the first of ddp, zero2, fsdp, zero3 that fits, on '
                                  "GPUs; tpu_jax/tpu_xla: TPU slices.")

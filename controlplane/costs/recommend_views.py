@@ -16,6 +16,7 @@ from controlplane.core import price_table
 from controlplane.costs.recommend_api import run
 from vertexplan import memory, recommend
 from vertexplan.catalog.offerings import regions_with_offerings
+from vertexplan.composer.fields import CHECKPOINTING_CHOICES
 
 BILLION = 1_000_000_000
 # The page's inputs passed to the API's serializer as they are.
@@ -39,8 +40,10 @@ def _data(query: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
     schedules = [s for s in query.getlist("schedules") if s]
     if schedules:
         data["schedules"] = schedules
-    if query.get("activation_checkpointing"):
-        data["activation_checkpointing"] = True
+    mode = query.get("activation_checkpointing", "").strip()
+    if mode:
+        # "on": the page's checkbox before there were modes (every layer recomputed).
+        data["activation_checkpointing"] = "full" if mode == "on" else mode
     return data, errors
 
 
@@ -60,7 +63,7 @@ def recommend_page(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "precisions": memory.DTYPES, "strategies": recommend.STRATEGY_CHOICES,
         "regions": priced, "region": request.GET.get("region") or default_region(priced),
-        "devices": recommend.DEVICES,
+        "devices": recommend.DEVICES, "checkpointing_choices": CHECKPOINTING_CHOICES,
         "schedules": recommend.SCHEDULES, "values": request.GET,
         "chosen_schedules": request.GET.getlist("schedules") or list(recommend.SCHEDULES),
     }

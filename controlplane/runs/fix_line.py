@@ -17,6 +17,7 @@ from typing import Any
 
 from vertexplan.catalog import get_machine_type
 from vertexplan.catalog.hardware_regions import job_offerings, regions_offering_all
+from vertexplan.memory import checkpointing_mode
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,25 @@ class _Case:
     summary: str  # the line that gave the failure away
 
 
+def _more_checkpointing(given: Any) -> list[str]:
+    """The activation checkpointing step that saves more memory than the request's, if any."""
+    try:
+        mode = checkpointing_mode(given)
+    except ValueError:
+        mode = "none"
+    if mode == "none":
+        return ["turn on model.activation_checkpointing (selective recomputes the attention, "
+                "full every layer)"]
+    if mode == "selective":
+        return ["set model.activation_checkpointing to full (it is selective)"]
+    return []
+
+
 def _gpu_oom(case: _Case) -> Fix | None:
     """Less activation memory first (a smaller micro batch, activation checkpointing), then
     sharded state: each keeps the job as it is otherwise."""
     request = case.request
-    checkpointing = bool(_section(request, "model").get("activation_checkpointing"))
-    also = [] if checkpointing else ["turn on model.activation_checkpointing"]
+    also = _more_checkpointing(_section(request, "model").get("activation_checkpointing"))
     strategy = str(request.get("strategy") or "")
     micro = _positive_int(_section(request, "batch").get("micro_batch_size"))
     if micro is not None and micro > 1:

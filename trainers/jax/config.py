@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainers.config import RunConfig, refuse, run_problems
+from trainers.config import CHECKPOINTING_MODES, RunConfig, refuse, run_problems
 from trainers.config import preset as shared_preset
 from trainers.jax.mesh import MeshShape, fit_problems, resolve_mesh
 
@@ -26,6 +26,9 @@ class JaxTrainConfig(RunConfig):
     mesh_fsdp: int = 1
     mesh_tensor: int = 1
 
+    # Each block rematerialised in backward (`jax.checkpoint`): none | selective | full.
+    activation_checkpointing: str = "none"
+
 
 def preset(name: str) -> JaxTrainConfig:
     return shared_preset(name, JaxTrainConfig)
@@ -43,6 +46,10 @@ def validate(config: JaxTrainConfig, device_count: int) -> None:
     if m.dropout:
         problems.append("model.dropout must be 0 for the JAX trainer (runs stay reproducible "
                         "across meshes)")
+    if config.activation_checkpointing not in CHECKPOINTING_MODES:
+        problems.append(f"activation_checkpointing must be one of "
+                        f"{', '.join(CHECKPOINTING_MODES)}, "
+                        f"not {config.activation_checkpointing!r}")
     if config.precision not in PRECISIONS:
         problems.append(f"precision must be one of {', '.join(PRECISIONS)}, "
                         f"not {config.precision!r}")

@@ -119,11 +119,29 @@ class Block(nn.Module):
         )
 
 
+# How each activation checkpointing mode rematerialises a block (`jax.checkpoint`'s policy):
+# full saves nothing (the block's input is what the caller keeps); selective saves the outputs
+# of the projections, matrix products without batch dimensions, and recomputes the attention
+# (whose products have batch and head dimensions), the norms and the activations.
+REMAT_POLICIES = {
+    "full": None,
+    "selective": jax.checkpoint_policies.dots_with_no_batch_dims_saveable,
+}
+
+
+def block_class(activation_checkpointing: str) -> type[nn.Module]:
+    """The block as the mode runs it; `nn.remat` keeps the block's parameter names."""
+    if activation_checkpointing == "none":
+        return Block
+    return nn.remat(Block, policy=REMAT_POLICIES[activation_checkpointing])
+
+
 class GPT(nn.Module):
     """Tokens (batch, length) int32 -> logits (batch, length, vocab) in the compute dtype."""
 
     config: ModelConfig
     dtype: jnp.dtype = jnp.float32  # the arithmetic: bfloat16 on TPU and GPU
+    activation_checkpointing: str = "none"  # none | selective | full (REMAT_POLICIES)
 
     @nn.compact
     def __call__(self, idx: jax.Array) -> jax.Array:
@@ -148,8 +166,9 @@ class GPT(nn.Module):
             name="wpe",
         )
         x = wte(idx) + wpe(jnp.arange(length))  # positions broadcast over the batch
+        block = block_class(self.activation_checkpointing)
         for i in range(c.n_layer):
-            x = Block(c, self.dtype, name=f"blocks_{i}")(x)
+            x = block(c, self.dtype, name=f"blocks_{i}")(x)
         x = _layer_norm(c, self.dtype, "ln_f")(x)
         return wte.attend(x)  # the output head is the input embedding (tied)
 

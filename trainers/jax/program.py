@@ -71,7 +71,7 @@ class Program:
 
 
 def build_program(config: JaxTrainConfig, mesh: Mesh, dtype: jnp.dtype) -> Program:
-    model = GPT(config.model, dtype)
+    model = GPT(config.model, dtype, config.activation_checkpointing)
     tx = build_optimizer(config)
     example = jnp.zeros((1, config.model.block_size), jnp.int32)
 

@@ -42,6 +42,7 @@ import jax
 
 from contract import events as contract_events
 from trainers import cli, events
+from trainers.config import CHECKPOINTING_MODES
 from trainers.jax.config import PRECISIONS, JaxTrainConfig, preset, validate
 from trainers.jax.hosts import HostPlan, host_plan
 from trainers.jax.mesh import parse_mesh
@@ -58,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mesh", metavar="DATA,FSDP,TENSOR",
                         help="mesh degrees, multiplying to the device count of all hosts; "
                         "data 0 = the devices left (default: 0,1,1, all data-parallel)")
+    parser.add_argument("--activation-checkpointing", choices=CHECKPOINTING_MODES,
+                        help="rematerialise each block in backward: selective (attention and "
+                        "elementwise ops), full (the whole block); default: none")
     parser.add_argument("--precision", choices=PRECISIONS,
                         help="arithmetic: auto = bf16 on TPU/GPU, fp32 on CPU (default: auto)")
     cli.add_schedule_arguments(parser, batch_over="devices")
@@ -68,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JaxTrainConfig:
     """Preset, then the flags (and the Vertex variables they default to), then --set."""
-    flags: dict[str, typing.Any] = {"precision": args.precision, **cli.run_flags(args, env)}
+    flags: dict[str, typing.Any] = {"precision": args.precision,
+                                    "activation_checkpointing": args.activation_checkpointing,
+                                    **cli.run_flags(args, env)}
     if args.mesh:
         flags["mesh_data"], flags["mesh_fsdp"], flags["mesh_tensor"] = parse_mesh(args.mesh)
     return cli.with_flags(preset(args.preset), flags, args.overrides)

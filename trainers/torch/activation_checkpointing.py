@@ -32,9 +32,10 @@ from torch.utils.checkpoint import (
     create_selective_checkpoint_contexts,
 )
 
+from trainers.config import CHECKPOINTING_MODES
 from trainers.torch.models import transformer_blocks
 
-MODES = ("none", "selective", "full")
+MODES = CHECKPOINTING_MODES
 
 # What selective checkpointing keeps: the matrix products' outputs (the expensive part to
 # recompute). Attention itself (scaled_dot_product_attention in any kernel), softmax, norms

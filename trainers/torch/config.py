@@ -8,10 +8,9 @@ import dataclasses
 import typing
 from dataclasses import dataclass, field
 
-from trainers.config import ModelConfig, RunConfig, refuse, run_problems
+from trainers.config import CHECKPOINTING_MODES, ModelConfig, RunConfig, refuse, run_problems
 from trainers.config import preset as shared_preset
 from trainers.stream.config import StreamConfig, stream_problems
-from trainers.torch.activation_checkpointing import MODES as CHECKPOINTING_MODES
 from trainers.torch.models import hf_checks
 from trainers.torch.parallel import model_fit_problems, resolve_dims
 

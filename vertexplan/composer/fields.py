@@ -16,6 +16,10 @@ from vertexplan.composer.request import REDUCTION_SERVER_MACHINE, blank, normali
 NO_ACCELERATOR = "none"
 SAME_AS_CHIEF = ""
 RESTART_VALUES: dict[str, bool | None] = {"auto": None, "yes": True, "no": False}
+# The form's activation checkpointing menu (vertexplan.memory.CHECKPOINTING); none, the
+# default, is left out of the request.
+CHECKPOINTING_CHOICES = [("none", "None"), ("selective", "Selective (attention recomputed)"),
+                         ("full", "Full (each block recomputed)")]
 RESTART_NAMES = {value: name for name, value in RESTART_VALUES.items()}
 POOL_INPUTS = ("machine_type", "accelerator_type", "accelerator_count", "tpu_topology",
                "boot_disk_type", "boot_disk_size_gb")
@@ -214,7 +218,8 @@ def _settings(data: dict[str, Any], request: dict[str, Any], strategy: str) -> N
         if section == "tpu" and not strategy.startswith("tpu"):
             continue
         value = data.get(name)
-        if blank(value) or value is False:
+        if blank(value) or value is False or (
+                name == "model_activation_checkpointing" and value == "none"):
             continue
         if name in ("model_parameters_b", "model_trainable_b"):
             value = round(float(value) * BILLION)

@@ -15,6 +15,9 @@ The contract with the container (the built-in trainer or your own command):
   replica and talk over NVLink.
 * tpu_xla: ``PJRT_DEVICE=TPU`` (PyTorch/XLA's runtime); tpu_jax adds nothing (JAX finds the TPU).
 * ddp adds nothing to the environment.
+* ``model.activation_checkpointing`` selective or full: the built-in PyTorch and JAX trainers
+  get ``--activation-checkpointing MODE`` (none, the default, adds nothing); your own command
+  gets nothing (the setting is then the memory plan's and the step time's only).
 
 With the built-in trainer (no command of your own) the arguments start with
 ``--strategy NAME`` followed by the flags below, then your arguments. On a TPU slice the
@@ -33,6 +36,7 @@ import json
 import math
 from typing import Any
 
+from vertexplan import memory
 from vertexplan.composer.deepspeed_config import deepspeed_errors, deepspeed_json, resolve_batch
 from vertexplan.composer.launch import Launch, Topology
 from vertexplan.composer.request import JobRequest, blank
@@ -65,6 +69,7 @@ BUILTIN_COMMANDS = (TRAINER_COMMAND, JAX_TRAINER_COMMAND, XLA_TRAINER_COMMAND)
 DEFAULT_TRAINER_ARGS = ["--preset", "tiny", "--steps", "300", "--checkpoint-every", "50"]
 
 NPROC_FLAG = "--nproc-per-node"
+CHECKPOINTING_FLAG = "--activation-checkpointing"
 
 DEEPSPEED_ENV = "CP_DEEPSPEED_CONFIG_JSON"
 FSDP_ENV = "CP_FSDP_CONFIG_JSON"
@@ -237,6 +242,9 @@ def _strategy_launch(request: JobRequest, topology: Topology, out: Launch, *, fl
     if flags and precision is not None:
         out.args += (["--precision", precision] if strategy == "tpu_jax"
                      else ["--set", f"precision={precision}"])
+    checkpointing = _checkpointing(request, strategy, trainer, out)
+    if flags and checkpointing != "none":
+        out.args += [CHECKPOINTING_FLAG, checkpointing]
     if strategy in ZERO_STAGES:
         _zero(section(request.deepspeed, "deepspeed", out), ZERO_STAGES[strategy], precision,
               out, flags)
@@ -249,6 +257,26 @@ def _strategy_launch(request: JobRequest, topology: Topology, out: Launch, *, fl
             out.env += list(NCCL_ENV)
     if strategy == "tpu_xla":
         out.env.append((PJRT_ENV, "TPU"))
+
+
+def _checkpointing(request: JobRequest, strategy: str, trainer: bool, out: Launch) -> str:
+    """The model's activation checkpointing mode ("none" when the request says nothing)."""
+    model = request.model if isinstance(request.model, dict) else {}
+    try:
+        mode = memory.checkpointing_mode(model.get("activation_checkpointing"))
+    except ValueError as exc:
+        out.error("model.activation_checkpointing", str(exc), memory.CHECKPOINTING)
+        return "none"
+    if trainer and mode != "none" and strategy == "tpu_xla":
+        out.error("model.activation_checkpointing", "the built-in PyTorch/XLA trainer does not "
+                  "checkpoint activations yet: choose none, or run your own command",
+                  ("none",))
+    if mode == "selective" and strategy == "zero3" and trainer:
+        out.error("model.activation_checkpointing", "the built-in trainer refuses zero3 with "
+                  "selective checkpointing (ZeRO-3 gathers each layer's weights inside its "
+                  "forward, which per-operator recomputation cannot replay): choose full, or "
+                  "zero2 or fsdp", ("full",))
+    return mode
 
 
 def _check_sections(request: JobRequest, strategy: str, out: Launch) -> None:

@@ -49,6 +49,10 @@ def _model(section: dict[str, Any], precision: str | None, micro: int,
                 f"model.{name} must be a whole number of at least 1, got {value!r}")
             continue
         values[name] = value
+    try:
+        checkpointing = memory.checkpointing_mode(section.get("activation_checkpointing"))
+    except ValueError as exc:
+        result.errors.setdefault("model.activation_checkpointing", []).append(str(exc))
     if "parameters" not in values:
         if values:
             result.errors.setdefault("model", []).append(
@@ -60,7 +64,7 @@ def _model(section: dict[str, Any], precision: str | None, micro: int,
     return memory.ModelShape(
         dtype=precision if precision in memory.DTYPES else "fp32",
         micro_batch_size=micro,
-        activation_checkpointing=bool(section.get("activation_checkpointing")),
+        activation_checkpointing=checkpointing,
         **values)
 
 

@@ -68,11 +68,18 @@ def blank(value: Any) -> bool:
 def normalize(request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """The request with older spellings turned into the current ones, and their conflicts.
 
-    ``spot: true`` becomes ``scheduling_strategy: "SPOT"`` (and ``spot: false`` is dropped).
-    Nothing else is filled in: a stored request keeps what the user actually chose.
+    ``spot: true`` becomes ``scheduling_strategy: "SPOT"`` (and ``spot: false`` is dropped);
+    ``model.activation_checkpointing: true`` becomes ``"full"`` (``false``, like the default
+    ``"none"``, is dropped). Nothing else is filled in: a stored request keeps what the user
+    actually chose.
     """
     out = dict(request)
     errors: dict[str, list[str]] = {}
+    model = out.get("model")
+    if isinstance(model, dict) and "activation_checkpointing" in model:
+        out["model"] = _checkpointing_normalized(model)
+        if not out["model"]:
+            del out["model"]  # it said only that nothing is recomputed
     if "spot" in out:
         spot = out.pop("spot")
         chosen = out.get("scheduling_strategy")
@@ -83,6 +90,18 @@ def normalize(request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[s
         elif spot:
             out["scheduling_strategy"] = "SPOT"
     return out, errors
+
+
+def _checkpointing_normalized(model: dict[str, Any]) -> dict[str, Any]:
+    """The model section with activation checkpointing spelled as a mode, or left out when it
+    is none; a value that is no mode stays, for the composer to name."""
+    given = model["activation_checkpointing"]
+    out = dict(model)
+    if given is True:
+        out["activation_checkpointing"] = "full"
+    elif given is False or given is None or given == "none":
+        del out["activation_checkpointing"]
+    return out
 
 
 @dataclass(frozen=True)

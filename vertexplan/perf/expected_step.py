@@ -7,9 +7,10 @@ the FLOP/s the job's devices are expected to reach.
 - tokens_per_step: the global batch (sequences a step) x the sequence length.
 - FLOPs per token (as flops.py counts them, PaLM appendix B): 2N forward; backward 2N for the
   activations' gradients and 2N for the weights' gradients, of the trainable parameters only
-  (a frozen base under adapters takes no weight gradients); 12 L d T for attention; with
-  activation checkpointing the forward runs twice (its FLOPs counted again: the hardware does
-  them).
+  (a frozen base under adapters takes no weight gradients); 12 L d T for attention; what
+  activation checkpointing recomputes counted again (the hardware does it): full, the whole
+  forward (2N + 4 L d T); selective, the attention scores and their product with the values
+  (4 L d T).
 - peak: the dense figure of the device at the training precision (peaks.py, with its source).
 - utilisation: ASSUMED_UTILISATION of the peak, a round figure below what well-tuned large
   runs publish (PaLM 540B: 46.2% MFU on TPU v4, Chowdhery et al. 2022, table 3; Megatron-LM
@@ -33,6 +34,11 @@ from vertexplan.perf.peaks import peak_flops
 from vertexplan.perf.scaling import scaling_efficiency
 
 ASSUMED_UTILISATION = Fraction(40, 100)
+# What the step's FLOPs include beyond the model's own work, by activation checkpointing mode.
+RECOMPUTED = {
+    "selective": "the attention recomputed in backward included",
+    "full": "every block's forward recomputed in backward included",
+}
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class ExpectedStep:
     utilisation: Fraction
     scaling: Fraction
     bubble: float
+    checkpointing: str = "none"  # the model's activation checkpointing: what is recomputed
 
     def explain(self) -> str:
         """One line: the figures the step time was modelled from."""
@@ -55,6 +62,8 @@ class ExpectedStep:
                  f"tokens) on {self.devices} x {self.accelerator} at {self.peak_tflops:g} "
                  f"TFLOP/s {self.precision} ({self.peak_source}) x {float(self.utilisation):.0%}"
                  " assumed utilisation"]
+        if self.checkpointing in RECOMPUTED:
+            parts[0] = parts[0].replace(" a step (", f" a step ({RECOMPUTED[self.checkpointing]}, ")
         if self.scaling < 1:
             parts.append(f"x {float(self.scaling):.0%} multi-node scaling (assumed)")
         if self.bubble:
@@ -71,10 +80,17 @@ def hardware_flops_per_token(model: memory.ModelShape) -> int:
     attention = 0
     if model.layers and model.hidden_size and model.sequence_length:
         attention = 12 * model.layers * model.hidden_size * model.sequence_length
-    recompute = 0
-    if model.activation_checkpointing:
-        recompute = 2 * model.parameters + attention // 3  # the forward again
-    return dense + attention + recompute
+    return dense + attention + recomputed_flops_per_token(model, attention)
+
+
+def recomputed_flops_per_token(model: memory.ModelShape, attention: int) -> int:
+    """What activation checkpointing runs again per token: the forward of every block
+    (full) or of the attention core alone (selective); `attention` is 12 L d T."""
+    if model.activation_checkpointing == "full":
+        return 2 * model.parameters + attention // 3  # the forward again
+    if model.activation_checkpointing == "selective":
+        return attention // 3  # Q K^T and the scores times V, forward again
+    return 0
 
 
 def expected_step(model: memory.ModelShape, layout: memory.Layout, *, global_batch: int,
@@ -101,4 +117,5 @@ def expected_step(model: memory.ModelShape, layout: memory.Layout, *, global_bat
                         devices=devices, accelerator=accelerator,
                         peak_tflops=peak.flops / 1e12, precision=peak.precision,
                         peak_source=peak.source, utilisation=ASSUMED_UTILISATION,
-                        scaling=scaling, bubble=bubble)
+                        scaling=scaling, bubble=bubble,
+                        checkpointing=model.activation_checkpointing)

@@ -59,7 +59,8 @@ def _model(request: JobRequest) -> memory.ModelShape | None:
             parameters=section["parameters"],
             dtype=precision if precision in memory.DTYPES else "fp32",
             micro_batch_size=micro if isinstance(micro, int) and micro > 0 else 1,
-            activation_checkpointing=bool(section.get("activation_checkpointing")), **values)
+            activation_checkpointing=memory.checkpointing_mode(
+                section.get("activation_checkpointing")), **values)
     except (TypeError, ValueError):
         return None
 

@@ -152,8 +152,8 @@ def _model_section(model: memory.ModelShape) -> dict[str, Any]:
         value = getattr(model, name)
         if value:
             section[name] = value
-    if model.activation_checkpointing:
-        section["activation_checkpointing"] = True
+    if model.activation_checkpointing != "none":
+        section["activation_checkpointing"] = model.activation_checkpointing
     return section
 
 

@@ -112,6 +112,9 @@ from .member_request import MemberRequest
 from .mode_enum import ModeEnum
 from .model_entry import ModelEntry
 from .model_request import ModelRequest
+from .model_request_activation_checkpointing_type_0 import (
+    ModelRequestActivationCheckpointingType0,
+)
 from .new_token import NewToken
 from .nfs_mount_request import NfsMountRequest
 from .notify_on_enum import NotifyOnEnum
@@ -158,6 +161,9 @@ from .preset_request import PresetRequest
 from .python_package_request import PythonPackageRequest
 from .ray_job import RayJob
 from .recommend_request_request import RecommendRequestRequest
+from .recommend_request_request_activation_checkpointing_type_0 import (
+    RecommendRequestRequestActivationCheckpointingType0,
+)
 from .recommend_request_strategy_enum import RecommendRequestStrategyEnum
 from .recovery_request import RecoveryRequest
 from .recovery_strategy_enum import RecoveryStrategyEnum
@@ -316,6 +322,7 @@ __all__ = (
     "ModeEnum",
     "ModelEntry",
     "ModelRequest",
+    "ModelRequestActivationCheckpointingType0",
     "NewToken",
     "NfsMountRequest",
     "NotifyOnEnum",
@@ -362,6 +369,7 @@ __all__ = (
     "PythonPackageRequest",
     "RayJob",
     "RecommendRequestRequest",
+    "RecommendRequestRequestActivationCheckpointingType0",
     "RecommendRequestStrategyEnum",
     "RecoveryRequest",
     "RecoveryStrategyEnum",

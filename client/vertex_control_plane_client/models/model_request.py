@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.model_request_activation_checkpointing_type_0 import (
+    ModelRequestActivationCheckpointingType0,
+)
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="ModelRequest")
@@ -23,7 +26,9 @@ class ModelRequest:
         sequence_length (int | Unset):
         attention_heads (int | Unset):
         vocab_size (int | Unset):
-        activation_checkpointing (bool | Unset):
+        activation_checkpointing (bool | ModelRequestActivationCheckpointingType0 | Unset): none | selective (the
+            attention recomputed in backward) | full (every layer recomputed); true and false, the older spelling, mean full
+            and none.
     """
 
     parameters: int
@@ -34,7 +39,7 @@ class ModelRequest:
     sequence_length: int | Unset = UNSET
     attention_heads: int | Unset = UNSET
     vocab_size: int | Unset = UNSET
-    activation_checkpointing: bool | Unset = UNSET
+    activation_checkpointing: bool | ModelRequestActivationCheckpointingType0 | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         parameters = self.parameters
@@ -53,7 +58,13 @@ class ModelRequest:
 
         vocab_size = self.vocab_size
 
-        activation_checkpointing = self.activation_checkpointing
+        activation_checkpointing: bool | str | Unset
+        if isinstance(self.activation_checkpointing, Unset):
+            activation_checkpointing = UNSET
+        elif isinstance(self.activation_checkpointing, ModelRequestActivationCheckpointingType0):
+            activation_checkpointing = self.activation_checkpointing.value
+        else:
+            activation_checkpointing = self.activation_checkpointing
 
         field_dict: dict[str, Any] = {}
 
@@ -100,7 +111,20 @@ class ModelRequest:
 
         vocab_size = d.pop("vocab_size", UNSET)
 
-        activation_checkpointing = d.pop("activation_checkpointing", UNSET)
+        def _parse_activation_checkpointing(data: object) -> bool | ModelRequestActivationCheckpointingType0 | Unset:
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                activation_checkpointing_type_0 = ModelRequestActivationCheckpointingType0(data)
+
+                return activation_checkpointing_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(bool | ModelRequestActivationCheckpointingType0 | Unset, data)
+
+        activation_checkpointing = _parse_activation_checkpointing(d.pop("activation_checkpointing", UNSET))
 
         model_request = cls(
             parameters=parameters,

@@ -6,6 +6,9 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.precision_enum import PrecisionEnum
+from ..models.recommend_request_request_activation_checkpointing_type_0 import (
+    RecommendRequestRequestActivationCheckpointingType0,
+)
 from ..models.recommend_request_strategy_enum import RecommendRequestStrategyEnum
 from ..models.reference_device_enum import ReferenceDeviceEnum
 from ..types import UNSET, Unset
@@ -31,7 +34,9 @@ class RecommendRequestRequest:
         attention_heads (int | Unset): Attention heads (default: hidden_size / 128).
         vocab_size (int | Unset): Vocabulary size.
         micro_batch_size (int | Unset): Micro batch per device. Default: 1.
-        activation_checkpointing (bool | Unset):  Default: False.
+        activation_checkpointing (bool | RecommendRequestRequestActivationCheckpointingType0 | Unset): none | selective
+            (the attention recomputed in backward) | full (every layer recomputed); true and false, the older spelling, mean
+            full and none. Default: RecommendRequestRequestActivationCheckpointingType0.NONE.
         strategy (RecommendRequestStrategyEnum | Unset): * `any` - any
             * `ddp` - ddp
             * `fsdp` - fsdp
@@ -78,7 +83,9 @@ class RecommendRequestRequest:
     attention_heads: int | Unset = UNSET
     vocab_size: int | Unset = UNSET
     micro_batch_size: int | Unset = 1
-    activation_checkpointing: bool | Unset = False
+    activation_checkpointing: bool | RecommendRequestRequestActivationCheckpointingType0 | Unset = (
+        RecommendRequestRequestActivationCheckpointingType0.NONE
+    )
     strategy: RecommendRequestStrategyEnum | Unset = RecommendRequestStrategyEnum.ANY
     hours: str | Unset = UNSET
     steps: int | Unset = UNSET
@@ -117,7 +124,13 @@ class RecommendRequestRequest:
 
         micro_batch_size = self.micro_batch_size
 
-        activation_checkpointing = self.activation_checkpointing
+        activation_checkpointing: bool | str | Unset
+        if isinstance(self.activation_checkpointing, Unset):
+            activation_checkpointing = UNSET
+        elif isinstance(self.activation_checkpointing, RecommendRequestRequestActivationCheckpointingType0):
+            activation_checkpointing = self.activation_checkpointing.value
+        else:
+            activation_checkpointing = self.activation_checkpointing
 
         strategy: str | Unset = UNSET
         if not isinstance(self.strategy, Unset):
@@ -236,7 +249,22 @@ class RecommendRequestRequest:
 
         micro_batch_size = d.pop("micro_batch_size", UNSET)
 
-        activation_checkpointing = d.pop("activation_checkpointing", UNSET)
+        def _parse_activation_checkpointing(
+            data: object,
+        ) -> bool | RecommendRequestRequestActivationCheckpointingType0 | Unset:
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                activation_checkpointing_type_0 = RecommendRequestRequestActivationCheckpointingType0(data)
+
+                return activation_checkpointing_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(bool | RecommendRequestRequestActivationCheckpointingType0 | Unset, data)
+
+        activation_checkpointing = _parse_activation_checkpointing(d.pop("activation_checkpointing", UNSET))
 
         _strategy = d.pop("strategy", UNSET)
         strategy: RecommendRequestStrategyEnum | Unset

@@ -128,15 +128,43 @@ def test_activations_follow_the_model_shape_and_checkpointing() -> None:
     shape = dict(parameters=7_000_000_000, dtype="bf16", hidden_size=4096, layers=32,
                  sequence_length=4096, attention_heads=32, micro_batch_size=1)
     plain = memory.plan(memory.ModelShape(**shape), memory.Layout("zero3", 8, 1))
-    checkpointed = memory.plan(memory.ModelShape(**shape, activation_checkpointing=True),
+    checkpointed = memory.plan(memory.ModelShape(**shape, activation_checkpointing="full"),
                                memory.Layout("zero3", 8, 1))
     s, h, a = 4096, 4096, 32
     assert plain.activations_gib == pytest.approx(32 * s * h * (34 + 5 * a * s / h) / GIB)
     assert checkpointed.activations_gib < plain.activations_gib / 10
+    assert any("each layer keeps only its input" in n for n in checkpointed.notes)
     no_shape = memory.plan(memory.ModelShape(parameters=7_000_000_000),
                            memory.Layout("zero3", 8, 1))
     assert no_shape.activations_gib is None
     assert any("activations not estimated" in n for n in no_shape.notes)
+
+
+@pytest.mark.parametrize(("tp", "sequence_parallel"), [(1, False), (4, False), (4, True)])
+def test_selective_checkpointing_saves_the_attention_scores(tp, sequence_parallel) -> None:
+    """none > selective > full, and selective saves exactly the 5as/h term (split by tensor
+    parallelism as the attention is)."""
+    shape = dict(parameters=7_000_000_000, dtype="bf16", hidden_size=4096, layers=32,
+                 sequence_length=4096, attention_heads=32, micro_batch_size=2)
+    layout = memory.Layout("fsdp", 8, 1, tensor_parallel=tp, sequence_parallel=sequence_parallel)
+    planned = {mode: memory.plan(memory.ModelShape(**shape, activation_checkpointing=mode), layout)
+               for mode in memory.CHECKPOINTING}
+    none, selective, full = (planned[m].activations_gib for m in ("none", "selective", "full"))
+    assert none > selective > full
+    s, b, h, a = 4096, 2, 4096, 32
+    scores = 32 * s * b * h * (5 * a * s / h) / tp
+    assert none - selective == pytest.approx(scores / GIB)
+    assert any("attention scores, softmax and dropout" in n for n in planned["selective"].notes)
+    assert not any("checkpointing" in n for n in planned["none"].notes)
+
+
+def test_older_requests_said_true_or_false() -> None:
+    assert memory.checkpointing_mode(True) == "full"
+    assert memory.checkpointing_mode(False) == memory.checkpointing_mode(None) == "none"
+    assert memory.checkpointing_mode("selective") == "selective"
+    with pytest.raises(ValueError, match=r"model\.activation_checkpointing must be one of "
+                       r"none, selective, full, not 'partial'"):
+        memory.checkpointing_mode("partial")
 
 
 def test_fits_compares_with_the_device() -> None:

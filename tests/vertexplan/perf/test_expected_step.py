@@ -43,9 +43,15 @@ def test_a_frozen_base_takes_no_weight_gradients_and_recomputation_runs_the_forw
     attention = 12 * 24 * 2048 * 2048
     adapters = ModelShape(**{**MODEL.__dict__, "trainable_parameters": 10**7})
     assert _step(adapters).flops_per_step == tokens * (4 * 10**9 + 2 * 10**7 + attention)
-    checkpointed = ModelShape(**{**MODEL.__dict__, "activation_checkpointing": True})
+    checkpointed = ModelShape(**{**MODEL.__dict__, "activation_checkpointing": "full"})
     assert _step(checkpointed).flops_per_step == tokens * (
         8 * 10**9 + attention + attention // 3)
+    assert "every block's forward recomputed" in _step(checkpointed).explain()
+    # Selective recomputes the attention core only: its scores and their product with V.
+    selective = ModelShape(**{**MODEL.__dict__, "activation_checkpointing": "selective"})
+    assert _step(selective).flops_per_step == tokens * (6 * 10**9 + attention + attention // 3)
+    assert "the attention recomputed" in _step(selective).explain()
+    assert _step().seconds < _step(selective).seconds < _step(checkpointed).seconds
 
 
 def test_more_nodes_lose_throughput_by_their_network_and_a_pipeline_by_its_bubble() -> None:
