@@ -21,7 +21,7 @@ BLOCK = 32
 # The trainer's view of the runs: a small corpus (tokenized on every rank), no evaluation.
 RUN_ARGS = [
     "--seed", "7", "--batch-size", "4", "--eval-every", "0",
-    "--set", f"model.block_size={BLOCK}", "--set", "corpus_max_bytes=200000",
+    "--set", f"model.block_size={BLOCK}", "--set", "corpus_max_bytes=64000",
 ]
 SHAPE = {
     "vocab_size": VOCAB, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
@@ -86,7 +86,7 @@ def first_batch(tokenizer: Path) -> torch.Tensor:
     from trainers.corpus import batch_offsets, load_corpus, windows
     from trainers.torch.models.tokens import tokenized
 
-    corpus = tokenized(load_corpus(None, 200_000, BLOCK), str(tokenizer), BLOCK)
+    corpus = tokenized(load_corpus(None, 64_000, BLOCK), str(tokenizer), BLOCK)
     offsets = batch_offsets(7, 1, 4, BLOCK, len(corpus.train))
     return torch.from_numpy(windows(corpus.train, offsets, BLOCK).astype("int64"))
 

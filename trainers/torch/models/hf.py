@@ -104,7 +104,16 @@ class CausalLM(nn.Module):
     @torch.no_grad()
     def materialise(self, device: str) -> None:
         """Allocate this rank's part of every parameter and buffer on `device` and fill it."""
+        owners: dict[int, list[tuple[nn.Module, str]]] = {}
+        for module in self.modules():
+            for attribute, param in module._parameters.items():
+                if param is not None:
+                    owners.setdefault(id(param), []).append((module, attribute))
         self.to_empty(device=device)
+        # to_empty makes a new parameter per module: a tied head would get a matrix of its own.
+        for (first, first_attribute), *others in (o for o in owners.values() if len(o) > 1):
+            for module, attribute in others:
+                module._parameters[attribute] = first._parameters[first_attribute]
         fresh = FreshValues(self._pristine, self._source.seed)
         for name, tensor, owner, attribute in self.named_tensors():
             if isinstance(tensor, DTensor):
