@@ -48,10 +48,11 @@ def join(process: Process) -> None:
     if process.source == "pjrt":
         import torch_xla.distributed.xla_backend  # noqa: F401 (registers the xla:// method)
 
-        init_method = "xla://"
-    else:
-        init_method = f"tcp://{process.master_addr}:{process.master_port}"
-    dist.init_process_group("gloo", init_method=init_method, rank=process.rank,
+        # The rank and world size are PJRT's process index and count.
+        dist.init_process_group("gloo", init_method="xla://", timeout=HOST_TIMEOUT)
+        return
+    dist.init_process_group("gloo", init_method=f"tcp://{process.master_addr}:"
+                            f"{process.master_port}", rank=process.rank,
                             world_size=process.world_size, timeout=HOST_TIMEOUT)
 
 
