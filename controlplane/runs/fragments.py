@@ -29,6 +29,7 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from markupsafe import Markup
 
+from controlplane.runs import uris
 from vertexplan import summaries
 from vertexplan.pricing import display_usd
 
@@ -70,7 +71,7 @@ def environment(**options: Any) -> jinja2.Environment:
         usd=display_usd, running_time=running_time, progress=progress,
         accelerators=summaries.accelerator_summary,
         severity_class=summaries.severity_class, severity_name=summaries.severity_name,
-        mesh_axes=mesh_axes, extra_fields=extra_fields)
+        mesh_axes=mesh_axes, extra_fields=extra_fields, storage_uri=uris.storage_uri)
     env.tests.update(present=present, list=lambda value: isinstance(value, list | tuple))
     return env
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from controlplane.runs import fragments
+from controlplane.runs import fragments, uris
 from controlplane.runs.checkpoints import Checkpoint
 from controlplane.runs.models import ACTIVE_STATES
 from controlplane.teams import access
@@ -26,6 +26,8 @@ register = template.Library()
 register.filter("moment", fragments.moment, expects_localtime=True)
 register.filter("state_class", fragments.state_class)
 register.filter("progress", fragments.progress)
+# A checkpoint path as the gs:// URI it names (the printed path in the title).
+register.filter("storage_uri", uris.storage_uri)
 # A memory plan's GiB figures in the unit that shows them ('477 MB', never '0.00 GB').
 register.filter("memory_size", memory.size_text)
 
