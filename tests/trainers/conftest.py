@@ -83,6 +83,8 @@ STRATEGIES = {
 }
 SHARDED = [name for name in STRATEGIES if name != "ddp"]
 ASYNC = ["ddp", "fsdp-full_shard"]
+# Also run with activation checkpointing: ZeRO-3 gathers each layer inside the recomputed forward.
+CHECKPOINTED = ["zero3"]
 # These keep their checkpoints at gs:// URLs, served by a local fake GCS through fsspec.
 ON_GCS = {"fsdp-hybrid_shard", "zero2"}
 SIGTERM_AT = 7
@@ -143,6 +145,10 @@ def strategy_group(tmp_path_factory) -> Group:
             resume = [*GROUP_ARGS, *args, "--checkpoint-dir", f"{root}/resume"]
             runs.append({"name": f"{name}/stopped", "args": resume, "sigterm_at": SIGTERM_AT})
             runs.append({"name": f"{name}/resumed", "args": resume})
+        if name in CHECKPOINTED:
+            # The same run with every block's activations recomputed in backward.
+            recomputed = [*args, "--activation-checkpointing", "full"]
+            runs.append({"name": f"{name}/recomputed", "args": [*GROUP_ARGS, *recomputed]})
         if name in ASYNC:
             background = [*args, "--set", "async_checkpoint=true"]
             runs.append(

@@ -11,6 +11,7 @@ from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
 
 from tests.trainers.conftest import (
     ASYNC,
+    CHECKPOINTED,
     GROUP_STEPS,
     ON_GCS,
     SHARDED,
@@ -36,6 +37,13 @@ def test_losses_match_the_single_process_run(name, single_run, strategy_group):
         assert event["metrics"]["val_loss"] == pytest.approx(single_evals[event["step"]], rel=REL)
     for event in strategy_group.of(name, "step"):
         assert event["tokens_per_s"] > 0 and event["step_time_s"] > 0
+
+
+@pytest.mark.parametrize("name", CHECKPOINTED)
+def test_activation_checkpointing_trains_to_the_same_losses(name, strategy_group):
+    run = f"{name}/recomputed"
+    assert strategy_group.exit_code(run) == 0
+    assert_losses_close(strategy_group.losses(run), strategy_group.losses(name), 1e-6)
 
 
 @pytest.mark.parametrize("name", SHARDED)
