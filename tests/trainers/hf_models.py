@@ -30,6 +30,7 @@ SHAPE = {
 # name: (config class, extra config values). Qwen3 and Gemma tie their embedding and head.
 ARCHITECTURES = {
     "llama": ("LlamaConfig", {}),
+    "mistral": ("MistralConfig", {"sliding_window": 64}),
     "qwen2": ("Qwen2Config", {"tie_word_embeddings": False}),
     "qwen3": ("Qwen3Config", {"head_dim": 8, "tie_word_embeddings": True}),
     "gemma": ("GemmaConfig", {"head_dim": 8}),

@@ -81,7 +81,7 @@ def world1(assets):
             "--steps", str(STEPS))},
         *({"name": name, "args": _args(
             assets, "--init-from", str(assets / name), "--strategy", "single", "--steps", "1")}
-          for name in ("qwen2", "gemma")),
+          for name in ("mistral", "qwen2", "gemma")),
         # Steps 0: read the weights and write them out again (a sharded Llama, a tied Qwen3).
         {"name": "llama/roundtrip", "args": _args(
             assets, "--init-from", str(assets / "llama-sharded"), "--strategy", "single",
@@ -134,7 +134,7 @@ def _tensors(folder: Path) -> dict[str, torch.Tensor]:
     return dict(sorted(found.items()))
 
 
-@pytest.mark.parametrize("name", ["llama", "qwen2", "qwen3", "gemma"])
+@pytest.mark.parametrize("name", ["llama", "mistral", "qwen2", "qwen3", "gemma"])
 def test_first_step_loss_is_transformers_loss_on_the_same_batch(assets, world1, name):
     trained = world1.losses(name)[1]
     rows = hf_models.first_batch(assets / "tokenizer.json")
