@@ -5,7 +5,8 @@ The logs app recognises the failure and gives each kind's general advice
 change to make: the field (by its request path, as the compose form and the API name it), the
 value it has and the value to try ("set batch.micro_batch_size to 2 (it is 4) or turn on
 model.activation_checkpointing"). Where nothing in the request explains the failure, the
-general advice stays. Pure over the job's stored request and CustomJob: no query.
+general advice stays. for_failure() is pure over the job's stored request and CustomJob;
+for_rows() reads a list page's requests in one query.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from controlplane.runs.models import Job
 from vertexplan.catalog import get_machine_type
 from vertexplan.catalog.hardware_regions import job_offerings, regions_offering_all
 from vertexplan.memory import checkpointing_mode
@@ -223,3 +225,15 @@ def for_failure(diagnosis: Mapping[str, Any], request: Any, custom_job: Any,
     if specific is not None:
         return specific
     return Fix(str(diagnosis.get("fix") or ""), resubmit=False)
+
+
+def for_rows(jobs: Sequence[Job], diagnoses: Mapping[int, Mapping[str, Any]]) -> dict[int, Fix]:
+    """for_failure() of each diagnosed job of a list page, by job id: the list reads its rows
+    without their requests, so the diagnosed ones' are read here, in one query."""
+    diagnosed = [job for job in jobs if diagnoses.get(job.pk)]
+    if not diagnosed:
+        return {}
+    requests = dict(Job.objects.filter(pk__in=[job.pk for job in diagnosed])
+                    .values_list("pk", "request"))
+    return {job.pk: for_failure(diagnoses[job.pk], requests.get(job.pk), job.custom_job,
+                                job.region) for job in diagnosed}

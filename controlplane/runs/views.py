@@ -157,8 +157,10 @@ class JobListView(LoginRequiredMixin, ListView):
         diagnoses = panels.reports("diagnosis", context["jobs"])
         # What a Ray job ran on (its cluster's app reports it), read for the page at once.
         origins = panels.origins(context["jobs"])
+        fixes = fix_line.for_rows(context["jobs"], diagnoses)
         for job in context["jobs"]:
             job.diagnosis = diagnoses.get(job.pk)
+            job.fix = fixes.get(job.pk)
             job.origin = origins.get(job.pk)
         context.update(
             any_active=any(job.state in ACTIVE_STATES for job in context["jobs"]),

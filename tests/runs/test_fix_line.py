@@ -68,6 +68,8 @@ def test_a_cuda_oom_names_the_micro_batch_to_halve_and_links_the_filled_in_form(
     fix = fix_of(header(client, admin_user, job))
     assert "set batch.micro_batch_size to 2 (it is 4;" in fix
     assert "or turn on model.activation_checkpointing" in fix
+    # The job list's row says the same fix.
+    assert "Fix: set batch.micro_batch_size to 2 (it is 4;" in client.get("/").content.decode()
     compose = f'{reverse("job-compose")}?clone={job.pk}'
     assert f'href="{compose}"' in fix
     # The link opens the compose form holding this job's request, the field to change in it.

@@ -124,7 +124,8 @@ def test_a_failed_row_says_why_and_what_to_do(member_client: Client, member: Any
     # A recognised cause: its fix is in the row's text, not only in a tooltip.
     visible = re.sub(r'title="[^"]*"', "", rows["oom"])
     assert "GPU out of memory: torch.OutOfMemoryError" in visible
-    assert "Fix: Lower the per-device batch size" in visible and "exit 1" not in visible
+    # The fix names the change to this job's request, as its page does (runs/fix_line.py).
+    assert "Fix: turn on model.activation_checkpointing" in visible and "exit 1" not in visible
     assert "row-diagnosis" not in rows["fine"] and "not shown" not in rows["fine"]
 
 
@@ -140,7 +141,10 @@ def test_more_rows_ask_no_more_queries(member_client: Client, member: Any, team:
             assert member_client.get(reverse("job-list")).status_code == 200
         return len(captured.captured_queries)
 
-    make_job(team, member, name="first", state=JobState.FAILED)
+    first = make_job(team, member, name="first", state=JobState.FAILED)
+    # A diagnosed row: its fix reads the page's diagnosed requests (one query for them all).
+    LogFailure.objects.create(job=first, attempt=1, kind="gpu_oom", summary="OOM",
+                              timestamp=timezone.now(), insert_id="first")
     before = queries()
     for i in range(6):
         job = make_job(team, member, name=f"more-{i}",
