@@ -140,5 +140,7 @@ def export(
 
         storage.replace_file(storage.join(folder, TOKENIZER_FILE),
                              storage_for(tokenizer).read_bytes(tokenizer))
-    config = {**spec.values, "dtype": "float32"}
+    # The tensors are float32 whatever the source's dtype; the older key would contradict it.
+    config = {key: value for key, value in spec.values.items() if key != "torch_dtype"}
+    config["dtype"] = "float32"
     storage.replace_file(storage.join(folder, CONFIG_FILE), json.dumps(config, indent=2).encode())
