@@ -75,6 +75,10 @@ class TrainConfig(RunConfig):
     tokenizer: str | None = None
     export_hf: str | None = None
     export_shard_bytes: int = 5 * 1024**3
+    # A VLM's image + text pairs (--vlm-data, a JSONL manifest: trainers/torch/vlm_data.py),
+    # each image resized to at most vlm_max_pixels (the image processor's max_pixels).
+    vlm_data: str | None = None
+    vlm_max_pixels: int = 28 * 28 * 256
 
     device: str = "auto"  # auto (a GPU when there is one) | cpu | cuda
     cpu_threads: int = 1  # torch threads per process on CPU (replicas often share a few cores)

@@ -66,6 +66,11 @@ strategy above; the sequence length is --set model.block_size=N:
     python -m trainers.train --init-from /gcs/bucket/qwen3 --strategy fsdp \
         --tokenizer /gcs/bucket/qwen3/tokenizer.json --export-hf gs://bucket/job/hf
 
+A vision-language model (Qwen2-VL) fine-tuned on image + text pairs (single, ddp, fsdp, zeroN):
+
+    python -m trainers.train --model-config qwen2-vl-2b --tokenizer qwen2-vl/tokenizer.json \
+        --vlm-data /gcs/bucket/pairs/train.jsonl --strategy zero2 --set model.block_size=1024
+
 Events: one JSON object per line on stdout (see trainers/events.py). Exit codes: trainers/cli.py.
 """
 
@@ -184,6 +189,10 @@ def _add_stream_arguments(parser: argparse.ArgumentParser) -> None:
                         help="held-out files for evaluation with --data-files")
     parser.add_argument("--text-field",
                         help="the JSONL field / Parquet column of the text (default: text)")
+    parser.add_argument("--vlm-data", metavar="MANIFEST",
+                        help="a VLM's image + text pairs: a JSONL manifest of "
+                        '{"image": PATH, "prompt": ..., "text": ...} lines (trainers/torch/'
+                        "vlm_data.py); with a Qwen2-VL --model-config and --tokenizer")
     parser.add_argument("--eos-id", type=int, help="the token between documents (default: the "
                         "tokenizer's end-of-text token; 0 for bytes)")
 
@@ -243,6 +252,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
         "init_from": args.init_from,
         "tokenizer": args.tokenizer,
         "export_hf": args.export_hf,
+        "vlm_data": args.vlm_data,
         **cli.run_flags(args, env),
     }
     return cli.with_flags(config, flags, args.overrides)

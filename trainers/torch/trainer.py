@@ -32,7 +32,7 @@ from trainers.job import faults, preemption
 from trainers.job.cluster import Process
 from trainers.loop import Dispatched, StepRead, TrainingLoop
 from trainers.storage import Storage, storage_for
-from trainers.torch import run_state, strategies, streamed
+from trainers.torch import run_state, strategies, streamed, vlm_data
 from trainers.torch.checkpoints import CheckpointManager, describe_failure, skip_zip_crc32
 from trainers.torch.config import TrainConfig
 from trainers.torch.data import local_batch
@@ -60,11 +60,11 @@ class Trainer(TrainingLoop):
         torch.manual_seed(config.seed)
         random.seed(config.seed)
         np.random.seed(config.seed)
-        config = streamed.evaluated(config)
+        config = vlm_data.evaluated(streamed.evaluated(config))
         corpus = load_corpus(config.data, config.corpus_max_bytes, config.model.block_size)
         # Streamed data are tokenized as read: the corpus (unused then) is not, which takes
         # seconds on every rank.
-        if config.tokenizer and not config.stream.data_files:
+        if config.tokenizer and not (config.stream.data_files or config.vlm_data):
             corpus = tokens.tokenized(corpus, config.tokenizer, config.model.block_size)
         super().__init__(config, stop, corpus, process.rank, process.world_size)
         self.config: TrainConfig = config
@@ -85,6 +85,10 @@ class Trainer(TrainingLoop):
             config, *self.strategy.data_shard(), tokenizer=config.tokenizer,
             vocab_size=self.hf_spec.vocab_size if self.hf_spec else config.model.vocab_size,
             device=device)
+        if config.vlm_data:  # --vlm-data: image + text pairs, batched by (seed, step)
+            assert self.hf_spec is not None
+            self.streamed = vlm_data.open_batches(
+                config, *self.strategy.data_shard(), self.hf_spec, device)
         self.pending_save: _PendingSave | None = None  # a checkpoint written in the background
         self.stats_group = self._stats_group()
         self.checkpoints = self._checkpoint_manager() if config.checkpoint_dir else None

@@ -1,8 +1,9 @@
 """Model families the PyTorch trainer trains, and what the strategies ask of them.
 
-Two families: the byte-level GPT of trainers/torch/model.py (the `tiny` and `small` presets) and
+Three families: the byte-level GPT of trainers/torch/model.py (the `tiny` and `small` presets),
 Hugging Face causal LMs (hf.py: transformers' own decoder layers on transformers' parameter
-names). The strategies never look inside a model; they ask here:
+names) and vision-language models (vlm.py: Qwen2-VL, data parallelism only). The strategies
+never look inside a model; they ask here:
 
 - `transformer_blocks(model)`: the repeated blocks, in order, that FSDP shards one by one and
   activation checkpointing wraps (a pipeline stage's own share of them);
@@ -29,7 +30,7 @@ from torch.distributed.device_mesh import DeviceMesh
 
 from trainers.torch import tensor_parallel
 from trainers.torch.model import GPT, GPTStage
-from trainers.torch.models import hf_config, hf_tensor_parallel, hf_weights
+from trainers.torch.models import hf_config, hf_tensor_parallel, hf_weights, vlm
 from trainers.torch.models.hf import EMBEDDING, HEAD, CausalLM
 
 if TYPE_CHECKING:  # trainers.torch.config imports the blocks from here
@@ -54,6 +55,8 @@ def build_model(
     spec = hf_spec(config)
     if spec is None:
         return GPT(config.model, seed=config.seed)
+    if vlm.is_vlm(spec):
+        return vlm.build(spec, hf_weights.source_for(config.init_from, config.seed), context)
     return hf_weights.build(spec, hf_weights.source_for(config.init_from, config.seed), context)
 
 
@@ -89,6 +92,8 @@ def tied_names(model: nn.Module) -> tuple[str, str] | None:
 
 def transformer_blocks(model: nn.Module) -> list[nn.Module]:
     """The model's transformer blocks, in order (a pipeline stage: the ones it holds)."""
+    if isinstance(model, vlm.VisionLM):
+        return model.blocks()
     if isinstance(model, CausalLM):
         return list(model.model.layers.values())
     if isinstance(model, GPT):
@@ -97,6 +102,8 @@ def transformer_blocks(model: nn.Module) -> list[nn.Module]:
 
 
 def input_embedding(model: nn.Module) -> nn.Module | None:
+    if isinstance(model, vlm.VisionLM):
+        return model.model.language_model.embed_tokens
     if isinstance(model, CausalLM):
         return model.model.embed_tokens
     return model.wte

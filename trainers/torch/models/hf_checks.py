@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from trainers.torch.models import hf_config
+from trainers.torch.models import hf_config, vlm
 from trainers.torch.parallel import ParallelDims
 
 if TYPE_CHECKING:
@@ -19,7 +19,8 @@ def checked_spec(config: TrainConfig, dims: ParallelDims) -> hf_config.ModelSpec
     """The model's checked config (None for the preset's GPT), its weights and tokenizer
     checked against it."""
     if not (config.hf_config or config.init_from):
-        for flag, value in (("--tokenizer", config.tokenizer), ("--export-hf", config.export_hf)):
+        for flag, value in (("--tokenizer", config.tokenizer), ("--export-hf", config.export_hf),
+                            ("--vlm-data", config.vlm_data)):
             if value:
                 raise ValueError(
                     f"{flag} applies to a Hugging Face model: name its config.json with "
@@ -34,7 +35,8 @@ def checked_spec(config: TrainConfig, dims: ParallelDims) -> hf_config.ModelSpec
                 f"init-from {config.init_from}: a local folder is read (each rank reads its "
                 "slices of the files); on Vertex name the bucket's /gcs/... mount instead")
         tied = bool(getattr(spec.transformers_config(), "tie_word_embeddings", False))
-        hf_config.check_weights(config.init_from, expected_shapes(spec), tied)
+        shapes = (vlm.expected_shapes if vlm.is_vlm(spec) else expected_shapes)(spec)
+        hf_config.check_weights(config.init_from, shapes, tied)
     if config.tokenizer:
         hf_config.check_tokenizer(config.tokenizer, spec)
     problems = split_problems(spec, dims, config)
@@ -48,7 +50,9 @@ def split_problems(
 ) -> list[str]:
     """What keeps the model from running at these degrees and this sequence length (the
     heads, layers and vocabulary are checked with the GPT's in parallel.model_fit_problems)."""
-    problems = []
+    if vlm.is_vlm(spec):
+        return vlm.split_problems(dims.tp, dims.pp) + vlm.data_problems(spec, config)
+    problems = vlm.data_problems(spec, config)
     tp = dims.tp
     if tp > 1:
         from trainers.torch.models.hf_tensor_parallel import plan_problems

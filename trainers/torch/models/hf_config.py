@@ -24,6 +24,8 @@ SUPPORTED = {
     "Qwen2ForCausalLM": "qwen2",
     "Qwen3ForCausalLM": "qwen3",
     "GemmaForCausalLM": "gemma",
+    # The VLM family (vlm.py): image + text pairs (--vlm-data), data parallelism only.
+    "Qwen2VLForConditionalGeneration": "qwen2_vl",
 }
 REQUIRED_KEYS = (
     "architectures",
@@ -94,6 +96,7 @@ def read_spec(path: str) -> ModelSpec:
         raise ValueError(f"model config {path}: not JSON: {exc}") from None
     if not isinstance(values, dict):
         raise ValueError(f"model config {path}: expected a JSON object")
+    values = flat(values)
     for key in REQUIRED_KEYS:
         if key not in values:
             raise ValueError(f"model config {path}: the required key {key!r} is missing")
@@ -112,6 +115,16 @@ def read_spec(path: str) -> ModelSpec:
                 f"model config {path}: key {key!r} must be a positive integer, "
                 f"not {values[key]!r}")
     return ModelSpec(path, values)
+
+
+def flat(values: dict[str, Any]) -> dict[str, Any]:
+    """A multimodal config as its published flat form: transformers 5 saves the decoder's keys
+    under "text_config", and reads them from the top level too (a VLM's vision_config stays)."""
+    text = values.get("text_config")
+    if not isinstance(text, dict):
+        return values
+    outer = {k: v for k, v in values.items() if k != "text_config"}
+    return {**{k: v for k, v in text.items() if k not in ("model_type", "dtype")}, **outer}
 
 
 def spec_for(model_config: str | None, init_from: str | None) -> ModelSpec:
