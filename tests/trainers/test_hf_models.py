@@ -256,6 +256,15 @@ def test_tp_must_divide_the_key_value_heads(assets):
                   world_size=4)
 
 
+def test_hugging_face_flags_without_a_hugging_face_model_are_refused(assets):
+    for flags in (["--export-hf", "out"], ["--tokenizer", str(assets / "tokenizer.json")]):
+        with pytest.raises(ValueError, match=rf"{flags[0]} applies to a Hugging Face model"):
+            _validate("--preset", "tiny", *flags)
+    with pytest.raises(ValueError, match="sequence_parallel is implemented for the GPT only"):
+        _validate("--init-from", str(assets / "llama"), "--set", "tp=2", "--batch-size", "4",
+                  "--set", "sequence_parallel=true", world_size=2)
+
+
 def test_the_cli_exits_2_with_one_error_event_and_writes_nothing(assets, tmp_path):
     bad = _config_copy(assets, "bad-cli", intermediate_size=48)
     out = tmp_path / "export"
