@@ -18,6 +18,7 @@ from trainers.torch.models.hf_config import (
     CONFIG_FILE,
     INDEX_FILE,
     SINGLE_FILE,
+    SUPPORTED,
     ModelSpec,
     weight_files,
 )
@@ -106,6 +107,10 @@ def export(
     config.json, written last: a folder with a config.json holds a complete model."""
     from safetensors.torch import save
 
+    from trainers.torch.models import vlm
+
+    if vlm.is_vlm(spec):
+        weights = vlm.saved_names(weights)
     tied = bool(getattr(spec.transformers_config(), "tie_word_embeddings", False))
     tensors = {
         name: tensor.detach().to("cpu", torch.float32).contiguous()
@@ -141,6 +146,7 @@ def export(
         storage.replace_file(storage.join(folder, TOKENIZER_FILE),
                              storage_for(tokenizer).read_bytes(tokenizer))
     # The tensors are float32 whatever the source's dtype; the older key would contradict it.
+    # model_type too: AutoConfig reads it, and a given config.json may name only the class.
     config = {key: value for key, value in spec.values.items() if key != "torch_dtype"}
-    config["dtype"] = "float32"
+    config.update(dtype="float32", model_type=SUPPORTED[spec.architecture])
     storage.replace_file(storage.join(folder, CONFIG_FILE), json.dumps(config, indent=2).encode())
