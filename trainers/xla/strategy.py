@@ -14,6 +14,7 @@ distributed checkpointing (trainers/xla/sharded_checkpoint.py) instead of gather
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -23,6 +24,7 @@ from torch import nn
 from trainers.job.cluster import Process
 from trainers.storage import Storage
 from trainers.torch.config import TrainConfig
+from trainers.torch.models import transformer_blocks
 from trainers.torch.strategies.base import Strategy
 from trainers.torch.strategies.ddp import MODEL_FILE, OPTIMIZER_FILE, cpu_copy, read, write
 from trainers.xla import mesh as meshes
@@ -47,6 +49,8 @@ class SpmdStrategy(Strategy):
         # Moving to an XLA device makes new parameter objects module by module, which unties
         # the output head from the embedding: tie them again, or they would train apart.
         model.lm_head.weight = model.wte.weight
+        if self.config.activation_checkpointing == "full":
+            checkpoint_blocks(model)
         self.sharded_parameters = meshes.shard_parameters(model, self.mesh, self.shape)
         return model
 
@@ -115,3 +119,23 @@ class SpmdStrategy(Strategy):
 
     def started_shape(self) -> dict[str, Any]:
         return {"devices": self.shape.devices, "sharded_parameters": self.sharded_parameters}
+
+
+def checkpoint_blocks(model: nn.Module) -> None:
+    """Full activation checkpointing: each block keeps only its input and runs its forward
+    again in backward. torch_xla's checkpoint, not torch's: XLA sees forward and backward in
+    one graph and would reuse the forward's activations instead of recomputing them (common
+    subexpressions), which its version prevents with an optimization barrier. The forward is
+    replaced in place, so parameter names stay the plain ones (checkpoints, exports)."""
+    from torch_xla.utils.checkpoint import checkpoint
+
+    for block in transformer_blocks(model):
+        block.forward = _checkpointed(block.forward, checkpoint)
+
+
+def _checkpointed(forward: Any, checkpoint: Any) -> Any:
+    @functools.wraps(forward)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return checkpoint(forward, *args, **kwargs)
+
+    return run

@@ -13,6 +13,8 @@ multi-VM slice needs no launcher: every host runs the same command and PJRT find
 from the TPU VM's metadata. The hosts' Python meets in a gloo group (stop flags after every
 step, checkpoints): trainers/xla/hosts.py; processes that PJRT does not join (the CPU device)
 are hosts too when RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT or CLUSTER_SPEC say so.
+`--activation-checkpointing full` recomputes each block in backward (torch_xla's checkpoint);
+the PyTorch trainer's `selective` and `compile_blocks` are refused.
 
 Everything else is the PyTorch trainer's (python -m trainers.train), which this is on an XLA
 device (trainers/xla/trainer.py): the flags, presets and --set settings, the model, the
@@ -50,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mesh", metavar="DATA,FSDP", default=DEFAULT_MESH,
                         help="mesh degrees, multiplying to the device count of all hosts; "
                         "data 0 = the devices left (default: 0,1, all data-parallel)")
+    parser.add_argument("--activation-checkpointing", choices=("none", "full"),
+                        help="full: each block keeps only its input and recomputes its "
+                        "forward in backward (default: none)")
     cli.add_schedule_arguments(parser)
     cli.add_storage_arguments(parser)
     cli.add_overrides_argument(parser, "--set warmup_steps=50 --set model.n_layer=4 --set "
@@ -69,11 +74,11 @@ def check(config: TrainConfig, shape: meshes.MeshShape) -> None:
                          f"and pipeline ({config.pp}) degrees must be 1")
     if config.deepspeed is not None:
         raise ValueError("the XLA trainer does not run DeepSpeed: remove the DeepSpeed config")
-    # Set through --set, as this trainer has no flags for them (getattr: newer settings).
-    if getattr(config, "activation_checkpointing", "none") != "none":
-        raise ValueError("the XLA trainer does not checkpoint activations (XLA schedules the "
-                         "whole step's program itself): remove activation_checkpointing")
-    if getattr(config, "compile_blocks", False):
+    if config.activation_checkpointing == "selective":
+        # torch's per-operator policies run in its dispatcher, which XLA's tracing bypasses.
+        raise ValueError("the XLA trainer checkpoints whole blocks only: set "
+                         "activation_checkpointing to full or none, not selective")
+    if config.compile_blocks:
         raise ValueError("the XLA trainer compiles the whole step with XLA: remove "
                          "compile_blocks (torch.compile)")
     validate(config, shape.devices)
