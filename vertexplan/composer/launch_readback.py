@@ -12,6 +12,7 @@ from typing import Any
 
 from vertexplan.composer.deepspeed_config import from_deepspeed_json
 from vertexplan.composer.parallelism import (
+    CHECKPOINTING_FLAG,
     DEEPSPEED_ENV,
     FSDP_ENV,
     NPROC_FLAG,
@@ -38,7 +39,8 @@ def parse_builtin_args(args: list[str]) -> tuple[dict[str, Any], list[str]] | No
         rest = rest[2:]  # derived from the machine: composing again writes it back
     # The order ``launch`` writes them in.
     expected = ["--fsdp-mode", "--set:fsdp.shard_size", "--batch-size",
-                *(f"--set:{name}" for name in _SET_FLAGS[1:])]
+                *(f"--set:{name}" for name in _SET_FLAGS[1:3]), CHECKPOINTING_FLAG,
+                *(f"--set:{name}" for name in _SET_FLAGS[3:])]
     position = 0
     while len(rest) >= 2:
         flag, value = rest[0], rest[1]
@@ -57,7 +59,8 @@ def parse_builtin_args(args: list[str]) -> tuple[dict[str, Any], list[str]] | No
 
 def parse_jax_args(args: list[str]) -> tuple[dict[str, Any], list[str]] | None:
     """(request fields, the user's arguments) from the JAX trainer's generated arguments
-    (``--mesh D,F,T`` then ``--batch-size N`` and ``--precision P`` when written); None when
+    (``--mesh D,F,T`` then ``--batch-size N``, ``--precision P`` and
+    ``--activation-checkpointing MODE`` when written); None when
     ``args`` do not start with a mesh. As with ``parse_builtin_args``, the caller keeps the
     reading only when composing it gives back the same arguments (a mesh the request's fields
     cannot express, such as data and fsdp both above 1, does not)."""
@@ -79,12 +82,17 @@ def parse_jax_args(args: list[str]) -> tuple[dict[str, Any], list[str]] | None:
     if rest[:1] == ["--precision"] and len(rest) >= 2:
         request["precision"] = rest[1]
         rest = rest[2:]
+    if rest[:1] == [CHECKPOINTING_FLAG] and len(rest) >= 2:
+        request["model"] = {"activation_checkpointing": rest[1]}
+        rest = rest[2:]
     return request, rest
 
 
 def _apply_flag(request: dict[str, Any], key: str, value: str) -> bool:
     try:
-        if key == "--fsdp-mode":
+        if key == CHECKPOINTING_FLAG:
+            request["model"] = {"activation_checkpointing": value}
+        elif key == "--fsdp-mode":
             request.setdefault("fsdp", {})["mode"] = value
         elif key == "--set:fsdp.shard_size":
             request.setdefault("fsdp", {})["shard_size"] = int(value)

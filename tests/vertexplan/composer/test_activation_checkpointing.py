@@ -9,12 +9,14 @@ from typing import Any
 import pytest
 
 from tests.vertexplan.composer.helpers import A100_8, IMAGE, compose_request, job, pools
+from vertexplan import interop
 from vertexplan.composer import fields
 from vertexplan.composer.request import normalize
 
 MODEL = {"parameters": 1_000_000_000, "hidden_size": 2048, "layers": 16,
          "sequence_length": 2048, "attention_heads": 16}
 V5E_2X2 = {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "2x2"}
+REGION = "us-central1"
 
 
 def _args(request: dict[str, Any]) -> list[str]:
@@ -81,3 +83,21 @@ def test_a_stored_request_in_the_older_shape_reads_as_a_mode() -> None:
     # The form shows it as the mode, and nothing is left over for the advanced JSON.
     assert fields.fields_from_request(old)["model_activation_checkpointing"] == "full"
     assert "activation_checkpointing" not in fields.leftovers(old).get("model", {})
+
+
+@pytest.mark.parametrize(("strategy", "chief", "mode"), [
+    ("zero2", A100_8, "selective"), ("tpu_jax", V5E_2X2, "full")])
+def test_an_exported_job_imports_with_its_mode(strategy, chief, mode) -> None:
+    """The generated flag reads back as the request's mode, not as an argument of the user's:
+    the imported job composes to the same CustomJob."""
+    composed = compose_request(job(strategy=strategy, chief=dict(chief), precision="bf16",
+                                   args=["--steps", "20"],
+                                   model={"parameters": 100_000_000,
+                                          "activation_checkpointing": mode}))
+    assert composed.ok, composed.errors
+    text = interop.export(composed.custom_job, "yaml", region=REGION)
+    again = interop.import_text(text, region=REGION)
+    assert again.errors == {}
+    assert again.request["model"] == {"activation_checkpointing": mode}
+    assert again.request["args"] == ["--steps", "20"]
+    assert compose_request(again.request).custom_job == composed.custom_job
