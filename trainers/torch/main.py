@@ -89,7 +89,7 @@ from trainers import cli, events
 from trainers.config import parse_json_object, read_json_object
 from trainers.job import cluster
 from trainers.job.preemption import StopRequest
-from trainers.torch import activation_checkpointing, distributed, strategies
+from trainers.torch import activation_checkpointing, distributed, strategies, vlm_data
 from trainers.torch.config import (
     FSDP_MODES,
     TrainConfig,
@@ -192,7 +192,8 @@ def _add_stream_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vlm-data", metavar="MANIFEST",
                         help="a VLM's image + text pairs: a JSONL manifest of "
                         '{"image": PATH, "prompt": ..., "text": ...} lines (trainers/torch/'
-                        "vlm_data.py); with a Qwen2-VL --model-config and --tokenizer")
+                        "vlm_data.py), or vlm-demo (a few shipped pairs and their tokenizer); with "
+                        "a Qwen2-VL --model-config and --tokenizer")
     parser.add_argument("--eos-id", type=int, help="the token between documents (default: the "
                         "tokenizer's end-of-text token; 0 for bytes)")
 
@@ -250,9 +251,9 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
         "compile_blocks": args.compile_blocks,
         "hf_config": args.model_config,
         "init_from": args.init_from,
-        "tokenizer": args.tokenizer,
+        "tokenizer": args.tokenizer or vlm_data.shipped_tokenizer(args.vlm_data),
         "export_hf": args.export_hf,
-        "vlm_data": args.vlm_data,
+        "vlm_data": vlm_data.shipped_manifest(args.vlm_data),
         **cli.run_flags(args, env),
     }
     return cli.with_flags(config, flags, args.overrides)

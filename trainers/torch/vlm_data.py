@@ -21,6 +21,9 @@ s*B .. s*B+B-1 of a sequence of per-epoch permutations of the examples, and each
 rank decodes only its contiguous share. A resumed run sees exactly the batches an uninterrupted
 one would (the checkpoint keeps the step, as a stream keeps its position).
 
+`--vlm-data vlm-demo` names the few pairs shipped with the trainer (DEMO_DIR) and, unless
+--tokenizer says otherwise, their tokenizer.json.
+
 `check` reads the manifest and every local image's header before any process starts (a missing
 image, a line without text, an image the processor refuses, an example longer than the
 sequence: one error naming the manifest's line and the file, exit 2). gs:// images are read
@@ -45,6 +48,11 @@ from trainers.storage import StorageError, storage_for
 from trainers.torch.models.hf_config import ModelSpec, read_tokenizer
 from trainers.torch.models.vlm import IGNORE, VLMBatch
 
+# `--vlm-data vlm-demo`: a few image + text pairs shipped with the trainer, with the BPE
+# tokenizer.json their model (shapes/qwen2-vl-2b-scaled.json) was made for: what a preset's
+# scaled-down local variant trains on without any file of the user's.
+DEMO = "vlm-demo"
+DEMO_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", DEMO)
 CHAT_TOKENS = ("<|im_start|>", "<|im_end|>")
 VLM_STREAM = 3  # the permutations' seed stream, apart from the corpus's (trainers/corpus.py)
 MIN_PIXELS = 56 * 56  # Qwen2-VL's image processor's smallest image
@@ -56,6 +64,16 @@ class Example:
     image: str  # resolved: a local path or a gs:// URL
     prompt: str
     text: str
+
+
+def shipped_manifest(name: str | None) -> str | None:
+    """The demo's manifest for its name; any other path as it is."""
+    return os.path.join(DEMO_DIR, "train.jsonl") if name == DEMO else name
+
+
+def shipped_tokenizer(manifest: str | None) -> str | None:
+    """The demo's tokenizer.json when --vlm-data names the demo, else None."""
+    return os.path.join(DEMO_DIR, "tokenizer.json") if manifest == DEMO else None
 
 
 def read_manifest(path: str) -> list[Example]:
