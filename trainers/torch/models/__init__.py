@@ -26,14 +26,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from torch import nn
-from torch.distributed.device_mesh import DeviceMesh
 
-from trainers.torch import tensor_parallel
 from trainers.torch.model import GPT, GPTStage
-from trainers.torch.models import hf_config, hf_tensor_parallel, hf_weights, vlm
+from trainers.torch.models import hf_config, hf_weights, vlm
 from trainers.torch.models.hf import EMBEDDING, HEAD, CausalLM
 
 if TYPE_CHECKING:  # trainers.torch.config imports the blocks from here
+    from torch.distributed.device_mesh import DeviceMesh
+
     from trainers.torch.config import TrainConfig
 
 GPT_TIED = ("wte.weight", "lm_head.weight")
@@ -76,10 +76,15 @@ def pipeline_stage(
 
 
 def parallelize(model: nn.Module, mesh: DeviceMesh, sequence_parallel: bool) -> None:
-    """Tensor parallelism over `mesh`, in place."""
+    """Tensor parallelism over `mesh`, in place. (DTensor's modules are imported here, when a
+    run splits a model: seconds of start-up that a data-parallel run does without.)"""
     if isinstance(model, CausalLM):
+        from trainers.torch.models import hf_tensor_parallel
+
         hf_tensor_parallel.parallelize(model, mesh)
     else:
+        from trainers.torch import tensor_parallel
+
         tensor_parallel.parallelize(model, mesh, sequence_parallel)
 
 

@@ -25,13 +25,15 @@ import copy
 import functools
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
-from torch.distributed.tensor import DTensor
 
 from trainers.torch.model import lm_loss
+
+if TYPE_CHECKING:
+    from torch.distributed.tensor import DTensor
 
 # Where a tied model keeps the matrix its head shares; transformers saves it under this name.
 EMBEDDING = "model.embed_tokens.weight"
@@ -104,6 +106,8 @@ class CausalLM(nn.Module):
     @torch.no_grad()
     def materialise(self, device: str) -> None:
         """Allocate this rank's part of every parameter and buffer on `device` and fill it."""
+        from torch.distributed.tensor import DTensor  # imported once a model is split
+
         owners: dict[int, list[tuple[nn.Module, str]]] = {}
         for module in self.modules():
             for attribute, param in module._parameters.items():
