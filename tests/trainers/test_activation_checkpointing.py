@@ -60,6 +60,7 @@ def test_checkpointing_keeps_less_for_backward(one_process):
 
 
 def test_parameter_names_and_checkpoints_are_unchanged(one_process):
+    assert all("forward" not in vars(b) for b in transformer_blocks(one_process["none"][2]))
     plain = one_process["none"][2].state_dict()
     for mode in ("selective", "full"):
         model = one_process[mode][2]

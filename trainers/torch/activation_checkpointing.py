@@ -57,6 +57,8 @@ def apply(model: nn.Module, mode: str, compile_blocks: bool = False) -> None:
     """Checkpoint (and compile) every transformer block of `model` (the GPT or a Hugging Face
     model, or a pipeline stage of either: trainers/torch/models) in place."""
     check_mode(mode)
+    if mode == "none" and not compile_blocks:
+        return
     for block in transformer_blocks(model):
         forward = block.forward
         if mode == "full":
@@ -65,8 +67,7 @@ def apply(model: nn.Module, mode: str, compile_blocks: bool = False) -> None:
             forward = _checkpointed(forward, _selective_contexts)
         if compile_blocks:
             forward = torch.compile(forward)
-        if forward is not block.forward:
-            block.forward = forward  # an instance attribute: nn.Module.__call__ runs it
+        block.forward = forward  # an instance attribute: nn.Module.__call__ runs it
 
 
 def _checkpointed(forward: Callable, context_fn: Callable | None) -> Callable:
