@@ -15,9 +15,10 @@ The contract with the container (the built-in trainer or your own command):
   replica and talk over NVLink.
 * tpu_xla: ``PJRT_DEVICE=TPU`` (PyTorch/XLA's runtime); tpu_jax adds nothing (JAX finds the TPU).
 * ddp adds nothing to the environment.
-* ``model.activation_checkpointing`` selective or full: the built-in PyTorch and JAX trainers
-  get ``--activation-checkpointing MODE`` (none, the default, adds nothing); your own command
-  gets nothing (the setting is then the memory plan's and the step time's only).
+* ``model.activation_checkpointing`` selective or full: the built-in trainers get
+  ``--activation-checkpointing MODE`` (PyTorch/XLA: full only; none, the default, adds
+  nothing); your own command gets nothing (the setting is then the memory plan's and the step
+  time's only).
 
 With the built-in trainer (no command of your own) the arguments start with
 ``--strategy NAME`` followed by the flags below, then your arguments. On a TPU slice the
@@ -267,10 +268,10 @@ def _checkpointing(request: JobRequest, strategy: str, trainer: bool, out: Launc
     except ValueError as exc:
         out.error("model.activation_checkpointing", str(exc), memory.CHECKPOINTING)
         return "none"
-    if trainer and mode != "none" and strategy == "tpu_xla":
-        out.error("model.activation_checkpointing", "the built-in PyTorch/XLA trainer does not "
-                  "checkpoint activations yet: choose none, or run your own command",
-                  ("none",))
+    if trainer and mode == "selective" and strategy == "tpu_xla":
+        out.error("model.activation_checkpointing", "the built-in PyTorch/XLA trainer "
+                  "recomputes whole blocks only (XLA's tracing bypasses per-operator "
+                  "policies): choose full or none, or run your own command", ("full", "none"))
     if mode == "selective" and strategy == "zero3" and trainer:
         out.error("model.activation_checkpointing", "the built-in trainer refuses zero3 with "
                   "selective checkpointing (ZeRO-3 gathers each layer's weights inside its "

@@ -40,11 +40,13 @@ def test_the_built_in_trainer_gets_the_mode(given, flag) -> None:
     assert _flag(_args(job(strategy="fsdp", chief=dict(A100_8), model=model))) == flag
 
 
-def test_the_jax_trainer_gets_it_too_and_a_command_of_ones_own_nothing() -> None:
+def test_the_tpu_trainers_get_it_too_and_a_command_of_ones_own_nothing() -> None:
     selective = {**MODEL, "activation_checkpointing": "selective"}
     small = {**selective, "parameters": 100_000_000}
     assert _flag(_args(job(strategy="tpu_jax", chief=dict(V5E_2X2), model=small))) == (
         "selective")
+    full = {**small, "activation_checkpointing": "full"}
+    assert _flag(_args(job(strategy="tpu_xla", chief=dict(V5E_2X2), model=full))) == "full"
     own = _args(job(strategy="ddp", chief=dict(A100_8), image_uri=IMAGE, command=["python",
                     "train.py"], args=["--epochs", "3"], model=selective))
     assert own == ["--epochs", "3"]
@@ -65,7 +67,7 @@ def test_the_memory_plan_and_step_time_use_the_same_mode() -> None:
     ("ddp", A100_8, "partial", "must be one of none, selective, full, not 'partial'"),
     ("ddp", A100_8, 1, "must be one of none, selective, full, not 1"),
     ("zero3", A100_8, "selective", "refuses zero3 with selective checkpointing"),
-    ("tpu_xla", V5E_2X2, "full", "PyTorch/XLA trainer does not checkpoint activations"),
+    ("tpu_xla", V5E_2X2, "selective", "PyTorch/XLA trainer recomputes whole blocks only"),
 ])
 def test_what_the_trainer_cannot_do_is_refused_on_the_field(strategy, chief, mode, why) -> None:
     result = compose_request(job(strategy=strategy, chief=dict(chief),
