@@ -22,10 +22,24 @@ class Preset:
     request: dict[str, Any]
     needs: str = ""  # what to change before it can run
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Its local variant (scaled_down): request keys replaced to run the same strategy, degrees
+    # and architecture at a size the local emulator holds. None: it runs locally as it is.
+    scaled: dict[str, Any] | None = None
 
     def job_request(self) -> dict[str, Any]:
         """A copy to start a job from (the preset itself stays unchanged)."""
         return copy.deepcopy(self.request)
+
+    def scaled_down(self) -> dict[str, Any]:
+        """The job request of its local variant: the same strategy, parallel degrees, machines
+        and architecture, with the model, its trainer arguments and the batch at a CPU size
+        (a few layers, a narrow width, the same ratio of query to key/value heads), so the
+        local emulator can run it; the preset as it is when it already runs locally."""
+        request = self.job_request()
+        if self.scaled is not None:
+            request.update(copy.deepcopy(self.scaled))
+            request["name"] = f"{request['name']}-scaled"
+        return request
 
 
 _A100_8 = {"machine_type": "a2-highgpu-8g", "accelerator_type": "NVIDIA_TESLA_A100",
@@ -164,54 +178,84 @@ def _gpt_args(layers: int, width: int, heads: int, context: int, steps: int) -> 
             "--set", f"model.n_head={heads}", "--set", f"model.block_size={context}"]
 
 
+def _llama_args(shape: str, context: int, steps: int) -> list[str]:
+    """The built-in trainer's Hugging Face model at a shape it ships
+    (trainers/torch/models/shapes/SHAPE.json, the model's published config.json), trained on
+    the built-in corpus's bytes unless --data-files and --tokenizer name your data."""
+    return ["--model-config", shape, "--set", f"model.block_size={context}",
+            "--steps", str(steps), "--checkpoint-every", "500"]
+
+
 _H100_8 = {"machine_type": "a3-highgpu-8g", "accelerator_type": "NVIDIA_H100_80GB",
            "accelerator_count": 8}
 
 PRESETS += (
     Preset(
-        slug="gpt-7b-tp2-dp4-a100",
-        title="7B model, tensor parallel 2 x data parallel 4 on one a2-highgpu-8g",
-        description="A 6.5B-parameter GPT (32 layers, width 4096, 32 heads, 2,048-token "
-                    "context) on 8 A100 40 GB: each pair of GPUs splits every layer (tensor "
-                    "parallel, sequence parallel), FSDP shards the rest over the 4 pairs; bf16.",
+        slug="llama3-8b-tp2-fsdp4-a100",
+        title="Llama-3-8B, tensor parallel 2 x FSDP 4 on one a2-highgpu-8g",
+        description="Llama-3-8B's architecture at its published shape (8.03B parameters: 32 "
+                    "layers, width 4096, 32 query and 8 key/value heads, SwiGLU 14,336, "
+                    "128,256-token vocabulary) with a 4,096-token context, on 8 A100 40 GB: "
+                    "each pair of GPUs splits every layer by heads (tensor parallel), FSDP2 "
+                    "shards the rest over the 4 pairs; bf16, selective activation "
+                    "checkpointing (without it the activations alone would not fit). "
+                    "The built-in trainer builds it on the meta device and materialises each "
+                    "rank's shard only.",
         notes=("torchrun starts one trainer process per GPU; the tensor-parallel pairs are "
-               "neighbouring GPUs on NVLink.",),
+               "neighbouring GPUs on NVLink.",
+               "Add --data-files and --tokenizer (Llama 3's tokenizer.json) to train on your "
+               "data, or --init-from a folder of its safetensors to fine-tune it."),
         request={
-            "name": "gpt-7b-tp2",
+            "name": "llama3-8b-tp2-fsdp4",
             "strategy": "fsdp",
             "precision": "bf16",
-            "args": _gpt_args(32, 4096, 32, 2048, 20000),
+            "args": _llama_args("llama-3-8b", 4096, 20000),
             "chief": {**_A100_8, "boot_disk_type": "pd-ssd", "boot_disk_size_gb": 200},
             "fsdp": {"mode": "full_shard"},
-            "parallelism": {"tensor": 2, "sequence_parallel": True},
+            "parallelism": {"tensor": 2},
             "batch": {"global_batch_size": 64, "micro_batch_size": 1},
-            "model": {"parameters": 6_460_000_000, "hidden_size": 4096, "layers": 32,
-                      "sequence_length": 2048, "attention_heads": 32},
+            "model": {"parameters": 8_030_261_248, "hidden_size": 4096, "layers": 32,
+                      "sequence_length": 4096, "attention_heads": 32, "vocab_size": 128_256,
+                      "activation_checkpointing": "selective"},
         },
+        scaled={"args": _llama_args("llama-3-8b-scaled", 64, 4),
+                "batch": {"global_batch_size": 4, "micro_batch_size": 1},
+                "model": {"parameters": 139_584, "hidden_size": 64, "layers": 2,
+                          "sequence_length": 64, "attention_heads": 8, "vocab_size": 256,
+                          "activation_checkpointing": "full"}},
     ),
     Preset(
-        slug="gpt-70b-tp8-pp2-dp2-h100",
-        title="70B model, tensor 8 x pipeline 2 x data parallel 2 on 4 x a3-highgpu-8g",
-        description="A 64B-parameter GPT (80 layers, width 8192, 64 heads, 2,048-token "
-                    "context) on 32 H100 80 GB: tensor parallel 8 inside each node over NVLink, "
-                    "a 1F1B pipeline of 2 stages across nodes (32 micro-batches a step, a 3% "
-                    "bubble), FSDP over the 2 data-parallel replicas; bf16.",
+        slug="llama3-70b-tp8-pp2-dp2-h100",
+        title="Llama-3-70B, tensor 8 x pipeline 2 x data parallel 2 on 4 x a3-highgpu-8g",
+        description="Llama-3-70B's architecture at its published shape (70.6B parameters: 80 "
+                    "layers, width 8192, 64 query and 8 key/value heads, SwiGLU 28,672, "
+                    "128,256-token vocabulary) with a 4,096-token context, on 32 H100 80 GB: "
+                    "tensor parallel 8 inside each node over NVLink, a 1F1B pipeline of 2 "
+                    "stages across nodes (32 micro-batches a step, a 3% bubble), FSDP2 over "
+                    "the 2 data-parallel replicas; bf16, full activation checkpointing.",
         notes=("Node pairs form one pipeline (stages on different nodes); the two pipelines "
-               "are data-parallel replicas.",),
+               "are data-parallel replicas.",
+               "Each rank builds its stage's 40 layers on the meta device and materialises "
+               "only its tensor-parallel slice of them."),
         request={
-            "name": "gpt-70b-tp8-pp2",
+            "name": "llama3-70b-tp8-pp2",
             "strategy": "fsdp",
             "precision": "bf16",
-            "args": _gpt_args(80, 8192, 64, 2048, 20000),
+            "args": _llama_args("llama-3-70b", 4096, 20000),
             "chief": {**_H100_8, "boot_disk_type": "pd-ssd", "boot_disk_size_gb": 500},
             "workers": {"replica_count": 3},
             "fsdp": {"mode": "full_shard"},
-            "parallelism": {"tensor": 8, "pipeline": 2, "pipeline_schedule": "1f1b",
-                            "sequence_parallel": True},
+            "parallelism": {"tensor": 8, "pipeline": 2, "pipeline_schedule": "1f1b"},
             "batch": {"global_batch_size": 64, "micro_batch_size": 1},
-            "model": {"parameters": 64_440_000_000, "hidden_size": 8192, "layers": 80,
-                      "sequence_length": 2048, "attention_heads": 64},
+            "model": {"parameters": 70_553_706_496, "hidden_size": 8192, "layers": 80,
+                      "sequence_length": 4096, "attention_heads": 64, "vocab_size": 128_256,
+                      "activation_checkpointing": "full"},
         },
+        scaled={"args": _llama_args("llama-3-70b-scaled", 64, 4),
+                "batch": {"global_batch_size": 4, "micro_batch_size": 1},
+                "model": {"parameters": 3_475_712, "hidden_size": 256, "layers": 4,
+                          "sequence_length": 64, "attention_heads": 64, "vocab_size": 256,
+                          "activation_checkpointing": "full"}},
     ),
     Preset(
         slug="tpu-v5e-2x2-xla-fsdp-spot",
@@ -235,11 +279,20 @@ PRESETS += (
             "model": {"parameters": 1_210_000_000, "hidden_size": 2048, "layers": 24,
                       "sequence_length": 1024, "attention_heads": 16},
         },
+        scaled={"args": _gpt_args(2, 64, 4, 64, 4),
+                "batch": {"global_batch_size": 4, "micro_batch_size": 1},
+                "model": {"parameters": 120_576, "hidden_size": 64, "layers": 2,
+                          "sequence_length": 64, "attention_heads": 4}},
     ),
 )
 
 BY_SLUG = {p.slug: p for p in PRESETS}
+# Slugs presets had before they were replaced, so a saved link or script still finds them: the
+# byte-level GPTs at 7B and 70B shapes, which the trainer could not run on the hardware they
+# named, became the Llama presets of the same layouts.
+RENAMED = {"gpt-7b-tp2-dp4-a100": "llama3-8b-tp2-fsdp4-a100",
+           "gpt-70b-tp8-pp2-dp2-h100": "llama3-70b-tp8-pp2-dp2-h100"}
 
 
 def get(slug: str) -> Preset | None:
-    return BY_SLUG.get(slug)
+    return BY_SLUG.get(RENAMED.get(slug, slug))

@@ -27,7 +27,7 @@ import click
 import httpx
 from click.shell_completion import get_completion_class
 
-from vcp import api, clusters, documents, settings, stream, sweeps, waiting
+from vcp import api, clusters, documents, notes, settings, stream, sweeps, waiting
 from vcp.context import Context, pass_context
 from vcp.output import FORMATS, cell, emit, ending
 from vertex_control_plane_client.api.jobs import (
@@ -109,7 +109,7 @@ def _interactive() -> bool:
 
 @cli.group()
 def jobs() -> None:
-    """List, inspect, submit, validate, price, cancel, resubmit and export jobs."""
+    """List, inspect, submit, validate, price, cancel, resubmit, export and tag jobs."""
 
 
 @jobs.command("list")
@@ -344,6 +344,9 @@ def completion(shell: str) -> None:
     click.echo(completer(cli, {}, "vcp", "_VCP_COMPLETE").source())
 
 
+jobs.add_command(notes.tag)
+jobs.add_command(notes.untag)
+jobs.add_command(notes.note)
 cli.add_command(sweeps.sweeps)
 cli.add_command(clusters.clusters)
 

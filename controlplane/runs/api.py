@@ -94,10 +94,13 @@ class JobDetail(generics.RetrieveAPIView):
             raise PermissionDenied("your role in this team cannot tag jobs")
         body = JobNotesSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        before = dict(job.tags)
         try:
-            tags.update(job, **body.validated_data)
+            changed = tags.update(job, **body.validated_data)
         except tags.TagError as exc:
             raise ValidationError({exc.field: [str(exc)]}) from exc
+        if changed:
+            audit.record(request, "job.tag", job, detail=tags.change_detail(job, changed, before))
         return Response(detail_body.body(job, request))
 
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from controlplane.runs import access as runs_access
 from controlplane.runs import tags
 from controlplane.runs.models import Job
+from controlplane.security import audit
 from controlplane.teams import access
 
 
@@ -31,6 +32,7 @@ def job_tags(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
     if not access.can_submit(request.user, job.team):
         raise PermissionDenied("your role in this team cannot tag jobs")
+    before = dict(job.tags)
     try:
         changed = tags.update(job, tags=tags.parse_lines(request.POST.get("tags", "")),
                               note=request.POST.get("note", ""))
@@ -38,5 +40,6 @@ def job_tags(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, f"Not saved: {exc.field}: {exc}")
     else:
         if changed:
+            audit.record(request, "job.tag", job, detail=tags.change_detail(job, changed, before))
             messages.success(request, f"Saved the {' and '.join(changed)} of {job.name}.")
     return redirect("job-detail", pk=job.pk)

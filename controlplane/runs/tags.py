@@ -107,6 +107,16 @@ def update(job: Job, *, tags: Any = None, note: Any = None) -> list[str]:
     return changed
 
 
+def change_detail(job: Job, changed: list[str], tags_before: Mapping[str, str]
+                  ) -> dict[str, Any]:
+    """What the audit log keeps of a change: the fields changed, and the tags before and after
+    (the note's text stays on the job: the log says only that it changed)."""
+    detail: dict[str, Any] = {"changed": changed}
+    if "tags" in changed:
+        detail.update(tags=dict(job.tags), was=dict(tags_before))
+    return detail
+
+
 def parse_filter(raw: str) -> tuple[str, str | None]:
     """A `tag` filter: 'key' (any value) or 'key=value' -> (key, value or None)."""
     key, sep, value = raw.strip().partition("=")

@@ -1,5 +1,5 @@
-"""The audit log: who submitted, cancelled, cloned or resubmitted which job, and who changed a
-team's members, channels, templates, budgets or their own tokens.
+"""The audit log: who submitted, cancelled, cloned, resubmitted or tagged which job, and who
+changed a team's members, channels, templates, budgets or their own tokens.
 
 Views call `record(request, action, target)` after the change succeeded. The state change
 itself stays where it is (controlplane/runs/lifecycle.py for jobs); this only writes down who asked.
@@ -14,7 +14,7 @@ from django.db import models
 from controlplane.security.models import ApiToken, AuditEntry
 
 ACTIONS = (
-    "job.submit", "job.cancel", "job.clone", "job.resubmit",
+    "job.submit", "job.cancel", "job.clone", "job.resubmit", "job.tag",
     "template.save", "template.delete",
     "channel.create", "channel.update", "channel.delete",
     "budget.create", "budget.update", "budget.delete",

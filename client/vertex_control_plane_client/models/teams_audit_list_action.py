@@ -12,6 +12,7 @@ class TeamsAuditListAction(StrEnum):
     JOB_CLONE = "job.clone"
     JOB_RESUBMIT = "job.resubmit"
     JOB_SUBMIT = "job.submit"
+    JOB_TAG = "job.tag"
     MEMBER_ADD = "member.add"
     MEMBER_CHANGE = "member.change"
     MEMBER_REMOVE = "member.remove"

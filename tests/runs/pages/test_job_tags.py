@@ -15,6 +15,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from controlplane.runs.models import Job, JobKind
+from controlplane.security.models import AuditEntry
 from controlplane.teams.models import Team
 from tests.runs.pages.test_job_list_dashboard import names_in
 
@@ -116,6 +117,9 @@ def test_the_job_page_shows_them_and_its_form_changes_them(
         follow=True).content.decode()
     job.refresh_from_db()
     assert job.tags == {"experiment": "lr-sweep", "owner": "ann", "baseline": ""}
+    logged = AuditEntry.objects.get(action="job.tag", target_id=str(job.pk))
+    assert (logged.actor_name, logged.via, logged.detail["changed"]) == (
+        "ann", "web", ["tags", "note"])
     assert "<script>x()" not in page and "&lt;script&gt;x()&lt;/script&gt;" in page
     notes = re.search(r'<section class="panel job-notes".*?</section>', page, re.S)[0]
     assert ">experiment=lr-sweep</a>" in notes and ">baseline</a>" in notes

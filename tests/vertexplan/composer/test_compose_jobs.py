@@ -479,9 +479,8 @@ def test_pipeline_options_are_checked(parallelism: dict[str, Any], key: str, wor
 
 
 @pytest.mark.parametrize(("slug", "degrees", "world", "devices"), [
-    ("gpt-7b-tp2-dp4-a100", {"dp": 4, "tp": 2, "pp": 1, "sequence_parallel": True}, 8, 40),
-    ("gpt-70b-tp8-pp2-dp2-h100",
-     {"dp": 2, "tp": 8, "pp": 2, "pp_schedule": "1f1b", "sequence_parallel": True}, 32, 80),
+    ("llama3-8b-tp2-fsdp4-a100", {"dp": 4, "tp": 2, "pp": 1}, 8, 40),
+    ("llama3-70b-tp8-pp2-dp2-h100", {"dp": 2, "tp": 8, "pp": 2, "pp_schedule": "1f1b"}, 32, 80),
 ])
 def test_the_model_parallel_presets_fit_and_launch_one_process_per_gpu(
         slug: str, degrees: dict[str, Any], world: int, devices: int) -> None:
