@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 
 from controlplane.clusters import placement
-from controlplane.compose import recovery_fields, regions
+from controlplane.compose import local_machine, recovery_fields, regions
 from controlplane.compose.models import memory_policy_for
 from controlplane.teams import job_policy
 from controlplane.teams.models import Team
@@ -83,9 +83,12 @@ def check(request: JobRequest, team: Team | None, *,
     if team is not None and team_rules:
         refused = job_policy.violations(composition.custom_job, fields, team)
         placed = placement.violations(composition.custom_job, team)
-    # In this order: the composer's, the team's rules, the recovery policy's, the cluster's.
+    # In this order: the composer's, the team's rules, the recovery policy's, the cluster's,
+    # then the local emulator's machine (a job that fits Vertex may not fit this one; an
+    # export runs elsewhere).
+    local = local_machine.local_errors(composition) if team_rules else {}
     for found in (composition.errors, refused, recovery,
-                  {"job_spec_extra.persistentResourceId": placed} if placed else {}):
+                  {"job_spec_extra.persistentResourceId": placed} if placed else {}, local):
         for key, messages in found.items():
             errors.setdefault(key, []).extend(messages)
     _region_error(errors, request.region, composition.custom_job)

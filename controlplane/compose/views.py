@@ -74,8 +74,12 @@ class JobComposeView(SubmitterRequiredMixin, View):
             preset = presets.get(request.GET["preset"])
             if preset is None:
                 raise Http404("no such preset")
-            initial = initial_from_request(preset.job_request(), only_team)
+            # ?scale=down: its local variant, which the local emulator's machine holds.
+            scaled = request.GET.get("scale") == "down" and preset.scaled is not None
+            initial = initial_from_request(
+                preset.scaled_down() if scaled else preset.job_request(), only_team)
             context["preset"] = preset
+            context["scaled_down"] = scaled
         elif request.GET.get("recommended"):
             # A recommender result's job request (vertexplan.recommend): shown, never stored.
             recommended = _json_object_or_400(request.GET["recommended"])

@@ -1,7 +1,9 @@
 """Each preset that runs the built-in trainer, submitted on the local stack with a few steps,
 trains as composed and reaches SUCCEEDED: a replica with N GPUs runs N processes (the launcher
 the composer writes decides), so the world size matches the batch the composer sized; a TPU
-slice runs one JAX process per TPU VM, a CPU device per chip, joined in one mesh."""
+slice runs one JAX process per TPU VM, a CPU device per chip, joined in one mesh. A preset
+whose model does not fit this machine runs scaled down (the Llama-3-8B layout as a two-layer
+Llama at tp2 x fsdp4), and submitting it at full size is refused with the memory figures."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 
 from config.devstack import Stack
+from controlplane.compose import local_machine
 from tests.stacks import Api
 from vertexplan import catalog, composer, presets
 from vertexplan.composer import parallelism
@@ -26,8 +29,8 @@ TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 SMALL_STEPS = ["--preset", "tiny", "--steps", "4", "--checkpoint-every", "2"]
 # Presets that run a program of their own (their `needs` says which): nothing of theirs ships
 # with this project to run locally.
-# The local stack runs one process per GPU on two CPU cores: a preset of more than eight (the 70B
-# TP8 x PP2 x DP2 one is 32 ranks of an 8-head model) is shown by the tp x pp x dp trainer tests
+# The local stack runs one process per GPU on two CPU cores: a preset of more than eight (the
+# Llama-3-70B TP8 x PP2 x DP2 one is 32 ranks) is shown by the tp x pp x dp trainer tests
 # and tests/integration/test_model_parallel.py at a size the machine holds. A TPU slice is one
 # process per VM, each holding a CPU device per chip of its VM (localvertex/environment.py).
 LOCAL_PROCESSES = 8
@@ -44,6 +47,20 @@ def local_processes(preset: presets.Preset) -> int:
 RUNNABLE = [p for p in presets.PRESETS if not p.needs and local_processes(p) <= LOCAL_PROCESSES]
 
 
+def fits_this_machine(request: dict[str, Any]) -> bool:
+    """What the control plane checks before the local emulator runs a job (local_machine.py)."""
+    return local_machine.overflow(composer.compose(composer.JobRequest.from_dict(request))) is None
+
+
+def local_request(preset: presets.Preset) -> dict[str, Any]:
+    """What the stack runs of a preset: the preset with the tiny GPT for a few steps, or, when
+    its model does not fit this machine (the Llama-3-8B layout, the 1.2B GPT on a v5e slice),
+    its scaled-down variant: the same strategy, degrees and architecture at a CPU size."""
+    if fits_this_machine(preset.request):
+        return {**preset.job_request(), "args": SMALL_STEPS}
+    return preset.scaled_down()
+
+
 def test_the_runnable_presets_are_those_with_the_built_in_trainer() -> None:
     assert {p.slug for p in RUNNABLE} >= {"single-node-fsdp-a100", "cheap-l4-ddp-spot",
                                           "smallest-multi-gpu-t4", "cpu-ddp-demo",
@@ -54,8 +71,7 @@ def test_the_runnable_presets_are_those_with_the_built_in_trainer() -> None:
 @pytest.mark.parametrize("preset", RUNNABLE, ids=lambda p: p.slug)
 def test_a_preset_trains_on_the_local_stack_and_succeeds(
         stack: Stack, api: Api, seeded: dict[str, Any], preset: presets.Preset) -> None:
-    request = {**preset.job_request(), "name": f"preset-{preset.slug}"[:60],
-               "args": SMALL_STEPS}
+    request = {**local_request(preset), "name": f"preset-{preset.slug}"[:60]}
     response = api.post("/api/v1/jobs/", request)
     assert response.status_code == 201, response.text
     job_id = response.json()["id"]
@@ -85,6 +101,19 @@ def test_a_preset_trains_on_the_local_stack_and_succeeds(
             assert math.prod(dims.values()) == world, dims
     else:
         assert {e["data"].get("world_size") for e in started} == {world}
+
+
+def test_a_preset_bigger_than_this_machine_is_refused_with_the_figures(
+        stack: Stack, api: Api, seeded: dict[str, Any]) -> None:
+    preset = presets.get("llama3-8b-tp2-fsdp4-a100")
+    assert not fits_this_machine(preset.request) and fits_this_machine(preset.scaled_down())
+    response = api.post("/api/v1/jobs/", {**preset.job_request(), "name": "llama3-8b-full"})
+    assert response.status_code == 400, response.text
+    [message] = response.json()["model"]["parameters"]
+    assert "GiB (8 processes x " in message and "the machine has " in message, message
+    assert "--scale-down" in message
+    # Refused before anything was created or started: the stack's processes all still run.
+    assert not stack.dead()
 
 
 def why_it_restarted(api: Api, job_id: int) -> str:

@@ -63,6 +63,7 @@ A Hugging Face causal LM instead of the GPT (Llama, Mistral, Qwen2, Qwen3, Gemma
 strategy above; the sequence length is --set model.block_size=N:
 
     python -m trainers.train --model-config llama/config.json --tokenizer llama/tokenizer.json
+    python -m trainers.train --model-config llama-3-8b --strategy fsdp --set tp=2  # a shape
     python -m trainers.train --init-from /gcs/bucket/qwen3 --strategy fsdp \
         --tokenizer /gcs/bucket/qwen3/tokenizer.json --export-hf gs://bucket/job/hf
 
@@ -202,9 +203,10 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """A Hugging Face causal LM instead of the preset's GPT, its weights and tokenizer."""
     parser.add_argument(
         "--model-config",
-        metavar="PATH",
+        metavar="PATH|SHAPE",
         help="a Hugging Face config.json (local or gs://) of a supported causal LM (Llama, "
-        "Mistral, Qwen2, Qwen3, Gemma): trains a fresh model of it, initialised from --seed",
+        "Mistral, Qwen2, Qwen3, Gemma), or a shipped shape's name (llama-3-8b, llama-3-70b, "
+        "qwen3-8b, gemma-2b): trains a fresh model of it, initialised from --seed",
     )
     parser.add_argument(
         "--init-from",

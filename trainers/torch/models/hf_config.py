@@ -1,6 +1,10 @@
 """Reading and checking what a Hugging Face model run is given, before any process group exists:
 the model's config.json, the weights to start from and the tokenizer.
 
+`--model-config` takes a path or the name of a shape shipped in shapes/ (`llama-3-8b`,
+`llama-3-70b`, `qwen3-8b`, `gemma-2b`): the published config.json of that model, so a preset
+can train a real architecture at its real size without a file of the user's.
+
 Each check fails with one ValueError that names the file and the key or tensor at fault, so the
 run ends with exit 2 and one error event before anything is written (trainers/cli.py).
 """
@@ -17,6 +21,7 @@ from trainers.storage import StorageError, storage_for
 CONFIG_FILE = "config.json"
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
+SHAPES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shapes")
 # The architectures (config.json "architectures") this trainer builds, and their model_type.
 SUPPORTED = {
     "LlamaForCausalLM": "llama",
@@ -84,8 +89,27 @@ class ModelSpec:
         return config
 
 
+def shape_names() -> list[str]:
+    """The model shapes shipped with the trainer (shapes/NAME.json)."""
+    return sorted(f[: -len(".json")] for f in os.listdir(SHAPES_DIR) if f.endswith(".json"))
+
+
+def resolve_config(name_or_path: str) -> str:
+    """A shipped shape's name as its config.json; anything else (a path, gs://) as it is. A
+    bare name that is neither a shape nor a file is refused with the shapes' names."""
+    if "/" in name_or_path or name_or_path.endswith(".json") or os.path.exists(name_or_path):
+        return name_or_path
+    if name_or_path in shape_names():
+        return os.path.join(SHAPES_DIR, f"{name_or_path}.json")
+    raise ValueError(
+        f"model config {name_or_path}: neither a file nor a shipped model shape "
+        f"({', '.join(shape_names())})")
+
+
 def read_spec(path: str) -> ModelSpec:
-    """The config.json at `path` (local or gs://), checked for what the trainer needs."""
+    """The config.json at `path` (local or gs://, or a shipped shape's name), checked for what
+    the trainer needs."""
+    path = resolve_config(path)
     try:
         raw = storage_for(path).read_bytes(path)
     except (OSError, StorageError) as exc:
