@@ -1,8 +1,8 @@
 """The job templates the composer ships (../shared/PRESETS.md), as job requests.
 
 A preset is read-only and shared by every team; a team saves its own templates (JobTemplate).
-Presets that run the built-in trainer submit as they are; those that need a container of your
-own (a VLM fine-tune) say so in ``needs``.
+Presets that run the built-in trainer submit as they are; those that need something of yours
+(the VLM fine-tune: your image + text pairs and the model's tokenizer) say so in ``needs``.
 """
 
 from __future__ import annotations
@@ -45,28 +45,47 @@ class Preset:
 _A100_8 = {"machine_type": "a2-highgpu-8g", "accelerator_type": "NVIDIA_TESLA_A100",
            "accelerator_count": 8}
 
+
+def _vlm_args(shape: str, data: str, context: int, steps: int,
+              tokenizer: str | None = None) -> list[str]:
+    """The built-in trainer fine-tuning a Qwen2-VL shape it ships (trainers/torch/models/
+    shapes/SHAPE.json) on image + text pairs (a JSONL manifest, or the shipped vlm-demo)."""
+    return ["--model-config", shape, "--vlm-data", data,
+            *(["--tokenizer", tokenizer] if tokenizer else []),
+            "--set", f"model.block_size={context}", "--steps", str(steps),
+            "--warmup-steps", str(min(1000, steps // 10)), "--lr", "3e-4",
+            "--weight-decay", "0.01", "--checkpoint-every", "500"]
+
 PRESETS: tuple[Preset, ...] = (
     Preset(
         slug="vlm-finetune-4x8-a100-zero2",
         title="Multi-node VLM fine-tune: 4 nodes x 8 A100, ZeRO-2, Reduction Server, spot",
-        description="32 A100 GPUs (a chief and 3 workers on a2-highgpu-8g), DeepSpeed ZeRO-2 "
-                    "in fp16 with AdamW and WarmupDecayLR, two Reduction Server replicas, spot "
-                    "VMs restarted together, 48 hours at most.",
-        needs="your fine-tuning image and command: they read the DeepSpeed JSON from "
-              "$CP_DEEPSPEED_CONFIG_JSON (the built-in trainer builds its own optimizer)",
+        description="Qwen2-VL-2B at its published shape (2.21B parameters: a 32-block vision "
+                    "tower of 665M and a 28-layer decoder of width 1536, 12 query and 2 "
+                    "key/value heads) fine-tuned on image + text pairs by the built-in trainer "
+                    "on 32 A100 GPUs (a chief and 3 workers on a2-highgpu-8g): DeepSpeed ZeRO-2 "
+                    "in bf16 with the trainer's AdamW (warmup, cosine decay), two Reduction "
+                    "Server replicas, spot VMs restarted together, 48 hours at most.",
+        needs="your image + text pairs and Qwen2-VL's tokenizer.json: point --vlm-data (a "
+              "JSONL manifest of image, prompt and text) and --tokenizer at them, e.g. under "
+              "the bucket's /gcs/ mount; add --init-from a folder of its safetensors to start "
+              "from the published weights",
         notes=(
             "The material this preset comes from attaches a 2,000 GB persistent disk per node "
             "at /mnt/disks/training_data. " + PERSISTENT_DISK_ANSWER + ".",
             "Model memory quoted in the material (about 29 GB per GPU unsharded, 8 GB with "
             "ZeRO-2 on 8 GPUs) is replaced by the memory plan computed for this job.",
+            "The material's fp16 loss scaling and DeepSpeed optimizer and scheduler sections "
+            "are the built-in trainer's bf16, AdamW and learning-rate schedule here.",
+            "Its scaled-down local variant trains a two-layer Qwen2-VL on the few image + "
+            "text pairs shipped with the trainer (--vlm-data vlm-demo).",
         ),
         request={
             "name": "vlm-finetune-zero2",
             "strategy": "zero2",
-            "precision": "fp16",
-            "image_uri": "us-docker.pkg.dev/my-project/training/vlm-finetune:latest",
-            "command": ["python", "-m", "vlm_finetune.train"],
-            "args": ["--deepspeed-config-env", "CP_DEEPSPEED_CONFIG_JSON"],
+            "precision": "bf16",
+            "args": _vlm_args("qwen2-vl-2b", "/gcs/YOUR_BUCKET/vlm/train.jsonl", 1024, 100_000,
+                              tokenizer="/gcs/YOUR_BUCKET/qwen2-vl-2b/tokenizer.json"),
             "env": {"NCCL_DEBUG": "INFO"},
             "chief": {**_A100_8, "boot_disk_type": "pd-ssd", "boot_disk_size_gb": 200},
             "workers": {"replica_count": 3},
@@ -78,19 +97,19 @@ PRESETS: tuple[Preset, ...] = (
                       "gradient_accumulation_steps": 1},
             "deepspeed": {
                 "gradient_clipping": 1.0,
-                "optimizer": {"type": "AdamW", "lr": 3e-4, "betas": [0.9, 0.999], "eps": 1e-8,
-                              "weight_decay": 0.01},
-                "scheduler": {"type": "WarmupDecayLR", "warmup_num_steps": 1000,
-                              "total_num_steps": 100000},
-                "fp16": {"initial_scale_power": 16, "loss_scale_window": 1000,
-                         "hysteresis": 2, "min_loss_scale": 1},
                 "zero": {"allgather_bucket_size": 200_000_000,
                          "reduce_bucket_size": 200_000_000, "overlap_comm": True,
                          "reduce_scatter": True, "contiguous_gradients": True},
             },
-            # A 2B-parameter base and ~350M parameters of adapters, all trained.
-            "model": {"parameters": 2_350_000_000},
+            # What the args build (trainers/torch/models/shapes/qwen2-vl-2b.json), all trained.
+            "model": {"parameters": 2_208_985_600, "hidden_size": 1536, "layers": 28,
+                      "sequence_length": 1024, "attention_heads": 12, "vocab_size": 151_936},
         },
+        scaled={"args": _vlm_args("qwen2-vl-2b-scaled", "vlm-demo", 64, 4),
+                "batch": {"global_batch_size": 32, "micro_batch_size": 1,
+                          "gradient_accumulation_steps": 1},
+                "model": {"parameters": 139_936, "hidden_size": 48, "layers": 2,
+                          "sequence_length": 64, "attention_heads": 6, "vocab_size": 320}},
     ),
     Preset(
         slug="single-node-fsdp-a100",

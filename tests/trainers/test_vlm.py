@@ -130,6 +130,7 @@ def runs(tmp_path_factory) -> dict:
     one = run_group(base / "w1", single, 1)
     two = run_group(base / "w2", [
         {"name": "zero2", "args": run_args(assets, "--strategy", "zero2")},
+        {"name": "preset-scaled", "args": scaled_preset_args()},
         # Stopped by a SIGTERM at step 5 (a checkpoint there), then resumed to the end.
         {"name": "ddp", "sigterm_at": 5,
          "args": run_args(assets, "--strategy", "ddp", "--checkpoint-dir", str(base / "ckpt"))},
@@ -227,6 +228,49 @@ def test_tensor_and_pipeline_parallel_are_refused(runs) -> None:
         run_args(runs["assets"], "--strategy", "ddp", "--set", "tp=2")), {})
     with pytest.raises(ValueError, match=r"VLM family .* data parallelism only"):
         validate(config, 2)
+
+
+PRESET = "vlm-finetune-4x8-a100-zero2"
+
+
+def scaled_preset_args() -> list[str]:
+    """The trainer's arguments in the CustomJob of the preset's scaled-down local variant."""
+    from vertexplan import composer, presets
+
+    request = presets.get(PRESET).scaled_down()
+    job = composer.compose(composer.JobRequest.from_dict(request))
+    assert job.ok, job.errors
+    container = job.custom_job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
+    assert container["command"] == ["python", "-m", "trainers.train"]  # the built-in trainer
+    return container["args"]  # bf16, as composed
+
+
+def test_the_presets_scaled_variant_trains_with_the_built_in_trainer(runs) -> None:
+    """On the shipped image + text pairs (vlm-demo), a two-layer Qwen2-VL (ZeRO-2, world 2)."""
+    steps = runs["two"].of("preset-scaled", "step")
+    assert [e["step"] for e in steps] == [1, 2, 3, 4]
+    [started] = runs["two"].of("preset-scaled", "run_started")
+    assert started["architecture"] == "Qwen2VLForConditionalGeneration"
+    assert started["params"] == presets_model(scaled=True)["parameters"]
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_the_presets_model_section_describes_what_its_args_build(scaled: bool) -> None:
+    from trainers.torch.models import hf_config, hf_weights, vlm
+
+    model = presets_model(scaled)
+    spec = hf_config.read_spec("qwen2-vl-2b-scaled" if scaled else "qwen2-vl-2b")
+    built = vlm.build(spec, hf_weights.FreshWeights(0)).num_parameters()
+    assert built == pytest.approx(model["parameters"], rel=0.01)
+    assert (model["hidden_size"], model["layers"], model["attention_heads"],
+            model["vocab_size"]) == (spec.hidden_size, spec.n_layer, spec.n_head, spec.vocab_size)
+
+
+def presets_model(scaled: bool) -> dict:
+    from vertexplan import presets
+
+    preset = presets.get(PRESET)
+    return (preset.scaled_down() if scaled else preset.job_request())["model"]
 
 
 def _batches(assets: dict[str, Path]):
