@@ -42,6 +42,8 @@ WORLD_4 = {
     "tp2": ("qwen3", ["--strategy", "ddp", "--set", "tp=2"]),
     "pp2": ("qwen3", ["--strategy", "ddp", "--set", "pp=2"]),
     "tp2xpp2": ("qwen3", ["--strategy", "ddp", "--set", "tp=2", "--set", "pp=2"]),
+    # FSDP over tensor-parallel shards (2-d DTensors), as the large presets run.
+    "tp2xfsdp2": ("llama", ["--strategy", "fsdp", "--set", "tp=2"]),
 }
 # Where a fresh (--model-config) model is exported untrained, to compare its initial weights.
 FRESH = {1: ["--strategy", "single"], 2: WORLD_2["zero3"][1], 4: WORLD_4["tp2xpp2"][1]}
