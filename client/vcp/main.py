@@ -116,15 +116,20 @@ def jobs() -> None:
 @click.option("--state", type=click.Choice([s.value for s in JobsListState]))
 @click.option("--team", help="Team slug.")
 @click.option("--user", help="Username of who submitted.")
+@click.option("--tag", help="A tag the job carries: KEY or KEY=VALUE.")
+@click.option("--config", "config_filter",
+              help="A configuration value: KEY OP VALUE, e.g. 'lr<=0.001'.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(0), default=0)
 @pass_context
 def jobs_list_command(ctx: Context, state: str | None, team: str | None, user: str | None,
-                      limit: int, offset: int) -> None:
+                      tag: str | None, config_filter: str | None, limit: int,
+                      offset: int) -> None:
     """The jobs of your teams, newest first."""
     page = api.call(jobs_list.sync_detailed, client=ctx.client,
                     state=JobsListState(state) if state else UNSET, team=team or UNSET,
-                    user=user or UNSET, limit=limit, offset=offset)
+                    user=user or UNSET, tag=tag or UNSET, config=config_filter or UNSET,
+                    limit=limit, offset=offset)
     ctx.emit(page.results, JOB_COLUMNS)
 
 

@@ -27,7 +27,7 @@ from controlplane.teams.access import teams_of
 from controlplane.teams.models import Team
 
 # Filters the tally has no column for: with any of them the jobs are counted.
-UNTALLIED = ("accelerator", "created_after", "created_before", "tag")
+UNTALLIED = ("accelerator", "created_after", "created_before", "tag", "config")
 # Serialises fold() runs (a PostgreSQL advisory lock's key: any constant of this app's own).
 FOLD_LOCK = 0x6A6F6273  # "jobs"
 

@@ -1,6 +1,6 @@
 """Filters of the job list: GET /api/v1/jobs/?state=&team=&user=&accelerator=&created_after=
-&created_before=&kind=&tag= (all optional, combined with AND; paged with limit/offset). Without
-`kind` the list holds the jobs submitted as jobs, not sweeps' trials or Ray jobs."""
+&created_before=&kind=&tag=&config= (all optional, combined with AND; paged with limit/offset).
+Without `kind` the list holds the jobs submitted as jobs, not sweeps' trials or Ray jobs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 
 from controlplane.core import bounded
-from controlplane.runs import tags
+from controlplane.runs import config_keys, tags
 from controlplane.runs.models import Job, JobKind, JobState
 
 # The pools a job request may name, as stored in Job.request.
@@ -37,6 +37,11 @@ JOB_LIST_PARAMETERS = [
     OpenApiParameter("tag", str,
                      description="a tag the job carries: key (any value) or key=value "
                                  "(controlplane/runs/tags.py)"),
+    OpenApiParameter("config", str,
+                     description="a configuration value of the job's request or trainer "
+                                 "arguments: KEY OP VALUE, e.g. lr=0.001, "
+                                 "batch.micro_batch_size>=4 (keys of letters, digits, '_' "
+                                 "and '.'; = != < <= > >=; controlplane/runs/config_keys.py)"),
     OpenApiParameter("kind", str, enum=[*JobKind.values, "all"],
                      description="job (the default: jobs submitted as jobs), trial (sweeps' "
                                  "trials), ray (Ray jobs on clusters) or all"),
@@ -44,7 +49,7 @@ JOB_LIST_PARAMETERS = [
 
 
 FILTER_NAMES = ("state", "team", "user", "accelerator", "created_after", "created_before",
-                "kind", "tag")
+                "kind", "tag", "config")
 ALL_KINDS = "all"
 
 
@@ -102,7 +107,9 @@ def filter_jobs(jobs: QuerySet[Job], params: dict[str, str]) -> QuerySet[Job]:
                                                       params["created_before"]))
         if params.get("tag", "").strip():
             jobs = tags.filter_tag(jobs, params["tag"])
-    except tags.TagError as exc:
+        if params.get("config", "").strip():
+            jobs = config_keys.filter_config(jobs, params["config"])
+    except (tags.TagError, config_keys.ConfigFilterError) as exc:
         raise ValidationError({exc.field: [str(exc)]}) from exc
     except (OverflowError, ValueError) as exc:
         raise ValidationError({"detail": [str(exc)]}) from exc

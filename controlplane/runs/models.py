@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from contract import labels as contract_labels
 from controlplane.core import signals
+from controlplane.runs import config_keys
 from controlplane.teams import policy as team_policy
 from controlplane.teams.models import Team
 
@@ -127,6 +129,9 @@ class Job(models.Model):
     # free-text note.
     tags = models.JSONField(default=dict, blank=True)
     note = models.TextField(blank=True)
+    # The request as flat keys (controlplane/runs/config_keys.py), written when the job is made:
+    # the list filters by one of them with a single JSON key lookup, Compare lays them out.
+    config = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "jobs_job"  # kept from the app it was first created in
@@ -137,6 +142,13 @@ class Job(models.Model):
             # walks it: a page is read from the index and the count is an index-only scan.
             models.Index(fields=["team", "kind", "-created_at", "-id"], name="job_list_newest"),
         ]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Every kind of job (a submission, a trial, a Ray job) gets its flat configuration
+        # where it is made, from the request it is made with.
+        if self._state.adding and not self.config and self.request:
+            self.config = config_keys.flatten(self.request)
+        super().save(*args, **kwargs)
 
     def __str__(self) -> str:
         return f"{self.name} (#{self.pk})"

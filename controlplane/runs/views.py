@@ -51,7 +51,7 @@ TIMELINE_LIMIT = 300
 RESTARTS = JobRestart.objects.order_by("occurred_at", "id")
 CHECKPOINT_LIMIT = 100
 # The job list's filters beyond state and team (the API's: controlplane/runs/filters.py).
-PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before", "tag")
+PAGE_FILTERS = ("user", "accelerator", "created_after", "created_before", "tag", "config")
 # The list's sortable columns: the `sort` parameter's names and what they order by.
 SORTS = {
     "state": "state", "team": "team__name", "name": "name", "progress": "last_step",
@@ -99,7 +99,7 @@ class JobListView(LoginRequiredMixin, ListView):
         self.tally_params: dict[str, str] | None = {
             **extra, "kind": kind, "state": state, "team": team}
         extra["kind"] = ALL_KINDS  # applied above
-        # A bad date or tag: the list without these filters, and a line saying why.
+        # A bad date, tag or config filter: the list without these filters, and a line saying why.
         try:
             jobs = filter_jobs(jobs, extra)
         except ValidationError as exc:
@@ -115,7 +115,7 @@ class JobListView(LoginRequiredMixin, ListView):
             self.tally_params = None  # the tally has no column for a name or a family
         # A row shows the CustomJob's accelerators, never the request or the price snapshot.
         return self.sorted(jobs.select_related("team", "created_by").defer(
-            "request", "price_snapshot", "recovery_options", "tracking"))
+            "request", "config", "price_snapshot", "recovery_options", "tracking"))
 
     def get_paginator(self, queryset: QuerySet[Job], per_page: int, orphans: int = 0,
                       allow_empty_first_page: bool = True, **kwargs: Any) -> JobPaginator:

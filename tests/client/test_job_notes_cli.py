@@ -115,3 +115,15 @@ def test_another_team_s_job_is_not_found(vcp: Vcp, other_team: Team) -> None:
     done = vcp("jobs", "tag", str(theirs.pk), "a=b")
     assert done.exit_code == 1 and "HTTP 404" in done.stderr, done.output
     assert Job.objects.get(pk=theirs.pk).tags == {}
+
+
+def test_jobs_list_filters_by_tag_and_config(vcp: Vcp, job: Job, team: Team) -> None:
+    Job.objects.filter(pk=job.pk).update(tags={"sweep": "a"})
+    Job.objects.create(team=team, created_by=job.created_by, name="lr-2", custom_job={},
+                       request={"args": ["--lr", "0.01"]}, project="p", region="us-central1")
+    listed = vcp("jobs", "list", "--tag", "sweep=a")
+    assert [row["name"] for row in json.loads(listed.stdout)] == ["lr-1"], listed.output
+    listed = vcp("jobs", "list", "--config", "lr>0.001")
+    assert [row["name"] for row in json.loads(listed.stdout)] == ["lr-2"], listed.output
+    refused = vcp("jobs", "list", "--config", "lr>>1")
+    assert refused.exit_code == 1 and "config: 'lr>>1': > compares numbers" in refused.stderr

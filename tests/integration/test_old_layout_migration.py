@@ -66,6 +66,9 @@ REVIEWED = {
     # the old rule allowed keeps; no row is touched.
     "serving.0008_model_entry_one_per_runtime": [
         "Remove constraint one_entry_per_artifact from model modelentry"],
+    # A job's flat configuration is a new column filled from each job's own request (its
+    # RunPython only writes the new column): nothing is removed or renamed.
+    "runs.0008_job_config": [],
 }
 # The tables whose schema must come out the same as on a database migrated from scratch.
 COMPARED = re.compile(r"^(jobs|security)_")

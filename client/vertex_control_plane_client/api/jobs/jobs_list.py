@@ -17,6 +17,7 @@ from ...types import UNSET, Response, Unset
 def _get_kwargs(
     *,
     accelerator: str | Unset = UNSET,
+    config: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -32,6 +33,8 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["accelerator"] = accelerator
+
+    params["config"] = config
 
     json_created_after: str | Unset
     if isinstance(created_after, Unset):
@@ -135,6 +138,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     accelerator: str | Unset = UNSET,
+    config: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -152,6 +156,7 @@ def sync_detailed(
 
     Args:
         accelerator (str | Unset):
+        config (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
         cursor (str | Unset):
@@ -173,6 +178,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         accelerator=accelerator,
+        config=config,
         created_after=created_after,
         created_before=created_before,
         cursor=cursor,
@@ -196,6 +202,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     accelerator: str | Unset = UNSET,
+    config: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -213,6 +220,7 @@ def sync(
 
     Args:
         accelerator (str | Unset):
+        config (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
         cursor (str | Unset):
@@ -235,6 +243,7 @@ def sync(
     return sync_detailed(
         client=client,
         accelerator=accelerator,
+        config=config,
         created_after=created_after,
         created_before=created_before,
         cursor=cursor,
@@ -252,6 +261,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     accelerator: str | Unset = UNSET,
+    config: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -269,6 +279,7 @@ async def asyncio_detailed(
 
     Args:
         accelerator (str | Unset):
+        config (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
         cursor (str | Unset):
@@ -290,6 +301,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         accelerator=accelerator,
+        config=config,
         created_after=created_after,
         created_before=created_before,
         cursor=cursor,
@@ -311,6 +323,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     accelerator: str | Unset = UNSET,
+    config: str | Unset = UNSET,
     created_after: datetime.datetime | str | Unset = UNSET,
     created_before: datetime.datetime | str | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -328,6 +341,7 @@ async def asyncio(
 
     Args:
         accelerator (str | Unset):
+        config (str | Unset):
         created_after (datetime.datetime | str | Unset):
         created_before (datetime.datetime | str | Unset):
         cursor (str | Unset):
@@ -351,6 +365,7 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             accelerator=accelerator,
+            config=config,
             created_after=created_after,
             created_before=created_before,
             cursor=cursor,
