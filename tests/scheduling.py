@@ -52,6 +52,7 @@ SECONDS: dict[str, int] = {
     "tests/trainers/test_sharded_preemption.py": 55,
     "tests/trainers/test_resume.py": 45,
     "tests/trainers/test_preemption.py": 35,
+    "tests/trainers/test_hf_models.py": 70,
     "tests/serving/test_serve.py": 280,
     "tests/trainers/xla/test_xla_trainer.py": 150,
     "tests/localvertex/test_persistent_resources.py": 150,
