@@ -126,7 +126,10 @@ def runs(tmp_path_factory) -> dict:
     export = base / "export"
     bad = bad_manifests(assets)
     single = [{"name": "ref", "args": run_args(assets, "--strategy", "single",
-                                               "--export-hf", str(export))}]
+                                               "--export-hf", str(export))},
+              # Four micro-steps of one example: each weighed by the global label-token count.
+              {"name": "micro", "args": run_args(assets, "--strategy", "single",
+                                                 "--set", "micro_batch_size=1")}]
     one = run_group(base / "w1", single, 1)
     two = run_group(base / "w2", [
         {"name": "zero2", "args": run_args(assets, "--strategy", "zero2")},
@@ -158,10 +161,11 @@ def test_first_step_loss_equals_transformers(runs) -> None:
     assert first == pytest.approx(expected, rel=1e-5)
 
 
-def test_zero2_and_ddp_at_world_2_equal_world_1(runs) -> None:
+def test_zero2_ddp_and_micro_batches_equal_world_1(runs) -> None:
     reference = runs["one"].losses("ref")
     assert len(reference) == STEPS and reference[STEPS] < reference[1]
     assert_losses_close(runs["two"].losses("zero2"), reference, rel=1e-4)
+    assert_losses_close(runs["one"].losses("micro"), reference, rel=1e-4)
     ddp = {**runs["two"].losses("ddp"), **runs["two"].losses("ddp-resumed")}
     assert len(ddp) == STEPS
     assert_losses_close(ddp, reference, rel=1e-4)  # resumed at step 5: the same batches
