@@ -151,3 +151,29 @@ def filter_config(jobs: QuerySet[Any], raw: str) -> QuerySet[Any]:
     if op == "!=":
         return jobs.filter(config_text__isnull=False).exclude(equal)
     return jobs.filter(compared[op])
+
+
+# --- the Compare page's table -----------------------------------------------------------------
+
+MISSING = "\u2013"  # (an en dash) a key one run has and another has not
+
+
+def shown(value: Scalar) -> str:
+    """A value as its cell reads: text as it is, anything else as JSON writes it."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def compare_rows(configs: list[Mapping[str, Scalar]]) -> list[dict[str, Any]]:
+    """One row per key any of the runs has: its cells (in the runs' order) and whether they
+    differ (a key that only some runs have differs)."""
+    keys = sorted({key for config in configs for key in config})
+    rows = []
+    for key in keys:
+        cells = [shown(config[key]) if key in config else MISSING for config in configs]
+        rows.append({"key": key, "cells": cells, "differs": len(set(cells)) > 1})
+    return rows
+
+
+def of_job(job: Any) -> Mapping[str, Scalar]:
+    """A job's flat configuration (read from its request where the job has none stored)."""
+    return job.config or flatten(job.request)

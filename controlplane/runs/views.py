@@ -32,7 +32,7 @@ from django.views.generic import DetailView, ListView
 from rest_framework.exceptions import ValidationError
 
 from controlplane.runs import access as runs_access
-from controlplane.runs import checkpoints, counts, fix_line, lifecycle, links, panels
+from controlplane.runs import checkpoints, config_keys, counts, fix_line, lifecycle, links, panels
 from controlplane.runs.filters import (
     ACCELERATOR_FAMILIES,
     ALL_KINDS,
@@ -372,9 +372,15 @@ def job_compare(request: HttpRequest) -> HttpResponse:
     ignored += [str(pk) for pk in wanted if pk not in found]
     runs = [{"id": j.pk, "name": f"{j.name} #{j.pk}", "state": j.state,
              "metrics_url": reverse("job-metrics", args=[j.pk])} for j in jobs]
+    # The runs' configurations side by side; ?diff=1 keeps the keys whose values differ.
+    config_rows = config_keys.compare_rows([config_keys.of_job(j) for j in jobs])
+    only_diff = request.GET.get("diff") == "1"
     return render(request, "runs/compare.html", {
         "jobs": jobs, "runs": runs, "ignored": ignored, "too_many": extra,
         "compare_max": COMPARE_MAX, "ids": ",".join(str(j.pk) for j in jobs),
+        "config_rows": [r for r in config_rows if r["differs"]] if only_diff else config_rows,
+        "config_keys_total": len(config_rows),
+        "config_keys_differ": sum(r["differs"] for r in config_rows), "only_diff": only_diff,
     })
 
 
