@@ -3,9 +3,10 @@
 A tiny Qwen2-VL made by transformers (random weights, `save_pretrained`), a BPE tokenizer.json
 with the model's special tokens, a handful of images drawn with numpy and saved by Pillow, and a
 JSONL manifest. The trainer runs through its CLI, validation and `Trainer.run()`, several runs
-per group of processes (tests/trainers/strategy_group.py): world 1 (the reference, exported)
-and world 2 (zero2, ddp). transformers is the external truth: its loss on the same weights and
-batch, and its `from_pretrained` of the trainer's export.
+per group of processes (tests/trainers/strategy_group.py): world 1 (the reference, exported;
+micro-batches) and world 2 (zero2, zero3, fsdp, ddp stopped and resumed, the preset's scaled
+variant). transformers is the external truth: its loss on the same weights and batch, and its
+`from_pretrained` of the trainer's export.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ def runs(tmp_path_factory) -> dict:
     one = run_group(base / "w1", single, 1)
     two = run_group(base / "w2", [
         {"name": "zero2", "args": run_args(assets, "--strategy", "zero2")},
+        {"name": "zero3", "args": run_args(assets, "--strategy", "zero3")},  # under zero.Init
+        {"name": "fsdp", "args": run_args(assets, "--strategy", "fsdp")},
         {"name": "preset-scaled", "args": scaled_preset_args()},
         # Stopped by a SIGTERM at step 5 (a checkpoint there), then resumed to the end.
         {"name": "ddp", "sigterm_at": 5,
@@ -161,10 +164,11 @@ def test_first_step_loss_equals_transformers(runs) -> None:
     assert first == pytest.approx(expected, rel=1e-5)
 
 
-def test_zero2_ddp_and_micro_batches_equal_world_1(runs) -> None:
+def test_every_data_parallel_strategy_and_micro_batches_equal_world_1(runs) -> None:
     reference = runs["one"].losses("ref")
     assert len(reference) == STEPS and reference[STEPS] < reference[1]
-    assert_losses_close(runs["two"].losses("zero2"), reference, rel=1e-4)
+    for strategy in ("zero2", "zero3", "fsdp"):
+        assert_losses_close(runs["two"].losses(strategy), reference, rel=1e-4)
     assert_losses_close(runs["one"].losses("micro"), reference, rel=1e-4)
     ddp = {**runs["two"].losses("ddp"), **runs["two"].losses("ddp-resumed")}
     assert len(ddp) == STEPS
