@@ -33,6 +33,11 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
             "task": "controlplane.clusters.tasks.reconcile_clusters",
             "schedule": settings.CP_RECONCILE_INTERVAL_S,
         },
+        # Clusters idle past their team's limit, deleted (controlplane/clusters/idle.py).
+        "delete-idle-clusters": {
+            "task": "controlplane.clusters.tasks.delete_idle_clusters",
+            "schedule": getattr(settings, "CP_IDLE_DELETE_INTERVAL_S", 60.0),
+        },
         "reconcile-jobs": {
             "task": "controlplane.runs.tasks.reconcile_jobs",
             "schedule": settings.CP_RECONCILE_INTERVAL_S,

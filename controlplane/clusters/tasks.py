@@ -24,3 +24,9 @@ def advance_ray_job(job_id: str) -> None:
 def reconcile_clusters() -> None:
     lifecycle.reconcile_all()
     idle.flag_idle_clusters()
+
+
+@task(singleton_ttl_s=120)
+def delete_idle_clusters() -> None:
+    """Clusters idle past their team's limit (TeamPolicy.delete_idle_clusters_after_min)."""
+    idle.delete_idle_clusters()

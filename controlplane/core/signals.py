@@ -38,3 +38,7 @@ slo_alert_raised = Signal()
 # clusters: a running cluster has been idle past CP_CLUSTER_IDLE_FLAG_S (flag: IdleFlag); sent
 # once per idle period, inside the transaction that records the flag.
 cluster_idle_flagged = Signal()
+
+# clusters: a cluster idle past its team's limit was deleted by that policy (flag: its idle
+# period's IdleFlag, idle_minutes, policy_minutes); sent inside the deletion's transaction.
+cluster_idle_deleted = Signal()

@@ -17,5 +17,6 @@ class NotificationsConfig(AppConfig):
             (signals.restart_recorded, receivers.on_restart_recorded),
             (signals.slo_alert_raised, receivers.on_slo_alert_raised),
             (signals.cluster_idle_flagged, receivers.on_cluster_idle_flagged),
+            (signals.cluster_idle_deleted, receivers.on_cluster_idle_deleted),
         ):
             signal.connect(receiver, dispatch_uid=f"notifications.{receiver.__name__}")

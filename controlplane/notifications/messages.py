@@ -84,6 +84,8 @@ def build(notification: Notification) -> tuple[str, list[dict[str, Any]]]:
     if notification.slo_alert_id is not None:
         return slo_alert(notification.slo_alert.message)
     if notification.idle_flag_id is not None:
+        if notification.detail.get("policy_minutes"):
+            return cluster_deleted(notification.idle_flag, notification.detail)
         return cluster_idle(notification.idle_flag)
     return job_transition(notification)
 
@@ -116,6 +118,17 @@ def cluster_idle(flag: IdleFlag) -> tuple[str, list[dict[str, Any]]]:
     text = mrkdwn.plain(f"Cluster {cluster.name} has been idle since {since} and costs "
                         f"{hourly} per hour")
     return text, blocks
+
+
+def cluster_deleted(flag: IdleFlag, detail: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The team's policy deleted an idle cluster: how long it was idle, and the limit."""
+    cluster = flag.cluster
+    why = (f"deleted after {int(detail['idle_minutes'])} minutes idle, team policy "
+           f"{int(detail['policy_minutes'])}")
+    line = (f":wastebasket: Cluster <{cluster_url(flag)}|{_esc(cluster.name)}> of "
+            f"{_esc(cluster.team.name)} was *{why}*. Its cost stops once Vertex has removed it.")
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": line}}]
+    return mrkdwn.plain(f"Cluster {cluster.name} was {why}"), blocks
 
 
 def job_transition(notification: Notification) -> tuple[str, list[dict[str, Any]]]:

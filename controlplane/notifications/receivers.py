@@ -48,3 +48,9 @@ def on_slo_alert_raised(alert: SloAlert, **_: Any) -> None:
 
 def on_cluster_idle_flagged(flag: IdleFlag, **_: Any) -> None:
     service.notify_cluster_idle(flag)
+
+
+def on_cluster_idle_deleted(flag: IdleFlag, idle_minutes: int, policy_minutes: int,
+                            **_: Any) -> None:
+    service.notify_cluster_idle(flag, deleted={"idle_minutes": idle_minutes,
+                                               "policy_minutes": policy_minutes})

@@ -90,13 +90,15 @@ def notify_slo_alert(alert: SloAlert) -> int:
     return _queue(list(channels), f"slo-alert-{alert.pk}", slo_alert=alert, event=SLO_ALERT)
 
 
-def notify_cluster_idle(flag: IdleFlag) -> int:
+def notify_cluster_idle(flag: IdleFlag, deleted: dict[str, int] | None = None) -> int:
     """Queue one message per enabled channel of the cluster's team for one idle period (the
     flag), whatever their notify_on: an idle cluster costs money whichever jobs a channel
-    follows. Called inside the transaction that records the flag; calling again adds nothing."""
+    follows. Called inside the transaction that records the flag; calling again adds nothing.
+    `deleted` (idle_minutes, policy_minutes): the team's policy deleted it, a message of its own."""
     channels = SlackChannel.objects.filter(team_id=flag.cluster.team_id, enabled=True)
-    return _queue(list(channels), f"cluster-idle-{flag.pk}", idle_flag=flag,
-                  event=CLUSTER_IDLE)
+    key = f"cluster-idle-{flag.pk}" + ("-deleted" if deleted else "")
+    return _queue(list(channels), key, idle_flag=flag, event=CLUSTER_IDLE,
+                  detail=deleted or {})
 
 
 def _queue(channels: list[SlackChannel], key: str, **row: Any) -> int:

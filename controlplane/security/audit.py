@@ -22,7 +22,10 @@ ACTIONS = (
     "member.add", "member.change", "member.remove",
     "policy.update", "tracking.update",
     "sweep.submit", "sweep.cancel",
+    "cluster.delete_idle",
 )
+# Who an entry names when the product acted on a team's standing rule, not on a request.
+BY_POLICY = "team policy"
 
 
 def via(request: Any) -> str:
@@ -54,3 +57,14 @@ def record(request: Any, action: str, target: models.Model | None = None, *,
         via=via(request),
         detail=detail or {},
     )
+
+
+def record_by_policy(action: str, target: models.Model, *, detail: dict[str, Any]) -> AuditEntry:
+    """Write one entry for what a periodic task did under the target's team's policy (no one
+    asked at that moment: the actor is the policy, set by the team's admins)."""
+    if action not in ACTIONS:
+        raise ValueError(f"unknown audit action {action!r}")
+    return AuditEntry.objects.create(
+        actor=None, actor_name=BY_POLICY, team=getattr(target, "team", None), action=action,
+        target_type=target._meta.model_name, target_id=str(target.pk),
+        target_name=str(getattr(target, "name", ""))[:200], via="policy", detail=detail)

@@ -151,6 +151,11 @@ class PolicySerializer(serializers.Serializer):
     reservations = serializers.ListField(child=serializers.CharField(max_length=300),
                                          required=False, max_length=50)
     allow_web_access = serializers.BooleanField(required=False)
+    delete_idle_clusters_after_min = serializers.IntegerField(
+        required=False,
+        help_text="Delete the team's running clusters idle this many minutes (no Ray job "
+                  "queued or running, no job placed on them): 0 never (the default), else "
+                  "10 to 10080 (a week).")
 
 
 class TeamPolicyView(generics.GenericAPIView):

@@ -63,6 +63,9 @@ class TeamPolicy(models.Model):
     networks = models.JSONField(default=list, blank=True)
     reservations = models.JSONField(default=list, blank=True)
     allow_web_access = models.BooleanField(default=False)
+    # A running cluster idle this many minutes is deleted (controlplane/clusters/idle.py);
+    # 0: never, the team is only told.
+    delete_idle_clusters_after_min = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

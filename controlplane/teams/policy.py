@@ -29,6 +29,10 @@ ANY_RESERVATION = "ANY_RESERVATION"
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
 _SEGMENT = re.compile(r"[A-Za-z0-9._=@+-]{1,200}")
 MAX_ITEMS = 50
+# Idle clusters are deleted after this many minutes (0: never). Not sooner than the sweep can
+# tell a pause between two jobs from idleness, nor later than a week (beyond that, the idle
+# flag has long said so and nobody would wait that long on purpose).
+IDLE_DELETE_MIN, IDLE_DELETE_MAX = 10, 7 * 24 * 60
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,7 @@ class Effective:
     networks: frozenset[str] = field(default_factory=frozenset)
     reservations: frozenset[str] = field(default_factory=frozenset)
     allow_web_access: bool = False
+    delete_idle_clusters_after_min: int = 0
 
 
 class PolicyError(ValueError):
@@ -70,6 +75,7 @@ def effective(team: Team) -> Effective:
         networks=frozenset(row.networks or ()),
         reservations=frozenset(row.reservations or ()),
         allow_web_access=row.allow_web_access,
+        delete_idle_clusters_after_min=row.delete_idle_clusters_after_min,
     )
 
 
@@ -114,7 +120,7 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
     errors: dict[str, list[str]] = {}
     row = TeamPolicy.objects.filter(team=team).first() or TeamPolicy(team=team)
     known = {"output_prefix", "service_accounts", "networks", "reservations",
-             "allow_web_access"}
+             "allow_web_access", "delete_idle_clusters_after_min"}
     for name in sorted(set(data) - known):
         errors[name] = [f"unknown field; valid: {', '.join(sorted(known))}"]
     if "output_prefix" in data:
@@ -160,6 +166,15 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
             errors["allow_web_access"] = ["true or false"]
         else:
             row.allow_web_access = data["allow_web_access"]
+    if "delete_idle_clusters_after_min" in data:
+        minutes = data["delete_idle_clusters_after_min"]
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or not (
+                minutes == 0 or IDLE_DELETE_MIN <= minutes <= IDLE_DELETE_MAX):
+            errors["delete_idle_clusters_after_min"] = [
+                f"{repr(minutes)[:40]}: 0 (never) or whole minutes from {IDLE_DELETE_MIN} "
+                f"to {IDLE_DELETE_MAX:,} (a week)"]
+        else:
+            row.delete_idle_clusters_after_min = minutes
     if errors:
         raise PolicyError(errors)
     row.updated_at = timezone.now()
@@ -176,4 +191,5 @@ def describe(team: Team) -> dict[str, Any]:
         "networks": sorted(policy.networks),
         "reservations": sorted(policy.reservations),
         "allow_web_access": policy.allow_web_access,
+        "delete_idle_clusters_after_min": policy.delete_idle_clusters_after_min,
     }

@@ -69,6 +69,8 @@ REVIEWED = {
     # A job's flat configuration is a new column filled from each job's own request (its
     # RunPython only writes the new column): nothing is removed or renamed.
     "runs.0008_job_config": [],
+    # A team's idle-cluster limit is a new column, 0 (never) for every team: nothing goes.
+    "teams.0004_idle_cluster_deletion_policy": [],
 }
 # The tables whose schema must come out the same as on a database migrated from scratch.
 COMPARED = re.compile(r"^(jobs|security)_")

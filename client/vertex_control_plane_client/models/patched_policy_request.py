@@ -21,6 +21,8 @@ class PatchedPolicyRequest:
         networks (list[str] | Unset):
         reservations (list[str] | Unset):
         allow_web_access (bool | Unset):
+        delete_idle_clusters_after_min (int | Unset): Delete the team's running clusters idle this many minutes (no Ray
+            job queued or running, no job placed on them): 0 never (the default), else 10 to 10080 (a week).
     """
 
     output_prefix: str | Unset = UNSET
@@ -28,6 +30,7 @@ class PatchedPolicyRequest:
     networks: list[str] | Unset = UNSET
     reservations: list[str] | Unset = UNSET
     allow_web_access: bool | Unset = UNSET
+    delete_idle_clusters_after_min: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,6 +50,8 @@ class PatchedPolicyRequest:
 
         allow_web_access = self.allow_web_access
 
+        delete_idle_clusters_after_min = self.delete_idle_clusters_after_min
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -60,6 +65,8 @@ class PatchedPolicyRequest:
             field_dict["reservations"] = reservations
         if allow_web_access is not UNSET:
             field_dict["allow_web_access"] = allow_web_access
+        if delete_idle_clusters_after_min is not UNSET:
+            field_dict["delete_idle_clusters_after_min"] = delete_idle_clusters_after_min
 
         return field_dict
 
@@ -76,12 +83,15 @@ class PatchedPolicyRequest:
 
         allow_web_access = d.pop("allow_web_access", UNSET)
 
+        delete_idle_clusters_after_min = d.pop("delete_idle_clusters_after_min", UNSET)
+
         patched_policy_request = cls(
             output_prefix=output_prefix,
             service_accounts=service_accounts,
             networks=networks,
             reservations=reservations,
             allow_web_access=allow_web_access,
+            delete_idle_clusters_after_min=delete_idle_clusters_after_min,
         )
 
         patched_policy_request.additional_properties = d

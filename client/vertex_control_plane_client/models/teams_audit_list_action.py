@@ -8,6 +8,7 @@ class TeamsAuditListAction(StrEnum):
     CHANNEL_CREATE = "channel.create"
     CHANNEL_DELETE = "channel.delete"
     CHANNEL_UPDATE = "channel.update"
+    CLUSTER_DELETE_IDLE = "cluster.delete_idle"
     JOB_CANCEL = "job.cancel"
     JOB_CLONE = "job.clone"
     JOB_RESUBMIT = "job.resubmit"
