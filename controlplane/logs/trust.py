@@ -24,22 +24,18 @@ cannot write entries at all.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-
 from contract import events as contract_events
+from controlplane.core.gcs_paths import bucket_key
 from vertexplan.logparse.entries import LogEntry
 
 SUSPICIOUS = "suspicious_event"
 # The events that name paths, and the fields that hold them (contract/events.py).
 PATH_FIELDS: Mapping[str, tuple[str, ...]] = contract_events.PATH_FIELDS
 _TASK = re.compile(r"workerpool([0-3])-(\d{1,6})")
-GCS = "gs://"
-FUSE_ROOT = "/gcs/"
 
 
 @dataclass(frozen=True)
@@ -117,35 +113,9 @@ class ReplicaCheck:
         return None if replica else entry_problem(entry, self._facts[job_id], carries_event)
 
 
-def _segments(text: str) -> list[str] | None:
-    if any(unicodedata.category(ch) == "Cc" for ch in text):
-        return None
-    parts = [p for p in text.split("/") if p]
-    if any(p in (".", "..") for p in parts):
-        return None
-    return parts
-
-
-def bucket_key(path: str) -> list[str] | None:
-    """The [bucket, key segments...] a path names in Cloud Storage: a gs:// URI, the Cloud
-    Storage FUSE mount (/gcs/bucket/...), or the emulator's local stand-in for a bucket
-    (CP_LOCAL_STORAGE_ROOT/bucket/...). None for any other path, and for any path with '.' or
-    '..' segments or control characters, which could name something else than they seem."""
-    if not isinstance(path, str) or not path:
-        return None
-    if path.startswith(GCS):
-        return _segments(path[len(GCS):])
-    if path.startswith(FUSE_ROOT):
-        return _segments(path[len(FUSE_ROOT):])
-    root = str(getattr(settings, "CP_LOCAL_STORAGE_ROOT", "") or "").rstrip("/")
-    if root and path.startswith(root + "/"):
-        return _segments(path[len(root) + 1:])
-    return None
-
-
 def under_prefix(path: Any, prefix: str) -> bool:
     """True when `path` lies under the output prefix (segment by segment: gs://b/team-a is not
-    under gs://b/team)."""
+    under gs://b/team; paths read by controlplane/core/gcs_paths.py)."""
     inside, base = bucket_key(path), bucket_key(prefix)
     if inside is None or not base:
         return False
