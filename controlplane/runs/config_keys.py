@@ -38,7 +38,7 @@ FILTER = re.compile(rf"\s*(?P<key>{KEY.pattern})\s*(?P<op><=|>=|!=|=|<|>)\s*(?P<
 GRAMMAR = ("write KEY OP VALUE: a key of letters, digits, '_' and '.' (e.g. lr, "
            "batch.micro_batch_size), an operator of = != < <= > >= (<, <=, >, >= need a "
            "number)")
-NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 FLAG = re.compile(r"--([A-Za-z][A-Za-z0-9_-]*)(?:=(.*))?", re.S)
 
 
