@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from django.db.models import Case, F, FloatField, Func, Q, QuerySet, TextField, When
-from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
 Scalar = str | int | float | bool | None
@@ -118,11 +118,28 @@ def parse_filter(raw: str) -> tuple[str, str, str]:
     return key, op, value
 
 
-class JsonbTypeof(Func):
-    """PostgreSQL's jsonb_typeof: 'number', 'string', 'boolean', ... of one JSON value."""
+class ConfigType(Func):
+    """The JSON type of one key of Job.config: PostgreSQL's jsonb_typeof ('number', 'string',
+    ...), SQLite's json_type (the demo's database: 'integer' or 'real' for a number). The key
+    is a parameter, never SQL text."""
 
-    function = "jsonb_typeof"
     output_field = TextField()
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(F("config"))
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        column, params = compiler.compile(self.source_expressions[0])
+        return f"jsonb_typeof({column} -> %s)", (*params, self.key)
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        column, params = compiler.compile(self.source_expressions[0])
+        # The key's characters are letters, digits, '_' and '.' (the grammar): quoted, one key.
+        return f"json_type({column}, %s)", (*params, f'$."{self.key}"')
+
+
+NUMBER_TYPES = ("number", "integer", "real")
 
 
 def filter_config(jobs: QuerySet[Any], raw: str) -> QuerySet[Any]:
@@ -132,10 +149,11 @@ def filter_config(jobs: QuerySet[Any], raw: str) -> QuerySet[Any]:
     # A number is read from the JSON only where the JSON holds a number: CASE keeps the cast
     # away from text, which PostgreSQL would refuse to cast.
     jobs = jobs.annotate(
-        config_type=JsonbTypeof(KeyTransform(key, "config")),
-        config_text=KeyTextTransform(key, "config"),
+        config_type=ConfigType(key),
+        # As plain text: a JSON key's own lookups would read the value given as JSON.
+        config_text=Cast(KeyTextTransform(key, "config"), TextField()),
     ).annotate(config_number=Case(
-        When(config_type="number", then=Cast(F("config_text"), FloatField())),
+        When(config_type__in=NUMBER_TYPES, then=Cast(F("config_text"), FloatField())),
         default=None, output_field=FloatField()))
     if NUMBER.fullmatch(value):
         number = float(value)

@@ -17,8 +17,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 
 from controlplane.runs.models import Job
 
@@ -132,6 +133,8 @@ def filter_tag(jobs: QuerySet[Job], raw: str) -> QuerySet[Job]:
     """The jobs carrying the tag (TagError for a malformed one). The key is a literal JSON
     key (KeyTextTransform never splits it into a path)."""
     key, value = parse_filter(raw)
-    jobs = jobs.annotate(tag_value=KeyTextTransform(key, "tags"))
+    # Compared as plain text: the JSON key's own exact lookup reads the value given as JSON,
+    # which SQLite (the demo's database) refuses as malformed.
+    jobs = jobs.annotate(tag_value=Cast(KeyTextTransform(key, "tags"), TextField()))
     return jobs.filter(tag_value__isnull=False) if value is None else jobs.filter(
         tag_value=value)
