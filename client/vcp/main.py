@@ -308,12 +308,37 @@ def events(ctx: Context, job_id: int, limit: int) -> None:
     ctx.emit(page.results, ("timestamp", "kind", "attempt", "replica", "step"))
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def presets(click_ctx: click.Context) -> None:
+    """The job presets the composer ships (each a body for `jobs submit`); `presets run SLUG`
+    submits one."""
+    if click_ctx.invoked_subcommand is None:
+        ctx = click_ctx.find_object(Context)
+        ctx.emit(api.call(presets_list.sync_detailed, client=ctx.client),
+                 ("slug", "title", "needs"))
+
+
+@presets.command("run")
+@click.argument("slug")
+@click.option("--scale-down", is_flag=True, help="Its local variant: the same strategy, degrees "
+              "and architecture at a CPU size, which the local emulator can run.")
+@click.option("--team", help="Team slug; needed when you submit to several teams.")
 @pass_context
-def presets(ctx: Context) -> None:
-    """The job presets the composer ships (each a body for `jobs submit`)."""
-    ctx.emit(api.call(presets_list.sync_detailed, client=ctx.client),
-             ("slug", "title", "needs"))
+def presets_run(ctx: Context, slug: str, scale_down: bool, team: str | None) -> None:
+    """Submit a preset as a job (its local variant with --scale-down)."""
+    listed = api.call(presets_list.sync_detailed, client=ctx.client)
+    found = {p.slug: p for p in listed}
+    if slug not in found:
+        raise click.UsageError(f"no preset {slug!r}; presets: {', '.join(found)}")
+    preset = found[slug]
+    body = (preset.scaled_down if scale_down else preset.request).to_dict()
+    if team:
+        body["team"] = team
+    job = api.send(ctx.client, "POST", "/api/v1/jobs/", body=body,
+                   headers={"Idempotency-Key": str(uuid.uuid4())}).json()
+    click.echo(f"submitted job {job['id']} ({job['name']})", err=True)
+    ctx.emit(job, JOB_COLUMNS)
 
 
 # --- serving ---------------------------------------------------------------------------------

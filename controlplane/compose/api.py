@@ -300,6 +300,9 @@ PRESET_SCHEMA = inline_serializer("Preset", {
     "description": serializers.CharField(), "needs": serializers.CharField(),
     "notes": serializers.ListField(child=serializers.CharField()),
     "request": serializers.DictField(help_text="A body for POST /api/v1/jobs/."),
+    "scaled_down": serializers.DictField(
+        help_text="Its local variant, a body for POST /api/v1/jobs/ that the local emulator "
+                  "can run: the same strategy, degrees and architecture at a CPU size."),
 }, many=True)
 
 
@@ -309,7 +312,8 @@ class PresetList(APIView):
     @extend_schema(responses={200: PRESET_SCHEMA})
     def get(self, request: Request) -> Response:
         return Response([{"slug": p.slug, "title": p.title, "description": p.description,
-                          "needs": p.needs, "notes": list(p.notes), "request": p.request}
+                          "needs": p.needs, "notes": list(p.notes), "request": p.request,
+                          "scaled_down": p.scaled_down()}
                          for p in presets.PRESETS])
 
 

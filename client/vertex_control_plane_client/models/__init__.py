@@ -158,6 +158,7 @@ from .precision_enum import PrecisionEnum
 from .predict_request import PredictRequest
 from .preset import Preset
 from .preset_request import PresetRequest
+from .preset_scaled_down import PresetScaledDown
 from .python_package_request import PythonPackageRequest
 from .ray_job import RayJob
 from .recommend_request_request import RecommendRequestRequest
@@ -366,6 +367,7 @@ __all__ = (
     "PredictRequest",
     "Preset",
     "PresetRequest",
+    "PresetScaledDown",
     "PythonPackageRequest",
     "RayJob",
     "RecommendRequestRequest",

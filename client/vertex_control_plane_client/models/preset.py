@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.preset_request import PresetRequest
+    from ..models.preset_scaled_down import PresetScaledDown
 
 
 T = TypeVar("T", bound="Preset")
@@ -23,6 +24,8 @@ class Preset:
         needs (str):
         notes (list[str]):
         request (PresetRequest): A body for POST /api/v1/jobs/.
+        scaled_down (PresetScaledDown): Its local variant, a body for POST /api/v1/jobs/ that the local emulator can
+            run: the same strategy, degrees and architecture at a CPU size.
     """
 
     slug: str
@@ -31,6 +34,7 @@ class Preset:
     needs: str
     notes: list[str]
     request: PresetRequest
+    scaled_down: PresetScaledDown
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,6 +50,8 @@ class Preset:
 
         request = self.request.to_dict()
 
+        scaled_down = self.scaled_down.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -56,6 +62,7 @@ class Preset:
                 "needs": needs,
                 "notes": notes,
                 "request": request,
+                "scaled_down": scaled_down,
             }
         )
 
@@ -64,6 +71,7 @@ class Preset:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.preset_request import PresetRequest  # noqa: PLC0415
+        from ..models.preset_scaled_down import PresetScaledDown  # noqa: PLC0415
 
         d = dict(src_dict)
         slug = d.pop("slug")
@@ -78,6 +86,8 @@ class Preset:
 
         request = PresetRequest.from_dict(d.pop("request"))
 
+        scaled_down = PresetScaledDown.from_dict(d.pop("scaled_down"))
+
         preset = cls(
             slug=slug,
             title=title,
@@ -85,6 +95,7 @@ class Preset:
             needs=needs,
             notes=notes,
             request=request,
+            scaled_down=scaled_down,
         )
 
         preset.additional_properties = d
