@@ -21,9 +21,9 @@ import torch.distributed as dist
 from tests.trainers.activation_memory import forward_activation_bytes
 from trainers.job import cluster
 from trainers.torch import distributed, strategies, tensor_parallel
-from trainers.torch.config import validate
 from trainers.torch.main import build_parser, config_from_args
 from trainers.torch.model import GPT
+from trainers.torch.validation import validate
 
 
 def run(args: list[str], steps: int, process: cluster.Process, device: str) -> dict:

@@ -33,9 +33,9 @@ from trainers.job import cluster
 from trainers.job.preemption import StopRequest
 from trainers.loop import Dispatched
 from trainers.torch import distributed, strategies
-from trainers.torch.config import validate
 from trainers.torch.main import build_parser, config_from_args
 from trainers.torch.trainer import Trainer
+from trainers.torch.validation import validate
 
 
 class FakeGCS(DirFileSystem):

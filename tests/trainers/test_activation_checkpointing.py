@@ -14,10 +14,11 @@ from tests.trainers.replicas import finish_all, start_world
 from trainers.config import ModelConfig
 from trainers.job.cluster import Process
 from trainers.torch import activation_checkpointing, strategies
-from trainers.torch.config import TrainConfig, validate
+from trainers.torch.config import TrainConfig
 from trainers.torch.main import build_parser, config_from_args
 from trainers.torch.model import GPT
 from trainers.torch.models import transformer_blocks
+from trainers.torch.validation import validate
 
 pytestmark = pytest.mark.trainers
 

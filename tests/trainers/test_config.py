@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from trainers.config import PRESETS, apply_overrides
-from trainers.torch.config import TrainConfig, preset, validate
+from trainers.torch.config import TrainConfig, preset
+from trainers.torch.validation import validate
 
 pytestmark = pytest.mark.trainers
 

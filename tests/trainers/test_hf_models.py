@@ -21,8 +21,8 @@ from safetensors.torch import load_file, save_file
 from tests.trainers import hf_models
 from tests.trainers.hf_models import RUN_ARGS, make_model, make_tokenizer, run_group
 from tests.trainers.replicas import assert_losses_close, train
-from trainers.torch.config import validate
 from trainers.torch.main import build_parser, config_from_args
+from trainers.torch.validation import validate
 
 pytestmark = pytest.mark.trainers
 

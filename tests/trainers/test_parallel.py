@@ -11,10 +11,11 @@ import pytest
 from tests.trainers.replicas import train
 from trainers.job.cluster import Process
 from trainers.torch import strategies
-from trainers.torch.config import FSDPConfig, TrainConfig, fsdp_from_json, validate
+from trainers.torch.config import FSDPConfig, TrainConfig, fsdp_from_json
 from trainers.torch.main import build_parser, config_from_args
 from trainers.torch.parallel import hybrid_mesh_shape, resolve_dims
 from trainers.torch.strategies import deepspeed_config
+from trainers.torch.validation import validate
 
 pytestmark = pytest.mark.trainers
 

@@ -14,10 +14,10 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from trainers.torch.config import validate
 from trainers.torch.main import build_parser, config_from_args
 from trainers.torch.model import GPT
 from trainers.torch.models import hf_config
+from trainers.torch.validation import validate
 from vertexplan import composer, presets
 
 pytestmark = pytest.mark.trainers

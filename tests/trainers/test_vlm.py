@@ -200,7 +200,7 @@ def test_export_loads_in_transformers_with_the_trainers_logits(runs) -> None:
 @pytest.mark.parametrize("name", ["missing-image", "no-text", "broken-image", "refused-image"])
 def test_bad_data_is_refused_before_training(runs, name) -> None:
     """Validation (before any process group) names the manifest's line and what is wrong."""
-    from trainers.torch.config import validate
+    from trainers.torch.validation import validate
 
     path, says = runs["bad"][name]
     config = config_from_args(build_parser().parse_args(
@@ -230,7 +230,7 @@ def test_the_trainer_exits_2_with_one_error_line(runs, tmp_path, capsys) -> None
 
 
 def test_tensor_and_pipeline_parallel_are_refused(runs) -> None:
-    from trainers.torch.config import validate
+    from trainers.torch.validation import validate
 
     config = config_from_args(build_parser().parse_args(
         run_args(runs["assets"], "--strategy", "ddp", "--set", "tp=2")), {})

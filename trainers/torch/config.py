@@ -1,5 +1,6 @@
 """The PyTorch trainer's configuration: every trainer's fields (trainers/config.py) plus the
-strategy, the parallel degrees and the devices, and the checks against the world size.
+strategy, the parallel degrees and the devices, and the readers of the JSON the control plane
+passes. The checks against the world size and the model are trainers/torch/validation.py's.
 """
 
 from __future__ import annotations
@@ -8,11 +9,9 @@ import dataclasses
 import typing
 from dataclasses import dataclass, field
 
-from trainers.config import CHECKPOINTING_MODES, ModelConfig, RunConfig, refuse, run_problems
+from trainers.config import ModelConfig, RunConfig
 from trainers.config import preset as shared_preset
-from trainers.stream.config import StreamConfig, stream_problems
-from trainers.torch.models import hf_checks
-from trainers.torch.parallel import model_fit_problems, resolve_dims
+from trainers.stream.config import StreamConfig
 
 FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
 ZERO_STAGES = {"zero1": 1, "zero2": 2, "zero3": 3}
@@ -95,53 +94,6 @@ class TrainConfig(RunConfig):
 
 def preset(name: str) -> TrainConfig:
     return shared_preset(name, TrainConfig)
-
-
-def validate(config: TrainConfig, world_size: int) -> None:
-    """Fail before any work starts, with a message that says what to change."""
-    dims = resolve_dims(config.dp, config.tp, config.pp, world_size)  # raises on its own
-    m = config.model
-    # A Hugging Face model's files are read and checked first (each raises naming the file).
-    hf = hf_checks.checked_spec(config, dims)
-    problems = []
-    if config.batch_size < 1 or config.batch_size % dims.dp:
-        problems.append(
-            f"batch_size {config.batch_size} (global) must be a positive multiple of the "
-            f"data-parallel size {dims.dp}"
-        )
-    else:
-        per_rank = config.batch_size // dims.dp
-        if config.micro_batch_size < 0 or (
-            config.micro_batch_size and per_rank % config.micro_batch_size
-        ):
-            problems.append(
-                f"micro_batch_size {config.micro_batch_size} must divide the per-rank batch "
-                f"{per_rank}"
-            )
-    problems += model_fit_problems(
-        dims,
-        n_head=hf.n_head if hf else m.n_head,
-        n_layer=hf.n_layer if hf else m.n_layer,
-        vocab_size=hf.vocab_size if hf else m.vocab_size,
-        block_size=m.block_size,
-        schedule=config.pp_schedule,
-        virtual_stages=config.pp_virtual_stages,
-        sequence_parallel=config.sequence_parallel,
-        rank_batch=config.batch_size // dims.dp if config.batch_size % dims.dp == 0 else 0,
-        micro_batch_size=config.micro_batch_size,
-    )
-    if config.device not in ("auto", "cpu", "cuda"):
-        problems.append(f"device must be auto, cpu or cuda, not {config.device!r}")
-    if config.activation_checkpointing not in CHECKPOINTING_MODES:
-        problems.append(
-            f"activation_checkpointing must be one of {', '.join(CHECKPOINTING_MODES)}, "
-            f"not {config.activation_checkpointing!r}")
-    if config.precision not in ("fp32", "bf16"):
-        problems.append(f"precision must be fp32 or bf16, not {config.precision!r}")
-    problems += stream_problems(config.stream, config.data)
-    # Zero steps with an export: the weights are converted (read, then written), not trained.
-    converting = config.steps == 0 and bool(config.export_hf)
-    refuse(problems + run_problems(dataclasses.replace(config, steps=1) if converting else config))
 
 
 # CP_PARALLELISM_JSON's keys and their types: the degrees, and how the pipeline runs.

@@ -97,10 +97,10 @@ from trainers.torch.config import (
     fsdp_from_json,
     parallel_from_json,
     preset,
-    validate,
 )
 from trainers.torch.strategies import deepspeed_config
 from trainers.torch.trainer import Trainer
+from trainers.torch.validation import validate
 
 # The control plane passes the generated configuration in the CustomJob's environment (it shares
 # no file system with the container); a path flag wins over these.

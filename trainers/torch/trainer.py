@@ -36,7 +36,7 @@ from trainers.torch import run_state, strategies, streamed, vlm_data
 from trainers.torch.checkpoints import CheckpointManager, describe_failure, skip_zip_crc32
 from trainers.torch.config import TrainConfig
 from trainers.torch.data import local_batch
-from trainers.torch.models import build_model, hf_spec, hf_weights, on_device, tokens
+from trainers.torch.models import build_model, hf_spec, hf_weights, on_device, tokens, vlm
 from trainers.torch.optim import set_lr
 from trainers.torch.strategies.base import Strategy
 
@@ -275,6 +275,8 @@ class Trainer(TrainingLoop):
         weights = self.strategy.full_state_dict(self.model)
         if self.hf_spec is not None:
             if self.is_main and self.hf_export:
+                if vlm.is_vlm(self.hf_spec):  # saved under the published checkpoints' names
+                    weights = vlm.saved_names(weights)
                 hf_weights.export(storage_for(self.hf_export), self.hf_export, weights,
                                   self.hf_spec, self.config.tokenizer,
                                   self.config.export_shard_bytes)

@@ -45,6 +45,7 @@ import torch.distributed as dist
 
 from trainers.corpus import rank_rows
 from trainers.storage import StorageError, storage_for
+from trainers.torch.models import vlm
 from trainers.torch.models.hf_config import ModelSpec, read_tokenizer
 from trainers.torch.models.vlm import IGNORE, VLMBatch
 
@@ -303,3 +304,25 @@ def open_batches(config: Any, shard: int, shards: int, spec: ModelSpec,
         raise ValueError("another rank could not read its share of the VLM data: see its error")
     assert batches is not None
     return batches
+
+
+def data_problems(spec: ModelSpec, config: Any) -> list[str]:
+    """A VLM trains on --vlm-data's image + text pairs, tokenized with --tokenizer; other
+    models do not read them."""
+    if not vlm.is_vlm(spec):
+        if config.vlm_data:
+            kinds = ", ".join(vlm.ARCHITECTURES)
+            return [f"--vlm-data (image + text pairs) trains a VLM ({kinds}), "
+                    f"not {spec.architecture}"]
+        return []
+    problems = []
+    if not config.vlm_data:
+        problems.append(f"{spec.architecture} is a VLM: give its image + text pairs with "
+                        "--vlm-data MANIFEST")
+    if not config.tokenizer:
+        problems.append(f"{spec.architecture} needs its tokenizer.json (--tokenizer)")
+    if config.stream.data_files:
+        problems.append("--data-files streams text: a VLM trains on --vlm-data")
+    if not problems:
+        check(config, spec)  # raises, naming the manifest's line and the file
+    return problems

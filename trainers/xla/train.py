@@ -34,9 +34,10 @@ from collections.abc import Mapping, Sequence
 from trainers import cli, events
 from trainers.job import cluster
 from trainers.job.preemption import StopRequest
-from trainers.torch.config import TrainConfig, validate
+from trainers.torch.config import TrainConfig
 from trainers.torch.main import build_parser as torch_parser
 from trainers.torch.main import config_from_args
+from trainers.torch.validation import validate
 from trainers.xla import hosts
 from trainers.xla import mesh as meshes
 

@@ -28,8 +28,9 @@ CASES = {
 @pytest.mark.parametrize("name", CASES)
 def test_the_built_in_trainer_accepts_the_composed_configuration(name: str) -> None:
     from trainers.torch import main as train
-    from trainers.torch.config import ZERO_STAGES, fsdp_from_json, validate
+    from trainers.torch.config import ZERO_STAGES, fsdp_from_json
     from trainers.torch.strategies import deepspeed_config
+    from trainers.torch.validation import validate
 
     result = compose_request(CASES[name])
     assert result.ok, result.errors

@@ -1,4 +1,4 @@
-"""The checks of a Hugging Face model run that `trainers/torch/config.py validate` makes before
+"""The checks of a Hugging Face model run that `trainers/torch/validation.py validate` makes before
 any process group exists: its files (config.json, weights, tokenizer: hf_config.py) and how the
 model splits at the run's parallel degrees. Each failure is one ValueError naming the file and
 the key, so the run ends with exit 2 before anything is written.
@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from trainers.torch.models import hf_config, vlm
+from trainers.torch import vlm_data
+from trainers.torch.models.hf_config import ModelSpec, check_tokenizer, check_weights, spec_for
+from trainers.torch.models.vlm import expected_shapes as vlm_shapes
+from trainers.torch.models.vlm import is_vlm
+from trainers.torch.models.vlm import split_problems as vlm_split_problems
 from trainers.torch.parallel import ParallelDims
 
 if TYPE_CHECKING:
     from trainers.torch.config import TrainConfig
 
 
-def checked_spec(config: TrainConfig, dims: ParallelDims) -> hf_config.ModelSpec | None:
+def checked_spec(config: TrainConfig, dims: ParallelDims) -> ModelSpec | None:
     """The model's checked config (None for the preset's GPT), its weights and tokenizer
     checked against it."""
     if not (config.hf_config or config.init_from):
@@ -26,7 +30,7 @@ def checked_spec(config: TrainConfig, dims: ParallelDims) -> hf_config.ModelSpec
                     f"{flag} applies to a Hugging Face model: name its config.json with "
                     "--model-config or its weights with --init-from")
         return None
-    spec = hf_config.spec_for(config.hf_config, config.init_from)
+    spec = spec_for(config.hf_config, config.init_from)
     if config.init_from:
         from trainers.torch.models.hf_weights import expected_shapes
 
@@ -35,10 +39,10 @@ def checked_spec(config: TrainConfig, dims: ParallelDims) -> hf_config.ModelSpec
                 f"init-from {config.init_from}: a local folder is read (each rank reads its "
                 "slices of the files); on Vertex name the bucket's /gcs/... mount instead")
         tied = bool(getattr(spec.transformers_config(), "tie_word_embeddings", False))
-        shapes = (vlm.expected_shapes if vlm.is_vlm(spec) else expected_shapes)(spec)
-        hf_config.check_weights(config.init_from, shapes, tied)
+        shapes = (vlm_shapes if is_vlm(spec) else expected_shapes)(spec)
+        check_weights(config.init_from, shapes, tied)
     if config.tokenizer:
-        hf_config.check_tokenizer(config.tokenizer, spec)
+        check_tokenizer(config.tokenizer, spec)
     problems = split_problems(spec, dims, config)
     if problems:
         raise ValueError(f"model config {spec.path}: " + "; ".join(problems))
@@ -46,13 +50,13 @@ def checked_spec(config: TrainConfig, dims: ParallelDims) -> hf_config.ModelSpec
 
 
 def split_problems(
-    spec: hf_config.ModelSpec, dims: ParallelDims, config: TrainConfig
+    spec: ModelSpec, dims: ParallelDims, config: TrainConfig
 ) -> list[str]:
     """What keeps the model from running at these degrees and this sequence length (the
     heads, layers and vocabulary are checked with the GPT's in parallel.model_fit_problems)."""
-    if vlm.is_vlm(spec):
-        return vlm.split_problems(dims.tp, dims.pp) + vlm.data_problems(spec, config)
-    problems = vlm.data_problems(spec, config)
+    if is_vlm(spec):
+        return vlm_split_problems(dims.tp, dims.pp) + vlm_data.data_problems(spec, config)
+    problems = vlm_data.data_problems(spec, config)
     tp = dims.tp
     if tp > 1:
         from trainers.torch.models.hf_tensor_parallel import plan_problems

@@ -107,10 +107,6 @@ def export(
     config.json, written last: a folder with a config.json holds a complete model."""
     from safetensors.torch import save
 
-    from trainers.torch.models import vlm
-
-    if vlm.is_vlm(spec):
-        weights = vlm.saved_names(weights)
     tied = bool(getattr(spec.transformers_config(), "tie_word_embeddings", False))
     tensors = {
         name: tensor.detach().to("cpu", torch.float32).contiguous()

@@ -34,6 +34,7 @@ from torch.nn import functional as F
 
 from trainers.torch.models.hf import CausalLM
 from trainers.torch.models.hf_config import ModelSpec
+from trainers.torch.models.hf_weights import FreshWeights
 
 # The architectures (config.json "architectures") of this family, and their model_type.
 ARCHITECTURES = {"Qwen2VLForConditionalGeneration": "qwen2_vl"}
@@ -168,8 +169,6 @@ def build(
 
 
 def expected_shapes(spec: ModelSpec) -> dict[str, tuple[int, ...]]:
-    from trainers.torch.models.hf_weights import FreshWeights
-
     model = build(spec, FreshWeights(0))
     return {saved_name(name): tuple(t.shape) for name, t in model.state_dict().items()}
 
@@ -179,26 +178,3 @@ def split_problems(tp: int, pp: int) -> list[str]:
         return [f"tp {tp} x pp {pp}: the VLM family (Qwen2-VL) trains with data parallelism "
                 "only (single, ddp, fsdp, zero1/2/3); set tp=1 and pp=1"]
     return []
-
-
-def data_problems(spec: ModelSpec, config: Any) -> list[str]:
-    """A VLM trains on --vlm-data's image + text pairs, tokenized with --tokenizer; other
-    models do not read them."""
-    if not is_vlm(spec):
-        if config.vlm_data:
-            return [f"--vlm-data (image + text pairs) trains a VLM ({', '.join(ARCHITECTURES)}), "
-                    f"not {spec.architecture}"]
-        return []
-    problems = []
-    if not config.vlm_data:
-        problems.append(f"{spec.architecture} is a VLM: give its image + text pairs with "
-                        "--vlm-data MANIFEST")
-    if not config.tokenizer:
-        problems.append(f"{spec.architecture} needs its tokenizer.json (--tokenizer)")
-    if config.stream.data_files:
-        problems.append("--data-files streams text: a VLM trains on --vlm-data")
-    if not problems:
-        from trainers.torch import vlm_data  # it builds batches of this module's kind
-
-        vlm_data.check(config, spec)  # raises, naming the manifest's line and the file
-    return problems

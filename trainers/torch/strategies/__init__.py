@@ -59,7 +59,7 @@ def check_name(name: str) -> str:
 
 def check_config(config: TrainConfig, process: Process) -> None:
     """Refuse what this strategy cannot run at this size, with a message that says what to do.
-    Runs after `config.validate` (the parallel degrees are known to fit)."""
+    Runs after `validation.validate` (the parallel degrees are known to fit)."""
     name = check_name(config.strategy)
     world_size = process.world_size
     if name == "single" and world_size != 1:
