@@ -16,7 +16,9 @@ Activations are optional: with the model's shape (hidden size, layers, sequence 
 follow Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
 (2022): ``s*b*h*(34 + 5*a*s/h)`` bytes a layer and micro-batch in 16-bit, of which tensor
 parallelism splits ``24 + 5*a*s/h`` (attention and MLP) and, with sequence parallelism, the
-remaining 10 (norms, dropout) too. Activation checkpointing (``none``, ``selective``,
+remaining 10 (norms, dropout) too; a gated MLP with grouped-query attention (Llama, Qwen,
+Gemma: ``intermediate_size``, ``kv_heads``) has terms of its own (``_layer_terms``). Activation
+checkpointing (``none``, ``selective``,
 ``full``): selective recomputation keeps everything but the attention scores, softmax and
 its dropout, the ``5*a*s/h`` term (``34`` a layer left); full keeps each layer's input,
 ``2*s*b*h``, and one layer's activations while it is recomputed.
@@ -89,6 +91,11 @@ class ModelShape:
     sequence_length: int | None = None
     attention_heads: int | None = None
     vocab_size: int | None = None
+    # A gated MLP's width (Llama, Qwen, Gemma: SwiGLU/GeGLU, config.json's intermediate_size)
+    # and grouped-query attention's key/value heads; None: the GPT's 4h MLP and as many key/value
+    # heads as query heads.
+    intermediate_size: int | None = None
+    kv_heads: int | None = None
     micro_batch_size: int = 1
     activation_checkpointing: str = "none"  # none, selective or full (CHECKPOINTING)
 
@@ -293,10 +300,10 @@ def _activations(model: ModelShape, layout: Layout) -> float | None:
     s, b, h = model.sequence_length, model.micro_batch_size, model.hidden_size
     t = layout.tensor_parallel
     heads = model.attention_heads or max(h // 128, 1)
-    # Attention and MLP, split by tensor parallelism; selective recomputation drops the
-    # attention scores, softmax and its dropout (5as/h), which backward recomputes.
-    split = 24 + (0 if model.activation_checkpointing == "selective" else 5 * heads * s / h)
-    whole = 10  # norms and dropout: split only by sequence parallelism
+    split, whole = _layer_terms(model, heads, h)
+    # Selective recomputation drops the attention scores, softmax and its dropout (5as/h),
+    # which backward recomputes.
+    split += 0 if model.activation_checkpointing == "selective" else 5 * heads * s / h
     if t == 1 or layout.sequence_parallel:
         per_layer = s * b * h * (whole + split) / t
     else:
@@ -311,6 +318,22 @@ def _activations(model: ModelShape, layout: Layout) -> float | None:
     else:
         total = per_layer * layers * in_flight
     return total * (2 if model.dtype == "fp32" else 1)
+
+
+def _layer_terms(model: ModelShape, heads: int, h: int) -> tuple[float, float]:
+    """A layer's activations besides the attention scores, in units of s*b*h 16-bit values:
+    what tensor parallelism splits, and what it does not (split by sequence parallelism only).
+
+    The GPT (Korthikanti et al.): 24 split (Q and K 4, V 2, the projection's input 2, the 4h
+    MLP's GeLU input and output 16) and 10 whole (the norms' inputs 4, the inputs of the QKV
+    and first MLP products 4, two dropout masks 2). A gated MLP of width I with grouped-query
+    attention (Llama, Qwen, Gemma): Q and the projection's input 2 each, K and V 2 x kv/a each,
+    the gate's and up products' outputs, the activation's output and their product 8I/h; whole
+    8, as there is no dropout."""
+    if not model.intermediate_size:
+        return 24.0, 10.0
+    kv = (model.kv_heads or heads) / heads
+    return 4 + 4 * kv + 8 * model.intermediate_size / h, 8.0
 
 
 def plan(model: ModelShape, layout: Layout, *, device_memory_gib: float | None = None,

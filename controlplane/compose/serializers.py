@@ -120,6 +120,12 @@ class ModelSerializer(StrictSerializer):
     sequence_length = serializers.IntegerField(required=False, min_value=1)
     attention_heads = serializers.IntegerField(required=False, min_value=1)
     vocab_size = serializers.IntegerField(required=False, min_value=1)
+    intermediate_size = serializers.IntegerField(
+        required=False, min_value=1,
+        help_text="A gated MLP's width (SwiGLU/GeGLU: Llama, Qwen, Gemma); without it, a 4h MLP.")
+    kv_heads = serializers.IntegerField(
+        required=False, min_value=1,
+        help_text="Key/value heads of grouped-query attention (default: attention_heads).")
     activation_checkpointing = CheckpointingField(required=False)
 
 

@@ -67,8 +67,10 @@ def test_a_llama_preset_describes_the_model_its_command_builds(slug: str, scaled
     spec = hf_config.read_spec(config.hf_config)
     model = request["model"]
     assert (model["hidden_size"], model["layers"], model["attention_heads"],
-            model["vocab_size"], model["sequence_length"]) == (
-        spec.hidden_size, spec.n_layer, spec.n_head, spec.vocab_size, config.model.block_size)
+            model["kv_heads"], model["intermediate_size"], model["vocab_size"],
+            model["sequence_length"]) == (
+        spec.hidden_size, spec.n_layer, spec.n_head, spec.n_kv_head,
+        spec.values["intermediate_size"], spec.vocab_size, config.model.block_size)
     assert model["parameters"] == pytest.approx(transformers_parameters(spec), rel=0.01)
     # Scaled down: the same architecture, degrees and ratio of query to key/value heads.
     full = hf_config.read_spec(config_from_args(

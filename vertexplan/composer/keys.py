@@ -63,8 +63,8 @@ SCHEMA: dict[str, Shape] = {
     "tpu": {"sharding": None},
     "model": {key: None for key in (
         "parameters", "trainable_parameters", "largest_layer_parameters", "hidden_size",
-        "layers", "sequence_length", "attention_heads", "vocab_size",
-        "activation_checkpointing")},
+        "layers", "sequence_length", "attention_heads", "vocab_size", "intermediate_size",
+        "kv_heads", "activation_checkpointing")},
     "recovery": {key: None for key in ("strategy", "max_recoveries", "retries_in_place",
                                        "fallback", "regions", "tries_per_step",
                                        "tries_per_region", "backoff_s", "backoff_cap_s")},

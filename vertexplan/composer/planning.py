@@ -17,7 +17,8 @@ from vertexplan.composer.request import JobRequest
 from vertexplan.perf import expected_step
 
 MODEL_INTS = ("parameters", "largest_layer_parameters", "hidden_size", "layers",
-              "sequence_length", "attention_heads", "vocab_size")
+              "sequence_length", "attention_heads", "vocab_size", "intermediate_size",
+              "kv_heads")
 # Bigger-memory machines to suggest, with the same number of devices where possible.
 _ALTERNATIVES = ("a2-ultragpu-8g", "a3-highgpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g")
 MAX_SUGGESTED_REPLICAS = 64

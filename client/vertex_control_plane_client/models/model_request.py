@@ -26,6 +26,8 @@ class ModelRequest:
         sequence_length (int | Unset):
         attention_heads (int | Unset):
         vocab_size (int | Unset):
+        intermediate_size (int | Unset): A gated MLP's width (SwiGLU/GeGLU: Llama, Qwen, Gemma); without it, a 4h MLP.
+        kv_heads (int | Unset): Key/value heads of grouped-query attention (default: attention_heads).
         activation_checkpointing (bool | ModelRequestActivationCheckpointingType0 | Unset): none | selective (the
             attention recomputed in backward) | full (every layer recomputed); true and false, the older spelling, mean full
             and none.
@@ -39,6 +41,8 @@ class ModelRequest:
     sequence_length: int | Unset = UNSET
     attention_heads: int | Unset = UNSET
     vocab_size: int | Unset = UNSET
+    intermediate_size: int | Unset = UNSET
+    kv_heads: int | Unset = UNSET
     activation_checkpointing: bool | ModelRequestActivationCheckpointingType0 | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,6 +61,10 @@ class ModelRequest:
         attention_heads = self.attention_heads
 
         vocab_size = self.vocab_size
+
+        intermediate_size = self.intermediate_size
+
+        kv_heads = self.kv_heads
 
         activation_checkpointing: bool | str | Unset
         if isinstance(self.activation_checkpointing, Unset):
@@ -87,6 +95,10 @@ class ModelRequest:
             field_dict["attention_heads"] = attention_heads
         if vocab_size is not UNSET:
             field_dict["vocab_size"] = vocab_size
+        if intermediate_size is not UNSET:
+            field_dict["intermediate_size"] = intermediate_size
+        if kv_heads is not UNSET:
+            field_dict["kv_heads"] = kv_heads
         if activation_checkpointing is not UNSET:
             field_dict["activation_checkpointing"] = activation_checkpointing
 
@@ -110,6 +122,10 @@ class ModelRequest:
         attention_heads = d.pop("attention_heads", UNSET)
 
         vocab_size = d.pop("vocab_size", UNSET)
+
+        intermediate_size = d.pop("intermediate_size", UNSET)
+
+        kv_heads = d.pop("kv_heads", UNSET)
 
         def _parse_activation_checkpointing(data: object) -> bool | ModelRequestActivationCheckpointingType0 | Unset:
             if isinstance(data, Unset):
@@ -135,6 +151,8 @@ class ModelRequest:
             sequence_length=sequence_length,
             attention_heads=attention_heads,
             vocab_size=vocab_size,
+            intermediate_size=intermediate_size,
+            kv_heads=kv_heads,
             activation_checkpointing=activation_checkpointing,
         )
 
