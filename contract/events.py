@@ -223,7 +223,9 @@ EVENTS: Mapping[str, Event] = MappingProxyType({e.name: e for e in (
         Field("rank", COUNT),
     ), ""),
     Event(CHECKPOINT_DISCARDED, (Field("path", TEXT),), ""),
-    Event(DATA_CHANGED, (Field("checkpoint", OBJECT), Field("current", OBJECT)), ""),
+    # rank: a streamed run's position is each rank's own, and so is its starting over.
+    Event(DATA_CHANGED, (Field("checkpoint", OBJECT), Field("current", OBJECT),
+                         Field("rank", COUNT)), ""),
     Event(TRACKING_FAILED, (Field("provider", TEXT),), ""),
     Event(NOT_A_TRAINER, (Field("task_type", TEXT),), ""),
     Event(LAUNCHING, (Field("nproc_per_node", COUNT),), ""),
