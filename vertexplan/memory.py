@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from vertexplan.checkpointing import CHECKPOINTING_NOTES
+
 GIB = 2**30
 DS_BUFFER_FACTOR = 1.5  # DeepSpeed's additional_buffer_factor default (host memory)
 # CUDA context, NCCL and allocator slack: not in DeepSpeed's model-state estimate, but a job
@@ -53,29 +55,6 @@ FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard")
 # When nothing says how big the largest layer is: a share of the model that covers the embedding
 # of GPT-style models from ~1B parameters up (it is 2% of Llama-7B, 0.4% of Llama-70B).
 DEFAULT_LARGEST_LAYER_SHARE = 0.02
-CHECKPOINTING = ("none", "selective", "full")
-CHECKPOINTING_NOTES = {
-    "selective": "selective activation checkpointing: the attention scores, softmax and "
-                 "dropout (5as/h of each layer's 34 + 5as/h) are recomputed in backward, the "
-                 "rest kept",
-    "full": "full activation checkpointing: each layer keeps only its input (2sbh) and is "
-            "recomputed in backward, one layer's activations at a time",
-}
-
-
-def checkpointing_mode(value: object) -> str:
-    """A request's activation_checkpointing as a mode. Requests from before there were modes
-    said true (every layer recomputed: full) or false (none)."""
-    if value is None or value is False or value == "":
-        return "none"
-    if value is True:
-        return "full"
-    if isinstance(value, str) and value in CHECKPOINTING:
-        return value
-    raise ValueError(f"model.activation_checkpointing must be one of {', '.join(CHECKPOINTING)}"
-                     f", not {value!r}")
-
-
 @dataclass(frozen=True)
 class ModelShape:
     """What the planner needs to know about the model; only ``parameters`` is required."""
@@ -453,41 +432,3 @@ def _with_frozen(states: _States, model: ModelShape, layout: Layout, shard: int,
     notes.append(f"{model.parameters - trainable:,} frozen parameters: weights only")
     return _States(states.params + on_device / (shard if sharded else 1), states.grads,
                    states.optimizer, states.gathered, states.host)
-
-
-def size_text(gib: float | None) -> str:
-    """A size in GiB as people read it: '37.2 GB', '477 MB', '12.0 KB', in the GiB-based units
-    DeepSpeed prints as GB. Below 1 GB in MB (a toy model's or a well-sharded state's
-    per-device share is MB, and '0.00 GB' would say it is nothing); 0 only when it is 0."""
-    if gib is None:
-        return "not estimated"
-    if gib == 0:
-        return "0 GB"
-    for unit in ("GB", "MB", "KB"):
-        if gib >= 1 or unit == "KB":
-            break
-        gib *= 1024
-    if gib < 0.01:
-        return "under 0.01 KB"
-    return f"{_three_figures(gib)} {unit}"
-
-
-def _three_figures(value: float) -> str:
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
-
-
-def describe(memory: MemoryPlan) -> str:
-    """One line for messages: '37.2 GB per device (parameters 4.4 GB, ...) on a 40 GB device'."""
-    parts = [f"parameters {size_text(memory.parameters_gib)}",
-             f"gradients {size_text(memory.gradients_gib)}",
-             f"optimizer states {size_text(memory.optimizer_gib)}"]
-    if memory.gathered_gib:
-        parts.append(f"gathered layer {size_text(memory.gathered_gib)}")
-    if memory.activations_gib is not None:
-        parts.append(f"activations {size_text(memory.activations_gib)}")
-    if memory.reserve_gib:
-        parts.append(f"runtime {size_text(memory.reserve_gib)}")
-    text = f"{size_text(memory.total_gib)} per device ({', '.join(parts)})"
-    if memory.device_memory_gib is not None:
-        text += f" on a {memory.device_memory_gib:g} GB device"
-    return text

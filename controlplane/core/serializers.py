@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from vertexplan import memory
+from vertexplan import checkpointing
 from vertexplan.catalog.storage import PERSISTENT_DISK_ANSWER
 from vertexplan.composer.request import PERSISTENT_DISK_WORDS
 
@@ -42,7 +42,7 @@ def _unknown(key: str, fields: Any) -> str:
     return f"unknown field; {meant}valid fields: {', '.join(names)}"
 
 
-@extend_schema_field({"oneOf": [{"type": "string", "enum": list(memory.CHECKPOINTING)},
+@extend_schema_field({"oneOf": [{"type": "string", "enum": list(checkpointing.CHECKPOINTING)},
                                 {"type": "boolean"}],
                       "description": "none | selective (the attention recomputed in backward) "
                                      "| full (every layer recomputed); true and false, the "
@@ -52,9 +52,9 @@ class CheckpointingField(serializers.Field):
 
     def to_internal_value(self, data: Any) -> str:
         try:
-            return memory.checkpointing_mode(data)
+            return checkpointing.checkpointing_mode(data)
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from None
 
     def to_representation(self, value: Any) -> str:
-        return memory.checkpointing_mode(value)
+        return checkpointing.checkpointing_mode(value)

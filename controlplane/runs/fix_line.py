@@ -19,7 +19,7 @@ from typing import Any
 from controlplane.runs.models import Job
 from vertexplan.catalog import get_machine_type
 from vertexplan.catalog.hardware_regions import job_offerings, regions_offering_all
-from vertexplan.memory import checkpointing_mode
+from vertexplan.checkpointing import checkpointing_mode
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 
@@ -15,7 +16,7 @@ from trainers.job.cluster import (
     node_from_cluster_spec,
     process_from_env,
 )
-from trainers.torch.distributed import launcher_argv, resolve_nproc_per_node
+from trainers.torch.distributed import launcher_argv, model_modules, resolve_nproc_per_node
 
 pytestmark = pytest.mark.trainers
 
@@ -185,6 +186,15 @@ def test_launcher_command_on_one_machine_without_a_master():
     argv = launcher_argv(Node(0, 1, "127.0.0.1", 0, "single"), 2, [])
     assert "--standalone" in argv
     assert not any(a.startswith("--master-port") for a in argv)
+
+
+def test_the_fork_server_imports_transformers_only_for_a_hugging_face_model():
+    assert model_modules(["--preset", "tiny", "--steps", "3"]) == []
+    for args in (["--model-config", "llama-3-8b"], ["--init-from=/gcs/b/llama"]):
+        modules = model_modules(args)
+        assert "transformers.modeling_utils" in modules
+        for name in modules:  # each a module that exists, so the fork server imports it
+            assert importlib.util.find_spec(name) is not None, name
 
 
 def test_a_reduction_server_replica_exits_zero_without_training():

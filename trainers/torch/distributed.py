@@ -101,7 +101,7 @@ def launch_workers(node: Node, nproc_per_node: int, train_args: Sequence[str],
         args.rdzv_backend, args.rdzv_endpoint, args.rdzv_id = "c10d", "localhost:0", uuid4().hex
     config, _, _ = torchrun.config_from_args(args)
     config.start_method = "forkserver"
-    multiprocessing.set_forkserver_preload([worker.__module__])
+    multiprocessing.set_forkserver_preload([worker.__module__, *model_modules(train_args)])
     try:
         elastic_launch(config, entrypoint=worker)(worker_args(train_args))
     except ChildFailedError as exc:
@@ -112,6 +112,19 @@ def launch_workers(node: Node, nproc_per_node: int, train_args: Sequence[str],
               file=sys.stderr, flush=True)
         return 1
     return 0
+
+
+# What a run of a Hugging Face model imports besides the trainer: transformers' model base
+# (seconds of CPU in every process, paid once in the fork server instead).
+HF_MODULES = ("transformers.modeling_utils", "trainers.torch.models.hf_weights")
+HF_FLAGS = ("--model-config", "--init-from")
+
+
+def model_modules(train_args: Sequence[str]) -> list[str]:
+    """The modules worth importing before the workers fork, for the model these args train.
+    (A module that fails to import there is skipped: the worker then reports it itself.)"""
+    named = any(arg.split("=", 1)[0] in HF_FLAGS for arg in train_args)
+    return list(HF_MODULES) if named else []
 
 
 def init_process_group(process: Process, timeout_s: int, device: str = "auto") -> tuple[str, str]:

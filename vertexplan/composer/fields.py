@@ -16,7 +16,7 @@ from vertexplan.composer.request import REDUCTION_SERVER_MACHINE, blank, normali
 NO_ACCELERATOR = "none"
 SAME_AS_CHIEF = ""
 RESTART_VALUES: dict[str, bool | None] = {"auto": None, "yes": True, "no": False}
-# The form's activation checkpointing menu (vertexplan.memory.CHECKPOINTING); none, the
+# The form's activation checkpointing menu (vertexplan.checkpointing.CHECKPOINTING); none, the
 # default, is left out of the request.
 CHECKPOINTING_CHOICES = [("none", "None"), ("selective", "Selective (attention recomputed)"),
                          ("full", "Full (each block recomputed)")]

@@ -37,7 +37,7 @@ import json
 import math
 from typing import Any
 
-from vertexplan import memory
+from vertexplan import checkpointing
 from vertexplan.composer.deepspeed_config import deepspeed_errors, deepspeed_json, resolve_batch
 from vertexplan.composer.launch import Launch, Topology
 from vertexplan.composer.request import JobRequest, blank
@@ -264,9 +264,9 @@ def _checkpointing(request: JobRequest, strategy: str, trainer: bool, out: Launc
     """The model's activation checkpointing mode ("none" when the request says nothing)."""
     model = request.model if isinstance(request.model, dict) else {}
     try:
-        mode = memory.checkpointing_mode(model.get("activation_checkpointing"))
+        mode = checkpointing.checkpointing_mode(model.get("activation_checkpointing"))
     except ValueError as exc:
-        out.error("model.activation_checkpointing", str(exc), memory.CHECKPOINTING)
+        out.error("model.activation_checkpointing", str(exc), checkpointing.CHECKPOINTING)
         return "none"
     if trainer and mode == "selective" and strategy == "tpu_xla":
         out.error("model.activation_checkpointing", "the built-in PyTorch/XLA trainer "

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vertexplan import memory
+from vertexplan import memory, memory_text
 from vertexplan.catalog.lookups import allowed_accelerators, get_accelerator, get_machine_type
+from vertexplan.checkpointing import checkpointing_mode
 from vertexplan.composer.build import Built
 from vertexplan.composer.parallelism import GPU_STRATEGIES
 from vertexplan.composer.request import JobRequest
@@ -51,7 +52,7 @@ def _model(section: dict[str, Any], precision: str | None, micro: int,
             continue
         values[name] = value
     try:
-        checkpointing = memory.checkpointing_mode(section.get("activation_checkpointing"))
+        checkpointing = checkpointing_mode(section.get("activation_checkpointing"))
     except ValueError as exc:
         result.errors.setdefault("model.activation_checkpointing", []).append(str(exc))
     if "parameters" not in values:
@@ -169,7 +170,7 @@ def _plan(request: JobRequest, built: Built) -> PlanResult:
         fixes = _fixes(shape, layout, device_gib, host_gib, gpu, request, built)
         key = "model.parameters"
         result.overflows[key] = [
-            f"the model does not fit: {memory.describe(plan)}"
+            f"the model does not fit: {memory_text.describe(plan)}"
             + (f"; what would fit: {', '.join(fixes)}" if fixes else
                "; use more devices, a larger accelerator or a smaller micro batch")]
         result.suggestions[key] = tuple(fixes)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
 
-from vertexplan import catalog, memory
+from vertexplan import catalog, checkpointing, memory
 from vertexplan.composer.compose import Composition
 from vertexplan.composer.request import JobRequest
 from vertexplan.pricing import PriceTable
@@ -59,7 +59,7 @@ def _model(request: JobRequest) -> memory.ModelShape | None:
             parameters=section["parameters"],
             dtype=precision if precision in memory.DTYPES else "fp32",
             micro_batch_size=micro if isinstance(micro, int) and micro > 0 else 1,
-            activation_checkpointing=memory.checkpointing_mode(
+            activation_checkpointing=checkpointing.checkpointing_mode(
                 section.get("activation_checkpointing")), **values)
     except (TypeError, ValueError):
         return None

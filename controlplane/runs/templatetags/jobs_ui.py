@@ -17,7 +17,7 @@ from controlplane.runs.checkpoints import Checkpoint
 from controlplane.runs.models import ACTIVE_STATES
 from controlplane.teams import access
 from controlplane.teams.models import Membership
-from vertexplan import memory, summaries
+from vertexplan import memory_text, summaries
 
 register = template.Library()
 
@@ -29,7 +29,7 @@ register.filter("progress", fragments.progress)
 # A checkpoint path as the gs:// URI it names (the printed path in the title).
 register.filter("storage_uri", uris.storage_uri)
 # A memory plan's GiB figures in the unit that shows them ('477 MB', never '0.00 GB').
-register.filter("memory_size", memory.size_text)
+register.filter("memory_size", memory_text.size_text)
 
 
 @register.filter

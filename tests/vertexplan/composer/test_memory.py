@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from vertexplan import memory
+from vertexplan import checkpointing, memory, memory_text
 
 GIB = 2**30
 # 5 model sizes (total, largest layer) x 3 device layouts (GPUs per node, nodes).
@@ -148,7 +148,7 @@ def test_selective_checkpointing_saves_the_attention_scores(tp, sequence_paralle
                  sequence_length=4096, attention_heads=32, micro_batch_size=2)
     layout = memory.Layout("fsdp", 8, 1, tensor_parallel=tp, sequence_parallel=sequence_parallel)
     planned = {mode: memory.plan(memory.ModelShape(**shape, activation_checkpointing=mode), layout)
-               for mode in memory.CHECKPOINTING}
+               for mode in checkpointing.CHECKPOINTING}
     none, selective, full = (planned[m].activations_gib for m in ("none", "selective", "full"))
     assert none > selective > full
     s, b, h, a = 4096, 2, 4096, 32
@@ -159,12 +159,13 @@ def test_selective_checkpointing_saves_the_attention_scores(tp, sequence_paralle
 
 
 def test_older_requests_said_true_or_false() -> None:
-    assert memory.checkpointing_mode(True) == "full"
-    assert memory.checkpointing_mode(False) == memory.checkpointing_mode(None) == "none"
-    assert memory.checkpointing_mode("selective") == "selective"
+    mode = checkpointing.checkpointing_mode
+    assert mode(True) == "full"
+    assert mode(False) == mode(None) == "none"
+    assert mode("selective") == "selective"
     with pytest.raises(ValueError, match=r"model\.activation_checkpointing must be one of "
                        r"none, selective, full, not 'partial'"):
-        memory.checkpointing_mode("partial")
+        checkpointing.checkpointing_mode("partial")
 
 
 def test_fits_compares_with_the_device() -> None:
@@ -260,7 +261,7 @@ def test_shard_grad_op_keeps_the_gathered_weights_and_its_fp32_shard() -> None:
     (None, "not estimated"),
 ])
 def test_sizes_read_in_the_unit_that_shows_them(gib: float | None, shown: str) -> None:
-    assert memory.size_text(gib) == shown
+    assert memory_text.size_text(gib) == shown
 
 
 def test_a_toy_models_share_is_never_shown_as_nothing() -> None:
@@ -270,10 +271,10 @@ def test_a_toy_models_share_is_never_shown_as_nothing() -> None:
                    memory.Layout("tpu_jax", 4, 1, tpu_sharding="fsdp")):
         planned = memory.plan(model, layout)
         for figure in (planned.parameters_gib, planned.gradients_gib, planned.optimizer_gib):
-            assert figure > 0 and memory.size_text(figure)[0] != "0"
+            assert figure > 0 and memory_text.size_text(figure)[0] != "0"
         # The API's figures keep it too (they were rounded to the MB, to 0.0).
         assert planned.as_dict()["parameters_gib"] > 0
-    assert "parameters 488 KB" in memory.describe(
+    assert "parameters 488 KB" in memory_text.describe(
         memory.plan(model, memory.Layout("fsdp", 8, 1)))
 
 
