@@ -44,7 +44,14 @@ def local_processes(preset: presets.Preset) -> int:
     return composed.world_size
 
 
-RUNNABLE = [p for p in presets.PRESETS if not p.needs and local_processes(p) <= LOCAL_PROCESSES]
+# Presets whose run on the stack another test makes already: the PyTorch/XLA preset's path (a
+# tpu_xla job on a v5e 2x2 slice, the XLA environment, four CPU PJRT devices) is
+# tests/integration/test_tpu_jobs.py's, its FSDP mesh and sharded checkpoints
+# tests/trainers/xla/'s, its scaled-down arguments the trainer's (test_preset_shapes.py). A
+# second stack run of it costs a minute of the suite and shows nothing new.
+RUN_ELSEWHERE = {"tpu-v5e-2x2-xla-fsdp-spot"}
+RUNNABLE = [p for p in presets.PRESETS if not p.needs and p.slug not in RUN_ELSEWHERE
+            and local_processes(p) <= LOCAL_PROCESSES]
 
 
 def fits_this_machine(request: dict[str, Any]) -> bool:
