@@ -1,4 +1,5 @@
-"""Train a byte-level GPT with DDP, FSDP, DeepSpeed ZeRO or tensor x pipeline x data parallelism.
+"""Train the byte-level GPT, a Hugging Face causal LM or a VLM (below) with DDP, FSDP, DeepSpeed
+ZeRO or tensor x pipeline x data parallelism.
 
 One process (world size 1, CPU or one GPU):
 

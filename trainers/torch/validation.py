@@ -4,7 +4,8 @@ and checked here), the data and the schedule. Every problem found is said at onc
 what to change (trainers/config.py `refuse`).
 
 Apart from trainers/torch/config.py, which holds the settings alone: these checks read the
-model families (trainers/torch/models/), which take the settings as their input.
+model families (trainers/torch/models/, through model_checks.py), which take the settings as
+their input.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import dataclasses
 
 from trainers.config import CHECKPOINTING_MODES, refuse, run_problems
 from trainers.stream.config import stream_problems
+from trainers.torch import model_checks
 from trainers.torch.config import TrainConfig
-from trainers.torch.models import hf_checks
 from trainers.torch.parallel import model_fit_problems, resolve_dims
 
 
@@ -23,7 +24,7 @@ def validate(config: TrainConfig, world_size: int) -> None:
     dims = resolve_dims(config.dp, config.tp, config.pp, world_size)  # raises on its own
     m = config.model
     # A Hugging Face model's files are read and checked first (each raises naming the file).
-    hf = hf_checks.checked_spec(config, dims)
+    hf = model_checks.checked_spec(config, dims)
     problems = []
     if config.batch_size < 1 or config.batch_size % dims.dp:
         problems.append(

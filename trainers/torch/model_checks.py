@@ -1,5 +1,5 @@
-"""The checks of a Hugging Face model run that `trainers/torch/validation.py validate` makes before
-any process group exists: its files (config.json, weights, tokenizer: hf_config.py) and how the
+"""The checks of a Hugging Face model run that validation.py's `validate` makes before any
+process group exists: its files (config.json, weights, tokenizer: models/hf_config.py) and how the
 model splits at the run's parallel degrees. Each failure is one ValueError naming the file and
 the key, so the run ends with exit 2 before anything is written.
 """
