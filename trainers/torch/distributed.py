@@ -12,6 +12,7 @@ import datetime
 import multiprocessing
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar, cast
 from uuid import uuid4
 
 import torch
@@ -125,6 +126,28 @@ def model_modules(train_args: Sequence[str]) -> list[str]:
     (A module that fails to import there is skipped: the worker then reports it itself.)"""
     named = any(arg.split("=", 1)[0] in HF_FLAGS for arg in train_args)
     return list(HF_MODULES) if named else []
+
+
+T = TypeVar("T")
+
+
+def on_every_rank(open_data: Callable[[], T], device: str, what: str) -> T:
+    """`open_data()` on every rank (it raises ValueError naming what is wrong), and the ranks
+    agree on whether every one could: a rank whose own data is fine would otherwise wait in its
+    first collective for one that has already stopped."""
+    failure: ValueError | None = None
+    value = None
+    try:
+        value = open_data()
+    except ValueError as exc:
+        failure = exc
+    failed = torch.tensor([float(failure is not None)], device=device)
+    dist.all_reduce(failed)
+    if failure is not None:
+        raise failure
+    if failed.item():
+        raise ValueError(f"another rank could not read its share of {what}: see its error")
+    return cast(T, value)  # open_data returned, here and on every other rank
 
 
 def init_process_group(process: Process, timeout_s: int, device: str = "auto") -> tuple[str, str]:

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.distributed as dist
 
 from contract import events as contract_events
 from trainers import events
 from trainers.stream import StreamChanged, TextEncoder, TokenStream, open_stream
 from trainers.torch.config import TrainConfig
+from trainers.torch.distributed import on_every_rank
 
 Batch = tuple[torch.Tensor, torch.Tensor]
 
@@ -90,19 +90,8 @@ def open_batches(config: TrainConfig, shard: int, shards: int, *, tokenizer: str
     Every rank or none gets them."""
     if not config.stream.data_files:
         return None
-    failure: ValueError | None = None
-    batches = None
-    try:
-        batches = StreamedBatches(config, shard, shards, tokenizer, vocab_size)
-    except ValueError as exc:
-        failure = exc
-    failed = torch.tensor([float(failure is not None)], device=device)
-    dist.all_reduce(failed)
-    if failure is not None:
-        raise failure
-    if failed.item():
-        raise ValueError("another rank could not read its share of the data: see its error")
-    return batches
+    return on_every_rank(
+        lambda: StreamedBatches(config, shard, shards, tokenizer, vocab_size), device, "the data")
 
 
 def _split(rows: np.ndarray) -> Batch:

@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.distributed as dist
 
 from trainers.corpus import rank_rows
 from trainers.storage import StorageError, storage_for
+from trainers.torch.distributed import on_every_rank
 from trainers.torch.models import vlm
 from trainers.torch.models.hf_config import ModelSpec, read_tokenizer
 from trainers.torch.models.vlm import IGNORE, VLMBatch
@@ -289,21 +289,12 @@ def open_batches(config: Any, shard: int, shards: int, spec: ModelSpec,
                  device: str) -> VLMBatches:
     """Every rank reads its first batch before training; the ranks agree on whether all could
     (a rank whose data is fine would otherwise wait in the first collective)."""
-    failure: ValueError | None = None
-    batches = None
-    try:
+    def first_batch_read() -> VLMBatches:
         batches = VLMBatches(config, shard, shards, spec)
         batches.batch(0)
-    except ValueError as exc:
-        failure = exc
-    failed = torch.tensor([float(failure is not None)], device=device)
-    dist.all_reduce(failed)
-    if failure is not None:
-        raise failure
-    if failed.item():
-        raise ValueError("another rank could not read its share of the VLM data: see its error")
-    assert batches is not None
-    return batches
+        return batches
+
+    return on_every_rank(first_batch_read, device, "the VLM data")
 
 
 def data_problems(spec: ModelSpec, config: Any) -> list[str]:
