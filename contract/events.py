@@ -33,6 +33,8 @@ PREEMPTED = "preempted"
 TRACKING = "tracking"
 RUN_FINISHED = "run_finished"
 ERROR = "error"
+# A span of a run that is not a training step (goodput: where the accelerator time went).
+PHASE = "phase"
 # Events the project's trainers and server print that the control plane keeps as log lines.
 PAUSED = "paused"
 CHECKPOINT_DISCARDED = "checkpoint_discarded"
@@ -54,11 +56,15 @@ RESTART_PREFIX = "Restarting replica"
 # The events that become entries of a job's timeline.
 TIMELINE_EVENTS = frozenset({
     RUN_STARTED, CHECKPOINT_SAVED, CHECKPOINT_DELETED, RESUMED, PREEMPTED, EVAL, RUN_FINISHED,
+    PHASE,
 })
 # The measurements of a `step` line, each drawn on its own chart.
 STEP_VALUES = ("loss", "lr", "tokens_per_s", "step_time_s")
 # Where a `tracking` event may say the run is tracked.
 TRACKING_PROVIDERS = frozenset({"wandb", "vertex_experiments", "tensorboard"})
+# What a `phase` event may name: the time a run spent on something other than steps
+# (vertexplan/goodput.py counts each apart from productive step time).
+PHASES = ("data_wait", "checkpoint_save", "restore", "compile", "eval")
 # Cloud Logging's LogSeverity names, as a line's `severity` gives them.
 SEVERITIES = ("DEFAULT", "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL", "ALERT",
               "EMERGENCY")
@@ -104,6 +110,7 @@ class MapOf:
 
 COUNT = Kind("an integer of 0 or more", _count)
 NUMBER = Kind("a finite number", _number)
+SECONDS = Kind("a finite number of 0 or more", lambda v: _number(v) and v >= 0)
 TEXT = Kind("a string", lambda v: isinstance(v, str))
 FLAG = Kind("true or false", lambda v: isinstance(v, bool))
 DEGREES = MapOf("an object of degrees (axis: integer)", COUNT)
@@ -186,6 +193,13 @@ EVENTS: Mapping[str, Event] = MappingProxyType({e.name: e for e in (
         Field("bytes", COUNT),
         Field("seconds", NUMBER),
     ), "the checkpoint list; what recovery resumes from"),
+    Event(PHASE, (
+        Field("phase", TEXT, required=True, choices=PHASES),
+        Field("seconds", SECONDS, required=True),   # how long the phase took, ending now
+        Field("step", COUNT),                       # the step it happened at or before
+        Field("rank", COUNT),
+    ), "goodput: the phase's time counted apart from productive steps; a job in eval or "
+       "checkpoint_save is not suspected of hanging"),
     Event(CHECKPOINT_DELETED, (
         Field("step", COUNT, nullable=True),    # null: a folder whose step cannot be read
         Field("path", TEXT, required=True, path=True),

@@ -9,11 +9,21 @@ from typing import Any
 import pytest
 
 from contract import events
-from contract.events import COUNT, EVENTS, FLAG, NUMBER, TEXT, MapOf, validate, validate_line
+from contract.events import (
+    COUNT,
+    EVENTS,
+    FLAG,
+    NUMBER,
+    SECONDS,
+    TEXT,
+    MapOf,
+    validate,
+    validate_line,
+)
 
 # A value of each kind, and one of a kind it is not.
-GOOD = {COUNT: 3, NUMBER: 0.25, TEXT: "x", FLAG: True}
-WRONG = {COUNT: "3", NUMBER: "0.25", TEXT: 3, FLAG: "yes"}
+GOOD = {COUNT: 3, NUMBER: 0.25, TEXT: "x", FLAG: True, SECONDS: 1.5}
+WRONG = {COUNT: "3", NUMBER: "0.25", TEXT: 3, FLAG: "yes", SECONDS: -0.5}
 
 
 def good_value(field: events.Field) -> Any:
@@ -77,6 +87,7 @@ def test_the_required_fields_are_what_the_control_plane_cannot_do_without() -> N
         "checkpoint_saved": ("step", "path"), "checkpoint_deleted": ("path",),
         "resumed": ("step", "path"), "preempted": ("step",),
         "tracking": ("provider", "run_url"), "run_finished": ("step",), "error": ("message",),
+        "phase": ("phase", "seconds"),
     }
 
 
@@ -159,3 +170,14 @@ def test_the_events_that_name_paths_are_those_the_control_plane_checks() -> None
     }
     assert set(events.READ_AS_INTEGERS) <= {f.name for e in EVENTS.values() for f in e.fields
                                             if f.kind is COUNT}
+
+
+def test_a_phase_names_one_of_the_phases_and_lasts_zero_seconds_or_more() -> None:
+    assert validate({"event": "phase", "phase": "checkpoint_save", "seconds": 2.5,
+                     "step": 40.0}) == []
+    assert validate({"event": "phase", "phase": "compile", "seconds": 0}) == []
+    assert validate({"event": "phase", "phase": "lunch", "seconds": 1}) == [
+        "phase: phase must be one of data_wait, checkpoint_save, restore, compile, eval, "
+        "got 'lunch'"]
+    assert validate({"event": "phase", "phase": "eval", "seconds": -1}) == [
+        "phase: seconds must be a finite number of 0 or more, got -1 (a number)"]
