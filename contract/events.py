@@ -111,6 +111,10 @@ class MapOf:
 COUNT = Kind("an integer of 0 or more", _count)
 NUMBER = Kind("a finite number", _number)
 SECONDS = Kind("a finite number of 0 or more", lambda v: _number(v) and v >= 0)
+# One value per rank, rank 0 first (the `step` event's per-rank step times).
+PER_RANK_SECONDS = Kind("an array of finite numbers of 0 or more, one per rank",
+                        lambda v: isinstance(v, list) and bool(v)
+                        and all(_number(x) and x >= 0 for x in v))
 TEXT = Kind("a string", lambda v: isinstance(v, str))
 FLAG = Kind("true or false", lambda v: isinstance(v, bool))
 DEGREES = MapOf("an object of degrees (axis: integer)", COUNT)
@@ -182,7 +186,11 @@ EVENTS: Mapping[str, Event] = MappingProxyType({e.name: e for e in (
         Field("tokens_per_s", NUMBER, nullable=True),
         Field("samples_per_s", NUMBER, nullable=True),  # read when tokens_per_s is missing
         Field("step_time_s", NUMBER, nullable=True),
-    ), "progress, ETA, the loss, learning-rate, throughput and step-time charts"),
+        # Every few steps: each rank's own time in the step (outside the waits for the
+        # others), index = rank: a rank persistently slower than the rest is named a straggler.
+        Field("rank_step_time_s", PER_RANK_SECONDS),
+    ), "progress, ETA, the loss, learning-rate, throughput and step-time charts; per-rank "
+       "step times: straggler detection"),
     Event(EVAL, (
         Field("step", COUNT, required=True),
         Field("metrics", METRICS, required=True),
@@ -198,6 +206,9 @@ EVENTS: Mapping[str, Event] = MappingProxyType({e.name: e for e in (
         Field("seconds", SECONDS, required=True),   # how long the phase took, ending now
         Field("step", COUNT),                       # the step it happened at or before
         Field("rank", COUNT),
+        # true: the phase starts now (seconds 0) and the event that ends it follows; until
+        # then an eval or checkpoint_save phase is quiet on purpose, not a hang.
+        Field("begins", FLAG),
     ), "goodput: the phase's time counted apart from productive steps; a job in eval or "
        "checkpoint_save is not suspected of hanging"),
     Event(CHECKPOINT_DELETED, (

@@ -14,6 +14,7 @@ from contract.events import (
     EVENTS,
     FLAG,
     NUMBER,
+    PER_RANK_SECONDS,
     SECONDS,
     TEXT,
     MapOf,
@@ -22,8 +23,10 @@ from contract.events import (
 )
 
 # A value of each kind, and one of a kind it is not.
-GOOD = {COUNT: 3, NUMBER: 0.25, TEXT: "x", FLAG: True, SECONDS: 1.5}
-WRONG = {COUNT: "3", NUMBER: "0.25", TEXT: 3, FLAG: "yes", SECONDS: -0.5}
+GOOD = {COUNT: 3, NUMBER: 0.25, TEXT: "x", FLAG: True, SECONDS: 1.5,
+        PER_RANK_SECONDS: [0.5, 0.75]}
+WRONG = {COUNT: "3", NUMBER: "0.25", TEXT: 3, FLAG: "yes", SECONDS: -0.5,
+         PER_RANK_SECONDS: [0.5, -1]}
 
 
 def good_value(field: events.Field) -> Any:
