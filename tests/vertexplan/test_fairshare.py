@@ -1,0 +1,154 @@
+"""decide(): the admission in front of Vertex, as pure state transitions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from vertexplan.fairshare import Flavor, Job, State, TeamQuota, TooBig, check_fits_project, decide
+
+A100 = Flavor("NVIDIA_TESLA_A100", "us-central1")
+A100_SPOT = Flavor("NVIDIA_TESLA_A100", "us-central1", spot=True)
+TWO_TEAMS = {"a": {A100: TeamQuota(8, 8)}, "b": {A100: TeamQuota(8, 8)}}
+
+
+def job(id: str, team: str, n: int, **kw) -> Job:
+    return Job(id=id, team=team, demand={A100: n}, **kw)
+
+
+def state(running=(), waiting=(), now=100.0, **kw) -> State:
+    return State(now=now, quotas=kw.pop("quotas", TWO_TEAMS),
+                 project_quota=kw.pop("project_quota", {A100: 16}),
+                 running=list(running), waiting=list(waiting), **kw)
+
+
+def held(running) -> int:
+    return sum(j.demand.get(A100, 0) for j in running)
+
+
+def test_the_issue_scenario_borrow_preempt_at_checkpoint_and_resume():
+    a = job("a1", "a", 16, submitted_at=0)
+    # A alone borrows B's unused 8.
+    d = decide(state(waiting=[a], now=1))
+    assert d.admit == ["a1"]
+    running = [replace(a, started_at=1)]
+
+    # B's high-priority 8 is within B's guarantee: A's job is asked to stop at a checkpoint.
+    b = job("b1", "b", 8, priority="high", submitted_at=10)
+    d = decide(state(running, [b], now=10))
+    assert d.admit == []
+    assert [(p.job_id, p.for_job_id, p.lost_accelerator_s) for p in d.preempt] == [("a1", "b1", 0)]
+    assert "a1" in d.reason("b1") and "checkpoint" in d.reason("b1")
+
+    # While A checkpoints, nothing more is asked and nothing starts over the quota.
+    running = [replace(running[0], stopping=True)]
+    d = decide(state(running, [b], now=20))
+    assert (d.admit, d.preempt) == ([], [])
+    assert "returned" in d.reason("b1")
+
+    # A stopped and is requeued (its first submission kept): B starts, A waits.
+    requeued = replace(a, started_at=None, stopping=False)
+    d = decide(state([], [requeued, b], now=30))
+    assert d.admit == ["b1"]
+    assert [w.job_id for w in d.waiting] == ["a1"]
+    assert "8 of 16" in d.reason("a1")
+    running = [replace(b, started_at=30)]
+
+    # B finishes: A resumes.
+    d = decide(state([], [requeued], now=40))
+    assert d.admit == ["a1"]
+
+
+def test_never_over_the_project_quota_or_a_team_ceiling():
+    waiting = [job(f"j{i}", "ab"[i % 2], n, submitted_at=i)
+               for i, n in enumerate([8, 4, 8, 4, 2, 8, 1])]
+    d = decide(state(waiting=waiting))
+    admitted = [j for j in waiting if j.id in d.admit]
+    assert held(admitted) <= 16
+    for team in "ab":
+        assert held([j for j in admitted if j.team == team]) <= 16
+    # Every job left waiting is too big for what is left: none was held back for nothing.
+    free = 16 - held(admitted)
+    assert all(j.total() > free for j in waiting if j.id not in d.admit)
+    assert held(admitted) == 16
+
+
+def test_a_team_over_its_ceiling_waits_with_the_figures():
+    quotas = {"a": {A100: TeamQuota(4, 2)}, "b": {A100: TeamQuota(8, 8)}}
+    d = decide(state(waiting=[job("a1", "a", 4), job("a2", "a", 4, submitted_at=1)],
+                     quotas=quotas))
+    assert d.admit == ["a1"]
+    assert "team a would hold 8" in d.reason("a2") and "guarantee 4 + borrowing limit 2" in \
+        d.reason("a2")
+
+
+def test_priority_first_then_fair_share_then_age():
+    waiting = [job("a-old", "a", 8, submitted_at=0), job("b-new", "b", 8, submitted_at=5),
+               job("a-high", "a", 8, priority="high", submitted_at=9)]
+    # A used more than B over the window: B goes before A at the same priority.
+    usage = {"a": {A100: 8 * 3600.0}, "b": {A100: 0.0}}
+    d = decide(state(waiting=waiting, usage=usage, window_s=3600.0))
+    assert d.admit == ["a-high", "b-new"]
+    assert [(w.job_id, w.place) for w in d.waiting] == [("a-old", 1)]
+
+
+def test_never_admits_past_a_higher_priority_job_that_fits():
+    waiting = [job("low", "b", 8, priority="low", submitted_at=0),
+               job("high", "a", 8, priority="high", submitted_at=50)]
+    d = decide(state([job("r", "a", 8, started_at=0)], waiting))
+    assert d.admit == ["high"]
+    assert d.waiting[0].job_id == "low"
+
+
+def test_a_big_job_lets_small_ones_pass_until_it_has_waited_long_enough():
+    running = [job("r", "b", 12, started_at=0)]
+    # Both borrow (over their team's guarantee of 8), so neither takes anything back.
+    waiting = [job("big", "a", 10, submitted_at=0), job("small", "b", 2, submitted_at=1)]
+    d = decide(state(running, waiting, now=60, reserve_after_s=3600))
+    assert d.admit == ["small"]
+    d = decide(state(running, waiting, now=4000, reserve_after_s=3600))
+    assert d.admit == []
+    assert "held for job big" in d.reason("small")
+
+
+def test_no_preemption_for_a_borrowing_job_nor_of_a_job_without_checkpoints():
+    running = [job("a1", "a", 16, started_at=0)]
+    # B's job of 12 is over B's guarantee of 8: it borrows, so it takes nothing back.
+    d = decide(state(running, [job("b1", "b", 12)]))
+    assert d.preempt == []
+    # A job without checkpoints is kept unless its team's policy allows losing work ...
+    running = [job("a1", "a", 16, started_at=0, checkpointing=False)]
+    d = decide(state(running, [job("b1", "b", 8)], now=3600))
+    assert d.preempt == []
+    # ... and then the loss is shown: an hour of 16 accelerators.
+    running = [replace(running[0], may_lose_work=True)]
+    d = decide(state(running, [job("b1", "b", 8)], now=3600))
+    assert [(p.job_id, p.lost_accelerator_s) for p in d.preempt] == [("a1", 16 * 3600.0)]
+
+
+def test_the_lowest_priority_borrower_stops_first_and_only_as_many_as_needed():
+    quotas = {"a": {A100: TeamQuota(4, 12)}, "b": {A100: TeamQuota(4, 12)},
+              "c": {A100: TeamQuota(8, 8)}}
+    running = [job("a-high", "a", 6, priority="high", started_at=0),
+               job("b-low", "b", 6, priority="low", started_at=0),
+               job("b-norm", "b", 4, started_at=5)]
+    d = decide(state(running, [job("c1", "c", 6)], quotas=quotas))
+    assert [p.job_id for p in d.preempt] == ["b-low"]
+
+
+def test_spot_and_on_demand_are_counted_apart():
+    quotas = {"a": {A100: TeamQuota(8, 0), A100_SPOT: TeamQuota(8, 0)}}
+    running = [job("od", "a", 8, started_at=0)]
+    spot = Job("s1", "a", {A100_SPOT: 8})
+    d = decide(state(running, [spot, job("od2", "a", 1)], quotas=quotas,
+                     project_quota={A100: 8, A100_SPOT: 8}))
+    assert d.admit == ["s1"]
+
+
+def test_a_job_bigger_than_the_project_quota_is_refused_with_the_figures():
+    with pytest.raises(TooBig, match=r"needs 24 NVIDIA_TESLA_A100 in us-central1 \(on-demand\) "
+                                     r"at once but the project's whole Vertex quota is 16"):
+        check_fits_project({A100: 24}, {A100: 16})
+    d = decide(state(waiting=[job("huge", "a", 24)]))
+    assert [r.job_id for r in d.refused] == ["huge"] and d.waiting == []

@@ -1,0 +1,222 @@
+"""decide(state): which waiting jobs start now, which borrowing jobs stop at their next
+checkpoint, and why each other job waits and where. Pure and stateless: everything it knows
+is in the State, so any worker may call it and two calls on one state agree.
+
+The order of the queue: priority (high first); then, at one priority, jobs that stay within
+their team's guarantee before jobs that borrow; then the team's fair share, lowest first (its
+dominant resource share: over its flavors, the accelerators it held on average over the window
+plus those it holds now, in units of its guarantee); then age. Each job is tried in that order
+and starts if it fits, so no job ever goes ahead of a higher-priority job that fits; a job that
+does not fit lets smaller ones behind it use the capacity (backfill) until it has waited
+`reserve_after_s`, after which its flavors are held for it.
+
+A job that would stay within its team's guarantee but finds the capacity lent to other teams
+takes it back: first from jobs already stopping, then by asking borrowing jobs to stop at
+their next checkpoint, the lowest priority first and, at one priority, the one started last.
+A job without checkpoints is asked only when its team's policy allows losing work; the loss is
+in the Preemption. No job is asked to stop unless enough would be freed for the waiting one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+
+from vertexplan.fairshare.model import (
+    Decisions,
+    Flavor,
+    Job,
+    Preemption,
+    Refusal,
+    State,
+    TooBig,
+    Waiting,
+    check_fits_project,
+    rank,
+)
+
+INF = float("inf")
+
+
+class _Book:
+    """What is held, per flavor and per team, as decisions are made in one call."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.used: dict[Flavor, int] = defaultdict(int)
+        self.team_used: dict[str, dict[Flavor, int]] = defaultdict(lambda: defaultdict(int))
+        # Accelerators that jobs already asked to stop will give back, not yet promised.
+        self.returning: dict[Flavor, int] = defaultdict(int)
+        self.running = [job for job in state.running]
+        for job in state.running:
+            self._hold(job)
+            if job.stopping:
+                for flavor, n in job.demand.items():
+                    self.returning[flavor] += n
+        guarantees: dict[Flavor, int] = defaultdict(int)
+        for quotas in state.quotas.values():
+            for flavor, quota in quotas.items():
+                guarantees[flavor] += quota.guarantee
+        self.guarantees = guarantees
+        self.held_for: dict[Flavor, str] = {}  # flavor -> the waiting job it is kept for
+
+    def _hold(self, job: Job) -> None:
+        for flavor, n in job.demand.items():
+            self.used[flavor] += n
+            self.team_used[job.team][flavor] += n
+
+    def pool(self, flavor: Flavor) -> tuple[float, str]:
+        """What the cohort may hold at once of a flavor, and where that limit comes from."""
+        quota = self.state.project_quota.get(flavor)
+        if quota is not None:
+            return quota, "the project's Vertex quota"
+        if self.guarantees.get(flavor):
+            return self.guarantees[flavor], "the teams' guarantees (no project quota known)"
+        return INF, ""
+
+    def within_guarantee(self, job: Job) -> bool:
+        return all(self.team_used[job.team][f] + n <= self.state.quota(job.team, f).guarantee
+                   for f, n in job.demand.items())
+
+    def share(self, team: str) -> float:
+        usage = self.state.usage.get(team, {})
+        flavors = set(self.state.quotas.get(team, {})) | set(usage) | set(self.team_used[team])
+        best = 0.0
+        for flavor in flavors:
+            held = usage.get(flavor, 0.0) / self.state.window_s + self.team_used[team][flavor]
+            if held:
+                # A team without a guarantee of a flavor ranks after every team with one.
+                best = max(best, held / (self.state.quota(team, flavor).guarantee or 1e-6))
+        return best
+
+    def key(self, job: Job) -> tuple:
+        return (-rank(job.priority), not self.within_guarantee(job), self.share(job.team),
+                job.submitted_at, job.id)
+
+    def obstacle(self, job: Job) -> tuple[str, str] | None:
+        """Why the job cannot start now, as (kind, reason); None when it can."""
+        for flavor, n in sorted(job.demand.items()):
+            if flavor in self.held_for:
+                return "held", (f"{flavor.label()} is held for job {self.held_for[flavor]}, "
+                                f"ahead in the queue")
+            quota = self.state.quota(job.team, flavor)
+            mine = self.team_used[job.team][flavor]
+            if mine + n > quota.ceiling:
+                return "team", (f"team {job.team} would hold {mine + n} {flavor.label()}, over "
+                                f"its guarantee {quota.guarantee} + borrowing limit "
+                                f"{quota.borrowing_limit} (it holds {mine})")
+            pool, source = self.pool(flavor)
+            if self.used[flavor] + n > pool:
+                return "capacity", (f"{self.used[flavor]} of {pool:g} {flavor.label()} in use "
+                                    f"({source}); the job needs {n}")
+        return None
+
+    def admit(self, job: Job) -> None:
+        self._hold(job)
+
+    def shortfall(self, job: Job) -> dict[Flavor, int]:
+        out = {}
+        for flavor, n in job.demand.items():
+            pool, _ = self.pool(flavor)
+            short = self.used[flavor] + n - pool
+            if short > 0:
+                out[flavor] = int(short)
+        return out
+
+    def reclaim(self, job: Job) -> tuple[list[Preemption], bool, bool]:
+        """Take back lent capacity for a job within its guarantee: promise it what stopping
+        jobs return, and pick borrowing jobs to stop for the rest.
+        (preemptions, enough, whether returning accelerators were promised)."""
+        need = self.shortfall(job)
+        promised = {f: min(self.returning[f], n) for f, n in need.items()}
+        short = {f: n - promised[f] for f, n in need.items() if n > promised[f]}
+        victims: list[Job] = []
+        lent = {t: dict(used) for t, used in self.team_used.items()}
+        candidates = sorted(
+            (j for j in self.running
+             if not j.stopping and j.team != job.team and (j.checkpointing or j.may_lose_work)),
+            key=lambda j: (rank(j.priority), -(j.started_at or 0.0), j.id))
+        for candidate in candidates:
+            if not short:
+                break
+            helps = [f for f in short if candidate.demand.get(f)]
+            if not any(lent[candidate.team].get(f, 0)
+                       > self.state.quota(candidate.team, f).guarantee for f in helps):
+                continue
+            victims.append(candidate)
+            for flavor, n in candidate.demand.items():
+                lent[candidate.team][flavor] -= n
+                if flavor in short:
+                    short[flavor] -= n
+            short = {f: n for f, n in short.items() if n > 0}
+        if short:
+            # Not enough even with every borrower stopped: stop none, and leave what stopping
+            # jobs return to the next job in the queue.
+            return [], False, False
+        for flavor, n in promised.items():
+            self.returning[flavor] -= n
+        for victim in victims:
+            for flavor, n in victim.demand.items():
+                self.returning[flavor] += n
+        for flavor, n in need.items():
+            # Freed beyond this job's need stays free for the next one.
+            self.returning[flavor] -= min(self.returning[flavor], n - promised[flavor])
+        stopping = {v.id for v in victims}
+        self.running = [j for j in self.running if j.id not in stopping] + [
+            replace(v, stopping=True) for v in victims]
+        preemptions = [
+            Preemption(v.id, job.id, 0.0 if v.checkpointing else
+                       (self.state.now - (self.state.now if v.started_at is None else v.started_at))
+                       * v.total())
+            for v in victims]
+        return preemptions, True, any(promised.values())
+
+    def hold_for(self, job: Job) -> None:
+        for flavor in job.demand:
+            self.held_for.setdefault(flavor, job.id)
+
+
+def decide(state: State) -> Decisions:
+    out = Decisions()
+    book = _Book(state)
+    queues: dict[str, list[Job]] = defaultdict(list)
+    for job in state.waiting:
+        try:
+            check_fits_project(job.demand, state.project_quota)
+        except TooBig as err:
+            out.refused.append(Refusal(job.id, str(err)))
+            continue
+        queues[job.team].append(job)
+    for jobs in queues.values():
+        jobs.sort(key=lambda j: (-rank(j.priority), j.submitted_at, j.id), reverse=True)
+    still: list[Waiting] = []
+    while queues:
+        team = min(queues, key=lambda t: book.key(queues[t][-1]))
+        job = queues[team].pop()
+        if not queues[team]:
+            del queues[team]
+        found = book.obstacle(job)
+        if found is None:
+            book.admit(job)
+            out.admit.append(job.id)
+            continue
+        kind, reason = found
+        if kind == "capacity" and book.within_guarantee(job):
+            preemptions, enough, promised = book.reclaim(job)
+            if enough:
+                out.preempt.extend(preemptions)
+                book.hold_for(job)
+                parts = []
+                if preemptions:
+                    parts.append(f"job {', '.join(p.job_id for p in preemptions)} (borrowing) "
+                                 f"to stop at its next checkpoint")
+                if promised:
+                    parts.append("accelerators returned by jobs stopping at a checkpoint")
+                reason = f"within team {job.team}'s guarantee: waiting for {' and '.join(parts)}"
+        elif kind == "capacity" and state.reserve_after_s is not None and (
+                state.now - job.submitted_at >= state.reserve_after_s):
+            book.hold_for(job)
+            reason += "; its accelerators are now held for it"
+        still.append(Waiting(job.id, 0, reason))
+    out.waiting = [Waiting(w.job_id, place, w.reason) for place, w in enumerate(still, 1)]
+    return out

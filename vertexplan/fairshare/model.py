@@ -1,0 +1,133 @@
+"""What the admission of jobs in front of Vertex reads and decides. Pure.
+
+Capacity is counted per flavor: an accelerator family (a Vertex AcceleratorType) in a region,
+spot and on-demand apart, as Vertex's quotas count them (contract/quota_metrics.py), in
+accelerators or TPU chips. Each team holds a guarantee per flavor and may borrow beyond it up
+to its borrowing limit; the teams form one cohort, so what one team does not use of its
+guarantee the others may borrow, and take back (at a checkpoint) when they need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+# Lowest first: a job's rank is its index.
+PRIORITIES = ("low", "normal", "high")
+
+
+def rank(priority: str) -> int:
+    return PRIORITIES.index(priority)
+
+
+@dataclass(frozen=True, order=True)
+class Flavor:
+    family: str        # the AcceleratorType, e.g. NVIDIA_TESLA_A100, TPU_V5_LITEPOD
+    region: str
+    spot: bool = False  # SPOT and FLEX_START draw on the preemptible quota
+
+    def label(self) -> str:
+        return f"{self.family} in {self.region} ({'spot' if self.spot else 'on-demand'})"
+
+
+@dataclass(frozen=True)
+class TeamQuota:
+    guarantee: int = 0
+    # Accelerators over the guarantee the team may borrow from the cohort; None: no limit but
+    # what the cohort has free.
+    borrowing_limit: int | None = None
+
+    @property
+    def ceiling(self) -> float:
+        if self.borrowing_limit is None:
+            return float("inf")
+        return self.guarantee + self.borrowing_limit
+
+
+NO_QUOTA = TeamQuota()
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    team: str
+    demand: Mapping[Flavor, int]  # accelerators held at once, per flavor
+    priority: str = "normal"
+    submitted_at: float = 0.0      # seconds; a requeued job keeps its first submission
+    checkpointing: bool = True     # stops at a checkpoint when asked, losing nothing
+    may_lose_work: bool = False    # its team's policy: preempt even without a checkpoint
+    started_at: float | None = None  # running jobs: when this run started
+    stopping: bool = False         # running jobs: already asked to stop at a checkpoint
+
+    def total(self) -> int:
+        return sum(self.demand.values())
+
+
+@dataclass(frozen=True)
+class State:
+    now: float
+    quotas: Mapping[str, Mapping[Flavor, TeamQuota]]  # team -> flavor -> quota
+    # The project's Vertex quota per flavor (the Cloud Quotas API); a flavor absent here has no
+    # known limit, so only the guarantees bound it.
+    project_quota: Mapping[Flavor, int]
+    running: Sequence[Job]
+    waiting: Sequence[Job]
+    # Accelerator-seconds each team used per flavor over the fair-share window.
+    usage: Mapping[str, Mapping[Flavor, float]] = field(default_factory=dict)
+    window_s: float = 7 * 24 * 3600.0
+    # A job that has waited this long for capacity holds it: no job after it in the queue takes
+    # its flavors until it starts (no starvation; until then smaller jobs fill the gaps).
+    reserve_after_s: float | None = 6 * 3600.0
+
+    def quota(self, team: str, flavor: Flavor) -> TeamQuota:
+        return self.quotas.get(team, {}).get(flavor, NO_QUOTA)
+
+
+@dataclass(frozen=True)
+class Preemption:
+    job_id: str
+    for_job_id: str
+    # Accelerator-seconds of work lost: 0 for a job that stops at a checkpoint.
+    lost_accelerator_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Waiting:
+    job_id: str
+    place: int   # 1 = the next to be admitted
+    reason: str
+
+
+@dataclass(frozen=True)
+class Refusal:
+    job_id: str
+    reason: str
+
+
+@dataclass
+class Decisions:
+    admit: list[str] = field(default_factory=list)
+    preempt: list[Preemption] = field(default_factory=list)
+    waiting: list[Waiting] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+
+    def reason(self, job_id: str) -> str | None:
+        return next((w.reason for w in self.waiting if w.job_id == job_id), None)
+
+
+class TooBig(ValueError):
+    """A job that needs more of a flavor than the whole project's quota: it can never run."""
+
+    def __init__(self, flavor: Flavor, need: int, quota: int) -> None:
+        self.flavor, self.need, self.quota = flavor, need, quota
+        super().__init__(
+            f"the job needs {need} {flavor.label()} at once but the project's whole Vertex "
+            f"quota is {quota}: it could never start; use at most {quota}")
+
+
+def check_fits_project(demand: Mapping[Flavor, int], project_quota: Mapping[Flavor, int]) -> None:
+    """Raise TooBig when the demand exceeds the project's quota of any flavor."""
+    for flavor, need in sorted(demand.items()):
+        quota = project_quota.get(flavor)
+        if quota is not None and need > quota:
+            raise TooBig(flavor, need, quota)
