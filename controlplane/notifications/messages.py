@@ -16,6 +16,7 @@ from controlplane.clusters.models import IdleFlag
 from controlplane.logs import queries
 from controlplane.notifications import mrkdwn
 from controlplane.notifications.models import Notification, NotifyOn
+from controlplane.runs import fix_line
 from controlplane.runs.models import Job
 from vertexplan.pricing import PricingError, format_usd, job_estimate
 from vertexplan.pricing.money import cost_of_seconds
@@ -154,10 +155,13 @@ def job_transition(notification: Notification) -> tuple[str, list[dict[str, Any]
     diagnosis = queries.headline(job) if notification.event == NotifyOn.FAILED else None
     if diagnosis:
         # The cause and the fix first: "non-zero status of 1" alone sends nobody anywhere.
+        # The fix is the job page's own line: one change to this job's request where the
+        # request explains the failure, the general advice otherwise.
+        fix = fix_line.for_failure(diagnosis, job.request, job.custom_job, job.region)
         # Each part escaped and clipped on its own: a clip never cuts an entity in two.
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
             f"*{_esc(diagnosis['title'], 200)}*: `{_esc(diagnosis['summary'], 2000)}`\n"
-            f"*Fix:* {_esc(diagnosis['fix'], 600)}")}})
+            f"*Fix:* {_esc(fix.text, 600)}")}})
     note = detail.get("error") or detail.get("note")
     if note:
         blocks.append({"type": "context",
