@@ -1,0 +1,121 @@
+"""Hang and straggler decisions over simulated timelines: a steady job, one that turns 3x
+slower, a long evaluation, a hang (flagged within k x p95 + one check interval), a slow rank
+named within 50 steps, and an even run where nobody is named."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from vertexplan.health import (
+    HangPolicy,
+    StragglerPolicy,
+    expected_interval,
+    hang_verdict,
+    percentile,
+    straggler_verdict,
+)
+
+POLICY = HangPolicy(k=10, floor_s=10, quiet_phase_cap_s=3600)
+CHECK_EVERY_S = 5.0  # the simulated follow/reconcile interval
+
+
+def flagged_at(steps: list[float], *, start: float, until: float,
+               quiet: tuple[str, float] | None = None, activity: list[float] | None = None,
+               policy: HangPolicy = POLICY) -> float | None:
+    """The first check time at which the job is suspected to hang, seeing only what was
+    printed by then."""
+    now = start
+    while now <= until:
+        seen = [t for t in steps if t <= now]
+        done = [t for t in activity or [] if t <= now]
+        phase = quiet if quiet is not None and quiet[1] <= now else None
+        verdict = hang_verdict(now=now, running_since=start, step_times=seen[-51:],
+                               last_activity=max(done) if done else None,
+                               quiet_phase=phase, policy=policy)
+        if verdict.hung:
+            return now
+        now += CHECK_EVERY_S
+    return None
+
+
+def test_percentile_interpolates_between_ranks() -> None:
+    assert percentile([1, 2, 3, 4, 5], 50) == 3
+    assert percentile([1, 2], 95) == pytest.approx(1.95)
+    assert expected_interval([0, 2, 4, 4, 6]) == pytest.approx(2)  # a repeated step once
+    assert expected_interval([7]) is None
+
+
+def test_a_steady_job_is_never_flagged() -> None:
+    steps = [1.0 + 2.0 * i for i in range(300)]
+    assert flagged_at(steps, start=0.0, until=steps[-1]) is None
+
+
+def test_a_job_that_turns_three_times_slower_but_steady_is_never_flagged() -> None:
+    fast = [1.0 + 2.0 * i for i in range(60)]
+    slow = [fast[-1] + 6.0 * (i + 1) for i in range(200)]
+    assert flagged_at(fast + slow, start=0.0, until=slow[-1]) is None
+
+
+def test_a_long_evaluation_is_not_flagged_and_a_hang_after_it_is() -> None:
+    before = [1.0 + 2.0 * i for i in range(50)]
+    began = before[-1] + 0.5
+    ended = began + 900.0        # 45 x the threshold of 20 s
+    after = [ended + 2.0 * (i + 1) for i in range(20)]
+    steps = before + after
+    assert flagged_at(steps, start=0.0, until=after[-1], quiet=("eval", began),
+                      activity=[ended]) is None
+    # The same evaluation that never ends within the cap is judged like any silence.
+    capped = HangPolicy(k=10, floor_s=10, quiet_phase_cap_s=120)
+    at = flagged_at(before, start=0.0, until=began + 400, quiet=("eval", began), policy=capped)
+    assert at is not None and began + 120 <= at <= began + 120 + CHECK_EVERY_S
+
+
+def test_a_data_wait_is_not_a_quiet_phase() -> None:
+    before = [1.0 + 2.0 * i for i in range(50)]
+    at = flagged_at(before, start=0.0, until=before[-1] + 200, quiet=("data_wait", before[-1]))
+    assert at is not None
+
+
+@pytest.mark.parametrize("interval", [0.5, 2.0, 7.0])
+def test_a_hang_is_flagged_within_k_times_p95_plus_one_check(interval: float) -> None:
+    steps = [1.0 + interval * i for i in range(80)]
+    hung_at = steps[-1]
+    at = flagged_at(steps, start=0.0, until=hung_at + 1000)
+    limit = max(POLICY.k * interval, POLICY.floor_s)
+    assert at is not None and hung_at + limit < at <= hung_at + limit + CHECK_EVERY_S
+    verdict = hang_verdict(now=at, running_since=0.0, step_times=steps[-51:], policy=POLICY)
+    assert verdict.hung and verdict.p95_s == pytest.approx(interval)
+    assert "p95 step interval" in verdict.why
+
+
+def test_before_its_first_steps_a_job_gets_two_floors() -> None:
+    assert not hang_verdict(now=19.0, running_since=0.0, step_times=[], policy=POLICY).hung
+    verdict = hang_verdict(now=21.0, running_since=0.0, step_times=[], policy=POLICY)
+    assert verdict.hung and verdict.threshold_s == 20.0 and "first steps" in verdict.why
+
+
+def _reports(ranks: int, steps: int, every: int, slow: dict[int, float],
+             rng: random.Random) -> list[list[float]]:
+    return [[0.2 * rng.uniform(0.9, 1.1) * slow.get(r, 1.0) for r in range(ranks)]
+            for _ in range(every, steps + 1, every)]
+
+
+def test_a_slow_rank_is_named_within_50_steps() -> None:
+    rng = random.Random(3)
+    reports = _reports(8, 50, 10, {5: 1.6}, rng)
+    first = next(n for n in range(1, len(reports) + 1)
+                 if straggler_verdict(reports[:n]).ranks)
+    assert first * 10 <= 50
+    verdict = straggler_verdict(reports)
+    assert verdict.ranks == (5,) and verdict.slowdown[5] > 1.3 and "rank 5" in verdict.why
+
+
+def test_an_even_run_names_nobody_and_one_slow_report_is_not_persistence() -> None:
+    rng = random.Random(4)
+    reports = _reports(8, 2000, 10, {}, rng)
+    assert all(not straggler_verdict(reports[:n]).ranks for n in range(1, len(reports) + 1))
+    blip = [*reports[:5], [0.2] * 7 + [0.9], *reports[5:7]]
+    assert all(not straggler_verdict(blip[:n]).ranks for n in range(1, len(blip) + 1))
+    assert straggler_verdict([[0.2, 0.5]] * 2, StragglerPolicy(reports=3)).ranks == ()
