@@ -4,7 +4,7 @@ from django.urls import include, path
 
 from controlplane.compose import actions_api, estimate_api
 from controlplane.compose import api as compose_api
-from controlplane.costs import budgets_api, recommend_api
+from controlplane.costs import budgets_api, goodput_api, recommend_api
 from controlplane.logs import api as logs_api
 from controlplane.notifications import api as notifications_api
 from controlplane.runs import api as runs_api
@@ -17,6 +17,8 @@ urlpatterns = [
     path("jobs/recommend/", recommend_api.JobRecommend.as_view(), name="api-job-recommend"),
     path("teams/<slug:team>/budget/", budgets_api.TeamBudgetView.as_view(), name="api-team-budget"),
     path("teams/<slug:team>/spend/", budgets_api.TeamSpendView.as_view(), name="api-team-spend"),
+    path("teams/<slug:team>/goodput/", goodput_api.TeamGoodputView.as_view(),
+         name="api-team-goodput"),
     path("jobs/export/", compose_api.JobExport.as_view(), name="api-job-export"),
     path("jobs/import/", compose_api.JobImport.as_view(), name="api-job-import"),
     path("jobs/<int:pk>/export/", compose_api.StoredJobExport.as_view(),
@@ -30,6 +32,7 @@ urlpatterns = [
     path("jobs/<int:pk>/resubmit/", actions_api.JobResubmit.as_view(), name="api-job-resubmit"),
     path("jobs/<int:pk>/attempts/", runs_api.JobAttempts.as_view(), name="api-job-attempts"),
     path("jobs/<int:pk>/restarts/", runs_api.JobRestarts.as_view(), name="api-job-restarts"),
+    path("jobs/<int:pk>/goodput/", goodput_api.JobGoodputView.as_view(), name="api-job-goodput"),
     path("teams/<slug:team>/channels/", notifications_api.ChannelList.as_view(),
          name="api-channel-list"),
     path("teams/<slug:team>/channels/<int:pk>/", notifications_api.ChannelDetail.as_view(),

@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from fractions import Fraction
 
@@ -166,6 +166,15 @@ def goodput(timeline: Timeline, micros_per_accelerator_second: Fraction | int | 
                          for name in CATEGORIES),
         replayed_steps=split.replayed, step_seconds=split.unit,
         notes=tuple(dict.fromkeys(split.notes)))
+
+
+def priced(split: Goodput, micros_per_accelerator_second: Fraction | int) -> Goodput:
+    """SPLIT with its categories priced at the rate (see _share)."""
+    acc = {c.name: c.accelerator_seconds for c in split.categories}
+    micros = _share(acc, split.billed_accelerator_seconds, micros_per_accelerator_second)
+    assert micros is not None
+    return replace(split, categories=tuple(replace(c, micros=micros[c.name])
+                                           for c in split.categories))
 
 
 def _share(acc: dict[str, float], billed: float, rate: Fraction | int | None
