@@ -29,7 +29,8 @@ FILE_GROUPS: dict[str, tuple[str, ...]] = {
         "tests/trainers/test_train_single.py", "tests/trainers/test_train_ddp.py",
         "tests/trainers/test_tensor_pipeline.py", "tests/trainers/test_preemption.py",
         "tests/trainers/test_resume.py", "tests/trainers/test_strategies.py",
-        "tests/trainers/test_sharded_preemption.py", "tests/trainers/test_serving_sharded.py"),
+        "tests/trainers/test_sharded_preemption.py", "tests/trainers/test_serving_sharded.py",
+        "tests/trainers/test_rank_step_times.py"),
     # tests/trainers/jax/conftest.py: the mesh runs.
     "trainers-jax-meshes": (
         "tests/trainers/jax/test_meshes.py", "tests/trainers/jax/test_multihost.py",
@@ -58,6 +59,7 @@ SECONDS: dict[str, int] = {
     "tests/trainers/xla/test_xla_hosts.py": 45,
     "tests/trainers/xla/test_xla_hypertune.py": 25,
     "tests/trainers/test_stream_resume.py": 20,
+    "tests/trainers/test_rank_step_times.py": 20,
     "tests/serving/test_serve.py": 280,
     "tests/trainers/xla/test_xla_trainer.py": 150,
     "tests/localvertex/test_persistent_resources.py": 150,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from contract import events as contract_events
@@ -58,8 +59,12 @@ def run_started(
 
 
 def step(
-    step: int, total_steps: int, loss: float, lr: float, tokens_per_s: float, step_time_s: float
+    step: int, total_steps: int, loss: float, lr: float, tokens_per_s: float, step_time_s: float,
+    rank_step_time_s: Sequence[float] | None = None,
 ) -> None:
+    # Every few steps: each rank's own time in the step (straggler detection).
+    per_rank = ({"rank_step_time_s": [round(s, 6) for s in rank_step_time_s]}
+                if rank_step_time_s else {})
     emit(
         contract_events.STEP,
         f"step {step}/{total_steps} loss {loss:.4f}",
@@ -69,6 +74,7 @@ def step(
         lr=lr,
         tokens_per_s=round(tokens_per_s, 1),
         step_time_s=round(step_time_s, 6),
+        **per_rank,
     )
 
 
@@ -117,13 +123,14 @@ def tracking(provider: str, run_url: str, **fields: Any) -> None:
          provider=provider, run_url=run_url, **fields)
 
 
-def run_finished(step: int, final_loss: float | None, wall_s: float) -> None:
+def run_finished(step: int, final_loss: float | None, wall_s: float, **extra: Any) -> None:
     emit(
         contract_events.RUN_FINISHED,
         f"finished at step {step} in {wall_s:.1f} s",
         step=step,
         final_loss=final_loss,
         wall_s=round(wall_s, 3),
+        **extra,
     )
 
 

@@ -79,6 +79,8 @@ class StepRead:
     loss: float  # the mean over every data-parallel rank
     seconds: float
     stop: signal.Signals | None = None  # a stop every process agreed on with this step
+    # Each rank's own time in the step, rank 0 first, where the ranks gathered them.
+    rank_times: tuple[float, ...] | None = None
 
 
 class TrainingLoop(ABC):
@@ -204,9 +206,14 @@ class TrainingLoop(ABC):
 
         self.finish_saves()
         self.export(step, last_loss)
+        finished = self.finished_fields()  # every rank: the fields may be gathered
         if self.is_main:
-            events.run_finished(step, last_loss, time.monotonic() - started)
+            events.run_finished(step, last_loss, time.monotonic() - started, **finished)
         return 0
+
+    def finished_fields(self) -> dict[str, Any]:
+        """Fields of run_finished beyond the contract's (every rank calls it)."""
+        return {}
 
     def saves_in_background(self) -> bool:
         """Whether periodic checkpoints are written while training goes on."""
@@ -241,7 +248,7 @@ class TrainingLoop(ABC):
             if self.is_main and (done.step % config.log_every == 0 or done.step == config.steps):
                 tokens = config.batch_size * config.model.block_size
                 events.step(done.step, config.steps, loss, done.lr, tokens / read.seconds,
-                            read.seconds)
+                            read.seconds, rank_step_time_s=read.rank_times)
                 self.tracker.log(done.step, {"loss": loss, "lr": done.lr,
                                              "tokens_per_s": tokens / read.seconds,
                                              "step_time_s": read.seconds})

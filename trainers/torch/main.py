@@ -139,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes per machine: 'auto' = one per GPU (1 on CPU), or a "
         "number; above 1 the trainer starts them itself under torchrun's elastic agent",
     )
+    _add_debug_arguments(parser)
     cli.add_overrides_argument(
         parser, "--set warmup_steps=50 --set model.n_layer=4 --set micro_batch_size=4")
     return parser
@@ -200,6 +201,17 @@ def _add_stream_arguments(parser: argparse.ArgumentParser) -> None:
                         "tokenizer's end-of-text token; 0 for bytes)")
 
 
+def _add_debug_arguments(parser: argparse.ArgumentParser) -> None:
+    """Faults for testing hang and straggler detection (never in a real job)."""
+    parser.add_argument("--debug-hang-at-step", type=int, metavar="N",
+                        help="test fault: the last rank blocks at step N of a first run, "
+                        "printing nothing, like a collective whose peer died")
+    parser.add_argument("--debug-slow-rank", type=int, metavar="R",
+                        help="test fault: rank R sleeps --debug-slow-seconds in every step")
+    parser.add_argument("--debug-slow-seconds", type=float, metavar="S",
+                        help="how long --debug-slow-rank sleeps per step")
+
+
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """A Hugging Face causal LM instead of the preset's GPT, its weights and tokenizer."""
     parser.add_argument(
@@ -257,6 +269,9 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> TrainC
         "tokenizer": args.tokenizer or vlm_data.shipped_tokenizer(args.vlm_data),
         "export_hf": args.export_hf,
         "vlm_data": vlm_data.shipped_manifest(args.vlm_data),
+        "debug_hang_at_step": args.debug_hang_at_step,
+        "debug_slow_rank": args.debug_slow_rank,
+        "debug_slow_seconds": args.debug_slow_seconds,
         **cli.run_flags(args, env),
     }
     return cli.with_flags(config, flags, args.overrides)

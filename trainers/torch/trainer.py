@@ -32,7 +32,7 @@ from trainers.job import faults, preemption
 from trainers.job.cluster import Process
 from trainers.loop import Dispatched, StepRead, TrainingLoop
 from trainers.storage import Storage, storage_for
-from trainers.torch import run_state, strategies, streamed, vlm_data
+from trainers.torch import memory_meter, run_state, strategies, streamed, vlm_data
 from trainers.torch.checkpoints import CheckpointManager, describe_failure, skip_zip_crc32
 from trainers.torch.config import TrainConfig
 from trainers.torch.data import local_batch
@@ -76,6 +76,9 @@ class Trainer(TrainingLoop):
         # weights by the strategy once split) that is exported in Hugging Face's layout.
         self.hf_spec = hf_spec(config)
         self.hf_export = (config.export_hf or config.model_dir) if self.hf_spec else None
+        # Measured from the model's build on: a sharded layout never holds the whole model.
+        self.meter = memory_meter.start(config.memory_limit_mib, config.measure_memory,
+                                        process.rank)
         model = build_model(config, self.strategy.build_context())
         self.params = model.num_parameters()  # before any device unties the embeddings
         self.model, self.optimizer = self.strategy.setup(on_device(model, device))
@@ -94,6 +97,14 @@ class Trainer(TrainingLoop):
         self.checkpoints = self._checkpoint_manager() if config.checkpoint_dir else None
         skip_zip_crc32()  # checkpoints must be written fast: a preemption gives 30 s
         self.storage_of_restored: Storage | None = None
+        # When this rank's newest forward pass ended: its own time in a step ends there (what
+        # follows waits for the other ranks in the gradient collectives).
+        self.forward_done = 0.0
+        if isinstance(self.model, torch.nn.Module):
+            self.model.register_forward_hook(self._note_forward)
+
+    def _note_forward(self, *_: Any) -> None:
+        self.forward_done = time.perf_counter()
 
     def _stats_group(self) -> Any:
         # The per-step reduction has a process group of its own, so it never queues in front
@@ -121,6 +132,23 @@ class Trainer(TrainingLoop):
         return {"n_layer": spec.n_layer, "n_head": spec.n_head, "d_model": spec.hidden_size,
                 "n_kv_head": spec.n_kv_head, "architecture": spec.architecture}
 
+    def run(self) -> int:
+        try:
+            return super().run()
+        finally:
+            if self.meter is not None:
+                self.meter.close()
+
+    def finished_fields(self) -> dict[str, Any]:
+        """With a meter: every rank's peak tensor memory (rank 0 first)."""
+        if self.meter is None:
+            return {}
+        self.meter.close()
+        peaks = torch.tensor([self.meter.peak_bytes], dtype=torch.int64, device=self.device)
+        gathered = [torch.zeros_like(peaks) for _ in range(self.process.world_size)]
+        dist.all_gather(gathered, peaks)
+        return {"peak_tensor_bytes": [int(p.item()) for p in gathered]}
+
     def begin(self, resumed: bool) -> None:
         """The model and optimizer are built (and restored) already."""
 
@@ -129,6 +157,7 @@ class Trainer(TrainingLoop):
         its part of a background checkpoint is written) started without waiting for it."""
         config, strategy = self.config, self.strategy
         started = time.perf_counter()
+        self._injected_faults(step)
         set_lr(self.optimizer, lr)
         if self.streamed:
             x, y = self.streamed.next_batch()
@@ -139,25 +168,52 @@ class Trainer(TrainingLoop):
                 config.model.block_size, shard, shards,
             )
         loss = strategy.forward_backward(self.model, strategy.to_device(x), strategy.to_device(y))
+        own = (self.forward_done if self.forward_done > started else time.perf_counter()) - started
         strategy.optimizer_step(self.model, self.optimizer)
         written = self.pending_save is not None and self.pending_save.future.done()
-        handle = self._reduce(loss, [*self.stop.flags(), float(written)])
+        handle = self._reduce(loss, [*self.stop.flags(), float(written)],
+                              self._rank_slots(step, own))
         return Dispatched(step, lr, handle, time.perf_counter() - started)
 
-    def _reduce(self, loss: torch.Tensor, flags: list[float]) -> Any:
-        stats = torch.cat(
-            [loss.reshape(1), torch.tensor(flags, dtype=torch.float64, device=self.device)])
-        return stats, dist.all_reduce(stats, group=self.stats_group, async_op=True)
+    def _rank_slots(self, step: int, own: float) -> list[float]:
+        """On a step whose event carries the per-rank times, one slot per rank with this rank's
+        own time in its slot: summed by the step's all-reduce, they are every rank's times (an
+        all-gather in the collective the step makes anyway). Every rank decides alike."""
+        config = self.config
+        every = config.rank_times_every
+        if not every or self.world_size < 2 or step % every or step % config.log_every:
+            return []
+        slots = [0.0] * self.world_size
+        slots[self.rank] = own
+        return slots
+
+    def _injected_faults(self, step: int) -> None:
+        """--debug-hang-at-step and --debug-slow-rank (tests of hang and straggler detection)."""
+        config = self.config
+        if config.debug_hang_at_step == step and not self.resumed and \
+                self.rank == self.world_size - 1:
+            # Blocks as a collective whose peer died does: no output, no exit, until killed.
+            while True:
+                time.sleep(3600)
+        if config.debug_slow_rank == self.rank and config.debug_slow_seconds > 0:
+            time.sleep(config.debug_slow_seconds)
+
+    def _reduce(self, loss: torch.Tensor, flags: list[float], slots: list[float]) -> Any:
+        stats = torch.cat([loss.reshape(1), torch.tensor(
+            [*flags, *slots], dtype=torch.float64, device=self.device)])
+        return stats, dist.all_reduce(stats, group=self.stats_group, async_op=True), len(slots)
 
     def read(self, done: Dispatched) -> StepRead:
-        stats, work = done.handle
+        stats, work, ranks = done.handle
         work.wait()
         summed = stats.tolist()
+        rank_times = tuple(summed[len(summed) - ranks:]) if ranks else None
+        summed = summed[:len(summed) - ranks]
         if summed[-1] == self.world_size:
             self.finish_saves()  # every rank is done writing: commit without waiting
         assert done.seconds is not None
         return StepRead(summed[0] / self.world_size, done.seconds,
-                        preemption.agreed_signal(summed[1:-1]))
+                        preemption.agreed_signal(summed[1:-1]), rank_times)
 
     @torch.no_grad()
     def validation_loss(self) -> float:

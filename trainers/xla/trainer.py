@@ -36,8 +36,9 @@ class XlaTrainer(Trainer):
     def _stats_group(self) -> Any:
         return None  # the loss needs no reduction; the stop flags use the hosts' group
 
-    def _reduce(self, loss: torch.Tensor, flags: list[float]) -> Any:
-        # The SPMD program's loss is the mean over the global batch already, on every host.
+    def _reduce(self, loss: torch.Tensor, flags: list[float], slots: list[float]) -> Any:
+        # The SPMD program's loss is the mean over the global batch already, on every host;
+        # one program over every device has no per-rank times to gather (`slots`).
         return loss
 
     def read(self, done: Dispatched) -> StepRead:
