@@ -206,14 +206,9 @@ class TrainingLoop(ABC):
 
         self.finish_saves()
         self.export(step, last_loss)
-        finished = self.finished_fields()  # every rank: the fields may be gathered
         if self.is_main:
-            events.run_finished(step, last_loss, time.monotonic() - started, **finished)
+            events.run_finished(step, last_loss, time.monotonic() - started)
         return 0
-
-    def finished_fields(self) -> dict[str, Any]:
-        """Fields of run_finished beyond the contract's (every rank calls it)."""
-        return {}
 
     def saves_in_background(self) -> bool:
         """Whether periodic checkpoints are written while training goes on."""
