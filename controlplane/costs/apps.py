@@ -8,10 +8,11 @@ class CostsConfig(AppConfig):
 
     def ready(self) -> None:
         from controlplane.core import signals
-        from controlplane.costs import receivers, spend, views
+        from controlplane.costs import goodput_views, receivers, spend, views
         from controlplane.runs import panels
 
         panels.register("cost", "costs/partials/cost.html", views.cost_panel)
+        panels.register("goodput", "costs/partials/goodput.html", goodput_views.goodput_panel)
         panels.register_report("cost", spend.cost_report)
         panels.register_report("cost_so_far_micros", spend.cost_so_far_micros)
         signals.job_reconciled.connect(receivers.on_job_reconciled,

@@ -58,8 +58,14 @@ def of_jobs(jobs: Sequence[Job], now: datetime | None = None) -> list[JobGoodput
     """The goodput of each job, read together: six queries whatever the number of jobs."""
     now = now or timezone.now()
     ids = [job.pk for job in jobs]
+    # What the job page read already (its attempts and restarts, prefetched) is not read again.
     attempts: dict[int, list[JobAttempt]] = defaultdict(list)
-    for attempt in JobAttempt.objects.filter(job_id__in=ids).order_by("number"):
+    unread = [job.pk for job in jobs if not _prefetched(job, "attempts")]
+    for job in jobs:
+        if _prefetched(job, "attempts"):
+            attempts[job.pk] = sorted(job.attempts.all(), key=lambda a: a.number)
+    for attempt in JobAttempt.objects.filter(job_id__in=unread).order_by("number") \
+            if unread else ():
         attempts[attempt.job_id].append(attempt)
     pending: dict[tuple[int, int], datetime] = {}
     phases: dict[int, list[calc.Phase]] = defaultdict(list)
@@ -69,8 +75,14 @@ def of_jobs(jobs: Sequence[Job], now: datetime | None = None) -> list[JobGoodput
             "job_id", "attempt", "kind", "timestamp", "step", "data").order_by("timestamp", "id"):
         _read_event(job_id, attempt, kind, at, step, data or {}, pending, phases, markers)
     restarts: dict[int, list[calc.Disruption]] = defaultdict(list)
-    for row in JobRestart.objects.filter(job_id__in=ids).values_list(
-            "job_id", "attempt", "occurred_at", "resumed_at", "resumed_from_step", "step"):
+    unread = [job.pk for job in jobs if not _prefetched(job, "restart_records")]
+    rows = [(job.pk, r.attempt, r.occurred_at, r.resumed_at, r.resumed_from_step, r.step)
+            for job in jobs if _prefetched(job, "restart_records")
+            for r in job.restart_records.all()]
+    if unread:
+        rows += JobRestart.objects.filter(job_id__in=unread).values_list(
+            "job_id", "attempt", "occurred_at", "resumed_at", "resumed_from_step", "step")
+    for row in rows:
         restarts[row[0]].append(calc.Disruption(*row[1:]))
     steps: dict[int, list[calc.Step]] = defaultdict(list)
     for job_id, attempt, step, at in StepMetric.objects.filter(job_id__in=ids).values_list(
@@ -87,6 +99,10 @@ def of_jobs(jobs: Sequence[Job], now: datetime | None = None) -> list[JobGoodput
         split = calc.goodput(timeline)
         out.append(JobGoodput(job, _priced(job, split, now)))
     return out
+
+
+def _prefetched(job: Job, name: str) -> bool:
+    return name in getattr(job, "_prefetched_objects_cache", {})
 
 
 def of_job(job: Job, now: datetime | None = None) -> calc.Goodput:
@@ -211,3 +227,20 @@ def team_month(team: Team, month: date, now: datetime | None = None) -> dict[str
                     "goodput": round(f, 4) if (f := found.split.fraction) is not None else None}
                    for found in splits],
     }
+
+
+# --- the pages -----------------------------------------------------------------------------
+
+def bar(categories: Sequence[dict[str, Any]], billed: float) -> list[dict[str, Any]]:
+    """The billed categories that took any time, each with its share of the bill in percent
+    and its accelerator-hours (the pages' stacked bar and its table)."""
+    if billed <= 0:
+        return []
+    return [{**c, "pct": round(100 * c["accelerator_seconds"] / billed, 2),
+             "hours": c["accelerator_seconds"] / 3600, "label": c["name"].replace("_", " ")}
+            for c in categories if c["billed"] and c["accelerator_seconds"] > 0]
+
+
+def not_billed(categories: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**c, "hours": c["accelerator_seconds"] / 3600, "label": c["name"].replace("_", " ")}
+            for c in categories if not c["billed"] and c["accelerator_seconds"] > 0]

@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from controlplane.costs import spend
+from controlplane.costs import goodput_views, spend
 from controlplane.costs.budgets_api import save_budget
 from controlplane.costs.models import BudgetAction, TeamBudget
 from controlplane.costs.standing import spend_series, summary
@@ -73,6 +73,7 @@ def team_costs(request: HttpRequest, team: str) -> HttpResponse:
     return render(request, "costs/team_costs.html", {
         "team": team_obj, "admin": admin, "form": form, "summary": summary(team_obj),
         "series": spend_series(team_obj), "jobs": jobs,
+        "goodput": goodput_views.team_goodput(team_obj),
     }, status=400 if form is not None and form.errors else 200)
 
 

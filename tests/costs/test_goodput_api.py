@@ -113,3 +113,21 @@ def test_a_teams_month_is_the_sum_over_its_jobs(make_job: Callable[..., Job],
     assert empty["jobs"] == 0 and empty["goodput"] is None
     bad = client.get(reverse("api-team-goodput", args=[jobs[0].team.slug]), {"month": "2026-13"})
     assert bad.status_code == 400 and "YYYY-MM" in bad.json()["month"][0]
+
+
+def test_the_job_page_and_the_team_costs_page_show_where_the_time_went(
+        make_job: Callable[..., Job], backend: FakeBackend, admin_user: Any,
+        client: Client) -> None:
+    job = finished_job(make_job, backend, timezone.now() - timedelta(hours=2))
+    client.force_login(admin_user)
+    page = client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    bar = page.split('id="job-goodput"')[1].split("</section>")[0]
+    # productive 1500 of 2100 s (71.43%), replayed 300 s (14.29%), each with hours and dollars.
+    assert 'class="gp-productive" data-width="71.43"' in bar
+    assert 'class="gp-replayed_steps" data-width="14.29"' in bar
+    assert '<tr data-category="replayed_steps"><td><span class="gp-swatch gp-replayed_steps">' \
+        '</span>replayed steps</td><td class="num">0.167</td>' in bar
+    assert "Goodput <strong" in bar and ">71%<" in bar
+    team = client.get(reverse("team-costs", args=[job.team.slug])).content.decode()
+    top = team.split('id="top-badput"')[1].split("</ol>")[0]
+    assert top.index('data-category="replayed_steps"') < top.index('data-category="restore"')
