@@ -40,6 +40,12 @@ class JobKind(models.TextChoices):
     RAY = "ray"       # one Ray job on a cluster (controlplane/clusters/ray_jobs.py)
 
 
+class HealthState(models.TextChoices):
+    OK = "ok"
+    SUSPECTED_HANG = "suspected_hang", "suspected hang"
+    STRAGGLER = "straggler"
+
+
 TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
 ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
 
@@ -132,6 +138,11 @@ class Job(models.Model):
     # The request as flat keys (controlplane/runs/config_keys.py), written when the job is made:
     # the list filters by one of them with a single JSON key lookup, Compare lays them out.
     config = models.JSONField(default=dict, blank=True)
+    # What hang and straggler detection last concluded (controlplane/logs/health.py): ok,
+    # suspected_hang or straggler, and its figures (the silence and its limit, or the slow
+    # ranks and by how much).
+    health = models.CharField(max_length=16, choices=HealthState.choices, default="ok")
+    health_detail = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "jobs_job"  # kept from the app it was first created in
@@ -334,6 +345,7 @@ class RestartCause(models.TextChoices):
     STOCKOUT = "stockout", "stockout"
     CRASH = "crash", "replica exited with an error"
     BACKEND = "backend", "the backend restarted"
+    HANG = "hang", "suspected hang"  # the control plane restarted it (logs/health.py)
     UNKNOWN = "restart", "restart"
 
 

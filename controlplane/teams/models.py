@@ -66,6 +66,12 @@ class TeamPolicy(models.Model):
     # A running cluster idle this many minutes is deleted (controlplane/clusters/idle.py);
     # 0: never, the team is only told.
     delete_idle_clusters_after_min = models.PositiveIntegerField(default=0)
+    # Hang detection (controlplane/logs/health.py): a running job silent for max(hang_k x its
+    # p95 step interval, hang_floor_s) is a suspected hang; restart_on_hang: it is then
+    # cancelled and resubmitted from its newest committed checkpoint (else only alerted).
+    hang_k = models.PositiveSmallIntegerField(default=10)
+    hang_floor_s = models.PositiveIntegerField(default=300)
+    restart_on_hang = models.BooleanField(default=False)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

@@ -33,6 +33,10 @@ MAX_ITEMS = 50
 # tell a pause between two jobs from idleness, nor later than a week (beyond that, the idle
 # flag has long said so and nobody would wait that long on purpose).
 IDLE_DELETE_MIN, IDLE_DELETE_MAX = 10, 7 * 24 * 60
+# Hang detection: k times the p95 step interval, and the floor in seconds (a minute: the log
+# follower's lag must never look like a hang; a day: NCCL's own watchdog has long fired).
+HANG_K_MIN, HANG_K_MAX = 2, 100
+HANG_FLOOR_MIN_S, HANG_FLOOR_MAX_S = 60, 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,9 @@ class Effective:
     reservations: frozenset[str] = field(default_factory=frozenset)
     allow_web_access: bool = False
     delete_idle_clusters_after_min: int = 0
+    hang_k: int = 10
+    hang_floor_s: int = 300
+    restart_on_hang: bool = False
 
 
 class PolicyError(ValueError):
@@ -76,6 +83,7 @@ def effective(team: Team) -> Effective:
         reservations=frozenset(row.reservations or ()),
         allow_web_access=row.allow_web_access,
         delete_idle_clusters_after_min=row.delete_idle_clusters_after_min,
+        hang_k=row.hang_k, hang_floor_s=row.hang_floor_s, restart_on_hang=row.restart_on_hang,
     )
 
 
@@ -120,7 +128,7 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
     errors: dict[str, list[str]] = {}
     row = TeamPolicy.objects.filter(team=team).first() or TeamPolicy(team=team)
     known = {"output_prefix", "service_accounts", "networks", "reservations",
-             "allow_web_access", "delete_idle_clusters_after_min"}
+             "allow_web_access", "delete_idle_clusters_after_min", *HANG_FIELDS}
     for name in sorted(set(data) - known):
         errors[name] = [f"unknown field; valid: {', '.join(sorted(known))}"]
     if "output_prefix" in data:
@@ -175,12 +183,35 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
                 f"to {IDLE_DELETE_MAX:,} (a week)"]
         else:
             row.delete_idle_clusters_after_min = minutes
+    _hang_rule(row, data, errors)
     if errors:
         raise PolicyError(errors)
     row.updated_at = timezone.now()
     with transaction.atomic():
         row.save()
     return row
+
+
+HANG_FIELDS = ("hang_k", "hang_floor_s", "restart_on_hang")
+
+
+def _hang_rule(row: TeamPolicy, data: dict[str, Any], errors: dict[str, list[str]]) -> None:
+    """The hang rule's fields of a policy update, each checked on its own."""
+    bounds = {"hang_k": (HANG_K_MIN, HANG_K_MAX, "times the p95 step interval"),
+              "hang_floor_s": (HANG_FLOOR_MIN_S, HANG_FLOOR_MAX_S, "seconds")}
+    for name, (low, high, unit) in bounds.items():
+        if name not in data:
+            continue
+        value = data[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            errors[name] = [f"{repr(value)[:40]}: a whole number from {low} to {high:,} ({unit})"]
+        else:
+            setattr(row, name, value)
+    if "restart_on_hang" in data:
+        if not isinstance(data["restart_on_hang"], bool):
+            errors["restart_on_hang"] = ["true or false"]
+        else:
+            row.restart_on_hang = data["restart_on_hang"]
 
 
 def describe(team: Team) -> dict[str, Any]:
