@@ -6,8 +6,9 @@
     vcp jobs note 42 "warmup too short?"
 
 The server keeps a job's whole tag set and checks every key and value (lowercase letters,
-digits, '_' and '-'); these commands read the job's tags, change the ones named and send the
-whole set back, so the server's refusal (exit 1, naming the tag) changes nothing.
+digits, '_' and '-'). `tag` and `untag` send only the tags they name (add_tags, remove_tags),
+which the server applies with the job's row locked: two people tagging one job at once both
+keep their tags. A refusal (exit 1, naming the tag) changes nothing.
 """
 
 from __future__ import annotations
@@ -16,18 +17,13 @@ import click
 
 from vcp import api
 from vcp.context import Context, pass_context
-from vertex_control_plane_client.api.jobs import jobs_partial_update, jobs_retrieve
+from vertex_control_plane_client.api.jobs import jobs_partial_update
 from vertex_control_plane_client.models import (
     PatchedJobNotesRequest,
-    PatchedJobNotesRequestTags,
+    PatchedJobNotesRequestAddTags,
 )
 
 NOTE_COLUMNS = ("id", "name", "tags", "note")
-
-
-def _tags_of(ctx: Context, job_id: int) -> dict[str, str]:
-    job = api.call(jobs_retrieve.sync_detailed, id=job_id, client=ctx.client)
-    return dict(job.tags or {})
 
 
 def _send(ctx: Context, job_id: int, request: PatchedJobNotesRequest) -> None:
@@ -41,11 +37,12 @@ def _send(ctx: Context, job_id: int, request: PatchedJobNotesRequest) -> None:
 @pass_context
 def tag(ctx: Context, job_id: int, pairs: tuple[str, ...]) -> None:
     """Add or change tags (KEY=VALUE, or KEY alone for an empty value); others stay."""
-    tags = _tags_of(ctx, job_id)
+    tags: dict[str, str] = {}
     for pair in pairs:
         key, _, value = pair.partition("=")
         tags[key.strip()] = value.strip()
-    _send(ctx, job_id, PatchedJobNotesRequest(tags=PatchedJobNotesRequestTags.from_dict(tags)))
+    _send(ctx, job_id,
+          PatchedJobNotesRequest(add_tags=PatchedJobNotesRequestAddTags.from_dict(tags)))
 
 
 @click.command("untag")
@@ -54,16 +51,7 @@ def tag(ctx: Context, job_id: int, pairs: tuple[str, ...]) -> None:
 @pass_context
 def untag(ctx: Context, job_id: int, keys: tuple[str, ...]) -> None:
     """Remove tags by key; a key the job does not carry is refused and nothing changes."""
-    tags = _tags_of(ctx, job_id)
-    missing = [key for key in keys if key not in tags]
-    if missing:
-        # A typo would otherwise remove nothing and say nothing.
-        raise api.Refused(404, {"tags": [f"job {job_id} has no tag {key!r} (its tags: "
-                                         f"{', '.join(sorted(tags)) or 'none'})"
-                                         for key in missing]})
-    for key in keys:
-        del tags[key]
-    _send(ctx, job_id, PatchedJobNotesRequest(tags=PatchedJobNotesRequestTags.from_dict(tags)))
+    _send(ctx, job_id, PatchedJobNotesRequest(remove_tags=list(keys)))
 
 
 @click.command("note")

@@ -94,13 +94,12 @@ class JobDetail(generics.RetrieveAPIView):
             raise PermissionDenied("your role in this team cannot tag jobs")
         body = JobNotesSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        before = dict(job.tags)
         try:
-            changed = tags.update(job, **body.validated_data)
+            change = tags.update(job, **body.validated_data)
         except tags.TagError as exc:
             raise ValidationError({exc.field: [str(exc)]}) from exc
-        if changed:
-            audit.record(request, "job.tag", job, detail=tags.change_detail(job, changed, before))
+        if change.changed:
+            audit.record(request, "job.tag", job, detail=tags.change_detail(job, change))
         return Response(detail_body.body(job, request))
 
 

@@ -112,6 +112,14 @@ class JobNotesSerializer(StrictSerializer):
         help_text="key: value labels, replacing the job's (at most 16; keys and values of "
                   "lowercase letters, digits, '_' and '-', a key starting with a letter); {} "
                   "removes them all.")
+    add_tags = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False,
+        help_text="key: value labels to add or change, the job's others kept (not with tags); "
+                  "made at once with the job's row locked, so edits at the same time all stay.")
+    remove_tags = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="Keys of tags to remove, the others kept (not with tags); a key the job does "
+                  "not carry is refused and nothing changes.")
     note = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
                                  help_text="Free text, at most 2,000 characters; '' clears it.")
 

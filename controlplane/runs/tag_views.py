@@ -32,14 +32,13 @@ def job_tags(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(runs_access.visible_jobs(request.user), pk=pk)
     if not access.can_submit(request.user, job.team):
         raise PermissionDenied("your role in this team cannot tag jobs")
-    before = dict(job.tags)
     try:
-        changed = tags.update(job, tags=tags.parse_lines(request.POST.get("tags", "")),
-                              note=request.POST.get("note", ""))
+        change = tags.update(job, tags=tags.parse_lines(request.POST.get("tags", "")),
+                             note=request.POST.get("note", ""))
     except tags.TagError as exc:
         messages.error(request, f"Not saved: {exc.field}: {exc}")
     else:
-        if changed:
-            audit.record(request, "job.tag", job, detail=tags.change_detail(job, changed, before))
-            messages.success(request, f"Saved the {' and '.join(changed)} of {job.name}.")
+        if change.changed:
+            audit.record(request, "job.tag", job, detail=tags.change_detail(job, change))
+            messages.success(request, f"Saved the {' and '.join(change.changed)} of {job.name}.")
     return redirect("job-detail", pk=job.pk)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
@@ -92,29 +94,81 @@ def show_lines(tags: Mapping[str, str] | None) -> str:
     return "\n".join(f"{k}={v}" if v else k for k, v in (tags or {}).items())
 
 
-def update(job: Job, *, tags: Any = None, note: Any = None) -> list[str]:
-    """Set what is given (None: leave as is) after checking all of it; the fields changed."""
+@dataclass(frozen=True)
+class Change:
+    changed: list[str]            # the fields changed: "tags", "note"
+    tags_before: dict[str, str]   # the job's tags as the locked row had them
+
+
+def check_keys(keys: Any) -> list[str]:
+    """The keys of tags to remove (remove_tags): a list of key strings."""
+    if not isinstance(keys, list | tuple):
+        raise TagError("remove_tags", 'a list of tag keys, e.g. ["owner"]')
+    for key in keys:
+        if not isinstance(key, str) or not KEY.fullmatch(key):
+            raise TagError("remove_tags", f"{_shown(str(key))}: {KEY_RULE}")
+    return list(dict.fromkeys(keys))
+
+
+def update(job: Job, *, tags: Any = None, note: Any = None, add_tags: Any = None,
+           remove_tags: Any = None) -> Change:
+    """Set what is given (None: leave as is) after checking all of it: `tags` replaces the
+    job's tags, `add_tags` adds or changes the ones named and `remove_tags` removes keys, the
+    others kept.
+
+    The edit reads and writes the job's row inside one transaction with the row locked
+    (SELECT ... FOR UPDATE): two edits at once (two `vcp jobs tag` adding different tags) run
+    one after the other, the second seeing the first's tags, so neither is lost."""
+    if tags is not None and (add_tags is not None or remove_tags is not None):
+        raise TagError("tags", "give tags (the whole set) or add_tags/remove_tags, not both")
     new_tags = check_tags(tags) if tags is not None else None
+    adding = check_additions(add_tags) if add_tags is not None else {}
+    removing = check_keys(remove_tags) if remove_tags is not None else []
+    if both := sorted(set(adding) & set(removing)):
+        raise TagError("remove_tags", f"{', '.join(both)}: both added and removed")
     new_note = check_note(note) if note is not None else None
-    changed = []
-    if new_tags is not None and new_tags != job.tags:
-        job.tags = new_tags
-        changed.append("tags")
-    if new_note is not None and new_note != job.note:
-        job.note = new_note
-        changed.append("note")
-    if changed:
-        job.save(update_fields=changed)
-    return changed
+    with transaction.atomic():
+        row = Job.objects.select_for_update().only("tags", "note").get(pk=job.pk)
+        before = dict(row.tags or {})
+        result = dict(before) if new_tags is None else new_tags
+        if missing := [key for key in removing if key not in result]:
+            raise TagError("remove_tags",
+                           f"job {job.pk} has no tag {', '.join(map(repr, missing))} "
+                           f"(its tags: {', '.join(sorted(result)) or 'none'})")
+        for key in removing:
+            del result[key]
+        result.update(adding)
+        if len(result) > MAX_TAGS:
+            raise TagError("tags", f"{len(result)} tags; a job has at most {MAX_TAGS}")
+        changed = []
+        if result != before:
+            row.tags = result
+            changed.append("tags")
+        if new_note is not None and new_note != row.note:
+            row.note = new_note
+            changed.append("note")
+        if changed:
+            row.save(update_fields=changed)
+    job.tags, job.note = row.tags, row.note
+    return Change(changed, before)
 
 
-def change_detail(job: Job, changed: list[str], tags_before: Mapping[str, str]
-                  ) -> dict[str, Any]:
+def check_additions(tags: Any) -> dict[str, str]:
+    """The tags to add or change (add_tags); their number is checked with the job's own."""
+    if not isinstance(tags, Mapping):
+        raise TagError("add_tags", 'an object of key: value strings, e.g. {"owner": "ann"}')
+    try:
+        return dict(check_pair(k, v) for k, v in tags.items())
+    except TagError as exc:
+        raise TagError("add_tags", str(exc)) from exc
+
+
+def change_detail(job: Job, change: Change) -> dict[str, Any]:
     """What the audit log keeps of a change: the fields changed, and the tags before and after
     (the note's text stays on the job: the log says only that it changed)."""
-    detail: dict[str, Any] = {"changed": changed}
-    if "tags" in changed:
-        detail.update(tags=dict(job.tags), was=dict(tags_before))
+    detail: dict[str, Any] = {"changed": change.changed}
+    if "tags" in change.changed:
+        detail.update(tags=dict(job.tags), was=dict(change.tags_before))
     return detail
 
 

@@ -90,9 +90,9 @@ def test_tags_are_added_changed_and_removed_and_the_note_set(vcp: Vcp, job: Job)
 
 
 @pytest.mark.parametrize(("args", "said"), [
-    (("tag", "Owner=ann"), "tags: 'Owner': a key is 1-63 lowercase letters"),
-    (("tag", "owner=<b>"), "tags: owner='<b>': a value is up to 63"),
-    (("untag", "owner", "nope"), "tags: job {pk} has no tag 'nope' (its tags: owner)"),
+    (("tag", "Owner=ann"), "add_tags: 'Owner': a key is 1-63 lowercase letters"),
+    (("tag", "owner=<b>"), "add_tags: owner='<b>': a value is up to 63"),
+    (("untag", "owner", "nope"), "remove_tags: job {pk} has no tag 'nope' (its tags: owner)"),
     (("note", "x" * 2001), "note: 2,001 characters; a note is at most 2,000"),
 ])
 def test_a_refusal_exits_1_naming_the_field_and_changes_nothing(

@@ -10,6 +10,7 @@ from .autoscaling_metric_enum import AutoscalingMetricEnum
 from .batch_request import BatchRequest
 from .blank_enum import BlankEnum
 from .budget_request import BudgetRequest
+from .category import Category
 from .cause_enum import CauseEnum
 from .channel import Channel
 from .channel_kind_enum import ChannelKindEnum
@@ -81,7 +82,9 @@ from .job_checkpoints_item import JobCheckpointsItem
 from .job_clone_body import JobCloneBody
 from .job_cost_type_0 import JobCostType0
 from .job_diagnosis_type_0 import JobDiagnosisType0
+from .job_goodput import JobGoodput
 from .job_kind_enum import JobKindEnum
+from .job_line import JobLine
 from .job_links import JobLinks
 from .job_list import JobList
 from .job_list_diagnosis_type_0 import JobListDiagnosisType0
@@ -142,6 +145,7 @@ from .parallelism_request import ParallelismRequest
 from .patched_autoscaling_request import PatchedAutoscalingRequest
 from .patched_channel_request import PatchedChannelRequest
 from .patched_job_notes_request import PatchedJobNotesRequest
+from .patched_job_notes_request_add_tags import PatchedJobNotesRequestAddTags
 from .patched_job_notes_request_tags import PatchedJobNotesRequestTags
 from .patched_policy_request import PatchedPolicyRequest
 from .patched_probe_settings_request import PatchedProbeSettingsRequest
@@ -208,6 +212,7 @@ from .sweeps_import_create_response_200 import SweepsImportCreateResponse200
 from .sweeps_validate_create_body import SweepsValidateCreateBody
 from .sweeps_validate_create_response_200 import SweepsValidateCreateResponse200
 from .team import Team
+from .team_goodput import TeamGoodput
 from .teams_audit_list_action import TeamsAuditListAction
 from .teams_budget_retrieve_response_200 import TeamsBudgetRetrieveResponse200
 from .teams_budget_update_response_200 import TeamsBudgetUpdateResponse200
@@ -231,6 +236,7 @@ __all__ = (
     "BatchRequest",
     "BlankEnum",
     "BudgetRequest",
+    "Category",
     "CauseEnum",
     "Channel",
     "ChannelKindEnum",
@@ -292,7 +298,9 @@ __all__ = (
     "JobCloneBody",
     "JobCostType0",
     "JobDiagnosisType0",
+    "JobGoodput",
     "JobKindEnum",
+    "JobLine",
     "JobLinks",
     "JobList",
     "JobListDiagnosisType0",
@@ -351,6 +359,7 @@ __all__ = (
     "PatchedAutoscalingRequest",
     "PatchedChannelRequest",
     "PatchedJobNotesRequest",
+    "PatchedJobNotesRequestAddTags",
     "PatchedJobNotesRequestTags",
     "PatchedPolicyRequest",
     "PatchedProbeSettingsRequest",
@@ -411,6 +420,7 @@ __all__ = (
     "SweepsValidateCreateResponse200",
     "SweepTrialsItem",
     "Team",
+    "TeamGoodput",
     "TeamsAuditListAction",
     "TeamsBudgetRetrieveResponse200",
     "TeamsBudgetUpdateResponse200",

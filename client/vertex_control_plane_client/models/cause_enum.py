@@ -4,6 +4,7 @@ from enum import StrEnum
 class CauseEnum(StrEnum):
     BACKEND = "backend"
     CRASH = "crash"
+    HANG = "hang"
     PREEMPTION = "preemption"
     RESTART = "restart"
     STOCKOUT = "stockout"

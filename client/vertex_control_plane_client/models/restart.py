@@ -23,6 +23,7 @@ class Restart:
             * `stockout` - stockout
             * `crash` - replica exited with an error
             * `backend` - the backend restarted
+            * `hang` - suspected hang
             * `restart` - restart
         signal (str):
         occurred_at (datetime.datetime):

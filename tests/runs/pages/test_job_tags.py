@@ -53,6 +53,20 @@ def test_a_member_tags_and_notes_a_job_through_the_api(jobs: dict[str, Job],
     assert ray.status_code == 200 and ray.json()["tags"] == {"k": "v"}
 
 
+def test_add_tags_and_remove_tags_change_only_the_ones_named(jobs: dict[str, Job],
+                                                             member: Any) -> None:
+    job = jobs["lr-1"]
+    Job.objects.filter(pk=job.pk).update(tags={"keep": "me", "owner": "ann"})
+    answer = api(member).patch(f"/api/v1/jobs/{job.pk}/", {
+        "add_tags": {"experiment": "lr-sweep", "owner": "bob"}, "remove_tags": ["keep"]},
+        format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["tags"] == {"owner": "bob", "experiment": "lr-sweep"}
+    entry = AuditEntry.objects.filter(action="job.tag").latest("pk")
+    assert entry.detail["was"] == {"keep": "me", "owner": "ann"}
+    assert entry.detail["tags"] == {"owner": "bob", "experiment": "lr-sweep"}
+
+
 @pytest.mark.parametrize(("body", "field", "said"), [
     ({"tags": {"Experiment": "x"}}, "tags", "'Experiment': a key is 1-63 lowercase letters"),
     ({"tags": {"owner": "<script>"}}, "tags", "owner='<script>': a value is up to 63"),
@@ -60,6 +74,11 @@ def test_a_member_tags_and_notes_a_job_through_the_api(jobs: dict[str, Job],
     ({"tags": ["a"]}, "tags", "Expected a dictionary"),
     ({"note": "x" * 2001}, "note", "2,001 characters; a note is at most 2,000"),
     ({"labels": {"a": "b"}}, "labels", "did you mean tags?"),
+    ({"tags": {"a": "b"}, "add_tags": {"c": ""}}, "tags", "not both"),
+    ({"add_tags": {"Owner": "x"}}, "add_tags", "'Owner': a key is 1-63 lowercase letters"),
+    ({"add_tags": {f"k{n}": "" for n in range(16)}}, "tags", "17 tags; a job has at most 16"),
+    ({"remove_tags": ["nope"]}, "remove_tags", "has no tag 'nope' (its tags: keep)"),
+    ({"add_tags": {"a": ""}, "remove_tags": ["a"]}, "remove_tags", "a: both added and removed"),
 ])
 def test_what_breaks_the_rules_is_refused_by_field_and_changes_nothing(
         jobs: dict[str, Job], member: Any, body: dict[str, Any], field: str,
