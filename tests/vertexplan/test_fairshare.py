@@ -96,9 +96,18 @@ def test_priority_first_then_fair_share_then_age():
 def test_never_admits_past_a_higher_priority_job_that_fits():
     waiting = [job("low", "b", 8, priority="low", submitted_at=0),
                job("high", "a", 8, priority="high", submitted_at=50)]
-    d = decide(state([job("r", "a", 8, started_at=0)], waiting))
+    d = decide(state(waiting=waiting, project_quota={A100: 8}))
     assert d.admit == ["high"]
     assert d.waiting[0].job_id == "low"
+
+
+def test_a_guarantee_comes_before_a_higher_priority_borrower():
+    # As Kueue orders its heads: a job within its team's guarantee before one that borrows,
+    # else the borrower would start only to be stopped for the guarantee at once.
+    waiting = [job("borrow-high", "a", 8, priority="high", submitted_at=0),
+               job("mine-low", "b", 8, priority="low", submitted_at=50)]
+    d = decide(state([job("r", "a", 8, started_at=0)], waiting))
+    assert d.admit == ["mine-low"]
 
 
 def test_a_big_job_lets_small_ones_pass_until_it_has_waited_long_enough():
@@ -148,7 +157,7 @@ def test_spot_and_on_demand_are_counted_apart():
 
 def test_a_job_bigger_than_the_project_quota_is_refused_with_the_figures():
     with pytest.raises(TooBig, match=r"needs 24 NVIDIA_TESLA_A100 in us-central1 \(on-demand\) "
-                                     r"at once but the project's whole Vertex quota is 16"):
+                                     r"at once but 16 is the project's whole Vertex quota"):
         check_fits_project({A100: 24}, {A100: 16})
     d = decide(state(waiting=[job("huge", "a", 24)]))
     assert [r.job_id for r in d.refused] == ["huge"] and d.waiting == []

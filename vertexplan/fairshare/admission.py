@@ -78,20 +78,23 @@ class _Book:
         return all(self.team_used[job.team][f] + n <= self.state.quota(job.team, f).guarantee
                    for f, n in job.demand.items())
 
-    def share(self, team: str) -> float:
+    def share(self, team: str, flavors, extra: int = 0) -> float:
+        """The team's dominant share among the given flavors: the accelerators it held on
+        average over the window plus those it holds now (and `extra` more), over its
+        guarantee. A job competes for the flavors it asks for, so only those count."""
         usage = self.state.usage.get(team, {})
-        flavors = set(self.state.quotas.get(team, {})) | set(usage) | set(self.team_used[team])
         best = 0.0
         for flavor in flavors:
-            held = usage.get(flavor, 0.0) / self.state.window_s + self.team_used[team][flavor]
-            if held:
+            held = (usage.get(flavor, 0.0) / self.state.window_s + self.team_used[team][flavor]
+                    + extra * (flavor in flavors))
+            if held > 0:
                 # A team without a guarantee of a flavor ranks after every team with one.
                 best = max(best, held / (self.state.quota(team, flavor).guarantee or 1e-6))
         return best
 
     def key(self, job: Job) -> tuple:
-        return (-rank(job.priority), not self.within_guarantee(job), self.share(job.team),
-                job.submitted_at, job.id)
+        return (not self.within_guarantee(job), -rank(job.priority),
+                self.share(job.team, job.demand), job.submitted_at, job.id)
 
     def obstacle(self, job: Job) -> tuple[str, str] | None:
         """Why the job cannot start now, as (kind, reason); None when it can."""
@@ -105,6 +108,12 @@ class _Book:
                 return "team", (f"team {job.team} would hold {mine + n} {flavor.label()}, over "
                                 f"its guarantee {quota.guarantee} + borrowing limit "
                                 f"{quota.borrowing_limit} (it holds {mine})")
+            if not _stoppable(job) and self.guarantees.get(flavor) and \
+                    mine + n > quota.guarantee:
+                return "team", (f"a job without checkpoints runs only within its team's "
+                                f"guarantee (it could not be stopped for another team's): "
+                                f"team {job.team} holds {mine} of its {quota.guarantee} "
+                                f"{flavor.label()}, the job needs {n}")
             pool, source = self.pool(flavor)
             if self.used[flavor] + n > pool:
                 return "capacity", (f"{self.used[flavor]} of {pool:g} {flavor.label()} in use "
@@ -123,9 +132,11 @@ class _Book:
                 out[flavor] = int(short)
         return out
 
-    def reclaim(self, job: Job) -> tuple[list[Preemption], bool, bool]:
-        """Take back lent capacity for a job within its guarantee: promise it what stopping
-        jobs return, and pick borrowing jobs to stop for the rest.
+    def reclaim(self, job: Job, fair: bool) -> tuple[list[Preemption], bool, bool]:
+        """Take back lent capacity: promise the job what stopping jobs return, and pick
+        borrowing jobs to stop for the rest. For a job within its guarantee, any borrowing job
+        of another team; otherwise (fair) only jobs of no higher priority, of teams whose share
+        stays above the job's team's once the job runs, so two teams never take turns.
         (preemptions, enough, whether returning accelerators were promised)."""
         need = self.shortfall(job)
         promised = {f: min(self.returning[f], n) for f, n in need.items()}
@@ -142,6 +153,10 @@ class _Book:
             helps = [f for f in short if candidate.demand.get(f)]
             if not any(lent[candidate.team].get(f, 0)
                        > self.state.quota(candidate.team, f).guarantee for f in helps):
+                continue
+            if fair and (rank(candidate.priority) > rank(job.priority) or self._share_after(
+                    candidate.team, helps, lent, -candidate.total())
+                    <= self.share(job.team, job.demand, job.total())):
                 continue
             victims.append(candidate)
             for flavor, n in candidate.demand.items():
@@ -171,9 +186,37 @@ class _Book:
             for v in victims]
         return preemptions, True, any(promised.values())
 
+    def _share_after(self, team: str, flavors, lent: dict[str, dict[Flavor, int]],
+                     extra: int) -> float:
+        saved = self.team_used[team]
+        self.team_used[team] = defaultdict(int, lent[team])
+        try:
+            return self.share(team, flavors, extra)
+        finally:
+            self.team_used[team] = saved
+
     def hold_for(self, job: Job) -> None:
         for flavor in job.demand:
             self.held_for.setdefault(flavor, job.id)
+
+
+def _stoppable(job: Job) -> bool:
+    return job.checkpointing or job.may_lose_work
+
+
+def check_fits_guarantee(job: Job, state: State) -> None:
+    """Raise TooBig for a job without checkpoints (and a team that keeps its work) bigger
+    than its team's guarantee of a flavor the teams hold guarantees of: it may not borrow, so
+    it could never start."""
+    if _stoppable(job):
+        return
+    for flavor, n in sorted(job.demand.items()):
+        guarantee = state.quota(job.team, flavor).guarantee
+        guaranteed = any(q.get(flavor) and q[flavor].guarantee for q in state.quotas.values())
+        if guaranteed and n > guarantee:
+            raise TooBig(flavor, n, guarantee, what=(
+                f"team {job.team}'s guarantee, and a job without checkpoints may not borrow; "
+                f"turn on checkpointing or"))
 
 
 def decide(state: State) -> Decisions:
@@ -183,6 +226,7 @@ def decide(state: State) -> Decisions:
     for job in state.waiting:
         try:
             check_fits_project(job.demand, state.project_quota)
+            check_fits_guarantee(job, state)
         except TooBig as err:
             out.refused.append(Refusal(job.id, str(err)))
             continue
@@ -201,8 +245,9 @@ def decide(state: State) -> Decisions:
             out.admit.append(job.id)
             continue
         kind, reason = found
-        if kind == "capacity" and book.within_guarantee(job):
-            preemptions, enough, promised = book.reclaim(job)
+        guaranteed, enough = book.within_guarantee(job), False
+        if kind == "capacity" and (guaranteed or state.fair_preemption):
+            preemptions, enough, promised = book.reclaim(job, fair=not guaranteed)
             if enough:
                 out.preempt.extend(preemptions)
                 book.hold_for(job)
@@ -212,8 +257,10 @@ def decide(state: State) -> Decisions:
                                  f"to stop at its next checkpoint")
                 if promised:
                     parts.append("accelerators returned by jobs stopping at a checkpoint")
-                reason = f"within team {job.team}'s guarantee: waiting for {' and '.join(parts)}"
-        elif kind == "capacity" and state.reserve_after_s is not None and (
+                why = (f"within team {job.team}'s guarantee" if guaranteed else
+                       f"team {job.team} is below its fair share")
+                reason = f"{why}: waiting for {' and '.join(parts)}"
+        if kind == "capacity" and not enough and state.reserve_after_s is not None and (
                 state.now - job.submitted_at >= state.reserve_after_s):
             book.hold_for(job)
             reason += "; its accelerators are now held for it"

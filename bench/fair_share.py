@@ -1,0 +1,314 @@
+"""Fair share between teams, simulated: a week of contention through the very `decide` the
+control plane runs (vertexplan.fairshare), no processes, no database.
+
+    python -m bench.fair_share [--seed 38] [--days 7] [--users 11,11,14,11]
+
+Two flavors, as one Google Cloud project has them: 64 A100 on-demand in us-central1 and 32
+H100 on spot. Four teams hold guarantees of 24/16/16/8 A100 and 8 H100 each and may borrow
+the whole rest of the cohort. Each team has a number of users (--users) who each keep one job
+submitted at all times, a closed loop: a user submits the next job of their recorded list when
+the last one ends (or is refused), so the queue stays finite. Each team asks for its flavors in
+the proportion of its guarantees, and on average for 1.5x (a), 2x (b), 2.5x (c) and 3x (d) its
+guarantee: the contention. The lists are drawn once from the seeded RNG: a flavor, a shape (1, 2,
+4, 8 or 16 accelerators, small ones most often), a duration (log-normal, median 1.5 h, at most
+24 h), a priority (10% high, 20% low) and whether it checkpoints (90%).
+
+The simulation moves from event to event (a submission, an end, a job reaching its checkpoint
+after being asked to stop, which takes up to 30 minutes) and calls decide() after each; a
+stopped job is requeued with the work it has left and its first submission time. The usage
+decide() weighs is accelerator-seconds per team over the last 24 h, in hourly buckets.
+
+Figures, each beside its reference:
+  share       each team's accelerator-hours of a flavor over the week as a fraction of the
+              flavor's, beside its entitlement (guarantee / the guarantees' sum); the
+              deviation is |share / entitlement - 1| (goal: <= 5%). The same trace run first
+              come, first served (what Vertex's queue does today) is shown beside it.
+  utilisation accelerators held / the project's quota, over the time any job of the flavor
+              waits (goal: >= 95%).
+  wait        from submission (or requeue) to start; the longest beside 30 h, the bound the
+              admission aimed at (a job holding its flavors after 6 h of waiting and starting
+              when the longest job, 24 h, ended); holding is off by default (see
+              State.reserve_after_s), so the figure shows what fair-share order and
+              preemption alone give.
+The last line reads `max share deviation X%, utilisation while waiting Y%, longest wait Z h`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import math
+import random
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from vertexplan.fairshare import Decisions, Flavor, Job, State, TeamQuota, decide
+
+A100 = Flavor("NVIDIA_TESLA_A100", "us-central1")
+H100_SPOT = Flavor("NVIDIA_H100_80GB", "us-central1", spot=True)
+PROJECT = {A100: 64, H100_SPOT: 32}
+GUARANTEES = {"a": {A100: 24, H100_SPOT: 8}, "b": {A100: 16, H100_SPOT: 8},
+              "c": {A100: 16, H100_SPOT: 8}, "d": {A100: 8, H100_SPOT: 8}}
+A100_FRACTION = {team: g[A100] / sum(g.values()) for team, g in GUARANTEES.items()}
+SHAPES = (1, 2, 4, 8, 16)
+SHAPE_WEIGHTS = (30, 25, 20, 15, 10)
+HOUR = 3600.0
+WINDOW_S = 24 * HOUR
+CHECKPOINT_EVERY_S = 30 * 60.0
+LONGEST_S = 24 * HOUR
+SHARE_GOAL, UTILISATION_GOAL = 0.05, 0.95
+
+
+@dataclass
+class Recorded:
+    flavor: Flavor
+    count: int
+    duration_s: float
+    priority: str
+    checkpointing: bool
+
+
+def record(seed: int, users: dict[str, int], days: float) -> dict[tuple[str, int], list[Recorded]]:
+    """Each user's list of jobs, long enough for the week (drawn once, from the seed)."""
+    rng = random.Random(seed)
+    lists = {}
+    for team, count in sorted(users.items()):
+        for user in range(count):
+            jobs = []
+            for _ in range(int(days * 24)):  # more than a week of jobs of >= 1 h median
+                # A team asks for each flavor in the proportion of its guarantees.
+                flavor = A100 if rng.random() < A100_FRACTION[team] else H100_SPOT
+                shape = rng.choices(SHAPES, SHAPE_WEIGHTS)[0]
+                duration = min(LONGEST_S, max(300.0, rng.lognormvariate(math.log(1.5 * HOUR), 0.9)))
+                roll = rng.random()
+                priority = "high" if roll < 0.1 else "low" if roll < 0.3 else "normal"
+                jobs.append(Recorded(flavor, shape, duration, priority, rng.random() < 0.9))
+            lists[(team, user)] = jobs
+    return lists
+
+
+@dataclass
+class Live:
+    job: Job
+    user: tuple[str, int]
+    left_s: float
+    queued_at: float
+    run: int = 0  # events of an earlier run of a requeued job are stale
+
+
+@dataclass
+class Outcome:
+    held_s: dict[str, dict[Flavor, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    waiting_s: dict[Flavor, float] = field(default_factory=lambda: defaultdict(float))
+    waiting_held_s: dict[Flavor, float] = field(default_factory=lambda: defaultdict(float))
+    waits_s: list[float] = field(default_factory=list)
+    started: int = 0
+    preempted: int = 0
+    refused: int = 0
+    over_quota: int = 0
+    decide_s: float = 0.0
+
+
+Policy = Callable[[State], Decisions]
+
+
+def first_come(state: State) -> Decisions:
+    """The reference: no teams, no priorities; in order of submission while jobs fit."""
+    used: dict[Flavor, int] = defaultdict(int)
+    for job in state.running:
+        for flavor, n in job.demand.items():
+            used[flavor] += n
+    out = Decisions()
+    for job in sorted(state.waiting, key=lambda j: (j.submitted_at, j.id)):
+        if all(used[f] + n <= state.project_quota[f] for f, n in job.demand.items()):
+            for flavor, n in job.demand.items():
+                used[flavor] += n
+            out.admit.append(job.id)
+    return out
+
+
+def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
+             policy: Policy = decide) -> Outcome:
+    end = days * 24 * HOUR
+    quotas = {team: {f: TeamQuota(g, PROJECT[f] - g) for f, g in flavors.items()}
+              for team, flavors in GUARANTEES.items()}
+    out = Outcome()
+    events: list[tuple[float, int, str, str, int]] = []  # (time, seq, kind, job id, run)
+    seq = 0
+    waiting: dict[str, Live] = {}
+    running: dict[str, Live] = {}
+    next_of = {user: 0 for user in lists}
+    buckets: dict[str, deque] = {team: deque() for team in GUARANTEES}  # (hour, {flavor: s})
+    now = 0.0
+
+    def push(at: float, kind: str, live: Live) -> None:
+        nonlocal seq
+        seq += 1
+        heapq.heappush(events, (at, seq, kind, live.job.id, live.run))
+
+    def submit(user: tuple[str, int], at: float) -> None:
+        i = next_of[user]
+        next_of[user] += 1
+        r = lists[user][i]
+        job_id = f"{user[0]}{user[1]}-{i}"
+        job = Job(job_id, user[0], {r.flavor: r.count}, r.priority, at, r.checkpointing)
+        waiting[job_id] = Live(job, user, r.duration_s, at)
+
+    def account(until: float) -> None:
+        """Accelerator-seconds held from `now` to `until`: per team, and while jobs wait."""
+        span = until - now
+        if span <= 0:
+            return
+        held: dict[Flavor, int] = defaultdict(int)
+        for live in running.values():
+            for flavor, n in live.job.demand.items():
+                out.held_s[live.job.team][flavor] += n * span
+                held[flavor] += n
+                hour = int(now // HOUR)
+                team_buckets = buckets[live.job.team]
+                if not team_buckets or team_buckets[-1][0] != hour:
+                    team_buckets.append((hour, defaultdict(float)))
+                team_buckets[-1][1][flavor] += n * span
+        for flavor in PROJECT:
+            if any(flavor in live.job.demand for live in waiting.values()):
+                out.waiting_s[flavor] += span
+                out.waiting_held_s[flavor] += held[flavor] * span
+            out.over_quota += held[flavor] > PROJECT[flavor]
+
+    def usage() -> dict[str, dict[Flavor, float]]:
+        oldest = int(now // HOUR) - int(WINDOW_S // HOUR)
+        total: dict[str, dict[Flavor, float]] = {}
+        for team, team_buckets in buckets.items():
+            while team_buckets and team_buckets[0][0] < oldest:
+                team_buckets.popleft()
+            sums: dict[Flavor, float] = defaultdict(float)
+            for _, flavors in team_buckets:
+                for flavor, s in flavors.items():
+                    sums[flavor] += s
+            total[team] = sums
+        return total
+
+    for user in lists:
+        submit(user, 0.0)
+    rng = random.Random(1)  # where in its checkpoint interval a stopped job is
+    while now < end:
+        state = State(now=now, quotas=quotas, project_quota=PROJECT,
+                      running=[live.job for live in running.values()],
+                      waiting=[live.job for live in waiting.values()],
+                      usage=usage(), window_s=WINDOW_S)
+        started = time.perf_counter()
+        decisions = policy(state)
+        out.decide_s += time.perf_counter() - started
+        for job_id in decisions.admit:
+            live = waiting.pop(job_id)
+            live.job = replace(live.job, started_at=now)
+            out.waits_s.append(now - live.queued_at)
+            out.started += 1
+            running[job_id] = live
+            push(now + live.left_s, "end", live)
+        for refusal in decisions.refused:
+            # Refused at submission in the control plane: the user goes on with the next.
+            submit(waiting.pop(refusal.job_id).user, now)
+            out.refused += 1
+        for preemption in decisions.preempt:
+            live = running[preemption.job_id]
+            live.job = replace(live.job, stopping=True)
+            push(now + rng.uniform(0, CHECKPOINT_EVERY_S), "stop", live)
+            out.preempted += 1
+        if not events:
+            break
+        at = min(events[0][0], end)
+        account(at)
+        now = at
+        while events and events[0][0] <= now:
+            _, _, kind, job_id, run = heapq.heappop(events)
+            live = running.get(job_id)
+            if live is None or live.run != run:
+                continue  # an event of a run that already ended
+            del running[job_id]
+            if kind == "end":
+                submit(live.user, now)
+                continue
+            live.left_s -= now - live.job.started_at  # it saved at the checkpoint: no loss
+            live.job = replace(live.job, started_at=None, stopping=False)
+            live.queued_at = now
+            live.run += 1
+            waiting[job_id] = live
+    return out
+
+
+@dataclass
+class Figures:
+    deviation: float
+    shares: dict[str, dict[Flavor, float]]
+    utilisation: float
+    longest_wait_h: float
+
+
+def figures(out: Outcome) -> Figures:
+    shares: dict[str, dict[Flavor, float]] = {}
+    deviation = 0.0
+    for flavor in PROJECT:
+        total = sum(out.held_s[team][flavor] for team in GUARANTEES)
+        guarantees = sum(GUARANTEES[team][flavor] for team in GUARANTEES)
+        for team in GUARANTEES:
+            share = out.held_s[team][flavor] / total if total else 0.0
+            entitlement = GUARANTEES[team][flavor] / guarantees
+            shares.setdefault(team, {})[flavor] = share
+            deviation = max(deviation, abs(share / entitlement - 1))
+    utilisation = min(
+        out.waiting_held_s[f] / (out.waiting_s[f] * PROJECT[f]) if out.waiting_s[f] else 1.0
+        for f in PROJECT)
+    return Figures(deviation, shares, utilisation, max(out.waits_s, default=0.0) / HOUR)
+
+
+def parse_users(text: str) -> dict[str, int]:
+    counts = [int(x) for x in text.split(",")]
+    if len(counts) != len(GUARANTEES) or min(counts) < 1:
+        raise SystemExit(f"--users: {len(GUARANTEES)} positive counts, one per team "
+                         f"({', '.join(GUARANTEES)}), e.g. 6,8,10,14; got {text!r}")
+    return dict(zip(GUARANTEES, counts, strict=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.fair_share")
+    parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--days", type=float, default=7.0)
+    parser.add_argument("--users", default="11,11,14,11",
+                        help="users per team a,b,c,d, each keeping one job submitted")
+    args = parser.parse_args(argv)
+    users = parse_users(args.users)
+    lists = record(args.seed, users, args.days)
+    fair = simulate(lists, args.days)
+    fifo = simulate(lists, args.days, first_come)
+    f, ref = figures(fair), figures(fifo)
+    print(f"teams: {', '.join(f'{t} {users[t]} users' for t in GUARANTEES)}; "
+          f"{fair.started} starts, {fair.preempted} stopped at a checkpoint for another team, "
+          f"{fair.refused} refused, "
+          f"decide() {fair.decide_s:.1f} s in all")
+    print(f"{'team':5} {'flavor':38} {'entitled':>9} {'fair share':>11} {'ratio':>6} "
+          f"{'first come':>11} {'ratio':>6}")
+    for team in GUARANTEES:
+        for flavor in PROJECT:
+            entitled = GUARANTEES[team][flavor] / sum(GUARANTEES[t][flavor] for t in GUARANTEES)
+            mine, theirs = f.shares[team][flavor], ref.shares[team][flavor]
+            print(f"{team:5} {flavor.label():38} {entitled:9.1%} {mine:11.1%} "
+                  f"{mine / entitled:6.3f} {theirs:11.1%} {theirs / entitled:6.3f}")
+    print(f"max share deviation {f.deviation:.1%} (goal {SHARE_GOAL:.0%}: "
+          f"{f.deviation / SHARE_GOAL:.2f}x); first come, first served {ref.deviation:.1%}")
+    print(f"utilisation while waiting {f.utilisation:.1%} (goal {UTILISATION_GOAL:.0%}: "
+          f"{f.utilisation / UTILISATION_GOAL:.3f}x); first come {ref.utilisation:.1%}")
+    bound_h = 30.0
+    print(f"longest wait {f.longest_wait_h:.1f} h (bound {bound_h:.0f} h: "
+          f"{f.longest_wait_h / bound_h:.2f}x); first come {ref.longest_wait_h:.1f} h; "
+          f"over the project quota: {fair.over_quota} times")
+    print(f"max share deviation {f.deviation * 100:.1f}%, utilisation while waiting "
+          f"{f.utilisation * 100:.1f}%, longest wait {f.longest_wait_h:.1f} h")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

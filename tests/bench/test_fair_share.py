@@ -1,0 +1,29 @@
+"""bench.fair_share on a small seeded run: the simulation holds the project's quota, is
+reproducible, and prints the figures in the line the issue asks for."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bench import fair_share
+
+
+def test_a_small_seeded_run_keeps_the_quota_and_prints_the_last_line(capsys):
+    lists = fair_share.record(7, {"a": 3, "b": 3, "c": 4, "d": 3}, days=0.5)
+    first = fair_share.simulate(lists, 0.5)
+    again = fair_share.simulate(lists, 0.5)
+    assert first.over_quota == 0
+    assert first.started > 50 and first.waits_s == again.waits_s
+    figures = fair_share.figures(first)
+    assert 0 < figures.utilisation <= 1
+    assert fair_share.main(["--days", "0.25", "--users", "2,2,3,2", "--seed", "3"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert re.fullmatch(r"max share deviation \d+\.\d%, utilisation while waiting \d+\.\d%, "
+                        r"longest wait \d+\.\d h", last)
+
+
+def test_bad_users_are_refused_with_what_is_valid():
+    with pytest.raises(SystemExit, match=r"4 positive counts, one per team \(a, b, c, d\)"):
+        fair_share.parse_users("1,2")
