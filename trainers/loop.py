@@ -202,9 +202,14 @@ class TrainingLoop(ABC):
             if evaluating:
                 self._evaluate(step)
             if saving:
+                began = time.monotonic()
                 self.save(step, last_loss, background=self.saves_in_background() and not finishing)
+                self._phase("checkpoint_save", began, step)  # what the steps waited for
 
+        began = time.monotonic()
         self.finish_saves()
+        if self.saves_in_background():  # the wait for the last background save
+            self._phase("checkpoint_save", began, step)
         self.export(step, last_loss)
         if self.is_main:
             events.run_finished(step, last_loss, time.monotonic() - started)
@@ -263,13 +268,24 @@ class TrainingLoop(ABC):
     def _evaluate(self, step: int) -> None:
         """Mean loss on held-out text: the same global batches at every evaluation, so the figure
         does not depend on how the run is split."""
+        began = time.monotonic()
         val_loss = self.validation_loss()
         if self.is_main:
             metrics = {"val_loss": val_loss, "val_perplexity": math.exp(min(val_loss, 50.0))}
             events.evaluation(step, metrics)
+            self._phase("eval", began, step)
             self.tracker.log(step, metrics)
             # A tuning trial's objective, where Vertex reads it (trainers/job/hypertune.py).
             hypertune.report(metrics, step)
+
+    def _phase(self, name: str, began: float, step: int) -> None:
+        """Rank 0 prints how long a span that is no training step took (the contract's `phase`:
+        the job's goodput counts it apart). The emergency save at a stop prints none: it runs in
+        the preemption notice, which is not billed."""
+        if self.is_main:
+            seconds = time.monotonic() - began
+            events.emit(contract_events.PHASE, f"{name} took {seconds:.2f} s", phase=name,
+                        seconds=round(seconds, 3), step=step)
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -308,6 +324,7 @@ class TrainingLoop(ABC):
         }
 
     def _restore(self, info: CheckpointInfo) -> tuple[int, float | None]:
+        began = time.monotonic()
         state = self.read_trainer_state(info)
         if state["model"] != asdict(self.config.model):
             raise ValueError(
@@ -330,6 +347,7 @@ class TrainingLoop(ABC):
             )
         if self.is_main:
             events.resumed(state["step"], info.path)
+            self._phase("restore", began, int(state["step"]))
         self.resumed = True
         return int(state["step"]), state["loss"]
 
