@@ -275,6 +275,7 @@ def job_serving_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
         "serving_steps": registry.checkpoint_steps(job),
         "can_register": job_access.can_submit_here(request, job.team),
         "serving_runtimes": ModelEntry.Runtime.choices,
+        "serving_triton_image": registry.triton_image(),
     }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.messages import get_messages
 from django.test import Client
 
+from controlplane.backends.images_base import get_image_registry
 from controlplane.runs.models import Job
 from controlplane.serving import forms
 from controlplane.serving.models import ModelEntry
@@ -38,6 +39,27 @@ def test_a_checkpoint_is_registered_from_the_job_page(
     assert said and said[0].startswith("Model "), said
     entry = ModelEntry.objects.get()
     assert (entry.job_id, entry.step, entry.runtime) == (trained_job.pk, 60, "compiled")
+
+
+def test_the_job_pages_form_registers_a_triton_model_with_the_teams_image(
+        fake: FakeServing, queued: list, trained_job: Job, member: Any) -> None:
+    """triton and tensorrt serve Triton's image from the team's own registry: the job page's
+    form has the image field they need (without it, they were always refused there)."""
+    client = _signed_in(member)
+    text = client.get(f"/serving/jobs/{trained_job.pk}/panel/").content.decode()
+    assert 'name="image_uri"' in text
+    response = client.post("/serving/models/new/", {
+        "job": trained_job.pk, "step": "60", "runtime": "triton", "image_uri": "",
+        "next": f"/jobs/{trained_job.pk}/"})
+    said = [str(m) for m in get_messages(response.wsgi_request)]
+    assert "push nvcr.io/nvidia/tritonserver" in said[0], said
+    copy = "us-docker.pkg.dev/acme/serving/tritonserver:24.10-py3"
+    get_image_registry().push(copy)
+    client.post("/serving/models/new/", {
+        "job": trained_job.pk, "step": "60", "runtime": "triton", "image_uri": copy,
+        "next": f"/jobs/{trained_job.pk}/"})
+    entry = ModelEntry.objects.get()
+    assert (entry.runtime, entry.image_uri, entry.state) == ("triton", copy, "PACKAGING")
 
 
 def test_a_job_older_than_the_menu_is_still_accepted(
