@@ -25,6 +25,10 @@ restarts_due = Signal()
 # runs: the reconciler compared a job with the backend (job_id): what it costs may have changed.
 job_reconciled = Signal()
 
+# logs: a running job's health changed to suspected_hang or straggler (job, event: the
+# JobEvent that says why); sent inside the transaction that records it.
+job_health_changed = Signal()
+
 # logs: a restart or preemption of a replica was recorded (job, record: JobRestart,
 # created: a new record, resumed_now: the replica just resumed).
 restart_recorded = Signal()

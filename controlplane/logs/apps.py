@@ -10,7 +10,7 @@ class LogsConfig(AppConfig):
         # Connected here, not at import: the app registry is ready, and a lower app never
         # imports this one (controlplane/core/signals.py).
         from controlplane.core import signals
-        from controlplane.logs import queries, receivers, views
+        from controlplane.logs import health, queries, receivers, views
         from controlplane.runs import panels
 
         panels.register("logs", "logs/partials/logs.html", views.log_panel)
@@ -21,3 +21,6 @@ class LogsConfig(AppConfig):
                                           dispatch_uid="logs.job_state_changed")
         signals.restarts_due.connect(receivers.on_restarts_due,
                                      dispatch_uid="logs.restarts_due")
+        # Hang and straggler detection, in the reconcile sweep (its lease), for running jobs.
+        signals.job_reconciled.connect(health.on_job_reconciled,
+                                       dispatch_uid="logs.health")

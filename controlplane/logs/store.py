@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import Count
 
-from contract.events import REPLICA_RESTARTED, TRACKING
+from contract.events import PER_RANK_SECONDS, REPLICA_RESTARTED, TRACKING
 from controlplane.logs import live, restarts, trust
 from controlplane.logs.bulk import Batch, insert_batches
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
@@ -31,6 +31,10 @@ STEP_COLUMNS = ("job", "attempt", "step", "timestamp", "loss", "lr", "tokens_per
 TRACEBACK_LOOKBACK = 200
 # A crash loop prints the same failure again and again: the page needs a few, not thousands.
 MAX_FAILURES_PER_KIND = 20
+# A step event's per-rank step times, kept as an event of their own (straggler detection), for
+# worlds up to this size.
+RANK_TIMES = "rank_step_times"
+MAX_RANKS_KEPT = 16384
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,13 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
         rows.steps.append((job_id, number, parsed.step, entry.timestamp, values["loss"],
                            values["lr"], values["tokens_per_s"], values["step_time_s"], 1,
                            entry.insert_id))
+        per_rank = parsed.fields.get("rank_step_time_s")
+        if PER_RANK_SECONDS.accepts(per_rank) and len(per_rank) <= MAX_RANKS_KEPT:
+            # Every few steps: what straggler detection reads (controlplane/logs/health.py).
+            rows.timeline.append(JobEvent(
+                job_id=job_id, attempt=number, kind=RANK_TIMES, timestamp=entry.timestamp,
+                replica=entry.task_name, step=parsed.step,
+                data={"rank_step_time_s": per_rank}, insert_id=entry.insert_id))
     elif parsed.event == TRACKING:
         link = events.tracking_link(parsed.fields)
         if link is not None:

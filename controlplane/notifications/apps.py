@@ -15,6 +15,7 @@ class NotificationsConfig(AppConfig):
             (signals.attempt_submitted, receivers.on_attempt_submitted),
             (signals.budget_crossed, receivers.on_budget_crossed),
             (signals.restart_recorded, receivers.on_restart_recorded),
+            (signals.job_health_changed, receivers.on_job_health_changed),
             (signals.slo_alert_raised, receivers.on_slo_alert_raised),
             (signals.cluster_idle_flagged, receivers.on_cluster_idle_flagged),
             (signals.cluster_idle_deleted, receivers.on_cluster_idle_deleted),

@@ -42,6 +42,20 @@ def on_restart_recorded(job: Job, record: JobRestart, created: bool, resumed_now
         service.notify(job, "recovered", key=f"{key}-resumed", detail={"how": how})
 
 
+def on_job_health_changed(job: Job, event: JobEvent, **_: Any) -> None:
+    """A suspected hang is alerted (a straggler is shown on the job's page and timeline)."""
+    if event.kind != "suspected_hang":
+        return
+    data = event.data
+    lines = "; ".join(f"{replica}: {line}" for replica, line in
+                      (data.get("last_lines") or {}).items())
+    note = f"{data.get('why', '')}. {data.get('restart', '')}."
+    if lines:
+        note += f" Last lines: {lines}"
+    service.notify(job, "preempted", key=f"hang-a{event.attempt}", detail={
+        "cause": "suspected hang", "replica": "", "step": event.step, "note": note})
+
+
 def on_slo_alert_raised(alert: SloAlert, **_: Any) -> None:
     service.notify_slo_alert(alert)
 

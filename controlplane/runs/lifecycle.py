@@ -379,6 +379,13 @@ def request_cancel(job_id: int) -> bool:
     return True
 
 
+def cancel_remote(vertex_name: str, region: str) -> None:
+    """Cancel an attempt's CustomJob that is no longer the job's current one (a hung attempt
+    replaced by a new one), best effort: one that has ended or is gone is left alone."""
+    with contextlib.suppress(errors.FailedPrecondition, errors.NotFound):
+        _backend_for(get_backend(), region).cancel_custom_job(vertex_name)
+
+
 def send_cancel(job_id: int) -> None:
     """Ask the backend to cancel (best effort, as Vertex); the reconciler sees the job end."""
     job = Job.objects.get(pk=job_id)

@@ -248,7 +248,7 @@ def cancelled_by(job: Job) -> str | None:
 
 
 # Trainer and emulator detail the restart records already summarise.
-_TIMELINE_HIDDEN = ("preemption_notice", "phase")
+_TIMELINE_HIDDEN = ("preemption_notice", "phase", "rank_step_times")
 
 
 # Checkpoint rotation: a long run saves one and deletes another every few minutes, which

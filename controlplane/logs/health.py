@@ -1,0 +1,181 @@
+"""Hang and straggler detection for running jobs (issue 37), in the reconcile sweep.
+
+The reconciler compares each unfinished job with its backend every few seconds and then sends
+`job_reconciled`; for a RUNNING job this module reads what its log said (the newest step
+events, the newest eval / checkpoint / phase events, the newest per-rank step times) and asks
+vertexplan/health.py whether it is suspected to hang or has a straggler. A change of health is
+written with the job's row locked and compared first, so two workers (or two sweeps) record
+it, alert on it and restart for it once:
+
+    suspected_hang  a `suspected_hang` event with the last line each replica printed, a Slack
+                    alert (through `job_health_changed`), and where the team's policy says
+                    restart_on_hang: the attempt is cancelled and a new one resumes from the
+                    newest committed checkpoint (lifecycle.start_attempt, as recovery does),
+                    recorded as a JobRestart of cause `hang`
+    straggler       a `straggler` event naming the slow ranks
+    ok              when steps come again, or the ranks even out
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from contract import events as contract_events
+from controlplane.core import signals
+from controlplane.logs.models import LogLine, StepMetric
+from controlplane.logs.store import RANK_TIMES
+from controlplane.runs import lifecycle, recovery
+from controlplane.runs.models import (
+    HealthState,
+    Job,
+    JobAttempt,
+    JobRestart,
+    JobState,
+    RestartCause,
+)
+from controlplane.teams import policy as team_policy
+from vertexplan import health
+
+logger = logging.getLogger(__name__)
+
+# Signs of progress besides steps.
+ACTIVITY_KINDS = (contract_events.EVAL, contract_events.CHECKPOINT_SAVED, contract_events.PHASE,
+                  contract_events.RESUMED, contract_events.RUN_STARTED)
+# Hang restarts one job may have: a job that hangs again and again has a bug a restart
+# does not fix, and each restart costs its start-up.
+MAX_HANG_RESTARTS = 3
+# The newest lines read to find each replica's last one (a hung job prints none after them).
+LAST_LINES_READ = 500
+LINE_CLIP = 300
+
+
+def on_job_reconciled(job_id: int, **_: Any) -> None:
+    """The reconciler's signal: never lets a detection problem stop the job's other
+    receivers (its cost)."""
+    try:
+        check(job_id)
+    except Exception:
+        logger.exception("health check of job %s failed", job_id)
+
+
+def check(job_id: int, now: datetime | None = None) -> str | None:
+    """Bring a running job's health up to date; returns it (None: not a running job)."""
+    job = Job.objects.select_related("team").filter(pk=job_id).first()
+    if job is None or job.state != JobState.RUNNING or not job.on_job_path:
+        return None
+    now = now or timezone.now()
+    rule = team_policy.effective(job.team)
+    policy = health.HangPolicy(k=rule.hang_k, floor_s=rule.hang_floor_s)
+    hang = _hang_verdict(job, now, policy)
+    if hang.hung:
+        state, detail = HealthState.SUSPECTED_HANG, {
+            "silent_s": round(hang.silent_s, 1), "threshold_s": round(hang.threshold_s, 1),
+            "p95_s": None if hang.p95_s is None else round(hang.p95_s, 3), "why": hang.why}
+    else:
+        slow = health.straggler_verdict(_rank_reports(job))
+        if slow.ranks:
+            state, detail = HealthState.STRAGGLER, {
+                "ranks": list(slow.ranks),
+                "slowdown": {str(r): x for r, x in slow.slowdown.items()}, "why": slow.why}
+        else:
+            state, detail = HealthState.OK, {}
+    return _record(job.pk, job.attempt, state, detail, restart=rule.restart_on_hang, now=now)
+
+
+def _hang_verdict(job: Job, now: datetime, policy: health.HangPolicy) -> health.HangVerdict:
+    steps = (StepMetric.objects.filter(job=job, attempt=job.attempt).order_by("-step")
+             .values_list("timestamp", flat=True)[:health.INTERVALS_KEPT + 1])
+    newest = (job.events.filter(attempt=job.attempt, kind__in=ACTIVITY_KINDS)
+              .order_by("-timestamp", "-id").first())
+    quiet = None
+    if newest is not None and newest.kind == contract_events.PHASE and \
+            newest.data.get("begins") is True:
+        quiet = (str(newest.data.get("phase", "")), newest.timestamp.timestamp())
+    return health.hang_verdict(
+        now=now.timestamp(), running_since=job.state_changed_at.timestamp(),
+        step_times=[t.timestamp() for t in steps],
+        last_activity=newest.timestamp.timestamp() if newest is not None else None,
+        quiet_phase=quiet, policy=policy)
+
+
+def _rank_reports(job: Job) -> list[list[float]]:
+    rows = (job.events.filter(attempt=job.attempt, kind=RANK_TIMES).order_by("-timestamp", "-id")
+            .values_list("data", flat=True)[:health.StragglerPolicy.reports])
+    return [list(d.get("rank_step_time_s") or []) for d in reversed(rows)]
+
+
+def last_lines(job_id: int, attempt: int) -> dict[str, str]:
+    """The last line each replica of an attempt printed (of the newest LAST_LINES_READ)."""
+    found: dict[str, str] = {}
+    newest = (LogLine.objects.filter(job_id=job_id, attempt=attempt)
+              .order_by("-timestamp", "-insert_id")
+              .values_list("replica", "message")[:LAST_LINES_READ])
+    for replica, message in newest:
+        found.setdefault(replica or "job", message[:LINE_CLIP])
+    return dict(sorted(found.items()))
+
+
+def _record(job_id: int, attempt: int, state: str, detail: dict[str, Any], *, restart: bool,
+            now: datetime) -> str | None:
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        if job.state != JobState.RUNNING or job.attempt != attempt:
+            return None  # moved on while we read its log
+        if job.health == state and (state != HealthState.STRAGGLER or
+                                    job.health_detail.get("ranks") == detail.get("ranks")):
+            return state
+        job.health, job.health_detail = state, detail
+        job.save(update_fields=["health", "health_detail"])
+        if state == HealthState.OK:
+            return state
+        data = dict(detail)
+        if state == HealthState.SUSPECTED_HANG:
+            data["last_lines"] = last_lines(job.pk, attempt)
+            data["restart"] = _restart_note(job, restart)
+        event = job.events.create(kind=state, attempt=attempt, timestamp=now, step=job.last_step,
+                                  data=data)
+        signals.job_health_changed.send(sender=Job, job=job, event=event)
+        if state == HealthState.SUSPECTED_HANG and data["restart"] == "restarting":
+            _restart(job, attempt, detail["why"], now)
+    return state
+
+
+def _restart_note(job: Job, restart: bool) -> str:
+    if not restart:
+        return "not restarted: the team's policy only alerts (restart_on_hang is off)"
+    done = job.restart_records.filter(cause=RestartCause.HANG).count()
+    if done >= MAX_HANG_RESTARTS:
+        return f"not restarted: all {MAX_HANG_RESTARTS} hang restarts used"
+    return "restarting"
+
+
+def _restart(job: Job, number: int, why: str, now: datetime) -> None:
+    """Cancel the hung attempt and start the next from the newest committed checkpoint (the
+    locked job's recovery path). The hung attempt ends now for billing: the reconciler
+    follows only the current attempt."""
+    attempt = JobAttempt.objects.select_for_update().get(job=job, number=number)
+    attempt.ended_at = attempt.ended_at or now
+    attempt.failure = "hang"
+    attempt.save(update_fields=["ended_at", "failure"])
+    placement = recovery.Placement(attempt.scheduling or recovery.scheduling_of(job.custom_job),
+                                   attempt.region or job.region)
+    lifecycle.start_attempt(job, reason="hang", placement=placement, delay_s=0.0,
+                            why=f"suspected hang: {why}", failure="hang")
+    # The new attempt has shown nothing yet: the hang is its predecessor's, kept in its event.
+    job.health, job.health_detail = HealthState.OK, {}
+    job.save(update_fields=["health", "health_detail"])
+    JobRestart.objects.get_or_create(
+        job=job, attempt=number, replica="", ordinal=0,  # 0: the attempt as a whole
+        defaults={"cause": RestartCause.HANG, "signal": why[:200], "occurred_at": now,
+                  "step": job.last_step, "sources": ["health"]})
+    if attempt.vertex_name:
+        transaction.on_commit(functools.partial(
+            lifecycle.cancel_remote, attempt.vertex_name, attempt.region or job.region),
+            robust=True)
+
