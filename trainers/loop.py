@@ -202,6 +202,7 @@ class TrainingLoop(ABC):
             if evaluating:
                 self._evaluate(step)
             if saving:
+                self._phase_begins("checkpoint_save", step)
                 began = time.monotonic()
                 self.save(step, last_loss, background=self.saves_in_background() and not finishing)
                 self._phase("checkpoint_save", began, step)  # what the steps waited for
@@ -268,6 +269,7 @@ class TrainingLoop(ABC):
     def _evaluate(self, step: int) -> None:
         """Mean loss on held-out text: the same global batches at every evaluation, so the figure
         does not depend on how the run is split."""
+        self._phase_begins("eval", step)
         began = time.monotonic()
         val_loss = self.validation_loss()
         if self.is_main:
@@ -277,6 +279,13 @@ class TrainingLoop(ABC):
             self.tracker.log(step, metrics)
             # A tuning trial's objective, where Vertex reads it (trainers/job/hypertune.py).
             hypertune.report(metrics, step)
+
+    def _phase_begins(self, name: str, step: int) -> None:
+        """Rank 0 says a phase that prints nothing for a while starts now (`begins`): the
+        control plane does not take a long evaluation or checkpoint save for a hang."""
+        if self.is_main:
+            events.emit(contract_events.PHASE, f"{name} begins", phase=name, seconds=0,
+                        step=step, begins=True)
 
     def _phase(self, name: str, began: float, step: int) -> None:
         """Rank 0 prints how long a span that is no training step took (the contract's `phase`:

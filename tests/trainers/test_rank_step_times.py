@@ -1,6 +1,6 @@
 """Per-rank step times: a rank slowed on purpose (--debug-slow-rank) is named by the control
 plane's straggler rule from the step events alone; an even run (the ddp_run fixture) names
-nobody."""
+nobody, and says when its evaluations and checkpoint saves begin."""
 
 from __future__ import annotations
 
@@ -31,3 +31,6 @@ def test_an_even_run_names_no_rank(ddp_run) -> None:
     reports = _reports(ddp_run[0][0])
     assert len(reports) == 4 and all(len(r) == 2 for r in reports)
     assert straggler_verdict(reports).ranks == ()
+    # Evaluations and checkpoint saves say when they begin: quiet on purpose, not hung.
+    phases = [(e["phase"], e.get("begins", False)) for e in ddp_run[0][0].of("phase")]
+    assert ("eval", True) in phases and ("checkpoint_save", True) in phases
