@@ -31,8 +31,10 @@ HEALTH_CHOICES = (OK, SUSPECTED_HANG, STRAGGLER)
 QUIET_PHASES = frozenset({"eval", "checkpoint_save"})
 # How many of the newest step intervals the expectation is learned from.
 INTERVALS_KEPT = 50
-# Before its first step a job loads data, builds and compiles its model: it gets this many
-# floors of silence (its shape is not known here; the floor is the team's own measure).
+# Before its first steps a job loads data and weights, builds and compiles its model: it gets
+# this many floors of silence, and at least HangPolicy.startup_s (a large model's start-up
+# takes minutes; a hang there, e.g. in NCCL's initialisation, is still caught well before the
+# 30 minutes of PyTorch's watchdog).
 STARTUP_FLOORS = 2
 
 
@@ -40,11 +42,13 @@ STARTUP_FLOORS = 2
 class HangPolicy:
     """A team's hang rule: silent for max(k x p95 step interval, floor_s) is a suspected hang.
 
+    `startup_s`: the least silence allowed before a job has two steps to learn from.
     `quiet_phase_cap_s`: a phase that may be quiet (eval, checkpoint save) still ends; past
     this long in one, the job is judged as if it were not in it."""
 
     k: float = 10.0
     floor_s: float = 300.0
+    startup_s: float = 900.0
     quiet_phase_cap_s: float = 7200.0
 
 
@@ -77,10 +81,10 @@ def expected_interval(step_times: Sequence[float], kept: int = INTERVALS_KEPT) -
 
 
 def threshold_s(p95_s: float | None, policy: HangPolicy) -> float:
-    """How long a job may go without a step: max(k x p95, floor), or STARTUP_FLOORS floors
-    before it has two steps to learn from."""
+    """How long a job may go without a step: max(k x p95, floor), or the start-up allowance
+    (STARTUP_FLOORS floors, at least startup_s) before it has two steps to learn from."""
     if p95_s is None:
-        return STARTUP_FLOORS * policy.floor_s
+        return max(STARTUP_FLOORS * policy.floor_s, policy.startup_s)
     return max(policy.k * p95_s, policy.floor_s)
 
 
@@ -107,8 +111,8 @@ def hang_verdict(*, now: float, running_since: float, step_times: Sequence[float
     if silent <= limit:
         return HangVerdict(False, silent, limit, p95, "printing progress")
     if p95 is None:
-        why = (f"no step for {silent:.0f} s since it started (limit {limit:.0f} s: "
-               f"{STARTUP_FLOORS} x the {policy.floor_s:.0f} s floor before its first steps)")
+        why = (f"no step for {silent:.0f} s since it started (limit {limit:.0f} s: the "
+               "start-up allowance before its first steps)")
     else:
         why = (f"no step for {silent:.0f} s (limit {limit:.0f} s: the larger of "
                f"{policy.k:g} x the p95 step interval {p95:.1f} s and the "

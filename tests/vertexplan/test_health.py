@@ -17,7 +17,7 @@ from vertexplan.health import (
     straggler_verdict,
 )
 
-POLICY = HangPolicy(k=10, floor_s=10, quiet_phase_cap_s=3600)
+POLICY = HangPolicy(k=10, floor_s=10, startup_s=15, quiet_phase_cap_s=3600)
 CHECK_EVERY_S = 5.0  # the simulated follow/reconcile interval
 
 
@@ -67,7 +67,7 @@ def test_a_long_evaluation_is_not_flagged_and_a_hang_after_it_is() -> None:
     assert flagged_at(steps, start=0.0, until=after[-1], quiet=("eval", began),
                       activity=[ended]) is None
     # The same evaluation that never ends within the cap is judged like any silence.
-    capped = HangPolicy(k=10, floor_s=10, quiet_phase_cap_s=120)
+    capped = HangPolicy(k=10, floor_s=10, startup_s=15, quiet_phase_cap_s=120)
     at = flagged_at(before, start=0.0, until=began + 400, quiet=("eval", began), policy=capped)
     assert at is not None and began + 120 <= at <= began + 120 + CHECK_EVERY_S
 
@@ -90,10 +90,14 @@ def test_a_hang_is_flagged_within_k_times_p95_plus_one_check(interval: float) ->
     assert "p95 step interval" in verdict.why
 
 
-def test_before_its_first_steps_a_job_gets_two_floors() -> None:
+def test_before_its_first_steps_a_job_gets_two_floors_and_at_least_the_startup_allowance(
+        ) -> None:
     assert not hang_verdict(now=19.0, running_since=0.0, step_times=[], policy=POLICY).hung
-    verdict = hang_verdict(now=21.0, running_since=0.0, step_times=[], policy=POLICY)
+    verdict = hang_verdict(now=26.0, running_since=0.0, step_times=[5.0], policy=POLICY)
     assert verdict.hung and verdict.threshold_s == 20.0 and "first steps" in verdict.why
+    default = HangPolicy()
+    assert not hang_verdict(now=899.0, running_since=0.0, step_times=[], policy=default).hung
+    assert hang_verdict(now=901.0, running_since=0.0, step_times=[], policy=default).hung
 
 
 def _reports(ranks: int, steps: int, every: int, slow: dict[int, float],
