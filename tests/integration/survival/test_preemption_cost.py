@@ -108,6 +108,14 @@ def test_two_preemptions_billed_time_excludes_queued_and_preempted_time_lost_apa
                                       Fraction(row["lost_s"]).limit_denominator(1_000_000))
     assert cost["lost_micros"] == sum(p["lost"] for p in lost)
     assert cost["useful_micros"] == cost["billed_micros"] - cost["lost_micros"] > 0
+    # Goodput: the billed categories add up to the billed time (one machine: machine-seconds),
+    # and the steps run again are those the preemptions lost.
+    goodput = api.get(f"/api/v1/jobs/{job_id}/goodput/")
+    billed_acc = goodput["billed_accelerator_seconds"]
+    assert (abs(sum(c["accelerator_seconds"] for c in goodput["categories"] if c["billed"])
+                - billed_acc) <= 0.01 * billed_acc
+            and abs(billed_acc - float(billed_s)) <= 0.01 * float(billed_s)
+            and goodput["replayed_steps"] == sum(r["steps_lost"] for r in restarts)), goodput
 
     # The job page shows the final cost and the lost compute apart.
     from tests.integration.survival.test_spot_recovery import stack_page
