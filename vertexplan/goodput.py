@@ -19,7 +19,8 @@ counts it) lands in exactly one category, so the categories add up to the billed
   they end in; without phase events, a `checkpoint_saved` event's `seconds`, and the part of a
   step interval holding an `eval` (or an unmeasured save) beyond the run's usual step time.
 - hang: a step interval (or the time since the last step) holding a `suspected_hang` marker,
-  beyond the usual step time.
+  beyond the usual step time; an attempt the hang ended (cancelled and resumed in a new
+  attempt) is counted so up to its end.
 - program_shutdown: a run that ended as asked (succeeded, cancelled), from its last step on.
 - idle: 0 for a CustomJob (a persistent resource's idle time is its cluster's).
 - other: what the events cannot split: a job that printed no step event at all.
@@ -308,8 +309,9 @@ class _Split:
         self._steps(startup, run.start, first.at, base, first.step, phases, markers)
         for before, after in itertools.pairwise(steps):
             self._steps(None, before.at, after.at, before.step, after.step, phases, markers)
-        rest = self._carve(steps[-1].at, run.end, phases, markers,
-                           expected=self.unit if run.active else None)
+        # After the last step: one step's time is the step in flight; a hang's silence, or
+        # an unmeasured final eval or save, is what lies beyond it.
+        rest = self._carve(steps[-1].at, run.end, phases, markers, expected=self.unit)
         if run.disrupted:
             self.add("lost_progress", rest)
         elif run.active:

@@ -37,7 +37,7 @@ from vertexplan.summaries import pool_summaries
 # The timeline events the split reads besides phases: what stands for time without them.
 MARKER_KINDS = (*calc.MARKER_KINDS, "resumed")
 # How an attempt ended that the work of its last run did not survive.
-_DISRUPTED = frozenset({"preemption", "stockout", "application", "timeout", "config"})
+_DISRUPTED = frozenset({"preemption", "stockout", "application", "timeout", "config", "hang"})
 
 
 def accelerators(custom_job: dict[str, Any] | None) -> int:

@@ -151,3 +151,24 @@ def test_costs_share_the_bill_in_whole_micro_dollars() -> None:
     assert goodput(twice_preempted()).categories[0].micros is None
     assert [c.name for c in top_badput(split.categories)] == [
         "replayed_steps", "restore", "program_startup"]
+
+
+def test_a_hang_that_ended_its_attempt_is_hang_up_to_the_end_and_the_next_replays() -> None:
+    # Attempt 1: steps 1-30 (checkpoint at 20), silent from 320 s until the hang is suspected
+    # and the attempt ended at 900 s; attempt 2 resumes from 20 and runs steps 21-40.
+    first = steps(0, 1, 30, 20)
+    second = [Step(2, s.at, s.step) for s in steps(1000, 21, 40, 20)]
+    split = goodput(Timeline(
+        attempts=[Attempt(1, at(0), None, at(0), at(900), disrupted=True),
+                  Attempt(2, at(900), None, at(1000), at(1220), resume_step=20)],
+        now=at(2000), steps=first + second,
+        disruptions=[Disruption(1, at(900), None, step=30)],
+        markers=[Marker(1, first[19].at, "checkpoint_saved", 20),
+                 Marker(1, at(900), "suspected_hang")]))
+    assert split.seconds("hang") == 900 - 320 - UNIT
+    assert split.seconds("lost_progress") == UNIT  # the step in flight when it went silent
+    assert split.replayed_steps == 10
+    assert split.seconds("replayed_steps") == 10 * UNIT
+    assert split.seconds("restore") == 20
+    assert split.seconds("queued") == 100
+    assert split.billed_accelerator_seconds == 900 + 220
