@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from controlplane.core.serializers import StrictSerializer
 from controlplane.runs import checkpoints, links, panels
-from controlplane.runs.models import Job, JobAttempt, JobEvent
+from controlplane.runs.models import HealthState, Job, JobAttempt, JobEvent
 
 
 class AttemptSerializer(serializers.ModelSerializer):
@@ -49,6 +49,16 @@ class JobSerializer(serializers.ModelSerializer):
         help_text="For a sweep's trial or a Ray job (kind trial or ray): what it is part of, "
                   "kind, label, url (its page) and api (its API record); null for a job.")
 
+    health = serializers.ChoiceField(
+        choices=HealthState.choices, read_only=True,
+        help_text="What hang and straggler detection last concluded of the running job: ok, "
+                  "suspected_hang (no step for longer than its team's hang rule allows) or "
+                  "straggler (a rank persistently slower than the others).")
+    health_detail = serializers.JSONField(
+        read_only=True,
+        help_text="Its figures: silent_s, threshold_s, p95_s and why for a suspected hang; "
+                  "ranks, slowdown (rank -> times the median) and why for a straggler.")
+
     tracking = serializers.SerializerMethodField(
         help_text="Where the trainer said the run is tracked besides this product, from its "
                   "`tracking` events: provider (wandb, vertex_experiments, tensorboard) -> "
@@ -58,7 +68,7 @@ class JobSerializer(serializers.ModelSerializer):
         model = Job
         # Also the fields controlplane/runs/detail_body.py writes the record from.
         fields = ["id", "url", "team", "name", "kind", "origin", "tags", "note", "state",
-                  "state_changed_at", "error_message",
+                  "state_changed_at", "error_message", "health", "health_detail",
                   "diagnosis", "quota_wait", "checkpoints", "links", "tracking",
                   "attempt", "restarts", "created_by", "created_at", "started_at", "ended_at",
                   "last_step", "total_steps", "last_loss", "region", "request", "custom_job",

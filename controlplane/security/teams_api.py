@@ -156,6 +156,17 @@ class PolicySerializer(serializers.Serializer):
         help_text="Delete the team's running clusters idle this many minutes (no Ray job "
                   "queued or running, no job placed on them): 0 never (the default), else "
                   "10 to 10080 (a week).")
+    hang_k = serializers.IntegerField(
+        required=False,
+        help_text="A running job silent for max(hang_k x the p95 of its step intervals, "
+                  "hang_floor_s) is a suspected hang: 2 to 100 (default 10).")
+    hang_floor_s = serializers.IntegerField(
+        required=False,
+        help_text="The least silence, in seconds, taken for a hang: 60 to 86400 (default 300).")
+    restart_on_hang = serializers.BooleanField(
+        required=False,
+        help_text="Restart a suspected hang from its newest committed checkpoint (cancel, "
+                  "resubmit); off (the default): only alerted.")
 
 
 class TeamPolicyView(generics.GenericAPIView):

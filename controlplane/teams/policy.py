@@ -223,4 +223,7 @@ def describe(team: Team) -> dict[str, Any]:
         "reservations": sorted(policy.reservations),
         "allow_web_access": policy.allow_web_access,
         "delete_idle_clusters_after_min": policy.delete_idle_clusters_after_min,
+        "hang_k": policy.hang_k,
+        "hang_floor_s": policy.hang_floor_s,
+        "restart_on_hang": policy.restart_on_hang,
     }

@@ -2,7 +2,8 @@
 follower stores them: a job silent past max(k x p95, floor) is flagged once, its replicas'
 last lines kept, the team's Slack told, and, with restart_on_hang, cancelled and resumed from
 its newest checkpoint; without it only alerted; steps again make it ok; a phase in progress is
-not a hang; per-rank step times name a straggler."""
+not a hang; per-rank step times name a straggler. The team's admins set the rule through the
+policy API, and the job's API record says its health."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from rest_framework.test import APIClient
 
 from controlplane.logs import health
 from controlplane.logs.store import Target, store_entries
 from controlplane.notifications.models import Notification, SlackChannel
 from controlplane.runs import lifecycle
 from controlplane.runs.models import Job, JobAttempt, JobRestart, JobState
-from controlplane.teams.models import TeamPolicy
+from controlplane.teams.models import Role, TeamPolicy
 from tests.fakes import FakeBackend
 from tests.logs.conftest import followed_job
+from tests.people import make_user
 from tests.runs.pages.conftest import CPU_CUSTOM_JOB
 from vertexplan.logparse.entries import LogEntry
 
@@ -69,6 +72,12 @@ def job(db: None, backend: FakeBackend) -> Job:
          task="workerpool1-0")
     job.refresh_from_db()
     return job
+
+
+def api(user: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
 
 
 def at(seconds_after_last_step: float) -> datetime:
@@ -145,3 +154,27 @@ def test_per_rank_step_times_name_a_straggler(job: Job) -> None:
     assert not Notification.objects.filter(job=job).exists()
     assert health.check(job.pk, now=at(6)) == "straggler"
     assert job.events.filter(kind="straggler").count() == 1
+
+
+def test_admins_set_the_hang_rule_and_the_job_record_says_its_health(job: Job) -> None:
+    team = job.team
+    url = f"/api/v1/teams/{team.slug}/policy/"
+    admin, member = make_user("ada", team, Role.ADMIN), job.created_by
+    done = api(admin).patch(url, {"hang_k": 5, "hang_floor_s": 120, "restart_on_hang": True},
+                            format="json")
+    assert done.status_code == 200, done.content
+    assert (done.json()["hang_k"], done.json()["hang_floor_s"],
+            done.json()["restart_on_hang"]) == (5, 120, True)
+    for field, bad, said in (("hang_k", 1, "1: a whole number from 2 to 100"),
+                             ("hang_floor_s", 30, "30: a whole number from 60 to 86,400"),
+                             ("restart_on_hang", "yes", "Must be a valid boolean.")):
+        refused = api(admin).patch(url, {field: bad, "allow_web_access": True}, format="json")
+        assert refused.status_code == 400 and said in refused.json()[field][0], refused.json()
+    assert TeamPolicy.objects.filter(team=team, hang_k=5, hang_floor_s=120, restart_on_hang=True,
+                                     allow_web_access=False).exists()
+    assert api(member).patch(url, {"hang_k": 3}, format="json").status_code == 403
+    TeamPolicy.objects.filter(team=team).update(restart_on_hang=False)
+    assert health.check(job.pk, now=at(121)) == "suspected_hang"
+    record = api(member).get(f"/api/v1/jobs/{job.pk}/").json()
+    assert record["health"] == "suspected_hang"
+    assert record["health_detail"]["threshold_s"] == 120 and record["health_detail"]["why"]

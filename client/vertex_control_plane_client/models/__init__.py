@@ -64,6 +64,7 @@ from .event import Event
 from .field_errors import FieldErrors
 from .format_enum import FormatEnum
 from .fsdp_request import FsdpRequest
+from .health_enum import HealthEnum
 from .import_text_request import ImportTextRequest
 from .imported import Imported
 from .imported_errors import ImportedErrors
@@ -280,6 +281,7 @@ __all__ = (
     "FieldErrors",
     "FormatEnum",
     "FsdpRequest",
+    "HealthEnum",
     "Imported",
     "ImportedErrors",
     "ImportedRequest",

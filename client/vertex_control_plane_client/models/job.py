@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.health_enum import HealthEnum
 from ..models.job_kind_enum import JobKindEnum
 from ..models.state_enum import StateEnum
 
@@ -48,6 +49,11 @@ class Job:
             * `CANCELLED` - Cancelled
         state_changed_at (datetime.datetime):
         error_message (str):
+        health (HealthEnum): * `ok` - Ok
+            * `suspected_hang` - suspected hang
+            * `straggler` - Straggler
+        health_detail (Any): Its figures: silent_s, threshold_s, p95_s and why for a suspected hang; ranks, slowdown
+            (rank -> times the median) and why for a straggler.
         diagnosis (JobDiagnosisType0 | None): A failed job's most telling failure, from its log and CustomJob.error:
             kind, title, summary (the line that gave it away), fix, last_frame, replica, attempt; null unless the job
             FAILED.
@@ -89,6 +95,8 @@ class Job:
     state: StateEnum
     state_changed_at: datetime.datetime
     error_message: str
+    health: HealthEnum
+    health_detail: Any
     diagnosis: JobDiagnosisType0 | None
     quota_wait: Any
     checkpoints: list[JobCheckpointsItem]
@@ -140,6 +148,10 @@ class Job:
         state_changed_at = self.state_changed_at.isoformat()
 
         error_message = self.error_message
+
+        health = self.health.value
+
+        health_detail = self.health_detail
 
         diagnosis: dict[str, Any] | None
         if isinstance(self.diagnosis, JobDiagnosisType0):
@@ -219,6 +231,8 @@ class Job:
                 "state": state,
                 "state_changed_at": state_changed_at,
                 "error_message": error_message,
+                "health": health,
+                "health_detail": health_detail,
                 "diagnosis": diagnosis,
                 "quota_wait": quota_wait,
                 "checkpoints": checkpoints,
@@ -288,6 +302,10 @@ class Job:
         state_changed_at = datetime.datetime.fromisoformat(d.pop("state_changed_at"))
 
         error_message = d.pop("error_message")
+
+        health = HealthEnum(d.pop("health"))
+
+        health_detail = d.pop("health_detail")
 
         def _parse_diagnosis(data: object) -> JobDiagnosisType0 | None:
             if data is None:
@@ -416,6 +434,8 @@ class Job:
             state=state,
             state_changed_at=state_changed_at,
             error_message=error_message,
+            health=health,
+            health_detail=health_detail,
             diagnosis=diagnosis,
             quota_wait=quota_wait,
             checkpoints=checkpoints,

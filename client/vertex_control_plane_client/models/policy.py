@@ -23,6 +23,11 @@ class Policy:
         allow_web_access (bool | Unset):
         delete_idle_clusters_after_min (int | Unset): Delete the team's running clusters idle this many minutes (no Ray
             job queued or running, no job placed on them): 0 never (the default), else 10 to 10080 (a week).
+        hang_k (int | Unset): A running job silent for max(hang_k x the p95 of its step intervals, hang_floor_s) is a
+            suspected hang: 2 to 100 (default 10).
+        hang_floor_s (int | Unset): The least silence, in seconds, taken for a hang: 60 to 86400 (default 300).
+        restart_on_hang (bool | Unset): Restart a suspected hang from its newest committed checkpoint (cancel,
+            resubmit); off (the default): only alerted.
     """
 
     output_prefix: str | Unset = UNSET
@@ -31,6 +36,9 @@ class Policy:
     reservations: list[str] | Unset = UNSET
     allow_web_access: bool | Unset = UNSET
     delete_idle_clusters_after_min: int | Unset = UNSET
+    hang_k: int | Unset = UNSET
+    hang_floor_s: int | Unset = UNSET
+    restart_on_hang: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -52,6 +60,12 @@ class Policy:
 
         delete_idle_clusters_after_min = self.delete_idle_clusters_after_min
 
+        hang_k = self.hang_k
+
+        hang_floor_s = self.hang_floor_s
+
+        restart_on_hang = self.restart_on_hang
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -67,6 +81,12 @@ class Policy:
             field_dict["allow_web_access"] = allow_web_access
         if delete_idle_clusters_after_min is not UNSET:
             field_dict["delete_idle_clusters_after_min"] = delete_idle_clusters_after_min
+        if hang_k is not UNSET:
+            field_dict["hang_k"] = hang_k
+        if hang_floor_s is not UNSET:
+            field_dict["hang_floor_s"] = hang_floor_s
+        if restart_on_hang is not UNSET:
+            field_dict["restart_on_hang"] = restart_on_hang
 
         return field_dict
 
@@ -85,6 +105,12 @@ class Policy:
 
         delete_idle_clusters_after_min = d.pop("delete_idle_clusters_after_min", UNSET)
 
+        hang_k = d.pop("hang_k", UNSET)
+
+        hang_floor_s = d.pop("hang_floor_s", UNSET)
+
+        restart_on_hang = d.pop("restart_on_hang", UNSET)
+
         policy = cls(
             output_prefix=output_prefix,
             service_accounts=service_accounts,
@@ -92,6 +118,9 @@ class Policy:
             reservations=reservations,
             allow_web_access=allow_web_access,
             delete_idle_clusters_after_min=delete_idle_clusters_after_min,
+            hang_k=hang_k,
+            hang_floor_s=hang_floor_s,
+            restart_on_hang=restart_on_hang,
         )
 
         policy.additional_properties = d
