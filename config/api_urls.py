@@ -8,6 +8,7 @@ from controlplane.costs import budgets_api, goodput_api, recommend_api
 from controlplane.logs import api as logs_api
 from controlplane.notifications import api as notifications_api
 from controlplane.runs import api as runs_api
+from controlplane.runs import queue_api
 from controlplane.sweeps import api as sweeps_api
 
 urlpatterns = [
@@ -19,6 +20,7 @@ urlpatterns = [
     path("teams/<slug:team>/spend/", budgets_api.TeamSpendView.as_view(), name="api-team-spend"),
     path("teams/<slug:team>/goodput/", goodput_api.TeamGoodputView.as_view(),
          name="api-team-goodput"),
+    path("teams/<slug:team>/quotas/", queue_api.TeamQuotaView.as_view(), name="api-team-quotas"),
     path("jobs/export/", compose_api.JobExport.as_view(), name="api-job-export"),
     path("jobs/import/", compose_api.JobImport.as_view(), name="api-job-import"),
     path("jobs/<int:pk>/export/", compose_api.StoredJobExport.as_view(),

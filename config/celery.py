@@ -38,6 +38,11 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
             "task": "controlplane.clusters.tasks.delete_idle_clusters",
             "schedule": getattr(settings, "CP_IDLE_DELETE_INTERVAL_S", 60.0),
         },
+        # The queue in front of Vertex, when CP_ADMISSION is on (controlplane/runs/admission.py).
+        "admit-jobs": {
+            "task": "controlplane.runs.tasks.admit_jobs",
+            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+        },
         "reconcile-jobs": {
             "task": "controlplane.runs.tasks.reconcile_jobs",
             "schedule": settings.CP_RECONCILE_INTERVAL_S,

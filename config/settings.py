@@ -310,6 +310,9 @@ CP_QUOTA_RETRY_S = envfloat("CP_QUOTA_RETRY_S", 30.0, minimum=0.5)
 CP_QUOTA_RETRY_CAP_S = envfloat("CP_QUOTA_RETRY_CAP_S", 600.0, minimum=1.0)
 # How long the Cloud Quotas API's limits are kept before they are read again.
 CP_QUOTA_CACHE_S = envfloat("CP_QUOTA_CACHE_S", 300.0, minimum=0.0)
+# The queue in front of Vertex (controlplane/runs/admission.py): new jobs wait in QUEUED_LOCAL
+# for their team's share of the project's accelerators and a periodic task admits them.
+CP_ADMISSION = envbool("CP_ADMISSION", False)
 # Costs: how often team budgets are checked against the month's spend, and where
 # refresh_prices writes the price table it reads from the Cloud Billing Catalog API.
 CP_BUDGET_CHECK_INTERVAL_S = envfloat("CP_BUDGET_CHECK_INTERVAL_S", 60.0, minimum=0.5)

@@ -17,6 +17,9 @@ from controlplane.teams.models import Team
 
 
 class JobState(models.TextChoices):
+    # Waiting in the control plane's own queue for its team's share of the project's
+    # accelerators (controlplane/runs/admission.py; Job.queue says why and its place).
+    QUEUED_LOCAL = "QUEUED_LOCAL", "queued here"
     QUEUED = "QUEUED"          # accepted; no CustomJob yet, or Vertex has it queued
     # Vertex refused to create the CustomJob for quota: retried with backoff (Job.quota_wait
     # says which quota, where, and the numbers) until the quota allows it or it is cancelled.
@@ -52,13 +55,16 @@ ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
 # Which moves are legal. A terminal state is final: late or reordered observations of an
 # earlier state (a reconcile that read Vertex before the job ended) are ignored, never applied.
 _ALLOWED: dict[str, frozenset[str]] = {
+    JobState.QUEUED_LOCAL: frozenset(ACTIVE_STATES | TERMINAL_STATES) - {JobState.QUEUED_LOCAL},
     JobState.QUEUED: frozenset(ACTIVE_STATES | TERMINAL_STATES) - {JobState.QUEUED},
     JobState.WAITING_FOR_QUOTA: frozenset(ACTIVE_STATES | TERMINAL_STATES)
     - {JobState.WAITING_FOR_QUOTA, JobState.CANCELLING},
-    JobState.PENDING: frozenset({JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING}
-                                | TERMINAL_STATES),
-    JobState.RUNNING: frozenset({JobState.QUEUED, JobState.PENDING, JobState.CANCELLING}
-                                | TERMINAL_STATES),
+    # QUEUED_LOCAL from a holding state: stopped at a checkpoint for another team's
+    # guarantee and requeued (controlplane/runs/admission.py).
+    JobState.PENDING: frozenset({JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING,
+                                 JobState.QUEUED_LOCAL} | TERMINAL_STATES),
+    JobState.RUNNING: frozenset({JobState.QUEUED, JobState.PENDING, JobState.CANCELLING,
+                                 JobState.QUEUED_LOCAL} | TERMINAL_STATES),
     JobState.CANCELLING: frozenset(TERMINAL_STATES),
     JobState.SUCCEEDED: frozenset(),
     JobState.FAILED: frozenset(),
@@ -143,6 +149,11 @@ class Job(models.Model):
     # ranks and by how much).
     health = models.CharField(max_length=16, choices=HealthState.choices, default="ok")
     health_detail = models.JSONField(default=dict, blank=True)
+    # The queue in front of Vertex (controlplane/runs/admission.py): the job's priority (low,
+    # normal, high; at most its team's cap), and while it is QUEUED_LOCAL why it waits and its
+    # place, or the earlier run still stopping at a checkpoint before it may start again.
+    priority = models.CharField(max_length=8, default="normal")
+    queue = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "jobs_job"  # kept from the app it was first created in

@@ -13,7 +13,7 @@ from django.utils import timezone
 from controlplane.backends.errors import TransientBackendError
 from controlplane.core import signals
 from controlplane.core.queue import task
-from controlplane.runs import counts, lifecycle
+from controlplane.runs import admission, counts, lifecycle
 from controlplane.runs.models import ACTIVE_STATES, Job, JobKind
 
 logger = logging.getLogger(__name__)
@@ -81,3 +81,12 @@ def fold_job_tally() -> None:
     folded = counts.fold()
     if folded:
         logger.debug("job tally: %d rows folded", folded)
+
+
+@task(singleton_ttl_s=60)
+def admit_jobs() -> None:
+    """The queue in front of Vertex (controlplane/runs/admission.py), when it is on: admit,
+    stop at a checkpoint and requeue, say why the others wait. Its own lease makes a round
+    exactly once however many ticks overlap."""
+    if admission.enabled():
+        admission.tick()

@@ -23,6 +23,7 @@ ACTIONS = (
     "policy.update", "tracking.update",
     "sweep.submit", "sweep.cancel",
     "cluster.delete_idle",
+    "quota.update",
 )
 # Who an entry names when the product acted on a team's standing rule, not on a request.
 BY_POLICY = "team policy"

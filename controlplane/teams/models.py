@@ -93,3 +93,32 @@ class TrackingSettings(models.Model):
 
     def __str__(self) -> str:
         return f"tracking of {self.team}"
+
+
+class QueuePriority(models.TextChoices):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+
+class TeamQuota(models.Model):
+    """A team's share of the project's accelerators, set by site admins (is_staff): per
+    accelerator type, region and spot/on-demand (as Vertex's quotas count them), a guaranteed
+    number and how many more it may borrow from the other teams' unused guarantees; the highest
+    priority its jobs may ask for; whether its jobs without checkpoints may be stopped for
+    another team's guarantee (losing their work). Read by the admission in front of Vertex
+    (controlplane/runs/admission.py); controlplane/teams/quotas.py checks what is written.
+
+    With no row a team has no guarantee: its jobs borrow what the others leave free."""
+
+    team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="quota")
+    # [{"accelerator": "NVIDIA_TESLA_A100", "region": "us-central1", "spot": false,
+    #   "guarantee": 8, "borrowing_limit": 8 (null: no limit)}]
+    flavors = models.JSONField(default=list, blank=True)
+    max_priority = models.CharField(max_length=8, choices=QueuePriority.choices,
+                                    default=QueuePriority.NORMAL)
+    preempt_without_checkpoint = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"quota of {self.team}"

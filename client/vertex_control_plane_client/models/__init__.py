@@ -217,6 +217,9 @@ from .team_goodput import TeamGoodput
 from .teams_audit_list_action import TeamsAuditListAction
 from .teams_budget_retrieve_response_200 import TeamsBudgetRetrieveResponse200
 from .teams_budget_update_response_200 import TeamsBudgetUpdateResponse200
+from .teams_quotas_retrieve_response_200 import TeamsQuotasRetrieveResponse200
+from .teams_quotas_update_body import TeamsQuotasUpdateBody
+from .teams_quotas_update_response_200 import TeamsQuotasUpdateResponse200
 from .teams_spend_retrieve_response_200 import TeamsSpendRetrieveResponse200
 from .template import Template
 from .template_request import TemplateRequest
@@ -426,6 +429,9 @@ __all__ = (
     "TeamsAuditListAction",
     "TeamsBudgetRetrieveResponse200",
     "TeamsBudgetUpdateResponse200",
+    "TeamsQuotasRetrieveResponse200",
+    "TeamsQuotasUpdateBody",
+    "TeamsQuotasUpdateResponse200",
     "TeamsSpendRetrieveResponse200",
     "Template",
     "TemplateRequest",

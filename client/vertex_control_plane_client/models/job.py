@@ -39,7 +39,8 @@ class Job:
             label, url (its page) and api (its API record); null for a job.
         tags (Any):
         note (str):
-        state (StateEnum): * `QUEUED` - Queued
+        state (StateEnum): * `QUEUED_LOCAL` - queued here
+            * `QUEUED` - Queued
             * `WAITING_FOR_QUOTA` - waiting for quota
             * `PENDING` - Pending
             * `RUNNING` - Running

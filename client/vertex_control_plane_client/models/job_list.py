@@ -31,7 +31,8 @@ class JobList:
                 * `trial` - Trial
                 * `ray` - Ray
             tags (Any):
-            state (StateEnum): * `QUEUED` - Queued
+            state (StateEnum): * `QUEUED_LOCAL` - queued here
+                * `QUEUED` - Queued
                 * `WAITING_FOR_QUOTA` - waiting for quota
                 * `PENDING` - Pending
                 * `RUNNING` - Running

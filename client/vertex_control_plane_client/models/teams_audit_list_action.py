@@ -18,6 +18,7 @@ class TeamsAuditListAction(StrEnum):
     MEMBER_CHANGE = "member.change"
     MEMBER_REMOVE = "member.remove"
     POLICY_UPDATE = "policy.update"
+    QUOTA_UPDATE = "quota.update"
     SWEEP_CANCEL = "sweep.cancel"
     SWEEP_SUBMIT = "sweep.submit"
     TEMPLATE_DELETE = "template.delete"

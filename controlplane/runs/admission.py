@@ -1,0 +1,270 @@
+"""The queue in front of Vertex: which QUEUED_LOCAL jobs are admitted (and so submitted), which
+borrowing jobs are stopped at a checkpoint and requeued for another team's guarantee, and why
+and where each other job waits. The decision is vertexplan.fairshare.decide's; this module
+reads its state from the database and the project's quotas, and applies it.
+
+Exactly once: a tick runs under the `queue-admission` lease and inside one transaction that
+locks every QUEUED_LOCAL row, so two beat ticks, or a worker killed half-way (its transaction
+rolls back, its lease expires), never admit a job twice nor lose one.
+
+Off unless settings.CP_ADMISSION: then new jobs wait in QUEUED_LOCAL (lifecycle.record_job)
+until a tick admits them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from contract import quota_metrics
+from controlplane.backends import errors, quotas
+from controlplane.backends.base import TERMINAL_VERTEX_STATES, get_backend
+from controlplane.core.leases import held_lease
+from controlplane.core.queue import enqueue
+from controlplane.runs import checkpoints
+from controlplane.runs.models import Job, JobAttempt, JobKind, JobState, display_name_for
+from controlplane.teams import quotas as team_quotas
+from controlplane.teams.models import Team, TeamQuota
+from vertexplan import fairshare
+from vertexplan import quota as plan_quota
+
+logger = logging.getLogger(__name__)
+
+LEASE = "queue-admission"
+LEASE_TTL = timedelta(seconds=60)
+SUBMIT_TASK = "controlplane.runs.tasks.submit_job"
+# States in which a job holds (or is about to hold) its accelerators on Vertex.
+HOLDING = (JobState.QUEUED, JobState.WAITING_FOR_QUOTA, JobState.PENDING, JobState.RUNNING,
+           JobState.CANCELLING)
+WINDOW = timedelta(hours=24)
+
+
+def enabled() -> bool:
+    return bool(getattr(settings, "CP_ADMISSION", False))
+
+
+def demand_of(job: Job) -> dict[fairshare.Flavor, int]:
+    """The accelerators the job holds at once, per flavor (type, region, spot or not)."""
+    attempt = job.current_attempt()
+    spec = attempt.submitted_spec if attempt and attempt.submitted_spec else job.custom_job
+    region = (attempt.region if attempt else "") or job.region
+    out: dict[fairshare.Flavor, int] = {}
+    for need in plan_quota.needs(spec):
+        flavor = fairshare.Flavor(need.accelerator, region, need.preemptible)
+        out[flavor] = out.get(flavor, 0) + need.count
+    return out
+
+
+def project_quota(flavors: set[fairshare.Flavor]) -> dict[fairshare.Flavor, int]:
+    """The project's Vertex quota of each flavor, from the Cloud Quotas API (cached); a flavor
+    whose limit cannot be read, or is unlimited, is left out (no known limit)."""
+    out = {}
+    for flavor in flavors:
+        metric = quota_metrics.metric(flavor.family, preemptible=flavor.spot)
+        if metric is None:
+            continue
+        try:
+            found = quotas.limit(metric, flavor.region)
+        except errors.BackendError as exc:
+            logger.warning("admission: quota %s in %s unreadable: %s", metric, flavor.region, exc)
+            continue
+        if found is not None and found.value is not None and not found.unlimited:
+            out[flavor] = int(found.value)
+    return out
+
+
+def _ts(at: datetime | None) -> float | None:
+    return at.timestamp() if at else None
+
+
+def _plan_job(job: Job, demand: dict[fairshare.Flavor, int], lose_work: set[int],
+              checkpointed: set[int], *, stopping: bool = False,
+              waiting: bool = False) -> fairshare.Job:
+    return fairshare.Job(
+        id=str(job.pk), team=job.team.slug, demand=demand, priority=job.priority,
+        submitted_at=job.created_at.timestamp(),
+        # Only a job on the job path is stopped and requeued; a trial is its sweep's. A job
+        # not started yet is taken to checkpoint (the trainers save on SIGTERM); once running,
+        # only one that has saved a checkpoint is stopped without losing work.
+        checkpointing=job.kind == JobKind.JOB and (job.pk in checkpointed or waiting),
+        may_lose_work=job.kind == JobKind.JOB and job.team_id in lose_work,
+        started_at=_ts(job.started_at), stopping=stopping)
+
+
+def _usage(now: datetime) -> dict[str, dict[fairshare.Flavor, float]]:
+    """Accelerator-seconds each team's jobs held over the window (from their start to their
+    end or now)."""
+    since = now - WINDOW
+    out: dict[str, dict[fairshare.Flavor, float]] = {}
+    jobs = (Job.objects.filter(started_at__isnull=False).exclude(kind=JobKind.RAY)
+            .exclude(ended_at__lt=since).select_related("team"))
+    for job in jobs:
+        seconds = ((job.ended_at or now) - max(job.started_at, since)).total_seconds()
+        if seconds <= 0:
+            continue
+        team = out.setdefault(job.team.slug, {})
+        for flavor, n in demand_of(job).items():
+            team[flavor] = team.get(flavor, 0.0) + n * seconds
+    return out
+
+
+def _still_stopping(job: Job) -> bool:
+    """Whether the earlier run of a requeued job still holds its accelerators."""
+    stopping = (job.queue or {}).get("stopping")
+    if not stopping:
+        return False
+    try:
+        backend = get_backend()
+        region = stopping.get("region") or job.region
+        if region and region != backend.region and hasattr(backend, "for_region"):
+            backend = backend.for_region(region)
+        remote = backend.get_custom_job(stopping["vertex_name"])
+    except errors.NotFound:
+        return False
+    except errors.BackendError as exc:
+        logger.warning("admission: job %s's stopping run unreadable: %s", job.pk, exc)
+        return True  # holds until seen ended: never over the quota
+    return remote.state not in TERMINAL_VERTEX_STATES
+
+
+def _state(now: datetime, waiting_rows: list[Job]) -> tuple[fairshare.State, dict[str, Job]]:
+    holding = list(Job.objects.filter(state__in=HOLDING).exclude(kind=JobKind.RAY)
+                   .select_related("team"))
+    rows = list(TeamQuota.objects.select_related("team"))
+    lose_work = {row.team_id for row in rows if row.preempt_without_checkpoint}
+    ids = [j.pk for j in holding]
+    checkpointed = set(Job.objects.filter(pk__in=ids, events__kind="checkpoint_saved")
+                       .values_list("pk", flat=True))
+    running, waiting = [], []
+    for job in holding:
+        running.append(_plan_job(job, demand_of(job), lose_work, checkpointed))
+    for job in waiting_rows:
+        demand = demand_of(job)
+        if (job.queue or {}).get("stopping"):
+            # Its earlier run holds its accelerators until it has saved and stopped.
+            running.append(_plan_job(job, demand, lose_work, checkpointed, stopping=True))
+        else:
+            waiting.append(_plan_job(job, demand, lose_work, checkpointed, waiting=True))
+    flavors = {f for j in running + waiting for f in j.demand}
+    state = fairshare.State(
+        now=now.timestamp(), quotas=team_quotas.plan_quotas(rows),
+        project_quota=project_quota(flavors), running=running, waiting=waiting,
+        usage=_usage(now), window_s=WINDOW.total_seconds())
+    return state, {str(j.pk): j for j in waiting_rows}
+
+
+def tick() -> fairshare.Decisions | None:
+    """One admission round; None when another worker holds the lease."""
+    with held_lease(LEASE, LEASE_TTL) as mine:
+        if not mine:
+            return None
+        # Backend reads first, outside the transaction: which stopping runs have ended.
+        for job in Job.objects.filter(state=JobState.QUEUED_LOCAL, queue__has_key="stopping"):
+            if not _still_stopping(job):
+                with transaction.atomic():
+                    locked = Job.objects.select_for_update().get(pk=job.pk)
+                    locked.queue = {k: v for k, v in (locked.queue or {}).items()
+                                    if k != "stopping"}
+                    locked.save(update_fields=["queue"])
+        cancels: list[tuple[str, str]] = []
+        with transaction.atomic():
+            waiting_rows = list(Job.objects.select_for_update()
+                                .filter(state=JobState.QUEUED_LOCAL).select_related("team"))
+            now = timezone.now()
+            state, by_id = _state(now, waiting_rows)
+            decisions = fairshare.decide(state)
+            for job_id in decisions.admit:
+                _admit(by_id[job_id])
+            for refusal in decisions.refused:
+                by_id[refusal.job_id].update_state(JobState.FAILED, error=refusal.reason,
+                                                   source="admission")
+            for preemption in decisions.preempt:
+                stopped = _requeue(preemption, now)
+                if stopped:
+                    cancels.append(stopped)
+            for waiting in decisions.waiting:
+                job = by_id[waiting.job_id]
+                detail = {**{k: v for k, v in (job.queue or {}).items() if k == "stopping"},
+                          "reason": waiting.reason, "place": waiting.place}
+                if detail != job.queue:
+                    job.queue = detail
+                    job.save(update_fields=["queue"])
+        for vertex_name, region in cancels:
+            _cancel(vertex_name, region)
+        return decisions
+
+
+def _admit(job: Job) -> None:
+    job.queue = {}
+    job.save(update_fields=["queue"])
+    job.update_state(JobState.QUEUED, source="admission")
+    JobAttempt.objects.filter(job=job, number=job.attempt).update(
+        submit_queued_at=timezone.now())
+    enqueue(SUBMIT_TASK, str(job.pk))
+
+
+def _requeue(preemption: fairshare.Preemption, now: datetime) -> tuple[str, str] | None:
+    """Stop a running job for another team's guarantee: a new attempt waits in QUEUED_LOCAL
+    (resuming from the checkpoint the run saves when Vertex's cancel sends it SIGTERM, as a
+    spot preemption does) while the old run stops. Returns the run to cancel."""
+    job = Job.objects.select_for_update().select_related("team").get(pk=int(preemption.job_id))
+    if job.state not in (JobState.PENDING, JobState.RUNNING, JobState.QUEUED,
+                         JobState.WAITING_FOR_QUOTA):
+        return None
+    old = job.current_attempt()
+    number = job.attempt + 1
+    newest = checkpoints.newest(job)
+    JobAttempt.objects.create(
+        job=job, number=number, display_name=display_name_for(job.pk, number), reason="requeue",
+        scheduling=old.scheduling if old else "", region=(old.region if old else job.region),
+        resume_checkpoint=newest.path if newest else "",
+        resume_step=newest.step if newest else None)
+    job.attempt = number
+    stopping = ({"attempt": old.number, "vertex_name": old.vertex_name, "region": old.region}
+                if old and old.vertex_name else None)
+    for_job = Job.objects.select_related("team").only("team__slug").get(
+        pk=int(preemption.for_job_id))
+    job.queue = {"reason": f"stopped at a checkpoint for job {for_job.pk} of team "
+                           f"{for_job.team.slug}, within its guarantee",
+                 **({"stopping": stopping} if stopping else {})}
+    job.save(update_fields=["attempt", "queue"])
+    job.events.create(kind="requeued", attempt=number, timestamp=now, data={
+        "for_job": for_job.pk, "for_team": for_job.team.slug, "from_attempt": number - 1,
+        "lost_accelerator_s": preemption.lost_accelerator_s,
+        "resume_step": newest.step if newest else None})
+    job.update_state(JobState.QUEUED_LOCAL, source="admission")
+    return (old.vertex_name, old.region or job.region) if stopping else None
+
+
+def _cancel(vertex_name: str, region: str) -> None:
+    """Vertex's cancel: the replicas get SIGTERM, save a checkpoint and exit."""
+    backend = get_backend()
+    if region and region != backend.region and hasattr(backend, "for_region"):
+        backend = backend.for_region(region)
+    with contextlib.suppress(errors.FailedPrecondition, errors.NotFound):
+        backend.cancel_custom_job(vertex_name)
+
+
+def over_quota(team: Team, quota: TeamQuota | None) -> list[dict[str, Any]]:
+    """Each flavor where the team's jobs hold more than its quota allows now: they run on, and
+    no new job of the team starts there until they are below."""
+    if quota is None:
+        return []
+    held: dict[fairshare.Flavor, int] = {}
+    for job in Job.objects.filter(team=team, state__in=HOLDING).exclude(kind=JobKind.RAY):
+        for flavor, n in demand_of(job).items():
+            held[flavor] = held.get(flavor, 0) + n
+    out = []
+    for flavor, limit in team_quotas.plan_quotas([quota]).get(team.slug, {}).items():
+        if held.get(flavor, 0) > limit.ceiling:
+            out.append({"flavor": flavor.label(), "held": held[flavor],
+                        "allowed": limit.guarantee + (limit.borrowing_limit or 0),
+                        "note": "jobs already running go on; no new job of the team starts "
+                                "on this flavor until they hold less"})
+    return out

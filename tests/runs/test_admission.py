@@ -1,0 +1,197 @@
+"""The queue in front of Vertex on the database: the issue's 16-A100 scenario as admission
+ticks (A borrows 8; B's high-priority 8 stops A at a checkpoint; B runs; A resumes from its
+checkpoint), refusals, and the team quota API (site admins write, team admins read)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.test import Client
+
+from controlplane.backends.base import RemoteJob
+from controlplane.runs import admission
+from controlplane.runs.models import Job, JobAttempt, JobState, display_name_for
+from controlplane.teams.models import Role, Team, TeamQuota
+from tests.people import make_user
+
+A100 = "NVIDIA_TESLA_A100"
+METRIC = "aiplatform.googleapis.com/custom_model_training_nvidia_a100_gpus"
+PROJECT = "fairshare-test-project"  # its own key in the shared quota cache
+
+
+@pytest.fixture
+def project_quota(settings: Any) -> Iterator[Any]:
+    """The Cloud Quotas API's answer as the control plane caches it: 16 A100 in us-central1."""
+    settings.VERTEX_PROJECT = PROJECT
+    settings.CP_QUOTA_CACHE_S = 300.0
+    key = f"cp-quotas:1:{settings.VERTEX_EMULATOR_ADDR}:{PROJECT}"
+
+    def set_to(n: int) -> None:
+        cache.set(key, {METRIC: {"quota_id": "CustomModelTrainingA100GPUsPerProjectPerRegion",
+                                 "display": "A100", "regions": {"us-central1": n}}}, 300)
+
+    set_to(16)
+    yield set_to
+    cache.delete(key)
+
+
+def quotas(*teams: Team) -> None:
+    for team in teams:
+        TeamQuota.objects.create(team=team, max_priority="high", flavors=[
+            {"accelerator": A100, "region": "us-central1", "spot": False, "guarantee": 8,
+             "borrowing_limit": 8}])
+
+
+def job(team: Team, user: Any, gpus: int, *, priority: str = "normal",
+        state: str = JobState.QUEUED_LOCAL) -> Job:
+    spec = {"jobSpec": {"workerPoolSpecs": [{
+        "machineSpec": {"machineType": "a2-highgpu-8g", "acceleratorType": A100,
+                        "acceleratorCount": 8},
+        "replicaCount": gpus // 8,
+        "containerSpec": {"imageUri": "trainer"}}]}}
+    made = Job.objects.create(team=team, created_by=user, name=f"{team.slug}-{gpus}",
+                              request={}, custom_job=spec, project=PROJECT,
+                              region="us-central1", state=state, priority=priority)
+    JobAttempt.objects.create(job=made, number=1, display_name=display_name_for(made.pk, 1),
+                              region="us-central1")
+    return made
+
+
+def runs(backend: Any, made: Job, *, checkpoint_step: int | None = None) -> str:
+    """The job admitted and running on the backend (what submit and reconcile would do)."""
+    made.refresh_from_db()
+    name = f"{backend.parent}/customJobs/{made.pk}{made.attempt}"
+    backend.jobs[name] = RemoteJob(name=name, display_name=display_name_for(made.pk,
+                                                                             made.attempt),
+                                   state="JOB_STATE_RUNNING", labels={})
+    JobAttempt.objects.filter(job=made, number=made.attempt).update(vertex_name=name)
+    made.update_state(JobState.RUNNING, source="test")
+    if checkpoint_step is not None:
+        made.events.create(kind="checkpoint_saved", attempt=made.attempt, step=checkpoint_step,
+                           data={"step": checkpoint_step, "path": f"gs://b/ckpt/{checkpoint_step}"})
+    return name
+
+
+def state_of(made: Job) -> str:
+    made.refresh_from_db()
+    return made.state
+
+
+def test_the_issue_scenario_through_admission_ticks(
+        team: Team, other_team: Team, backend: Any, project_quota: Any,
+        django_capture_on_commit_callbacks: Any) -> None:
+    ann, bob = make_user("ann", team, Role.MEMBER), make_user("bob", other_team, Role.MEMBER)
+    quotas(team, other_team)
+    a = job(team, ann, 16)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        d = admission.tick()
+        assert d.admit == [str(a.pk)], d
+    assert state_of(a) == JobState.QUEUED and len(queued) == 1  # its submission
+    first_run = runs(backend, a, checkpoint_step=40)
+
+    b = job(other_team, bob, 8, priority="high")
+    decisions = admission.tick()
+    assert [p.job_id for p in decisions.preempt] == [str(a.pk)]
+    # A is requeued behind a new attempt while its run saves and stops: Vertex's cancel sends
+    # the replicas SIGTERM, as a spot preemption does.
+    a.refresh_from_db()
+    assert (a.state, a.attempt, a.queue["stopping"]["vertex_name"]) == (
+        JobState.QUEUED_LOCAL, 2, first_run)
+    assert backend.cancelled == [first_run]
+    assert a.events.get(kind="requeued").data["for_team"] == "speech"
+    b.refresh_from_db()
+    assert b.state == JobState.QUEUED_LOCAL and "checkpoint" in b.queue["reason"]
+
+    # Still stopping: nothing starts over the quota, nothing more is stopped.
+    decisions = admission.tick()
+    assert (decisions.admit, decisions.preempt) == ([], [])
+
+    backend.set_state(first_run, "JOB_STATE_CANCELLED")
+    assert admission.tick().admit == [str(b.pk)]
+    a.refresh_from_db()
+    assert a.queue == {"reason": a.queue["reason"], "place": 1}
+    assert "8 of 16" in a.queue["reason"]
+    runs(backend, b)
+
+    b.update_state(JobState.SUCCEEDED, source="test")
+    assert admission.tick().admit == [str(a.pk)]
+    resumed = a.attempts.get(number=2)
+    assert (resumed.resume_step, resumed.reason) == (40, "requeue")
+
+
+def test_a_job_bigger_than_the_project_quota_fails_with_the_figures(
+        team: Team, backend: Any, project_quota: Any) -> None:
+    huge = job(team, make_user("ann", team, Role.MEMBER), 24)
+    assert admission.tick().admit == []
+    huge.refresh_from_db()
+    assert huge.state == JobState.FAILED
+    assert "needs 24 NVIDIA_TESLA_A100 in us-central1 (on-demand) at once but 16 is the " \
+           "project's whole Vertex quota" in huge.error_message
+
+
+# --- the quota API ------------------------------------------------------------------------------
+
+BODY = {"flavors": [{"accelerator": A100, "region": "us-central1", "spot": False,
+                     "guarantee": 8, "borrowing_limit": 8}],
+        "max_priority": "high", "preempt_without_checkpoint": False}
+
+
+def put(client: Client, slug: str, body: Any) -> Any:
+    return client.put(f"/api/v1/teams/{slug}/quotas/", json.dumps(body),
+                      content_type="application/json")
+
+
+def test_site_admins_set_quotas_team_admins_read_them(team: Team, other_team: Team,
+                                                        backend: Any) -> None:
+    site = get_user_model().objects.create_user(username="root", is_staff=True)
+    admin, member = make_user("ada", team, Role.ADMIN), make_user("mo", team, Role.MEMBER)
+    client = Client()
+    client.force_login(site)
+    answer = put(client, "vision", BODY)
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["flavors"] == BODY["flavors"] and answer.json()["over"] == []
+
+    client.force_login(admin)
+    assert client.get("/api/v1/teams/vision/quotas/").json()["max_priority"] == "high"
+    # A team's admins may not raise their own share; other teams' quotas are not theirs.
+    assert put(client, "vision", {**BODY, "max_priority": "low"}).status_code == 403
+    assert client.get("/api/v1/teams/speech/quotas/").status_code == 404
+    client.force_login(member)
+    assert client.get("/api/v1/teams/vision/quotas/").status_code == 403
+    assert TeamQuota.objects.get(team=team).max_priority == "high"
+
+
+def test_a_bad_quota_is_refused_by_field_and_changes_nothing(team: Team, backend: Any) -> None:
+    client = Client()
+    client.force_login(get_user_model().objects.create_user(username="root", is_staff=True))
+    bad = {"flavors": [{"accelerator": "NVIDIA_A100", "region": "us-central1", "guarantee": -1,
+                        "borrowing_limit": "lots"}], "max_priority": "urgent"}
+    answer = put(client, "vision", bad)
+    assert answer.status_code == 400
+    errors = answer.json()
+    assert set(errors) >= {"flavors[0].accelerator", "flavors[0].guarantee",
+                           "flavors[0].borrowing_limit", "max_priority"}, errors
+    assert "NVIDIA_TESLA_A100" in str(errors["flavors[0].accelerator"])
+    assert not TeamQuota.objects.filter(team=team).exists()
+
+
+def test_a_quota_below_the_running_jobs_is_accepted_and_said(
+        team: Team, backend: Any, project_quota: Any) -> None:
+    running = job(team, make_user("ann", team, Role.MEMBER), 16, state=JobState.QUEUED)
+    runs(backend, running)
+    client = Client()
+    client.force_login(get_user_model().objects.create_user(username="root", is_staff=True))
+    answer = put(client, "vision", {**BODY, "flavors": [{**BODY["flavors"][0],
+                                                         "borrowing_limit": 0}]})
+    assert answer.status_code == 200
+    over = answer.json()["over"]
+    assert [(o["held"], o["allowed"]) for o in over] == [(16, 8)]
+    assert "no new job" in over[0]["note"]
+    assert state_of(running) == JobState.RUNNING
+    assert settings.VERTEX_PROJECT == PROJECT
