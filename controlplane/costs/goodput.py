@@ -134,8 +134,11 @@ def _attempt(job: Job, attempt: JobAttempt, pending_at: datetime | None) -> calc
     ended = attempt.ended_at
     if ended is None and job.state in TERMINAL_STATES and attempt.number == job.attempt:
         ended = job.ended_at
+    # The first attempt waited from the job's creation (the product's own queue, a quota).
+    created = min(job.created_at, attempt.created_at) if attempt.number == 1 \
+        else attempt.created_at
     return calc.Attempt(
-        number=attempt.number, created_at=attempt.created_at, pending_at=pending_at,
+        number=attempt.number, created_at=created, pending_at=pending_at,
         started_at=attempt.started_at, ended_at=ended,
         billed=attempt.failure not in spend.SYSTEM_FAILURES,
         resume_step=attempt.resume_step,
