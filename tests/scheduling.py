@@ -98,6 +98,7 @@ SECONDS: dict[str, int] = {
     "tests/security/test_attacks_on_the_stack.py": 50,
     "tests/logs/test_follower.py": 45,
     "tests/integration/test_ray_clusters.py": 45,
+    "tests/integration/test_hang_restart.py": 55,
 }
 
 
