@@ -9,6 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from controlplane.core import palette
 from controlplane.costs import spend
 from controlplane.costs.budgets import standing
 from controlplane.costs.models import BudgetCrossing
@@ -74,13 +75,13 @@ def _spread_over_days(job: Job, now: datetime) -> dict[str, int]:
 
 def _cumulative(series: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
     out = []
-    for name, per_day in series.items():
+    for (name, per_day), color in zip(series.items(), palette.colors(len(series)), strict=True):
         days = sorted(per_day)
         running, values = 0, []
         for day in days:
             running += per_day[day]
             values.append(running)
         # Dollars for the chart's axis only; the figures stay micro-dollars.
-        out.append({"name": name, "days": days, "micros": values,
+        out.append({"name": name, "days": days, "micros": values, "color": color,
                     "usd": [v / 1_000_000 for v in values]})
     return out

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from contract.events import EVAL, PREEMPTED, REPLICA_RESTARTED, RESUMED
-from controlplane.logs import queries
+from controlplane.logs import chart_data, queries
 from controlplane.logs.models import StepMetric
 from controlplane.runs import access as runs_access
 from controlplane.runs.models import ACTIVE_STATES, Job
@@ -76,6 +76,12 @@ def job_metrics(request: HttpRequest, pk: int) -> JsonResponse:
         "evals": _evals(job),
         "markers": _markers(job),
     }
+    # What the charts need to draw without a glitch (chart_data.py): the compile steps left
+    # out of the charts they flatten, the markers' labels on lanes, one colour per line.
+    chart_data.leave_out_compile_steps(body)
+    body["marker_labels"] = chart_data.marker_labels(body["markers"], body["steps"])
+    body["eval_names"] = chart_data.eval_names(body["evals"])
+    body["colors"] = chart_data.colors(len(set(body["attempt"])) + len(body["eval_names"]))
     return JsonResponse(body)
 
 

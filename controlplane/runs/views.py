@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.generic import DetailView, ListView
 from rest_framework.exceptions import ValidationError
 
+from controlplane.core import palette
 from controlplane.runs import access as runs_access
 from controlplane.runs import checkpoints, config_keys, counts, fix_line, lifecycle, links, panels
 from controlplane.runs.filters import (
@@ -370,8 +371,10 @@ def job_compare(request: HttpRequest) -> HttpResponse:
     found = {j.pk: j for j in runs_access.visible_jobs(request.user).filter(pk__in=wanted)}
     jobs = [found[pk] for pk in wanted if pk in found]
     ignored += [str(pk) for pk in wanted if pk not in found]
-    runs = [{"id": j.pk, "name": f"{j.name} #{j.pk}", "state": j.state,
-             "metrics_url": reverse("job-metrics", args=[j.pk])} for j in jobs]
+    # One colour a run (its eval line dashed in the same colour), none repeated.
+    runs = [{"id": j.pk, "name": f"{j.name} #{j.pk}", "state": j.state, "color": color,
+             "metrics_url": reverse("job-metrics", args=[j.pk])}
+            for j, color in zip(jobs, palette.colors(len(jobs)), strict=True)]
     # The runs' configurations side by side; ?diff=1 keeps the keys whose values differ.
     config_rows = config_keys.compare_rows([config_keys.of_job(j) for j in jobs])
     only_diff = request.GET.get("diff") == "1"

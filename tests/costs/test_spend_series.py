@@ -90,6 +90,8 @@ def test_the_charts_add_up_to_the_months_spend_with_its_clusters_and_sweeps(
     assert {s["name"] for s in series["by_job"]} == {
         f"train #{job.pk}", f"Ray cluster ray-a #{cluster.pk}", f"Sweep lr #{sweep.pk}"}
     assert sum(s["micros"][-1] for s in series["by_job"]) == spent
+    # Each series in a colour of its own (Plotly's cycle would repeat after ten).
+    assert len({s["color"] for s in series["by_job"]}) == len(series["by_job"])
     by_accelerator = {s["name"]: s["micros"][-1] for s in series["by_accelerator"]}
     assert sum(by_accelerator.values()) == spent
     assert by_accelerator["Ray clusters"] == spent - 1_000_003 - 700_001

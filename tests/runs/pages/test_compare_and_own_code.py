@@ -37,6 +37,16 @@ def test_compare_lists_visible_jobs_and_says_which_ids_it_left_out(member_client
     assert "abc" in html and "999999" in html and "<script>" not in html
 
 
+def test_compare_gives_each_run_a_colour_of_its_own(member_client: Client, member: Any,
+                                                   team: Team, make_job: Callable[..., Job]
+                                                   ) -> None:
+    ids = ",".join(str(make_job(team, member, name=f"run-{n}").pk) for n in range(8))
+    html = member_client.get(reverse("job-compare") + f"?ids={ids}").content.decode()
+    runs = json.loads(html.split('id="compare-runs" type="application/json">', 1)[1]
+                      .split("</script>", 1)[0])
+    assert len(runs) == 8 and len({r["color"] for r in runs}) == 8
+
+
 def test_compare_caps_the_number_of_runs(member_client: Client, job: Job) -> None:
     ids = ",".join(str(job.pk + n) for n in range(12))
     html = member_client.get(reverse("job-compare") + f"?ids={ids}").content.decode()

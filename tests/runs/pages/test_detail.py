@@ -202,6 +202,29 @@ def test_a_replica_restart_without_a_step_lands_on_the_step_its_attempt_had_reac
     assert [m["step"] for m in kept] == [25, 25]
 
 
+def test_metrics_json_hands_the_chart_its_layout(
+        member_client: Client, member: Any, team: Team, make_job: Callable[..., Job]) -> None:
+    """The compile step left out, the markers' labels laid out, one colour per line
+    (controlplane/logs/chart_data.py)."""
+    job = make_job(team, member, name="tpu-run")
+    t0 = timezone.now()
+    StepMetric.objects.bulk_create([
+        StepMetric(job=job, attempt=1, step=s, loss=3.0, step_time_s=60.0 if s == 1 else 0.2,
+                   tokens_per_s=5.0 if s == 1 else 4000.0, timestamp=t0 + timedelta(seconds=s),
+                   insert_id=f"c{s}") for s in range(1, 8)])
+    job.events.create(kind="eval", attempt=1, step=5, timestamp=t0 + timedelta(seconds=5),
+                      data={"step": 5, "metrics": {"val_loss": 2.9, "accuracy": 0.5}})
+    job.events.create(kind="preempted", attempt=1, step=6, timestamp=t0 + timedelta(seconds=6),
+                      data={"signal": "SIGTERM"})
+    data = member_client.get(reverse("job-metrics", args=[job.pk])).json()
+    assert data["compile_steps"] == [{"attempt": 1, "step": 1, "step_time_s": 60.0}]
+    assert data["step_time_s"][0] is None and data["tokens_per_s"][0] is None
+    assert [(m["step"], m["text"], m["lane"]) for m in data["marker_labels"]] == [
+        (6, "preempted", 0)]
+    assert data["eval_names"] == ["val_loss"]
+    assert len(set(data["colors"])) == len(data["colors"]) == 2  # one attempt, one eval loss
+
+
 def _queries_of(client: Client, path: str) -> list[str]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

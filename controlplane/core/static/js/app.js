@@ -1,7 +1,8 @@
 // Behaviour every page shares, with no inline script or handler in the markup:
 // - a form (or a submit button) with data-confirm asks before a destructive action;
 // - cp.usd(micros) formats money as the server's `usd` filter does, so one amount reads the
-//   same in a panel drawn by the server and in one drawn here.
+//   same in a panel drawn by the server and in one drawn here;
+// - cp.plotConfig() is every Plotly chart's configuration.
 (function () {
   "use strict";
 
@@ -37,6 +38,15 @@
     return sign + "$" + split.join(".");
   }
 
+  // Plotly's settings for every chart: no logo, and no toolbar on a phone (a viewport under
+  // 600 px), where it covers the legend and a finger cannot aim at its buttons anyway.
+  var NARROW_PX = 600;
+  function plotConfig() {
+    return { displaylogo: false, responsive: true,
+             displayModeBar: window.innerWidth < NARROW_PX ? false : "hover" };
+  }
+
   window.cp = window.cp || {};
   window.cp.usd = usd;
+  window.cp.plotConfig = plotConfig;
 })();

@@ -31,7 +31,7 @@
         x.push(wall ? (Date.parse(d.t[i]) - t0) / 1000 : d.steps[i]);
         y.push(d.loss[i]);
       }
-      var color = COLORS[n % COLORS.length];
+      var color = run.color || COLORS[n % COLORS.length];
       traces.push({ type: "scatter", mode: "lines", name: run.name, x: x, y: smooth(y, weight),
                     line: { color: color, width: 1.5 },
                     hovertemplate: "%{x}<br>loss %{y:.4f}<extra>" + run.name + "</extra>" });
@@ -49,7 +49,7 @@
       plot_bgcolor: "rgba(0,0,0,0)",
       xaxis: { title: { text: wall ? "seconds since the run's first step" : "step" } },
       yaxis: { title: { text: "loss" }, type: logy && logy.checked ? "log" : "linear" }
-    }, { displaylogo: false, responsive: true });
+    }, window.cp.plotConfig());
     el.dataset.runs = String(loaded.length);
   }
 
@@ -57,7 +57,9 @@
     return fetch(run.metrics_url, { credentials: "same-origin",
                                     headers: { Accept: "application/json" } })
       .then(function (r) { return r.ok ? r.json() : null; })
-      .then(function (data) { return data ? { name: run.name, data: data } : null; })
+      .then(function (data) {
+        return data ? { name: run.name, color: run.color, data: data } : null;
+      })
       .catch(function () { return null; });
   })).then(function (all) {
     loaded = all.filter(Boolean);

@@ -3,7 +3,6 @@
 // when htmx refreshes the cost panel), a team's spend over the month on the spend page.
 (function () {
   "use strict";
-  var CONFIG = { displaylogo: false, responsive: true };
 
   function data(id) {
     var node = document.getElementById(id);
@@ -27,7 +26,7 @@
       yaxis: { title: { text: "USD" }, tickprefix: "$", tickformat: ",.4~f",
                rangemode: "tozero" },
       legend: { orientation: "h" }
-    }, CONFIG);
+    }, window.cp.plotConfig());
   }
 
   // Spend per day as stacked bars (one colour per job or accelerator): the series arrive
@@ -40,7 +39,9 @@
     var el = document.getElementById(elId);
     if (!el || !series || !window.Plotly) return;
     var traces = series.map(function (s) {
+      // Each series' own colour (controlplane/core/palette.py): Plotly's cycle repeats.
       return { type: "bar", name: s.name, x: s.days, y: daily(s.usd),
+               marker: s.color ? { color: s.color } : undefined,
                hovertemplate: "%{x|%b %d}: $%{y:,.4~f}<extra>" + s.name + "</extra>" };
     });
     var layout = {
@@ -57,7 +58,7 @@
       layout.xaxis = { visible: false };
       layout.yaxis = { visible: false };
     }
-    window.Plotly.react(el, traces, layout, CONFIG);
+    window.Plotly.react(el, traces, layout, window.cp.plotConfig());
   }
 
   function teamSpend() {

@@ -18,7 +18,14 @@
     { key: "tokens_per_s", title: "throughput (tokens/s)", format: ",.0f", tick: "~s" },
     { key: "step_time_s", title: "step time (s)", format: ".3f", tick: "" }
   ];
+  // The lines' colours come with the data (data.colors: one per attempt, then one per eval
+  // metric, all different); these stand in for a server that sends none.
   var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"];
+
+  function colorOf(data, n) {
+    var palette = data.colors && data.colors.length ? data.colors : COLORS;
+    return palette[n % palette.length];
+  }
 
   // --- charts -----------------------------------------------------------------------------
   // Controls (data-chart-*): smoothing (exponential moving average, as W&B), log y, and x as
@@ -74,20 +81,15 @@
           type: "scatter", mode: "lines", name: "train, attempt " + a, legendgroup: "a" + a,
           showlegend: m === 0, x: x, y: m === 0 ? smooth(y, weight) : y,
           xaxis: "x" + axis, yaxis: "y" + axis,
-          line: { color: COLORS[n % COLORS.length], width: 1.5 },
+          line: { color: colorOf(data, n), width: 1.5 },
           hovertemplate: (wall ? "%{x}" : "step %{x}") + "<br>" + metric.title + " %{y:" +
                          metric.format + "}<extra>attempt " + a + "</extra>"
         });
       });
     });
-    // Evaluations: one dashed line per eval metric, on the loss chart.
-    var names = [];
-    (data.evals || []).forEach(function (e) {
-      // Losses only: a perplexity or an accuracy on the loss axis would flatten the curves.
-      Object.keys(e.metrics).forEach(function (k) {
-        if (/loss/i.test(k) && names.indexOf(k) < 0) names.push(k);
-      });
-    });
+    // Evaluations: one dashed line per eval metric (losses only: data.eval_names), on the loss
+    // chart, each in a colour of its own after the attempts'.
+    var names = data.eval_names || [];
     names.forEach(function (name, n) {
       var rows = (data.evals || []).filter(function (e) { return e.metrics[name] !== undefined; });
       out.push({
@@ -95,14 +97,16 @@
         x: rows.map(function (e) { return wall ? e.t : e.step; }),
         y: smooth(rows.map(function (e) { return e.metrics[name]; }), weight),
         xaxis: "x", yaxis: "y", marker: { size: 5 },
-        line: { dash: "dash", width: 1.5, color: COLORS[(n + 3) % COLORS.length] },
+        line: { dash: "dash", width: 1.5, color: colorOf(data, attempts.length + n) },
         hovertemplate: name + " %{y:.4f}<extra>eval</extra>"
       });
     });
     return out;
   }
 
-  function markerShapes(data, rows) {
+  var LANE_PX = 12;
+
+  function markerShapes(data) {
     var wall = setting("xaxis", "step") === "time";
     var shapes = [], notes = [];
     (data.markers || []).forEach(function (mk) {
@@ -114,10 +118,30 @@
                       y0: 0, y1: 1, line: { color: MARKER_COLORS[mk.kind] || "#555",
                                             width: 1, dash: "dot" } });
       }
-      notes.push({ x: x, xref: "x", yref: "y domain", y: 1, yanchor: "bottom",
-                   text: mk.kind === "replica_restarted" ? "restart" : mk.kind,
-                   showarrow: false, font: { size: 9, color: MARKER_COLORS[mk.kind] || "#555" } });
     });
+    // One label per step (the kinds at a step joined), on the lane the server gave it, so
+    // labels of nearby steps sit one under another instead of on top of each other.
+    (data.marker_labels || []).forEach(function (label) {
+      var x = wall ? label.t : label.step;
+      if (x === null || x === undefined) return;
+      notes.push({ x: x, xref: "x", yref: "y domain", y: 1, yanchor: "bottom",
+                   yshift: -LANE_PX * label.lane, text: label.text, showarrow: false,
+                   bgcolor: "rgba(255,255,255,0.85)",
+                   font: { size: 9, color: MARKER_COLORS[label.kinds[0]] || "#555" } });
+    });
+    // The compile steps left out of the step-time and throughput charts, named there.
+    var compiled = data.compile_steps || [];
+    if (compiled.length) {
+      var first = compiled[0];
+      var said = "step " + first.step + ": " + first.step_time_s.toFixed(1) + " s compiling" +
+                 (compiled.length > 1 ? " (+" + (compiled.length - 1) + " more)" : "") +
+                 ", not plotted";
+      ["3", "4"].forEach(function (axis) {
+        notes.push({ xref: "x" + axis + " domain", yref: "y" + axis + " domain", x: 1, y: 1,
+                     xanchor: "right", yanchor: "bottom", text: said, showarrow: false,
+                     font: { size: 9, color: "#555" } });
+      });
+    }
     return { shapes: shapes, annotations: notes };
   }
 
@@ -251,7 +275,7 @@
       annotations: t.length ? [] : [{ text: "MFU not available", showarrow: false,
                                       xref: "paper", yref: "paper", x: 0.5, y: 0.5 }]
     };
-    window.Plotly.react(mfuChart, t, lay, { displaylogo: false, responsive: true });
+    window.Plotly.react(mfuChart, t, lay, window.cp.plotConfig());
     text("mfu-note", data.mfu_reason ? "MFU not computed: " + data.mfu_reason
                      : (data.mfu_basis ? "MFU = " + data.mfu_basis : ""));
   }
@@ -261,7 +285,7 @@
     drawMfu(last);
     var t = traces(last);
     var empty = t.length === 0;
-    window.Plotly.react(chart, t, layout(empty, last), { displaylogo: false, responsive: true });
+    window.Plotly.react(chart, t, layout(empty, last), window.cp.plotConfig());
     var hint = document.getElementById("metrics-empty-hint");
     if (hint) hint.hidden = !empty;
   }
