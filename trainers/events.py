@@ -123,13 +123,14 @@ def tracking(provider: str, run_url: str, **fields: Any) -> None:
          provider=provider, run_url=run_url, **fields)
 
 
-def run_finished(step: int, final_loss: float | None, wall_s: float) -> None:
+def run_finished(step: int, final_loss: float | None, wall_s: float, **extra: Any) -> None:
     emit(
         contract_events.RUN_FINISHED,
         f"finished at step {step} in {wall_s:.1f} s",
         step=step,
         final_loss=final_loss,
         wall_s=round(wall_s, 3),
+        **extra,
     )
 
 

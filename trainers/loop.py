@@ -211,10 +211,17 @@ class TrainingLoop(ABC):
         self.finish_saves()
         if self.saves_in_background():  # the wait for the last background save
             self._phase("checkpoint_save", began, step)
+        # Every rank, before the export: its fields may be gathered, and they describe the
+        # training (an export gathers the model into the host's memory, not a device's).
+        finished = self.finished_fields()
         self.export(step, last_loss)
         if self.is_main:
-            events.run_finished(step, last_loss, time.monotonic() - started)
+            events.run_finished(step, last_loss, time.monotonic() - started, **finished)
         return 0
+
+    def finished_fields(self) -> dict[str, Any]:
+        """Fields of run_finished beyond the contract's (every rank calls it)."""
+        return {}
 
     def saves_in_background(self) -> bool:
         """Whether periodic checkpoints are written while training goes on."""

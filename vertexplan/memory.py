@@ -88,6 +88,27 @@ class ModelShape:
             return max(self.vocab_size or 0, 4 * self.hidden_size) * self.hidden_size
         return int(self.parameters * DEFAULT_LARGEST_LAYER_SHARE)
 
+    @property
+    def block_parameters(self) -> int | None:
+        """One transformer block's parameters, from the shape (None without hidden_size and
+        layers): attention's Q and output projections, K and V at kv_heads/heads of them,
+        and the MLP: three h x I matrices gated, two h x 4h in the GPT."""
+        h, layers = self.hidden_size, self.layers
+        if not (h and layers):
+            return None
+        heads = self.attention_heads or max(h // 128, 1)
+        kv = (self.kv_heads or heads) / heads
+        mlp = 3 * h * self.intermediate_size if self.intermediate_size else 8 * h * h
+        return min(int(h * h * (2 + 2 * kv) + mlp), self.parameters // layers)
+
+    @property
+    def outside_blocks_parameters(self) -> int | None:
+        """What is not in a block (the embeddings, the head, the final norm): FSDP's root unit."""
+        block = self.block_parameters
+        if block is None or not self.layers:
+            return None
+        return max(self.parameters - self.layers * block, 0)
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -255,7 +276,11 @@ def _zero(stage: int, p: float, n: int, layer: float, dtype: str, layout: Layout
                    host=layer * 4 * gpus_per_node * DS_BUFFER_FACTOR)
 
 
-def _fsdp(mode: str, p: float, n: int, layer: float, dtype: str, gpus_per_node: int) -> _States:
+def _fsdp(mode: str, p: float, n: int, layer: float, dtype: str, gpus_per_node: int,
+          units: tuple[float, float] | None = None) -> _States:
+    """``units``: (a block's parameters, the root unit's) on this device, where the shape gives
+    them: FSDP2 as the trainers wrap it (each block, then the root) gathers those, not the
+    largest single layer."""
     w, g, o = _bytes(dtype)
     if dtype != "fp32":
         # FSDP's mixed precision keeps sharded fp32 parameters, which the optimizer updates in
@@ -265,6 +290,15 @@ def _fsdp(mode: str, p: float, n: int, layer: float, dtype: str, gpus_per_node: 
         # parameters as 0.
         w, g, o = 4, 4, 8
     gathered = (4 if dtype != "fp32" else 8) * layer
+    if units is not None:
+        # Measured on the trainers (tests/trainers/test_hf_models.py, bench/memory_fit.py): at
+        # the peak, in backward, a rank holds the block it computes gathered with its whole
+        # gradients, the next block prefetched (its weights), and the root unit (embeddings,
+        # head), which FSDP2 keeps gathered from the start of forward to the end of backward,
+        # with its gradients.
+        block, root = units
+        each = 2 if dtype != "fp32" else 4  # a gathered weight or gradient
+        gathered = each * (3 * block + 2 * root)
     host = 4 * layer * gpus_per_node * DS_BUFFER_FACTOR
     if mode == "shard_grad_op":
         # Weights stay gathered between forward and backward (ZeRO-2-like).
@@ -404,17 +438,36 @@ def _trained_states(model: ModelShape, layout: Layout, notes: list[str]) -> tupl
             shard = min(layout.fsdp_shard_size or layout.devices_per_node, dp)
             notes.append(f"hybrid_shard: states sharded over groups of {shard} devices, "
                          f"replicated across {max(dp // shard, 1)} groups")
-        return _fsdp(mode, p, shard, layer, model.dtype, layout.devices_per_node), shard
+        return _fsdp(mode, p, shard, layer, model.dtype, layout.devices_per_node,
+                     _units(model, layout)), shard
     w, g, o = _bytes(model.dtype)
     if model.dtype != "fp32":
         # Autocast keeps fp32 weights and gradients; no separate master copy.
         w, g, o = 4, 4, 8
-    states = _States(w * p, g * p, o * p,
+    grads = g * p
+    if strategy == "ddp" and layout.data_parallel > 1 and layout.model_parallel == 1:
+        # DDP's reducer copies the gradients into buckets of its own to all-reduce them (the
+        # trainers keep PyTorch's default, gradient_as_bucket_view off): a second copy,
+        # measured (bench/memory_fit.py).
+        grads *= 2
+        notes.append("DDP's gradient buckets: a second copy of the gradients")
+    states = _States(w * p, grads, o * p,
                      host=4 * p * layout.devices_per_node * DS_BUFFER_FACTOR)
     if strategy.startswith("tpu"):
         notes.append("TPU data parallel keeps a full copy per chip; a sharded program "
                      "(tpu sharding fsdp) needs about 1/N of it")
     return states, 1
+
+
+def _units(model: ModelShape, layout: Layout) -> tuple[float, float] | None:
+    """(a block, the root unit) in parameters on one device: sliced by tensor parallelism, the
+    root split between the first and last pipeline stages. None: the shape does not say, or
+    the largest layer was given (the planner then gathers that)."""
+    block, root = model.block_parameters, model.outside_blocks_parameters
+    if block is None or root is None or model.largest_layer_parameters:
+        return None
+    t, pp = layout.tensor_parallel, layout.pipeline_parallel
+    return block / t, root / t / min(pp, 2)
 
 
 def _with_frozen(states: _States, model: ModelShape, layout: Layout, shard: int,

@@ -18,7 +18,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from bench import memory_fit
 from tests.trainers import hf_models
+from tests.trainers.conftest import Group
 from tests.trainers.hf_models import RUN_ARGS, make_model, make_tokenizer, run_group
 from tests.trainers.replicas import assert_losses_close, train
 from trainers.torch.main import build_parser, config_from_args
@@ -97,20 +99,62 @@ def world1(assets):
     return run_group(assets / "world1", runs, 1)
 
 
+def _memory_runs(assets: Path) -> list[dict]:
+    """bench/memory_fit.py's model and layouts, each rank measured and held to its limit."""
+    config = assets / "memory-fit" / "config.json"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(json.dumps(memory_fit.CONFIG))
+    return [{"name": f"memory {name}", "args": _args(
+                assets, "--model-config", str(config), "--steps", "2",
+                "--set", "measure_memory=true",
+                "--set", f"memory_limit_mib={memory_fit.LIMIT_MIB}", *flags)}
+            for name, (flags, _, _) in memory_fit.LAYOUTS.items()]
+
+
 @pytest.fixture(scope="module")
-def layouts(assets, world1):
-    """The strategies' runs at world sizes 2 and 4: name -> losses."""
-    losses = {}
+def groups(assets, world1) -> dict[int, Group]:
+    """The strategies' runs at world sizes 2 and 4 (and at 4 the memory-fit runs), one group
+    of processes each."""
+    out = {}
     for world_size, layouts in ((2, WORLD_2), (4, WORLD_4)):
         runs = [{"name": name, "args": _args(
                     assets, "--init-from", str(assets / model), "--steps", str(STEPS), *args)}
                 for name, (model, args) in layouts.items()]
-        group = run_group(assets / f"world{world_size}", [*runs, _fresh_run(assets, world_size)],
-                          world_size)
+        runs.append(_fresh_run(assets, world_size))
+        if world_size == 4:
+            runs += _memory_runs(assets)
+        out[world_size] = run_group(assets / f"world{world_size}", runs, world_size)
+    return out
+
+
+@pytest.fixture(scope="module")
+def layouts(groups):
+    """The strategies' runs at world sizes 2 and 4: name -> losses."""
+    losses = {}
+    for world_size, layouts in ((2, WORLD_2), (4, WORLD_4)):
         for name in [*layouts, f"fresh{world_size}"]:
-            assert group.exit_code(name) == 0
-            losses[name] = group.losses(name)
+            assert groups[world_size].exit_code(name) == 0
+            losses[name] = groups[world_size].losses(name)
     return losses
+
+
+@pytest.mark.parametrize("name", list(memory_fit.LAYOUTS))
+def test_a_model_too_big_for_one_rank_trains_sharded_as_its_memory_plan_says(groups, name):
+    """One process alone would need more than each rank's limit; every rank of the sharded
+    layout stays under it (the meter fails a run that does not) and its measured peak is the
+    plan's figure within 15%."""
+    limit = memory_fit.LIMIT_MIB * memory_fit.MIB
+    alone = memory_fit.planned_bytes(memory_fit.CONFIG, {"strategy": "ddp"}, 1,
+                                     memory_fit.BATCH)
+    assert alone > 1.5 * limit
+    run = f"memory {name}"
+    assert groups[4].exit_code(run) == 0
+    [finished] = groups[4].of(run, "run_finished")
+    peaks = finished["peak_tensor_bytes"]
+    assert len(peaks) == 4 and max(peaks) <= limit
+    _, layout, micro = memory_fit.LAYOUTS[name]
+    planned = memory_fit.planned_bytes(memory_fit.CONFIG, layout, 4, micro)
+    assert max(peaks) == pytest.approx(planned, rel=0.15), (peaks, planned)
 
 
 @pytest.mark.parametrize(("run", "source"), [("llama", "llama-sharded"), ("qwen3", "qwen3")])

@@ -82,6 +82,11 @@ class TrainConfig(RunConfig):
     device: str = "auto"  # auto (a GPU when there is one) | cpu | cuda
     cpu_threads: int = 1  # torch threads per process on CPU (replicas often share a few cores)
     collective_timeout_s: int = 600  # how long a rank waits for the others before failing
+    # Measurement runs (trainers/torch/memory_meter.py): every rank's peak tensor memory in
+    # run_finished (measure_memory), and a limit past which the run fails, as a device of that
+    # size would (memory_limit_mib; 0 = none, and no meter).
+    measure_memory: bool = False
+    memory_limit_mib: int = 0
     # Every this many steps (a logged one) the ranks gather each one's own time in the step
     # (from its start to the end of its last forward: the gradient collectives' waits left
     # out), printed as the step event's rank_step_time_s for straggler detection; 0 = never.

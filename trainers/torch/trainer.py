@@ -32,7 +32,7 @@ from trainers.job import faults, preemption
 from trainers.job.cluster import Process
 from trainers.loop import Dispatched, StepRead, TrainingLoop
 from trainers.storage import Storage, storage_for
-from trainers.torch import run_state, strategies, streamed, vlm_data
+from trainers.torch import memory_meter, run_state, strategies, streamed, vlm_data
 from trainers.torch.checkpoints import CheckpointManager, describe_failure, skip_zip_crc32
 from trainers.torch.config import TrainConfig
 from trainers.torch.data import local_batch
@@ -76,6 +76,9 @@ class Trainer(TrainingLoop):
         # weights by the strategy once split) that is exported in Hugging Face's layout.
         self.hf_spec = hf_spec(config)
         self.hf_export = (config.export_hf or config.model_dir) if self.hf_spec else None
+        # Measured from the model's build on: a sharded layout never holds the whole model.
+        self.meter = memory_meter.start(config.memory_limit_mib, config.measure_memory,
+                                        process.rank)
         model = build_model(config, self.strategy.build_context())
         self.params = model.num_parameters()  # before any device unties the embeddings
         self.model, self.optimizer = self.strategy.setup(on_device(model, device))
@@ -128,6 +131,23 @@ class Trainer(TrainingLoop):
             return {}
         return {"n_layer": spec.n_layer, "n_head": spec.n_head, "d_model": spec.hidden_size,
                 "n_kv_head": spec.n_kv_head, "architecture": spec.architecture}
+
+    def run(self) -> int:
+        try:
+            return super().run()
+        finally:
+            if self.meter is not None:
+                self.meter.close()
+
+    def finished_fields(self) -> dict[str, Any]:
+        """With a meter: every rank's peak tensor memory (rank 0 first)."""
+        if self.meter is None:
+            return {}
+        self.meter.close()
+        peaks = torch.tensor([self.meter.peak_bytes], dtype=torch.int64, device=self.device)
+        gathered = [torch.zeros_like(peaks) for _ in range(self.process.world_size)]
+        dist.all_gather(gathered, peaks)
+        return {"peak_tensor_bytes": [int(p.item()) for p in gathered]}
 
     def begin(self, resumed: bool) -> None:
         """The model and optimizer are built (and restored) already."""

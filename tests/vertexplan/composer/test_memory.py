@@ -89,11 +89,37 @@ def test_the_parts_add_up_and_sharding_divides_the_states() -> None:
     zero2 = memory.plan(model, memory.Layout("zero2", 8, 1))
     zero3 = memory.plan(model, memory.Layout("zero3", 8, 1))
     fsdp = memory.plan(model, memory.Layout("fsdp", 8, 1))
-    assert ddp.model_states_gib == pytest.approx(16 * 7e9 / GIB)
+    # DDP: fp32 weights, gradients and Adam's moments (16 bytes a parameter), and the
+    # reducer's buckets, a second copy of the gradients (4).
+    assert ddp.model_states_gib == pytest.approx(20 * 7e9 / GIB)
+    assert "gradient buckets" in " ".join(ddp.notes)
     assert ddp.total_gib == pytest.approx(ddp.model_states_gib + ddp.reserve_gib)
     assert ddp.model_states_gib > zero2.model_states_gib > zero3.model_states_gib
     # FSDP full_shard keeps 16 bytes a parameter, all sharded, plus one gathered layer.
     assert fsdp.model_states_gib == pytest.approx(16 * 7e9 / 8 / GIB + fsdp.gathered_gib)
+
+
+def test_fsdp_gathers_blocks_and_the_root_unit_where_the_shape_gives_them() -> None:
+    """FSDP2 as the trainers wrap it (each block, then the root): at the peak a rank holds a
+    block with its gradients, the next block's weights and the root unit (embeddings, head)
+    with its gradients, which the memory-fit runs measured (bench/memory_fit.py)."""
+    h, vocab, inter, layers = 4096, 128256, 14336, 32
+    model = memory.ModelShape(parameters=8_030_261_248, dtype="bf16", hidden_size=h,
+                              layers=layers, vocab_size=vocab, attention_heads=32,
+                              kv_heads=8, intermediate_size=inter, sequence_length=8192)
+    block = h * h * (2 + 2 * 8 / 32) + 3 * h * inter
+    assert model.block_parameters == block  # Llama-3-8B's: 218,103,808
+    root = 8_030_261_248 - layers * block
+    assert model.outside_blocks_parameters == root  # 2 x vocab x h and the final norm
+    fsdp = memory.plan(model, memory.Layout("fsdp", 8, 1))
+    assert fsdp.gathered_gib == pytest.approx(2 * (3 * block + 2 * root) / GIB)
+    tp2 = memory.plan(model, memory.Layout("fsdp", 8, 1, tensor_parallel=2))
+    assert tp2.gathered_gib == pytest.approx(fsdp.gathered_gib / 2)
+    # A largest layer the user gives is what is gathered, as before.
+    given = memory.plan(memory.ModelShape(parameters=8_030_261_248, dtype="bf16",
+                                          largest_layer_parameters=block),
+                        memory.Layout("fsdp", 8, 1))
+    assert given.gathered_gib == pytest.approx(4 * block / GIB)
 
 
 def test_hybrid_shard_shards_within_a_node_only() -> None:
