@@ -40,6 +40,7 @@ from controlplane.runs.models import (
     RestartCause,
     display_name_for,
 )
+from controlplane.teams import quotas as team_quotas
 from controlplane.teams import tracking as team_tracking
 from controlplane.teams.models import Team
 from vertexplan import composer
@@ -80,7 +81,12 @@ def record_job(*, team: Team, user: Any, composition: composer.Composition,
     policy, problems = recovery_policy.parse_policy(request, spot=scheduling == "SPOT")
     if problems:
         raise ValueError(f"invalid recovery settings: {problems}")
+    # With the queue in front of Vertex on, the job waits for its team's share there
+    # (controlplane/runs/admission.py admits it and queues its submission).
+    queued_here = bool(getattr(settings, "CP_ADMISSION", False))
     job = Job.objects.create(
+        state=JobState.QUEUED_LOCAL if queued_here else JobState.QUEUED,
+        priority=team_quotas.priority_of(request.to_dict(), team),
         team=team, created_by=user, name=request.name, request=request.to_dict(),
         custom_job=composition.custom_job, project=settings.VERTEX_PROJECT,
         region=request.region,
@@ -98,8 +104,9 @@ def record_job(*, team: Team, user: Any, composition: composer.Composition,
         submit_queued_at=timezone.now(),
     )
     job.events.create(kind="state", attempt=1,
-                      data={"from": "", "to": JobState.QUEUED, "source": "created"})
-    _queue_submit(job.pk)
+                      data={"from": "", "to": job.state, "source": "created"})
+    if not queued_here:
+        _queue_submit(job.pk)
     return job
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.teams import policy as team_policy
+from controlplane.teams import quotas as team_quotas
 from controlplane.teams.models import Team
 
 # workerPoolSpecs index -> the request's pool (index 2 is either, by what the request has).
@@ -48,6 +49,13 @@ def violations(custom_job: dict[str, Any], request: dict[str, Any], team: Team
         if spec.get(name) and not rules.allow_web_access:
             errors[field] = [f"team {team.slug}'s policy does not allow web access to its "
                              "replicas (a team admin can allow it)"]
+
+    priority = team_quotas.priority_problem(request.get("priority"), team)
+    if priority:
+        errors["priority"] = [priority]
+    big = team_quotas.too_big(custom_job, str(request.get("region") or ""))
+    if big:
+        errors["accelerators"] = [big]
 
     for index, pool in enumerate(spec.get("workerPoolSpecs") or []):
         affinity = ((pool or {}).get("machineSpec") or {}).get("reservationAffinity") or {}

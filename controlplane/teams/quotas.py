@@ -7,9 +7,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
+
 from contract import quota_metrics
+from controlplane.backends import errors as backend_errors
+from controlplane.backends import quotas as project_quotas
 from controlplane.teams.models import QueuePriority, Team, TeamQuota
 from vertexplan import fairshare
+from vertexplan import quota as plan_quota
 
 REGION = re.compile(r"^[a-z]+(-[a-z]+)+[0-9]+$")
 MOST = 100_000  # accelerators or chips: far above any project's quota, far below overflow
@@ -107,3 +112,48 @@ def plan_quotas(rows: list[TeamQuota]) -> dict[str, dict[fairshare.Flavor, fairs
 def max_priority(team: Team) -> str:
     quota = TeamQuota.objects.filter(team=team).only("max_priority").first()
     return quota.max_priority if quota else QueuePriority.NORMAL
+
+
+def priority_of(request: dict[str, Any], team: Team) -> str:
+    """The priority a job asks for: `priority` as written, else normal, or the team's cap
+    when that is lower."""
+    given = request.get("priority")
+    if given in QueuePriority.values:
+        return given
+    cap = max_priority(team)
+    return min(QueuePriority.NORMAL, cap, key=fairshare.rank)
+
+
+def priority_problem(given: Any, team: Team) -> str | None:
+    """Why a job's `priority` is not one its team may ask for, or None."""
+    if given is None:
+        return None
+    if given not in QueuePriority.values:
+        return f"one of {', '.join(QueuePriority.values)}"
+    cap = max_priority(team)
+    if fairshare.rank(given) > fairshare.rank(cap):
+        return (f"team {team.slug}'s jobs may ask for at most {cap} priority (set by the "
+                f"site's admins); {given} is above it")
+    return None
+
+
+def too_big(custom_job: dict[str, Any], region: str) -> str | None:
+    """Why a job can never start because it needs more accelerators at once than the project's
+    whole Vertex quota (read from the Cloud Quotas API), or None. Only with the queue in front
+    of Vertex on (CP_ADMISSION); an unreadable quota refuses nothing."""
+    if not getattr(settings, "CP_ADMISSION", False):
+        return None
+    for need in plan_quota.needs(custom_job):
+        try:
+            found = project_quotas.limit(need.metric, region)
+        except backend_errors.BackendError:
+            return None
+        if found is None or found.value is None or found.unlimited:
+            continue
+        try:
+            fairshare.check_fits_project(
+                {fairshare.Flavor(need.accelerator, region, need.preemptible): need.count},
+                {fairshare.Flavor(need.accelerator, region, need.preemptible): found.value})
+        except fairshare.TooBig as exc:
+            return str(exc)
+    return None

@@ -195,3 +195,39 @@ def test_a_quota_below_the_running_jobs_is_accepted_and_said(
     assert "no new job" in over[0]["note"]
     assert state_of(running) == JobState.RUNNING
     assert settings.VERTEX_PROJECT == PROJECT
+
+
+# --- submission with the queue on ------------------------------------------------------------
+
+A100_8 = {"machine_type": "a2-highgpu-8g", "accelerator_type": A100, "accelerator_count": 8}
+
+
+def checked(team: Team, **body: Any) -> Any:
+    from controlplane.compose import validation
+
+    return validation.check(validation.read_request(
+        {"name": "q", "chief": A100_8, "region": "us-central1", **body}), team)
+
+
+def test_with_the_queue_on_a_job_waits_here_with_its_priority(
+        team: Team, settings: Any, make_job: Any, project_quota: Any,
+        django_capture_on_commit_callbacks: Any) -> None:
+    settings.CP_ADMISSION = True
+    TeamQuota.objects.create(team=team, max_priority="normal")
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        made = make_job("q", chief=A100_8, priority="low")
+    assert (made.state, made.priority, queued) == (JobState.QUEUED_LOCAL, "low", [])
+    assert made.events.get(kind="state").data["to"] == JobState.QUEUED_LOCAL
+
+
+def test_a_priority_above_the_cap_and_a_job_over_the_project_quota_are_refused(
+        team: Team, settings: Any, project_quota: Any) -> None:
+    settings.CP_ADMISSION = True
+    TeamQuota.objects.create(team=team, max_priority="normal")
+    errors = checked(team, priority="high").errors
+    assert errors["priority"] == ["team vision's jobs may ask for at most normal priority (set "
+                                  "by the site's admins); high is above it"]
+    errors = checked(team, chief={**A100_8}, workers={**A100_8, "replica_count": 2}).errors
+    assert "needs 24 NVIDIA_TESLA_A100 in us-central1 (on-demand) at once but 16 is the " \
+           "project's whole Vertex quota" in errors["accelerators"][0]
+    assert checked(team, priority="normal").ok

@@ -47,7 +47,10 @@ SCHEMA: dict[str, Shape] = {
         "disable_retries", "timeout_hours", "max_wait_hours", "base_output_directory",
         "network", "reserved_ip_ranges", "psc_network_attachment", "enable_web_access",
         "enable_dashboard_access", "service_account", "tensorboard", "experiment",
-        "experiment_run")},
+        "experiment_run",
+        # Not Vertex's (it has none): the control plane's queue in front of it orders jobs by
+        # it (low, normal, high; at most the team's cap), and the composer leaves it out.
+        "priority")},
     **{role: _POOL for role in POOL_ROLES},
     "env": FREE, "labels": FREE,
     # Judged by Vertex's rules as the CustomJob's encryptionSpec (unknown names included).
@@ -80,8 +83,6 @@ MEANT: dict[str, tuple[str, str]] = {
     "gpu_count": ("accelerator_count", "the number of GPUs is accelerator_count"),
     "gpuType": ("accelerator_type", "the GPU model is accelerator_type"),
     "gpu_type": ("accelerator_type", "the GPU model is accelerator_type"),
-    "priority": ("scheduling_strategy", "Vertex has no job priority: FLEX_START or SPOT "
-                 "choose how the job waits for capacity"),
     "stage": ("strategy", "the ZeRO stage is the strategy: zero1, zero2 or zero3"),
     "working_dir": ("command", "Vertex has no working directory field: set WORKDIR in the "
                     "image or cd in the command"),
