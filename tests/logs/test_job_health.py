@@ -3,7 +3,7 @@ follower stores them: a job silent past max(k x p95, floor) is flagged once, its
 last lines kept, the team's Slack told, and, with restart_on_hang, cancelled and resumed from
 its newest checkpoint; without it only alerted; steps again make it ok; a phase in progress is
 not a hang; per-rank step times name a straggler. The team's admins set the rule through the
-policy API, and the job's API record says its health."""
+policy API, and the job's API record and page say its health."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from controlplane.logs import health
@@ -80,6 +82,12 @@ def api(user: Any) -> APIClient:
     return client
 
 
+def page_of(job: Job) -> str:
+    client = Client()
+    client.force_login(job.created_by)
+    return client.get(reverse("job-detail", args=[job.pk])).content.decode()
+
+
 def at(seconds_after_last_step: float) -> datetime:
     return LAST_STEP_AT + timedelta(seconds=seconds_after_last_step)
 
@@ -125,6 +133,9 @@ def test_without_the_restart_policy_a_hang_is_only_alerted_and_steps_make_it_ok(
     assert "restart_on_hang is off" in job.events.get(kind="suspected_hang").data["restart"]
     assert not JobRestart.objects.filter(job=job).exists() and backend.cancelled == []
     assert Notification.objects.filter(job=job).count() == 1
+    page = page_of(job)
+    assert 'id="job-health"' in page and "Suspected hang" in page
+    assert "last line of workerpool1-0: waiting in all_reduce" in page
     emit(job, at(80), {"event": "step", "message": "step 31", "step": 31, "loss": 1.0})
     assert health.check(job.pk, now=at(81)) == "ok"
     job.refresh_from_db()
@@ -151,6 +162,8 @@ def test_per_rank_step_times_name_a_straggler(job: Job) -> None:
     assert job.health_detail["ranks"] == [2]
     event = job.events.get(kind="straggler")
     assert "rank 2" in event.data["why"]
+    page = page_of(job)
+    assert "<strong>Straggler</strong>: rank 2 (1.71x the median)" in page
     assert not Notification.objects.filter(job=job).exists()
     assert health.check(job.pk, now=at(6)) == "straggler"
     assert job.events.filter(kind="straggler").count() == 1
