@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
+from vertexplan.interop import python_sdk
 from vertexplan.interop.python_sdk import PythonJob
-from vertexplan.interop.python_sdk import read as read_python
 from vertexplan.interop.wandb_launch import KIND as WANDB_KIND
 from vertexplan.interop.wandb_launch import from_queue_config, is_queue_config
 
@@ -125,6 +125,15 @@ class Document:
     # What a Python file asks for that cannot be read, keyed by the argument ("run(timeout=)").
     errors: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+
+def read_python(text: str) -> PythonJob | None:
+    """A Python file's job (python_sdk.read); one whose names expand past the importer's bound
+    is refused as a whole."""
+    try:
+        return python_sdk.read(text)
+    except python_sdk.TooLarge as exc:
+        raise ImportFailed(str(exc)) from None
 
 
 def _no_constant(name: str) -> Any:

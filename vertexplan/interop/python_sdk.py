@@ -39,12 +39,38 @@ SECONDS = ("timeout", "max_wait_duration")
 # How the client waits or authenticates: nothing of the job.
 CLIENT_ONLY = ("sync", "create_request_timeout", "credentials")
 STRATEGIES = ("STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST", "STANDARD", "SPOT", "FLEX_START")
+# The most values (list items, dict entries, scalars) a file's literals may copy from names
+# bound earlier, all uses together: a few hundred bytes of names that each repeat the one
+# before 16 times would otherwise expand to millions (an import bomb). An SDK job file copies
+# tens to hundreds (a pool reused for the workers).
+MAX_VALUES = 10_000
 _NOT_LITERAL = ("is not a literal: the importer reads literal values only (it never runs the "
                 "file); write the value itself, or set it in the form after importing")
 
 
 class _NotLiteral(ValueError):
     """A node that is not made of literals (and names bound to literals)."""
+
+
+class TooLarge(Exception):
+    """The file's literals expand past MAX_VALUES: the import is refused as a whole."""
+
+
+class _Names(dict[str, Any]):
+    """Names bound to literals, how many values each expands to, and how many values the
+    file's literals have expanded to so far (checked before a name's value is copied)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: dict[str, int] = {}
+        self.spent = 0
+
+    def spend(self, values: int) -> None:
+        self.spent += values
+        if self.spent > MAX_VALUES:
+            raise TooLarge(f"the Python file's names expand to more than {MAX_VALUES} "
+                           "values (each use of a name copies its value): write the job's "
+                           "values out instead of repeating names")
 
 
 @dataclass
@@ -56,28 +82,41 @@ class PythonJob:
     region: str | None = None  # aiplatform.init(location=...)
 
 
-def _literal(node: ast.AST, names: dict[str, Any]) -> Any:
+def _literal(node: ast.AST, names: _Names) -> Any:
     """ast.literal_eval, plus names bound to literals earlier in the file and ``**`` in
     dicts, as SDK samples write pools (``[chief, {**chief, "replica_count": 2}]``)."""
+    return _sized(node, names)[0]
+
+
+def _sized(node: ast.AST, names: _Names) -> tuple[Any, int]:
+    """(the literal, how many values it holds). Each use of a name is counted against the
+    file's budget before its value is copied: the rest of a literal is bounded by the text."""
     if isinstance(node, ast.Name):
         if node.id in names:
-            return copy.deepcopy(names[node.id])
+            size = names.sizes[node.id]
+            names.spend(size)
+            return copy.deepcopy(names[node.id]), size
         raise _NotLiteral(node.id)
     if isinstance(node, ast.Dict):
         out: dict[Any, Any] = {}
+        size = 1
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:
-                unpacked = _literal(value, names)
+                unpacked, count = _sized(value, names)
                 if not isinstance(unpacked, dict):
                     raise _NotLiteral("**")
                 out.update(unpacked)
             else:
-                out[_literal(key, names)] = _literal(value, names)
-        return out
+                key_value, key_count = _sized(key, names)
+                out[key_value], count = _sized(value, names)
+                count += key_count
+            size += count
+        return out, size
     if isinstance(node, ast.List | ast.Tuple):
-        return [_literal(e, names) for e in node.elts]
+        items = [_sized(e, names) for e in node.elts]
+        return [value for value, _ in items], 1 + sum(count for _, count in items)
     try:
-        return ast.literal_eval(node)
+        return ast.literal_eval(node), 1
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise _NotLiteral(type(node).__name__) from None
 
@@ -100,7 +139,7 @@ class _Calls:
     variable: str | None = None
     runs: list[ast.Call] = field(default_factory=list)
     init: ast.Call | None = None
-    names: dict[str, Any] = field(default_factory=dict)
+    names: _Names = field(default_factory=_Names)
 
 
 def _is_job_call(node: ast.Call) -> bool:
@@ -134,7 +173,9 @@ def _collect(tree: ast.Module) -> tuple[dict[str, Any] | None, _Calls]:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name):
             with contextlib.suppress(_NotLiteral, RecursionError):
-                calls.names[statement.targets[0].id] = _literal(statement.value, calls.names)
+                name = statement.targets[0].id
+                calls.names[name], calls.names.sizes[name] = _sized(statement.value,
+                                                                    calls.names)
     return None, calls
 
 
@@ -150,7 +191,8 @@ def _note_call(node: ast.Call, calls: _Calls) -> None:
 
 
 def read(text: str) -> PythonJob | None:
-    """The job of a Python file, or None when it has neither shape."""
+    """The job of a Python file, or None when it has neither shape; TooLarge when its
+    literals expand past MAX_VALUES."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -204,7 +246,7 @@ def _put(document: dict[str, Any], path: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _arguments(call: ast.Call, method: str, mapping: dict[str, str], names: dict[str, Any],
+def _arguments(call: ast.Call, method: str, mapping: dict[str, str], names: _Names,
                out: PythonJob, init: dict[str, Any]) -> None:
     """Each keyword of ``call`` written where the SDK writes it, or refused on its name."""
     if call.args:
@@ -244,7 +286,7 @@ def _arguments(call: ast.Call, method: str, mapping: dict[str, str], names: dict
     _map(given, method, mapping, out)
 
 
-def _value(arg: str, node: ast.AST, names: dict[str, Any]) -> Any:
+def _value(arg: str, node: ast.AST, names: _Names) -> Any:
     """A keyword's value: a literal, a Scheduling.Strategy member or a PscInterfaceConfig."""
     if arg == "scheduling_strategy":
         dotted = _dotted(node)
