@@ -85,7 +85,15 @@ def check(job_id: int, now: datetime | None = None) -> str | None:
                 "slowdown": {str(r): x for r, x in slow.slowdown.items()}, "why": slow.why}
         else:
             state, detail = HealthState.OK, {}
+    if _unchanged(job, state, detail):
+        return state  # most sweeps: no lock taken
     return _record(job.pk, job.attempt, state, detail, restart=rule.restart_on_hang, now=now)
+
+
+def _unchanged(job: Job, state: str, detail: dict[str, Any]) -> bool:
+    """Whether `state` is what the job already says (a straggler: of the same ranks)."""
+    return job.health == state and (state != HealthState.STRAGGLER
+                                    or job.health_detail.get("ranks") == detail.get("ranks"))
 
 
 def _hang_verdict(job: Job, now: datetime, policy: health.HangPolicy) -> health.HangVerdict:
@@ -127,9 +135,8 @@ def _record(job_id: int, attempt: int, state: str, detail: dict[str, Any], *, re
         job = Job.objects.select_for_update().get(pk=job_id)
         if job.state != JobState.RUNNING or job.attempt != attempt:
             return None  # moved on while we read its log
-        if job.health == state and (state != HealthState.STRAGGLER or
-                                    job.health_detail.get("ranks") == detail.get("ranks")):
-            return state
+        if _unchanged(job, state, detail):
+            return state  # another worker recorded it first
         job.health, job.health_detail = state, detail
         job.save(update_fields=["health", "health_detail"])
         if state == HealthState.OK:
