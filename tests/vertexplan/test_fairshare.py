@@ -161,3 +161,18 @@ def test_a_job_bigger_than_the_project_quota_is_refused_with_the_figures():
         check_fits_project({A100: 24}, {A100: 16})
     d = decide(state(waiting=[job("huge", "a", 24)]))
     assert [r.job_id for r in d.refused] == ["huge"] and d.waiting == []
+
+
+def test_a_job_that_waited_long_enough_goes_first_and_stops_a_borrower_of_no_higher_priority():
+    quotas = {"a": {A100: TeamQuota(4, 12)}, "b": {A100: TeamQuota(4, 12)},
+              "c": {A100: TeamQuota(8, 8)}}
+    running = [job("b-high", "b", 8, priority="high", started_at=0),
+               job("b-low", "b", 8, priority="low", started_at=0)]
+    # a's job of 8 borrows (a's guarantee is 4) and b is far above its share: after four hours
+    # a's job comes before c's fresh job and b's low-priority job is asked to stop for it.
+    waiting = [job("a-old", "a", 8, submitted_at=0), job("c-new", "c", 8, submitted_at=14000)]
+    d = decide(state(running, waiting, now=14400, quotas=quotas, reserve_after_s=4 * 3600,
+                     fair_preemption=False))
+    assert [(p.job_id, p.for_job_id) for p in d.preempt] == [("b-low", "a-old")]
+    assert d.waiting[0].job_id == "a-old" and "waited longest" in d.waiting[0].reason
+    assert "held for job a-old" in d.reason("c-new")

@@ -2,19 +2,25 @@
 checkpoint, and why each other job waits and where. Pure and stateless: everything it knows
 is in the State, so any worker may call it and two calls on one state agree.
 
-The order of the queue: priority (high first); then, at one priority, jobs that stay within
-their team's guarantee before jobs that borrow; then the team's fair share, lowest first (its
-dominant resource share: over its flavors, the accelerators it held on average over the window
-plus those it holds now, in units of its guarantee); then age. Each job is tried in that order
-and starts if it fits, so no job ever goes ahead of a higher-priority job that fits; a job that
-does not fit lets smaller ones behind it use the capacity (backfill) until it has waited
-`reserve_after_s`, after which its flavors are held for it.
+The order of the queue: jobs that stay within their team's guarantee before jobs that borrow;
+then priority (high first); then the team's fair share, lowest first (its dominant resource
+share over the flavors the job asks for: the accelerators the team held on average over the
+window plus those it holds now, in units of its guarantee); then age. Each job is tried in
+that order and starts if it fits, so no job ever goes ahead of a higher-priority job that
+fits (of the same standing: a job within its team's guarantee goes before a borrower, as
+Kueue orders its heads, else the borrower would start only to be stopped at once); a job
+that does not fit lets smaller ones behind it use the capacity (backfill). With
+`reserve_after_s` set, a job that has waited that long goes first of all, and holds its
+flavors.
 
 A job that would stay within its team's guarantee but finds the capacity lent to other teams
 takes it back: first from jobs already stopping, then by asking borrowing jobs to stop at
 their next checkpoint, the lowest priority first and, at one priority, the one started last.
 A job without checkpoints is asked only when its team's policy allows losing work; the loss is
 in the Preemption. No job is asked to stop unless enough would be freed for the waiting one.
+A borrowing job of a team below its fair share may likewise ask borrowing jobs of no higher
+priority, of teams that stay above its team's share, to stop (fair_preemption). A job without
+checkpoints runs only within its team's guarantee (it could not be stopped for another's).
 """
 
 from __future__ import annotations
@@ -93,8 +99,14 @@ class _Book:
         return best
 
     def key(self, job: Job) -> tuple:
-        return (not self.within_guarantee(job), -rank(job.priority),
+        if self.starving(job):
+            return (0, job.submitted_at, job.id)
+        return (1, not self.within_guarantee(job), -rank(job.priority),
                 self.share(job.team, job.demand), job.submitted_at, job.id)
+
+    def starving(self, job: Job) -> bool:
+        after = self.state.reserve_after_s
+        return after is not None and self.state.now - job.submitted_at >= after
 
     def obstacle(self, job: Job) -> tuple[str, str] | None:
         """Why the job cannot start now, as (kind, reason); None when it can."""
@@ -132,12 +144,15 @@ class _Book:
                 out[flavor] = int(short)
         return out
 
-    def reclaim(self, job: Job, fair: bool) -> tuple[list[Preemption], bool, bool]:
+    def reclaim(self, job: Job, mode: str) -> tuple[list[Preemption], bool, bool]:
         """Take back lent capacity: promise the job what stopping jobs return, and pick
-        borrowing jobs to stop for the rest. For a job within its guarantee, any borrowing job
-        of another team; otherwise (fair) only jobs of no higher priority, of teams whose share
-        stays above the job's team's once the job runs, so two teams never take turns.
-        (preemptions, enough, whether returning accelerators were promised)."""
+        borrowing jobs of other teams to stop for the rest. For a job within its guarantee
+        (mode "guarantee"), any of them; for a job that has waited `reserve_after_s`
+        ("starving"), those of no higher priority; otherwise ("fair") only those of no higher
+        priority, of teams whose share stays above the job's team's once the job runs, so two
+        teams never take turns. (preemptions, enough, whether returning accelerators were
+        promised)."""
+        fair = mode == "fair"
         need = self.shortfall(job)
         promised = {f: min(self.returning[f], n) for f, n in need.items()}
         short = {f: n - promised[f] for f, n in need.items() if n > promised[f]}
@@ -154,7 +169,9 @@ class _Book:
             if not any(lent[candidate.team].get(f, 0)
                        > self.state.quota(candidate.team, f).guarantee for f in helps):
                 continue
-            if fair and (rank(candidate.priority) > rank(job.priority) or self._share_after(
+            if mode != "guarantee" and rank(candidate.priority) > rank(job.priority):
+                continue
+            if fair and (self._share_after(
                     candidate.team, helps, lent, -candidate.total())
                     <= self.share(job.team, job.demand, job.total())):
                 continue
@@ -246,8 +263,11 @@ def decide(state: State) -> Decisions:
             continue
         kind, reason = found
         guaranteed, enough = book.within_guarantee(job), False
-        if kind == "capacity" and (guaranteed or state.fair_preemption):
-            preemptions, enough, promised = book.reclaim(job, fair=not guaranteed)
+        starving = book.starving(job)
+        modes = ["guarantee"] if guaranteed else (
+            (["fair"] if state.fair_preemption else []) + (["starving"] if starving else []))
+        for mode in modes if kind == "capacity" else []:
+            preemptions, enough, promised = book.reclaim(job, mode)
             if enough:
                 out.preempt.extend(preemptions)
                 book.hold_for(job)
@@ -257,11 +277,12 @@ def decide(state: State) -> Decisions:
                                  f"to stop at its next checkpoint")
                 if promised:
                     parts.append("accelerators returned by jobs stopping at a checkpoint")
-                why = (f"within team {job.team}'s guarantee" if guaranteed else
-                       f"team {job.team} is below its fair share")
+                why = {"guarantee": f"within team {job.team}'s guarantee",
+                       "fair": f"team {job.team} is below its fair share",
+                       "starving": "waited longest"}[mode]
                 reason = f"{why}: waiting for {' and '.join(parts)}"
-        if kind == "capacity" and not enough and state.reserve_after_s is not None and (
-                state.now - job.submitted_at >= state.reserve_after_s):
+                break
+        if kind == "capacity" and not enough and starving and state.hold_when_starving:
             book.hold_for(job)
             reason += "; its accelerators are now held for it"
         still.append(Waiting(job.id, 0, reason))

@@ -75,11 +75,13 @@ class State:
     # Accelerator-seconds each team used per flavor over the fair-share window.
     usage: Mapping[str, Mapping[Flavor, float]] = field(default_factory=dict)
     window_s: float = 7 * 24 * 3600.0
-    # A job that has waited this long for capacity holds it: no job after it in the queue takes
-    # its flavors until it starts (until then smaller jobs fill the gaps). Off by default: in
-    # the week of bench.fair_share, holding at 6 h made the longest wait worse (113 h against
-    # 63 h without) and utilisation lower (83% against 91%).
+    # A job that has waited this long goes first, may ask borrowing jobs of no higher priority
+    # to stop at a checkpoint, and (hold_when_starving) holds its flavors: no job after it
+    # takes them until it starts. Off by default: in the week of bench.fair_share, at 4 h it
+    # shortened the longest wait (42 h against 63 h) but cost utilisation (86% against 91%)
+    # and fairness (22% off entitlement against 18%); bench/README.md has the runs.
     reserve_after_s: float | None = None
+    hold_when_starving: bool = True
     # A borrowing job may also ask jobs of teams above their fair share to stop (at a
     # checkpoint), as a job within its guarantee may ask any borrowing job.
     fair_preemption: bool = True
