@@ -21,6 +21,7 @@ urlpatterns = [
     path("teams/<slug:team>/goodput/", goodput_api.TeamGoodputView.as_view(),
          name="api-team-goodput"),
     path("teams/<slug:team>/quotas/", queue_api.TeamQuotaView.as_view(), name="api-team-quotas"),
+    path("queue/", queue_api.QueueView.as_view(), name="api-queue"),
     path("jobs/export/", compose_api.JobExport.as_view(), name="api-job-export"),
     path("jobs/import/", compose_api.JobImport.as_view(), name="api-job-import"),
     path("jobs/<int:pk>/export/", compose_api.StoredJobExport.as_view(),

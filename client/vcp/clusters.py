@@ -84,7 +84,7 @@ def clusters_scale(ctx: Context, cluster_id: int, replicas: tuple[str, ...]) -> 
     counts: dict[str, int] = {}
     for item in replicas:
         pool, sep, count = item.partition("=")
-        if not sep or not pool or not count.isdigit():
+        if not sep or not pool or not (count.isascii() and count.isdigit()):
             raise click.BadParameter(f"{item!r}: give POOL=COUNT", param_hint="REPLICAS")
         counts[pool] = int(count)
     ctx.emit(api.send(ctx.client, "PATCH", f"/api/v1/clusters/{cluster_id}/",

@@ -7,6 +7,7 @@
     vcp -o json jobs list --state RUNNING
     vcp sweeps submit -f study.yaml --wait           (gcloud hp-tuning-jobs YAML or a sweep)
     vcp clusters ray-jobs submit --cluster 3 -- python -m trainers.ray_train
+    vcp queue                                        (who waits for their team's share, why)
 
 \b
 Exit codes: 0 done; 1 refused (field errors on stderr) or a --wait job that did not succeed;
@@ -27,7 +28,7 @@ import click
 import httpx
 from click.shell_completion import get_completion_class
 
-from vcp import api, clusters, documents, notes, settings, stream, sweeps, waiting
+from vcp import api, clusters, documents, notes, queue, settings, stream, sweeps, waiting
 from vcp.context import Context, pass_context
 from vcp.output import FORMATS, cell, emit, ending
 from vertex_control_plane_client.api.jobs import (
@@ -378,6 +379,7 @@ jobs.add_command(notes.tag)
 jobs.add_command(notes.untag)
 jobs.add_command(notes.note)
 cli.add_command(sweeps.sweeps)
+cli.add_command(queue.queue)
 cli.add_command(clusters.clusters)
 
 

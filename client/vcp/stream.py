@@ -15,7 +15,7 @@ from vertex_control_plane_client import AuthenticatedClient
 
 def least_severity(name: str | None) -> int:
     raw = (name or "").strip().upper()
-    if raw.isdigit():
+    if raw.isascii() and raw.isdigit():  # int() refuses '²', which isdigit() passes
         return int(raw)
     return SEVERITY.get(raw, 0)
 

@@ -95,6 +95,7 @@ SUMMARIES: dict[str, str] = {
     "teams_goodput_retrieve": "Retrieve a team's goodput in a month",
     "teams_quotas_retrieve": "Retrieve a team's accelerator quota for the queue",
     "teams_quotas_update": "Set a team's accelerator quota for the queue (site admins)",
+    "queue_list": "List the queue in front of Vertex",
     "teams_audit_list": "List a team's audit log",
     "teams_tracking_retrieve": "Retrieve a team's W&B tracking settings",
     "teams_tracking_partial_update": "Change a team's W&B tracking settings",

@@ -268,3 +268,35 @@ def over_quota(team: Team, quota: TeamQuota | None) -> list[dict[str, Any]]:
                         "note": "jobs already running go on; no new job of the team starts "
                                 "on this flavor until they hold less"})
     return out
+
+
+def queue_rows(team_ids: list[int], team_slug: str | None = None) -> list[dict[str, Any]]:
+    """The queue as a team sees it: its jobs waiting here (in place order, with why) and those
+    holding accelerators on Vertex (borrowing when the team holds more than its guarantee)."""
+    jobs = (Job.objects.filter(team_id__in=team_ids,
+                               state__in=(JobState.QUEUED_LOCAL, *HOLDING))
+            .exclude(kind=JobKind.RAY).select_related("team").order_by("created_at", "pk"))
+    if team_slug:
+        jobs = jobs.filter(team__slug=team_slug)
+    rows = list(TeamQuota.objects.filter(team_id__in=team_ids).select_related("team"))
+    guarantees = team_quotas.plan_quotas(rows)
+    held: dict[tuple[str, fairshare.Flavor], int] = {}
+    out = []
+    for job in jobs:
+        demand = demand_of(job)
+        waiting = job.state == JobState.QUEUED_LOCAL
+        borrowing = False
+        if not waiting:
+            for flavor, n in demand.items():
+                key = (job.team.slug, flavor)
+                held[key] = held.get(key, 0) + n
+                quota = guarantees.get(job.team.slug, {}).get(flavor)
+                borrowing |= held[key] > (quota.guarantee if quota else 0)
+        out.append({
+            "id": job.pk, "name": job.name, "team": job.team.slug, "state": job.state,
+            "priority": job.priority, "place": (job.queue or {}).get("place") if waiting else None,
+            "reason": (job.queue or {}).get("reason", "") if waiting else "",
+            "borrowing": borrowing,
+            "accelerators": ", ".join(f"{n} {f.label()}" for f, n in sorted(demand.items()))})
+    out.sort(key=lambda r: (r["place"] is None, r["place"] or 0, r["id"]))
+    return out

@@ -1,4 +1,5 @@
-"""A team's quota for the queue in front of Vertex: GET /api/v1/teams/<team>/quotas/ (the
+"""The queue in front of Vertex in the API: GET /api/v1/queue/ (your teams' waiting and holding
+jobs), and a team's quota: GET /api/v1/teams/<team>/quotas/ (the
 team's admins and site admins), PUT (site admins only: a team's admins must not raise their
 own share). A quota below what the team's jobs hold now is accepted: running jobs go on, and
 the answer says that no new job of the team starts until it is below."""
@@ -9,7 +10,8 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -65,3 +67,30 @@ class TeamQuotaView(APIView):
             team=found, defaults={**values, "updated_at": timezone.now()})
         audit.record(request, "quota.update", quota, team=found, detail=values)
         return Response(_answer(found))
+
+
+class QueueEntrySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    team = serializers.CharField()
+    state = serializers.CharField(help_text="QUEUED_LOCAL: waiting here; else on Vertex")
+    priority = serializers.CharField(help_text="low, normal or high")
+    place = serializers.IntegerField(allow_null=True,
+                                     help_text="1 = the next to start; null unless waiting")
+    reason = serializers.CharField(allow_blank=True, help_text="why it waits")
+    borrowing = serializers.BooleanField(
+        help_text="holds accelerators beyond its team's guarantee (may be stopped at a "
+                  "checkpoint for another team's guarantee)")
+    accelerators = serializers.CharField()
+
+
+class QueueView(APIView):
+    """The queue in front of Vertex as your teams see it: jobs waiting here in place order,
+    with why, then the jobs holding accelerators on Vertex (borrowing or not)."""
+
+    @extend_schema(parameters=[OpenApiParameter("team", str, description="a team's slug")],
+                   responses={200: QueueEntrySerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        team_ids = list(access.teams_of(request.user).values_list("pk", flat=True))
+        rows = admission.queue_rows(team_ids, request.query_params.get("team") or None)
+        return Response(QueueEntrySerializer(rows, many=True).data)

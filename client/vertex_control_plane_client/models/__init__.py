@@ -165,6 +165,7 @@ from .preset import Preset
 from .preset_request import PresetRequest
 from .preset_scaled_down import PresetScaledDown
 from .python_package_request import PythonPackageRequest
+from .queue_entry import QueueEntry
 from .ray_job import RayJob
 from .recommend_request_request import RecommendRequestRequest
 from .recommend_request_request_activation_checkpointing_type_0 import (
@@ -383,6 +384,7 @@ __all__ = (
     "PresetRequest",
     "PresetScaledDown",
     "PythonPackageRequest",
+    "QueueEntry",
     "RayJob",
     "RecommendRequestRequest",
     "RecommendRequestRequestActivationCheckpointingType0",
