@@ -2,13 +2,14 @@
 
 from django.urls import path
 
-from controlplane.runs import tag_views, views
+from controlplane.runs import queue_views, tag_views, views
 
 urlpatterns = [
     path("", views.JobListView.as_view(), name="job-list"),
     path("jobs/rows/", views.JobRowsView.as_view(), name="job-list-rows"),
     path("jobs/compare/", views.job_compare, name="job-compare"),
     path("docs/own-code/", views.own_code, name="own-code"),
+    path("queue/", queue_views.queue_page, name="queue"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<int:pk>/cancel/", views.job_cancel, name="job-cancel"),
     path("jobs/<int:pk>/tags/", tag_views.job_tags, name="job-tags"),

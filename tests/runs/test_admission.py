@@ -231,3 +231,22 @@ def test_a_priority_above_the_cap_and_a_job_over_the_project_quota_are_refused(
     assert "needs 24 NVIDIA_TESLA_A100 in us-central1 (on-demand) at once but 16 is the " \
            "project's whole Vertex quota" in errors["accelerators"][0]
     assert checked(team, priority="normal").ok
+
+
+def test_the_queue_page_shows_why_and_where_and_a_quota_below_the_running_jobs(
+        team: Team, other_team: Team, backend: Any) -> None:
+    ann = make_user("ann", team, Role.MEMBER)
+    TeamQuota.objects.create(team=team, flavors=[
+        {"accelerator": A100, "region": "us-central1", "spot": False, "guarantee": 8,
+         "borrowing_limit": 0}])
+    runs(backend, job(team, ann, 16, state=JobState.QUEUED))
+    waiting = job(team, ann, 8)
+    Job.objects.filter(pk=waiting.pk).update(queue={"place": 1, "reason": "team vision would "
+                                                    "hold 24 of its 8"})
+    hidden = job(other_team, make_user("sol", other_team, Role.MEMBER), 8)
+    client = Client()
+    client.force_login(ann)
+    page = client.get("/queue/").content.decode()
+    assert "team vision would hold 24 of its 8" in page
+    assert f"/jobs/{waiting.pk}/" in page and f"/jobs/{hidden.pk}/" not in page
+    assert "holds 16 NVIDIA_TESLA_A100 in us-central1 (on-demand), above the 8" in page
