@@ -24,6 +24,7 @@ from controlplane.teams import access
 from controlplane.teams.models import Team
 from vertexplan import catalog
 from vertexplan.clusters import DEFAULT_VERSION, OFFERED
+from vertexplan.digits import ascii_int
 
 MAX_POOLS = 16
 ROWS_SHOWN = 3
@@ -188,8 +189,9 @@ class ClusterForm(forms.Form):
         if path.startswith("pools[") and "]" in path:
             index_text, _, rest = path[len("pools["):].partition("]")
             field = rest.lstrip(".")
-            if index_text.isdigit() and int(index_text) < len(rows):
-                row = pools.forms[rows[int(index_text)]]
+            index = ascii_int(index_text)
+            if index is not None and index < len(rows):
+                row = pools.forms[rows[index]]
                 row.add_error(field if field in row.fields else None, message)
                 return
         # `labels["Key"]` is the labels field's; an unknown path is the whole form's.

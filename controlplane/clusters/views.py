@@ -22,6 +22,7 @@ from controlplane.clusters.models import Cluster, RayJob
 from controlplane.core import idempotency
 from controlplane.teams import access as team_access
 from vertexplan.clusters.cost import BILLING_NOTE
+from vertexplan.digits import ascii_int
 
 
 @login_required
@@ -142,7 +143,7 @@ def create(request: HttpRequest) -> HttpResponseBase:
         raise PermissionDenied("your role in your teams cannot create clusters")
     if request.method == "GET":
         rows = request.GET.get("pools", "")
-        wanted = int(rows) if rows.isascii() and rows.isdigit() and len(rows) <= 2 else 0
+        wanted = ascii_int(rows, max_digits=2) or 0
         pools = pool_formset(rows=wanted or ROWS_SHOWN)
         return _render(request, ClusterForm(user=request.user), pools)
     form = ClusterForm(request.POST, user=request.user)

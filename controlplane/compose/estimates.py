@@ -14,6 +14,7 @@ from controlplane.compose import expected, validation
 from controlplane.core import price_table
 from controlplane.costs.recommend_api import result_json
 from controlplane.teams.models import Team
+from vertexplan.digits import ascii_int
 from vertexplan.pricing import RATE_NAMES, Estimate, Totals, job_estimate
 from vertexplan.pricing.estimate import LineItem
 from vertexplan.pricing.money import cost_of_seconds, seconds_of
@@ -215,10 +216,11 @@ def parse_duration(data: dict[str, Any], timeout: Decimal) -> Duration:
     raw_steps = data.get("steps")
     steps = None
     if raw_steps not in (None, ""):
-        if isinstance(raw_steps, bool) or not str(raw_steps).isdigit() or int(raw_steps) < 1:
-            raise ValidationError({"steps": [f"{raw_steps!r} is not valid: a whole number of "
-                                             "training steps, at least 1"]})
-        steps = int(raw_steps)
+        steps = None if isinstance(raw_steps, bool) else ascii_int(str(raw_steps))
+        if not steps:
+            raise ValidationError({"steps": [f"{str(raw_steps)[:40]!r} is not valid: a whole "
+                                             "number of training steps, at least 1 (ASCII "
+                                             "digits)"]})
     if (steps is None) != (step_time is None):
         missing = "step_time_s" if step_time is None else "steps"
         raise ValidationError({missing: ["give steps and step_time_s together (or hours)"]})

@@ -19,6 +19,7 @@ from typing import Any
 from controlplane.runs.models import Job, JobKind, JobState
 from controlplane.teams.models import Team
 from vertexplan.composer import Composition, parallelism
+from vertexplan.digits import ascii_int
 from vertexplan.perf.expected_step import ExpectedStep
 
 TRAINER_DEFAULT_STEPS = 300  # trainers/config.py: RunConfig.steps
@@ -35,8 +36,8 @@ def trainer_steps(custom_job: dict[str, Any]) -> int | None:
     args = container.get("args") or []
     steps = None
     for flag, value in itertools.pairwise(args):
-        if flag == "--steps" and isinstance(value, str) and value.isdigit():
-            steps = int(value)
+        if flag == "--steps" and ascii_int(value) is not None:
+            steps = ascii_int(value)
     return steps if steps is not None else TRAINER_DEFAULT_STEPS
 
 

@@ -21,6 +21,7 @@ from controlplane.backends.errors import BackendError
 from controlplane.runs import recovery, recovery_policy
 from vertexplan.catalog import list_regions
 from vertexplan.composer import JobRequest
+from vertexplan.digits import ascii_int
 
 FORM_FIELDS = ("recovery_strategy", "recovery_max_recoveries", "recovery_retries_in_place",
                "recovery_tries_per_step", "recovery_tries_per_region", "recovery_backoff_s",
@@ -201,11 +202,12 @@ def to_labels(policy: dict[str, Any] | None) -> dict[str, str]:
 def _number(key: str, text: str) -> int | float | str:
     """A label's number; a value that is not one stays as written, so the check refuses it
     by field instead of dropping it."""
-    if not text.isdigit():
+    number = ascii_int(text)
+    if number is None:
         return text
     if key not in MILLISECONDS:
-        return int(text)
-    seconds = int(text) / 1000
+        return number
+    seconds = number / 1000
     return int(seconds) if seconds.is_integer() else seconds
 
 

@@ -30,6 +30,7 @@ from controlplane.security import audit
 from controlplane.sweeps import lifecycle, submission
 from controlplane.sweeps.access import visible_sweeps
 from controlplane.teams import access
+from vertexplan.digits import ascii_int
 
 TEMPLATE = "compose/sweep_compose.html"
 
@@ -87,16 +88,16 @@ class SweepComposeView(SubmitterRequiredMixin, View):
         rows_initial = None
         trial_initial: dict[str, Any] = {}
         clone_of = None
-        source = request.GET.get("from", "")
-        if source.isascii() and source.isdigit() and len(source) < 19:
-            clone_of = visible_sweeps(request.user).filter(pk=int(source)).first()
+        source = ascii_int(request.GET.get("from", ""))
+        if source is not None:
+            clone_of = visible_sweeps(request.user).filter(pk=source).first()
         if clone_of is not None:
             study_initial, rows_initial = sweep_request.initial_from_request(clone_of.request)
             team = clone_of.team.slug if access.can_submit(request.user, clone_of.team) else ""
             trial = clone_of.request.get("trial_job")
             trial_initial = initial_from_request(trial if isinstance(trial, dict) else {}, team)
         wanted = request.GET.get("rows", "")
-        rows = int(wanted) if wanted.isascii() and wanted.isdigit() and len(wanted) <= 2 else 0
+        rows = ascii_int(wanted, max_digits=2) or 0
         return _render(request, StudyForm(initial=study_initial),
                        parameter_formset(initial=rows_initial, rows=rows or ROWS_SHOWN),
                        TrialJobForm(initial=trial_initial, user=request.user),

@@ -30,6 +30,7 @@ from controlplane.security import audit
 from controlplane.teams import access
 from vertexplan import interop, presets
 from vertexplan.catalog.hardware_regions import regions_offering_all
+from vertexplan.digits import ascii_int
 
 _EXTENSIONS = {"yaml": ("yaml", "application/yaml"), "json": ("json", "application/json"),
                "python": ("py", "text/x-python"),
@@ -352,9 +353,13 @@ def job_resubmit(request: HttpRequest, pk: int) -> HttpResponse:
     if not access.can_submit(request.user, job.team):
         raise PermissionDenied("your role in this team cannot resubmit jobs")
     raw = request.POST.get("checkpoint_step", "").strip()
+    step = ascii_int(raw)
+    if raw and step is None:
+        messages.error(request, f"checkpoint_step {raw[:40]!r} is not a step: a whole number "
+                                "(ASCII digits), or blank for the newest checkpoint")
+        return redirect("job-detail", pk=job.pk)
     try:
-        new_job = submission.resubmit(job, user=request.user,
-                                     checkpoint_step=int(raw) if raw.isdigit() else None)
+        new_job = submission.resubmit(job, user=request.user, checkpoint_step=step)
     except submission.ResubmitError as exc:
         messages.error(request, "; ".join(m for ms in exc.errors.values() for m in ms))
         return redirect("job-detail", pk=job.pk)

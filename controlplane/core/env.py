@@ -12,6 +12,8 @@ from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
+from vertexplan.digits import ascii_int
+
 
 def envstr(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
@@ -96,7 +98,7 @@ def envrate(name: str, default: str) -> str:
     if value.lower() in {"", "off", "none"}:
         return ""
     count, _, period = value.partition("/")
-    if not count.isdigit() or int(count) < 1 or period not in RATE_PERIODS:
+    if not ascii_int(count) or period not in RATE_PERIODS:
         raise ImproperlyConfigured(
             f"{name}={value!r} is not a rate: use <count>/<period>, period one of "
             f"{', '.join(RATE_PERIODS)} (e.g. 600/minute), or off")

@@ -20,6 +20,7 @@ from controlplane.runs.models import Job
 from vertexplan.catalog import get_machine_type
 from vertexplan.catalog.hardware_regions import job_offerings, regions_offering_all
 from vertexplan.checkpointing import checkpointing_mode
+from vertexplan.digits import ascii_int
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,8 @@ def _flag_value(args: Sequence[Any], flag: str) -> int | None:
     for i, word in enumerate(words):
         text = word.partition("=")[2] if word.startswith(flag + "=") else (
             words[i + 1] if word == flag and i + 1 < len(words) else None)
-        if text is not None and text.isdigit():
-            return _positive_int(int(text))
+        if ascii_int(text) is not None:
+            return _positive_int(ascii_int(text))
     return None
 
 

@@ -46,6 +46,7 @@ from controlplane.runs.page_paging import JobPaginator
 from controlplane.security import audit
 from controlplane.security.models import AuditEntry
 from controlplane.teams import access
+from vertexplan.digits import ascii_int
 
 TIMELINE_LIMIT = 300
 # The page links a restart's checkpoint by its id: the event itself is not read.
@@ -362,8 +363,9 @@ def job_compare(request: HttpRequest) -> HttpResponse:
     wanted: list[int] = []
     ignored: list[str] = []
     for part in (p.strip() for p in raw):
-        if part.isdigit() and len(part) < 19 and int(part) not in wanted:
-            wanted.append(int(part))
+        number = ascii_int(part)
+        if number is not None and number not in wanted:
+            wanted.append(number)
         elif part:
             ignored.append(part[:40])
     extra = wanted[COMPARE_MAX:]

@@ -32,6 +32,7 @@ from controlplane.teams import policy as team_policy
 from controlplane.teams import tracking as team_tracking
 from controlplane.teams.models import Team
 from vertexplan import composer
+from vertexplan.digits import ascii_int
 from vertexplan.pricing import job_estimate
 from vertexplan.pricing.money import cost_of_seconds
 from vertexplan.pricing.snapshot import snapshot as price_snapshot
@@ -216,7 +217,7 @@ def _apply(sweep: Sweep, remote: RemoteTuningJob) -> None:
         trial = known.get(found.id)
         if trial is None:
             trial = Trial(sweep=sweep, trial_id=found.id,
-                          number=int(found.id) if found.id.isdigit() else 0)
+                          number=ascii_int(found.id) or 0)
             trial.update_from(found)
             trial.save()
         else:

@@ -22,6 +22,7 @@ from controlplane.sweeps import curves, lifecycle, links, submission
 from controlplane.sweeps.access import visible_sweeps
 from controlplane.sweeps.models import Sweep, Trial
 from controlplane.teams import access
+from vertexplan.digits import ascii_int
 from vertexplan.interop import ImportFailed
 from vertexplan.sweeps import export, import_text
 
@@ -91,9 +92,9 @@ def sweep_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _initial(request: HttpRequest) -> str:
-    source = request.GET.get("from")
-    if source and source.isdigit():
-        sweep = visible_sweeps(request.user).filter(pk=int(source)).first()
+    source = ascii_int(request.GET.get("from"))
+    if source is not None:
+        sweep = visible_sweeps(request.user).filter(pk=source).first()
         if sweep is not None:
             return json.dumps(lifecycle.clone_request(sweep), indent=2)
     return ""

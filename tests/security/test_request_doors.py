@@ -35,3 +35,59 @@ def test_an_import_bomb_is_a_400_even_for_a_viewer(
         "/api/v1/jobs/import/", {"text": import_bomb(6)}, format="json")
     assert answer.status_code == 400, answer.content[:300]
     assert "expand to more than" in json.dumps(answer.json())
+
+
+# --- door 12: input that was a 500 --------------------------------------------------------
+
+SUPERSCRIPT_TWO = "\u00b2"  # "²": str.isdigit() says yes, int() says no
+
+
+def test_a_long_json_key_with_an_infinite_number_is_refused() -> None:
+    # PyYAML refuses keys over 1024 characters, so the text fell back to json.loads.
+    text = json.dumps({"workerPoolSpecs": [{"replicaCount": 1}], "k" * 1025: 0})
+    with pytest.raises(ImportFailed, match="1e400"):
+        import_text(text.replace(": 0}", ": 1e400}"), region="us-central1")
+
+
+@pytest.mark.parametrize("path, body, field", [
+    ("/api/v1/jobs/import/", {"vertex": {"spec": {"worker_pool_specs": 5}, "run": {}}},
+     "worker_pool_specs"),
+    ("/api/v1/sweeps/import/", {"text": json.dumps({
+        "studySpec": {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
+                      "parameters": []},
+        "trialJobSpec": {"workerPoolSpecs": 3}})}, "workerPoolSpecs"),
+    ("/api/v1/jobs/estimate/", {"name": "t", "chief": {"machine_type": "n1-standard-4"},
+                                "region": "us-central1", "steps": SUPERSCRIPT_TWO,
+                                "step_time_s": 1}, "steps"),
+])
+def test_malformed_numbers_and_pools_are_400s_naming_the_field(
+        world: World, token_client: Callable[[Any], APIClient], path: str,
+        body: dict[str, Any], field: str) -> None:
+    answer = token_client(world.users["member"]).post(path, body, format="json")
+    assert answer.status_code == 400, answer.content[:300]
+    assert field in json.dumps(answer.json())
+
+
+def test_a_clusters_superscript_replica_count_is_a_field_error() -> None:
+    from vertexplan.clusters.compose import parse_request
+
+    _, errors = parse_request({"name": "c", "pools": [
+        {"id": "head", "machine_type": "n1-standard-4", "replica_count": SUPERSCRIPT_TWO}]})
+    assert [e.path for e in errors] == ["pools[0].replica_count"]
+
+
+def test_superscript_ids_in_pages_are_not_server_errors(
+        world: World, make_job: Callable[..., Any]) -> None:
+    from django.test import Client
+
+    job = make_job(world.team, world.users["member"])
+    page = Client(raise_request_exception=False)
+    page.force_login(world.users["member"])
+    compare = page.get(f"/jobs/compare/?ids={job.pk},{SUPERSCRIPT_TWO}")
+    assert compare.status_code == 200
+    assert SUPERSCRIPT_TWO in compare.content.decode()  # named as left out
+    assert page.get(f"/sweeps/new/?from={SUPERSCRIPT_TWO}").status_code == 200
+    answer = page.post(f"/jobs/{job.pk}/resubmit/", {"checkpoint_step": SUPERSCRIPT_TWO},
+                       follow=True)
+    assert answer.status_code == 200
+    assert "checkpoint_step" in answer.content.decode()

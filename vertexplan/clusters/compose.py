@@ -23,6 +23,7 @@ from vertexplan.catalog import FieldError, validate_custom_job
 from vertexplan.clusters.ray_checks import check_ray
 from vertexplan.clusters.ray_versions import DEFAULT_VERSION, default_python, image_uri
 from vertexplan.clusters.request import ClusterRequest, PoolRequest, RayRequest
+from vertexplan.digits import ascii_int
 
 ID_PATTERN = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 ID_RULE = ("1 to 63 characters: lowercase letters, digits and hyphens, starting with a letter "
@@ -50,8 +51,8 @@ def _int(raw: object, path: str, errors: list[FieldError], default: int | None) 
     if raw is None or raw == "":
         return default
     if isinstance(raw, bool) or not isinstance(raw, int):
-        if isinstance(raw, str) and raw.strip().isdigit():
-            return int(raw.strip())
+        if isinstance(raw, str) and ascii_int(raw.strip()) is not None:
+            return ascii_int(raw.strip())
         errors.append(FieldError(path, f"{path} must be a whole number, got {raw!r}"))
         return default
     return raw

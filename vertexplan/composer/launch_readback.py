@@ -20,6 +20,7 @@ from vertexplan.composer.parallelism import (
     PARALLELISM_ENV,
     STRATEGIES,
 )
+from vertexplan.digits import ascii_int
 
 _SET_FLAGS = ("fsdp.shard_size", "micro_batch_size", "precision", "grad_clip",
               "offload_optimizer", "offload_params")
@@ -67,17 +68,18 @@ def parse_jax_args(args: list[str]) -> tuple[dict[str, Any], list[str]] | None:
     if len(args) < 2 or args[0] != "--mesh":
         return None
     degrees = args[1].split(",")
-    if len(degrees) != 3 or not all(d.isdigit() and int(d) > 0 for d in degrees):
+    numbers = [ascii_int(d) for d in degrees]
+    if len(numbers) != 3 or not all(numbers):
         return None
-    data, fsdp, tensor = (int(d) for d in degrees)
+    data, fsdp, tensor = numbers
     request: dict[str, Any] = {"strategy": "tpu_jax"}
     if fsdp > 1 and data == 1:
         request["tpu"] = {"sharding": "fsdp"}
     if tensor > 1:
         request["parallelism"] = {"tensor": tensor}
     rest = args[2:]
-    if rest[:1] == ["--batch-size"] and len(rest) >= 2 and rest[1].isdigit():
-        request["batch"] = {"global_batch_size": int(rest[1])}
+    if rest[:1] == ["--batch-size"] and len(rest) >= 2 and ascii_int(rest[1]) is not None:
+        request["batch"] = {"global_batch_size": ascii_int(rest[1])}
         rest = rest[2:]
     if rest[:1] == ["--precision"] and len(rest) >= 2:
         request["precision"] = rest[1]

@@ -22,6 +22,7 @@ from vertexplan.composer.request import (
     PoolRequest,
     inherited_fields,
 )
+from vertexplan.digits import ascii_int
 
 _POOL_PATHS = {
     "machineSpec.machineType": "machine_type",
@@ -102,7 +103,8 @@ def request_field_for(path: str, request: JobRequest,
         return ""
     index_text, _, rest = path[len(prefix):].partition("]")
     rest = rest.lstrip(".")
-    role = pool_roles(request).get(int(index_text)) if index_text.isdigit() else None
+    index = ascii_int(index_text)
+    role = pool_roles(request).get(index) if index is not None else None
     if role is None:
         return ""
     for spec_path, name in _POOL_PATHS.items():

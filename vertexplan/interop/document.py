@@ -140,12 +140,23 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ImportFailed(f"{text[:40]} is not a finite number")
+    return value
+
+
 def _load(text: str) -> Any:
     try:
         return load_yaml(text)
     except yaml.YAMLError as exc:
+        # JSON that YAML cannot read (a key over 1024 characters): numbers as bounded as
+        # YAML's (_finite_float), so 1e400 is refused rather than read as infinity.
         try:
-            return json.loads(text, parse_constant=_no_constant)
+            return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        except ImportFailed:
+            raise
         except (ValueError, RecursionError):
             pass
         if read_python(text) is None:

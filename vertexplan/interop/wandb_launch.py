@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from vertexplan.catalog.schema import snake
+from vertexplan.digits import ascii_int
 
 KEYS = ("vertex", "gcp-vertex")
 # CustomJobSpec field (REST JSON) <-> the queue config's `run` key.
@@ -40,8 +41,8 @@ def _snake_keys(value: Any) -> Any:
     if isinstance(value, dict):
         out = {snake(k) if isinstance(k, str) else k: _snake_keys(v) for k, v in value.items()}
         for key in _INT64 & out.keys():
-            if isinstance(out[key], str) and out[key].isdigit():
-                out[key] = int(out[key])
+            if ascii_int(out[key]) is not None:
+                out[key] = ascii_int(out[key])
         return out
     if isinstance(value, list):
         return [_snake_keys(v) for v in value]

@@ -103,7 +103,7 @@ def check_network(view: JobView) -> Iterator[FieldError]:
         )
         return
     project, name = match.groups()
-    if not project.isdigit():
+    if not (project.isascii() and project.isdigit()):
         yield FieldError(
             f.path,
             f"jobSpec.network names project {project!r}: Vertex needs the project "
