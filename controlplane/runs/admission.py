@@ -103,7 +103,7 @@ def _usage(now: datetime) -> dict[str, dict[fairshare.Flavor, float]]:
     since = now - WINDOW
     out: dict[str, dict[fairshare.Flavor, float]] = {}
     jobs = (Job.objects.filter(started_at__isnull=False).exclude(kind=JobKind.RAY)
-            .exclude(ended_at__lt=since).select_related("team"))
+            .exclude(ended_at__lt=since).select_related("team").prefetch_related("attempts"))
     for job in jobs:
         seconds = ((job.ended_at or now) - max(job.started_at, since)).total_seconds()
         if seconds <= 0:
@@ -135,7 +135,7 @@ def _still_stopping(job: Job) -> bool:
 
 def _state(now: datetime, waiting_rows: list[Job]) -> tuple[fairshare.State, dict[str, Job]]:
     holding = list(Job.objects.filter(state__in=HOLDING).exclude(kind=JobKind.RAY)
-                   .select_related("team"))
+                   .select_related("team").prefetch_related("attempts"))
     rows = list(TeamQuota.objects.select_related("team"))
     lose_work = {row.team_id for row in rows if row.preempt_without_checkpoint}
     ids = [j.pk for j in holding]
@@ -174,8 +174,10 @@ def tick() -> fairshare.Decisions | None:
                     locked.save(update_fields=["queue"])
         cancels: list[tuple[str, str]] = []
         with transaction.atomic():
-            waiting_rows = list(Job.objects.select_for_update()
-                                .filter(state=JobState.QUEUED_LOCAL).select_related("team"))
+            # The job rows only (of="self"): their teams' rows stay free for anyone.
+            waiting_rows = list(Job.objects.select_for_update(of=("self",))
+                                .filter(state=JobState.QUEUED_LOCAL).select_related("team")
+                                .prefetch_related("attempts"))
             now = timezone.now()
             state, by_id = _state(now, waiting_rows)
             decisions = fairshare.decide(state)
@@ -213,7 +215,8 @@ def _requeue(preemption: fairshare.Preemption, now: datetime) -> tuple[str, str]
     """Stop a running job for another team's guarantee: a new attempt waits in QUEUED_LOCAL
     (resuming from the checkpoint the run saves when Vertex's cancel sends it SIGTERM, as a
     spot preemption does) while the old run stops. Returns the run to cancel."""
-    job = Job.objects.select_for_update().select_related("team").get(pk=int(preemption.job_id))
+    job = (Job.objects.select_for_update(of=("self",)).select_related("team")
+           .get(pk=int(preemption.job_id)))
     if job.state not in (JobState.PENDING, JobState.RUNNING, JobState.QUEUED,
                          JobState.WAITING_FOR_QUOTA):
         return None
@@ -257,7 +260,8 @@ def over_quota(team: Team, quota: TeamQuota | None) -> list[dict[str, Any]]:
     if quota is None:
         return []
     held: dict[fairshare.Flavor, int] = {}
-    for job in Job.objects.filter(team=team, state__in=HOLDING).exclude(kind=JobKind.RAY):
+    for job in (Job.objects.filter(team=team, state__in=HOLDING).exclude(kind=JobKind.RAY)
+                .prefetch_related("attempts")):
         for flavor, n in demand_of(job).items():
             held[flavor] = held.get(flavor, 0) + n
     out = []
@@ -275,7 +279,8 @@ def queue_rows(team_ids: list[int], team_slug: str | None = None) -> list[dict[s
     holding accelerators on Vertex (borrowing when the team holds more than its guarantee)."""
     jobs = (Job.objects.filter(team_id__in=team_ids,
                                state__in=(JobState.QUEUED_LOCAL, *HOLDING))
-            .exclude(kind=JobKind.RAY).select_related("team").order_by("created_at", "pk"))
+            .exclude(kind=JobKind.RAY).select_related("team").prefetch_related("attempts")
+            .order_by("created_at", "pk"))
     if team_slug:
         jobs = jobs.filter(team__slug=team_slug)
     rows = list(TeamQuota.objects.filter(team_id__in=team_ids).select_related("team"))
