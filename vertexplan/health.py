@@ -94,12 +94,15 @@ def hang_verdict(*, now: float, running_since: float, step_times: Sequence[float
                  policy: HangPolicy = HangPolicy()) -> HangVerdict:
     """Whether a RUNNING job is suspected to hang at `now` (epoch seconds throughout).
 
-    `running_since`: when its current attempt started running; `step_times`: its newest step
-    events' times; `last_activity`: the newest other sign of progress (an eval, a checkpoint
-    saved, a phase that ended); `quiet_phase`: (name, since) of a phase the trainer said it
-    began and has not ended."""
+    `running_since`: when its current run started (the attempt running, or its trainer started
+    again after a restart in place): until two steps follow it, the job gets the start-up
+    allowance; `step_times`: its newest step events' times (earlier runs' too: the interval is
+    learned from them); `last_activity`: the newest other sign of progress (an eval, a
+    checkpoint saved, a phase that ended); `quiet_phase`: (name, since) of a phase the trainer
+    said it began and has not ended."""
     p95 = expected_interval(step_times)
-    limit = threshold_s(p95, policy)
+    starting = sum(1 for t in step_times if t >= running_since) < 2
+    limit = threshold_s(None if starting else p95, policy)
     marks = [running_since, *step_times] + ([last_activity] if last_activity else [])
     since = max(marks)
     silent = max(now - since, 0.0)
@@ -110,7 +113,7 @@ def hang_verdict(*, now: float, running_since: float, step_times: Sequence[float
                                f"in its {name} phase for {now - began:.0f} s")
     if silent <= limit:
         return HangVerdict(False, silent, limit, p95, "printing progress")
-    if p95 is None:
+    if starting:
         why = (f"no step for {silent:.0f} s since it started (limit {limit:.0f} s: the "
                "start-up allowance before its first steps)")
     else:

@@ -46,7 +46,12 @@ logger = logging.getLogger(__name__)
 
 # Signs of progress besides steps.
 ACTIVITY_KINDS = (contract_events.EVAL, contract_events.CHECKPOINT_SAVED, contract_events.PHASE,
-                  contract_events.RESUMED, contract_events.RUN_STARTED)
+                  contract_events.RESUMED, contract_events.RUN_STARTED,
+                  contract_events.REPLICA_RESTARTED)
+# Those that say the trainer is starting again (a replica restarted in place, a preemption
+# Vertex recovered itself): the start-up allowance applies again until two steps follow.
+START_KINDS = frozenset({contract_events.RESUMED, contract_events.RUN_STARTED,
+                         contract_events.REPLICA_RESTARTED})
 # Hang restarts one job may have: a job that hangs again and again has a bug a restart
 # does not fix, and each restart costs its start-up.
 MAX_HANG_RESTARTS = 3
@@ -105,8 +110,11 @@ def _hang_verdict(job: Job, now: datetime, policy: health.HangPolicy) -> health.
     if newest is not None and newest.kind == contract_events.PHASE and \
             newest.data.get("begins") is True:
         quiet = (str(newest.data.get("phase", "")), newest.timestamp.timestamp())
+    running_since = job.state_changed_at
+    if newest is not None and newest.kind in START_KINDS:
+        running_since = max(running_since, newest.timestamp)
     return health.hang_verdict(
-        now=now.timestamp(), running_since=job.state_changed_at.timestamp(),
+        now=now.timestamp(), running_since=running_since.timestamp(),
         step_times=[t.timestamp() for t in steps],
         last_activity=newest.timestamp.timestamp() if newest is not None else None,
         quiet_phase=quiet, policy=policy)

@@ -100,6 +100,22 @@ def test_before_its_first_steps_a_job_gets_two_floors_and_at_least_the_startup_a
     assert hang_verdict(now=901.0, running_since=0.0, step_times=[], policy=default).hung
 
 
+def test_a_run_started_again_gets_the_startup_allowance_again() -> None:
+    steps = [0.5 * i for i in range(1, 200)]   # limit while stepping: the 10 s floor
+    restarted = steps[-1] + 3.0                # e.g. its replica restarted in place
+    assert hang_verdict(now=steps[-1] + 11, running_since=0.0, step_times=steps,
+                        policy=POLICY).hung
+    for now in (restarted + 11, restarted + 19):
+        assert not hang_verdict(now=now, running_since=restarted, step_times=steps,
+                                policy=POLICY).hung
+    verdict = hang_verdict(now=restarted + 21, running_since=restarted, step_times=steps,
+                           policy=POLICY)
+    assert verdict.hung and "start-up allowance" in verdict.why
+    again = [*steps, restarted + 4, restarted + 4.5]
+    assert hang_verdict(now=restarted + 15, running_since=restarted, step_times=again,
+                        policy=POLICY).hung
+
+
 def _reports(ranks: int, steps: int, every: int, slow: dict[int, float],
              rng: random.Random) -> list[list[float]]:
     return [[0.2 * rng.uniform(0.9, 1.1) * slow.get(r, 1.0) for r in range(ranks)]
