@@ -30,7 +30,6 @@ class JobClone(APIView):
         "JobCloneBody", {"name": serializers.CharField(), "team": serializers.CharField()})})
     def get(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(runs_access.submitted_jobs(request.user), pk=pk)
-        audit.record(request, "job.clone", job)
         return Response(api_body(lifecycle.clone_request(job)))
 
 

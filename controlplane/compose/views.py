@@ -63,7 +63,6 @@ class JobComposeView(SubmitterRequiredMixin, View):
             team = clone_of.team.slug if access.can_submit(request.user, clone_of.team) else ""
             initial = initial_from_request(clone_of.request, team)
             context["clone_of"] = clone_of
-            audit.record(request, "job.clone", clone_of)
         elif request.GET.get("template"):
             template = get_object_or_404(
                 JobTemplate.objects.filter(team__in=access.teams_of(request.user)),

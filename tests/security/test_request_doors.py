@@ -91,3 +91,30 @@ def test_superscript_ids_in_pages_are_not_server_errors(
                        follow=True)
     assert answer.status_code == 200
     assert "checkpoint_step" in answer.content.decode()
+
+
+# --- door 13: reading never writes the audit log -----------------------------------------
+
+def test_cloning_a_job_to_read_it_writes_no_audit_entry(
+        world: World, make_job: Callable[..., Any],
+        token_client: Callable[[Any], APIClient]) -> None:
+    from django.test import Client
+
+    from controlplane.security.models import AuditEntry
+
+    job = make_job(world.team, world.users["member"])
+    assert token_client(world.users["viewer"]).get(
+        f"/api/v1/jobs/{job.pk}/clone/").status_code == 200
+    page = Client()
+    page.force_login(world.users["member"])  # the compose page is for those who submit
+    assert page.get(f"/jobs/new/?clone={job.pk}").status_code == 200
+    assert not AuditEntry.objects.exists()
+
+
+def test_the_audit_log_refuses_an_entry_for_a_read() -> None:
+    from django.test import RequestFactory
+
+    from controlplane.security import audit
+
+    with pytest.raises(ValueError, match="GET"):
+        audit.record(RequestFactory().get("/api/v1/jobs/1/clone/"), "job.clone")
