@@ -118,3 +118,25 @@ def test_the_audit_log_refuses_an_entry_for_a_read() -> None:
 
     with pytest.raises(ValueError, match="GET"):
         audit.record(RequestFactory().get("/api/v1/jobs/1/clone/"), "job.clone")
+
+
+# --- door 7: one lockout per account, however its name is spelled ------------------------
+
+@pytest.mark.parametrize("door", ["/login/", "/admin/login/"])
+def test_a_locked_account_stays_locked_under_another_spelling(
+        world: World, settings: Any, door: str) -> None:
+    from django.test import Client
+
+    ann = world.users["member"]
+    ann.set_password("right-password")
+    ann.is_staff = True
+    ann.save()
+    settings.CP_LOGIN_MAX_FAILURES = 3
+    client = Client()
+    for _ in range(3):
+        assert client.post(door, {"username": "ann", "password": "guess"}).status_code == 200
+    # Fullwidth and upper case: Django logs in on the NFKC form, "ann".
+    for spelling in ("\uff41\uff4e\uff4e", "ANN", "\uff21nn"):
+        locked = client.post(door, {"username": spelling, "password": "right-password"})
+        assert locked.status_code == 429, spelling
+        assert "_auth_user_id" not in client.session
