@@ -2,8 +2,9 @@
 team's members, channels, templates, budgets or their own tokens.
 
 Views call `record(request, action, target)` after the change succeeded; a read (GET, HEAD,
-OPTIONS) changes nothing and writes nothing (a read-only token must not fill the log). The state change
-itself stays where it is (controlplane/runs/lifecycle.py for jobs); this only writes down who asked.
+OPTIONS) changes nothing and writes nothing (a read-only token must not fill the log). The
+state change itself stays where it is (controlplane/runs/lifecycle.py for jobs); this only
+writes down who asked.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The login page, with failed attempts limited so a password cannot be guessed by trying.
 
-Failures are counted per account and per client address in the default cache (Redis when
-CP_CACHE_URL names one, so the count holds across web processes). Past CP_LOGIN_MAX_FAILURES
-for an account (its name in NFKC, casefolded), or five times that from one address, within CP_LOGIN_LOCKOUT_S, the page
-answers 429 and checks no password at all until the window has passed; a successful login
-clears the account's count. Refusing without checking matters: a correct guess during the
-lockout must look the same as a wrong one.
+Failures are counted per account (its name in NFKC, casefolded) and per client address in the
+default cache (Redis when CP_CACHE_URL names one, so the count holds across web processes).
+Past CP_LOGIN_MAX_FAILURES for an account, or five times that from one address, within
+CP_LOGIN_LOCKOUT_S, the page answers 429 and checks no password at all until the window has
+passed; a successful login clears the account's count. Refusing without checking matters: a
+correct guess during the lockout must look the same as a wrong one.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _key(kind: str, value: str) -> str:
 
 def account_key(username: str) -> str:
     """The one spelling of an account for counters: Django's login form reads a username in
-    NFKC ("ａｎｎ" logs in as "ann"), and casefolding merges the cases, so no spelling of a
+    NFKC (fullwidth "ann" logs in as "ann"), and casefolding merges the cases, so no spelling of a
     name gets a count of its own."""
     folded = unicodedata.normalize("NFKC", username.strip()).casefold()
     return unicodedata.normalize("NFKC", folded)
