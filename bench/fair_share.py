@@ -58,6 +58,7 @@ HOUR = 3600.0
 WINDOW_S = 24 * HOUR
 CHECKPOINT_EVERY_S = 30 * 60.0
 LONGEST_S = 24 * HOUR
+LIMIT_CAP_S = 48 * HOUR
 SHARE_GOAL, UTILISATION_GOAL = 0.05, 0.95
 
 
@@ -68,11 +69,12 @@ class Recorded:
     duration_s: float
     priority: str
     checkpointing: bool
+    limit_s: float  # its timeout, as the user set it: the longest it may run
 
 
 def record(seed: int, users: dict[str, int], days: float) -> dict[tuple[str, int], list[Recorded]]:
     """Each user's list of jobs, long enough for the week (drawn once, from the seed)."""
-    rng = random.Random(seed)
+    rng, limits = random.Random(seed), random.Random(seed + 1)
     lists = {}
     for team, count in sorted(users.items()):
         for user in range(count):
@@ -84,7 +86,12 @@ def record(seed: int, users: dict[str, int], days: float) -> dict[tuple[str, int
                 duration = min(LONGEST_S, max(300.0, rng.lognormvariate(math.log(1.5 * HOUR), 0.9)))
                 roll = rng.random()
                 priority = "high" if roll < 0.1 else "low" if roll < 0.3 else "normal"
-                jobs.append(Recorded(flavor, shape, duration, priority, rng.random() < 0.9))
+                # Timeouts as people set them: a whole number of hours, well above the run
+                # (drawn apart, so the jobs are the same with or without them).
+                limit = min(LIMIT_CAP_S,
+                            math.ceil(duration * limits.uniform(1.2, 2.5) / HOUR) * HOUR)
+                jobs.append(Recorded(flavor, shape, duration, priority, rng.random() < 0.9,
+                                     limit))
             lists[(team, user)] = jobs
     return lists
 
@@ -154,7 +161,8 @@ def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
         next_of[user] += 1
         r = lists[user][i]
         job_id = f"{user[0]}{user[1]}-{i}"
-        job = Job(job_id, user[0], {r.flavor: r.count}, r.priority, at, r.checkpointing)
+        job = Job(job_id, user[0], {r.flavor: r.count}, r.priority, at, r.checkpointing,
+                  limit_s=r.limit_s)
         waiting[job_id] = Live(job, user, r.duration_s, at)
 
     def account(until: float) -> None:

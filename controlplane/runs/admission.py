@@ -83,6 +83,15 @@ def _ts(at: datetime | None) -> float | None:
     return at.timestamp() if at else None
 
 
+def limit_of(custom_job: dict[str, Any]) -> float | None:
+    """The job's timeout in seconds (scheduling.timeout, "86400s"); None when not set."""
+    raw = ((custom_job.get("jobSpec") or {}).get("scheduling") or {}).get("timeout")
+    try:
+        return float(str(raw).removesuffix("s")) if raw else None
+    except ValueError:
+        return None
+
+
 def _plan_job(job: Job, demand: dict[fairshare.Flavor, int], lose_work: set[int],
               checkpointed: set[int], *, stopping: bool = False,
               waiting: bool = False) -> fairshare.Job:
@@ -94,7 +103,7 @@ def _plan_job(job: Job, demand: dict[fairshare.Flavor, int], lose_work: set[int]
         # only one that has saved a checkpoint is stopped without losing work.
         checkpointing=job.kind == JobKind.JOB and (job.pk in checkpointed or waiting),
         may_lose_work=job.kind == JobKind.JOB and job.team_id in lose_work,
-        started_at=_ts(job.started_at), stopping=stopping)
+        started_at=_ts(job.started_at), stopping=stopping, limit_s=limit_of(job.custom_job))
 
 
 def _usage(now: datetime) -> dict[str, dict[fairshare.Flavor, float]]:

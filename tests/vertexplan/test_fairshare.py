@@ -176,3 +176,19 @@ def test_a_job_that_waited_long_enough_goes_first_and_stops_a_borrower_of_no_hig
     assert [(p.job_id, p.for_job_id) for p in d.preempt] == [("b-low", "a-old")]
     assert d.waiting[0].job_id == "a-old" and "waited longest" in d.waiting[0].reason
     assert "held for job a-old" in d.reason("c-new")
+
+
+def test_a_held_flavor_lets_through_jobs_that_end_before_the_held_job_could_start():
+    # 12 of 16 held until t=10000 (the time limit of a running job that cannot be stopped);
+    # the big job has waited long enough to hold A100 for its 14, leaving 2 beside it then: a
+    # job whose limit ends before t=10000 still starts, one of 4 whose limit runs past it
+    # does not.
+    running = [job("r", "b", 12, started_at=0, limit_s=10000, checkpointing=False)]
+    waiting = [job("big", "a", 14, submitted_at=0),
+               job("short", "b", 2, submitted_at=5000, limit_s=3000),
+               job("long", "c", 4, submitted_at=5000, limit_s=9000)]
+    d = decide(state(running, waiting, now=6000, reserve_after_s=3600, fair_preemption=False,
+                     quotas={"a": {A100: TeamQuota(4, 12)}, "b": {A100: TeamQuota(4, 12)},
+                             "c": {A100: TeamQuota(8, 8)}}))
+    assert d.admit == ["short"]
+    assert "can start within 1.1 h" in d.reason("long")

@@ -26,7 +26,7 @@ checkpoints runs only within its team's guarantee (it could not be stopped for a
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from vertexplan.fairshare.model import (
     Decisions,
@@ -42,6 +42,18 @@ from vertexplan.fairshare.model import (
 )
 
 INF = float("inf")
+
+
+@dataclass
+class _Hold:
+    job_id: str
+    until: float  # the latest the held job starts; now: held outright
+    extra: int    # accelerators left beside it then
+
+    def lets(self, job: Job, n: int, now: float) -> bool:
+        """Whether `job` may start beside the hold: it ends before the held job could start,
+        or fits in what will be left beside it."""
+        return (job.limit_s is not None and now + job.limit_s <= self.until) or n <= self.extra
 
 
 class _Book:
@@ -64,7 +76,8 @@ class _Book:
             for flavor, quota in quotas.items():
                 guarantees[flavor] += quota.guarantee
         self.guarantees = guarantees
-        self.held_for: dict[Flavor, str] = {}  # flavor -> the waiting job it is kept for
+        self.held_for: dict[Flavor, _Hold] = {}  # flavor -> the waiting job it is kept for
+        self.admitted: set[str] = set()  # started in this round: never stopped in it
 
     def _hold(self, job: Job) -> None:
         for flavor, n in job.demand.items():
@@ -110,10 +123,16 @@ class _Book:
 
     def obstacle(self, job: Job) -> tuple[str, str] | None:
         """Why the job cannot start now, as (kind, reason); None when it can."""
+        # A held flavor first: a job held back never asks anyone to stop.
         for flavor, n in sorted(job.demand.items()):
-            if flavor in self.held_for:
-                return "held", (f"{flavor.label()} is held for job {self.held_for[flavor]}, "
-                                f"ahead in the queue")
+            hold = self.held_for.get(flavor)
+            if hold is not None and not hold.lets(job, n, self.state.now):
+                later = hold.until - self.state.now
+                return "held", (f"{flavor.label()} is held for job {hold.job_id}, ahead in the "
+                                f"queue" + (f", which can start within {later / 3600:.1f} h: "
+                                            f"this job's time limit runs past that"
+                                            if 0 < later < INF else ""))
+        for flavor, n in sorted(job.demand.items()):
             quota = self.state.quota(job.team, flavor)
             mine = self.team_used[job.team][flavor]
             if mine + n > quota.ceiling:
@@ -134,6 +153,37 @@ class _Book:
 
     def admit(self, job: Job) -> None:
         self._hold(job)
+        for flavor, n in job.demand.items():
+            hold = self.held_for.get(flavor)
+            if hold is not None and self.state.now + (job.limit_s or INF) > hold.until:
+                hold.extra -= n  # started beside the held job, not before it
+        self.running.append(replace(job, started_at=self.state.now))
+        self.admitted.add(job.id)
+
+    def shadow(self, job: Job, flavor: Flavor) -> _Hold:
+        """When the running jobs' time limits let `job` start on `flavor` at the latest, and
+        how many accelerators are left beside it then: jobs that end before that, or that fit
+        in what is left, may start meanwhile (EASY backfill). Without every limit known: held
+        outright."""
+        need = job.demand[flavor]
+        pool, _ = self.pool(flavor)
+        free = pool - self.used[flavor]
+        ends = []
+        for running in self.running:
+            n = running.demand.get(flavor, 0)
+            if not n:
+                continue
+            if running.limit_s is None or running.started_at is None:
+                return _Hold(job.id, self.state.now, 0)
+            ends.append((running.started_at + running.limit_s, n))
+        until = self.state.now
+        for end, n in sorted(ends):
+            if free >= need:
+                break
+            free, until = free + n, max(until, end)
+        if free < need:
+            return _Hold(job.id, self.state.now, 0)
+        return _Hold(job.id, until, int(free - need))
 
     def shortfall(self, job: Job) -> dict[Flavor, int]:
         out = {}
@@ -160,7 +210,8 @@ class _Book:
         lent = {t: dict(used) for t, used in self.team_used.items()}
         candidates = sorted(
             (j for j in self.running
-             if not j.stopping and j.team != job.team and (j.checkpointing or j.may_lose_work)),
+             if not j.stopping and j.team != job.team and j.id not in self.admitted
+             and (j.checkpointing or j.may_lose_work)),
             key=lambda j: (rank(j.priority), -(j.started_at or 0.0), j.id))
         for candidate in candidates:
             if not short:
@@ -212,9 +263,13 @@ class _Book:
         finally:
             self.team_used[team] = saved
 
-    def hold_for(self, job: Job) -> None:
+    def hold_for(self, job: Job, *, backfill: bool = False) -> None:
+        """Keep the job's flavors for it: strictly (it waits for jobs stopping at a
+        checkpoint), or letting jobs through that end before it could start anyway."""
         for flavor in job.demand:
-            self.held_for.setdefault(flavor, job.id)
+            if flavor not in self.held_for:
+                self.held_for[flavor] = (self.shadow(job, flavor) if backfill else
+                                         _Hold(job.id, self.state.now, 0))
 
 
 def _stoppable(job: Job) -> bool:
@@ -283,7 +338,7 @@ def decide(state: State) -> Decisions:
                 reason = f"{why}: waiting for {' and '.join(parts)}"
                 break
         if kind == "capacity" and not enough and starving and state.hold_when_starving:
-            book.hold_for(job)
+            book.hold_for(job, backfill=True)
             reason += "; its accelerators are now held for it"
         still.append(Waiting(job.id, 0, reason))
     out.waiting = [Waiting(w.job_id, place, w.reason) for place, w in enumerate(still, 1)]

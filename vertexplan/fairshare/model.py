@@ -58,6 +58,9 @@ class Job:
     may_lose_work: bool = False    # its team's policy: preempt even without a checkpoint
     started_at: float | None = None  # running jobs: when this run started
     stopping: bool = False         # running jobs: already asked to stop at a checkpoint
+    # The longest it may run (its timeout): lets smaller jobs start beside a held one when
+    # they end before it could start; None: not known.
+    limit_s: float | None = None
 
     def total(self) -> int:
         return sum(self.demand.values())
@@ -76,10 +79,11 @@ class State:
     usage: Mapping[str, Mapping[Flavor, float]] = field(default_factory=dict)
     window_s: float = 7 * 24 * 3600.0
     # A job that has waited this long goes first, may ask borrowing jobs of no higher priority
-    # to stop at a checkpoint, and (hold_when_starving) holds its flavors: no job after it
-    # takes them until it starts. Off by default: in the week of bench.fair_share, at 4 h it
-    # shortened the longest wait (42 h against 63 h) but cost utilisation (86% against 91%)
-    # and fairness (22% off entitlement against 18%); bench/README.md has the runs.
+    # to stop at a checkpoint, and (hold_when_starving) holds its flavors: a job after it
+    # starts only if its limit_s ends before the held job could start (by the running jobs'
+    # limits) or it fits beside it (EASY backfill). Off by default: in the week of
+    # bench.fair_share it did not shorten the longest wait and cost fairness; bench/README.md
+    # has the runs.
     reserve_after_s: float | None = None
     hold_when_starving: bool = True
     # A borrowing job may also ask jobs of teams above their fair share to stop (at a
