@@ -12,6 +12,8 @@ Screenshots of every page at both widths go to var/screens/.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,13 +118,16 @@ def make_sweep_and_cluster(stack: Stack, seeded: dict[str, Any]) -> dict[str, in
 
 
 @pytest.fixture(scope="module")
-def world(stack: Stack, api: Api, seeded: dict[str, Any]) -> dict[str, Any]:
-    """Two finished runs, an endpoint, a sweep, a cluster, a Slack channel: something on
+def world(stack: Stack, api: Api, seeded: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Three finished runs, an endpoint, a sweep, a cluster, a Slack channel: something on
     every page."""
     team = seeded["team"]
     ids = []
-    for name in ("pages-a", "pages-b"):
-        response = api.post("/api/v1/jobs/", short_job(name, team))
+    # A third run, its learning rate the one difference: Compare's config diff marks it.
+    third = {**short_job("pages-c", team)}
+    third["args"] = [*third["args"], "--lr", "0.002"]
+    for body in (short_job("pages-a", team), short_job("pages-b", team), third):
+        response = api.post("/api/v1/jobs/", body)
         assert response.status_code == 201, response.text
         ids.append(response.json()["id"])
     for job_id in ids:
@@ -137,8 +142,13 @@ def world(stack: Stack, api: Api, seeded: dict[str, Any]) -> dict[str, Any]:
         "name": "pages-alerts", "kind": "webhook", "notify_on": ["failed", "budget"],
         "webhook_url": "https://hooks.slack.com/services/T000/B000/pages", "enabled": False})
     assert response.status_code == 201, response.text
-    return {"team": team, "jobs": ids, "endpoint": endpoint,
-            "channel": response.json()["id"], **make_sweep_and_cluster(stack, seeded)}
+    made = {"team": team, "jobs": ids[:2], "third": ids[2], "endpoint": endpoint,
+            "channel": response.json()["id"], **make_sweep_and_cluster(stack, seeded),
+            "undeploy": []}
+    yield made
+    # What a walk deployed stops serving with the module: the stack serves later modules.
+    for deployment in made["undeploy"]:
+        api.post(f"/api/v1/serving/deployments/{deployment}/undeploy/")
 
 
 @pytest.fixture(scope="module")
@@ -437,3 +447,197 @@ def test_destructive_actions_ask_first(context_at: Any, world: dict[str, Any]) -
     assert len(asked) == 4 and "Delete the cluster pages-ray?" in asked[3]
     assert page.url.endswith(cluster_page)
     assert page.locator(".page-head .badge").inner_text() == "RUNNING"
+
+
+# --- the walks a user takes, as the user clicks them (issue 33) ------------------------------
+
+# Every runtime the model registry serves; triton and tensorrt name the team's own copy of
+# Triton's image (pushed to the emulator's Artifact Registry here).
+RUNTIMES = ("eager", "compiled", "aot", "triton", "tensorrt")
+TRITON_COPY = "us-docker.pkg.dev/pages/serving/tritonserver:24.10-py3"
+# The packaging jobs the walk starts (an AOTInductor build, a Triton repository, a TensorRT
+# engine) are other tests' subject: cancelled once they exist, so the suite's cores stay free.
+CANCEL_PACKAGING = """
+import time
+from controlplane.backends.base import get_backend
+from controlplane.serving.models import ModelEntry
+deadline = time.monotonic() + 60
+while True:
+    entries = list(ModelEntry.objects.filter(pk__in=IDS))
+    if all(e.packaging_job or e.state != "PACKAGING" for e in entries):
+        break
+    assert time.monotonic() < deadline, [(e.pk, e.state) for e in entries]
+    time.sleep(0.2)
+for entry in entries:
+    if entry.packaging_job and entry.state == "PACKAGING":
+        get_backend().cancel_custom_job(entry.packaging_job)
+print("cancelled")
+"""
+
+
+def walk_problems(visit: Visit, what: str) -> list[str]:
+    """What a walk's page must not do: scroll sideways, log a console error."""
+    problems = []
+    if visit.overflow_px() > 0:
+        problems.append(f"{what}: scrolls sideways by {visit.overflow_px()} px")
+    if visit.errors:
+        problems.append(f"{what}: console errors {visit.errors}")
+    return problems
+
+
+def test_a_checkpoint_is_registered_in_each_runtime_and_deployed_from_the_pages(
+        context_at: Any, stack: Stack, api: Api, world: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    from localvertex.admin.client import AdminClient
+
+    job_id, endpoint_id = world["jobs"][0], world["endpoint"]
+    with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as admin:
+        admin.push_image(TRITON_COPY, labels={"cp-team": world["team"]})
+    problems: list[str] = []
+    visit = Visit(context_at(1440), f"/jobs/{job_id}/")
+    page = visit.page
+    form = page.locator("#job-serving form")
+    menu = form.locator("select[name=runtime] option")
+    assert tuple(menu.evaluate_all("options => options.map(o => o.value)")) == RUNTIMES
+    for runtime in RUNTIMES:
+        form.locator("select[name=step]").select_option("30" if runtime == "eager" else "20")
+        form.locator("select[name=runtime]").select_option(runtime)
+        form.locator("input[name=image_uri]").fill(
+            TRITON_COPY if runtime in ("triton", "tensorrt") else "")
+        form.locator("button[type=submit]").click()
+        page.wait_for_load_state()
+        said = page.locator(".messages").inner_text()
+        assert "is being uploaded" in said, (runtime, said)
+    problems += walk_problems(visit, "job page, registering")
+    entries = {e["runtime"]: e for e in api.get("/api/v1/serving/models/")["results"]
+               if e["job"] == job_id}
+    assert set(entries) == set(RUNTIMES), entries
+    assert entries["triton"]["image_uri"] == TRITON_COPY
+    # In the background, while the walk goes on (a Django start-up is seconds on two cores).
+    cancelling = subprocess.Popen(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c",
+         f"IDS = {[entries[r]['id'] for r in RUNTIMES]}" + CANCEL_PACKAGING],
+        cwd=ROOT, env=stack.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    eager = entries["eager"]
+    deadline = time.monotonic() + 60
+    while (eager := api.get(f"/api/v1/serving/models/{eager['id']}/"))["state"] != "READY":
+        assert time.monotonic() < deadline and eager["state"] == "UPLOADING", eager
+        time.sleep(0.5)
+    deadline = time.monotonic() + 60
+    while api.get(f"/api/v1/serving/endpoints/{endpoint_id}/")["state"] != "READY":
+        assert time.monotonic() < deadline, "the endpoint never became ready"
+        time.sleep(0.5)
+
+    # Deploy it from the endpoint page: the machine menu prices what is chosen.
+    visit = Visit(context_at(1440), f"/serving/endpoints/{endpoint_id}/")
+    page = visit.page
+    # The latency chart's error-rate axis reads in whole quarters (not 19%, 39%, 58%).
+    page.wait_for_function("() => document.querySelector('.latency-chart[data-drawn=true]')")
+    ticks = page.locator(".latency-chart .y2tick text").evaluate_all(
+        "texts => texts.map(t => t.textContent)")
+    assert ticks and set(ticks) <= {"0%", "25%", "50%", "75%", "100%"}, ticks
+    deploy = page.locator("#deploy-form")
+    deploy.locator("select[name=model]").select_option(str(eager["id"]))
+    price = deploy.locator("#deploy-price")
+    one = price.inner_text()
+    assert one.startswith("Price: $") and "at 1 replica" in one, one
+    deploy.locator("select[name=machine_type]").select_option("n1-standard-8")
+    deploy.locator("input[name=max_replicas]").fill("2")
+    deploy.locator("input[name=max_replicas]").dispatch_event("input")
+    expect(price).to_contain_text("up to $")
+    assert price.inner_text() != one
+    deploy.locator("button[type=submit]").click()
+    page.wait_for_load_state()
+    said = page.locator(".messages").inner_text()
+    assert f"Deploying {eager['display_name']}" in said and "$" in said, said
+    problems += walk_problems(visit, "endpoint page, deploying")
+    [deployment] = [d for d in api.get(f"/api/v1/serving/endpoints/{endpoint_id}/deployments/")
+                    if d["model"] == eager["id"]]
+    assert (deployment["machine_type"], deployment["max_replicas"]) == ("n1-standard-8", 2)
+    world["undeploy"].append(deployment["id"])
+
+    # Both pages at a phone's width: the registry's entries and the deployment fit.
+    for path in (f"/jobs/{job_id}/", f"/serving/endpoints/{endpoint_id}/"):
+        problems += walk_problems(Visit(context_at(390), path), f"{path} at 390 px")
+    said = cancelling.communicate(timeout=90)[0]
+    assert cancelling.returncode == 0 and "cancelled" in said, said
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS, reverse=True))
+def test_three_runs_are_compared_with_their_config_diff(context_at: Any, world: dict[str, Any],
+                                                        width: int) -> None:
+    ids = [*world["jobs"], world["third"]]
+    visit = Visit(context_at(width), "/jobs/compare/?ids=" + ",".join(map(str, ids)))
+    page = visit.page
+    page.wait_for_function(
+        """() => { const c = document.getElementById('compare-chart');
+                   return c && c.data && c.data.filter(
+                       t => t.mode === 'lines' && t.x.length > 1).length >= 3; }""")
+    # Each run its own colour; Plotly's toolbar only where it does not cover the legend.
+    colors = page.evaluate("document.getElementById('compare-chart').data"
+                           ".filter(t => t.mode === 'lines').map(t => t.line.color)")
+    assert len(set(colors)) == len(colors) == 3, colors
+    buttons = page.locator("#compare-chart .modebar-btn").count()
+    assert (buttons == 0) if width < 600 else (buttons > 0), (width, buttons)
+    differing = page.locator("#config tr.differs th")
+    assert any("lr" in text for text in differing.all_inner_texts()), \
+        differing.all_inner_texts()
+    every = page.locator("#config tbody tr").count()
+    page.locator("#config a", has_text="only differences").click()
+    page.wait_for_load_state()
+    rows = page.locator("#config tbody tr")
+    assert 0 < rows.count() < every
+    assert rows.count() == page.locator("#config tbody tr.differs").count()
+    problems = walk_problems(visit, f"compare at {width} px")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS, reverse=True))
+def test_a_job_is_tagged_on_its_page_and_the_list_filtered_by_the_tag(
+        context_at: Any, world: dict[str, Any], width: int) -> None:
+    job_id, other = world["jobs"]
+    tag = f"walk-{width}"
+    visit = Visit(context_at(width), f"/jobs/{job_id}/")
+    page = visit.page
+    page.locator("#job-notes summary").click()
+    page.fill("#job-tags-input", f"experiment={tag}")
+    page.locator("#job-notes button[type=submit]").click()
+    page.wait_for_load_state()
+    link = page.locator("#job-notes a.tag", has_text=f"experiment={tag}")
+    link.click()
+    page.wait_for_load_state()
+    assert "tag=experiment" in page.url
+    rows = page.locator("#job-rows")
+    assert rows.locator(f"a[href='/jobs/{job_id}/']").count() >= 1
+    assert rows.locator(f"a[href='/jobs/{other}/']").count() == 0
+    problems = walk_problems(visit, f"tag and filter at {width} px")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS, reverse=True))
+def test_a_job_is_composed_with_a_region(context_at: Any, api: Api, world: dict[str, Any],
+                                         width: int) -> None:
+    from playwright.sync_api import expect
+
+    visit = Visit(context_at(width), "/jobs/new/")
+    page = visit.page
+    page.select_option("#id_team", world["team"])
+    page.fill("#id_name", f"region-{width}")
+    page.fill("#id_args", "--preset tiny --steps 100000")
+    regions = page.locator("#id_region option").evaluate_all(
+        "options => options.map(o => o.value)")
+    chosen = next(r for r in regions if r and r != "us-central1")
+    page.select_option("#id_region", chosen)
+    page.locator("#id_region").dispatch_event("change")
+    expect(page.locator("#validation .result.good")).to_be_visible(timeout=15_000)
+    page.click("button.primary[type=submit]")
+    page.wait_for_url("**/jobs/*/", timeout=15_000)
+    job_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
+    try:
+        assert api.get(f"/api/v1/jobs/{job_id}/")["region"] == chosen
+        problems = walk_problems(visit, f"compose at {width} px")
+        assert not problems, "\n".join(problems)
+    finally:
+        api.post(f"/api/v1/jobs/{job_id}/cancel/")
