@@ -59,6 +59,9 @@ class TeamPolicy(models.Model):
     team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="policy")
     # gs://bucket/prefix the team's jobs write under; "" = <CP_OUTPUT_URI>/<slug>.
     output_prefix = models.CharField(max_length=1024, blank=True)
+    # Prefixes the team wrote under before and moved away from: its old jobs' outputs are
+    # there, so they stay reserved for it (no other team may claim them, policy.update).
+    released_prefixes = models.JSONField(default=list, blank=True)
     service_accounts = models.JSONField(default=list, blank=True)
     networks = models.JSONField(default=list, blank=True)
     reservations = models.JSONField(default=list, blank=True)

@@ -1,6 +1,8 @@
 """A team's policy: where its jobs write and which shared resources they may use.
 
-Output prefixes never overlap between teams (no team's prefix lies inside another's), a
+Output prefixes never overlap between teams (no team's prefix lies inside another's, nor
+inside another team's default folder, nor the default folder of a team not created yet, nor a
+prefix another team moved away from, which stays reserved for its old jobs' outputs), a
 service account serves one team only (so one team's jobs cannot act, or write log entries, as
 another's), and the lists hold names as Vertex spells them. The composer's validation applies
 the policy to every job (controlplane/teams/job_policy.py: compose and sweeps both use it).
@@ -110,6 +112,39 @@ def _overlaps(a: list[str], b: list[str]) -> bool:
     return a[:shorter] == b[:shorter]
 
 
+def _claimed_elsewhere(team: Team, mine: list[str]) -> str | None:
+    """Why ``mine`` is not the team's to claim, or None. Every team's default folder lies
+    under CP_OUTPUT_URI, those of teams created later too, so there a team may claim only
+    inside its own; elsewhere nothing another team writes under now, by default or wrote
+    under before."""
+    root = segments(settings.CP_OUTPUT_URI)
+    own_default = segments(default_prefix(team)) or []
+    if root and _overlaps(mine, root) and mine[:len(own_default)] != own_default:
+        return (f"lies where each team's default folder is ({settings.CP_OUTPUT_URI}/<team>/, "
+                "for teams that exist and those created later): choose a folder inside "
+                f"your own ({default_prefix(team)}/) or outside {settings.CP_OUTPUT_URI}/")
+    rows = {row.team_id: row for row in TeamPolicy.objects.exclude(team=team)}
+    for other in Team.objects.exclude(pk=team.pk).only("pk", "slug"):
+        row = rows.get(other.pk)
+        theirs = [default_prefix(other)]
+        if row is not None:
+            theirs += [output_prefix(other.slug, row.output_prefix),
+                       *(row.released_prefixes or ())]
+        if any(_overlaps(mine, s) for s in map(segments, theirs) if s):
+            return ("overlaps the output prefix of another team (one its jobs write under, "
+                    "its default folder, or one it used before, kept for its jobs' outputs): "
+                    "choose a folder that is neither inside theirs nor contains it")
+    return None
+
+
+def _release(row: TeamPolicy, new: str) -> None:
+    """Set the row's prefix; the one it leaves is kept reserved for the team."""
+    old = row.output_prefix
+    if old and old != new and old not in (row.released_prefixes or []):
+        row.released_prefixes = [*(row.released_prefixes or []), old]
+    row.output_prefix = new
+
+
 def _list(data: dict[str, Any], name: str, pattern: re.Pattern[str], example: str,
           errors: dict[str, list[str]]) -> list[str]:
     value = data.get(name, [])
@@ -142,16 +177,12 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
                     "a gs://bucket/folder URI with a folder, without '.' or '..' segments "
                     f"(default: {default_prefix(team)}/)"]
             else:
-                for other in Team.objects.exclude(pk=team.pk):
-                    theirs = segments(effective(other).output_prefix)
-                    if theirs and _overlaps(mine, theirs):
-                        errors["output_prefix"] = [
-                            "overlaps the output prefix of another team: choose a folder "
-                            "that is neither inside theirs nor contains it"]
-                        break
-                row.output_prefix = "gs://" + "/".join(mine)
+                claimed = _claimed_elsewhere(team, mine)
+                if claimed:
+                    errors["output_prefix"] = [claimed]
+                _release(row, "gs://" + "/".join(mine))
         else:
-            row.output_prefix = ""
+            _release(row, "")
     if "service_accounts" in data:
         accounts = _list(data, "service_accounts", _EMAIL,
                          "trainer-vision@my-project.iam.gserviceaccount.com", errors)

@@ -140,3 +140,36 @@ def test_a_locked_account_stays_locked_under_another_spelling(
         locked = client.post(door, {"username": spelling, "password": "right-password"})
         assert locked.status_code == 429, spelling
         assert "_auth_user_id" not in client.session
+
+
+# --- door 8: no team claims another team's folders ---------------------------------------
+
+def test_no_team_claims_a_default_prefix_or_one_another_team_left(
+        world: World, settings: Any) -> None:
+    from controlplane.teams import policy
+    from controlplane.teams.models import Team
+
+    root = settings.CP_OUTPUT_URI
+
+    def refused(team: Team, prefix: str) -> bool:
+        try:
+            policy.update(team, {"output_prefix": prefix})
+        except policy.PolicyError as exc:
+            assert "output_prefix" in exc.errors
+            return True
+        return False
+
+    speech, vision = world.other_team, world.team
+    # The default folder of a team that does not exist yet (created later as "nlp").
+    assert refused(speech, f"{root}/nlp")
+    assert refused(speech, f"{root}/nlp/checkpoints")
+    # Vision moves to a folder of its own: its default folder stays its own.
+    assert not refused(vision, "gs://vision-bucket/runs")
+    assert refused(speech, f"{root}/vision/exp-1")
+    # Vision leaves that folder: it is kept for vision, never handed to speech.
+    assert not refused(vision, "")
+    assert refused(speech, "gs://vision-bucket/runs/exp-1")
+    assert refused(speech, "gs://vision-bucket")
+    assert not refused(vision, "gs://vision-bucket/runs")  # vision may return to it
+    assert not refused(speech, f"{root}/speech/sub")  # inside its own default: fine
+    assert not refused(speech, "gs://speech-bucket/runs")
