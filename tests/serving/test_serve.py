@@ -213,8 +213,12 @@ def test_the_compiled_runtime_answers_as_eager_does_and_compiles_before_serving(
 
 
 def test_the_aot_package_is_built_once_kept_beside_the_weights_and_never_served_stale(
-        tmp_path: Path) -> None:
-    from trainers.serving import aot
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both ways a package is made, each compiled once (an AOTInductor build is the costliest
+    thing this file does): the first replica of a model without one builds and stores it, and
+    the packaging job builds one where the stored package is another model's (which a replica
+    then loads as the second replica above loaded the first's)."""
+    from trainers.serving import aot, aot_package
     from trainers.storage import storage_for
 
     folder = export_model(tmp_path / "m")
@@ -227,41 +231,28 @@ def test_the_aot_package_is_built_once_kept_beside_the_weights_and_never_served_
     second, loaded, said = _serve_once(folder, "aot")
     assert second == first and loaded["compiled_at_start"] is False
     assert _runtime_lines(said) == [f"loaded the AOTInductor package {package}"]
+    # A retried packaging job keeps the package that answers as the weights do.
+    assert aot_package.main([str(folder), "--device", "cpu"]) == 0
+    kept = json.loads(capsys.readouterr().out)
+    assert kept["built"] is False and kept["package"] == str(package)
     assert package.stat().st_mtime_ns == built_at
 
-    # A package that does not answer as the weights beside it (another model's) is rebuilt.
+    # Another model's package beside these weights: never loaded, neither by a replica (the
+    # check at load) nor by the packaging job, which builds this model's own.
     other = export_model(tmp_path / "other", seed=2)
+    model = loader.load(str(other)).model
     stale = aot.package_path(storage_for(str(other)), str(other), torch.device("cpu"))
     Path(stale).parent.mkdir(parents=True)
     Path(stale).write_bytes(package.read_bytes())
-    said: list[str] = []
-    model = loader.load(str(other)).model
-    packaged, rebuilt = aot.load_or_build(model, storage_for(str(other)), str(other), 32,
-                                          said.append)
-    assert rebuilt and any("does not answer as the weights" in m for m in said)
+    assert aot.load_stored(model, storage_for(str(other)), stale) is None
+    assert aot_package.main([str(other), "--device", "cpu"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["built"] is True and done["device"] == "cpu" and done["package"] == stale
+    packaged = aot.load_stored(model, storage_for(str(other)), stale)
+    assert packaged is not None
     probe = torch.randint(0, 256, (2, 9))
     with torch.inference_mode():
         torch.testing.assert_close(packaged(probe)[0], model(probe)[0], rtol=1e-4, atol=1e-4)
-
-
-def test_the_packaging_job_builds_the_aot_package_every_replica_then_loads(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from trainers.serving import aot, aot_package
-
-    folder = export_model(tmp_path / "m")
-    assert aot_package.main([str(folder), "--device", "cpu"]) == 0
-    done = json.loads(capsys.readouterr().out)
-    assert done["built"] is True and done["device"] == "cpu"
-    [package] = (folder / aot.PACKAGE_FOLDER).iterdir()
-    assert done["package"] == str(package)
-    built_at = package.stat().st_mtime_ns
-    # A retried job keeps the package that answers as the weights do.
-    assert aot_package.main([str(folder), "--device", "cpu"]) == 0
-    assert json.loads(capsys.readouterr().out)["built"] is False
-    # The first replica compiles nothing and answers as eager does.
-    predictions, started, _ = _serve_once(folder, "aot")
-    assert predictions == _eager_answers(folder) and started["compiled_at_start"] is False
-    assert package.stat().st_mtime_ns == built_at
 
 
 def test_the_aot_packaging_job_fails_with_one_error_line_naming_the_cause(
