@@ -156,13 +156,12 @@ def test_ray_cluster_runs_real_nodes_scales_and_stops(emulator, resources):
     assert not (emulator.data_dir / "clusters" / "ray-a" / "ray").exists()
 
 
-@needs_ray
 def test_machine_spec_is_immutable(resources):
-    head_only = ray_resource(0)
-    del head_only.resource_pools[1]
+    # A resource without a Ray runtime: the rule is the resource's, and no cluster starts.
     created = resources.create_persistent_resource(
-        parent=PARENT, persistent_resource=head_only,
-        persistent_resource_id="ray-imm").result(timeout=180)
+        parent=PARENT, persistent_resource=aiplatform_v1.PersistentResource(
+            resource_pools=[pool("head")]),
+        persistent_resource_id="imm").result(timeout=30)
     changed = pool("head")
     changed.machine_spec.machine_type = "n1-standard-8"
     with pytest.raises(gexc.InvalidArgument, match="immutable"):
