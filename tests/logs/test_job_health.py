@@ -3,15 +3,18 @@ follower stores them: a job silent past max(k x p95, floor) is flagged once, its
 last lines kept, the team's Slack told, and, with restart_on_hang, cancelled and resumed from
 its newest checkpoint; without it only alerted; steps again make it ok; a phase in progress is
 not a hang; per-rank step times name a straggler. The team's admins set the rule through the
-policy API, and the job's API record and page say its health."""
+policy API, and the job's API record and page say its health. Two workers sweeping at once
+record and alert it once."""
 
 from __future__ import annotations
 
 import itertools
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -191,3 +194,23 @@ def test_admins_set_the_hang_rule_and_the_job_record_says_its_health(job: Job) -
     record = api(member).get(f"/api/v1/jobs/{job.pk}/").json()
     assert record["health"] == "suspected_hang"
     assert record["health_detail"]["threshold_s"] == 120 and record["health_detail"]["why"]
+
+
+def test_two_workers_at_once_record_and_alert_a_hang_once(job: Job,
+                                                           transactional_db: None) -> None:
+    done: list[str | None] = []
+
+    def sweep() -> None:
+        try:
+            done.append(health.check(job.pk, now=at(61)))
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=sweep) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=30)
+    assert done == ["suspected_hang", "suspected_hang"]
+    assert job.events.filter(kind="suspected_hang").count() == 1
+    assert Notification.objects.filter(job=job).count() == 1
