@@ -3,7 +3,11 @@ before Vertex is asked (Vertex would accept the deploy and fail the pull minutes
 the tags that do exist. Images elsewhere (Google's prebuilt prediction containers, nvcr.io, Docker
 Hub) cannot be listed and are accepted as they are; so are Google's prebuilt containers, which
 live in Artifact Registry but in Google's projects, whose repositories a team's credentials may
-not list (VERTEX_FACTS.md A6: `us-docker.pkg.dev/vertex-ai/prediction/...`)."""
+not list (VERTEX_FACTS.md A6: `us-docker.pkg.dev/vertex-ai/prediction/...`).
+
+An image in a repository labelled for another team (cp-team=<their slug>) serves none of this
+team's models, and the refusal lists none of that repository's tags (require_usable); a
+repository with no team label is shared."""
 
 from __future__ import annotations
 
@@ -57,6 +61,26 @@ def require_existing(uri: str, *, field: str = "image_uri") -> None:
     if image.tag and image.tag not in tags:  # (pinned by a digest alone: the image exists)
         raise ImageRefused(f"{field}: {image.host_path} has no tag {image.tag!r}; its tags: "
                            f"{_listed(tags)}", field)
+
+
+def require_usable(uri: str, team: Team, *, field: str = "image_uri") -> None:
+    """require_existing, for `team`'s model: first refused when the image's repository is
+    labelled for another team (before anything of that repository is read or shown)."""
+    image = parse_artifact_image(uri)
+    if image is not None and image.project not in GOOGLE_PROJECTS:
+        try:
+            repositories = get_image_registry().repositories(image.project, image.location)
+        except errors.BackendError as exc:
+            raise ImageRefused(f"{field}: Artifact Registry could not be reached to check "
+                               f"{uri} ({exc}); nothing was deployed, try again", field) from exc
+        owner = next((r.labels.get(TEAM_LABEL) for r in repositories
+                      if r.name == image.repository_name), None)
+        if owner and owner != team.slug:
+            raise ImageRefused(f"{field}: repository {image.repository_name} is labelled for "
+                               f"another team; use one labelled {TEAM_LABEL}={team.slug}, a "
+                               "shared (unlabelled) one, or an image outside Artifact "
+                               "Registry", field)
+    require_existing(uri, field=field)
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,7 @@ def deploy(*, endpoint: Endpoint, entry: ModelEntry, user: Any, **resources: Any
     if entry.team_id != endpoint.team_id:
         raise ServingError("the model and the endpoint belong to different teams")
     try:
-        images.require_existing(entry.image_uri)
+        images.require_usable(entry.image_uri, entry.team)
     except images.ImageRefused as exc:
         raise ServingError(f"model {entry.display_name}: {exc}", field=exc.field) from exc
     if refusal := deploy_refusal(entry, resources.get("accelerator_type", "")):

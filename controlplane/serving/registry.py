@@ -109,7 +109,7 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
     image = image_uri.strip() or options.serving_image()
     if image_uri.strip():
         try:
-            images.require_existing(image)
+            images.require_usable(image, job.team)
         except images.ImageRefused as exc:
             raise RegistryError(str(exc), "image_uri") from exc
     artifact = artifact_for(job, step)

@@ -79,3 +79,22 @@ def test_the_register_form_offers_the_picker(pushed: FakeImages, client: Client,
     page = client.get("/serving/").content.decode()
     assert 'list="serving-images"' in page and 'data-teams="vision"' in page
     assert "js/image_picker.js" in page and '<datalist id="serving-images">' in page
+
+
+def test_another_teams_image_is_refused_without_its_tags(
+        pushed: FakeImages, queued: list, trained_job: Any, member: Any) -> None:
+    """Issue 40, door 9: a repository labelled for speech serves none of vision's models, and
+    a wrong tag there does not list what speech pushed."""
+    for uri in (f"{THEIRS}:v9", f"{THEIRS}:v8"):
+        response = api(member).post("/api/v1/serving/models/", {
+            "job": trained_job.pk, "step": 60, "image_uri": uri}, format="json")
+        assert response.status_code == 400, (uri, response.content)
+        message = " ".join(response.json()["image_uri"])
+        assert "another team" in message and "its tags" not in message
+        assert "v9" not in message.replace(uri, "")
+    assert ModelEntry.objects.count() == 0
+    # An unlabelled (shared) repository still serves anyone.
+    response = api(member).post("/api/v1/serving/models/", {
+        "job": trained_job.pk, "step": 60,
+        "image_uri": "us-central1-docker.pkg.dev/local-project/unlabelled/tool:1"}, format="json")
+    assert response.status_code == 201, response.content
