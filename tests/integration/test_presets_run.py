@@ -48,8 +48,11 @@ def local_processes(preset: presets.Preset) -> int:
 # tpu_xla job on a v5e 2x2 slice, the XLA environment, four CPU PJRT devices) is
 # tests/integration/test_tpu_jobs.py's, its FSDP mesh and sharded checkpoints
 # tests/trainers/xla/'s, its scaled-down arguments the trainer's (test_preset_shapes.py). A
-# second stack run of it costs a minute of the suite and shows nothing new.
-RUN_ELSEWHERE = {"tpu-v5e-2x2-xla-fsdp-spot"}
+# second stack run of it costs a minute of the suite and shows nothing new. So does the JAX
+# preset on the same slice: test_tpu_jobs runs a tpu_jax job on a v5e 2x2 slice with the
+# built-in trainer, and the survival stack's tests run spot jobs (the 4x4 preset, one JAX
+# process on each of four VMs joined in one mesh, runs here).
+RUN_ELSEWHERE = {"tpu-v5e-2x2-xla-fsdp-spot", "tpu-v5e-2x2-jax-spot"}
 RUNNABLE = [p for p in presets.PRESETS if not p.needs and p.slug not in RUN_ELSEWHERE
             and local_processes(p) <= LOCAL_PROCESSES]
 
@@ -71,7 +74,7 @@ def local_request(preset: presets.Preset) -> dict[str, Any]:
 def test_the_runnable_presets_are_those_with_the_built_in_trainer() -> None:
     assert {p.slug for p in RUNNABLE} >= {"single-node-fsdp-a100", "cheap-l4-ddp-spot",
                                           "smallest-multi-gpu-t4", "cpu-ddp-demo",
-                                          "tpu-v5e-2x2-jax-spot", "tpu-v5e-4x4-jax"}
+                                          "tpu-v5e-4x4-jax"}
     assert all("command" not in p.request for p in RUNNABLE)
 
 

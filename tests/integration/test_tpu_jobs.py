@@ -36,7 +36,9 @@ def test_a_v5e_2x2_jax_job_trains_with_the_built_in_trainer_and_succeeds(
     missing = [m for m in ("jax", "flax", "optax", "orbax.checkpoint")
                if importlib.util.find_spec(m) is None]
     require(not missing, f"the jax extra is not installed (missing {', '.join(missing)})")
-    response = api.post("/api/v1/jobs/", tpu_job("tpu-jax-v5e", "tpu_jax"))
+    # On spot, as the tpu-v5e-2x2-jax-spot preset runs (test_presets_run leaves it to this test).
+    response = api.post("/api/v1/jobs/", {**tpu_job("tpu-jax-v5e", "tpu_jax"),
+                                          "scheduling_strategy": "SPOT"})
     assert response.status_code == 201, response.text
     job_id = response.json()["id"]
     job = api.wait_for(job_id, lambda j: j["state"] in TERMINAL, timeout_s=300,
@@ -48,6 +50,7 @@ def test_a_v5e_2x2_jax_job_trains_with_the_built_in_trainer_and_succeeds(
     pool = submitted_pool(stack, job_id)
     assert (pool.machine_spec.machine_type, pool.machine_spec.tpu_topology) == (
         "ct5lp-hightpu-4t", "2x2")
+    assert submitted_job(stack, job_id).job_spec.scheduling.strategy.name == "SPOT"
     assert list(pool.container_spec.command) == ["python", "-m", "trainers.jax"]
     assert list(pool.container_spec.args[:2]) == ["--mesh", "4,1,1"]
     assert pool.container_spec.image_uri == composer.DEFAULT_TPU_IMAGES["tpu_jax"]
@@ -98,10 +101,15 @@ def test_a_v5e_2x2_pytorch_xla_job_trains_with_the_built_in_trainer_and_succeeds
     assert_on_its_page(stack, seeded, job_id, "tpu-xla-v5e", kept[0]["path"])
 
 
+def submitted_job(stack: Stack, job_id: int) -> Any:
+    """The CustomJob the control plane sent the emulator for the job."""
+    [submitted] = [j for j in emulator_jobs(stack) if j.labels.get("cp-job") == str(job_id)]
+    return submitted
+
+
 def submitted_pool(stack: Stack, job_id: int) -> Any:
     """The first worker pool of the CustomJob the control plane sent the emulator for the job."""
-    [submitted] = [j for j in emulator_jobs(stack) if j.labels.get("cp-job") == str(job_id)]
-    return submitted.job_spec.worker_pool_specs[0]
+    return submitted_job(stack, job_id).job_spec.worker_pool_specs[0]
 
 
 def assert_on_its_page(stack: Stack, seeded: dict[str, Any], job_id: int, name: str,
