@@ -13,7 +13,6 @@ until a tick admits them.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -139,7 +138,13 @@ def _still_stopping(job: Job) -> bool:
     except errors.BackendError as exc:
         logger.warning("admission: job %s's stopping run unreadable: %s", job.pk, exc)
         return True  # holds until seen ended: never over the quota
-    return remote.state not in TERMINAL_VERTEX_STATES
+    if remote.state in TERMINAL_VERTEX_STATES:
+        return False
+    if remote.state != "JOB_STATE_CANCELLING":
+        # The cancel was lost (a broker or backend failure after the round committed): ask
+        # again, as the reconciler does for a lost cancel.
+        _cancel(stopping["vertex_name"], region)
+    return True
 
 
 def _state(now: datetime, waiting_rows: list[Job]) -> tuple[fairshare.State, dict[str, Job]]:
@@ -259,8 +264,13 @@ def _cancel(vertex_name: str, region: str) -> None:
     backend = get_backend()
     if region and region != backend.region and hasattr(backend, "for_region"):
         backend = backend.for_region(region)
-    with contextlib.suppress(errors.FailedPrecondition, errors.NotFound):
+    try:
         backend.cancel_custom_job(vertex_name)
+    except (errors.FailedPrecondition, errors.NotFound):
+        pass  # it has ended already
+    except errors.BackendError as exc:
+        # The next round sees the run still going and asks again.
+        logger.warning("admission: cancelling %s failed: %s", vertex_name, exc)
 
 
 def over_quota(team: Team, quota: TeamQuota | None) -> list[dict[str, Any]]:

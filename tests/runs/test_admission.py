@@ -108,9 +108,12 @@ def test_the_issue_scenario_through_admission_ticks(
     b.refresh_from_db()
     assert b.state == JobState.QUEUED_LOCAL and "checkpoint" in b.queue["reason"]
 
-    # Still stopping: nothing starts over the quota, nothing more is stopped.
+    # Still stopping: nothing starts over the quota, nothing more is stopped. Had the cancel
+    # been lost (the run still RUNNING), the round asks again.
+    backend.set_state(first_run, "JOB_STATE_RUNNING")
     decisions = admission.tick()
     assert (decisions.admit, decisions.preempt) == ([], [])
+    assert backend.cancelled == [first_run, first_run]
 
     backend.set_state(first_run, "JOB_STATE_CANCELLED")
     assert admission.tick().admit == [str(b.pk)]
