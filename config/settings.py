@@ -211,6 +211,9 @@ CP_API_RATE_USER = envrate("CP_API_RATE_USER", "1200/minute")
 CP_API_RATE_ANON = envrate("CP_API_RATE_ANON", "120/minute")
 # Failed logins per account (five times as many per client address) before the login page
 # refuses for the rest of the window; 0 turns the limit off (controlplane/security/login.py).
+# /api/schema/ and /api/docs/ without signing in: on in development (the client generator and
+# the stack tests read it), off in production unless set (controlplane/core/api_schema.py).
+CP_API_SCHEMA_PUBLIC = envbool("CP_API_SCHEMA_PUBLIC", DEBUG)
 CP_LOGIN_MAX_FAILURES = envint("CP_LOGIN_MAX_FAILURES", 10, minimum=0)
 CP_LOGIN_LOCKOUT_S = envint("CP_LOGIN_LOCKOUT_S", 900, minimum=1)
 

@@ -3,18 +3,19 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from controlplane.core.api_fallback import unknown_route
+from controlplane.core.api_schema import DocsView, SchemaView
 from controlplane.core.health import healthz
 from controlplane.security import login
 
 urlpatterns = [
     path("healthz/", healthz, name="healthz"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # Generated once per process; for signed-in callers unless CP_API_SCHEMA_PUBLIC.
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script, as the
     # Content-Security-Policy requires.
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(
+    path("api/docs/", DocsView.as_view(
         url_name="api-schema", template_name="core/swagger_ui.html"),
          name="api-docs"),
     # Before the admin's own: its login is the site's, with the same failure limits.

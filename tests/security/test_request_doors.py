@@ -173,3 +173,41 @@ def test_no_team_claims_a_default_prefix_or_one_another_team_left(
     assert not refused(vision, "gs://vision-bucket/runs")  # vision may return to it
     assert not refused(speech, f"{root}/speech/sub")  # inside its own default: fine
     assert not refused(speech, "gs://speech-bucket/runs")
+
+
+# --- door 11: the API schema, made once and shown to those signed in ---------------------
+
+def test_the_schema_is_for_signed_in_callers_unless_published(
+        world: World, settings: Any, token_client: Callable[[Any], APIClient]) -> None:
+    settings.CP_API_SCHEMA_PUBLIC = False
+    anonymous = APIClient()
+    assert anonymous.get("/api/schema/?format=json").status_code in (401, 403)
+    assert anonymous.get("/api/docs/").status_code in (302, 401, 403)
+    served = token_client(world.users["viewer"]).get("/api/schema/?format=json")
+    assert served.status_code == 200
+    assert "/api/v1/jobs/" in served.json()["paths"]
+    settings.CP_API_SCHEMA_PUBLIC = True
+    assert anonymous.get("/api/schema/?format=json").status_code == 200
+
+
+def test_the_schema_is_generated_once_per_process(
+        world: World, monkeypatch: pytest.MonkeyPatch,
+        token_client: Callable[[Any], APIClient]) -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    from controlplane.core import api_schema
+
+    api_schema.forget()
+    made: list[int] = []
+    real = SchemaGenerator.get_schema
+
+    def counted(self: SchemaGenerator, *args: Any, **kwargs: Any) -> Any:
+        made.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SchemaGenerator, "get_schema", counted)
+    api = token_client(world.users["viewer"])
+    first = api.get("/api/schema/?format=json").json()
+    # Another version or language asked for is the same schema, not another generation.
+    again = api.get("/api/schema/?format=json&version=x1&lang=fr").json()
+    assert first == again and len(made) == 1
