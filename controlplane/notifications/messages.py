@@ -29,7 +29,7 @@ _EMOJI = {
     NotifyOn.SUCCEEDED: ":white_check_mark:", NotifyOn.FAILED: ":x:",
     NotifyOn.CANCELLED: ":no_entry_sign:", NotifyOn.PREEMPTED: ":warning:",
     NotifyOn.RECOVERED: ":recycle:", NotifyOn.BUDGET: ":moneybag:",
-    NotifyOn.QUOTA: ":hourglass_flowing_sand:",
+    NotifyOn.QUOTA: ":hourglass_flowing_sand:", NotifyOn.QUEUE: ":vertical_traffic_light:",
 }
 
 
@@ -75,6 +75,12 @@ def headline(notification: Notification) -> str:
     if event == NotifyOn.QUOTA:
         return ("is *waiting for quota*: "
                 f"{_esc(detail.get('note') or 'Vertex refused it for quota')}")
+    if event == NotifyOn.QUEUE:
+        if detail.get("what") == "admitted":
+            return "was *admitted* from the queue and goes to Vertex AI"
+        return (f"was *stopped at a checkpoint* for another team: "
+                f"{_esc(detail.get('reason') or 'its team was borrowing')}; it resumes from "
+                "its checkpoint when its team's share allows")
     if event == NotifyOn.BUDGET:
         return f"*budget alert*: {_esc(detail.get('message', 'over budget'))}"
     return _esc(event)

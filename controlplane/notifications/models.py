@@ -19,6 +19,9 @@ class NotifyOn(models.TextChoices):
     RECOVERED = "recovered", "Recovered"
     BUDGET = "budget", "Budget alert"
     QUOTA = "quota", "Waiting for quota"
+    # The queue in front of Vertex (controlplane/runs/admission.py): a job admitted to Vertex,
+    # or stopped at a checkpoint and requeued for another team's guarantee.
+    QUEUE = "queue", "Queue: admitted, or stopped for another team"
 
 
 # An SLO of one of the team's endpoints was breached or recovered. Not in NotifyOn: every

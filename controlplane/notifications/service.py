@@ -55,6 +55,14 @@ MAX_BACKOFF_S = 600.0
 def on_state_change(job: Job, event: JobEvent) -> None:
     """Called by Job.update_state inside its transaction."""
     new_state = event.data.get("to", "")
+    if event.data.get("source") == "admission" and new_state in ("QUEUED", "QUEUED_LOCAL"):
+        admitted = new_state == "QUEUED"
+        notify(job, NotifyOn.QUEUE, key=f"{'admitted' if admitted else 'stopped'}-"
+                                       f"a{job.attempt}",
+               detail={"what": "admitted" if admitted else "stopped",
+                       "reason": (job.queue or {}).get("reason", ""),
+                       "attempt": job.attempt})
+        return
     kind = STATE_EVENTS.get(new_state)
     if kind is None:
         return

@@ -15,9 +15,12 @@ from django.core.cache import cache
 from django.test import Client
 
 from controlplane.backends.base import RemoteJob
+from controlplane.notifications import messages
+from controlplane.notifications.models import Notification
 from controlplane.runs import admission
 from controlplane.runs.models import Job, JobAttempt, JobState, display_name_for
 from controlplane.teams.models import Role, Team, TeamQuota
+from tests.notifications.test_slack import channel
 from tests.people import make_user
 
 A100 = "NVIDIA_TESLA_A100"
@@ -88,11 +91,13 @@ def test_the_issue_scenario_through_admission_ticks(
         django_capture_on_commit_callbacks: Any) -> None:
     ann, bob = make_user("ann", team, Role.MEMBER), make_user("bob", other_team, Role.MEMBER)
     quotas(team, other_team)
+    channel(team, ["queue"])
     a = job(team, ann, 16)
     with django_capture_on_commit_callbacks(execute=False) as queued:
         d = admission.tick()
         assert d.admit == [str(a.pk)], d
-    assert state_of(a) == JobState.QUEUED and len(queued) == 1  # its submission
+    # Its submission, and the Slack message's delivery.
+    assert state_of(a) == JobState.QUEUED and len(queued) == 2
     first_run = runs(backend, a, checkpoint_step=40)
 
     b = job(other_team, bob, 8, priority="high")
@@ -126,6 +131,12 @@ def test_the_issue_scenario_through_admission_ticks(
     assert admission.tick().admit == [str(a.pk)]
     resumed = a.attempts.get(number=2)
     assert (resumed.resume_step, resumed.reason) == (40, "requeue")
+    # Team vision's channel heard of each: admitted, stopped for speech, admitted again.
+    told = [(n.detail["what"], n.detail["attempt"]) for n in
+            Notification.objects.filter(job=a, event="queue").order_by("pk")]
+    assert told == [("admitted", 1), ("stopped", 2), ("admitted", 2)]
+    stopped = Notification.objects.get(job=a, event="queue", detail__what="stopped")
+    assert "team speech" in messages.headline(stopped)
 
 
 def test_a_job_bigger_than_the_project_quota_fails_with_the_figures(

@@ -6,6 +6,7 @@ class NotifyOnEnum(StrEnum):
     CANCELLED = "cancelled"
     FAILED = "failed"
     PREEMPTED = "preempted"
+    QUEUE = "queue"
     QUOTA = "quota"
     RECOVERED = "recovered"
     RUNNING = "running"
