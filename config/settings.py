@@ -304,6 +304,9 @@ CP_LIVE_URL = envstr(
     "CP_LIVE_URL", CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis:", "rediss:")) else "")
 # An event stream ends after this long and the client reconnects (checking access again).
 CP_LIVE_STREAM_S = envfloat("CP_LIVE_STREAM_S", 300.0, minimum=1.0)
+# Each open stream holds a Redis connection: a user may hold this many at once (beyond: 429);
+# 0 lifts the cap.
+CP_LIVE_STREAMS_PER_USER = envint("CP_LIVE_STREAMS_PER_USER", 10, minimum=0)
 CP_RECONCILE_INTERVAL_S = envfloat("CP_RECONCILE_INTERVAL_S", 5.0, minimum=0.5)
 CP_FOLLOW_INTERVAL_S = envfloat("CP_FOLLOW_INTERVAL_S", 3.0, minimum=0.5)
 # A queued job with no CustomJob after this long gets its submission queued again.

@@ -13,6 +13,11 @@ most; the client reconnects, and access is checked again.
 
 Access exactly as the job page: a signed-in user (a session, or an API token for the CLI)
 who may see the job; another team's job is a 404, as everywhere.
+
+Each open stream holds a Redis connection (Redis is also the broker), so a user holds at most
+CP_LIVE_STREAMS_PER_USER at once, in every web process together: the streams are counted in a
+sorted set on that Redis (a member per stream, scored by when it ends at the latest, so a
+stream whose process died stops counting then); one more is a 429.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -67,8 +74,14 @@ async def job_events(request: HttpRequest, pk: int) -> HttpResponse:
         ended = job.ended_at or job.state_changed_at
         since = (timezone.now() - ended).total_seconds() if ended else ENDED_GRACE_S
         open_s = min(open_s, max(ENDED_GRACE_S - since, 0.0))
+    place = (f"cp-live-streams:{user.pk}", uuid.uuid4().hex)
+    if not await _admit(place, open_s):
+        cap = settings.CP_LIVE_STREAMS_PER_USER
+        return HttpResponse(f"You have {cap} open event streams (job pages, `vcp logs -f`), "
+                            "the most one user may hold: close one and retry.", status=429,
+                            content_type="text/plain", headers={"Retry-After": "30"})
     response = StreamingHttpResponse(
-        _events(live.channel(job.pk), job.state, job.state in ACTIVE_STATES, open_s),
+        _events(live.channel(job.pk), job.state, job.state in ACTIVE_STATES, open_s, place),
         content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # a buffering proxy would hold the events back
@@ -99,11 +112,42 @@ def _visible_job(user: Any, pk: int) -> Job:
     return job
 
 
+async def _admit(place: tuple[str, str], open_s: float) -> bool:
+    """Count a new stream of the user (place: their set, this stream); False past the cap.
+    Added first and counted after, so two streams opened at once never both slip past it."""
+    cap = settings.CP_LIVE_STREAMS_PER_USER
+    if not cap:
+        return True
+    key, stream = place
+    now = time.time()
+    # The latest a stream can end: its length, the grace of an ended job, and a margin.
+    until = now + open_s + ENDED_GRACE_S + HEARTBEAT_S
+    client = aioredis.Redis.from_url(settings.CP_LIVE_URL, socket_connect_timeout=2.0)
+    try:
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.zremrangebyscore(key, 0, now)
+            pipe.zadd(key, {stream: until})
+            pipe.zcard(key)
+            pipe.expireat(key, int(until) + 1)
+            _, _, count, _ = await pipe.execute()
+        if count > cap:
+            await client.zrem(key, stream)
+            return False
+        return True
+    except aioredis.RedisError as exc:
+        # The stream itself will not subscribe either and ends at once (the page polls).
+        logger.warning("live stream: cannot count the user's streams: %s", exc)
+        return True
+    finally:
+        await client.aclose()
+
+
 def _event(kind: str, data: str) -> bytes:
     return f"event: {kind}\ndata: {data}\n\n".encode()
 
 
-async def _events(name: str, state: str, active: bool, open_s: float) -> AsyncIterator[bytes]:
+async def _events(name: str, state: str, active: bool, open_s: float,
+                  place: tuple[str, str]) -> AsyncIterator[bytes]:
     client = aioredis.Redis.from_url(settings.CP_LIVE_URL, socket_connect_timeout=2.0)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
     try:
@@ -138,6 +182,7 @@ async def _events(name: str, state: str, active: bool, open_s: float) -> AsyncIt
                 deadline = min(deadline, loop.time() + ENDED_GRACE_S)
     finally:
         try:
+            await client.zrem(*place)  # the user's place is free again
             await pubsub.aclose()
             await client.aclose()
         except aioredis.RedisError:

@@ -211,3 +211,43 @@ def test_the_schema_is_generated_once_per_process(
     # Another version or language asked for is the same schema, not another generation.
     again = api.get("/api/schema/?format=json&version=x1&lang=fr").json()
     assert first == again and len(made) == 1
+
+
+# --- door 10: a user holds a bounded number of event streams -----------------------------
+
+def test_open_event_streams_are_capped_per_user(
+        world: World, settings: Any, redis_url: str, make_job: Callable[..., Any]) -> None:
+    import asyncio
+
+    import redis
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    settings.CP_LIVE_URL = redis_url
+    settings.CP_LIVE_STREAM_S = 1.0
+    settings.CP_LIVE_STREAMS_PER_USER = 2
+    member, viewer = world.users["member"], world.users["viewer"]
+    redis.Redis.from_url(redis_url).delete(f"cp-live-streams:{member.pk}",
+                                           f"cp-live-streams:{viewer.pk}")
+    job = make_job(world.team, member)
+    url = f"/jobs/{job.pk}/events/"
+
+    async def drain(response: Any) -> None:
+        async for _ in response.streaming_content:
+            pass
+
+    async def scenario() -> None:
+        mine, theirs = AsyncClient(), AsyncClient()
+        await mine.aforce_login(member)
+        await theirs.aforce_login(viewer)
+        first, second = await mine.get(url), await mine.get(url)
+        assert (first.status_code, second.status_code) == (200, 200)
+        refused = await mine.get(url)
+        assert refused.status_code == 429
+        assert "2 open event streams" in refused.content.decode()
+        assert (await theirs.get(url)).status_code == 200  # per user, not per job
+        # A stream that ends (after CP_LIVE_STREAM_S) frees its place.
+        await asyncio.wait_for(drain(first), 10)
+        assert (await mine.get(url)).status_code == 200
+
+    async_to_sync(scenario)()
