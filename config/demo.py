@@ -13,6 +13,7 @@ import argparse
 import http.client
 import json
 import os
+import secrets
 import sys
 import time
 import urllib.error
@@ -161,7 +162,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="seconds between the watcher's reads of the sample job")
     parser.add_argument("--api-timeout", type=float, default=10.0,
                         help="how long the watcher waits for one answer before asking again")
+    parser.add_argument("--debug", action="store_true",
+                        help="run Django with DEBUG on (error pages show settings and code)")
     return parser.parse_args(argv)
+
+
+def secret_key_file(var_dir: Path) -> Path:
+    """The demo's SECRET_KEY, made once and kept in its var folder, readable by this user only:
+    the W&B keys and Slack webhooks it stores are encrypted with a key derived from it, so it
+    must outlive a restart, and a key written in the code would be everybody's."""
+    path = var_dir / "secret_key"
+    if not path.exists():
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(secrets.token_urlsafe(50))
+    os.chmod(path, 0o600)
+    return path
 
 
 def demo_stack(args: argparse.Namespace) -> Stack:
@@ -179,6 +195,11 @@ def demo_stack(args: argparse.Namespace) -> Stack:
             web_port=args.port,
             emulator_port=args.emulator_port,
             queue_prefix=QUEUE_PREFIX,
+            # DEBUG off unless asked for, as production runs; plain HTTP on the loopback, so
+            # no redirect to HTTPS and cookies that are not HTTPS-only.
+            extra_env={"DEBUG": "true" if args.debug else "false",
+                       "SECRET_KEY_FILE": str(secret_key_file(var_dir)),
+                       "SECURE_SSL_REDIRECT": "false", "SECURE_COOKIES": "false"},
         )
     )
 

@@ -163,8 +163,14 @@ class Stack:
         return result.stdout or ""
 
     def start_process(self, name: str) -> subprocess.Popen:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
+        # The logs hold what the processes print (tokens in a traceback, a job's environment):
+        # readable by this user only.
+        self.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.log_dir, 0o700)
+        descriptor = os.open(self.log_dir / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                             0o600)
+        os.fchmod(descriptor, 0o600)
+        log = os.fdopen(descriptor, "ab")  # lives with the process
         proc = subprocess.Popen(self.commands()[name], cwd=ROOT, env=self.env(), stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         self.procs[name] = proc

@@ -34,6 +34,13 @@ def test_the_demo_trains_is_preempted_recovers_and_finishes(tmp_path: Path) -> N
     assert "embedded broker" in out
     assert "armed a spot preemption for step 50" in out
     assert re.search(r"SUCCEEDED after 150 steps and [1-9]\d* restart\(s\)", out), out[-3000:]
+    # Its secret key made for it and its logs, readable by this user only.
+    key = tmp_path / "demo" / "secret_key"
+    first_key = key.read_text()
+    assert len(first_key) > 40 and key.stat().st_mode & 0o777 == 0o600
+    logs = list((tmp_path / "demo" / "logs").glob("*.log"))
+    assert {p.name for p in logs} >= {"web.log", "worker.log", "beat.log", "emulator.log"}
+    assert {p.stat().st_mode & 0o777 for p in logs} == {0o600}
 
     # Started again on the same folder: the same sample job, read with the same token (no
     # second job, no token revoked), already finished as the first start saw it.
@@ -48,3 +55,4 @@ def test_the_demo_trains_is_preempted_recovers_and_finishes(tmp_path: Path) -> N
     assert f"the sample job and token of the last start: job {job[1]}" in out_again
     assert f"/jobs/{job[1]}/" in out_again and f"Token {token[1]}" in out_again
     assert "armed a spot preemption" not in out_again
+    assert key.read_text() == first_key  # what it encrypted with the key still reads
