@@ -26,8 +26,15 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
     # configured yet when `celery -A config` first imports it.
     from controlplane.serving.schedule import beat_schedule as serving_schedule
 
+    # The queue in front of Vertex (controlplane/runs/admission.py) ticks only where it is on:
+    # a task a second that does nothing costs a worker's time all the same.
+    admission = {"admit-jobs": {
+        "task": "controlplane.runs.tasks.admit_jobs",
+        "schedule": settings.CP_RECONCILE_INTERVAL_S,
+    }} if settings.CP_ADMISSION else {}
     return {
         **serving_schedule(),
+        **admission,
         # Clusters being created, resized or deleted, and Ray jobs still running.
         "reconcile-clusters": {
             "task": "controlplane.clusters.tasks.reconcile_clusters",
@@ -37,11 +44,6 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         "delete-idle-clusters": {
             "task": "controlplane.clusters.tasks.delete_idle_clusters",
             "schedule": getattr(settings, "CP_IDLE_DELETE_INTERVAL_S", 60.0),
-        },
-        # The queue in front of Vertex, when CP_ADMISSION is on (controlplane/runs/admission.py).
-        "admit-jobs": {
-            "task": "controlplane.runs.tasks.admit_jobs",
-            "schedule": settings.CP_RECONCILE_INTERVAL_S,
         },
         "reconcile-jobs": {
             "task": "controlplane.runs.tasks.reconcile_jobs",

@@ -40,3 +40,12 @@ def test_every_task_named_in_the_code_exists() -> None:
         text = Path(path).read_text()
         written |= set(re.findall(r"[\"'](controlplane\.\w+\.tasks\.\w+)[\"']", text))
     assert written and written <= names, sorted(written - names)
+
+
+def test_the_admission_tick_is_scheduled_only_where_the_queue_is_on(settings) -> None:
+    from config.celery import _beat_schedule
+
+    settings.CP_ADMISSION = False
+    assert "admit-jobs" not in _beat_schedule()
+    settings.CP_ADMISSION = True
+    assert _beat_schedule()["admit-jobs"]["task"] in registered()
