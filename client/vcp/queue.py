@@ -20,7 +20,7 @@ from vertex_control_plane_client.api.queue import queue_list
 from vertex_control_plane_client.types import UNSET
 
 QUEUE_COLUMNS = ("place", "id", "team", "name", "state", "priority", "accelerators",
-                 "borrowing", "reason")
+                 "borrowing", "reason", "earliest_start")
 
 
 @click.command("queue")

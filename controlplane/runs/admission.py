@@ -14,7 +14,7 @@ until a tick admits them.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -208,6 +208,9 @@ def tick() -> fairshare.Decisions | None:
                 job = by_id[waiting.job_id]
                 detail = {**{k: v for k, v in (job.queue or {}).items() if k == "stopping"},
                           "reason": waiting.reason, "place": waiting.place}
+                if waiting.earliest_start is not None:
+                    detail["earliest_start"] = datetime.fromtimestamp(
+                        waiting.earliest_start, tz=UTC).isoformat()
                 if detail != job.queue:
                     job.queue = detail
                     job.save(update_fields=["queue"])
@@ -320,6 +323,7 @@ def queue_rows(team_ids: list[int], team_slug: str | None = None) -> list[dict[s
             "id": job.pk, "name": job.name, "team": job.team.slug, "state": job.state,
             "priority": job.priority, "place": (job.queue or {}).get("place") if waiting else None,
             "reason": (job.queue or {}).get("reason", "") if waiting else "",
+            "earliest_start": (job.queue or {}).get("earliest_start") if waiting else None,
             "borrowing": borrowing,
             "accelerators": ", ".join(f"{n} {f.label()}" for f, n in sorted(demand.items()))})
     out.sort(key=lambda r: (r["place"] is None, r["place"] or 0, r["id"]))

@@ -78,6 +78,9 @@ class QueueEntrySerializer(serializers.Serializer):
     place = serializers.IntegerField(allow_null=True,
                                      help_text="1 = the next to start; null unless waiting")
     reason = serializers.CharField(allow_blank=True, help_text="why it waits")
+    earliest_start = serializers.DateTimeField(
+        allow_null=True, help_text="the soonest it could start by the running jobs' timeouts "
+                                   "(the jobs ahead of it may make it later); null: unknown")
     borrowing = serializers.BooleanField(
         help_text="holds accelerators beyond its team's guarantee (may be stopped at a "
                   "checkpoint for another team's guarantee)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -126,6 +127,13 @@ def test_the_issue_scenario_through_admission_ticks(
     assert a.queue == {"reason": a.queue["reason"], "place": 1}
     assert "8 of 16" in a.queue["reason"]
     runs(backend, b)
+    # With B's timeout known, A's place says when it could start at the earliest.
+    b.refresh_from_db()
+    b.custom_job["jobSpec"]["scheduling"] = {"timeout": "7200s"}
+    b.save(update_fields=["custom_job"])
+    admission.tick()
+    a.refresh_from_db()
+    assert a.queue["earliest_start"] == (b.started_at + timedelta(hours=2)).isoformat()
 
     b.update_state(JobState.SUCCEEDED, source="test")
     assert admission.tick().admit == [str(a.pk)]

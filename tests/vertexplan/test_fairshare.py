@@ -192,3 +192,14 @@ def test_a_held_flavor_lets_through_jobs_that_end_before_the_held_job_could_star
                              "c": {A100: TeamQuota(8, 8)}}))
     assert d.admit == ["short"]
     assert "can start within 1.1 h" in d.reason("long")
+
+
+def test_each_waiting_job_gets_its_earliest_start_by_the_running_jobs_limits():
+    running = [job("r1", "b", 8, started_at=0, limit_s=3600),
+               job("r2", "a", 8, started_at=0, limit_s=7200)]
+    waiting = [job("w8", "a", 8, submitted_at=10), job("w16", "b", 16, submitted_at=20)]
+    d = decide(state(running, waiting, now=100))
+    assert {w.job_id: w.earliest_start for w in d.waiting} == {"w8": 3600, "w16": 7200}
+    # Without a running job's limit there is no estimate.
+    d = decide(state([replace(running[0], limit_s=None)], waiting[1:], now=100))
+    assert d.waiting[0].earliest_start is None

@@ -263,6 +263,29 @@ class _Book:
         finally:
             self.team_used[team] = saved
 
+    def earliest(self, job: Job) -> float | None:
+        """The soonest the job could start by the running jobs' time limits alone (the jobs
+        ahead of it in the queue may take longer); None when a limit is not known, or the
+        project's quota could never hold it."""
+        latest = self.state.now
+        for flavor, need in job.demand.items():
+            pool, _ = self.pool(flavor)
+            free = pool - self.used[flavor]
+            ends = []
+            for running in self.running:
+                n = running.demand.get(flavor, 0)
+                if n and (running.limit_s is None or running.started_at is None):
+                    return None
+                if n:
+                    ends.append((running.started_at + running.limit_s, n))
+            for end, n in sorted(ends):
+                if free >= need:
+                    break
+                free, latest = free + n, max(latest, end)
+            if free < need:
+                return None
+        return latest
+
     def hold_for(self, job: Job, *, backfill: bool = False) -> None:
         """Keep the job's flavors for it: strictly (it waits for jobs stopping at a
         checkpoint), or letting jobs through that end before it could start anyway."""
@@ -340,6 +363,6 @@ def decide(state: State) -> Decisions:
         if kind == "capacity" and not enough and starving and state.hold_when_starving:
             book.hold_for(job, backfill=True)
             reason += "; its accelerators are now held for it"
-        still.append(Waiting(job.id, 0, reason))
-    out.waiting = [Waiting(w.job_id, place, w.reason) for place, w in enumerate(still, 1)]
+        still.append(Waiting(job.id, 0, reason, book.earliest(job)))
+    out.waiting = [replace(w, place=place) for place, w in enumerate(still, 1)]
     return out

@@ -107,6 +107,9 @@ class Waiting:
     job_id: str
     place: int   # 1 = the next to be admitted
     reason: str
+    # The soonest it could start by the running jobs' time limits (their timeouts) alone: the
+    # jobs ahead of it may make it later. None: a running job's limit is not known.
+    earliest_start: float | None = None
 
 
 @dataclass(frozen=True)

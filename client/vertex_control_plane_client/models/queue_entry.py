@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
@@ -20,6 +21,8 @@ class QueueEntry:
         priority (str): low, normal or high
         place (int | None): 1 = the next to start; null unless waiting
         reason (str): why it waits
+        earliest_start (datetime.datetime | None): the soonest it could start by the running jobs' timeouts (the jobs
+            ahead of it may make it later); null: unknown
         borrowing (bool): holds accelerators beyond its team's guarantee (may be stopped at a checkpoint for another
             team's guarantee)
         accelerators (str):
@@ -32,6 +35,7 @@ class QueueEntry:
     priority: str
     place: int | None
     reason: str
+    earliest_start: datetime.datetime | None
     borrowing: bool
     accelerators: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -52,6 +56,12 @@ class QueueEntry:
 
         reason = self.reason
 
+        earliest_start: None | str
+        if isinstance(self.earliest_start, datetime.datetime):
+            earliest_start = self.earliest_start.isoformat()
+        else:
+            earliest_start = self.earliest_start
+
         borrowing = self.borrowing
 
         accelerators = self.accelerators
@@ -67,6 +77,7 @@ class QueueEntry:
                 "priority": priority,
                 "place": place,
                 "reason": reason,
+                "earliest_start": earliest_start,
                 "borrowing": borrowing,
                 "accelerators": accelerators,
             }
@@ -96,6 +107,21 @@ class QueueEntry:
 
         reason = d.pop("reason")
 
+        def _parse_earliest_start(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                earliest_start_type_0 = datetime.datetime.fromisoformat(data)
+
+                return earliest_start_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        earliest_start = _parse_earliest_start(d.pop("earliest_start"))
+
         borrowing = d.pop("borrowing")
 
         accelerators = d.pop("accelerators")
@@ -108,6 +134,7 @@ class QueueEntry:
             priority=priority,
             place=place,
             reason=reason,
+            earliest_start=earliest_start,
             borrowing=borrowing,
             accelerators=accelerators,
         )
