@@ -84,7 +84,7 @@ SECONDS: dict[str, int] = {
     "tests/integration/test_presets_run.py": 180,
     "tests/integration/test_api_contract.py": 170,
     "tests/integration/test_serving.py": 120,
-    "tests/integration/test_browser_pages.py": 140,
+    "tests/integration/test_browser_pages.py": 200,
     "tests/integration/client/test_cli.py": 105,
     "tests/integration/survival/test_chaos.py": 105,
     "tests/security/test_fuzz_without_debug.py": 110,
@@ -97,7 +97,7 @@ SECONDS: dict[str, int] = {
     "tests/integration/survival/test_service_restarts.py": 50,
     "tests/security/test_attacks_on_the_stack.py": 50,
     "tests/logs/test_follower.py": 45,
-    "tests/integration/test_ray_clusters.py": 45,
+    "tests/integration/test_ray_clusters.py": 55,
     "tests/integration/test_hang_restart.py": 55,
 }
 

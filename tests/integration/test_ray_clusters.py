@@ -1,6 +1,7 @@
 """Ray on Vertex on the real stack: a Ray cluster (head + 2 workers) is created through the
 API, the emulator runs it as real Ray processes, Ray jobs submitted through Ray's Job
-Submission API succeed on it (a plain driver, and a Ray Train run of the product's trainer on
+Submission API succeed on it (a plain driver, submitted from the cluster page in chromium and
+its output read there at 1440 and 390 px, and a Ray Train run of the product's trainer on
 two workers, whose steps, checkpoints and searchable logs are its job's in the log store, as a
 CustomJob's are), and deleting the cluster stops its processes and its cost.
 Bad requests get field errors and change nothing."""
@@ -8,6 +9,8 @@ Bad requests get field errors and change nothing."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import time
 import urllib.request
 from pathlib import Path
@@ -30,17 +33,6 @@ RAY_CLUSTER = {
     ],
     "ray": {"version": "2.47.1"},
 }
-# Runs on the cluster: counts the nodes Ray sees and runs one task on each worker's CPUs.
-DRIVER = """
-import ray
-ray.init()
-print("RAY_NODES", sum(1 for n in ray.nodes() if n["Alive"]))
-@ray.remote(num_cpus=1)
-def where():
-    return ray.get_runtime_context().get_node_id()
-print("TASKS_ON_NODES", len(set(ray.get([where.remote() for _ in range(6)]))))
-print("ANSWER", ray.get(ray.put(6 * 7)))
-"""
 
 
 def wait(api, path: str, ok, *, timeout_s: float, stack) -> dict[str, Any]:
@@ -86,7 +78,65 @@ def assert_ray_job_in_the_log_store(api, ray_job: dict) -> None:
     assert job_id in [j["id"] for j in api.get("/api/v1/jobs/", kind="ray")["results"]]
 
 
-def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
+# What the browser's pages logged as errors (none may be).
+CONSOLE_ERRORS: list[str] = []
+# The driver typed into the cluster page's one-line entrypoint field.
+PAGE_DRIVER = ("import ray; ray.init(); "
+               "print('RAY_NODES', sum(1 for n in ray.nodes() if n['Alive'])); "
+               "print('ANSWER', ray.get(ray.put(6 * 7)))")
+
+
+def signed_in_page(browser: Any, stack: Any, seeded: dict[str, Any]) -> Any:
+    context = browser.new_context(base_url=stack.web_url,
+                                  viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    CONSOLE_ERRORS.clear()
+    page.on("console", lambda m: CONSOLE_ERRORS.append(f"{m.text} ({m.location.get('url')})")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: CONSOLE_ERRORS.append(str(e)))
+    page.on("response", lambda r: CONSOLE_ERRORS.append(f"HTTP {r.status} {r.url}")
+            if r.status >= 400 else None)
+    page.goto("/login/")
+    page.fill("#id_username", seeded["username"])
+    page.fill("#id_password", seeded["password"])
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/login/" not in url)
+    return page
+
+
+def submit_from_the_cluster_page(page: Any, cluster_id: int) -> str:
+    """The Ray job form filled and sent; the submission id the page's message names."""
+    response = page.goto(f"/clusters/{cluster_id}/")
+    form = page.locator("#ray-job-form")
+    assert response is not None and response.status == 200 and form.count() == 1, (
+        page.url, response and response.status, page.locator("main").inner_text()[:3000])
+    page.fill("#ray-job-form [name=ray-entrypoint]", shlex.join(["python", "-c", PAGE_DRIVER]))
+    page.fill("#ray-job-form [name=ray-env_vars]", "CP_NOTE=it's; $(not a shell)")
+    page.click("#ray-job-submit")
+    page.wait_for_load_state()
+    said = page.locator(".messages").inner_text()
+    found = re.search(r"Ray job (\S+) submitted to", said)
+    assert found, said
+    return found.group(1)
+
+
+def read_the_output_on_the_cluster_page(page: Any, cluster_id: int) -> None:
+    """The finished job's output on the cluster page, at 1440 and 390 px: its lines, once
+    each, and a page that never scrolls sideways, with no console error."""
+    for width, height in ((1440, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"/clusters/{cluster_id}/")
+        page.wait_for_load_state()
+        output = page.locator("#ray-output").inner_text()
+        assert output.count("ANSWER 42") == 1, output
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"the cluster page scrolls sideways by {overflow} px at {width}"
+    assert not CONSOLE_ERRORS, CONSOLE_ERRORS
+    page.context.close()
+
+
+def test_ray_cluster_job_and_deletion(stack, api, tmp_path, browser, seeded):
     if ray_executable() is None:
         pytest.fail("Ray is not installed: make venv installs the ray extra")
 
@@ -116,16 +166,19 @@ def test_ray_cluster_job_and_deletion(stack, api, tmp_path):
     assert sum(n["raylet"]["state"] == "ALIVE" for n in nodes) == 3
     assert ray_pids(stack, cluster)
 
-    response = api.post("/api/v1/clusters/ray-jobs/", {
-        "cluster": cluster["id"], "entrypoint": ["python", "-c", DRIVER],
-        "env_vars": {"CP_NOTE": "it's; $(not a shell)"}})
-    assert response.status_code == 201, response.text
-    job = wait(api, f"/api/v1/clusters/ray-jobs/{response.json()['id']}/",
+    # A Ray job submitted from the cluster page, as a user clicks, and its output read there.
+    page = signed_in_page(browser, stack, seeded)
+    submission = submit_from_the_cluster_page(page, cluster["id"])
+    [ray_job] = [j for j in api.get("/api/v1/clusters/ray-jobs/", all=1)["results"]
+                 if j["submission_id"] == submission]
+    assert ray_job["env_vars"] == {"CP_NOTE": "it's; $(not a shell)"}
+    job = wait(api, f"/api/v1/clusters/ray-jobs/{ray_job['id']}/",
                lambda j: j["state"] in ("SUCCEEDED", "FAILED", "STOPPED"), timeout_s=240,
                stack=stack)
     logs = api.get(f"/api/v1/clusters/ray-jobs/{job['id']}/logs/")["logs"]
     assert job["state"] == "SUCCEEDED", logs
     assert "RAY_NODES 3" in logs and "ANSWER 42" in logs
+    read_the_output_on_the_cluster_page(page, cluster["id"])
 
     # Ray Train: the product's trainer on the two worker nodes, its events in the job's logs
     # and its checkpoints in the job's own folder (AIP_CHECKPOINT_DIR, as for a CustomJob).
