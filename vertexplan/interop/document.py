@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from vertexplan.interop import python_sdk
-from vertexplan.interop.python_sdk import PythonJob
+from vertexplan.interop.python_sdk import PythonJob, TooLarge
+from vertexplan.interop.python_sdk import read as read_python_sdk
 from vertexplan.interop.wandb_launch import KIND as WANDB_KIND
 from vertexplan.interop.wandb_launch import from_queue_config, is_queue_config
 
@@ -131,8 +131,8 @@ def read_python(text: str) -> PythonJob | None:
     """A Python file's job (python_sdk.read); one whose names expand past the importer's bound
     is refused as a whole."""
     try:
-        return python_sdk.read(text)
-    except python_sdk.TooLarge as exc:
+        return read_python_sdk(text)
+    except TooLarge as exc:
         raise ImportFailed(str(exc)) from None
 
 
