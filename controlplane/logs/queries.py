@@ -18,6 +18,7 @@ from contract.events import RUN_STARTED
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs import panels
 from controlplane.runs.models import Job, JobState
+from vertexplan.digits import ascii_int
 from vertexplan.logparse import failures
 from vertexplan.logparse.entries import SEVERITY_NUMBERS
 from vertexplan.perf import MfuBasis, mfu_basis
@@ -52,8 +53,8 @@ class LogFilter:
         raw = (params.get("severity") or "").strip().upper()
         if raw:
             severity = SEVERITY_NUMBERS.get(raw)
-            if severity is None and raw.isascii() and raw.isdigit() and len(raw) <= 4:
-                severity = int(raw)
+            if severity is None:
+                severity = ascii_int(raw, max_digits=4)
             if severity is None:
                 raise BadFilter("severity",
                                 f"unknown severity; valid: {', '.join(SEVERITY_NUMBERS)}")
@@ -61,9 +62,9 @@ class LogFilter:
         if params.get("attempt"):
             raw = params["attempt"]
             # Digits only, as the schema says (int() would also take "-1", " 2" and "1_0").
-            if not (raw.isascii() and raw.isdigit() and 1 <= len(raw) <= 18 and int(raw) >= 1):
+            attempt = ascii_int(raw)
+            if not attempt:
                 raise BadFilter("attempt", "attempt is a whole number, at least 1")
-            attempt = int(raw)
         return cls(severity=severity, q=(params.get("q") or "").strip()[:200],
                    replica=(params.get("replica") or "").strip()[:40], attempt=attempt)
 

@@ -61,6 +61,7 @@ from controlplane.serving.serializers import (
     SloSerializer,
 )
 from controlplane.teams import access as team_access
+from vertexplan.digits import ascii_int
 
 MINUTES_PARAMETER = OpenApiParameter(
     "minutes", {"type": "integer", "minimum": charts.MIN_MINUTES, "maximum": charts.MAX_MINUTES},
@@ -73,11 +74,11 @@ def _minutes(request: Request) -> int:
     raw = request.query_params.get("minutes", "")
     if raw == "":
         return 60
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6
-            and charts.MIN_MINUTES <= int(raw) <= charts.MAX_MINUTES):
+    minutes = ascii_int(raw, max_digits=6)
+    if minutes is None or not charts.MIN_MINUTES <= minutes <= charts.MAX_MINUTES:
         raise ValidationError({"minutes": [f"a whole number of minutes from "
                                            f"{charts.MIN_MINUTES} to {charts.MAX_MINUTES}"]})
-    return int(raw)
+    return minutes
 
 
 def _may_change(user: Any, team: Any) -> None:
