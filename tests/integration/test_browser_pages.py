@@ -146,8 +146,13 @@ def world(stack: Stack, api: Api, seeded: dict[str, Any]) -> Iterator[dict[str, 
             "channel": response.json()["id"], **make_sweep_and_cluster(stack, seeded),
             "undeploy": []}
     yield made
-    # What a walk deployed stops serving with the module: the stack serves later modules.
+    # What a walk deployed stops serving with the module: the stack serves later modules. A
+    # deployment still starting cannot be undeployed yet: it is given a minute to finish.
     for deployment in made["undeploy"]:
+        deadline = time.monotonic() + 60
+        while api.get(f"/api/v1/serving/deployments/{deployment}/")["state"] == "DEPLOYING" \
+                and time.monotonic() < deadline:
+            time.sleep(0.5)
         api.post(f"/api/v1/serving/deployments/{deployment}/undeploy/")
 
 
