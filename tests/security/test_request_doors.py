@@ -50,22 +50,35 @@ def test_a_long_json_key_with_an_infinite_number_is_refused() -> None:
 
 
 @pytest.mark.parametrize("path, body, field", [
-    ("/api/v1/jobs/import/", {"vertex": {"spec": {"worker_pool_specs": 5}, "run": {}}},
-     "worker_pool_specs"),
-    ("/api/v1/sweeps/import/", {"text": json.dumps({
-        "studySpec": {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
-                      "parameters": []},
-        "trialJobSpec": {"workerPoolSpecs": 3}})}, "workerPoolSpecs"),
     ("/api/v1/jobs/estimate/", {"name": "t", "chief": {"machine_type": "n1-standard-4"},
                                 "region": "us-central1", "steps": SUPERSCRIPT_TWO,
                                 "step_time_s": 1}, "steps"),
+    ("/api/v1/jobs/", {"team": "vision", "displayName": "j",
+                       "jobSpec": {"workerPoolSpecs": 3}}, "jobSpec.workerPoolSpecs"),
 ])
 def test_malformed_numbers_and_pools_are_400s_naming_the_field(
         world: World, token_client: Callable[[Any], APIClient], path: str,
         body: dict[str, Any], field: str) -> None:
     answer = token_client(world.users["member"]).post(path, body, format="json")
     assert answer.status_code == 400, answer.content[:300]
-    assert field in json.dumps(answer.json())
+    assert field in answer.json()
+
+
+@pytest.mark.parametrize("path, body, field", [
+    ("/api/v1/jobs/import/", {"vertex": {"spec": {"worker_pool_specs": 5}, "run": {}}},
+     "jobSpec.workerPoolSpecs"),
+    ("/api/v1/sweeps/import/", {"text": json.dumps({
+        "studySpec": {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
+                      "parameters": []},
+        "trialJobSpec": {"workerPoolSpecs": 3}})}, "trialJobSpec.workerPoolSpecs"),
+])
+def test_pools_that_are_not_a_list_are_import_errors_on_their_path(
+        world: World, token_client: Callable[[Any], APIClient], path: str,
+        body: dict[str, Any], field: str) -> None:
+    # An import answers what it read, with the document's errors keyed by their paths.
+    answer = token_client(world.users["member"]).post(path, body, format="json")
+    assert answer.status_code == 200, answer.content[:300]
+    assert "a list of worker pool specs" in " ".join(answer.json()["errors"][field])
 
 
 def test_a_clusters_superscript_replica_count_is_a_field_error() -> None:

@@ -10,7 +10,7 @@ from vertexplan.catalog.enums import strategy_name
 from vertexplan.catalog.normalize import normalize_custom_job
 from vertexplan.catalog.values import as_int
 from vertexplan.composer.request import PASSTHROUGH_JOB_SPEC, JobRequest
-from vertexplan.interop.document import ImportFailed, read_document
+from vertexplan.interop.document import read_document
 from vertexplan.interop.fields import (
     disk_fields,
     duration_hours,
@@ -99,9 +99,11 @@ def to_request(custom_job: dict[str, Any], *, region: str) -> Imported:
     request = _job_fields(job, spec, region)
     raw_pools = spec.get("workerPoolSpecs")
     if raw_pools is not None and not isinstance(raw_pools, list):
-        raise ImportFailed(f"jobSpec.workerPoolSpecs (worker_pool_specs) is a "
-                           f"{type(raw_pools).__name__}: give a list of worker pool specs, "
-                           "one object per pool (the chief's first)")
+        # Refused on its path (every caller reports the errors: an import, a CustomJob body).
+        result.errors.setdefault("jobSpec.workerPoolSpecs", []).append(
+            f"workerPoolSpecs (worker_pool_specs) is a {type(raw_pools).__name__}: give a list "
+            "of worker pool specs, one object per pool (the chief's first)")
+        raw_pools = []
     pools = [p if isinstance(p, dict) else {} for p in (raw_pools or [])]
     if not pools or not pools[0]:
         result.request = request

@@ -151,8 +151,10 @@ def import_warnings(job: dict[str, Any]) -> list[str]:
     warnings = ["W&B Launch replaces the chief's command with the launched job's entry point "
                 "and adds its environment: the command here is what runs without W&B."]
     pools = (job.get("job_spec") or {}).get("worker_pool_specs") or []
-    if any(isinstance(p, dict) and (p.get("container_spec") or {}).get("image_uri")
-           == IMAGE_MACRO for p in pools):
+    images = [p["container_spec"].get("image_uri") for p in pools
+              if isinstance(p, dict) and isinstance(p.get("container_spec"), dict)
+              ] if isinstance(pools, list) else []
+    if IMAGE_MACRO in images:
         warnings.append(f"the image is W&B's {IMAGE_MACRO} placeholder: set the image to run.")
     return warnings
 
