@@ -29,6 +29,15 @@ def test_an_import_bomb_is_refused_before_it_expands(levels: int) -> None:
         import_text(import_bomb(levels), region="us-central1")
 
 
+def test_a_set_literal_counts_its_items() -> None:
+    # A set is read whole by ast.literal_eval: its 1,000 items count, not one value.
+    items = ", ".join(str(i) for i in range(1000))
+    text = (f"s = {{{items}}}\nl1 = [{', '.join(['s'] * 16)}]\n"
+            "job = {'workerPoolSpecs': [{'replicaCount': 1, 'x': l1}]}\n")
+    with pytest.raises(ImportFailed, match="expand to more than"):
+        import_text(text, region="us-central1")
+
+
 def test_an_import_bomb_is_a_400_even_for_a_viewer(
         world: World, token_client: Callable[[Any], APIClient]) -> None:
     answer = token_client(world.users["viewer"]).post(

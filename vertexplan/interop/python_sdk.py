@@ -116,9 +116,18 @@ def _sized(node: ast.AST, names: _Names) -> tuple[Any, int]:
         items = [_sized(e, names) for e in node.elts]
         return [value for value, _ in items], 1 + sum(count for _, count in items)
     try:
-        return ast.literal_eval(node), 1
+        value = ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise _NotLiteral(type(node).__name__) from None
+    return value, _count(value)
+
+
+def _count(value: Any) -> int:
+    """How many values a literal_eval result holds (a set literal holds its items): a name
+    bound to it copies them all."""
+    if isinstance(value, list | tuple | set | frozenset):
+        return 1 + sum(_count(item) for item in value)
+    return 1
 
 
 def _dotted(node: ast.AST) -> str:
