@@ -38,6 +38,15 @@ def test_a_set_literal_counts_its_items() -> None:
         import_text(text, region="us-central1")
 
 
+def test_a_long_string_counts_by_its_length() -> None:
+    # 10 KB named 256 times would be a 2.5 MB document from a 10 KB file.
+    text = (f"s = '{'x' * 10_000}'\nl1 = [{', '.join(['s'] * 16)}]\n"
+            f"l2 = [{', '.join(['l1'] * 16)}]\n"
+            "job = {'workerPoolSpecs': [{'replicaCount': 1, 'x': l2}]}\n")
+    with pytest.raises(ImportFailed, match="expand to more than"):
+        import_text(text, region="us-central1")
+
+
 def test_an_import_bomb_is_a_400_even_for_a_viewer(
         world: World, token_client: Callable[[Any], APIClient]) -> None:
     answer = token_client(world.users["viewer"]).post(

@@ -122,11 +122,18 @@ def _sized(node: ast.AST, names: _Names) -> tuple[Any, int]:
     return value, _count(value)
 
 
+# A string or bytes counts one value per this many characters: names repeating a long string
+# are as costly downstream (the document is serialised, validated, shown) as many values.
+CHARS_PER_VALUE = 100
+
+
 def _count(value: Any) -> int:
-    """How many values a literal_eval result holds (a set literal holds its items): a name
-    bound to it copies them all."""
+    """How many values a literal_eval result holds (a set literal holds its items, a long
+    string counts by its length): a name bound to it copies them all."""
     if isinstance(value, list | tuple | set | frozenset):
         return 1 + sum(_count(item) for item in value)
+    if isinstance(value, str | bytes):
+        return 1 + len(value) // CHARS_PER_VALUE
     return 1
 
 
