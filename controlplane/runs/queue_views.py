@@ -7,12 +7,14 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
 from controlplane.runs import admission
 from controlplane.teams import access
 from controlplane.teams.models import Team, TeamQuota
 
 
+@require_GET
 @login_required
 def queue_page(request: HttpRequest) -> HttpResponse:
     """Per site (site admins: every team) or per team (?team=slug)."""

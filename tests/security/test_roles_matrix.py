@@ -63,7 +63,8 @@ CLUSTER_REQUEST = {
     "ray": {"version": "2.47.1"},
 }
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-RANK = {"anyone": -1, "user": 0, "viewer": 1, "member": 2, "admin": 3}
+# "site": the site's admins only (none of the callers; tests/runs/test_admission.py has one).
+RANK = {"anyone": -1, "user": 0, "viewer": 1, "member": 2, "admin": 3, "site": 4}
 CALLERS = ("anonymous", "outsider", "viewer", "member", "admin")
 METHODS = ("get", "post", "put", "patch", "delete")
 # Django's own admin site has its own (staff) login; it is checked apart.
@@ -145,6 +146,8 @@ POLICY: dict[tuple[str, str], str] = {
     ("api-member-detail", "delete"): "admin", ("team-members", "post"): "admin",
     # What a team's jobs may use (members read it).
     ("api-team-policy", "patch"): "admin",
+    # Its share of the project's accelerators: its admins read it, the site's admins set it.
+    ("api-team-quotas", "get"): "admin", ("api-team-quotas", "put"): "site",
     # Where its jobs log runs, and the key they log with (members read all but the key).
     ("api-team-tracking", "patch"): "admin", ("team-tracking", "post"): "admin",
     # Tokens are the caller's own.
