@@ -1,0 +1,168 @@
+"""The framework recognizers on lines written as each framework prints them (issue 36)."""
+
+from __future__ import annotations
+
+from vertexplan.logparse.frameworks import detect, registry
+from vertexplan.logparse.frameworks.hf_trainer import MAX_DICT, flat_dict
+
+TITAN = "[rank0]:[titan] 2025-06-01 10:00:00,123 - root - INFO - "
+DS = "[2025-06-01 10:00:00,123] [INFO] [logging.py:128:log_dist] [Rank 0] "
+
+
+def read(lines: list[str], framework: str | None = None) -> list[tuple[str, dict]]:
+    job = registry.JobState(framework=framework)
+    out = []
+    for line in lines:
+        found = registry.recognize(line, job)
+        if found is not None:
+            out.append((found.event, found.fields))
+    return out
+
+
+def test_hf_trainer_steps_eval_checkpoint_and_finish() -> None:
+    lines = [
+        "{'loss': 2.3101, 'grad_norm': 1.873, 'learning_rate': 4.5e-05, 'epoch': 0.1}",
+        "{'loss': 2.1, 'grad_norm': 1.5, 'learning_rate': 4e-05, 'epoch': 0.2}",
+        "Saving model checkpoint to /gcs/b/out/checkpoint-20",
+        "{'loss': 1.9, 'grad_norm': 1.2, 'learning_rate': 3.5e-05, 'epoch': 0.3}",
+        "{'eval_loss': 1.8, 'eval_runtime': 0.5, 'eval_samples_per_second': 200.0, "
+        "'eval_steps_per_second': 25.0, 'epoch': 0.3}",
+        "{'train_runtime': 12.5, 'train_samples_per_second': 80.0, "
+        "'train_steps_per_second': 2.4, 'train_loss': 2.05, 'epoch': 0.3}",
+    ]
+    events = read(lines, "hf_trainer")
+    assert [e for e, _ in events] == ["step", "step", "checkpoint_saved", "step", "eval",
+                                      "run_finished"]
+    first, second, saved, third, evaluated, finished = (f for _, f in events)
+    # Before the checkpoint the interval is unknown: counted lines, marked estimated.
+    assert (first["step"], first["loss"], first["lr"], first["step_estimated"]) == \
+        (1, 2.3101, 4.5e-05, True)
+    assert saved == {"step": 20, "path": "/gcs/b/out/checkpoint-20",
+                     "recognizer": "hf_trainer@transformers-4.40-4.57"}
+    # checkpoint-20 after 2 loss lines: a line every 10 steps.
+    assert (third["step"], third["step_estimated"]) == (30, False)
+    assert evaluated["step"] == 30 and evaluated["metrics"]["loss"] == 1.8
+    assert (finished["step"], finished["final_loss"], finished["wall_s"]) == (30, 1.9, 12.5)
+    assert all(f["recognizer"].startswith("hf_trainer@") for _, f in events)
+    assert second["step"] == 2
+
+
+def test_hf_trainer_resume_counts_from_the_resumed_step() -> None:
+    events = read(["  Continuing training from global step 500",
+                   "Saving model checkpoint to /out/checkpoint-600",
+                   "{'loss': 1.5, 'learning_rate': 1e-05, 'epoch': 1.5}"], "hf_trainer")
+    assert events[0] == ("resumed", {"step": 500,
+                                     "recognizer": "hf_trainer@transformers-4.40-4.57"})
+    assert events[2][1]["step"] == 501
+
+
+def test_hostile_dicts_are_plain_lines() -> None:
+    huge = "{'loss': 1.0, " + ", ".join(f"'k{i}': {i}" for i in range(400)) + "}"
+    assert len(huge) > MAX_DICT and flat_dict(huge) is None
+    hostile = [
+        huge,
+        "{'loss': {'inner': 1.0}, 'learning_rate': 1e-5, 'epoch': 1.0}",
+        "{'loss': __import__('os').system('true'), 'learning_rate': 1, 'epoch': 1}",
+        "{'loss': (1).__class__, 'learning_rate': 1, 'epoch': 1}",
+        "{'loss': 1" + "0" * 500 + ", 'learning_rate': 1, 'epoch': 1}",
+        "{'loss': 1e999, 'learning_rate': 1, 'epoch': 1}",
+        "{'loss': True, 'learning_rate': 1, 'epoch': 1}",
+        "{'loss': 'x' , 'learning_rate': 1, 'epoch': 1}",
+        "{'a': " * 200 + "1" + "}" * 200,             # nested, under the length bound
+        "\x1b[31m{'loss': 1.0\x1b[0m, 'learning_rate': [1], 'epoch': 1}",
+    ]
+    assert read(hostile) == []
+
+
+def test_look_alike_prints_are_not_steps() -> None:
+    lines = [
+        "{'loss': 2.0}",                                   # a user's dict: no lr, no epoch
+        "step: 10 loss: 2.0",                              # not torchtitan's line
+        "print: step: 10  loss:  2.0  memory: lots",
+        "Epoch 3: done, loss=2.0",
+        "step=10 lr=0.1",                                  # no [Rank N], no skipped=
+        "Saving model checkpoint to my notes",
+        "The worker group has 2 attempts left",
+        "Finished saving the checkpoint in 1.0 seconds.",  # torchtitan, folder never seen
+    ]
+    assert read(lines) == []
+
+
+def test_torchtitan_step_checkpoint_and_resume_lines() -> None:
+    lines = [
+        TITAN + "Checkpointing active. Checkpoints will be loaded from and saved to "
+                "/gcs/b/out/checkpoint",
+        TITAN + "Loading the checkpoint at step 10.",
+        TITAN + "\x1b[31mstep: 20  \x1b[32mloss:  7.9834  \x1b[38;2;180;60;0mgrad_norm:  "
+                "1.2345  \x1b[38;2;54;234;195mmemory:  1.23GiB(3.10%)  \x1b[34mtps: 1,234  "
+                "\x1b[36mtflops: 12.34  \x1b[35mmfu: 3.20%\x1b[39m",
+        TITAN + "Saving the checkpoint (or staging if async is enabled).",
+        TITAN + "Finished saving the checkpoint (or staging if async is enabled)in 1.53 "
+                "seconds.",
+        TITAN + "step:  5  loss: 10.1234  memory:  0.50GiB(1.00%)  tps: 99  mfu: 0.10%",
+    ]
+    events = read(lines, "torchtitan")
+    assert [e for e, _ in events] == ["resumed", "step", "checkpoint_saved", "step"]
+    assert events[0][1]["path"] == "/gcs/b/out/checkpoint/step-10"
+    step = events[1][1]
+    assert (step["step"], step["loss"], step["tokens_per_s"], step["grad_norm"],
+            step["tflops"], step["mfu_percent"]) == (20, 7.9834, 1234.0, 1.2345, 12.34, 3.2)
+    assert events[2][1]["path"] == "/gcs/b/out/checkpoint/step-20"
+    assert events[2][1]["seconds"] == 1.53
+    assert events[3][1]["step"] == 5 and "tflops" not in events[3][1]
+
+
+def test_lightning_progress_and_model_checkpoint_lines() -> None:
+    bar = ("Epoch 1:  45%|████▌     | 45/100 [00:05<00:06,  8.00it/s, v_num=0, "
+           "val_loss=2.500, train_loss=2.310]")
+    events = read(["Epoch 1:   0%|          | 0/100 [00:00<?, ?it/s, v_num=0]\r" + bar,
+                   "Epoch 0, global step 100: 'val_loss' reached 2.10000 (best 2.10000), "
+                   "saving model to '/gcs/b/out/epoch=0-step=100.ckpt' as top 1"],
+                  "lightning")
+    (kind, step), (saved_kind, saved) = events
+    assert kind == "step" and step["step"] == 145 and step["step_estimated"] is True
+    assert step["loss"] == 2.31 and step["step_time_s"] == 0.125
+    assert saved_kind == "checkpoint_saved" and saved["step"] == 100
+    assert saved["path"] == "/gcs/b/out/epoch=0-step=100.ckpt"
+    assert saved["metrics"] == {"val_loss": 2.1}
+
+
+def test_deepspeed_and_torchrun_lines() -> None:
+    events = read([DS + "step=10, skipped=0, lr=[0.0001, 0.0001], mom=[(0.9, 0.999)]",
+                   DS + "Saving model checkpoint: /gcs/b/out/global_step10/"
+                        "mp_rank_00_model_states.pt",
+                   "[2025-06-01 10:00:00,000] torch.distributed.elastic.agent.server.api: "
+                   "[INFO] [default] Worker group FAILED. 2/3 attempts left; will restart "
+                   "worker group"])
+    assert [e for e, _ in events] == ["step", "checkpoint_saved", "replica_restarted"]
+    assert (events[0][1]["step"], events[0][1]["lr"]) == (10, 0.0001)
+    assert events[1][1]["step"] == 10
+    assert events[2][1]["attempts_left"] == 2 and events[2][1]["recognizer"].startswith(
+        "torchrun@")
+
+
+def test_prefilter_rejects_ordinary_lines() -> None:
+    for line in ("NCCL INFO Bootstrap : Using eth0", "Downloading shards: 100%", "",
+                 "x" * 5000):
+        assert not registry.may_be_framework_line(line)
+    assert registry.may_be_framework_line("{'loss': 1}")
+    # A framework with no recognizers (MaxText, by its command) reads nothing.
+    assert not registry.may_be_framework_line("{'loss': 1}", "maxtext")
+
+
+def test_detect_from_the_command_then_the_first_lines() -> None:
+    assert detect.detect(["torchrun", "--nproc_per_node=8", "-m", "torchtitan.train",
+                          "--job.config_file", "x.toml"], []) == "torchtitan"
+    assert detect.detect(["accelerate", "launch", "train.py"], []) == "accelerate"
+    assert detect.detect(["python", "-m", "MaxText.train", "base.yml"], []) == "maxtext"
+    assert detect.detect(["deepspeed", "train.py", "--deepspeed", "ds.json"], []) == "deepspeed"
+    assert detect.detect(["/usr/bin/lightning", "run", "model", "t.py"], []) == "lightning"
+    assert detect.detect(["bash", "-c", "pip install x && torchrun train.py"], []) == "torchrun"
+    # A flag's value or a path named like a framework says nothing.
+    assert detect.detect(["python", "train.py", "--config", "configs/deepspeed"], []) is None
+    assert detect.detect(["python", "train.py"],
+                         ["GPU available: True (cuda), used: True"]) == "lightning"
+    assert detect.detect(["python", "train.py"], [
+        "hello", "{'loss': 2.0, 'grad_norm': 1.0, 'learning_rate': 5e-05, 'epoch': 0.01}",
+    ]) == "hf_trainer"
+    assert detect.detect(["python", "train.py"], ["hello", "{'loss': 2.0}"]) is None

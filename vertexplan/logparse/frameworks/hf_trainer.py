@@ -1,0 +1,140 @@
+"""Hugging Face `Trainer` (and scripts launched with Accelerate that use it).
+
+Checked against transformers 4.40-4.57: ProgressCallback.on_log writes `str(logs)` with the
+epoch rounded to 2 places (`{'loss': 2.31, 'grad_norm': 1.2, 'learning_rate': 5e-05,
+'epoch': 0.5}`), eval dicts (`{'eval_loss': 2.1, 'eval_runtime': ..., 'epoch': 1.0}`), the
+final dict (`{'train_runtime': 12.3, ..., 'train_loss': 2.2, 'epoch': 3.0}`); Trainer._save
+logs "Saving model checkpoint to <output_dir>/checkpoint-<step>" and a resume logs
+"  Continuing training from global step <step>" (both at INFO, which the default verbosity
+hides: they print with `log_level="info"`).
+
+What is exact and what is estimated: loss, learning rate, eval metrics, checkpoint steps and
+paths, the resumed step and the run's wall time are read as printed. The step is not printed
+on loss lines: it is the count of loss lines times the logging interval, which is learned
+from the first checkpoint (checkpoint-500 after 50 loss lines: every 10 steps) and taken as
+1 before that; such steps carry `step_estimated: true`. A resume line restarts the count from
+the step it names.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from contract import events as contract_events
+from vertexplan.logparse.frameworks.common import Recognized, number, tag
+
+NAME = "hf_trainer"
+VERSIONS = "transformers-4.40-4.57"
+RECOGNIZER = tag(NAME, VERSIONS)
+# Substrings one of this module's lines must hold (the registry's prefilter).
+MARKERS = ("{'", "Saving model checkpoint to ", "Continuing training from global step")
+# A Trainer dict is a few dozen keys at most; literal_eval is given nothing longer.
+MAX_DICT = 1500
+MAX_KEYS = 40
+
+_CHECKPOINT = re.compile(r"Saving model checkpoint to (\S*checkpoint-(\d+))/?$")
+_CONTINUING = re.compile(r"Continuing training from global step (\d+)$")
+_STEP_KEYS = ("loss", "learning_rate", "epoch")
+
+
+@dataclass
+class State:
+    loss_lines: int = 0           # loss lines since the start (or the resume)
+    base_step: int = 0            # the step the count starts from (a resume's)
+    interval: int | None = None   # logging steps, once a checkpoint has told it
+    last_step: int = 0
+    last_loss: float | None = None
+
+
+def new_state() -> State:
+    return State()
+
+
+def flat_dict(text: str) -> dict[str, float] | None:
+    """A printed dict of names to numbers, or None: anything longer than MAX_DICT, not a
+    literal (a call, a name), nested, or with a value that is not a number. Never eval."""
+    if len(text) > MAX_DICT or not (text.startswith("{'") and text.endswith("}")):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not value or len(value) > MAX_KEYS:
+        return None
+    out: dict[str, float] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return None
+        read = _value(item)
+        if read is None:
+            return None
+        out[key] = read
+    return out
+
+
+def _value(item: object) -> float | None:
+    # Some versions print a value formatted as a string ('2.31'): read it as a number.
+    if isinstance(item, str):
+        return number(item) if len(item) < 40 else None
+    if isinstance(item, bool) or not isinstance(item, (int, float)):
+        return None
+    try:
+        value = float(item)
+    except OverflowError:  # an integer of hundreds of digits
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _step(state: State) -> tuple[int, bool]:
+    estimated = state.interval is None
+    return state.base_step + state.loss_lines * (state.interval or 1), estimated
+
+
+def recognize(line: str, state: State) -> Recognized | None:
+    if line.startswith("{'"):
+        values = flat_dict(line)
+        return None if values is None else _from_dict(values, state)
+    match = _CHECKPOINT.search(line)
+    if match:
+        step = int(match.group(2))
+        counted = state.loss_lines
+        if state.interval is None and counted and (step - state.base_step) % counted == 0 \
+                and step > state.base_step:
+            state.interval = (step - state.base_step) // counted
+        state.last_step = max(state.last_step, step)
+        return Recognized(contract_events.CHECKPOINT_SAVED,
+                          {"step": step, "path": match.group(1), "recognizer": RECOGNIZER})
+    match = _CONTINUING.search(line)
+    if match:
+        step = int(match.group(1))
+        state.base_step, state.loss_lines, state.last_step = step, 0, step
+        return Recognized(contract_events.RESUMED, {"step": step, "recognizer": RECOGNIZER})
+    return None
+
+
+def _from_dict(values: dict[str, float], state: State) -> Recognized | None:
+    if all(key in values for key in _STEP_KEYS):
+        state.loss_lines += 1
+        step, estimated = _step(state)
+        state.last_step, state.last_loss = step, values["loss"]
+        fields: dict[str, Any] = {"step": step, "loss": values["loss"],
+                                  "lr": values["learning_rate"], "epoch": values["epoch"],
+                                  "step_estimated": estimated, "recognizer": RECOGNIZER}
+        if "grad_norm" in values:
+            fields["grad_norm"] = values["grad_norm"]
+        return Recognized(contract_events.STEP, fields)
+    metrics = {key[len("eval_"):]: value for key, value in values.items()
+               if key.startswith("eval_")}
+    if metrics and set(values) - set(("epoch",)) == {f"eval_{k}" for k in metrics}:
+        return Recognized(contract_events.EVAL, {
+            "step": state.last_step, "metrics": metrics, "recognizer": RECOGNIZER})
+    if "train_runtime" in values and "train_loss" in values:
+        return Recognized(contract_events.RUN_FINISHED, {
+            "step": state.last_step, "final_loss": state.last_loss,
+            "train_loss": values["train_loss"], "wall_s": values["train_runtime"],
+            "recognizer": RECOGNIZER})
+    return None

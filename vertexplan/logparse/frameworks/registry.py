@@ -1,0 +1,76 @@
+"""Which recognizers read a job's lines, and the cheap test that spares the rest.
+
+A caller keeps one JobState per job task (a replica's lines, in order): the recognizers'
+per-job counts live there. A line goes to the recognizers of the job's framework (all of
+them when none is known) only when it holds one of their markers: most of a log is lines
+no framework prints, and those cost one substring search each.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from vertexplan.logparse.frameworks import deepspeed, hf_trainer, lightning, torchrun, torchtitan
+from vertexplan.logparse.frameworks.common import MAX_LINE, Recognized, clean
+
+RECOGNIZERS: dict[str, ModuleType] = {
+    module.NAME: module for module in (hf_trainer, torchtitan, lightning, deepspeed, torchrun)
+}
+# What a detected framework's lines may hold: Accelerate and the DeepSpeed launcher mostly
+# run HF Trainer scripts, and anything launched with torchrun may see it restart.
+FRAMEWORKS: dict[str, tuple[str, ...]] = {
+    "hf_trainer": ("hf_trainer", "torchrun"),
+    "accelerate": ("hf_trainer", "deepspeed", "torchrun"),
+    "deepspeed": ("deepspeed", "hf_trainer", "torchrun"),
+    "torchtitan": ("torchtitan", "torchrun"),
+    "lightning": ("lightning", "torchrun"),
+    "torchrun": ("torchrun", "hf_trainer", "deepspeed", "lightning"),
+    # Recognized by its command; its per-step lines have no recognizer yet.
+    "maxtext": (),
+}
+ALL = tuple(RECOGNIZERS)
+
+
+def _markers(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    found = sorted({m for name in names for m in RECOGNIZERS[name].MARKERS})
+    return re.compile("|".join(re.escape(m) for m in found)) if found else None
+
+
+_PREFILTERS = {key: _markers(names) for key, names in {**FRAMEWORKS, None: ALL}.items()}
+
+
+def may_be_framework_line(text: str, framework: str | None = None) -> bool:
+    """False for a line none of the framework's recognizers could read (the fast path)."""
+    pattern = _PREFILTERS.get(framework, _PREFILTERS[None])
+    return pattern is not None and len(text) <= MAX_LINE and pattern.search(text) is not None
+
+
+@dataclass
+class JobState:
+    """The recognizers' state for one task's lines; framework None: try every recognizer."""
+
+    framework: str | None = None
+    states: dict[str, Any] = field(default_factory=dict)
+
+    def of(self, name: str) -> Any:
+        if name not in self.states:
+            self.states[name] = RECOGNIZERS[name].new_state()
+        return self.states[name]
+
+
+def recognize(text: str, job: JobState) -> Recognized | None:
+    """The event a framework's line means, or None (the line stays a plain log line)."""
+    if not may_be_framework_line(text, job.framework):
+        return None
+    line = clean(text)
+    if not line:
+        return None
+    names = FRAMEWORKS.get(job.framework, ALL) if job.framework else ALL
+    for name in names:
+        found = RECOGNIZERS[name].recognize(line, job.of(name))
+        if found is not None:
+            return found
+    return None
