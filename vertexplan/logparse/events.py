@@ -5,6 +5,11 @@ plane"); Cloud Logging turns it into jsonPayload. Every entry is kept as a log l
 events additionally become timeline events or step metrics, and every line that is not one of
 the contract's own events (whatever its severity: a traceback printed on stdout arrives as
 INFO) is offered to vertexplan.logparse.failures, as is the trainer's `error` event.
+
+A caller that keeps a vertexplan.logparse.frameworks JobState per task passes it: a text
+line that holds one of the recognizers' markers is then read by them (a Hugging Face Trainer,
+torchtitan, Lightning or DeepSpeed job's own lines become the same events); without one, or
+for a line no recognizer could read, the text line stays a plain line at no extra cost.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from urllib.parse import urlsplit
 
 from contract import events as contract_events
 from vertexplan.logparse.entries import LogEntry
+from vertexplan.logparse.frameworks import registry as frameworks_registry
+from vertexplan.logparse.frameworks.registry import JobState
 
 # The events, their fields and their names are the contract's (contract/events.py).
 TIMELINE_EVENTS = contract_events.TIMELINE_EVENTS
@@ -70,17 +77,23 @@ def _normalise(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def plain_line(entry: LogEntry) -> str | None:
+def plain_line(entry: LogEntry, frameworks: JobState | None = None) -> str | None:
     """The message of an entry that is a plain line (text that is no event: kept as a line
     and scanned for failures, nothing more), or None when parse() must read it. Most of a
-    log is plain lines: this spares them building a ParsedEntry each."""
+    log is plain lines: this spares them building a ParsedEntry each. With `frameworks`
+    (the task's recognizer state), a line holding a recognizer's marker goes to parse()."""
     if entry.json_payload is not None:
         return None
     text = (entry.text_payload or "").rstrip("\n")
-    return None if text.startswith(RESTART_PREFIX) else text
+    if text.startswith(RESTART_PREFIX):
+        return None
+    if frameworks is not None and frameworks_registry.may_be_framework_line(
+            text, frameworks.framework):
+        return None
+    return text
 
 
-def parse(entry: LogEntry) -> ParsedEntry:
+def parse(entry: LogEntry, frameworks: JobState | None = None) -> ParsedEntry:
     if entry.json_payload is not None:
         payload = _normalise(entry.json_payload)
         event = payload.get("event")
@@ -98,6 +111,11 @@ def parse(entry: LogEntry) -> ParsedEntry:
     if text.startswith(RESTART_PREFIX):
         return ParsedEntry(message=text, event=contract_events.REPLICA_RESTARTED,
                            fields={"text": text})
+    if frameworks is not None:
+        found = frameworks_registry.recognize(text, frameworks)
+        if found is not None:
+            # A framework's progress line reports no failure: it is not scanned.
+            return ParsedEntry(message=text, event=found.event, fields=dict(found.fields))
     return ParsedEntry(message=text, scan=True)
 
 

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from vertexplan.logparse import events
+from vertexplan.logparse.entries import LogEntry
 from vertexplan.logparse.frameworks import detect, registry
 from vertexplan.logparse.frameworks.hf_trainer import MAX_DICT, flat_dict
 
 TITAN = "[rank0]:[titan] 2025-06-01 10:00:00,123 - root - INFO - "
 DS = "[2025-06-01 10:00:00,123] [INFO] [logging.py:128:log_dist] [Rank 0] "
+
+
+def entry(text: str) -> LogEntry:
+    return LogEntry(insert_id="1", timestamp=datetime(2026, 1, 1, tzinfo=UTC), severity=200,
+                    job_id="42", task_name="workerpool0-0", json_payload=None,
+                    text_payload=text)
 
 
 def read(lines: list[str], framework: str | None = None) -> list[tuple[str, dict]]:
@@ -166,3 +176,19 @@ def test_detect_from_the_command_then_the_first_lines() -> None:
         "hello", "{'loss': 2.0, 'grad_norm': 1.0, 'learning_rate': 5e-05, 'epoch': 0.01}",
     ]) == "hf_trainer"
     assert detect.detect(["python", "train.py"], ["hello", "{'loss': 2.0}"]) is None
+
+
+def test_parse_reads_framework_lines_only_with_the_tasks_state() -> None:
+    job = registry.JobState(framework="deepspeed")
+    step = entry(DS + "step=10, skipped=0, lr=[0.001], mom=[(0.9, 0.999)]")
+    assert events.plain_line(step, job) is None
+    parsed = events.parse(step, job)
+    assert parsed.is_step and parsed.step == 10 and not parsed.scan
+    assert events.step_values(parsed)["lr"] == 0.001
+    # Without a state the line is a plain line, as before.
+    assert events.plain_line(step) == step.text_payload
+    assert events.parse(step).event is None
+    # An ordinary line keeps the fast path; a marker without a match stays plain and scanned.
+    assert events.plain_line(entry("NCCL INFO ready"), job) == "NCCL INFO ready"
+    odd = events.parse(entry("step=oops, out of memory"), job)
+    assert odd.event is None and odd.scan
