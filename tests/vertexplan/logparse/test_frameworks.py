@@ -66,6 +66,13 @@ def test_hf_trainer_resume_counts_from_the_resumed_step() -> None:
     assert events[2][1]["step"] == 501
 
 
+def test_hf_trainer_nan_loss_is_a_step_with_no_loss() -> None:
+    # A diverged run prints nan: the step is kept and its loss is null, not the line lost.
+    (kind, fields), = read(["{'loss': nan, 'grad_norm': inf, 'learning_rate': 1e-05, "
+                            "'epoch': 0.5}"], "hf_trainer")
+    assert kind == "step" and fields["loss"] is None and fields["grad_norm"] is None
+
+
 def test_hostile_dicts_are_plain_lines() -> None:
     huge = "{'loss': 1.0, " + ", ".join(f"'k{i}': {i}" for i in range(400)) + "}"
     assert len(huge) > MAX_DICT and flat_dict(huge) is None
@@ -110,9 +117,11 @@ def test_torchtitan_step_checkpoint_and_resume_lines() -> None:
         TITAN + "Finished saving the checkpoint (or staging if async is enabled)in 1.53 "
                 "seconds.",
         TITAN + "step:  5  loss: 10.1234  memory:  0.50GiB(1.00%)  tps: 99  mfu: 0.10%",
+        TITAN + "\x1b[33mvalidate step: 20  \x1b[32mloss:  2.5000  \x1b[38;2;54;234;195m"
+                "memory:  1.00GiB(2.00%)  \x1b[34mtps: 5,000\x1b[39m",
     ]
     events = read(lines, "torchtitan")
-    assert [e for e, _ in events] == ["resumed", "step", "checkpoint_saved", "step"]
+    assert [e for e, _ in events] == ["resumed", "step", "checkpoint_saved", "step", "eval"]
     assert events[0][1]["path"] == "/gcs/b/out/checkpoint/step-10"
     step = events[1][1]
     assert (step["step"], step["loss"], step["tokens_per_s"], step["grad_norm"],
@@ -120,6 +129,7 @@ def test_torchtitan_step_checkpoint_and_resume_lines() -> None:
     assert events[2][1]["path"] == "/gcs/b/out/checkpoint/step-20"
     assert events[2][1]["seconds"] == 1.53
     assert events[3][1]["step"] == 5 and "tflops" not in events[3][1]
+    assert (events[4][1]["step"], events[4][1]["metrics"]) == (20, {"loss": 2.5})
 
 
 def test_lightning_progress_and_model_checkpoint_lines() -> None:

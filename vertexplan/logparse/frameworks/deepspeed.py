@@ -23,7 +23,7 @@ from vertexplan.logparse.frameworks.common import Recognized, number, tag
 NAME = "deepspeed"
 VERSIONS = "deepspeed-0.12-0.16"
 RECOGNIZER = tag(NAME, VERSIONS)
-MARKERS = ("step=", "Saving model checkpoint: ")
+MARKERS = ("step", "heckpoint")
 
 _STEP = re.compile(r"\[Rank \d+\] step=(\d+), skipped=(\d+), lr=\[([^\]]*)\]")
 _SAVING = re.compile(r"Saving model checkpoint: (\S+)$")

@@ -30,12 +30,16 @@ from vertexplan.logparse.frameworks.common import Recognized, number, tag
 NAME = "hf_trainer"
 VERSIONS = "transformers-4.40-4.57"
 RECOGNIZER = tag(NAME, VERSIONS)
-# Substrings one of this module's lines must hold (the registry's prefilter).
-MARKERS = ("{'", "Saving model checkpoint to ", "Continuing training from global step")
+# Substrings one of this module's lines must hold (the registry's prefilter): short, and
+# shared between modules where they can be, so that the prefilter tests few.
+MARKERS = ("{'", "heckpoint", "step")
 # A Trainer dict is a few dozen keys at most; literal_eval is given nothing longer.
 MAX_DICT = 1500
 MAX_KEYS = 40
 
+# Python prints a NaN or infinite loss as a bare name, which no literal may hold: such a
+# value is read as null (the contract's loss is nullable), the rest of the dict as printed.
+_NON_FINITE = re.compile(r"(?<=: )-?(?:nan|inf)(?=[,}])")
 _CHECKPOINT = re.compile(r"Saving model checkpoint to (\S*checkpoint-(\d+))/?$")
 _CONTINUING = re.compile(r"Continuing training from global step (\d+)$")
 _STEP_KEYS = ("loss", "learning_rate", "epoch")
@@ -54,23 +58,24 @@ def new_state() -> State:
     return State()
 
 
-def flat_dict(text: str) -> dict[str, float] | None:
-    """A printed dict of names to numbers, or None: anything longer than MAX_DICT, not a
-    literal (a call, a name), nested, or with a value that is not a number. Never eval."""
+def flat_dict(text: str) -> dict[str, float | None] | None:
+    """A printed dict of names to numbers (None for nan and inf), or None: anything longer
+    than MAX_DICT, not a literal (a call, a name), nested, or with a value that is not a
+    number. Never eval."""
     if len(text) > MAX_DICT or not (text.startswith("{'") and text.endswith("}")):
         return None
     try:
-        value = ast.literal_eval(text)
+        value = ast.literal_eval(_NON_FINITE.sub("None", text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     if not isinstance(value, dict) or not value or len(value) > MAX_KEYS:
         return None
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for key, item in value.items():
         if not isinstance(key, str):
             return None
         read = _value(item)
-        if read is None:
+        if read is None and item is not None:
             return None
         out[key] = read
     return out
@@ -116,7 +121,7 @@ def recognize(line: str, state: State) -> Recognized | None:
     return None
 
 
-def _from_dict(values: dict[str, float], state: State) -> Recognized | None:
+def _from_dict(values: dict[str, float | None], state: State) -> Recognized | None:
     if all(key in values for key in _STEP_KEYS):
         state.loss_lines += 1
         step, estimated = _step(state)

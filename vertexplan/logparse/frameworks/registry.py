@@ -8,7 +8,6 @@ no framework prints, and those cost one substring search each.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -34,18 +33,23 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
 ALL = tuple(RECOGNIZERS)
 
 
-def _markers(names: tuple[str, ...]) -> re.Pattern[str] | None:
-    found = sorted({m for name in names for m in RECOGNIZERS[name].MARKERS})
-    return re.compile("|".join(re.escape(m) for m in found)) if found else None
+def _markers(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted({m for name in names for m in RECOGNIZERS[name].MARKERS}))
 
 
 _PREFILTERS = {key: _markers(names) for key, names in {**FRAMEWORKS, None: ALL}.items()}
 
 
 def may_be_framework_line(text: str, framework: str | None = None) -> bool:
-    """False for a line none of the framework's recognizers could read (the fast path)."""
-    pattern = _PREFILTERS.get(framework, _PREFILTERS[None])
-    return pattern is not None and len(text) <= MAX_LINE and pattern.search(text) is not None
+    """False for a line none of the framework's recognizers could read (the fast path: a
+    few substring tests, under a microsecond for a usual line; a loop of `in` beat one
+    regular expression of the same alternatives)."""
+    if len(text) > MAX_LINE:
+        return False
+    for marker in _PREFILTERS.get(framework, _PREFILTERS[None]):  # noqa: SIM110 -- faster
+        if marker in text:
+            return True
+    return False
 
 
 @dataclass

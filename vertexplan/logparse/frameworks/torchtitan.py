@@ -3,7 +3,9 @@
 Checked against torchtitan 0.1-0.2 (train.py / components/metrics.py MetricsProcessor.log,
 components/checkpoint.py): the step line, coloured with ANSI codes, is
 `step: 10  loss:  7.9834  memory:  1.23GiB(3.10%)  tps: 1,234  tflops: 12.34  mfu: 3.20%`
-(newer versions add `grad_norm:` after the loss; older ones lack tflops), behind the logger's
+(newer versions add `grad_norm:` after the loss; older ones lack tflops), and with a
+validator `validate step: 10  loss:  2.1234  memory: ...  tps: ...` (an eval event), behind
+the logger's
 `[rank0]:[titan] 2025-01-01 12:00:00,000 - root - INFO - ` prefix. Checkpoints:
 "Checkpointing active. Checkpoints will be loaded from and saved to <folder>" at start,
 "Saving the checkpoint (or staging if async is enabled)." then "Finished saving the
@@ -28,7 +30,7 @@ from vertexplan.logparse.frameworks.common import Recognized, number, tag
 NAME = "torchtitan"
 VERSIONS = "torchtitan-0.1-0.2"
 RECOGNIZER = tag(NAME, VERSIONS)
-MARKERS = ("step:", "the checkpoint", "Checkpoints will be")
+MARKERS = ("step", "heckpoint")
 
 _NUM = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?|nan|inf)"
 # "step:" must start the message: after the logger's " - INFO - " or at the line's start.
@@ -37,6 +39,8 @@ _STEP = re.compile(
     + r"(?:\s+grad_norm:\s*" + _NUM + r")?"
     + r"\s+memory:\s*[0-9.]+GiB\([0-9.]+%\)\s+tps:\s*" + _NUM
     + r"(?:\s+tflops:\s*" + _NUM + r")?(?:\s+mfu:\s*" + _NUM + r"%)?\s*$")
+_VALIDATE = re.compile(r"(?:^|\s-\s[A-Z]+\s-\s)validate step:\s*(\d+)\s+loss:\s*" + _NUM
+                       + r"\s+memory:")
 _FOLDER = re.compile(r"Checkpoints will be loaded from and saved to (\S+)$")
 _SAVED = re.compile(r"Finished saving the checkpoint (?:\(or staging if async is enabled\) ?)?"
                     r"in ([0-9.]+) seconds\.?$")
@@ -64,6 +68,11 @@ def recognize(line: str, state: State) -> Recognized | None:
             if match.group(group) is not None:
                 fields[name] = number(match.group(group))
         return Recognized(contract_events.STEP, fields)
+    match = _VALIDATE.search(line)
+    if match:
+        return Recognized(contract_events.EVAL, {
+            "step": int(match.group(1)), "metrics": {"loss": number(match.group(2))},
+            "recognizer": RECOGNIZER})
     match = _FOLDER.search(line)
     if match:
         state.folder = match.group(1).rstrip("/")
