@@ -49,12 +49,29 @@ def test_hf_trainer_steps_eval_checkpoint_and_finish() -> None:
         (1, 2.3101, 4.5e-05, True)
     assert saved == {"step": 20, "path": "/gcs/b/out/checkpoint-20",
                      "recognizer": "hf_trainer@transformers-4.40-4.57"}
-    # checkpoint-20 after 2 loss lines: a line every 10 steps.
-    assert (third["step"], third["step_estimated"]) == (30, False)
+    # checkpoint-20 after 2 loss lines: every 7 to 10 steps; 10 is taken, still estimated.
+    assert (third["step"], third["step_estimated"]) == (30, True)
     assert evaluated["step"] == 30 and evaluated["metrics"]["loss"] == 1.8
     assert (finished["step"], finished["final_loss"], finished["wall_s"]) == (30, 1.9, 12.5)
     assert all(f["recognizer"].startswith("hf_trainer@") for _, f in events)
     assert second["step"] == 2
+
+
+def test_hf_trainer_interval_is_exact_once_the_checkpoints_leave_one() -> None:
+    loss = "{'loss': 1.0, 'learning_rate': 1e-05, 'epoch': 0.1}"
+    # logging_steps 5, save_steps 20: checkpoint-20 after 4 lines leaves (4, 5]: 5.
+    events = read([loss] * 4 + ["Saving model checkpoint to /o/checkpoint-20", loss])
+    assert (events[-1][1]["step"], events[-1][1]["step_estimated"]) == (25, False)
+    # logging_steps 7, save_steps 20: (6.67, 10] then checkpoint-40 after 5 lines: (6.67, 8];
+    # checkpoint-60 after 8 lines: (6.67, 7.5]: 7.
+    saves = iter(["Saving model checkpoint to /o/checkpoint-20",
+                  "Saving model checkpoint to /o/checkpoint-40",
+                  "Saving model checkpoint to /o/checkpoint-60"])
+    lines = [loss, loss, next(saves), loss, loss, loss, next(saves), loss, loss, loss,
+             next(saves), loss]
+    steps = [f for e, f in read(lines) if e == "step"]
+    assert (steps[3]["step"], steps[3]["step_estimated"]) == (40, True)    # 4 x 10
+    assert (steps[-1]["step"], steps[-1]["step_estimated"]) == (63, False)  # 9 x 7
 
 
 def test_hf_trainer_resume_counts_from_the_resumed_step() -> None:
@@ -63,7 +80,8 @@ def test_hf_trainer_resume_counts_from_the_resumed_step() -> None:
                    "{'loss': 1.5, 'learning_rate': 1e-05, 'epoch': 1.5}"], "hf_trainer")
     assert events[0] == ("resumed", {"step": 500,
                                      "recognizer": "hf_trainer@transformers-4.40-4.57"})
-    assert events[2][1]["step"] == 501
+    # No loss line in the 100 steps to checkpoint-600: the interval is over 100.
+    assert (events[2][1]["step"], events[2][1]["step_estimated"]) == (601, True)
 
 
 def test_hf_trainer_nan_loss_is_a_step_with_no_loss() -> None:

@@ -10,10 +10,15 @@ hides: they print with `log_level="info"`).
 
 What is exact and what is estimated: loss, learning rate, eval metrics, checkpoint steps and
 paths, the resumed step and the run's wall time are read as printed. The step is not printed
-on loss lines: it is the count of loss lines times the logging interval, which is learned
-from the first checkpoint (checkpoint-500 after 50 loss lines: every 10 steps) and taken as
-1 before that; such steps carry `step_estimated: true`. A resume line restarts the count from
-the step it names.
+on loss lines: it is the count of loss lines times the logging interval (logging_steps),
+which the checkpoints tell. Trainer logs before it saves, so checkpoint-S after n loss lines
+means n = floor(S / interval): the interval lies in (S/(n+1), S/n]. The ranges of the
+checkpoints seen are intersected; one integer left is the exact interval. Until then the
+step uses the largest integer left (S/n when save_steps is a multiple of logging_steps; 1
+before any checkpoint) and carries `step_estimated: true`. With save_steps a multiple of
+logging_steps i the range narrows to i once n + 1 >= i (checkpoint-100 after 10 lines: 10).
+A resume line restarts the count from the step it names. `logging_first_step` (an extra line
+at step 1) puts the count one ahead: its steps stay estimated.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import ast
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from contract import events as contract_events
@@ -49,7 +55,9 @@ _STEP_KEYS = ("loss", "learning_rate", "epoch")
 class State:
     loss_lines: int = 0           # loss lines since the start (or the resume)
     base_step: int = 0            # the step the count starts from (a resume's)
-    interval: int | None = None   # logging steps, once a checkpoint has told it
+    # What the checkpoints say of the logging interval: above low, at most high (None: any).
+    low: Fraction = Fraction(0)
+    high: Fraction | None = None
     last_step: int = 0
     last_loss: float | None = None
 
@@ -94,9 +102,33 @@ def _value(item: object) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _interval(state: State) -> tuple[int, bool]:
+    """The logging interval and whether it is exact (the only integer the checkpoints left)."""
+    if state.high is None:  # only a lower bound (a checkpoint before any loss line), or none
+        return math.floor(state.low) + 1, False
+    first, last = math.floor(state.low) + 1, math.floor(state.high)
+    return max(last, 1), first == last
+
+
+def _learn(state: State, step: int) -> None:
+    since, lines = step - state.base_step, state.loss_lines
+    if since <= 0:
+        return
+    low = Fraction(since, lines + 1)
+    high = Fraction(since, lines) if lines else None
+    new_low = max(state.low, low)
+    new_high = high if state.high is None else (
+        state.high if high is None else min(state.high, high))
+    if new_high is not None and math.floor(new_low) + 1 > math.floor(new_high):
+        # No integer fits every checkpoint (an extra first-step line, a changed config):
+        # trust the newest one alone.
+        new_low, new_high = low, high
+    state.low, state.high = new_low, new_high
+
+
 def _step(state: State) -> tuple[int, bool]:
-    estimated = state.interval is None
-    return state.base_step + state.loss_lines * (state.interval or 1), estimated
+    interval, exact = _interval(state)
+    return state.base_step + state.loss_lines * interval, not exact
 
 
 def recognize(line: str, state: State) -> Recognized | None:
@@ -106,10 +138,7 @@ def recognize(line: str, state: State) -> Recognized | None:
     match = _CHECKPOINT.search(line)
     if match:
         step = int(match.group(2))
-        counted = state.loss_lines
-        if state.interval is None and counted and (step - state.base_step) % counted == 0 \
-                and step > state.base_step:
-            state.interval = (step - state.base_step) // counted
+        _learn(state, step)
         state.last_step = max(state.last_step, step)
         return Recognized(contract_events.CHECKPOINT_SAVED,
                           {"step": step, "path": match.group(1), "recognizer": RECOGNIZER})
