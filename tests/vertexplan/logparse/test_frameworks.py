@@ -165,6 +165,15 @@ def test_lightning_progress_and_model_checkpoint_lines() -> None:
     assert saved["metrics"] == {"val_loss": 2.1}
 
 
+def test_lightning_epoch_of_bar_updates_in_one_entry() -> None:
+    # tqdm writes no newline until the epoch ends: one entry holds every update.
+    updates = "".join(f"\rEpoch 0:  {b}%|█         | {b}/100 [00:01<00:09,  9.00it/s, v_num=0, "
+                      f"loss={3 - b / 100:.3f}]" for b in range(1, 100))
+    assert len(updates) > 5000
+    (kind, step), = read([updates], "lightning")
+    assert kind == "step" and step["step"] == 99 and step["loss"] == 2.01
+
+
 def test_deepspeed_and_torchrun_lines() -> None:
     events = read([DS + "step=10, skipped=0, lr=[0.0001, 0.0001], mom=[(0.9, 0.999)]",
                    DS + "Saving model checkpoint: /gcs/b/out/global_step10/"

@@ -22,15 +22,23 @@ class Recognized:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
+def last_state(line: str) -> str:
+    """Of a progress bar rewritten in place with carriage returns, its last state. A tqdm
+    bar writes no newline until its end, so a whole epoch of updates arrives as one entry,
+    far longer than MAX_LINE: only its last state is read."""
+    if "\r" not in line:
+        return line
+    return line.rstrip("\r").rsplit("\r", 1)[-1]
+
+
 def clean(line: str) -> str | None:
-    """The line without colour codes and surrounding blanks; of a tqdm line rewritten in
-    place (carriage returns), its last state; None when too long to be read."""
+    """The line's last state without colour codes and surrounding blanks; None when too
+    long to be read."""
+    line = last_state(line)
     if len(line) > MAX_LINE:
         return None
     if "\x1b" in line:
         line = _ANSI.sub("", line)
-    if "\r" in line:
-        line = line.rstrip("\r").rsplit("\r", 1)[-1]
     return line.strip()
 
 

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from vertexplan.logparse.frameworks import deepspeed, hf_trainer, lightning, torchrun, torchtitan
-from vertexplan.logparse.frameworks.common import MAX_LINE, Recognized, clean
+from vertexplan.logparse.frameworks.common import MAX_LINE, Recognized, clean, last_state
 
 RECOGNIZERS: dict[str, ModuleType] = {
     module.NAME: module for module in (hf_trainer, torchtitan, lightning, deepspeed, torchrun)
@@ -45,7 +45,9 @@ def may_be_framework_line(text: str, framework: str | None = None) -> bool:
     few substring tests, under a microsecond for a usual line; a loop of `in` beat one
     regular expression of the same alternatives)."""
     if len(text) > MAX_LINE:
-        return False
+        text = last_state(text)
+        if len(text) > MAX_LINE:
+            return False
     for marker in _PREFILTERS.get(framework, _PREFILTERS[None]):  # noqa: SIM110 -- faster
         if marker in text:
             return True
