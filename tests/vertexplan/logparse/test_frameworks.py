@@ -84,6 +84,12 @@ def test_hf_trainer_resume_counts_from_the_resumed_step() -> None:
     assert (events[2][1]["step"], events[2][1]["step_estimated"]) == (601, True)
 
 
+def test_hf_trainer_lines_behind_torchruns_rank_prefix() -> None:
+    events = read(["[default0]:{'loss': 2.0, 'learning_rate': 1e-05, 'epoch': 0.1}",
+                   "[rank0]:Saving model checkpoint to /o/checkpoint-10"], "accelerate")
+    assert [(e, f["step"]) for e, f in events] == [("step", 1), ("checkpoint_saved", 10)]
+
+
 def test_hf_trainer_nan_loss_is_a_step_with_no_loss() -> None:
     # A diverged run prints nan: the step is kept and its loss is null, not the line lost.
     (kind, fields), = read(["{'loss': nan, 'grad_norm': inf, 'learning_rate': 1e-05, "

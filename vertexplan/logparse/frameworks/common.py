@@ -12,6 +12,8 @@ from typing import Any
 MAX_LINE = 2000
 # ANSI SGR and other CSI sequences (torchtitan colours its step lines).
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# torchrun's --tee and local-ranks-filter put the rank before each line a worker prints.
+_RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]:")
 
 
 @dataclass(frozen=True)
@@ -32,14 +34,17 @@ def last_state(line: str) -> str:
 
 
 def clean(line: str) -> str | None:
-    """The line's last state without colour codes and surrounding blanks; None when too
-    long to be read."""
+    """The line's last state without colour codes, surrounding blanks or a rank prefix;
+    None when too long to be read."""
     line = last_state(line)
     if len(line) > MAX_LINE:
         return None
     if "\x1b" in line:
         line = _ANSI.sub("", line)
-    return line.strip()
+    line = line.strip()
+    if line.startswith("["):
+        line = _RANK_PREFIX.sub("", line, count=1)
+    return line
 
 
 def number(text: str) -> float | None:
