@@ -88,6 +88,9 @@ def test_hf_trainer_lines_behind_torchruns_rank_prefix() -> None:
     events = read(["[default0]:{'loss': 2.0, 'learning_rate': 1e-05, 'epoch': 0.1}",
                    "[rank0]:Saving model checkpoint to /o/checkpoint-10"], "accelerate")
     assert [(e, f["step"]) for e, f in events] == [("step", 1), ("checkpoint_saved", 10)]
+    # Another rank's copy of a line is not the run's.
+    assert read(["[rank1]:[titan] 2025-06-01 10:00:00,123 - root - INFO - step: 20  loss:  "
+                 "7.9834  memory:  1.23GiB(3.10%)  tps: 1,234  tflops: 12.34  mfu: 3.20%"]) == []
 
 
 def test_hf_trainer_nan_loss_is_a_step_with_no_loss() -> None:

@@ -13,7 +13,7 @@ MAX_LINE = 2000
 # ANSI SGR and other CSI sequences (torchtitan colours its step lines).
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # torchrun's --tee and local-ranks-filter put the rank before each line a worker prints.
-_RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]:")
+_RANK_PREFIX = re.compile(r"^\[(?:rank|default)(\d+)\]:")
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ def last_state(line: str) -> str:
 
 
 def clean(line: str) -> str | None:
-    """The line's last state without colour codes, surrounding blanks or a rank prefix;
-    None when too long to be read."""
+    """The line's last state without colour codes, surrounding blanks or a rank-0 prefix;
+    None when too long to be read or printed by another rank."""
     line = last_state(line)
     if len(line) > MAX_LINE:
         return None
@@ -43,7 +43,13 @@ def clean(line: str) -> str | None:
         line = _ANSI.sub("", line)
     line = line.strip()
     if line.startswith("["):
-        line = _RANK_PREFIX.sub("", line, count=1)
+        prefix = _RANK_PREFIX.match(line)
+        if prefix:
+            # Rank 0's lines are the run's (as the contract's trainers print); every rank of
+            # torchtitan logs its step line unless filtered: the others' would repeat them.
+            if prefix.group(1) != "0":
+                return None
+            line = line[prefix.end():]
     return line
 
 
