@@ -87,9 +87,10 @@ class TrainConfig(RunConfig):
     # size would (memory_limit_mib; 0 = none, and no meter).
     measure_memory: bool = False
     memory_limit_mib: int = 0
-    # Every this many steps (a logged one) the ranks gather each one's own time in the step
+    # Every this many steps (a logged one) the ranks gather each one's own time in a step
     # (from its start to the end of its last forward: the gradient collectives' waits left
-    # out), printed as the step event's rank_step_time_s for straggler detection; 0 = never.
+    # out), its mean over the steps since the last report, printed as the step event's
+    # rank_step_time_s for straggler detection; 0 = never.
     rank_times_every: int = 10
     # Faults for tests: the last rank blocks at this step of a first run, printing nothing, as
     # in a collective whose peer died (0 = never); rank debug_slow_rank sleeps

@@ -100,6 +100,9 @@ class Trainer(TrainingLoop):
         # When this rank's newest forward pass ended: its own time in a step ends there (what
         # follows waits for the other ranks in the gradient collectives).
         self.forward_done = 0.0
+        # This rank's own time in the steps since the last report, and how many: a report is
+        # their mean, so one step's scheduling jitter (a shared core) names no straggler.
+        self.own_seconds, self.own_steps = 0.0, 0
         if isinstance(self.model, torch.nn.Module):
             self.model.register_forward_hook(self._note_forward)
 
@@ -177,14 +180,18 @@ class Trainer(TrainingLoop):
 
     def _rank_slots(self, step: int, own: float) -> list[float]:
         """On a step whose event carries the per-rank times, one slot per rank with this rank's
-        own time in its slot: summed by the step's all-reduce, they are every rank's times (an
-        all-gather in the collective the step makes anyway). Every rank decides alike."""
+        own time in its slot (its mean over the steps since the last report): summed by the
+        step's all-reduce, they are every rank's times (an all-gather in the collective the
+        step makes anyway). Every rank decides alike."""
         config = self.config
         every = config.rank_times_every
+        self.own_seconds += own
+        self.own_steps += 1
         if not every or self.world_size < 2 or step % every or step % config.log_every:
             return []
         slots = [0.0] * self.world_size
-        slots[self.rank] = own
+        slots[self.rank] = self.own_seconds / self.own_steps
+        self.own_seconds, self.own_steps = 0.0, 0
         return slots
 
     def _injected_faults(self, step: int) -> None:
