@@ -3,6 +3,7 @@
 Supported: `display_name` (= != and `:` with `*` wildcards), `state` (= !=), `labels.KEY`
 (= != and `labels.KEY:*` / `labels:KEY` for existence), `name`, and `create_time`,
 `update_time`, `start_time`, `end_time` compared with RFC 3339 times; AND, OR, NOT, parentheses.
+The same filter lists TrainingPipelines, whose states are PipelineState's (`states`).
 """
 
 from __future__ import annotations
@@ -28,27 +29,28 @@ _ORDER = {
 }
 
 
-def compile_job_filter(text: str) -> Predicate:
+def compile_job_filter(text: str, states: type = aiplatform_v1.JobState) -> Predicate:
+    """`states`: the enum whose names `state` compares with (JobState, or PipelineState)."""
     node = parse(text)
     if node is None:
         return lambda job: True
-    return _compile(node)
+    return _compile(node, states)
 
 
-def _compile(node: Node) -> Predicate:
+def _compile(node: Node, states: type) -> Predicate:
     if isinstance(node, Not):
-        inner = _compile(node.term)
+        inner = _compile(node.term, states)
         return lambda job: not inner(job)
     if isinstance(node, And):
-        parts = [_compile(t) for t in node.terms]
+        parts = [_compile(t, states) for t in node.terms]
         return lambda job: all(p(job) for p in parts)
     if isinstance(node, Or):
-        parts = [_compile(t) for t in node.terms]
+        parts = [_compile(t, states) for t in node.terms]
         return lambda job: any(p(job) for p in parts)
-    return _comparison(node)
+    return _comparison(node, states)
 
 
-def _comparison(c: Comparison) -> Predicate:
+def _comparison(c: Comparison, states: type) -> Predicate:
     if c.field in ("display_name", "displayName", "name"):
         attr = "display_name" if c.field != "name" else "name"
         return _string(c, lambda job: getattr(job, attr))
@@ -56,7 +58,7 @@ def _comparison(c: Comparison) -> Predicate:
         if c.op not in ("=", "!="):
             raise FilterError(f"state supports = and !=, not {c.op!r}")
         try:
-            wanted = aiplatform_v1.JobState[c.value]
+            wanted = states[c.value]
         except KeyError as exc:
             raise FilterError(f"unknown state {c.value!r} in the filter") from exc
         if c.op == "=":

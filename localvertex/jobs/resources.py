@@ -44,11 +44,14 @@ class Collection(Generic[R]):
     """One of JobService's collections: `kind` as messages name it ("CustomJob"), `collection`
     as resource names hold it ("customJobs"), its records, and where operation ids come from.
     `token_key` starts each page token's binding to its request, so a token of one collection
-    is refused by the other."""
+    is refused by the other. `states` is the enum of its resources' states (PipelineState for
+    TrainingPipelines, whose terminal states have JobState's numbers)."""
 
     def __init__(self, kind: str, collection: str, store: RecordStore[R],
-                 operation_ids: Callable[[], str], token_key: str = "") -> None:
+                 operation_ids: Callable[[], str], token_key: str = "",
+                 states: type = JobState) -> None:
         self.kind = kind
+        self.states = states
         self.collection = collection
         self.store = store
         self._operation_ids = operation_ids
@@ -78,7 +81,7 @@ class Collection(Generic[R]):
         the last)."""
         project, location = parse_parent(request.parent)
         try:
-            predicate = compile_job_filter(request.filter)
+            predicate = compile_job_filter(request.filter, self.states)
         except FilterError as exc:
             raise invalid(f"Invalid filter: {exc}") from exc
         binding = f"{self._token_key}{request.parent}\n{request.filter}"
@@ -99,7 +102,7 @@ class Collection(Generic[R]):
         def change(r: R) -> None:
             if r.terminal:
                 raise failed_precondition(f"{self.kind} {name} is in state "
-                                          f"{JobState(r.state).name} and cannot be cancelled.")
+                                          f"{self.states(r.state).name} and cannot be cancelled.")
             to_cancelling(r)
 
         return self.store.update(record.id, change)
@@ -109,7 +112,7 @@ class Collection(Generic[R]):
         record = self.load(name)
         if not record.terminal:
             raise failed_precondition(
-                f"{self.kind} {name} is in state {JobState(record.state).name}; only a finished "
+                f"{self.kind} {name} is in state {self.states(record.state).name}; only a finished "
                 "job can be deleted. Cancel it first.")
         self.store.delete(record.id)
         now = to_timestamp(time.time_ns())
