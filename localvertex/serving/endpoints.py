@@ -181,7 +181,10 @@ class EndpointService:
         deployed = DeployedModelPb()
         deployed.CopyFrom(requested)
         model = self.models.load(deployed.model)
+        # The SDK names the model with its version (models/ID@1); Vertex answers the model's
+        # name and the version apart, in model_version_id.
         deployed.model = model.name
+        deployed.model_version_id = model.version_id
         check_resources(deployed)
         if deployed.id and not DEPLOYED_ID.match(deployed.id):
             raise invalid("deployed_model.id must be 1 to 10 digits.")

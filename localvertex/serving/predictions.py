@@ -119,7 +119,7 @@ class PredictionService:
         response = PredictResponse(
             deployed_model_id=deployed.id,
             model=deployed.model,
-            model_version_id="1",
+            model_version_id=deployed.model_version_id or "1",
             model_display_name=deployed.display_name,
         )
         for prediction in predictions:
