@@ -4,8 +4,12 @@ The product's own server (eager, compiled, aot) takes Vertex's Predict body:
 
     {"instances": [instance, ...], "parameters": {defaults for the instances}}
     instance: "a prompt", or {"prompt": str, "max_tokens": int, "temperature": float,
-              "seed": int}
+              "top_p": float, "seed": int, "stop": str | [str, ...]}
     -> {"predictions": [{"text": the generated continuation, "tokens": bytes generated}, ...]}
+
+Generation ends after max_tokens bytes or at the first stop sequence, which the text leaves out
+(as OpenAI's API and vLLM do; "tokens" counts its bytes). top_p keeps the most likely bytes
+whose probabilities reach top_p (nucleus sampling) before a draw at temperature > 0.
 
 Triton (the triton and tensorrt runtimes) serves logits instead, in KServe v2 inference JSON
 through rawPredict (VERTEX_FACTS.md A6): `tokens` INT64 [batch, width] in, `logits` FP32
@@ -24,11 +28,13 @@ from typing import Any
 # --- the Predict body ------------------------------------------------------------------------
 
 REQUEST_KEYS = frozenset({"instances", "parameters"})
-INSTANCE_KEYS = frozenset({"prompt", "max_tokens", "temperature", "seed"})
+INSTANCE_KEYS = frozenset({"prompt", "max_tokens", "temperature", "top_p", "seed", "stop"})
 MAX_PROMPT_BYTES = 8192
 MAX_TOKENS_LIMIT = 512
 DEFAULT_MAX_TOKENS = 16
 MAX_TEMPERATURE = 10.0
+MAX_STOPS = 4  # OpenAI's limit on stop sequences
+MAX_STOP_BYTES = 64
 EMPTY_PROMPT = b"\n"  # a sequence needs one byte to predict the next from
 
 
@@ -42,6 +48,8 @@ class Instance:
     max_tokens: int
     temperature: float = 0.0
     seed: int | None = None
+    top_p: float = 1.0
+    stop: tuple[bytes, ...] = ()
 
     def generator(self) -> random.Random:
         """Python's own generator for this instance's draws, repeatable with a seed (text
@@ -59,38 +67,61 @@ def parse_instances(instances: Any, parameters: Any) -> list[Instance]:
         parameters = {}
     if not isinstance(parameters, dict):
         raise BadInstance("parameters: an object")
-    return [_instance(f"instances[{i}]", value, parameters) for i, value in enumerate(instances)]
+    return [parse_instance(value, parameters, f"instances[{i}]")
+            for i, value in enumerate(instances)]
 
 
-def _instance(where: str, value: Any, defaults: dict[str, Any]) -> Instance:
+def parse_instance(value: Any, defaults: dict[str, Any] | None = None,
+                   where: str = "") -> Instance:
+    """One instance (a prompt, or an object); BadInstance naming the field, after `where.`
+    where given (parse_instances names the instance; OpenAI's API names the field alone)."""
+    at = f"{where}." if where else ""
+    defaults = defaults or {}
     if isinstance(value, str):
         value = {"prompt": value}
     if not isinstance(value, dict):
-        raise BadInstance(f"{where}: a string or an object with 'prompt'")
+        raise BadInstance(f"{where or 'instance'}: a string or an object with 'prompt'")
     unknown = set(value) - INSTANCE_KEYS
     if unknown:
-        raise BadInstance(f"{where}: unknown keys {sorted(unknown)}")
+        raise BadInstance(f"{where or 'instance'}: unknown keys {sorted(unknown)}")
     merged = {**defaults, **value}
     prompt = merged.get("prompt", "")
     if not isinstance(prompt, str):
-        raise BadInstance(f"{where}.prompt: a string")
+        raise BadInstance(f"{at}prompt: a string")
     encoded = prompt.encode("utf-8")
     if len(encoded) > MAX_PROMPT_BYTES:
-        raise BadInstance(f"{where}.prompt: over {MAX_PROMPT_BYTES} bytes")
+        raise BadInstance(f"{at}prompt: over {MAX_PROMPT_BYTES} bytes")
     # JSON (and protobuf Value) numbers may arrive as floats: 16.0 is a fine max_tokens.
     max_tokens = merged.get("max_tokens", DEFAULT_MAX_TOKENS)
     if not _number(max_tokens) or max_tokens != int(max_tokens) \
             or not 1 <= max_tokens <= MAX_TOKENS_LIMIT:
-        raise BadInstance(f"{where}.max_tokens: an integer from 1 to {MAX_TOKENS_LIMIT}")
+        raise BadInstance(f"{at}max_tokens: an integer from 1 to {MAX_TOKENS_LIMIT}")
     temperature = merged.get("temperature", 0)
     if not _number(temperature) or not 0 <= temperature <= MAX_TEMPERATURE:
-        raise BadInstance(f"{where}.temperature: a number from 0 (greedy) to "
+        raise BadInstance(f"{at}temperature: a number from 0 (greedy) to "
                           f"{MAX_TEMPERATURE:g}")
+    top_p = merged.get("top_p", 1)
+    if not _number(top_p) or not 0 < top_p <= 1:
+        raise BadInstance(f"{at}top_p: a number over 0 and at most 1 (1: every byte)")
     seed = merged.get("seed")
     if seed is not None and (not _number(seed) or seed != int(seed)):
-        raise BadInstance(f"{where}.seed: an integer")
+        raise BadInstance(f"{at}seed: an integer")
     return Instance(encoded or EMPTY_PROMPT, int(max_tokens), float(temperature),
-                    None if seed is None else int(seed))
+                    None if seed is None else int(seed), float(top_p),
+                    parse_stop(f"{at}stop", merged.get("stop")))
+
+
+def parse_stop(where: str, value: Any) -> tuple[bytes, ...]:
+    """Stop sequences as bytes: none, one string or a list of up to MAX_STOPS."""
+    if value is None:
+        return ()
+    stops = [value] if isinstance(value, str) else value
+    if not isinstance(stops, list) or len(stops) > MAX_STOPS \
+            or not all(isinstance(s, str) and 0 < len(s.encode()) <= MAX_STOP_BYTES
+                       for s in stops):
+        raise BadInstance(f"{where}: a string or a list of up to {MAX_STOPS} strings, each "
+                          f"1 to {MAX_STOP_BYTES} bytes")
+    return tuple(dict.fromkeys(s.encode("utf-8") for s in stops))
 
 
 def _number(value: Any) -> bool:
@@ -100,9 +131,32 @@ def _number(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
-def prediction(generated: list[int]) -> dict[str, Any]:
-    """One instance's answer from the bytes generated for it."""
-    return {"text": bytes(generated).decode("utf-8", "replace"), "tokens": len(generated)}
+def prediction(generated: list[int], text_end: int | None = None) -> dict[str, Any]:
+    """One instance's answer from the bytes generated for it; its text ends at `text_end`
+    where a stop sequence began there."""
+    text = bytes(generated[:text_end]).decode("utf-8", "replace")
+    return {"text": text, "tokens": len(generated)}
+
+
+def stop_start(generated: bytes | list[int], stops: tuple[bytes, ...]) -> int | None:
+    """Where the stop sequence the generated bytes end with begins (the longest, where two
+    do), or None. Checked after every byte, so a stop is found where it first ends."""
+    tail = bytes(generated[-MAX_STOP_BYTES:])
+    matched = [len(stop) for stop in stops if tail.endswith(stop)]
+    return len(generated) - max(matched) if matched else None
+
+
+def held_back(generated: bytes | list[int], stops: tuple[bytes, ...]) -> int:
+    """How many of the last generated bytes a stream must hold back: the longest tail that
+    could still become a stop sequence (streamed, it could not be taken back)."""
+    tail = bytes(generated[-MAX_STOP_BYTES:])
+    longest = 0
+    for stop in stops:
+        for n in range(min(len(stop) - 1, len(tail)), longest, -1):
+            if stop.startswith(tail[-n:]):
+                longest = n
+                break
+    return longest
 
 
 # --- KServe v2 tensors (the Triton path) -----------------------------------------------------

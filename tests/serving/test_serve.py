@@ -60,7 +60,7 @@ def test_a_batch_generates_what_each_instance_gets_alone(tmp_path: Path) -> None
     ([], None, "non-empty list"),
     ([3], None, "string or an object"),
     ([{"prompt": "x", "max_tokens": 0}], None, "max_tokens"),
-    ([{"prompt": "x", "top_p": 1}], None, "unknown keys"),
+    ([{"prompt": "x", "top_k": 1}], None, "unknown keys"),
     (["x"], [1], "parameters: an object"),
 ])
 def test_bad_instances_are_refused(instances: Any, parameters: Any, message: str) -> None:

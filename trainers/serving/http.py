@@ -6,19 +6,28 @@
 A malformed request is a 400 with {"error": message}; a failure of the model a 500. Threads
 serve connections (HTTP/1.1 keep-alive, as Vertex's front ends keep connections open) and hand
 the instances to the batcher, so concurrent requests share forward passes.
+
+Beside them, where the batcher decodes continuously (batcher.ContinuousBatcher), OpenAI's
+completions API as vLLM serves it (openai_api.py): /v1/completions, /v1/chat/completions
+(streamed as server-sent events in chunked transfer encoding when asked) and /v1/models.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
+import queue
+import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from contract.prediction import BadInstance, parse_instances
-from trainers.serving.batcher import Batcher
+from trainers.serving import openai_api
+from trainers.serving.batcher import Batcher, ContinuousBatcher
+from trainers.serving.decoding import Sequence
 
 log = logging.getLogger(__name__)
 
@@ -34,15 +43,21 @@ class PredictionServer(ThreadingHTTPServer):
     def __init__(
         self,
         address: tuple[str, int],
-        batcher: Batcher[Any],
+        batcher: Batcher[Any] | ContinuousBatcher,
         health_route: str,
         predict_route: str,
         info: dict[str, Any],
+        model_name: str = "model",
     ) -> None:
         self.batcher = batcher
         self.health_route = health_route
         self.predict_route = predict_route
         self.info = info
+        # The name OpenAI's routes answer with (vLLM's --served-model-name).
+        self.model_name = model_name
+        self.created = int(time.time())
+        # OpenAI's routes need a batcher that reports each sequence as it decodes.
+        self.openai = isinstance(batcher, ContinuousBatcher)
         super().__init__(address, _Handler)
 
 
@@ -62,10 +77,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self._path() == self.server.health_route:
             self._reply(HTTPStatus.OK, {"status": "ok", **self.server.info})
+        elif self._path() == openai_api.MODELS and self.server.openai:
+            self._reply(HTTPStatus.OK,
+                        openai_api.models(self.server.model_name, self.server.created))
         else:
             self._reply(HTTPStatus.NOT_FOUND, {"error": f"no route {self._path()}"})
 
     def do_POST(self) -> None:
+        if self._path() in (openai_api.COMPLETIONS, openai_api.CHAT) and self.server.openai:
+            self._openai(self._path())
+            return
         if self._path() != self.server.predict_route:
             self._drain()
             self._reply(HTTPStatus.NOT_FOUND, {"error": f"no route {self._path()}"})
@@ -86,6 +107,91 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"prediction failed: {exc}"})
             return
         self._reply(HTTPStatus.OK, {"predictions": predictions})
+
+    def _openai(self, route: str) -> None:
+        try:
+            body = self._json_body()
+            request = openai_api.parse(route, body)
+        except BadInstance as exc:
+            self._reply(HTTPStatus.BAD_REQUEST, openai_api.OpenAIError(str(exc)).body())
+            return
+        except openai_api.OpenAIError as exc:
+            self._reply(HTTPStatus.BAD_REQUEST, exc.body())
+            return
+        batcher: ContinuousBatcher = self.server.batcher  # type: ignore[assignment]
+        if request.stream:
+            self._stream(request, batcher)
+            return
+        generation = batcher.start(request.instances)
+        try:
+            sequences = generation.future.result(timeout=REQUEST_TIMEOUT_S)
+        except FutureTimeout:
+            for sequence in generation.sequences:
+                sequence.cancelled = True
+            self._reply(HTTPStatus.SERVICE_UNAVAILABLE, _server_error("generation timed out"))
+            return
+        except Exception as exc:
+            self._reply(HTTPStatus.INTERNAL_SERVER_ERROR,
+                        _server_error(f"generation failed: {exc}"))
+            return
+        self._reply(HTTPStatus.OK,
+                    openai_api.response(request, self.server.model_name, sequences))
+
+    def _stream(self, request: openai_api.Request, batcher: ContinuousBatcher) -> None:
+        """Server-sent events: a chunk whenever a step adds text a choice may show (bytes
+        that could still begin a stop sequence wait; a character split across steps is sent
+        whole), each choice's finish reason, usage where asked, then [DONE]."""
+        updates: queue.Queue[tuple[Sequence, int] | None] = queue.Queue()
+        generation = batcher.start(request.instances,
+                                   on_token=lambda s: updates.put((s, s.ready())))
+        generation.future.add_done_callback(lambda _f: updates.put(None))
+        index = {id(s): i for i, s in enumerate(generation.sequences)}
+        sent = [0] * len(generation.sequences)
+        utf8 = [codecs.getincrementaldecoder("utf-8")("replace") for _ in sent]
+        model = self.server.model_name
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            if request.chat:
+                for i in range(len(sent)):
+                    self._event(openai_api.chunk(request, model, i, None, None, first=True))
+            deadline = time.monotonic() + REQUEST_TIMEOUT_S
+            while (update := updates.get(timeout=max(0.0, deadline - time.monotonic()))):
+                sequence, ready = update
+                i = index[id(sequence)]
+                text = utf8[i].decode(bytes(sequence.generated[sent[i]:ready]))
+                sent[i] = max(sent[i], ready)
+                if text:
+                    self._event(openai_api.chunk(request, model, i, text, None))
+            error = generation.future.exception()
+            if error is not None:
+                self._event(_server_error(f"generation failed: {error}"))
+            else:
+                for i, sequence in enumerate(generation.sequences):
+                    tail = bytes(sequence.generated[sent[i]:sequence.ready()])
+                    text = utf8[i].decode(tail, final=True)
+                    self._event(openai_api.chunk(request, model, i, text or None,
+                                                 sequence.finish_reason))
+                if request.include_usage:
+                    self._event(openai_api.usage_chunk(request, model, generation.sequences))
+            self._write_chunk(b"data: [DONE]\n\n")
+            self._write_chunk(b"")
+        except (OSError, queue.Empty):
+            # The client went away (or the generation stalled): nobody reads the rest.
+            for sequence in generation.sequences:
+                sequence.cancelled = True
+            self.close_connection = True
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload, separators=(",", ":"))
+        self._write_chunk(f"data: {data}\n\n".encode())
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
 
     def _drain(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -118,3 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def _server_error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "server_error", "param": None, "code": None}}

@@ -10,8 +10,13 @@ exported model (AIP_MODEL_DIR: model.pt + config.json) or one of its committed c
 (`step-NNNNNNNN/`; sharded ones are consolidated as they load).
 
 Request: {"instances": ["text", {"prompt": "text", "max_tokens": 16, "temperature": 0.0,
-"seed": 1}], "parameters": {"max_tokens": 16}}; response: {"predictions": [{"text": ...,
-"tokens": n}]}. Concurrent requests are batched (--max-batch instances per forward pass).
+"top_p": 0.9, "seed": 1, "stop": ["\n"]}], "parameters": {"max_tokens": 16}}; response:
+{"predictions": [{"text": ..., "tokens": n}]}. Beside it, OpenAI's /v1/completions and
+/v1/chat/completions (streaming included) and /v1/models, as vLLM serves them, so the `openai`
+client works against the replica (base_url=http://host:port/v1).
+
+Generation is continuously batched with a KV cache (decoding.py): up to --max-batch sequences
+decode together, one byte each per step, and a request joins or leaves the batch at any step.
 
 Events on stdout, one JSON object per line like the trainers': serving_started, serving_stopped,
 and errors. Exit codes: 0 stopped by SIGTERM/SIGINT; 2 the model cannot be loaded.
@@ -29,10 +34,10 @@ from collections.abc import Mapping, Sequence
 import torch
 
 from contract import events as contract_events
-from contract.prediction import Instance
 from trainers import events
-from trainers.serving import generate, loader, runtimes
-from trainers.serving.batcher import Batcher
+from trainers.serving import loader, runtimes
+from trainers.serving.batcher import ContinuousBatcher
+from trainers.serving.decoding import Decoder
 from trainers.serving.http import PredictionServer
 from trainers.storage import storage_for
 
@@ -60,13 +65,19 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
     parser.add_argument(
         "--predict-route", default=env.get("AIP_PREDICT_ROUTE") or DEFAULT_PREDICT_ROUTE
     )
-    parser.add_argument("--max-batch", type=int, default=32, help="instances per forward pass")
+    parser.add_argument("--max-batch", type=int, default=32,
+                        help="sequences decoded together (the KV cache's slots)")
     parser.add_argument(
         "--max-wait-ms",
         type=float,
         default=0.0,
-        help="how long a batch waits for more requests (0: take what is queued)",
+        help="how long an idle server waits for more requests before its first step (0: "
+        "start at once; later requests join the running batch at its next step)",
     )
+    parser.add_argument("--served-model-name", default=None,
+                        help="the model's name in OpenAI's API (default: the model folder's)")
+    parser.add_argument("--no-kv-cache", action="store_true",
+                        help="run the whole context every step (the no-cache path)")
     # One thread by default, as the trainers' cpu_threads: concurrency comes from batching,
     # and intra-op threads on small matrices cost more than they give once replicas share
     # cores (10x slower here with 2 threads on a busy 2-core machine; bench/README.md).
@@ -111,15 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          runtime=args.runtime),
     )
 
-    def run(instances: Sequence[Instance], on_done) -> object:
-        return generate.generate(prepared.model, instances, on_done)  # type: ignore[arg-type]
-
-    batcher: Batcher[Instance] = Batcher(
-        run, max_batch=args.max_batch, max_wait_s=args.max_wait_ms / 1000
-    )
+    decoder = Decoder(prepared.model, slots=args.max_batch, cache=not args.no_kv_cache)
+    batcher = ContinuousBatcher(decoder, max_wait_s=args.max_wait_ms / 1000)
     info = {"model": loaded.source, "step": loaded.step, "params": loaded.params}
+    name = args.served_model_name or loaded.source.rstrip("/").rsplit("/", 1)[-1]
     server = PredictionServer(
-        (args.host, args.port), batcher, args.health_route, args.predict_route, info
+        (args.host, args.port), batcher, args.health_route, args.predict_route, info, name
     )
     _shut_down_on_signals(server)
     events.emit(
@@ -134,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warmup_s=round(prepared.warmup_s, 3),
         compiled_at_start=prepared.built,
         max_batch=args.max_batch,
+        kv_cache=decoder.cache is not None,
         health_route=args.health_route,
         predict_route=args.predict_route,
     )
@@ -155,7 +164,7 @@ def _shut_down_on_signals(server: PredictionServer) -> None:
     signal.signal(signal.SIGINT, stop)
 
 
-def _serve_until_stopped(server: PredictionServer, batcher: Batcher) -> None:
+def _serve_until_stopped(server: PredictionServer, batcher: ContinuousBatcher) -> None:
     """Serve until a signal stops the server, then report what was served."""
     started = time.monotonic()
     try:
@@ -166,9 +175,9 @@ def _serve_until_stopped(server: PredictionServer, batcher: Batcher) -> None:
     stats = batcher.stats
     events.emit(
         contract_events.SERVING_STOPPED,
-        f"served {stats.items} instances in {stats.batches} batches",
+        f"served {stats.items} instances in {stats.steps} decoding steps",
         instances=stats.items,
-        batches=stats.batches,
+        batches=stats.steps,
         largest_batch=stats.largest,
         wall_s=round(time.monotonic() - started, 3),
     )

@@ -45,6 +45,33 @@ class CausalSelfAttention(nn.Module):
         y = y.transpose(1, 2).contiguous().view(batch, length, -1)
         return self.resid_dropout(self.proj(y))
 
+    def forward_cached(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor],
+                       rows: torch.Tensor, positions: torch.Tensor,
+                       mask: torch.Tensor | None) -> torch.Tensor:
+        """Serving only: `forward` for new positions of sequences whose earlier keys and values
+        are in `cache` (keys, values: [sequences, heads, block_size, head width]). Row b of x
+        holds positions[b] of the sequence cached at rows[b]; its keys and values are written
+        there, and it attends to that sequence's cached positions up to its own. `mask` is
+        GPT.forward_cached's; None: one sequence from position 0, attended as `forward` does."""
+        batch, length, _ = x.shape
+        q, k, v = (
+            t(x).view(batch, length, -1, self.head_dim).transpose(1, 2)
+            for t in (self.q, self.k, self.v)
+        )
+        keys, values = cache
+        # Written through a [sequences, positions, heads, width] view of the cache.
+        where = (rows[:, None].expand(batch, length), positions)
+        keys.transpose(1, 2).index_put_(where, k.transpose(1, 2))
+        values.transpose(1, 2).index_put_(where, v.transpose(1, 2))
+        if mask is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            width = mask.shape[-1]
+            y = F.scaled_dot_product_attention(
+                q, keys[rows, :, :width], values[rows, :, :width], attn_mask=mask)
+        y = y.transpose(1, 2).contiguous().view(batch, length, -1)
+        return self.proj(y)
+
 
 def _split_fused_qkv(state: dict, prefix: str, *_args) -> None:
     """Models exported before q, k and v were separate hold one `qkv` linear (q, k, v stacked
@@ -77,6 +104,12 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+    def forward_cached(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor],
+                       rows: torch.Tensor, positions: torch.Tensor,
+                       mask: torch.Tensor | None) -> torch.Tensor:
+        x = x + self.attn.forward_cached(self.ln_1(x), cache, rows, positions, mask)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -153,6 +186,32 @@ class GPT(nn.Module):
         if targets is None:
             return logits, None
         return logits, lm_loss(logits, targets)
+
+    def forward_cached(self, idx: torch.Tensor, rows: torch.Tensor, start: torch.Tensor,
+                       cache: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+        """Serving's KV-cached forward (training never calls it): the logits of tokens `idx`
+        [batch, length] that continue the sequences cached at `rows` [batch] from positions
+        `start` [batch] on, writing their keys and values into `cache` (one (keys, values)
+        pair per block, each [sequences, heads, block_size, head width]). A prefill is one
+        sequence from start 0 (attended exactly as `forward` attends it); a decoding step is
+        one new token of each of many sequences of different lengths. Positions are learned,
+        so a sequence ends at block_size: past it the caller slides the window with `forward`.
+        """
+        batch, length = idx.shape
+        positions = start[:, None] + torch.arange(length, device=idx.device)
+        end = int(start.max()) + length
+        if end > self.config.block_size:
+            raise ValueError(f"position {end - 1} >= block_size {self.config.block_size}")
+        mask = None
+        if batch > 1 or int(start.max()) > 0:
+            # Each query sees its own sequence's keys up to its position, not another
+            # sequence's longer tail: [batch, 1 (heads), length, keys].
+            keys = torch.arange(end, device=idx.device)
+            mask = (keys[None, None, None, :] <= positions[:, None, :, None])
+        x = self.wte(idx) + self.wpe(positions)
+        for block, layer_cache in zip(self.blocks.values(), cache, strict=True):
+            x = block.forward_cached(x, layer_cache, rows, positions, mask)
+        return self.lm_head(self.ln_f(x))
 
 
 def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
