@@ -103,6 +103,31 @@ class LogCursor(models.Model):
         return f"logs of {self.attempt_id}: head {self.head_at}, settled {self.settled_at}"
 
 
+class FrameworkTrack(models.Model):
+    """Where the recognizers of a team's own framework (vertexplan/logparse/frameworks) are in
+    one replica's lines of one attempt: the framework the job runs (detected from its command
+    or first lines) and the recognizers' counts, so the next page goes on from here whatever
+    worker stores it. Written in the transaction that stores the lines it has read."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="framework_tracks")
+    attempt = models.PositiveIntegerField(default=1)
+    replica = models.CharField(max_length=40)
+    # A key of vertexplan.logparse.frameworks.registry.FRAMEWORKS; "" while none is known.
+    framework = models.CharField(max_length=20, blank=True)
+    # vertexplan.logparse.frameworks.saved.to_json's form.
+    state = models.JSONField(default=dict)
+    # Lines read while no framework was known (detection from the first lines stops after
+    # registry.DETECT_LINES of them).
+    lines_read = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "attempt", "replica"],
+                                               name="framework_track_once")]
+
+    def __str__(self) -> str:
+        return f"{self.framework or 'undetected'} lines of job {self.job_id}/{self.replica}"
+
+
 class LogReadQuota(models.Model):
     """Cloud Logging read calls made for one project in the last minute (a sliding window),
     and the back-off after RESOURCE_EXHAUSTED: persisted, so successive sweeps, whichever

@@ -14,13 +14,14 @@ from django.db import connection, transaction
 from django.db.models import Count
 
 from contract.events import PER_RANK_SECONDS, REPLICA_RESTARTED, TRACKING
-from controlplane.logs import live, restarts, trust
+from controlplane.logs import framework_lines, live, restarts, trust
 from controlplane.logs.bulk import Batch, insert_batches
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent, output_uri_for
 from controlplane.teams import policy as team_policy
 from vertexplan.logparse import events, failures
 from vertexplan.logparse.entries import SEVERITY_NUMBERS, LogEntry
+from vertexplan.logparse.events import ParsedEntry
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,9 @@ class _Rows:
     refused: int = 0  # entries routed to a job that are not its own (trust.py)
     # job -> {provider: run URL} from its `tracking` events (only http(s) URLs kept)
     tracking: dict[int, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+    # The plain lines a team's own framework's recognizer may read (framework_lines.py).
+    frameworks: framework_lines.Reader = field(
+        default_factory=lambda: framework_lines.Reader({}, {}))
 
 
 def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> Stored:
@@ -74,7 +78,8 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
     and checked as its line goes into the COPY, and the failure scan's search runs before the
     COPY's end, so both run while PostgreSQL stores the lines sent before."""
     rows = _Rows()
-    facts = _facts(entries, targets)
+    facts, commanded = _facts(entries, targets)
+    rows.frameworks = framework_lines.Reader(commanded, framework_lines.saved_tracks(commanded))
     hits: dict[tuple[int, int, str], set[int]] = {}
     result = Stored(offered=len(entries))
     with transaction.atomic():
@@ -85,6 +90,7 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
             produce=_route(entries, targets, facts, rows),
             before_finish=lambda: hits.update(_reporting(rows.scan)))
         result.lines, result.steps = lines.count, steps.count
+        result.steps += _read_frameworks(rows, facts, lines.new)
         JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
         _store_failures(rows.scan, hits)
         refresh_progress(rows.stepped, rows.totals)
@@ -118,15 +124,17 @@ def _asynchronous_commit() -> None:
 
 
 def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
-           ) -> dict[int, trust.JobFacts]:
-    """What each job of the batch may say about itself (controlplane/logs/trust.py)."""
+           ) -> tuple[dict[int, trust.JobFacts], dict[int, str | None]]:
+    """What each job of the batch may say about itself (controlplane/logs/trust.py), and
+    what its command says it runs (framework_lines.py)."""
     ids = {targets[e.job_id].job_id for e in entries if e.job_id in targets}
     # The teams' policies in the same query, and no model built: one round trip per page.
-    jobs = Job.objects.filter(pk__in=ids).values_list(
-        "pk", "custom_job", "project", "team__slug", "team__policy__output_prefix")
-    return {pk: trust.facts_for(custom_job, project,
-                                output_uri_for(pk, team_policy.output_prefix(slug, stored)))
-            for pk, custom_job, project, slug, stored in jobs}
+    jobs = list(Job.objects.filter(pk__in=ids).values_list(
+        "pk", "custom_job", "project", "team__slug", "team__policy__output_prefix"))
+    facts = {pk: trust.facts_for(custom_job, project,
+                                 output_uri_for(pk, team_policy.output_prefix(slug, stored)))
+             for pk, custom_job, project, slug, stored in jobs}
+    return facts, framework_lines.commanded({pk: custom_job for pk, custom_job, *_ in jobs})
 
 
 def _route(entries: Sequence[LogEntry], targets: Mapping[str, Target],
@@ -155,6 +163,7 @@ def _sort(rows: _Rows, check: trust.ReplicaCheck, facts: Mapping[int, trust.JobF
     rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
                        message, entry.insert_id))
     rows.scan[(job_id, number, entry.task_name)].append((entry, message))
+    rows.frameworks.offer(job_id, number, entry, message)
 
 
 def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
@@ -167,6 +176,13 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
         return
     rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
                        parsed.message, entry.insert_id))
+    _add_event(rows, entry, parsed, job_facts, job_id, number)
+
+
+def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: trust.JobFacts,
+               job_id: int, number: int) -> None:
+    """What an entry's event adds: a step, a timeline event, a tracking link, a failure's
+    words to scan; a suspicious event where its paths are not the job's own."""
     problem = trust.event_problem(parsed.event, parsed.fields, job_facts)
     if problem is not None:
         rows.timeline.append(JobEvent(
@@ -205,6 +221,29 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
             replica=entry.task_name, step=parsed.step, data=parsed.fields,
             insert_id=entry.insert_id,
         ))
+
+
+def _read_frameworks(rows: _Rows, facts: Mapping[int, trust.JobFacts],
+                     new: set[tuple[object, ...]] | None) -> int:
+    """The events a team's own framework's lines new to the database mean, added as the
+    contract's are; the number of step rows new to the database."""
+    found = _Rows()
+    read = framework_lines.read_new(rows.frameworks, new)
+    for job_id, number, entry, parsed in read.events:
+        _add_event(found, entry, parsed, facts[job_id], job_id, number)
+    StepMetric.objects.bulk_create(
+        [StepMetric(**dict(zip(STEP_COLUMNS[1:], row[1:], strict=True)), job_id=row[0])
+         for row in found.steps], ignore_conflicts=True)
+    for job_id, insert_id, step in read.moves:
+        StepMetric.objects.filter(job_id=job_id, insert_id=insert_id).update(step=step)
+        found.stepped.add(job_id)
+    rows.steps.extend(found.steps)
+    rows.timeline.extend(found.timeline)
+    rows.totals.update(found.totals)
+    rows.stepped |= found.stepped
+    rows.signalled |= found.signalled
+    # Each is a new line's, and so a new row (one step row per log entry).
+    return len(found.steps)
 
 
 def _store_tracking(tracking: Mapping[int, dict[str, str]]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from vertexplan.logparse import events
@@ -238,3 +239,26 @@ def test_parse_reads_framework_lines_only_with_the_tasks_state() -> None:
     assert events.plain_line(entry("NCCL INFO ready"), job) == "NCCL INFO ready"
     odd = events.parse(entry("step=oops, out of memory"), job)
     assert odd.event is None and odd.scan
+
+
+def test_a_saved_state_reads_back_and_a_tampered_one_starts_afresh() -> None:
+    from fractions import Fraction
+
+    from vertexplan.logparse.frameworks import saved
+    job = registry.JobState(framework="hf_trainer")
+    for line in ["{'loss': 2.3, 'learning_rate': 4e-05, 'epoch': 0.1}",
+                 "Saving model checkpoint to /gcs/b/out/checkpoint-30"]:
+        registry.recognize(line, job)
+    back = saved.from_json(json.loads(json.dumps(saved.to_json(job))))
+    assert back.framework == "hf_trainer"
+    assert back.of("hf_trainer") == job.of("hf_trainer")
+    assert back.of("hf_trainer").high == Fraction(30, 1)
+    # Wrong kinds, unknown recognizers and fields, a zero denominator: the defaults stay.
+    hostile = {"framework": "os.system", "states": {
+        "hf_trainer": {"loss_lines": "1; rm -rf /", "low": {"fraction": [1, 0]},
+                       "high": {"fraction": ["x", 1]}, "__class__": "evil"},
+        "pickle": {"x": 1}}}
+    fresh = saved.from_json(hostile)
+    assert fresh.framework is None and set(fresh.states) == {"hf_trainer"}
+    assert fresh.of("hf_trainer") == registry.RECOGNIZERS["hf_trainer"].new_state()
+    assert saved.from_json("not a dict").states == {}

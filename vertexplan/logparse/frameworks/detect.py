@@ -11,8 +11,11 @@ import shlex
 
 from vertexplan.logparse.frameworks import registry
 
-# Module or script paths that name a framework's entry point.
+# Module or script paths that name a framework's entry point; the product's own trainers first.
+_BUILTIN_MODULES = ("trainers.train", "trainers.jax", "trainers.xla", "trainers.serve",
+                    "trainers.ray_train")
 _ENTRY_POINTS = (
+    *((module, registry.BUILTIN) for module in _BUILTIN_MODULES),
     ("torchtitan.train", "torchtitan"), ("torchtitan/train.py", "torchtitan"),
     ("MaxText.train", "maxtext"), ("MaxText/train.py", "maxtext"),
 )

@@ -131,6 +131,19 @@ def _step(state: State) -> tuple[int, bool]:
     return state.base_step + state.loss_lines * interval, not exact
 
 
+def restep(state: State, counted: object) -> tuple[int, bool] | None:
+    """Where an estimated step line (its `counted` field) lies by what the checkpoints seen
+    since say, and whether that is exact; None for a `counted` this did not write."""
+    if not (isinstance(counted, list) and len(counted) == 2
+            and all(type(n) is int and n >= 0 for n in counted)):
+        return None
+    base, lines = counted
+    if base != state.base_step:  # counted before a resume: its interval is not this one
+        return None
+    interval, exact = _interval(state)
+    return base + lines * interval, exact
+
+
 def recognize(line: str, state: State) -> Recognized | None:
     if line.startswith("{'"):
         values = flat_dict(line)
@@ -158,6 +171,9 @@ def _from_dict(values: dict[str, float | None], state: State) -> Recognized | No
         fields: dict[str, Any] = {"step": step, "loss": values["loss"],
                                   "lr": values["learning_rate"], "epoch": values["epoch"],
                                   "step_estimated": estimated, "recognizer": RECOGNIZER}
+        if estimated:
+            # What restep() needs to place this line again once the checkpoints say more.
+            fields["counted"] = [state.base_step, state.loss_lines]
         if "grad_norm" in values:
             fields["grad_norm"] = values["grad_norm"]
         return Recognized(contract_events.STEP, fields)

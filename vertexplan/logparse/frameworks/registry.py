@@ -15,6 +15,7 @@ from typing import Any
 from vertexplan.logparse.frameworks import deepspeed, hf_trainer, lightning, torchrun, torchtitan
 from vertexplan.logparse.frameworks.common import MAX_LINE, Recognized, clean, last_state
 
+BUILTIN = "builtin"
 RECOGNIZERS: dict[str, ModuleType] = {
     module.NAME: module for module in (hf_trainer, torchtitan, lightning, deepspeed, torchrun)
 }
@@ -29,6 +30,9 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
     "torchrun": ("torchrun", "hf_trainer", "deepspeed", "lightning"),
     # Recognized by its command; its per-step lines have no recognizer yet.
     "maxtext": (),
+    # The product's own trainers (trainers/): their events are JSON, read as the contract's;
+    # no recognizer reads their text, so no print of theirs can look like a framework's.
+    BUILTIN: (),
 }
 ALL = tuple(RECOGNIZERS)
 
@@ -80,3 +84,11 @@ def recognize(text: str, job: JobState) -> Recognized | None:
         if found is not None:
             return found
     return None
+
+
+def restep(job: JobState, counted: object) -> tuple[int, bool] | None:
+    """Where a step line a recognizer counted (its `counted` field) lies now, and whether
+    exactly: only the HF Trainer's steps are counted, not printed."""
+    if hf_trainer.NAME not in job.states:
+        return None
+    return hf_trainer.restep(job.of(hf_trainer.NAME), counted)

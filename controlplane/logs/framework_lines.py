@@ -1,0 +1,221 @@
+"""A team's own framework's lines read as the contract's events while the store takes them in
+(issue 36): the HF Trainer's loss dicts, torchtitan's step lines, Lightning's bars, DeepSpeed's
+and torchrun's lines, by the recognizers of vertexplan/logparse/frameworks, with no change to
+the job's code.
+
+Which framework a job runs is told by its command (`accelerate launch`, `-m torchtitan.train`,
+the product's own `-m trainers.train`, whose events are JSON and whose text no recognizer
+reads); failing that, by its first lines (up to DETECT_LINES of the chief's). A job neither
+tells keeps its lines plain.
+
+The follower reads entries more than once (the head and settle passes overlap, the tail and
+the list store the same entry), and the recognizers count (the HF Trainer's step is the count
+of its loss lines times an interval its checkpoints narrow). So a line is read only when it
+is new to the database, in the transaction that stores it, by the state saved for its job,
+attempt and replica (controlplane.logs.models.FrameworkTrack, locked for the transaction):
+each line is counted exactly once, in order, whichever worker stores it, after any restart.
+
+Only the chief replica's (workerpool0-0) steps, evaluations, checkpoints and ends are kept:
+the HF Trainer logs on the first process of every node, and the other nodes' lines repeat
+the chief's. A restart (torchrun's line) is kept from any replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contract import events as contract_events
+from controlplane.logs.models import FrameworkTrack
+from vertexplan.logparse.entries import LogEntry
+from vertexplan.logparse.events import ParsedEntry
+from vertexplan.logparse.frameworks import detect, registry, saved
+
+CHIEF = "workerpool0-0"
+# The chief's lines read, while no framework is known, before its lines are left plain.
+DETECT_LINES = 200
+# The estimated step lines kept to be placed again (a run logs a few dozen before its first
+# checkpoint tells the interval; past this, the oldest stay where they were guessed).
+MAX_PENDING = 512
+PENDING = "pending"
+# Events of any replica; the others only from the chief's lines.
+ANY_REPLICA = frozenset({contract_events.REPLICA_RESTARTED})
+
+
+def command_of(custom_job: Mapping[str, Any] | None) -> list[str]:
+    """The first pool's command and arguments as the job gives them (a container's command
+    and args, or a Python package's module as `python -m`)."""
+    spec = (custom_job or {}).get("jobSpec") or {}
+    pools = [p for p in spec.get("workerPoolSpecs") or [] if isinstance(p, dict) and p]
+    if not pools:
+        return []
+    pool = pools[0]
+    words: list[Any] = []
+    container = pool.get("containerSpec")
+    package = pool.get("pythonPackageSpec")
+    if isinstance(container, dict):
+        words = [*(container.get("command") or []), *(container.get("args") or [])]
+    elif isinstance(package, dict):
+        words = ["python", "-m", package.get("pythonModule") or "",
+                 *(package.get("args") or [])]
+    return [w for w in words if isinstance(w, str)]
+
+
+def framework_of(custom_job: Mapping[str, Any] | None) -> str | None:
+    """What the job's command says it runs, or None when it does not tell."""
+    return detect.from_command(command_of(custom_job))
+
+
+@dataclass
+class _Line:
+    attempt: int
+    replica: str
+    entry: LogEntry
+    message: str
+
+
+@dataclass
+class Reader:
+    """One page's lines that a framework's recognizer may read, kept as the store sorts them.
+
+    `commanded`: job -> what its command tells (None: nothing); `tracks`: job -> the saved
+    tracks' (framework, lines read) of its chief, to spare a job whose framework is unknown
+    and whose first lines are read the work of keeping its lines."""
+
+    commanded: Mapping[int, str | None]
+    tracks: Mapping[int, tuple[str, int]]
+    lines: dict[int, list[_Line]] = field(default_factory=dict)
+
+    def offer(self, job_id: int, attempt: int, entry: LogEntry, message: str) -> None:
+        framework = self.commanded.get(job_id)
+        if framework == registry.BUILTIN or job_id not in self.commanded:
+            return
+        if framework is None:
+            detected, read = self.tracks.get(job_id, ("", 0))
+            framework = detected or None
+            if framework is None and read >= DETECT_LINES:
+                return
+        if framework is not None and not registry.may_be_framework_line(message, framework):
+            return
+        self.lines.setdefault(job_id, []).append(
+            _Line(attempt, entry.task_name, entry, message))
+
+
+def commanded(jobs: Mapping[int, Mapping[str, Any] | None]) -> dict[int, str | None]:
+    """job -> what its command tells, for the jobs whose lines may be a framework's."""
+    return {job_id: framework_of(custom_job) for job_id, custom_job in jobs.items()}
+
+
+def saved_tracks(commanded_by_job: Mapping[int, str | None]) -> dict[int, tuple[str, int]]:
+    """The chiefs' saved (framework, lines read) of the jobs whose command tells nothing: one
+    query per page, only when the page holds such a job."""
+    unknown = [job_id for job_id, framework in commanded_by_job.items() if framework is None]
+    if not unknown:
+        return {}
+    tracks: dict[int, tuple[str, int]] = {}
+    for job_id, framework, read in FrameworkTrack.objects.filter(
+            job_id__in=unknown, replica=CHIEF).values_list("job_id", "framework", "lines_read"):
+        # Several attempts: a framework any of them found stands for the job; else the most
+        # lines read.
+        known, most = tracks.get(job_id, ("", 0))
+        tracks[job_id] = (known or framework, max(most, read))
+    return tracks
+
+
+@dataclass
+class Read:
+    """What a page's new framework lines mean: (job, attempt, entry, event) in order, and the
+    steps to move, (job, insert_id, step): step lines stored while the framework's interval
+    was a guess, placed again by what later lines told (hf_trainer.restep)."""
+
+    events: list[tuple[int, int, LogEntry, ParsedEntry]] = field(default_factory=list)
+    moves: list[tuple[int, str, int]] = field(default_factory=list)
+
+
+def read_new(reader: Reader, new: set[tuple[Any, ...]] | None) -> Read:
+    """Read each offered line new to the database (`new`: the (job, insert_id) of the stored
+    lines that were; None: all were) with its framework's recognizer, in order; the tracks
+    saved. Inside the store's transaction."""
+    read = Read()
+    groups: dict[tuple[int, int, str], list[_Line]] = {}
+    for job_id, lines in reader.lines.items():
+        for line in lines:
+            if new is None or (job_id, line.entry.insert_id) in new:
+                groups.setdefault((job_id, line.attempt, line.replica), []).append(line)
+    if not groups:
+        return read
+    tracks = _locked_tracks(groups)
+    for key, lines in groups.items():
+        job_id = key[0]
+        # What the command says, else what the chief's first lines said (a replica other
+        # than the chief never detects: it only follows).
+        known = reader.commanded.get(job_id) or reader.tracks.get(job_id, ("", 0))[0] or None
+        _read_group(tracks[key], known, lines, read)
+    FrameworkTrack.objects.bulk_update(tracks.values(), ["framework", "state", "lines_read"])
+    return read
+
+
+def _locked_tracks(groups: Mapping[tuple[int, int, str], Sequence[_Line]]
+                   ) -> dict[tuple[int, int, str], FrameworkTrack]:
+    """Each group's track, made where missing and locked until the transaction ends: two
+    workers storing the same job's pages at once read its lines one after the other."""
+    FrameworkTrack.objects.bulk_create(
+        [FrameworkTrack(job_id=j, attempt=a, replica=r) for j, a, r in groups],
+        ignore_conflicts=True)
+    wanted = set(groups)
+    found = FrameworkTrack.objects.select_for_update().filter(
+        job_id__in={j for j, _, _ in groups}).order_by("pk")
+    return {key: t for t in found
+            if (key := (t.job_id, t.attempt, t.replica)) in wanted}
+
+
+def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line],
+                read: Read) -> None:
+    job = saved.from_json(track.state)
+    pending = _pending(track.state)
+    framework = known or track.framework or None
+    chief = track.replica == CHIEF
+    for line in lines:
+        if framework is None:
+            if not chief or track.lines_read >= DETECT_LINES:
+                break
+            track.lines_read += 1
+            framework = detect.from_lines([line.message])
+            if framework is None:
+                continue
+        job.framework = framework
+        found = registry.recognize(line.message, job)
+        if found is None or not (chief or found.event in ANY_REPLICA):
+            continue
+        fields = dict(found.fields)
+        counted = fields.pop("counted", None)
+        if counted is not None and found.event == contract_events.STEP:
+            pending.append([line.entry.insert_id, fields["step"], counted])
+        read.events.append((track.job_id, line.attempt, line.entry,
+                            ParsedEntry(message=line.message, event=found.event, fields=fields)))
+    pending = _placed(job, pending, track.job_id, read)
+    track.framework = framework or ""
+    track.state = {**saved.to_json(job), PENDING: pending[-MAX_PENDING:]}
+
+
+def _pending(state: object) -> list[list[Any]]:
+    kept = state.get(PENDING) if isinstance(state, dict) else None
+    return [list(p) for p in kept or [] if isinstance(p, list) and len(p) == 3
+            and isinstance(p[0], str) and type(p[1]) is int]
+
+
+def _placed(job: registry.JobState, pending: list[list[Any]], job_id: int,
+            read: Read) -> list[list[Any]]:
+    """The estimated steps moved where the recognizer now places them; those still a guess."""
+    still = []
+    for insert_id, step, counted in pending:
+        placed = registry.restep(job, counted)
+        if placed is None:
+            continue
+        where, exact = placed
+        if where != step:
+            read.moves.append((job_id, insert_id, where))
+        if not exact:
+            still.append([insert_id, where, counted])
+    return still

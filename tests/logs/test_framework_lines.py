@@ -1,0 +1,119 @@
+"""A team's own framework's lines become steps, evaluations and checkpoints as the store takes
+them in (controlplane/logs/framework_lines.py, issue 36): counted once each, whatever the
+follower re-reads, in the order they were printed, across pages; the product's own trainer's
+text and the other replicas' copies never become steps."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from controlplane.logs.models import FrameworkTrack, StepMetric
+from controlplane.logs.store import Target, store_entries
+from controlplane.runs.models import Job, JobEvent
+from tests.logs.conftest import followed_job
+from tests.runs.pages.conftest import CPU_CUSTOM_JOB
+from vertexplan.logparse.entries import LogEntry
+
+T0 = datetime(2026, 5, 1, tzinfo=UTC)
+PREFIX = "gs://acme/vision/exp"
+# What transformers' Trainer prints with logging_steps=10, save_steps=20, log_level="info".
+HF_RUN = [
+    "***** Running training *****",
+    "  Num examples = 640",
+    "{'loss': 2.3101, 'grad_norm': 1.873, 'learning_rate': 4.5e-05, 'epoch': 0.25}",
+    "{'loss': 2.1, 'grad_norm': 1.5, 'learning_rate': 4e-05, 'epoch': 0.5}",
+    "Saving model checkpoint to /gcs/acme/vision/exp/checkpoint-20",
+    "{'loss': 1.9, 'grad_norm': 1.2, 'learning_rate': 3.5e-05, 'epoch': 0.75}",
+    "{'eval_loss': 1.8, 'eval_runtime': 0.5, 'epoch': 0.75}",
+    "{'loss': 1.7, 'grad_norm': 1.1, 'learning_rate': 3e-05, 'epoch': 1.0}",
+    "Saving model checkpoint to /gcs/acme/vision/exp/checkpoint-40",
+    "{'train_runtime': 12.5, 'train_samples_per_second': 80.0, "
+    "'train_steps_per_second': 2.4, 'train_loss': 2.0, 'epoch': 1.0}",
+]
+
+
+def custom_job(command: list[str]) -> dict[str, Any]:
+    spec = copy.deepcopy(CPU_CUSTOM_JOB)
+    spec["jobSpec"]["baseOutputDirectory"] = {"outputUriPrefix": PREFIX}
+    spec["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["command"] = command
+    spec["jobSpec"]["workerPoolSpecs"][0]["replicaCount"] = "2"
+    return spec
+
+
+def entries(lines: list[str], first: int = 0, task: str = "workerpool0-0") -> list[LogEntry]:
+    return [LogEntry(insert_id=f"{task}-{first + i}", text_payload=text, severity=200,
+                     timestamp=T0 + timedelta(seconds=first + i), job_id="42",
+                     task_name=task, json_payload=None, log_name=f"projects/p/logs/{task}")
+            for i, text in enumerate(lines)]
+
+
+def store(job: Job, page: list[LogEntry]) -> None:
+    store_entries(page, {"42": Target(job.pk, 1)})
+
+
+def steps(job: Job) -> list[tuple[int, float | None]]:
+    return list(StepMetric.objects.filter(job=job).order_by("step").values_list("step", "loss"))
+
+
+def kinds(job: Job) -> list[tuple[str, int | None]]:
+    return list(JobEvent.objects.filter(job=job).order_by("timestamp")
+                .values_list("kind", "step"))
+
+
+@pytest.mark.parametrize("command", [
+    ["accelerate", "launch", "train.py"],  # told by the command
+    ["python", "train.py"],                # told by the first lines
+])
+def test_pages_read_again_and_out_of_step_count_each_line_once(db: None, command: list[str]
+                                                                ) -> None:
+    job = followed_job(custom_job(command))
+    page = entries(HF_RUN)
+    # The head pass reads the first half, then a settle pass the whole run, then the head
+    # again from a little before where it stopped: every line offered two or three times.
+    store(job, page[:5])
+    store(job, page)
+    store(job, page[3:])
+    # checkpoint-20 after two loss lines: every 10 steps (20/3 < i <= 10) -- the largest, 10.
+    assert steps(job) == [(10, 2.3101), (20, 2.1), (30, 1.9), (40, 1.7)]
+    assert kinds(job) == [("checkpoint_saved", 20), ("eval", 30), ("checkpoint_saved", 40),
+                          ("run_finished", 40)]
+    saved = JobEvent.objects.get(job=job, kind="checkpoint_saved", step=40)
+    assert saved.data["path"] == "/gcs/acme/vision/exp/checkpoint-40"
+    assert saved.data["recognizer"].startswith("hf_trainer@")
+    track = FrameworkTrack.objects.get(job=job, replica="workerpool0-0")
+    assert track.framework in ("accelerate", "hf_trainer")
+    job.refresh_from_db()
+    assert job.last_step == 40
+
+
+def test_the_other_replicas_copies_are_no_steps(db: None) -> None:
+    job = followed_job(custom_job(["accelerate", "launch", "train.py"]))
+    store(job, entries(HF_RUN, task="workerpool1-0") + entries(HF_RUN[:4], first=100))
+    assert steps(job) == [(1, 2.3101), (2, 2.1)]  # the chief's two lines; no checkpoint yet
+
+
+def test_a_checkpoint_outside_the_jobs_prefix_is_suspicious_not_a_checkpoint(db: None) -> None:
+    job = followed_job(custom_job(["accelerate", "launch", "train.py"]))
+    store(job, entries(["Saving model checkpoint to /gcs/other-team/secret/checkpoint-20"]))
+    assert kinds(job) == [("suspicious_event", 20)]
+
+
+def test_the_builtin_trainers_text_stays_lines(db: None) -> None:
+    builtin = followed_job(custom_job(["python", "-m", "trainers.train"]))
+    store(builtin, entries(HF_RUN))
+    assert steps(builtin) == [] and kinds(builtin) == []
+    assert not FrameworkTrack.objects.filter(job=builtin).exists()
+
+
+def test_an_unknown_job_is_read_only_from_its_first_lines(db: None) -> None:
+    from controlplane.logs.framework_lines import DETECT_LINES
+    job = followed_job(custom_job(["python", "train.py"]))
+    store(job, entries([f"epoch {i} done" for i in range(DETECT_LINES)]))
+    store(job, entries(HF_RUN, first=DETECT_LINES))
+    assert steps(job) == [] and kinds(job) == []
+    track = FrameworkTrack.objects.get(job=job)
+    assert (track.framework, track.lines_read) == ("", DETECT_LINES)
