@@ -1,7 +1,7 @@
 """The emulator's gRPC server: every room's services on one port (JobService with the tuning
-jobs, PersistentResourceService, ModelService, EndpointService, PredictionService,
-google.longrunning.Operations, LoggingServiceV2, CloudQuotas, Artifact Registry and the admin
-service), wired together.
+jobs, PipelineService's TrainingPipelines, PersistentResourceService, ModelService,
+EndpointService, PredictionService, google.longrunning.Operations, LoggingServiceV2,
+CloudQuotas, Artifact Registry and the admin service), wired together.
 
 No generated servicers: each method is a generic handler that (de)serializes Google's own
 protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
@@ -33,7 +33,11 @@ from localvertex.jobs.manager import JobManager
 from localvertex.jobs.service import SERVICE as JOB_SERVICE
 from localvertex.jobs.service import JobService
 from localvertex.jobs.store import JobStore
+from localvertex.pipelines.service import SERVICE as PIPELINE_SERVICE
+from localvertex.pipelines.service import TrainingPipelines
+from localvertex.pipelines.store import PipelineStore
 from localvertex.quotas.capacity import parse_limit
+from localvertex.quotas.request_rate import RequestRateQuota
 from localvertex.quotas.service import SERVICE as QUOTAS_SERVICE
 from localvertex.quotas.service import QuotasService
 from localvertex.replicas.sandbox import describe, prepare
@@ -125,6 +129,8 @@ class Emulator:
         self.quotas = QuotasService(self.manager.capacity)
         self.images = ArtifactRegistryService()
         self.faults = FaultInjector()
+        # Vertex's resource management requests per minute per region, on every aiplatform call.
+        self.request_quota = RequestRateQuota(settings.crud_quota_per_minute)
         self.logging = LoggingService(
             self.logs, self.manager.clock, settings.logging_quota_per_minute,
             accept_job_writes=settings.accept_job_log_writes,
@@ -137,6 +143,10 @@ class Emulator:
         # One google.longrunning.Operations answers for serving's and the clusters' operations.
         self.operations = Operations(settings.db_path)
         self.serving = Serving(settings, self.operations)
+        # TrainingPipelines: their CustomJobs are the manager's, their Models serving's.
+        self.pipeline_store = PipelineStore(settings.db_path)
+        self.pipelines = TrainingPipelines(self.job_service, self.serving.models,
+                                           self.pipeline_store)
         self.clusters = PersistentResourceService(
             settings.db_path, self.operations, settings.data_dir, settings.workdir,
             settings.pending_delay_s, who)
@@ -147,6 +157,7 @@ class Emulator:
         )
         services = {
             JOB_SERVICE: {**self.job_service.methods(), **self.tuning.methods()},
+            PIPELINE_SERVICE: self.pipelines.methods(),
             PERSISTENT_RESOURCE_SERVICE: self.clusters.methods(),
             LOGGING_SERVICE: self.logging.methods(),
             QUOTAS_SERVICE: self.quotas.methods(),
@@ -155,7 +166,8 @@ class Emulator:
             **self.serving.services(),
         }
         handlers = {
-            service: {name: unary(name, fn, cls.FromString, faults=self.faults)
+            service: {name: unary(name, self.request_quota.guard(service, fn), cls.FromString,
+                                  faults=self.faults)
                       for name, (fn, cls) in methods.items()}
             for service, methods in services.items()
         }
@@ -186,6 +198,7 @@ class Emulator:
     def start(self) -> None:
         self.manager.resume()
         self.tuning.resume()
+        self.pipelines.resume()
         abandoned = self.operations.abandon_unfinished()
         if abandoned:
             log.info("%d operations were cut short by the last emulator stop", abandoned)
@@ -202,10 +215,12 @@ class Emulator:
         self.clusters.shutdown()
         self.serving.stop()
         self.tuning.shutdown()
+        self.pipelines.shutdown()
         self.manager.shutdown()
         self.clusters.close()
         self.operations.close()
         self.tuning_store.close()
+        self.pipeline_store.close()
         self.logs.close()
         self.jobs.close()
         log.info("localvertex stopped")
