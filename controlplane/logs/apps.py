@@ -10,13 +10,14 @@ class LogsConfig(AppConfig):
         # Connected here, not at import: the app registry is ready, and a lower app never
         # imports this one (controlplane/core/signals.py).
         from controlplane.core import signals
-        from controlplane.logs import health, queries, receivers, views
+        from controlplane.logs import framework_lines, health, queries, receivers, views
         from controlplane.runs import panels
 
         panels.register("logs", "logs/partials/logs.html", views.log_panel)
         panels.register_report("diagnosis", queries.headline)
         panels.register_reports("diagnosis", queries.headlines)
         panels.register_report("mfu", queries.reports_mfu)
+        panels.register_report("framework", framework_lines.report)
         signals.job_state_changed.connect(receivers.on_job_state_changed,
                                           dispatch_uid="logs.job_state_changed")
         signals.restarts_due.connect(receivers.on_restarts_due,

@@ -28,6 +28,7 @@ from typing import Any
 
 from contract import events as contract_events
 from controlplane.logs.models import FrameworkTrack
+from controlplane.runs.models import Job
 from vertexplan.logparse.entries import LogEntry
 from vertexplan.logparse.events import ParsedEntry
 from vertexplan.logparse.frameworks import detect, registry, saved
@@ -219,3 +220,24 @@ def _placed(job: registry.JobState, pending: list[list[Any]], job_id: int,
         if not exact:
             still.append([insert_id, where, counted])
     return still
+
+
+# How the job page names each framework (registry.FRAMEWORKS' keys).
+LABELS = {"hf_trainer": "Hugging Face Trainer", "accelerate": "Accelerate",
+          "deepspeed": "DeepSpeed", "torchtitan": "torchtitan", "lightning": "PyTorch Lightning",
+          "torchrun": "torchrun", "maxtext": "MaxText"}
+
+
+def report(job: Job) -> dict[str, str] | None:
+    """The framework a job's steps are read from, for its page: its name, label and how it
+    was told (the command, or the first lines); None for the product's own trainers and a
+    job nothing tells."""
+    told = framework_of(job.custom_job)
+    how = "told by the job's command"
+    if told is None:
+        told = FrameworkTrack.objects.filter(job=job, replica=CHIEF).exclude(
+            framework="").values_list("framework", flat=True).first()
+        how = "told by the job's first lines"
+    if told is None or told not in LABELS:
+        return None
+    return {"name": told, "label": LABELS[told], "how": how}

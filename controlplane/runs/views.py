@@ -221,6 +221,8 @@ def header_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
         "can_cancel": active and submitter,
         "can_clone": job.on_job_path and access.submits_somewhere_here(request),
         "origin": panels.origin(job),
+        # Whose lines the page's steps were read from, where a team's own framework runs.
+        "framework": panels.report("framework", job),
         "can_resubmit": submitter and not active and bool(resumable),
         "resumable_checkpoints": resumable,
         "attempts": list(job.attempts.all()),

@@ -117,3 +117,18 @@ def test_an_unknown_job_is_read_only_from_its_first_lines(db: None) -> None:
     assert steps(job) == [] and kinds(job) == []
     track = FrameworkTrack.objects.get(job=job)
     assert (track.framework, track.lines_read) == ("", DETECT_LINES)
+
+
+def test_the_job_page_names_the_framework_and_how_it_was_told(db: None, client: Any) -> None:
+    from django.urls import reverse
+    told_by_command = followed_job(custom_job(["accelerate", "launch", "train.py"]))
+    client.force_login(told_by_command.created_by)
+    html = client.get(reverse("job-detail", args=[told_by_command.pk])).content.decode()
+    assert 'data-framework="accelerate"' in html and "told by the job&#x27;s command" in html
+    Job.objects.filter(pk=told_by_command.pk).update(
+        custom_job=custom_job(["python", "train.py"]))
+    html = client.get(reverse("job-detail", args=[told_by_command.pk])).content.decode()
+    assert "data-framework" not in html  # nothing told yet
+    store(told_by_command, entries(HF_RUN[:3]))
+    html = client.get(reverse("job-detail", args=[told_by_command.pk])).content.decode()
+    assert 'data-framework="hf_trainer"' in html and "first lines" in html
