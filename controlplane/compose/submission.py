@@ -13,11 +13,12 @@ from controlplane.backends.errors import BackendError
 from controlplane.compose import validation
 from controlplane.core import price_table
 from controlplane.costs import budgets
+from controlplane.logs import framework_lines
 from controlplane.runs import checkpoints, lifecycle
 from controlplane.runs.lifecycle import RESUME_ENV, clone_request
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
-from vertexplan.composer import JobRequest
+from vertexplan.composer import JobRequest, resume_flags
 
 
 def create_job(*, team: Team, user: Any, checked: validation.CheckedRequest,
@@ -38,13 +39,18 @@ def create_job(*, team: Team, user: Any, checked: validation.CheckedRequest,
                                     resume=resume)
 
 
-def resubmit_request(job: Job, checkpoint_path: str, name: str = "") -> JobRequest:
+def resubmit_request(job: Job, checkpoint_path: str, name: str = "",
+                     framework: str | None = None) -> JobRequest:
     """The request of a new job that starts from `checkpoint_path` of `job`: the same job, with
-    CP_RESUME_FROM telling the trainer where to start while its own folder is empty."""
+    CP_RESUME_FROM telling the product's trainer where to start while its own folder is empty,
+    and a team's own framework's resume argument (`framework`) added to its arguments."""
     body = clone_request(job)
     body.pop("team", None)
     body["name"] = (name or f"{job.name}-resumed")[:100]
     body["env"] = {**(job.request.get("env") or {}), RESUME_ENV: checkpoint_path}
+    args = resume_flags.resume_args(framework, list(body.get("args") or []), checkpoint_path)
+    if args is not None:
+        body["args"] = args
     return validation.read_request(body)
 
 
@@ -73,8 +79,12 @@ def resubmit(job: Job, *, user: Any, checkpoint_step: int | None = None, name: s
                if deleted else "no such checkpoint")
         raise ResubmitError({"checkpoint_step": [
             f"{why}; this job's checkpoints that still exist: {steps or 'none'}"]})
+    told = framework_lines.report(job)
+    framework = told["name"] if told else None
+    resume = resume_flags.RESUMES.get(framework or "")
     try:
-        found = storage.check_checkpoint(checkpoint.path)
+        found = storage.check_checkpoint(checkpoint.path, resume.marker if resume else
+                                         storage.MARKER)
     except BackendError as exc:
         raise ResubmitError({"checkpoint_step": [f"cannot check the checkpoint: {exc}"]}) \
             from exc
@@ -82,7 +92,7 @@ def resubmit(job: Job, *, user: Any, checkpoint_step: int | None = None, name: s
         raise ResubmitError({"checkpoint_step": [f"cannot resume from step {checkpoint.step}: "
                                                  f"{found.why}"]})
     path = checkpoint.path
-    checked = validation.check(resubmit_request(job, path, name), job.team)
+    checked = validation.check(resubmit_request(job, path, name, framework), job.team)
     if not checked.ok:
         raise ResubmitError(checked.errors)
     try:
