@@ -1,5 +1,9 @@
 """google.cloud.aiplatform.v1.PredictionService: Predict and RawPredict, forwarded over HTTP to
-a ready replica of a deployed model chosen by the endpoint's traffic split.
+a ready replica of a deployed model chosen by the endpoint's traffic split, and Explain, refused
+as Vertex refuses it for a model deployed without an explanation spec (FAILED_PRECONDITION
+"Deployed model ID does not support explanation.", as Vertex answered in
+statmike/vertex-ai-mlops#46); the emulator computes no attributions, so one with a spec is
+refused as unimplemented.
 
 Predict sends the container {"instances": [...], "parameters": ...} on its predict route and
 answers its {"predictions": [...]} as protobuf Values; RawPredict passes the HTTP body through
@@ -30,6 +34,7 @@ SERVICE = "google.cloud.aiplatform.v1.PredictionService"
 PredictRequest = aiplatform_v1.PredictRequest.pb()
 PredictResponse = aiplatform_v1.PredictResponse.pb()
 RawPredictRequest = aiplatform_v1.RawPredictRequest.pb()
+ExplainRequest = aiplatform_v1.ExplainRequest.pb()
 
 _TIMEOUT_S = 120.0
 
@@ -138,10 +143,31 @@ class PredictionService:
         context.set_trailing_metadata((("x-vertex-ai-deployed-model-id", deployed.id),))
         return httpbody_pb2.HttpBody(content_type="application/json", data=raw)
 
+    def explain(self, request, context: grpc.ServicerContext):
+        if request.deployed_model_id:
+            endpoint = self.endpoints.load(request.endpoint)
+            deployed = next((d for d in endpoint.deployed_models
+                             if d.id == request.deployed_model_id), None)
+            if deployed is None:
+                raise invalid(f"deployed_model_id {request.deployed_model_id!r} is not deployed "
+                              f"to {endpoint.name}.")
+        else:
+            _, deployed, _, _ = self._route(request.endpoint)
+        model = self.endpoints.models.load(deployed.model)
+        explained = (deployed.HasField("explanation_spec") or model.HasField("explanation_spec")
+                     or request.HasField("explanation_spec_override"))
+        if not explained or deployed.disable_explanations:
+            raise failed_precondition(
+                f"Deployed model {deployed.id} does not support explanation.")
+        raise ApiError(grpc.StatusCode.UNIMPLEMENTED,
+                       "The local emulator computes no explanations (feature attributions); "
+                       "use Predict, or Vertex for Explain.")
+
     def methods(self) -> dict[str, tuple[object, object]]:
         return {
             "Predict": (self.predict, PredictRequest),
             "RawPredict": (self.raw_predict, RawPredictRequest),
+            "Explain": (self.explain, ExplainRequest),
         }
 
 

@@ -1,0 +1,102 @@
+"""A user's own serving container through `google.cloud.aiplatform` only (tests/localvertex/
+sdk.py): Model.upload(serving_container_image_uri=..., serving_container_command=...), then
+model.deploy(endpoint, machine_type=...) and endpoint.predict, as the SDK's docs show them; the
+fields the SDK reads on the way (deployment resource types, versions, deployed model ids,
+traffic split) are Vertex's, and explain is refused as Vertex refuses it.
+
+(The SDK's Endpoint.raw_predict goes over HTTPS REST, which the emulator does not serve: its
+RawPredict is the gRPC method, tested with the GAPIC client in tests/serving/.)
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from google.api_core import exceptions
+from google.cloud import aiplatform
+from google.cloud.aiplatform_v1 import Model as ModelPb
+
+from tests.localvertex.helpers import EmulatorProcess
+from tests.localvertex.sdk import sdk_channel
+
+# The user's model server: Vertex's custom-container contract (AIP_HTTP_PORT, the health and
+# predict routes it was uploaded with); it answers each instance's sum.
+SERVER = textwrap.dedent(
+    """
+    import json, os
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def answer(self, body):
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.answer({"healthy": self.path == os.environ["AIP_HEALTH_ROUTE"]})
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self.answer({"predictions": [sum(x) for x in body["instances"]]})
+
+    HTTPServer(("127.0.0.1", int(os.environ["AIP_HTTP_PORT"])), Handler).serve_forever()
+    """
+)
+
+
+@pytest.fixture
+def sdk(monkeypatch: pytest.MonkeyPatch, emulator: EmulatorProcess):
+    with sdk_channel(monkeypatch, emulator):
+        yield
+
+
+def test_a_users_serving_container_uploads_deploys_and_predicts(sdk: None) -> None:
+    model = aiplatform.Model.upload(
+        display_name="adder",
+        serving_container_image_uri="us-docker.pkg.dev/team-a/serving/adder:1",
+        serving_container_command=["python", "-c", SERVER],
+        serving_container_predict_route="/predict",
+        serving_container_health_route="/health",
+    )
+    assert model.supported_deployment_resources_types == [
+        ModelPb.DeploymentResourcesType.DEDICATED_RESOURCES]
+    assert model.version_id == "1"
+    assert "default" in model.version_aliases
+
+    endpoint = aiplatform.Endpoint.create(display_name="adder-endpoint")
+    model.deploy(endpoint, machine_type="n1-standard-2")
+
+    [deployed] = endpoint.list_models()
+    assert deployed.model == model.resource_name
+    assert deployed.model_version_id == "1"
+    assert deployed.dedicated_resources.machine_spec.machine_type == "n1-standard-2"
+    assert endpoint.traffic_split == {deployed.id: 100}
+    [ref] = aiplatform.Model(model.resource_name).gca_resource.deployed_models
+    assert (ref.endpoint, ref.deployed_model_id) == (endpoint.resource_name, deployed.id)
+
+    prediction = endpoint.predict(instances=[[1, 2], [3, 4]])
+    assert prediction.predictions == [3, 7]
+    assert prediction.deployed_model_id == deployed.id
+    assert prediction.model_resource_name == model.resource_name
+    assert prediction.model_version_id == "1"
+
+    with pytest.raises(exceptions.FailedPrecondition,
+                       match=f"Deployed model {deployed.id} does not support explanation"):
+        endpoint.explain(instances=[[1, 2]])
+
+    # A deployed model cannot be deleted; undeployed, the model and endpoint can.
+    with pytest.raises(exceptions.FailedPrecondition, match="undeploy it first"):
+        model.delete()
+    endpoint.undeploy_all()
+    assert endpoint.list_models() == []
+    assert not aiplatform.Model(model.resource_name).gca_resource.deployed_models
+    endpoint.delete()
+    model.delete()
+    assert model.resource_name not in [m.resource_name for m in aiplatform.Model.list()]
