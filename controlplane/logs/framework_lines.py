@@ -40,6 +40,8 @@ DETECT_LINES = 200
 # checkpoint tells the interval; past this, the oldest stay where they were guessed).
 MAX_PENDING = 512
 PENDING = "pending"
+# The events whose step may be a guess placed again (a step row, an evaluation at it).
+PLACED_AGAIN = frozenset({contract_events.STEP, contract_events.EVAL})
 # Events of any replica; the others only from the chief's lines.
 ANY_REPLICA = frozenset({contract_events.REPLICA_RESTARTED})
 
@@ -191,7 +193,7 @@ def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line]
             continue
         fields = dict(found.fields)
         counted = fields.pop("counted", None)
-        if counted is not None and found.event == contract_events.STEP:
+        if counted is not None and found.event in PLACED_AGAIN:
             pending.append([line.entry.insert_id, fields["step"], counted])
         read.events.append((track.job_id, line.attempt, line.entry,
                             ParsedEntry(message=line.message, event=found.event, fields=fields)))

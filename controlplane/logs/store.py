@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import Count
 
-from contract.events import PER_RANK_SECONDS, REPLICA_RESTARTED, TRACKING
+from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, TRACKING
 from controlplane.logs import framework_lines, live, restarts, trust
 from controlplane.logs.bulk import Batch, insert_batches
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
@@ -234,8 +234,15 @@ def _read_frameworks(rows: _Rows, facts: Mapping[int, trust.JobFacts],
     StepMetric.objects.bulk_create(
         [StepMetric(**dict(zip(STEP_COLUMNS[1:], row[1:], strict=True)), job_id=row[0])
          for row in found.steps], ignore_conflicts=True)
-    for job_id, insert_id, step in read.moves:
+    # Steps (and evaluations at them) guessed before the framework's lines told the interval:
+    # this page's events where they are still to be stored, the earlier pages' rows in place.
+    moved = {(job_id, insert_id): step for job_id, insert_id, step in read.moves}
+    for event in found.timeline:
+        if (event.job_id, event.insert_id) in moved and event.kind == EVAL:
+            event.step = moved.pop((event.job_id, event.insert_id))
+    for (job_id, insert_id), step in moved.items():
         StepMetric.objects.filter(job_id=job_id, insert_id=insert_id).update(step=step)
+        JobEvent.objects.filter(job_id=job_id, insert_id=insert_id, kind=EVAL).update(step=step)
         found.stepped.add(job_id)
     rows.steps.extend(found.steps)
     rows.timeline.extend(found.timeline)

@@ -7,7 +7,6 @@ the team's policy says restart_on_hang, runs it again from its newest committed 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -41,11 +40,9 @@ def test_a_hung_job_is_flagged_and_runs_again_from_its_checkpoint(stack: Stack,
             "chief": {"machine_type": "n1-standard-4"}})
         assert response.status_code == 201, response.text
         job_id = response.json()["id"]
-        started = time.monotonic()
         job = api.wait_for(job_id, lambda j: j["state"] in TERMINAL, timeout_s=120,
                            what="the hung job to be restarted and finish", stack=stack)
         assert job["state"] == "SUCCEEDED", job["error_message"]
-        assert time.monotonic() - started < 120
     finally:
         set_rule(stack, DEFAULT_RULE)
     events = api.events_through(job_id)

@@ -49,7 +49,7 @@ def test_hf_trainer_steps_eval_checkpoint_and_finish() -> None:
     assert (first["step"], first["loss"], first["lr"], first["step_estimated"]) == \
         (1, 2.3101, 4.5e-05, True)
     assert saved == {"step": 20, "path": "/gcs/b/out/checkpoint-20",
-                     "recognizer": "hf_trainer@transformers-4.40-4.57"}
+                     "recognizer": "hf_trainer@transformers-4.40-5.24"}
     # checkpoint-20 after 2 loss lines: every 7 to 10 steps; 10 is taken, still estimated.
     assert (third["step"], third["step_estimated"]) == (30, True)
     assert evaluated["step"] == 30 and evaluated["metrics"]["loss"] == 1.8
@@ -80,7 +80,7 @@ def test_hf_trainer_resume_counts_from_the_resumed_step() -> None:
                    "Saving model checkpoint to /out/checkpoint-600",
                    "{'loss': 1.5, 'learning_rate': 1e-05, 'epoch': 1.5}"], "hf_trainer")
     assert events[0] == ("resumed", {"step": 500,
-                                     "recognizer": "hf_trainer@transformers-4.40-4.57"})
+                                     "recognizer": "hf_trainer@transformers-4.40-5.24"})
     # No loss line in the 100 steps to checkpoint-600: the interval is over 100.
     assert (events[2][1]["step"], events[2][1]["step_estimated"]) == (601, True)
 

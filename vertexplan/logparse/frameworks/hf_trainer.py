@@ -1,11 +1,14 @@
 """Hugging Face `Trainer` (and scripts launched with Accelerate that use it).
 
-Checked against transformers 4.40-4.57: ProgressCallback.on_log writes `str(logs)` with the
+Checked against transformers 4.40-4.57 and 5.24 (a tiny Llama trained with Trainer on the CPU;
+5.x prints each value as a string and prefixes its logger's lines with "[transformers] "):
+ProgressCallback.on_log writes `str(logs)` with the
 epoch rounded to 2 places (`{'loss': 2.31, 'grad_norm': 1.2, 'learning_rate': 5e-05,
 'epoch': 0.5}`), eval dicts (`{'eval_loss': 2.1, 'eval_runtime': ..., 'epoch': 1.0}`), the
 final dict (`{'train_runtime': 12.3, ..., 'train_loss': 2.2, 'epoch': 3.0}`); Trainer._save
 logs "Saving model checkpoint to <output_dir>/checkpoint-<step>" and a resume logs
-"  Continuing training from global step <step>" (both at INFO, which the default verbosity
+"  Continuing training from global step <step>" (5.x: "Resuming training from checkpoint with
+epoch <e> and global step <step>") (both at INFO, which the default verbosity
 hides: they print with `log_level="info"`).
 
 What is exact and what is estimated: loss, learning rate, eval metrics, checkpoint steps and
@@ -34,7 +37,7 @@ from contract import events as contract_events
 from vertexplan.logparse.frameworks.common import Recognized, number, tag
 
 NAME = "hf_trainer"
-VERSIONS = "transformers-4.40-4.57"
+VERSIONS = "transformers-4.40-5.24"
 RECOGNIZER = tag(NAME, VERSIONS)
 # Substrings one of this module's lines must hold (the registry's prefilter): short, and
 # shared between modules where they can be, so that the prefilter tests few.
@@ -47,7 +50,13 @@ MAX_KEYS = 40
 # value is read as null (the contract's loss is nullable), the rest of the dict as printed.
 _NON_FINITE = re.compile(r"(?<=: )-?(?:nan|inf)(?=[,}])")
 _CHECKPOINT = re.compile(r"Saving model checkpoint to (\S*checkpoint-(\d+))/?$")
-_CONTINUING = re.compile(r"Continuing training from global step (\d+)$")
+# 4.x: "Continuing training from global step 6"; 5.x: "Resuming training from checkpoint with
+# epoch 0 and global step 6".
+_CONTINUING = re.compile(r"(?:Continuing training from|Resuming training from checkpoint with "
+                         r"epoch \d+ and) global step (\d+)$")
+# The run's length, in Trainer's banner before the first step ("  Total optimization steps =
+# 1,000"): every step line then carries it, for the page's progress and ETA.
+_TOTAL = re.compile(r"^(?:\[transformers\] )?\s*Total optimization steps = ([\d,]+)$")
 _STEP_KEYS = ("loss", "learning_rate", "epoch")
 
 
@@ -60,6 +69,9 @@ class State:
     high: Fraction | None = None
     last_step: int = 0
     last_loss: float | None = None
+    # Whether last_step was a guess (an evaluation at it is then placed again with it).
+    last_estimated: bool = False
+    total_steps: int = 0
 
 
 def new_state() -> State:
@@ -155,10 +167,17 @@ def recognize(line: str, state: State) -> Recognized | None:
         state.last_step = max(state.last_step, step)
         return Recognized(contract_events.CHECKPOINT_SAVED,
                           {"step": step, "path": match.group(1), "recognizer": RECOGNIZER})
+    match = _TOTAL.match(line)
+    if match:
+        total = int(match.group(1).replace(",", ""))
+        if 0 < total < 10**12:
+            state.total_steps = total
+        return None
     match = _CONTINUING.search(line)
     if match:
         step = int(match.group(1))
         state.base_step, state.loss_lines, state.last_step = step, 0, step
+        state.last_estimated = False
         return Recognized(contract_events.RESUMED, {"step": step, "recognizer": RECOGNIZER})
     return None
 
@@ -168,20 +187,25 @@ def _from_dict(values: dict[str, float | None], state: State) -> Recognized | No
         state.loss_lines += 1
         step, estimated = _step(state)
         state.last_step, state.last_loss = step, values["loss"]
+        state.last_estimated = estimated
         fields: dict[str, Any] = {"step": step, "loss": values["loss"],
                                   "lr": values["learning_rate"], "epoch": values["epoch"],
                                   "step_estimated": estimated, "recognizer": RECOGNIZER}
         if estimated:
             # What restep() needs to place this line again once the checkpoints say more.
             fields["counted"] = [state.base_step, state.loss_lines]
+        if state.total_steps:
+            fields["total_steps"] = state.total_steps
         if "grad_norm" in values:
             fields["grad_norm"] = values["grad_norm"]
         return Recognized(contract_events.STEP, fields)
     metrics = {key[len("eval_"):]: value for key, value in values.items()
                if key.startswith("eval_")}
     if metrics and set(values) - set(("epoch",)) == {f"eval_{k}" for k in metrics}:
-        return Recognized(contract_events.EVAL, {
-            "step": state.last_step, "metrics": metrics, "recognizer": RECOGNIZER})
+        fields = {"step": state.last_step, "metrics": metrics, "recognizer": RECOGNIZER}
+        if state.last_estimated:
+            fields["counted"] = [state.base_step, state.loss_lines]
+        return Recognized(contract_events.EVAL, fields)
     if "train_runtime" in values and "train_loss" in values:
         return Recognized(contract_events.RUN_FINISHED, {
             "step": state.last_step, "final_loss": state.last_loss,
