@@ -89,7 +89,7 @@ class ContinuousBatcher:
             if error is not None:
                 answered.set_exception(error)
             else:
-                answered.set_result([s.prediction() for s in done.result()])
+                answered.set_result([s.answer() for s in done.result()])
 
         self.start(items).future.add_done_callback(convert)
         return answered

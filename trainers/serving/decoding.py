@@ -54,7 +54,8 @@ class Sequence:
     def done(self) -> bool:
         return self.finish_reason is not None
 
-    def prediction(self) -> dict:
+    def answer(self) -> dict:
+        """The contract's prediction of what was generated."""
         return prediction(self.generated, self.text_end)
 
     def ready(self) -> int:

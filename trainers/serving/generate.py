@@ -39,5 +39,5 @@ def generate(
     while not decoder.idle:
         for sequence in decoder.step():
             if on_done is not None:
-                on_done(index[id(sequence)], sequence.prediction())
-    return [s.prediction() for s in sequences]
+                on_done(index[id(sequence)], sequence.answer())
+    return [s.answer() for s in sequences]
