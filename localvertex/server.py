@@ -1,7 +1,7 @@
 """The emulator's gRPC server: every room's services on one port (JobService with the tuning
-jobs, PipelineService's TrainingPipelines, PersistentResourceService, ModelService,
-EndpointService, PredictionService, google.longrunning.Operations, LoggingServiceV2,
-CloudQuotas, Artifact Registry and the admin service), wired together.
+jobs, PipelineService's TrainingPipelines, PersistentResourceService in v1 and v1beta1,
+ModelService, EndpointService, PredictionService, google.longrunning.Operations,
+LoggingServiceV2, CloudQuotas, Artifact Registry and the admin service), wired together.
 
 No generated servicers: each method is a generic handler that (de)serializes Google's own
 protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
@@ -26,6 +26,7 @@ from localvertex.cloudlogging.store import LogStore
 from localvertex.clusters.service import SERVICE as PERSISTENT_RESOURCE_SERVICE
 from localvertex.clusters.service import PersistentResourceService
 from localvertex.config import Settings
+from localvertex.core.api_versions import v1beta1_service
 from localvertex.core.errors import ApiError
 from localvertex.core.operations import SERVICE as OPERATIONS_SERVICE
 from localvertex.core.operations import Operations
@@ -152,10 +153,14 @@ class Emulator:
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc")
         )
+        clusters_v1beta1, clusters_v1beta1_methods = v1beta1_service(
+            PERSISTENT_RESOURCE_SERVICE, self.clusters.methods(), self.operations.mark_v1beta1)
         services = {
             JOB_SERVICE: {**self.job_service.methods(), **self.tuning.methods()},
             PIPELINE_SERVICE: self.pipelines.methods(),
             PERSISTENT_RESOURCE_SERVICE: self.clusters.methods(),
+            # v1beta1 (the preview SDK's) answered by the v1 implementation.
+            clusters_v1beta1: clusters_v1beta1_methods,
             LOGGING_SERVICE: self.logging.methods(),
             QUOTAS_SERVICE: self.quotas.methods(),
             ARTIFACT_REGISTRY_SERVICE: self.images.methods(),

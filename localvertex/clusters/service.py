@@ -59,6 +59,18 @@ RebootMetadata = _pb(aiplatform_v1.RebootPersistentResourceOperationMetadata)
 DeleteMetadata = _pb(aiplatform_v1.DeleteOperationMetadata)
 
 
+def _name_pools(resource) -> None:
+    """ResourcePool.id is the user's to give, "otherwise, it's generated automatically"
+    (persistent_resource.proto); the preview SDK's samples give none. Vertex's generated form
+    is UNCONFIRMED: here pool-<index>, skipping ids the user gave."""
+    taken = {pool.id for pool in resource.resource_pools if pool.id}
+    for index, pool in enumerate(resource.resource_pools):
+        if not pool.id:
+            pool.id = next(f"pool-{n}" for n in range(index, index + len(taken) + 1)
+                           if f"pool-{n}" not in taken)
+            taken.add(pool.id)
+
+
 def worker_nodes(resource) -> int:
     """Worker nodes of a Ray cluster: every replica but the head pool's first."""
     return max(sum(pool.replica_count for pool in resource.resource_pools) - 1, 0)
@@ -157,6 +169,7 @@ class PersistentResourceService:
                           f"{ID.pattern}.")
         resource = ResourcePb()
         resource.CopyFrom(request.persistent_resource)
+        _name_pools(resource)
         self._check(resource)
         resource.name = f"{parent}/persistentResources/{resource_id}"
         for field in ("state", "error", "resource_runtime", "start_time"):

@@ -4,7 +4,9 @@ google.longrunning.Operations/GetOperation, which answers for all of them.
 Creating an endpoint or uploading a model finishes at once (a done Operation, as the emulator
 returns for DeleteCustomJob); deploying, undeploying, resizing and provisioning run on a thread
 and finish when the replicas or nodes are ready or stopped, so clients poll GetOperation as
-they do on Vertex. Operations are kept with the resources (objects.py).
+they do on Vertex. Operations are kept with the resources (objects.py). One started through a
+v1beta1 service names v1beta1 types in its Anys, when it is started and when it is polled
+(api_versions.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from google.longrunning import operations_pb2
 from google.protobuf import message
 from google.rpc import status_pb2
 
+from localvertex.core.api_versions import is_v1beta1, to_v1beta1_any
 from localvertex.core.errors import ApiError, not_found
 from localvertex.core.objects import object_store
 from localvertex.core.timeutil import to_timestamp
@@ -89,14 +92,22 @@ class Operations:
         _stamp(metadata, finished=True)
 
         def change(op: operations_pb2.Operation) -> None:
+            beta = is_v1beta1(op)
             op.done = True
             op.metadata.Pack(metadata)
             if error is not None:
                 op.error.CopyFrom(status_pb2.Status(code=error[0].value[0], message=error[1]))
             elif response is not None:
                 op.response.Pack(response)
+            if beta:
+                _to_v1beta1(op)
 
         self.store.update(name, change)
+
+    def mark_v1beta1(self, name: str) -> None:
+        """The operation was started through a v1beta1 service: its Anys name v1beta1 types
+        from now on (those the work packs when it ends too)."""
+        self.store.update(name, _to_v1beta1)
 
     def abandon_unfinished(self) -> int:
         """Operations an earlier emulator left running end as ABORTED (their threads are gone)."""
@@ -126,6 +137,12 @@ class Operations:
 
     def methods(self) -> dict[str, tuple[object, object]]:
         return {"GetOperation": (self.get_operation, GetOperationRequest)}
+
+
+def _to_v1beta1(op: operations_pb2.Operation) -> None:
+    to_v1beta1_any(op.metadata)
+    if op.HasField("response"):
+        to_v1beta1_any(op.response)
 
 
 def _stamp(metadata: message.Message, finished: bool) -> None:
