@@ -6,6 +6,8 @@ list and delete work, and a field only v1beta1 has is refused by name rather tha
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from google.api_core import exceptions
 from google.cloud.aiplatform.preview import persistent_resource
@@ -19,6 +21,10 @@ from tests.localvertex.sdk import sdk_channel
 def sdk(monkeypatch: pytest.MonkeyPatch, emulator: EmulatorProcess):
     with sdk_channel(monkeypatch, emulator):
         yield
+        # Whatever a test left is deleted: other tests list the shared emulator's resources.
+        for resource in persistent_resource.PersistentResource.list():
+            with contextlib.suppress(exceptions.NotFound):
+                resource.delete()
 
 
 def test_create_list_and_delete_through_the_preview_sdk(sdk: None) -> None:
