@@ -12,6 +12,7 @@ from pathlib import Path
 import localvertex.replicas.fork_safety  # noqa: F401
 from localvertex.config import REPO_ROOT, Settings
 from localvertex.quotas.capacity import parse_limit
+from localvertex.quotas.request_rate import DEFAULT_PER_MINUTE as DEFAULT_CRUD_PER_MINUTE
 from localvertex.replicas.sandbox import SandboxError
 from localvertex.server import Emulator
 
@@ -24,6 +25,16 @@ def _quota(text: str) -> str:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
     return text
+
+
+def _not_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative: give 0 (no limit) or more")
+    return value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -50,6 +61,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=60,
         help="ListLogEntries calls per project per minute (0: unlimited)",
+    )
+    parser.add_argument(
+        "--crud-quota-per-minute",
+        type=_not_negative,
+        default=DEFAULT_CRUD_PER_MINUTE,
+        help="Vertex AI calls (resource management: create, get, list, cancel, delete) per "
+        f"project and region per minute, as Vertex's quota (default {DEFAULT_CRUD_PER_MINUTE};"
+        " 0: unlimited)",
     )
     parser.add_argument(
         "--accept-job-log-writes",
@@ -109,6 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         host=args.host,
         port=args.port,
         logging_quota_per_minute=args.logging_quota_per_minute,
+        crud_quota_per_minute=args.crud_quota_per_minute,
         accept_job_log_writes=args.accept_job_log_writes,
         queue_delay_s=args.queue_delay,
         pending_delay_s=args.pending_delay,

@@ -20,6 +20,9 @@ class Settings:
     port: int = 8470
     # Cloud Logging allows 60 entries.list calls per minute per project; 0 turns the limit off.
     logging_quota_per_minute: int = 60
+    # Vertex AI allows 600 resource management (CRUD) requests per minute per region and
+    # project (quotas/request_rate.py); 0 turns the limit off.
+    crud_quota_per_minute: int = 600
     # WriteLogEntries for `ml_job` resources (a training job's log): only the emulator's own
     # capture of replicas' output writes those, as on Vertex only its service agent does; on
     # for tests that stand in for that agent (cloudlogging/service.py).

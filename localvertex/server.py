@@ -38,6 +38,7 @@ from localvertex.pipelines.service import SERVICE as PIPELINE_SERVICE
 from localvertex.pipelines.service import TrainingPipelines
 from localvertex.pipelines.store import PipelineStore
 from localvertex.quotas.capacity import parse_limit
+from localvertex.quotas.request_rate import RequestRateQuota
 from localvertex.quotas.service import SERVICE as QUOTAS_SERVICE
 from localvertex.quotas.service import QuotasService
 from localvertex.replicas.sandbox import describe, prepare
@@ -129,6 +130,8 @@ class Emulator:
         self.quotas = QuotasService(self.manager.capacity)
         self.images = ArtifactRegistryService()
         self.faults = FaultInjector()
+        # Vertex's resource management requests per minute per region, on every aiplatform call.
+        self.request_quota = RequestRateQuota(settings.crud_quota_per_minute)
         self.logging = LoggingService(
             self.logs, self.manager.clock, settings.logging_quota_per_minute,
             accept_job_writes=settings.accept_job_log_writes,
@@ -168,7 +171,8 @@ class Emulator:
             **self.serving.services(),
         }
         handlers = {
-            service: {name: unary(name, fn, cls.FromString, faults=self.faults)
+            service: {name: unary(name, self.request_quota.guard(service, fn), cls.FromString,
+                                  faults=self.faults)
                       for name, (fn, cls) in methods.items()}
             for service, methods in services.items()
         }

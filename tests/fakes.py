@@ -13,15 +13,21 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from google.cloud import aiplatform_v1
+
 from contract.labels import label_problem
 from controlplane.backends import errors
 from controlplane.backends.base import (
     TERMINAL_VERTEX_STATES,
     Backend,
+    JobPage,
     LogPage,
     RemoteJob,
     RemoteTuningJob,
 )
+from localvertex.core.filters import FilterError
+from localvertex.core.timeutil import to_timestamp
+from localvertex.jobs.filter import compile_job_filter
 
 
 def _check_labels(labels: dict[str, str]) -> None:
@@ -93,6 +99,20 @@ class FakeBackend(Backend):
             raise errors.NotFound(name)
         return self.jobs[name]
 
+    def list_custom_jobs(self, filter_: str, *, page_size: int, page_token: str = ""
+                         ) -> JobPage:
+        """Vertex's list, newest first, filtered by the emulator's own filter (so the fake
+        reads a filter exactly as the emulator does); the token is the next page's offset."""
+        try:
+            matches = compile_job_filter(filter_)
+        except FilterError as exc:
+            raise errors.InvalidJobSpec(f"ListCustomJobs: Invalid filter: {exc}") from exc
+        listed = [job for job in sorted(self.jobs.values(), key=lambda j: -int(j.job_id))
+                  if matches(_as_message(job))]
+        start = int(page_token or 0)
+        end = start + page_size
+        return JobPage(listed[start:end], str(end) if end < len(listed) else "")
+
     def set_state(self, name: str, state: str, **fields: Any) -> None:
         self.jobs[name] = replace(self.jobs[name], state=state, **fields)
 
@@ -104,6 +124,18 @@ class FakeBackend(Backend):
     def list_log_entries(self, filter_: str, *, page_size: int, page_token: str = "",
                          order_by: str = "timestamp asc") -> LogPage:
         return LogPage([], "")
+
+
+def _as_message(job: RemoteJob) -> Any:
+    """The fields a list filter reads, as a CustomJob message."""
+    message = aiplatform_v1.CustomJob.pb()(
+        name=job.name, display_name=job.display_name,
+        state=aiplatform_v1.JobState[job.state].value, labels=job.labels)
+    for field in ("create_time", "start_time", "end_time"):
+        value = getattr(job, field)
+        if value is not None:
+            getattr(message, field).CopyFrom(to_timestamp(int(value.timestamp() * 1e9)))
+    return message
 
 
 class FakeTuningBackend(FakeBackend):

@@ -47,6 +47,15 @@ class RemoteJob:
 
 
 @dataclass(frozen=True)
+class JobPage:
+    """One page of ListCustomJobs: the CustomJobs on it, and the next page's token ("" on the
+    last page)."""
+
+    jobs: list[RemoteJob]
+    next_page_token: str
+
+
+@dataclass(frozen=True)
 class LogPage:
     """One page of entries.list, oldest first. Cloud Logging may return an empty page with a
     token (keep paging); no token means the query has been read to its end."""
@@ -126,6 +135,14 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def get_custom_job(self, name: str) -> RemoteJob: ...
+
+    @abc.abstractmethod
+    def list_custom_jobs(self, filter_: str, *, page_size: int, page_token: str = ""
+                         ) -> JobPage:
+        """One page of the region's CustomJobs that match FILTER_ (Vertex's list filter:
+        display_name, state, create_time and labels; VERTEX_FACTS.md section 8), one call
+        per page: the reconciler reads every unfinished job in a few calls this way
+        (controlplane/runs/reconcile.py)."""
 
     @abc.abstractmethod
     def cancel_custom_job(self, name: str) -> None: ...

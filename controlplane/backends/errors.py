@@ -26,6 +26,21 @@ class QuotaExceeded(TransientBackendError):
         self.quota = dict(quota or {})
 
 
+class RateLimited(TransientBackendError):
+    """RESOURCE_EXHAUSTED for a per-minute request quota (Vertex's "resource management (CRUD)
+    requests per minute per region"): nothing is wrong with the request or the job, the same
+    call works once the minute has room. Retried with backoff like any transient error, and
+    never a reason to fail a job or to put it in WAITING_FOR_QUOTA (that is QuotaExceeded:
+    the job's accelerators do not fit the project's quota).
+
+    `quota` holds the refusal's ErrorInfo metadata (quota_metric, quota_limit, ...), as
+    strings; {} when it named none."""
+
+    def __init__(self, message: str, quota: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.quota = dict(quota or {})
+
+
 class InvalidJobSpec(BackendError):
     """The backend refused the job as written: the user must change it; never retried."""
 

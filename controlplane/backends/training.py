@@ -32,6 +32,7 @@ from google.protobuf.json_format import MessageToDict
 from controlplane.backends import clients, errors
 from controlplane.backends.base import (
     Backend,
+    JobPage,
     LogPage,
     RemoteJob,
     RemoteTrial,
@@ -57,6 +58,9 @@ def translated_errors(what: str) -> Iterator[None]:
     try:
         yield
     except gexc.ResourceExhausted as exc:
+        if _request_rate_refusal(exc):
+            raise errors.RateLimited(f"{what}: too many requests: {exc.message}",
+                                     quota=_quota_metadata(exc)) from exc
         raise errors.QuotaExceeded(f"{what}: quota exceeded: {exc.message}",
                                    quota=_quota_metadata(exc)) from exc
     except _TRANSIENT as exc:
@@ -88,6 +92,24 @@ def _quota_metadata(exc: gexc.GoogleAPICallError) -> dict[str, str]:
         if metadata is not None and "quota_metric" in metadata:
             return {str(k): str(v) for k, v in metadata.items()}
     return {}
+
+
+# Vertex AI's own per-minute request quotas (resource management, job submission) refuse a call
+# with this ErrorInfo reason; an accelerator quota refuses a job with another (the emulator's
+# QUOTA_EXCEEDED). Cloud Logging's read quota says RATE_LIMIT_EXCEEDED too, for service
+# logging.googleapis.com: the log follower paces itself on it as QuotaExceeded.
+_RATE_REASON = "RATE_LIMIT_EXCEEDED"
+_VERTEX_SERVICE = "aiplatform.googleapis.com"
+
+
+def _request_rate_refusal(exc: gexc.GoogleAPICallError) -> bool:
+    """Whether a RESOURCE_EXHAUSTED is Vertex's request rate quota, not a job's quota."""
+    for detail in exc.details or ():
+        metadata = getattr(detail, "metadata", None)
+        if getattr(detail, "reason", None) == _RATE_REASON and metadata is not None and \
+                metadata.get("service") == _VERTEX_SERVICE:
+            return True
+    return False
 
 
 def _dt(value: Any) -> datetime | None:
@@ -260,6 +282,17 @@ class VertexBackend(Backend):
 
     def get_custom_job(self, name: str) -> RemoteJob:
         return _remote(self._call("GetCustomJob", self.jobs.get_custom_job, name=name))
+
+    def list_custom_jobs(self, filter_: str, *, page_size: int, page_token: str = ""
+                         ) -> JobPage:
+        pager = self._call("ListCustomJobs", self.jobs.list_custom_jobs, request={
+            "parent": self.parent, "filter": filter_, "page_size": page_size,
+            "page_token": page_token})
+        # One page per call (the pager would ask for the next one as it is iterated): the
+        # reconciler counts and paces its calls against the region's request quota.
+        with translated_errors("ListCustomJobs"):
+            page = next(iter(pager.pages))
+        return JobPage([_remote(job) for job in page.custom_jobs], page.next_page_token)
 
     def cancel_custom_job(self, name: str) -> None:
         self._call("CancelCustomJob", self.jobs.cancel_custom_job, name=name)

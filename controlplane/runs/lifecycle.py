@@ -120,7 +120,8 @@ def clone_request(job: Job) -> dict[str, Any]:
 
 # --- submitting ---------------------------------------------------------------------------------
 
-def _backend_for(backend: Backend, region: str) -> Backend:
+def backend_for(backend: Backend, region: str) -> Backend:
+    """The backend of REGION (an attempt's; "" is the backend's own)."""
     if not region or region == backend.region:
         return backend
     for_region = getattr(backend, "for_region", None)
@@ -158,7 +159,7 @@ def submit(job_id: int) -> None:
         if attempt.not_before and timezone.now() < attempt.not_before:
             return  # still backing off: the delayed message or the reconciler comes back
         try:
-            backend = _backend_for(get_backend(), attempt.region)
+            backend = backend_for(get_backend(), attempt.region)
             labels = labels_for(job, attempt.number)
             # Look before creating: an earlier try may have created it and crashed before saving.
             remote = backend.find_custom_job(attempt.display_name, labels)
@@ -245,8 +246,12 @@ def _preempted(job: Job, attempt: JobAttempt) -> bool:
         job.events.filter(attempt=attempt.number, kind="preempted").exists()
 
 
-def reconcile(job_id: int) -> None:
-    """Bring one job in line with what the backend says about its current attempt."""
+def reconcile(job_id: int, listed: RemoteJob | None = None) -> None:
+    """Bring one job in line with what the backend says about its current attempt.
+
+    LISTED: the attempt's CustomJob as this sweep's listing read it (controlplane/runs/
+    reconcile.py), used as a GetCustomJob's answer would be; without it, or when it names
+    another CustomJob (the job moved on to a new attempt since the listing), it is got."""
     job = Job.objects.select_related("team").get(pk=job_id)
     if job.state not in ACTIVE_STATES or not job.on_job_path:
         return
@@ -256,10 +261,15 @@ def reconcile(job_id: int) -> None:
     if attempt is None or not attempt.vertex_name:
         _repair_unsubmitted(job)
         return
-    try:
-        remote = _backend_for(get_backend(), attempt.region).get_custom_job(attempt.vertex_name)
-    except errors.NotFound:
-        remote = None
+    remote: RemoteJob | None
+    if listed is not None and listed.name == attempt.vertex_name:
+        remote = listed
+    else:
+        try:
+            remote = backend_for(get_backend(), attempt.region).get_custom_job(
+                attempt.vertex_name)
+        except errors.NotFound:
+            remote = None
     with transaction.atomic():
         job = Job.objects.select_for_update().select_related("team").get(pk=job_id)
         attempt = JobAttempt.objects.select_for_update().get(pk=attempt.pk)
@@ -390,7 +400,7 @@ def cancel_remote(vertex_name: str, region: str) -> None:
     """Cancel an attempt's CustomJob that is no longer the job's current one (a hung attempt
     replaced by a new one), best effort: one that has ended or is gone is left alone."""
     with contextlib.suppress(errors.FailedPrecondition, errors.NotFound):
-        _backend_for(get_backend(), region).cancel_custom_job(vertex_name)
+        backend_for(get_backend(), region).cancel_custom_job(vertex_name)
 
 
 def send_cancel(job_id: int) -> None:
@@ -403,4 +413,4 @@ def send_cancel(job_id: int) -> None:
         return
     # Already ended, or gone: the reconciler records how it ended.
     with contextlib.suppress(errors.FailedPrecondition, errors.NotFound):
-        _backend_for(get_backend(), attempt.region).cancel_custom_job(attempt.vertex_name)
+        backend_for(get_backend(), attempt.region).cancel_custom_job(attempt.vertex_name)

@@ -124,7 +124,7 @@ def test_a_sweep_whose_time_is_up_stops_instead_of_going_on(
     lifecycle.submit(job.pk)
     reached: list[int] = []
 
-    def time_is_up(job_id: int) -> None:
+    def time_is_up(job_id: int, listed: object = None) -> None:
         reached.append(job_id)
         raise SoftTimeLimitExceeded()
 

@@ -1,0 +1,199 @@
+"""The reconcile sweep: what Vertex says about every unfinished job, read in a few paged
+ListCustomJobs calls per region, then each job brought in line by the per-job code
+(lifecycle.reconcile) with its listed CustomJob passed in, exactly as a GetCustomJob's answer.
+
+Why listing: Vertex allows a project 600 resource-management requests a minute per region
+(VERTEX_FACTS.md A1), and one GetCustomJob per job every 5 s is 12 a minute per job: past the
+quota from 50 running jobs on. A page holds PAGE_SIZE jobs, so a sweep's calls grow with pages.
+
+What one sweep asks, per region that holds an unfinished job's current attempt:
+1. the control plane's unfinished CustomJobs (its labels, every state but the terminal ones):
+   every attempt still running is on these pages;
+2. only when an attempt is missing from them (it ended since the last sweep, or is gone): the
+   control plane's ended CustomJobs created since the oldest missing attempt was (less
+   CLOCK_MARGIN), newest first, until every missing one is found or the pages end;
+3. GetCustomJob for an attempt still missing: deleted on Vertex (NotFound fails the job, as
+   before), or recorded under a region whose listing does not hold it.
+Either listing stops paging once it has found every attempt it looks for.
+
+ListCustomJobs filters on display_name, state, create_time and labels; update_time is not
+among them (the API reference of ListCustomJobsRequest.filter), so "updated since the last
+sweep" is not asked: an ended job is found by its state and creation time instead, which needs
+no cursor kept between sweeps and so cannot miss a change.
+
+A region whose listing fails for a transient reason (UNAVAILABLE, the request quota) is left
+for the next sweep, its jobs untouched, as the per-job loop left a job whose Get failed; one the
+backend refuses as such (a filter it does not take) falls back to a Get per job.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db.models import F
+from django.utils import timezone
+
+from contract import labels as contract_labels
+from controlplane.backends import errors
+from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJob, get_backend
+from controlplane.core import signals
+from controlplane.runs import lifecycle
+from controlplane.runs.models import ACTIVE_STATES, Job, JobAttempt, JobKind
+
+logger = logging.getLogger(__name__)
+
+# A sweep stops starting new jobs after this long, well inside its lease, so a slow backend
+# never lets two sweeps overlap; the jobs it did not reach come first in the next one.
+SWEEP_BUDGET_S = 20.0
+# Log lines keep arriving for a little while after a job ends (the follower trails it).
+RESTART_TRAILING = timedelta(minutes=3)
+# Jobs per ListCustomJobs page. Vertex states no maximum for this list; 100 is the emulator's
+# (and many Google lists') default page.
+PAGE_SIZE = 100
+# An attempt's creation time may be the control plane's clock (submitted_at when the create's
+# answer had none), and Vertex's need not agree with it: the ended listing starts this much
+# earlier. Too small a margin costs a Get per job it hides, never a missed job.
+CLOCK_MARGIN = timedelta(minutes=10)
+
+# Only CustomJobs the control plane made for a job's attempt carry both labels.
+_OURS = f"labels.{contract_labels.JOB}:* AND labels.{contract_labels.ATTEMPT}:*"
+_TERMINAL = sorted(TERMINAL_VERTEX_STATES)
+UNFINISHED_FILTER = _OURS + "".join(f' AND state!="{state}"' for state in _TERMINAL)
+
+
+def ended_filter(since: datetime) -> str:
+    """The control plane's ended CustomJobs created at SINCE or later."""
+    stamp = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ended = " OR ".join(f'state="{state}"' for state in _TERMINAL)
+    return f'{_OURS} AND create_time>="{stamp}" AND ({ended})'
+
+
+@dataclass(frozen=True)
+class Target:
+    """An unfinished job's current attempt on Vertex, as the sweep found it in the database."""
+
+    job_id: int
+    region: str          # the attempt's region ("" = the backend's own), as the Get would use
+    name: str            # its CustomJob
+    created: datetime    # when its CustomJob was made, as far as the control plane knows
+
+
+@dataclass
+class Listing:
+    """What one sweep's listings found: CustomJobs by name, and the regions left for the next
+    sweep because their listing failed."""
+
+    found: dict[str, RemoteJob] = field(default_factory=dict)
+    failed_regions: set[str] = field(default_factory=set)
+
+    def remote_for(self, target: Target | None) -> RemoteJob | None:
+        return self.found.get(target.name) if target is not None else None
+
+
+def _pages(backend: Backend, filter_: str, wanted: set[str]) -> dict[str, RemoteJob]:
+    """The CustomJobs named in WANTED that the filter's pages hold, paging until every one is
+    found or the pages end."""
+    found: dict[str, RemoteJob] = {}
+    token = ""
+    while True:
+        page = backend.list_custom_jobs(filter_, page_size=PAGE_SIZE, page_token=token)
+        found.update((job.name, job) for job in page.jobs if job.name in wanted)
+        token = page.next_page_token
+        if not token or len(found) == len(wanted):
+            return found
+
+
+def read(targets: Iterable[Target]) -> Listing:
+    """List every region that holds one of the targets (see the module's docstring)."""
+    by_region: dict[str, list[Target]] = defaultdict(list)
+    for target in targets:
+        by_region[target.region].append(target)
+    listing = Listing()
+    for region, group in by_region.items():
+        backend = lifecycle.backend_for(get_backend(), region)
+        wanted = {target.name for target in group}
+        try:
+            found = _pages(backend, UNFINISHED_FILTER, wanted)
+            missing = [target for target in group if target.name not in found]
+            if missing:
+                since = min(target.created for target in missing) - CLOCK_MARGIN
+                found.update(_pages(backend, ended_filter(since),
+                                    {target.name for target in missing}))
+        except errors.TransientBackendError as exc:
+            logger.warning("reconcile: listing %s: %s; its jobs wait for the next sweep",
+                           region or backend.region, exc)
+            listing.failed_regions.add(region)
+            continue
+        except errors.BackendError:
+            logger.exception("reconcile: listing %s refused; its jobs are got one by one",
+                             region or backend.region)
+            continue
+        listing.found.update(found)
+    return listing
+
+
+def unfinished() -> list[tuple[int, Target | None]]:
+    """The unfinished jobs, longest unseen first, each with its current attempt's CustomJob
+    (None while it has none). Trials and Ray jobs are their sweep's and cluster's to follow."""
+    jobs = (Job.objects.filter(state__in=ACTIVE_STATES, kind=JobKind.JOB)
+            .order_by(F("reconciled_at").asc(nulls_first=True), "pk")
+            .values_list("pk", flat=True))
+    attempts = (JobAttempt.objects
+                .filter(job__state__in=ACTIVE_STATES, job__kind=JobKind.JOB,
+                        number=F("job__attempt"))
+                .exclude(vertex_name="")
+                .values_list("job_id", "region", "vertex_name", "submitted_at", "created_at"))
+    targets = {job_id: Target(job_id, region, name, submitted or created)
+               for job_id, region, name, submitted, created in attempts}
+    return [(job_id, targets.get(job_id)) for job_id in jobs]
+
+
+def sweep(budget_s: float = SWEEP_BUDGET_S) -> int:
+    """Level-triggered: every unfinished job, whatever happened before. Returns how many
+    jobs were reconciled.
+
+    The longest-unseen jobs go first, so a sweep cut short by its budget never starves the
+    same jobs twice."""
+    started = time.monotonic()
+    jobs = unfinished()
+    listing = read(target for _, target in jobs if target is not None)
+    done = 0
+    for job_id, target in jobs:
+        if time.monotonic() - started > budget_s:
+            break
+        if target is not None and target.region in listing.failed_regions:
+            continue
+        try:
+            lifecycle.reconcile(job_id, listing.remote_for(target))
+            done += 1
+        except errors.TransientBackendError as exc:
+            # The next sweep tries again; one slow job must not stop the others.
+            logger.warning("reconcile job %s: %s", job_id, exc)
+        except SoftTimeLimitExceeded:
+            raise  # the sweep's time is up: stop here, the next sweep starts with the rest
+        except Exception:
+            # A broker or database hiccup, or a bug with one job: log it, go on with the rest.
+            logger.exception("reconcile job %s failed", job_id)
+    trail_ended()
+    return done
+
+
+def trail_ended() -> None:
+    """Restarts that lines arriving after a job's end reveal are still recorded, and a late
+    preemption changes the final cost."""
+    recent = Job.objects.filter(ended_at__gte=timezone.now() - RESTART_TRAILING,
+                                kind=JobKind.JOB)
+    for job_id in recent.values_list("pk", flat=True):
+        try:
+            signals.restarts_due.send(sender=Job, job_id=job_id, force=False)
+            signals.job_reconciled.send(sender=Job, job_id=job_id)
+        except SoftTimeLimitExceeded:
+            raise
+        except Exception:
+            logger.exception("restart detection for job %s failed", job_id)
