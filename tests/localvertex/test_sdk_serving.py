@@ -64,7 +64,10 @@ def test_a_users_serving_container_uploads_deploys_and_predicts(sdk: None) -> No
         serving_container_command=["python", "-c", SERVER],
         serving_container_predict_route="/predict",
         serving_container_health_route="/health",
+        instance_schema_uri="gs://team-a/schemata/instance.yaml",
     )
+    # predict_schemata are the uploader's, as on Vertex.
+    assert model.predict_schemata.instance_schema_uri == "gs://team-a/schemata/instance.yaml"
     assert model.supported_deployment_resources_types == [
         ModelPb.DeploymentResourcesType.DEDICATED_RESOURCES]
     assert model.version_id == "1"
