@@ -15,6 +15,9 @@ is new to the database, in the transaction that stores it, by the state saved fo
 attempt and replica (controlplane.logs.models.FrameworkTrack, locked for the transaction):
 each line is counted exactly once, in order, whichever worker stores it, after any restart.
 
+A process that prints the contract's own events (client/vcp_callbacks: exact steps, per-rank
+times) is read from those: its framework's lines then stay lines.
+
 Only the chief replica's (workerpool0-0) steps, evaluations, checkpoints and ends are kept:
 the HF Trainer logs on the first process of every node, and the other nodes' lines repeat
 the chief's. A restart (torchrun's line) is kept from any replica.
@@ -40,6 +43,9 @@ DETECT_LINES = 200
 # checkpoint tells the interval; past this, the oldest stay where they were guessed).
 MAX_PENDING = 512
 PENDING = "pending"
+REPORTED = "reported"
+# What the callbacks (client/vcp_callbacks) name themselves on run_started.
+REPORTER = "vcp-callbacks"
 # The events whose step may be a guess placed again (a step row, an evaluation at it).
 PLACED_AGAIN = frozenset({contract_events.STEP, contract_events.EVAL})
 # Events of any replica; the others only from the chief's lines.
@@ -89,6 +95,15 @@ class Reader:
     commanded: Mapping[int, str | None]
     tracks: Mapping[int, tuple[str, int]]
     lines: dict[int, list[_Line]] = field(default_factory=dict)
+    # (job, attempt) whose process reports the contract's events itself (vcp_callbacks).
+    reported: set[tuple[int, int]] = field(default_factory=set)
+
+    def reports_itself(self, job_id: int, attempt: int) -> None:
+        """The attempt's process prints the contract's own events (a run_started of the
+        callbacks' reporter): from now on its steps are those, and its framework's lines
+        stay lines (read, they would be every step twice)."""
+        if job_id in self.commanded and self.commanded[job_id] != registry.BUILTIN:
+            self.reported.add((job_id, attempt))
 
     def offer(self, job_id: int, attempt: int, entry: LogEntry, message: str) -> None:
         framework = self.commanded.get(job_id)
@@ -141,7 +156,8 @@ def read_new(reader: Reader, new: set[tuple[Any, ...]] | None) -> Read:
     lines that were; None: all were) with its framework's recognizer, in order; the tracks
     saved. Inside the store's transaction."""
     read = Read()
-    groups: dict[tuple[int, int, str], list[_Line]] = {}
+    groups: dict[tuple[int, int, str], list[_Line]] = {
+        (job_id, attempt, CHIEF): [] for job_id, attempt in reader.reported}
     for job_id, lines in reader.lines.items():
         for line in lines:
             if new is None or (job_id, line.entry.insert_id) in new:
@@ -154,7 +170,7 @@ def read_new(reader: Reader, new: set[tuple[Any, ...]] | None) -> Read:
         # What the command says, else what the chief's first lines said (a replica other
         # than the chief never detects: it only follows).
         known = reader.commanded.get(job_id) or reader.tracks.get(job_id, ("", 0))[0] or None
-        _read_group(tracks[key], known, lines, read)
+        _read_group(tracks[key], known, lines, read, (job_id, key[1]) in reader.reported)
     FrameworkTrack.objects.bulk_update(tracks.values(), ["framework", "state", "lines_read"])
     return read
 
@@ -174,9 +190,10 @@ def _locked_tracks(groups: Mapping[tuple[int, int, str], Sequence[_Line]]
 
 
 def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line],
-                read: Read) -> None:
+                read: Read, reported: bool) -> None:
     job = saved.from_json(track.state)
     pending = _pending(track.state)
+    reported = reported or (isinstance(track.state, dict) and track.state.get(REPORTED) is True)
     framework = known or track.framework or None
     chief = track.replica == CHIEF
     for line in lines:
@@ -189,7 +206,7 @@ def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line]
                 continue
         job.framework = framework
         found = registry.recognize(line.message, job)
-        if found is None or not (chief or found.event in ANY_REPLICA):
+        if found is None or not ((chief and not reported) or found.event in ANY_REPLICA):
             continue
         fields = dict(found.fields)
         counted = fields.pop("counted", None)
@@ -199,7 +216,7 @@ def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line]
                             ParsedEntry(message=line.message, event=found.event, fields=fields)))
     pending = _placed(job, pending, track.job_id, read)
     track.framework = framework or ""
-    track.state = {**saved.to_json(job), PENDING: pending[-MAX_PENDING:]}
+    track.state = {**saved.to_json(job), PENDING: pending[-MAX_PENDING:], REPORTED: reported}
 
 
 def _pending(state: object) -> list[list[Any]]:

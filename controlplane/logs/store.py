@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import Count
 
-from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, TRACKING
+from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, RUN_STARTED, TRACKING
 from controlplane.logs import framework_lines, live, restarts, trust
 from controlplane.logs.bulk import Batch, insert_batches
 from controlplane.logs.models import LogFailure, LogLine, StepMetric
@@ -193,6 +193,8 @@ def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: tru
         return
     if parsed.scan:
         rows.scan[(job_id, number, entry.task_name)].append((entry, parsed.message))
+    if parsed.event == RUN_STARTED and parsed.fields.get("reporter") == framework_lines.REPORTER:
+        rows.frameworks.reports_itself(job_id, number)
     if parsed.is_step:
         values = events.step_values(parsed)
         total = parsed.fields.get("total_steps")

@@ -1,0 +1,17 @@
+"""Callbacks that make a team's own training loop report to the Vertex Control Plane exactly.
+
+Without them the control plane reads a framework's own lines (the HF Trainer's loss dicts...),
+which tell the step only as a count and no per-rank timing. With them, each process prints the
+control plane's events (one JSON object per line on stdout, as the product's own trainers do,
+and Cloud Logging keeps as a jsonPayload): the exact step and total, the loss, the learning
+rate, each rank's own step time (what names a straggler), evaluations, checkpoints, the end.
+The control plane then reads those and leaves the framework's own lines as lines.
+
+Hugging Face Trainer (three lines):
+
+    from vcp_callbacks.hf import ControlPlaneCallback
+    trainer = Trainer(model=model, args=args, train_dataset=data,
+                      callbacks=[ControlPlaneCallback()])
+
+Nothing here imports the control plane: the events are plain JSON (vcp_callbacks/events.py).
+"""

@@ -1,0 +1,103 @@
+"""A `transformers.TrainerCallback` that prints the control plane's events (vcp_callbacks).
+
+Every process prints its `run_started`; the first process of the run (the world's rank 0)
+prints the steps, evaluations, checkpoints and the end, as Trainer logs only there. Each
+rank's own step time (from step begin to step end, its waits for the others included only as
+Trainer's step makes them) is gathered every `rank_times_every` steps when torch.distributed
+runs, and sent with the next step event: the control plane names a persistently slower rank.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from transformers import TrainerCallback
+
+from vcp_callbacks.events import REPORTER, emit
+
+
+class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
+    def __init__(self, rank_times_every: int = 10) -> None:
+        if rank_times_every < 1:
+            raise ValueError("rank_times_every must be 1 or more")
+        self.rank_times_every = rank_times_every
+        self._began = 0.0
+        self._own: list[float] = []          # this rank's step times since the last step event
+        self._rank_times: list[float] | None = None
+        self._started = 0.0
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None,
+                       **_: Any) -> None:
+        self._started = time.monotonic()
+        params = sum(p.numel() for p in model.parameters()) if model is not None else None
+        fields: dict[str, Any] = {"rank": int(args.process_index),
+                                  "world_size": int(args.world_size),
+                                  "strategy": "hf_trainer", "reporter": REPORTER,
+                                  "resumed_from_step": state.global_step or None}
+        if params is not None:
+            fields["params"] = int(params)
+        emit("run_started", f"rank {args.process_index} of {args.world_size} started", **fields)
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+        self._began = time.perf_counter()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+        self._own.append(time.perf_counter() - self._began)
+        if state.global_step % self.rank_times_every == 0:
+            self._rank_times = _gathered(sum(self._own) / len(self._own), int(args.world_size))
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+               **_: Any) -> None:
+        if not state.is_world_process_zero or not logs:
+            return
+        step = int(state.global_step)
+        if "loss" in logs:
+            fields: dict[str, Any] = {"step": step, "total_steps": int(state.max_steps or 0),
+                                      "loss": _number(logs.get("loss")),
+                                      "lr": _number(logs.get("learning_rate"))}
+            if self._own:
+                fields["step_time_s"] = sum(self._own) / len(self._own)
+                self._own = []
+            if self._rank_times:
+                fields["rank_step_time_s"] = self._rank_times
+                self._rank_times = None
+            emit("step", f"step {step}/{fields['total_steps']}", **fields)
+        metrics = {k[len("eval_"):]: _number(v) for k, v in logs.items()
+                   if k.startswith("eval_")}
+        if metrics:
+            emit("eval", f"eval at step {step}", step=step, metrics=metrics)
+
+    def on_save(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+        if state.is_world_process_zero:
+            step = int(state.global_step)
+            path = os.path.join(args.output_dir, f"checkpoint-{step}")
+            emit("checkpoint_saved", f"checkpoint at step {step}", step=step, path=path)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+        if state.is_world_process_zero:
+            losses = [h["loss"] for h in state.log_history if "loss" in h]
+            emit("run_finished", f"finished at step {state.global_step}",
+                 step=int(state.global_step),
+                 final_loss=_number(losses[-1]) if losses else None,
+                 wall_s=time.monotonic() - self._started)
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _gathered(own: float, world_size: int) -> list[float]:
+    """Each rank's mean own step time, rank 0 first (a collective: every rank calls it at the
+    same step); this rank's alone when the run is one process."""
+    import torch.distributed as dist
+
+    if world_size <= 1 or not (dist.is_available() and dist.is_initialized()):
+        return [own]
+    everyone: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, own)
+    return [float(t) for t in everyone]

@@ -1,0 +1,99 @@
+"""A team's own HF Trainer script with the callbacks (client/vcp_callbacks), run for real on two
+ranks under torchrun, its output stored as Cloud Logging would give it (issue 36): the steps,
+total, evaluations and checkpoints are the callbacks' exact ones, each once (the Trainer's own
+loss dicts in the same output stay lines), and every third step carries both ranks' own step
+times (what names a straggler)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controlplane.logs.models import FrameworkTrack, LogLine, StepMetric
+from controlplane.logs.store import RANK_TIMES, Target, store_entries
+from controlplane.runs.models import Job, JobEvent
+from tests.logs.conftest import followed_job
+from tests.logs.test_framework_lines import custom_job
+from vertexplan.logparse.entries import LogEntry
+
+pytestmark = pytest.mark.trainers
+
+SCRIPT = Path(__file__).parents[1] / "integration" / "own_frameworks" / "hf_trainer_script.py"
+T0 = datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def with_callbacks(tmp_path: Path) -> Path:
+    """The team's script with the callbacks added: two lines, as the package's docs show, and
+    the process group closed at the end as a torchrun script does."""
+    text = SCRIPT.read_text()
+    text = text.replace("from transformers import LlamaConfig",
+                        "from vcp_callbacks.hf import ControlPlaneCallback\n"
+                        "from transformers import LlamaConfig")
+    text = text.replace("Trainer(model=model, args=args,",
+                        "Trainer(model=model, args=args, "
+                        "callbacks=[ControlPlaneCallback(rank_times_every=3)],")
+    text += ("\nimport torch.distributed as dist\n"
+             "if dist.is_initialized():\n    dist.destroy_process_group()\n")
+    assert text.count("ControlPlaneCallback") == 2
+    script = tmp_path / "train.py"
+    script.write_text(text)
+    return script
+
+
+def as_cloud_logging(stdout: str, stderr: str) -> list[LogEntry]:
+    """Each line an entry of the chief replica: a JSON object on stdout as a jsonPayload, the
+    rest as text (stderr at ERROR, as Vertex writes it)."""
+    entries = []
+    for stream, text in (("out", stdout), ("err", stderr)):
+        for i, line in enumerate(text.splitlines()):
+            payload = None
+            if stream == "out" and line.startswith("{\""):
+                payload = json.loads(line)
+            entries.append(LogEntry(
+                insert_id=f"{stream}-{i}", timestamp=T0 + timedelta(milliseconds=i),
+                severity=200 if stream == "out" else 500, job_id="42",
+                task_name="workerpool0-0", json_payload=payload,
+                text_payload=None if payload is not None else line,
+                log_name="projects/p/logs/workerpool0-0"))
+    return sorted(entries, key=lambda e: (e.timestamp, e.insert_id))
+
+
+def test_the_callbacks_exact_steps_and_rank_times_and_no_step_twice(
+        db: None, tmp_path: Path, settings: Any) -> None:
+    settings.CP_LOCAL_STORAGE_ROOT = str(tmp_path / "buckets")
+    checkpoints = tmp_path / "buckets" / "acme" / "vision" / "exp" / "checkpoints"
+    env = {**os.environ, "AIP_CHECKPOINT_DIR": str(checkpoints), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+         str(with_callbacks(tmp_path))],
+        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    job: Job = followed_job(custom_job(["torchrun", "--nproc_per_node", "2", "train.py"]))
+    page = as_cloud_logging(done.stdout, done.stderr)
+    # Stored in two pages, the second re-read from the middle of the first.
+    half = len(page) // 2
+    store_entries(page[:half + 5], {"42": Target(job.pk, 1)})
+    store_entries(page[half:], {"42": Target(job.pk, 1)})
+
+    steps = list(StepMetric.objects.filter(job=job).order_by("step").values_list("step", flat=True))
+    assert steps == [3, 6, 9, 12]
+    job.refresh_from_db()
+    assert (job.last_step, job.total_steps) == (12, 12)
+    kinds = list(JobEvent.objects.filter(job=job).exclude(kind__in=(RANK_TIMES, "run_started"))
+                 .order_by("step", "kind").values_list("kind", "step"))
+    assert kinds == [("checkpoint_saved", 6), ("eval", 6), ("checkpoint_saved", 12),
+                     ("eval", 12), ("run_finished", 12)]
+    rank_times = JobEvent.objects.filter(job=job, kind=RANK_TIMES).order_by("step")
+    assert [e.step for e in rank_times] == [3, 6, 9, 12]
+    assert all(len(e.data["rank_step_time_s"]) == 2 for e in rank_times)
+    assert JobEvent.objects.filter(job=job, kind="run_started").count() == 2
+    # The Trainer's own loss dicts were stored as lines, and not read as steps.
+    assert LogLine.objects.filter(job=job, message__startswith="{'loss'").count() == 4
+    assert FrameworkTrack.objects.get(job=job, replica="workerpool0-0").state["reported"]
