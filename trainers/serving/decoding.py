@@ -1,11 +1,11 @@
 """The decoding loop a server runs: many sequences, one new byte for each of them per step,
 sequences joining and leaving between any two steps (continuous batching).
 
-A sequence joins with a prefill: its prompt through the model once, from position 0, its keys
-and values written to its slot of the cache (kv_cache.py); that forward's last logits give its
-first byte. Every later step feeds each running sequence only its last byte, at its own
-position, against its own cached keys: producing byte t costs O(t), not the O(t^2) of running
-the whole context again.
+A sequence joins with a prefill: its prompt through the model once, from position 0 (with
+every other prompt joining at that step), its keys and values written to its slot of the cache
+(kv_cache.py); that forward's last logits give its first byte. Every later step feeds each
+running sequence only its last byte, at its own position, against its own cached keys:
+producing byte t costs O(t), not the O(t^2) of running the whole context again.
 
 Positions are learned and end at block_size. The contract lets a prompt and its continuation
 run past that (a prompt may be MAX_PROMPT_BYTES long whatever the model; the control plane's
@@ -112,12 +112,12 @@ class Decoder:
         joining, self._joining = self._joining, []
         decoding = list(self.running)
         self.running.extend(joining)
-        logits: list[tuple[Sequence, torch.Tensor]] = []
-        windowed = []
+        groups: list[tuple[list[Sequence], torch.Tensor]] = []  # sequences, their logits
+        windowed, prefill = [], []
         for sequence in joining:
             if self.cache is not None and len(sequence.tokens) <= self.block:
                 sequence.slot = self.cache.take()
-                logits.append((sequence, self._prefill(sequence)))
+                prefill.append(sequence)
             else:
                 windowed.append(sequence)
         in_cache = []
@@ -126,24 +126,41 @@ class Decoder:
                 self.cache.give_back(sequence.slot)  # past the window: slide from now on
                 sequence.slot = None
             (in_cache if sequence.slot is not None else windowed).append(sequence)
+        if prefill:
+            groups.append((prefill, self._prefill(prefill)))
         if in_cache:
-            logits.extend(zip(in_cache, self._decode(in_cache), strict=True))
+            in_cache.sort(key=lambda s: s.slot)  # consecutive slots are read without a copy
+            groups.append((in_cache, self._decode(in_cache)))
         if windowed:
-            logits.extend(zip(windowed, self._window(windowed), strict=True))
-        for sequence, row in logits:
-            self._append(sequence, row)
-            if sequence.done:
-                self._leave(sequence)
-                ended.append(sequence)
+            groups.append((windowed, self._window(windowed)))
+        for sequences, logits in groups:
+            logits = logits.float()
+            greedy = torch.argmax(logits, dim=-1).tolist()  # one call for the whole group
+            for row, sequence in enumerate(sequences):
+                instance = sequence.instance
+                token = greedy[row] if instance.temperature == 0 else choose(
+                    logits[row], instance.temperature, instance.top_p, sequence.generator)
+                self._append(sequence, token)
+                if sequence.done:
+                    self._leave(sequence)
+                    ended.append(sequence)
         return ended
 
-    def _prefill(self, sequence: Sequence) -> torch.Tensor:
-        prompt = torch.tensor([sequence.tokens], dtype=torch.long, device=self.device)
-        rows = torch.tensor([sequence.slot], device=self.device)
-        start = torch.zeros(1, dtype=torch.long, device=self.device)
-        out = self.cached_forward(prompt, rows, start, self.cache.layers)
-        sequence.cached = len(sequence.tokens)
-        return out[0, -1]
+    def _prefill(self, sequences: list[Sequence]) -> torch.Tensor:
+        """The prompts that join at this step, in one forward from position 0, right-padded
+        to the longest: a padded position's keys are never attended (each query sees its own
+        sequence's positions up to its own), and the step that reaches that position
+        overwrites them."""
+        lengths = torch.tensor([len(s.tokens) for s in sequences], device=self.device)
+        prompts = torch.zeros((len(sequences), int(lengths.max())), dtype=torch.long,
+                              device=self.device)
+        for row, sequence in enumerate(sequences):
+            prompts[row, :len(sequence.tokens)] = torch.tensor(sequence.tokens)
+            sequence.cached = len(sequence.tokens)
+        rows = torch.tensor([s.slot for s in sequences], device=self.device)
+        start = torch.zeros(len(sequences), dtype=torch.long, device=self.device)
+        out = self.cached_forward(prompts, rows, start, self.cache.layers)
+        return out[torch.arange(len(sequences), device=self.device), lengths - 1]
 
     def _decode(self, sequences: list[Sequence]) -> torch.Tensor:
         last = torch.tensor([[s.tokens[-1]] for s in sequences], device=self.device)
@@ -167,10 +184,8 @@ class Decoder:
         out, _ = self.model(batch)
         return out[torch.arange(len(contexts), device=self.device), lengths - 1]
 
-    def _append(self, sequence: Sequence, logits: torch.Tensor) -> None:
+    def _append(self, sequence: Sequence, token: int) -> None:
         instance = sequence.instance
-        token = choose(logits.float(), instance.temperature, instance.top_p,
-                       sequence.generator)
         sequence.tokens.append(token)
         sequence.generated.append(token)
         stop = stop_start(sequence.generated, instance.stop) if instance.stop else None

@@ -47,12 +47,14 @@ class CausalSelfAttention(nn.Module):
 
     def forward_cached(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor],
                        rows: torch.Tensor, positions: torch.Tensor,
-                       mask: torch.Tensor | None) -> torch.Tensor:
+                       mask: torch.Tensor | None,
+                       span: slice | torch.Tensor | None = None) -> torch.Tensor:
         """Serving only: `forward` for new positions of sequences whose earlier keys and values
         are in `cache` (keys, values: [sequences, heads, block_size, head width]). Row b of x
         holds positions[b] of the sequence cached at rows[b]; its keys and values are written
         there, and it attends to that sequence's cached positions up to its own. `mask` is
-        GPT.forward_cached's; None: one sequence from position 0, attended as `forward` does."""
+        GPT.forward_cached's; None: one sequence from position 0, attended as `forward` does.
+        `span`: `rows` as a slice where they are consecutive (read as a view, not a copy)."""
         batch, length, _ = x.shape
         q, k, v = (
             t(x).view(batch, length, -1, self.head_dim).transpose(1, 2)
@@ -66,9 +68,9 @@ class CausalSelfAttention(nn.Module):
         if mask is None:
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
-            width = mask.shape[-1]
+            width, span = mask.shape[-1], rows if span is None else span
             y = F.scaled_dot_product_attention(
-                q, keys[rows, :, :width], values[rows, :, :width], attn_mask=mask)
+                q, keys[span, :, :width], values[span, :, :width], attn_mask=mask)
         y = y.transpose(1, 2).contiguous().view(batch, length, -1)
         return self.proj(y)
 
@@ -108,8 +110,9 @@ class Block(nn.Module):
 
     def forward_cached(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor],
                        rows: torch.Tensor, positions: torch.Tensor,
-                       mask: torch.Tensor | None) -> torch.Tensor:
-        x = x + self.attn.forward_cached(self.ln_1(x), cache, rows, positions, mask)
+                       mask: torch.Tensor | None,
+                       span: slice | torch.Tensor | None = None) -> torch.Tensor:
+        x = x + self.attn.forward_cached(self.ln_1(x), cache, rows, positions, mask, span)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -208,9 +211,14 @@ class GPT(nn.Module):
             # sequence's longer tail: [batch, 1 (heads), length, keys].
             keys = torch.arange(end, device=idx.device)
             mask = (keys[None, None, None, :] <= positions[:, None, :, None])
+        first = int(rows[0])
+        # Consecutive rows (the usual case: slots are handed out lowest first) are read as a
+        # view of the cache; others are gathered, a copy of every key a step.
+        consecutive = torch.equal(rows, torch.arange(first, first + batch, device=rows.device))
+        span = slice(first, first + batch) if consecutive else rows
         x = self.wte(idx) + self.wpe(positions)
         for block, layer_cache in zip(self.blocks.values(), cache, strict=True):
-            x = block.forward_cached(x, layer_cache, rows, positions, mask)
+            x = block.forward_cached(x, layer_cache, rows, positions, mask, span)
         return self.lm_head(self.ln_f(x))
 
 
