@@ -66,6 +66,9 @@ class StackConfig:
     # says (the tests prepare both once for all their stacks): start skips prepare().
     prepared: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
+    # The emulator's resource management requests per minute per region: None leaves its
+    # default (Vertex's, 600); 0 turns the limit off (the test stacks).
+    crud_quota_per_minute: int | None = None
 
 
 
@@ -142,7 +145,9 @@ class Stack:
         c, py = self.config, sys.executable
         return {
             "emulator": [py, "-m", "localvertex", "--host", "127.0.0.1",
-                         "--port", str(c.emulator_port), "--data-dir", str(self.emulator_data_dir)],
+                         "--port", str(c.emulator_port), "--data-dir", str(self.emulator_data_dir),
+                         *(() if c.crud_quota_per_minute is None else
+                           ("--crud-quota-per-minute", str(c.crud_quota_per_minute)))],
             "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO",
                        "--concurrency", str(c.worker_concurrency), "--without-mingle",
                        "--without-gossip", "--hostname", f"worker-{c.queue_prefix}@%h"],

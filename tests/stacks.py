@@ -173,7 +173,9 @@ def prepared_config(postgres_url: str, broker_url: str, factory: pytest.TempPath
         # Queues of its own: messages left by another run or stack can never reach this one.
         queue_prefix=f"{prefix.replace('_', '-')}-{uuid.uuid4().hex[:6]}",
         reconcile_interval_s=1.0, follow_interval_s=1.0, prepared=True,
-        extra_env=extra_env, **fields)
+        # No request quota on the emulator: a stack's tests poll it as fast as they like
+        # (tests/localvertex/test_request_quota.py and tests/runs hold the quota).
+        crud_quota_per_minute=0, extra_env=extra_env, **fields)
     return config, name
 
 

@@ -59,7 +59,7 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "localvertex", "--host", "127.0.0.1", "--port", str(port),
-             "--data-dir", str(data / "localvertex")],
+             "--data-dir", str(data / "localvertex"), "--crud-quota-per-minute", "0"],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     guard = ProcessGuard(data / "emulator.group")
     guard.watch([proc])
@@ -186,6 +186,37 @@ def test_jobs_sharing_a_display_name_are_told_apart_by_their_labels(side: Side) 
     assert first.name != second.name
     assert backend.find_custom_job(name, {"cp-attempt": "1"}).name == first.name
     assert backend.find_custom_job(name, {"cp-attempt": "2"}).name == second.name
+
+
+def test_jobs_are_listed_by_labels_state_and_creation_a_page_a_call(side: Side) -> None:
+    """What the reconciler reads (controlplane/runs/reconcile.py): Vertex's list filter on
+    labels, state and create_time, one page per call."""
+    backend, team = side.backend, unique("team")
+    labels = {"cp-job": "7", "cp-attempt": "1", "cp-team": team}
+    ended = backend.create_custom_job(custom_job(unique(), labels=labels))
+    side.run_to_end(ended.name)
+    running = [backend.create_custom_job(custom_job(
+        unique(), labels=labels, code="import time; time.sleep(60)")) for _ in range(2)]
+    try:
+        ours = f'labels.cp-team="{team}" AND labels.cp-attempt:*'
+        unfinished = f'{ours} AND state!="JOB_STATE_SUCCEEDED"'
+        first = backend.list_custom_jobs(unfinished, page_size=1)
+        assert len(first.jobs) == 1 and first.next_page_token
+        second = backend.list_custom_jobs(unfinished, page_size=1,
+                                          page_token=first.next_page_token)
+        assert {j.name for j in first.jobs + second.jobs} == {j.name for j in running}
+        assert second.next_page_token == ""
+        done = backend.list_custom_jobs(f'{ours} AND state="JOB_STATE_SUCCEEDED" AND '
+                                        f'create_time>="{ended.create_time:%Y-%m-%dT%H:%M:%SZ}"',
+                                        page_size=10)
+        assert [(j.name, j.state) for j in done.jobs] == [(ended.name, "JOB_STATE_SUCCEEDED")]
+        assert backend.list_custom_jobs(f'{ours} AND create_time>="2999-01-01T00:00:00Z"',
+                                        page_size=10).jobs == []
+        with pytest.raises(errors.InvalidJobSpec):
+            backend.list_custom_jobs(f"{ours} AND reticulated=1", page_size=10)
+    finally:
+        for job in running:
+            backend.cancel_custom_job(job.name)
 
 
 def test_a_job_that_ended_cannot_be_cancelled(side: Side) -> None:

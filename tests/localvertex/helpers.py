@@ -29,13 +29,15 @@ TERMINAL = {
     aiplatform_v1.JobState.JOB_STATE_FAILED,
     aiplatform_v1.JobState.JOB_STATE_CANCELLED,
 }
-# Fast settings: the state delays stay long enough to observe each state.
+# Fast settings: the state delays stay long enough to observe each state; no request quota
+# (tests poll a job's state as fast as they like; test_request_quota.py sets one).
 FAST_FLAGS = [
     "--queue-delay", "0.3",
     "--pending-delay", "0.3",
     "--max-restarts", "2",
     "--cancel-grace", "2",
     "--preempt-grace", "2",
+    "--crud-quota-per-minute", "0",
 ]  # fmt: skip
 
 
