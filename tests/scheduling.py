@@ -99,6 +99,7 @@ SECONDS: dict[str, int] = {
     "tests/logs/test_follower.py": 45,
     "tests/integration/test_ray_clusters.py": 140,
     "tests/integration/test_hang_restart.py": 75,
+    "tests/integration/test_own_framework.py": 90,
     "tests/integration/test_browser_flow.py": 75,
     "tests/integration/test_model_parallel.py": 60,
     "tests/integration/test_tpu_jobs.py": 60,
