@@ -21,7 +21,8 @@ A room per service, as moto has one per AWS service:
   clusters/      PersistentResources and the local Ray clusters that stand in for Ray on Vertex
   cloudlogging/  LoggingServiceV2: log entries, their store, Cloud Logging's filter, the read
                  quota
-  quotas/        accelerator quotas by region (the metric table), stockouts, the Cloud Quotas API
+  quotas/        accelerator quotas by region (the metric table), stockouts, the Cloud Quotas
+                 API, the resource management requests per minute per region
   admin/         what tests need and Vertex does not offer: preemptions, faults, quotas,
                  stockouts, images; its client and command line
   replicas/      the process runtime jobs, model servers and Ray nodes share: what a replica runs
