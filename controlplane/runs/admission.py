@@ -94,6 +94,7 @@ def limit_of(custom_job: dict[str, Any]) -> float | None:
 def _plan_job(job: Job, demand: dict[fairshare.Flavor, int], lose_work: set[int],
               checkpointed: set[int], *, stopping: bool = False,
               waiting: bool = False) -> fairshare.Job:
+    attempt = job.current_attempt() if waiting else None
     return fairshare.Job(
         id=str(job.pk), team=job.team.slug, demand=demand, priority=job.priority,
         submitted_at=job.created_at.timestamp(),
@@ -102,7 +103,10 @@ def _plan_job(job: Job, demand: dict[fairshare.Flavor, int], lose_work: set[int]
         # only one that has saved a checkpoint is stopped without losing work.
         checkpointing=job.kind == JobKind.JOB and (job.pk in checkpointed or waiting),
         may_lose_work=job.kind == JobKind.JOB and job.team_id in lose_work,
-        started_at=_ts(job.started_at), stopping=stopping, limit_s=limit_of(job.custom_job))
+        started_at=_ts(job.started_at), stopping=stopping, limit_s=limit_of(job.custom_job),
+        # Stopped for another team: it waits again from then (its age stays created_at).
+        queued_at=(attempt.created_at.timestamp()
+                   if attempt is not None and attempt.reason == "requeue" else None))
 
 
 def _usage(now: datetime) -> dict[str, dict[fairshare.Flavor, float]]:

@@ -111,6 +111,11 @@ def test_the_issue_scenario_through_admission_ticks(
         JobState.QUEUED_LOCAL, 2, first_run)
     assert backend.cancelled == [first_run]
     assert a.events.get(kind="requeued").data["for_team"] == "speech"
+    # It waits again from its requeue (how long it has waited decides whether it holds
+    # capacity), its age still from its submission.
+    planned = admission._plan_job(a, {}, set(), set(), waiting=True)
+    assert planned.queued_at == a.attempts.get(number=2).created_at.timestamp()
+    assert planned.submitted_at == a.created_at.timestamp()
     b.refresh_from_db()
     assert b.state == JobState.QUEUED_LOCAL and "checkpoint" in b.queue["reason"]
 

@@ -78,6 +78,8 @@ class _Book:
         self.guarantees = guarantees
         self.held_for: dict[Flavor, _Hold] = {}  # flavor -> the waiting job it is kept for
         self.admitted: set[str] = set()  # started in this round: never stopped in it
+        # (team, flavor) -> the starving job of the team its room is kept for
+        self.team_held: dict[tuple[str, Flavor], str] = {}
 
     def _hold(self, job: Job) -> None:
         for flavor, n in job.demand.items():
@@ -113,13 +115,13 @@ class _Book:
 
     def key(self, job: Job) -> tuple:
         if self.starving(job):
-            return (0, job.submitted_at, job.id)
+            return (0, job.waiting_since(), job.id)
         return (1, not self.within_guarantee(job), -rank(job.priority),
                 self.share(job.team, job.demand), job.submitted_at, job.id)
 
     def starving(self, job: Job) -> bool:
         after = self.state.reserve_after_s
-        return after is not None and self.state.now - job.submitted_at >= after
+        return after is not None and self.state.now - job.waiting_since() >= after
 
     def obstacle(self, job: Job) -> tuple[str, str] | None:
         """Why the job cannot start now, as (kind, reason); None when it can."""
@@ -132,6 +134,11 @@ class _Book:
                                 f"queue" + (f", which can start within {later / 3600:.1f} h: "
                                             f"this job's time limit runs past that"
                                             if 0 < later < INF else ""))
+        for flavor in sorted(job.demand):
+            holder = self.team_held.get((job.team, flavor))
+            if holder is not None and holder != job.id:
+                return "held", (f"team {job.team}'s room of {flavor.label()} is held for its "
+                                f"job {holder}, which has waited longest")
         for flavor, n in sorted(job.demand.items()):
             quota = self.state.quota(job.team, flavor)
             mine = self.team_used[job.team][flavor]
@@ -164,7 +171,9 @@ class _Book:
         """When the running jobs' time limits let `job` start on `flavor` at the latest, and
         how many accelerators are left beside it then: jobs that end before that, or that fit
         in what is left, may start meanwhile (EASY backfill). Without every limit known: held
-        outright."""
+        outright. A job already asked to stop returns its accelerators at its next checkpoint,
+        whatever its limit: they count as coming back now, so no job is let through on the
+        strength of a limit that will not hold them."""
         need = job.demand[flavor]
         pool, _ = self.pool(flavor)
         free = pool - self.used[flavor]
@@ -172,6 +181,9 @@ class _Book:
         for running in self.running:
             n = running.demand.get(flavor, 0)
             if not n:
+                continue
+            if running.stopping:
+                free += n
                 continue
             if running.limit_s is None or running.started_at is None:
                 return _Hold(job.id, self.state.now, 0)
@@ -327,7 +339,10 @@ def decide(state: State) -> Decisions:
             continue
         queues[job.team].append(job)
     for jobs in queues.values():
-        jobs.sort(key=lambda j: (-rank(j.priority), j.submitted_at, j.id), reverse=True)
+        # A team's own order is the global one: its starving jobs first, longest waiting first.
+        jobs.sort(key=lambda j: (not book.starving(j), j.waiting_since() if book.starving(j)
+                                 else 0.0, -rank(j.priority), j.submitted_at, j.id),
+                  reverse=True)
     still: list[Waiting] = []
     while queues:
         team = min(queues, key=lambda t: book.key(queues[t][-1]))
@@ -360,6 +375,13 @@ def decide(state: State) -> Decisions:
                        "starving": "waited longest"}[mode]
                 reason = f"{why}: waiting for {' and '.join(parts)}"
                 break
+        if kind == "team" and starving and state.hold_when_starving:
+            # Held back by its own team's jobs (no room in the guarantee for a job without
+            # checkpoints, or the team at its ceiling): the team's next jobs of these flavors
+            # would take the room as it frees, so they wait behind it.
+            for flavor in job.demand:
+                book.team_held.setdefault((job.team, flavor), job.id)
+            reason += f"; team {job.team}'s room is now held for it"
         if kind == "capacity" and not enough and starving and state.hold_when_starving:
             book.hold_for(job, backfill=True)
             reason += "; its accelerators are now held for it"

@@ -61,9 +61,17 @@ class Job:
     # The longest it may run (its timeout): lets smaller jobs start beside a held one when
     # they end before it could start; None: not known.
     limit_s: float | None = None
+    # When it last entered the queue: a requeued job, when it was stopped for another; None:
+    # submitted_at. Its age in the order stays submitted_at, but how long it has waited (and
+    # so whether it starves) counts from here, else every job stopped after `reserve_after_s`
+    # would come back starving and stop others in turn.
+    queued_at: float | None = None
 
     def total(self) -> int:
         return sum(self.demand.values())
+
+    def waiting_since(self) -> float:
+        return self.submitted_at if self.queued_at is None else self.queued_at
 
 
 @dataclass(frozen=True)
@@ -78,13 +86,17 @@ class State:
     # Accelerator-seconds each team used per flavor over the fair-share window.
     usage: Mapping[str, Mapping[Flavor, float]] = field(default_factory=dict)
     window_s: float = 7 * 24 * 3600.0
-    # A job that has waited this long goes first, may ask borrowing jobs of no higher priority
-    # to stop at a checkpoint, and (hold_when_starving) holds its flavors: a job after it
-    # starts only if its limit_s ends before the held job could start (by the running jobs'
-    # limits) or it fits beside it (EASY backfill). Off by default: in the week of
-    # bench.fair_share it did not shorten the longest wait and cost fairness; bench/README.md
-    # has the runs.
-    reserve_after_s: float | None = None
+    # A job that has waited this long (since it last entered the queue) goes first, may ask
+    # borrowing jobs of no higher priority to stop at a checkpoint, and (hold_when_starving)
+    # holds its flavors: a job after it starts only if its limit_s ends before the held job
+    # could start (by the running jobs' limits; jobs already stopping count as returning) or
+    # it fits beside it (EASY backfill). One held back by its own team (a job without
+    # checkpoints waiting for room in the guarantee, or a team at its ceiling) holds its
+    # team's room instead: the team's other jobs of those flavors wait behind it. So a job
+    # starts at the latest when the jobs running as it began to starve have ended: in the
+    # week of bench.fair_share every job started within 18 h of waiting (6 h + the drain);
+    # None: no job ever holds (the longest wait was 63-147 h).
+    reserve_after_s: float | None = 6 * 3600.0
     hold_when_starving: bool = True
     # A borrowing job may also ask jobs of teams above their fair share to stop (at a
     # checkpoint), as a job within its guarantee may ask any borrowing job.
