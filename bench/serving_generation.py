@@ -93,7 +93,7 @@ def throughput(folder: Path, seconds: float, threads: int) -> None:
     proc, port, _ = start_server(folder, max_batch=32, threads=threads)
     try:
         rows = {clients: run_level(port, clients, seconds, send) for clients in (1, 16)}
-        short_behind_long(port)
+        order = short_behind_long(port)
     finally:
         proc.terminate()
         proc.wait(30)
@@ -105,9 +105,31 @@ def throughput(folder: Path, seconds: float, threads: int) -> None:
               f"| {row['p99_ms']:.0f} | {row['errors']} |")
     print(f"throughput at 16 clients over 1: {rows[16]['rps'] / rows[1]['rps']:.1f}x "
           "(goal: at least 4x)")
+    decoder_alone()
+    print(order)
 
 
-def short_behind_long(port: int) -> None:
+def decoder_alone() -> None:
+    """The same 64-token sequences in process, 1 and 16 decoding together: what the server's
+    figure is made of, without HTTP and its threads."""
+    from contract.prediction import Instance
+    from trainers.serving.decoding import Decoder, Sequence
+
+    model = build_model()
+    rates = {}
+    for batch in (1, 16):
+        decoder = Decoder(model, slots=batch)
+        for _ in range(batch):
+            decoder.join(Sequence(Instance(PROMPT.encode(), 64)))
+        t0 = time.perf_counter()
+        while not decoder.idle:
+            decoder.step()
+        rates[batch] = batch * 64 / (time.perf_counter() - t0)
+    print(f"the decoder alone: {rates[1]:.0f} tokens/s with 1 sequence, {rates[16]:.0f} with 16 "
+          f"({rates[16] / rates[1]:.1f}x)")
+
+
+def short_behind_long(port: int) -> str:
     finished: dict[str, float] = {}
     started = time.monotonic()
     long_running = threading.Event()
@@ -138,10 +160,10 @@ def short_behind_long(port: int) -> None:
     finished["short"] = time.monotonic() - started
     thread.join()
     order = sorted(finished, key=finished.get)
-    print(f"\n3. short behind long: the 16-token request sent at {sent * 1000:.0f} ms, while "
-          f"the 1000-token one streamed; finished: "
-          + ", ".join(f"{name} at {finished[name] * 1000:.0f} ms" for name in order)
-          + f" ({'short first' if order[0] == 'short' else 'LONG FIRST'})")
+    return (f"\n3. short behind long: the 16-token request sent at {sent * 1000:.0f} ms, "
+            f"while the 500-token one streamed; finished: "
+            + ", ".join(f"{name} at {finished[name] * 1000:.0f} ms" for name in order)
+            + f" ({'short first' if order[0] == 'short' else 'LONG FIRST'})")
 
 
 def main() -> int:
