@@ -116,9 +116,9 @@ def read(targets: Iterable[Target]) -> Listing:
         by_region[target.region].append(target)
     listing = Listing()
     for region, group in by_region.items():
-        backend = lifecycle.backend_for(get_backend(), region)
         wanted = {target.name for target in group}
         try:
+            backend = lifecycle.backend_for(get_backend(), region)
             found = _pages(backend, UNFINISHED_FILTER, wanted)
             missing = [target for target in group if target.name not in found]
             if missing:
@@ -127,12 +127,12 @@ def read(targets: Iterable[Target]) -> Listing:
                                     {target.name for target in missing}))
         except errors.TransientBackendError as exc:
             logger.warning("reconcile: listing %s: %s; its jobs wait for the next sweep",
-                           region or backend.region, exc)
+                           region or "the default region", exc)
             listing.failed_regions.add(region)
             continue
         except errors.BackendError:
             logger.exception("reconcile: listing %s refused; its jobs are got one by one",
-                             region or backend.region)
+                             region or "the default region")
             continue
         listing.found.update(found)
     return listing

@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.compose import submission, validation
-from controlplane.runs import lifecycle, tasks
-from controlplane.runs.models import Job, JobState
+from controlplane.runs import lifecycle, reconcile, tasks
+from controlplane.runs.models import Job, JobAttempt, JobState
 from controlplane.teams.models import Team
 from tests.fakes import FakeBackend
 
@@ -132,3 +132,21 @@ def test_a_sweep_whose_time_is_up_stops_instead_of_going_on(
     with pytest.raises(SoftTimeLimitExceeded):
         tasks.reconcile_jobs()
     assert reached == [job.pk]
+
+
+def test_a_region_the_backend_cannot_reach_leaves_the_other_jobs_reconciled(
+        job: Job, backend: FakeBackend) -> None:
+    """The fake serves one region and has no other: listing the stray job's region fails as
+    its Get would, and the sweep goes on with the rest."""
+    lifecycle.submit(job.pk)
+    backend.set_state(Job.objects.get(pk=job.pk).current_attempt().vertex_name,
+                      "JOB_STATE_RUNNING", start_time=timezone.now())
+    stray = Job.objects.create(team=job.team, created_by=job.created_by, name="stray",
+                               request={}, custom_job={}, project="p", region="asia-east1",
+                               state=JobState.RUNNING)
+    JobAttempt.objects.create(job=stray, number=1, display_name=f"cp-{stray.pk}-a1",
+                              region="asia-east1",
+                              vertex_name="projects/p/locations/asia-east1/customJobs/1")
+    assert reconcile.sweep() == 1
+    assert Job.objects.get(pk=job.pk).state == JobState.RUNNING
+    assert Job.objects.get(pk=stray.pk).state == JobState.RUNNING
