@@ -99,6 +99,8 @@ class TrainingPipelines:
         backing_custom_job(pipeline)  # refuses, naming the field, what cannot run
         if pipeline.HasField("model_to_upload"):
             check_model(pipeline.model_to_upload, "training_pipeline.model_to_upload")
+            self.models.check_parent_model(request.parent, pipeline.parent_model,
+                                           "training_pipeline.parent_model")
         pipeline_id = self.jobs.jobs.new_id()
         self.pipelines.stamp_new(pipeline, request.parent, pipeline_id,
                                  PipelineState.PIPELINE_STATE_QUEUED)

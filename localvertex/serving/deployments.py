@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+from collections.abc import Callable
 
 from localvertex.config import Settings
 from localvertex.core.store import Store
@@ -39,10 +40,12 @@ def spec_for(
 
 
 class Deployments:
-    def __init__(self, settings: Settings, endpoints: Store, models: Store) -> None:
+    def __init__(self, settings: Settings, endpoints: Store,
+                 model_of: Callable[[str, str], ModelPb | None]) -> None:  # type: ignore[valid-type]
         self.settings = settings
         self.endpoints = endpoints
-        self.models = models
+        # The version of a model a DeployedModel serves (its model, model_version_id), or None.
+        self.model_of = model_of
         self._sets: dict[tuple[str, str], ReplicaSet] = {}
         self._turns: dict[tuple[str, str], itertools.count[int]] = {}
         self._extra_ms: dict[str, float] = {}
@@ -84,8 +87,8 @@ class Deployments:
         for endpoint in self.endpoints.select():
             project = endpoint.name.split("/")[1]
             for deployed in endpoint.deployed_models:
-                model = self.models.get(deployed.model)
-                if not isinstance(model, ModelPb):
+                model = self.model_of(deployed.model, deployed.model_version_id)
+                if model is None:
                     log.warning("endpoint %s: model %s is gone; not redeployed",
                                 endpoint.name, deployed.model)
                     continue

@@ -9,6 +9,7 @@ from localvertex.core.operations import Operations
 from localvertex.serving.admin import ServingAdmin
 from localvertex.serving.deployments import Deployments
 from localvertex.serving.endpoints import ENDPOINT_SERVICE, EndpointService
+from localvertex.serving.model_versions import ModelVersions
 from localvertex.serving.models import MODEL_SERVICE, ModelService
 from localvertex.serving.predictions import SERVICE as PREDICTION_SERVICE
 from localvertex.serving.predictions import PredictionService
@@ -19,8 +20,10 @@ class Serving:
     def __init__(self, settings: Settings, operations: Operations) -> None:
         self.model_store = model_store(settings.db_path)
         self.endpoint_store = endpoint_store(settings.db_path)
-        self.deployments = Deployments(settings, self.endpoint_store, self.model_store)
-        self.models = ModelService(self.model_store, self.endpoint_store, operations)
+        self.model_versions = ModelVersions(settings.db_path)
+        self.models = ModelService(self.model_store, self.model_versions, self.endpoint_store,
+                                   operations)
+        self.deployments = Deployments(settings, self.endpoint_store, self.models.version_of)
         self.endpoints = EndpointService(
             self.endpoint_store, operations, self.deployments, self.models
         )
@@ -42,4 +45,5 @@ class Serving:
     def stop(self) -> None:
         self.deployments.shutdown()
         self.model_store.close()
+        self.model_versions.close()
         self.endpoint_store.close()

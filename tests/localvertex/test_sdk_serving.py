@@ -2,7 +2,8 @@
 sdk.py): Model.upload(serving_container_image_uri=..., serving_container_command=...), then
 model.deploy(endpoint, machine_type=...) and endpoint.predict, as the SDK's docs show them; the
 fields the SDK reads on the way (deployment resource types, versions, deployed model ids,
-traffic split) are Vertex's, and explain is refused as Vertex refuses it.
+traffic split) are Vertex's, and explain is refused as Vertex refuses it. A second version
+uploaded with parent_model is kept, named and deployed as Model Registry does.
 
 (The SDK's Endpoint.raw_predict goes over HTTPS REST, which the emulator does not serve: its
 RawPredict is the gRPC method, tested with the GAPIC client in tests/serving/.)
@@ -44,7 +45,8 @@ SERVER = textwrap.dedent(
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            self.answer({"predictions": [sum(x) for x in body["instances"]]})
+            scale = int(os.environ.get("SCALE", "1"))
+            self.answer({"predictions": [scale * sum(x) for x in body["instances"]]})
 
     HTTPServer(("127.0.0.1", int(os.environ["AIP_HTTP_PORT"])), Handler).serve_forever()
     """
@@ -103,3 +105,45 @@ def test_a_users_serving_container_uploads_deploys_and_predicts(sdk: None) -> No
     endpoint.delete()
     model.delete()
     assert model.resource_name not in [m.resource_name for m in aiplatform.Model.list()]
+
+
+def test_a_new_version_is_kept_named_and_deployed_as_model_registry_does(sdk: None) -> None:
+    serving = {"serving_container_image_uri": "us-docker.pkg.dev/team-a/serving/adder:1",
+               "serving_container_command": ["python", "-c", SERVER],
+               "serving_container_predict_route": "/predict",
+               "serving_container_health_route": "/health"}
+    first = aiplatform.Model.upload(display_name="scaler", **serving)
+    second = aiplatform.Model.upload(
+        display_name="scaler", parent_model=first.resource_name, is_default_version=False,
+        version_aliases=["candidate"], serving_container_environment_variables={"SCALE": "10"},
+        **serving)
+
+    assert second.resource_name == first.resource_name
+    assert second.version_id == "2"
+    # The default version stays the first; the alias and the ID name the second.
+    assert aiplatform.Model(first.resource_name).version_id == "1"
+    assert aiplatform.Model(first.resource_name, version="candidate").version_id == "2"
+    registry = first.versioning_registry
+    versions = {v.version_id: list(v.version_aliases) for v in registry.list_versions()}
+    assert versions == {"1": ["default"], "2": ["candidate"]}
+
+    endpoint = aiplatform.Endpoint.create(display_name="scaler-endpoint")
+    aiplatform.Model(first.resource_name, version="2").deploy(endpoint,
+                                                             machine_type="n1-standard-2")
+    [deployed] = endpoint.list_models()
+    assert (deployed.model, deployed.model_version_id) == (first.resource_name, "2")
+    prediction = endpoint.predict(instances=[[1, 2]])
+    assert (prediction.predictions, prediction.model_version_id) == ([30], "2")
+    assert not aiplatform.Model(first.resource_name).gca_resource.deployed_models
+    [ref] = aiplatform.Model(first.resource_name, version="2").gca_resource.deployed_models
+    assert ref.deployed_model_id == deployed.id
+
+    with pytest.raises(exceptions.FailedPrecondition, match="default version"):
+        registry.delete_version("1")
+    with pytest.raises(exceptions.FailedPrecondition, match="undeploy it first"):
+        registry.delete_version("2")
+    endpoint.undeploy_all()
+    registry.delete_version("2")
+    assert [v.version_id for v in registry.list_versions()] == ["1"]
+    endpoint.delete()
+    first.delete()
