@@ -94,8 +94,8 @@ class ModelService:
         return [(endpoint.name, deployed.id)
                 for endpoint in self.endpoints.select("parent = ?", (location_of(name),))
                 for deployed in endpoint.deployed_models
-                if deployed.model == name and version_id in (None, deployed.model_version_id
-                                                              or "1")]
+                if deployed.model == name
+                and (version_id is None or (deployed.model_version_id or "1") == version_id)]
 
     def _with_deployments(self, model) -> ModelPb:  # type: ignore[valid-type]
         """Model.deployed_models: each DeployedModel serving this version, as Vertex reports
