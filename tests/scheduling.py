@@ -79,6 +79,8 @@ SECONDS: dict[str, int] = {
     "tests/security/test_emulator_sandbox.py": 45,
     "tests/trainers/jax/test_entrypoint.py": 35,
     "tests/localvertex/test_capacity.py": 30,
+    "tests/localvertex/test_sdk_training_pipelines.py": 20,
+    "tests/localvertex/test_training_pipelines.py": 20,
     "tests/security/test_hardening.py": 30,
     "tests/trainers/test_tensorrt_repo.py": 30,
     "tests/integration/test_presets_run.py": 250,
