@@ -155,11 +155,12 @@ class PipelineRunner:
         if child.state == JobState.JOB_STATE_SUCCEEDED:
             self._succeeded(record, child)
             return
-        state = (PipelineState.PIPELINE_STATE_CANCELLED
-                 if child.state == JobState.JOB_STATE_CANCELLED
-                 else PipelineState.PIPELINE_STATE_FAILED)
         error = child.job.error
-        self._finish(state, error.code or CODE_INTERNAL,
+        if child.state == JobState.JOB_STATE_CANCELLED:  # cancelled on its own, not through us
+            self._finish(PipelineState.PIPELINE_STATE_CANCELLED, CODE_CANCELLED,
+                         f"The pipeline's CustomJob {child.id} was cancelled.")
+            return
+        self._finish(PipelineState.PIPELINE_STATE_FAILED, error.code or CODE_INTERNAL,
                      f"Job failed: {error.message or JobState(child.state).name}")
 
     def _succeeded(self, record: PipelineRecord, child) -> None:
