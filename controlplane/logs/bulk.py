@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 from django.db import connection, models, transaction
+from psycopg.types.json import Jsonb
 
 
 @dataclass(frozen=True)
@@ -120,19 +121,38 @@ def _names(batch: Batch) -> str:
                      for c in batch.columns)
 
 
+def _writer(batch: Batch) -> Callable[[Any, tuple[Any, ...]], None]:
+    """How a row of the batch goes into a COPY: as it is, or, where the table has JSON
+    columns, with their values (dicts, lists, None) as JSON; only such batches pay for it."""
+    at = [i for i, c in enumerate(batch.columns)
+          if isinstance(batch.model._meta.get_field(c), models.JSONField)]
+    if not at:
+        return lambda copy, row: copy.write_row(row)
+
+    def write(copy: Any, row: tuple[Any, ...]) -> None:
+        values = list(row)
+        for i in at:
+            if values[i] is not None:
+                values[i] = Jsonb(values[i])
+        copy.write_row(values)
+
+    return write
+
+
 def _copy_direct(batch: Batch, produce: Iterator[object] | None = None,
                  finish: Callable[[], None] | None = None) -> None:
     if produce is None and not batch.rows:
         if finish is not None:
             finish()
         return
+    write = _writer(batch)
     with (connection.cursor() as cursor,
           cursor.cursor.copy(f"COPY {batch.model._meta.db_table} ({_names(batch)}) "
                              "FROM STDIN") as copy):
         rows, sent = batch.rows, 0
         for _ in produce or ((),):
             while sent < len(rows):
-                copy.write_row(rows[sent])
+                write(copy, rows[sent])
                 sent += 1
         if finish is not None:
             finish()  # PostgreSQL stores what it was sent meanwhile
@@ -155,9 +175,10 @@ def _copy_insert(batch: Batch) -> Inserted:
         # the table it created with it. ON COMMIT DELETE ROWS empties it at every commit.
         cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} ({types}) "
                        "ON COMMIT DELETE ROWS")
+        write = _writer(batch)
         with cursor.cursor.copy(f"COPY {stage} ({names}) FROM STDIN") as copy:
             for row in batch.rows:
-                copy.write_row(row)
+                write(copy, row)
         # Emptied as it is read: several batches may share one transaction.
         cursor.execute(f"WITH staged AS (DELETE FROM {stage} RETURNING {names}) "
                        f"INSERT INTO {table} ({names}) SELECT {names} FROM staged "

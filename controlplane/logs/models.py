@@ -26,6 +26,9 @@ class StepMetric(models.Model):
     step_time_s = models.FloatField(null=True)
     span = models.PositiveIntegerField(default=1)
     insert_id = models.CharField(max_length=128)
+    # The step event's other numbers by name (grad_norm, epoch, a team's own metric): the job
+    # page's custom panels (vertexplan.logparse.events.extra_values bounds them).
+    extra = models.JSONField(null=True, blank=True)
 
     class Meta:
         db_table = "jobs_stepmetric"  # kept from the app it was first created in

@@ -125,6 +125,8 @@ class Point:
     timestamp: datetime
     span: int
     values: dict[str, float | None]
+    # The step's other numbers by name (StepMetric.extra): the custom panels.
+    extra: dict[str, float] | None = None
 
 
 def points(job: Job, attempt: int | None = None, *, latest: bool = False) -> list[Point]:
@@ -135,13 +137,29 @@ def points(job: Job, attempt: int | None = None, *, latest: bool = False) -> lis
     rows = StepMetric.objects.filter(job=job)
     if attempt is not None:
         rows = rows.filter(attempt=attempt)
-    fields = ("attempt", "step", "timestamp", "span", *SERIES)
-    out = [Point(r[0], r[1], r[2], r[3], dict(zip(SERIES, r[4:], strict=True)))
+    fields = ("attempt", "step", "timestamp", "span", "extra", *SERIES)
+    out = [Point(r[0], r[1], r[2], r[3], dict(zip(SERIES, r[5:], strict=True)),
+                 r[4] if isinstance(r[4], dict) else None)
            for r in rows.order_by("attempt", "step", "timestamp").values_list(*fields)]
     if latest and out:
         out = [p for p, after in zip(out, [*out[1:], None], strict=True)
                if after is None or (after.attempt, after.step) != (p.attempt, p.step)]
     return out
+
+
+# The custom panels a job page draws at most (the names first seen first).
+MAX_CUSTOM_SERIES = 12
+
+
+def custom_series(rows: Sequence[Point]) -> dict[str, list[float | None]]:
+    """Each other number the steps report (grad_norm, epoch, a team's own metric), as a column
+    beside the rows (null where a row lacks it); at most MAX_CUSTOM_SERIES, first seen first."""
+    names: list[str] = []
+    for point in rows:
+        for name in point.extra or ():
+            if name not in names and len(names) < MAX_CUSTOM_SERIES:
+                names.append(name)
+    return {name: [(p.extra or {}).get(name) for p in rows] for name in names}
 
 
 def thin(rows: Sequence[Any], limit: int) -> list[Any]:

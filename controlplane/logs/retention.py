@@ -131,6 +131,21 @@ def cap_lines(job: Job, limit: int, now: datetime) -> int:
     return _delete_batches(older)
 
 
+def _merged_extra(rows: list[tuple[object, int]]) -> dict[str, float] | None:
+    """The other numbers of merged rows: each name's mean weighted by span, over the rows that
+    have it (as the columns are merged)."""
+    sums: dict[str, list[float]] = {}
+    for extra, span in rows:
+        if not isinstance(extra, dict):
+            continue
+        for name, value in extra.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                total = sums.setdefault(name, [0.0, 0.0])
+                total[0] += value * span
+                total[1] += span
+    return {name: s / w for name, (s, w) in sums.items() if w} or None
+
+
 def downsample(job: Job, attempt: int, points: int, now: datetime) -> int:
     """Merge an attempt's older step rows so it keeps about `points` of them. Returns how
     many rows were merged away."""
@@ -140,7 +155,7 @@ def downsample(job: Job, attempt: int, points: int, now: datetime) -> int:
         return 0
     keep_raw = points // 2
     old = list(rows.filter(timestamp__lt=now - SAFETY).order_by("step", "timestamp")
-               .values_list("pk", "span", *VALUES)[: total - keep_raw])
+               .values_list("pk", "span", *VALUES, "extra")[: total - keep_raw])
     size = -(-len(old) // max(points - keep_raw, 1))
     if size < 2:
         return 0
@@ -156,10 +171,11 @@ def downsample(job: Job, attempt: int, points: int, now: datetime) -> int:
             weighted = [(r[n], r[1]) for r in bucket if r[n] is not None]
             weight = sum(w for _, w in weighted)
             setattr(merged, name, sum(v * w for v, w in weighted) / weight if weight else None)
+        merged.extra = _merged_extra([(r[-1], r[1]) for r in bucket])
         survivors.append(merged)
         doomed += [r[0] for r in bucket[:-1]]
     with transaction.atomic():
-        StepMetric.objects.bulk_update(survivors, ["span", *VALUES], batch_size=1000)
+        StepMetric.objects.bulk_update(survivors, ["span", *VALUES, "extra"], batch_size=1000)
         for start in range(0, len(doomed), BATCH):
             StepMetric.objects.filter(pk__in=doomed[start:start + BATCH]).delete()
     return len(doomed)

@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 LINE_COLUMNS = ("job", "attempt", "timestamp", "severity", "replica", "message", "insert_id")
 STEP_COLUMNS = ("job", "attempt", "step", "timestamp", "loss", "lr", "tokens_per_s",
                 "step_time_s", "span", "insert_id")
+# What the store writes of a step: the columns above and the step's other numbers.
+STEP_ROW_COLUMNS = (*STEP_COLUMNS, "extra")
 # Lines before a batch that may hold the start of a traceback the batch ends.
 TRACEBACK_LOOKBACK = 200
 # A crash loop prints the same failure again and again: the page needs a few, not thousands.
@@ -86,7 +88,7 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
         _asynchronous_commit()
         lines, steps = insert_batches(
             [Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
-             Batch(StepMetric, STEP_COLUMNS, rows.steps)],
+             Batch(StepMetric, STEP_ROW_COLUMNS, rows.steps)],
             produce=_route(entries, targets, facts, rows),
             before_finish=lambda: hits.update(_reporting(rows.scan)))
         result.lines, result.steps = lines.count, steps.count
@@ -203,7 +205,7 @@ def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: tru
         rows.stepped.add(job_id)
         rows.steps.append((job_id, number, parsed.step, entry.timestamp, values["loss"],
                            values["lr"], values["tokens_per_s"], values["step_time_s"], 1,
-                           entry.insert_id))
+                           entry.insert_id, events.extra_values(parsed)))
         per_rank = parsed.fields.get("rank_step_time_s")
         if PER_RANK_SECONDS.accepts(per_rank) and len(per_rank) <= MAX_RANKS_KEPT:
             # Every few steps: what straggler detection reads (controlplane/logs/health.py).
@@ -234,7 +236,7 @@ def _read_frameworks(rows: _Rows, facts: Mapping[int, trust.JobFacts],
     for job_id, number, entry, parsed in read.events:
         _add_event(found, entry, parsed, facts[job_id], job_id, number)
     StepMetric.objects.bulk_create(
-        [StepMetric(**dict(zip(STEP_COLUMNS[1:], row[1:], strict=True)), job_id=row[0])
+        [StepMetric(**dict(zip(STEP_ROW_COLUMNS[1:], row[1:], strict=True)), job_id=row[0])
          for row in found.steps], ignore_conflicts=True)
     # Steps (and evaluations at them) guessed before the framework's lines told the interval:
     # this page's events where they are still to be stored, the earlier pages' rows in place.

@@ -66,6 +66,9 @@ def job_metrics(request: HttpRequest, pk: int) -> JsonResponse:
         # how it is computed: FLOPs per token, the peak and its datasheet).
         "mfu": [_short(mfu.value(p)) for p in rows],
         "mfu_reason": mfu.reason(),
+        # Every other number the steps report, one panel each (job_detail.js).
+        "custom": {name: [_short(v) for v in values]
+                   for name, values in queries.custom_series(rows).items()},
         "mfu_basis": mfu.describe(),
         "state": job.state,
         "active": active,

@@ -36,6 +36,13 @@ FAILURE_MIN_SEVERITY = 400
 DEFAULT_SEVERITY = 0
 # How long a `tracking` event's URL may be.
 MAX_TRACKING_URL = 2000
+# A step event's other numbers (grad_norm, epoch, tflops, a team's own metric) become the job
+# page's custom panels: at most this many per step, each named as a metric is named.
+MAX_EXTRA_VALUES = 16
+MAX_EXTRA_NAME = 40
+# Fields of a step event that are not a metric of the run (or are charted already).
+_NOT_EXTRA = frozenset({"step", "total_steps", "rank_step_time_s", "samples_per_s",
+                        "step_estimated", *contract_events.STEP_VALUES})
 # Lines the emulator (like Vertex's own agent) writes when it restarts a replica.
 RESTART_PREFIX = contract_events.RESTART_PREFIX
 
@@ -124,6 +131,26 @@ def step_values(parsed: ParsedEntry) -> dict[str, float | None]:
     if values["tokens_per_s"] is None:  # DESIGN.md: tokens_per_s or samples_per_s
         values["tokens_per_s"] = _number(parsed.fields.get("samples_per_s"))
     return values
+
+
+def extra_values(parsed: ParsedEntry) -> dict[str, float] | None:
+    """A step event's other numbers, by name, for the custom panels; None when it has none.
+    A name is a metric's name (a letter or _, then letters, digits, _ . / -, at most
+    MAX_EXTRA_NAME); a value a finite number (not a boolean); the first MAX_EXTRA_VALUES."""
+    extra: dict[str, float] = {}
+    for name, value in parsed.fields.items():
+        if name in _NOT_EXTRA or len(extra) >= MAX_EXTRA_VALUES:
+            continue
+        number = _number(value)
+        if number is not None and _metric_name(name):
+            extra[name] = number
+    return extra or None
+
+
+def _metric_name(name: str) -> bool:
+    if not (0 < len(name) <= MAX_EXTRA_NAME) or not (name[0].isalpha() or name[0] == "_"):
+        return False
+    return name.isascii() and all(ch.isalnum() or ch in "_./-" for ch in name)
 
 
 def tracking_link(fields: dict[str, Any]) -> tuple[str, str] | None:

@@ -280,9 +280,82 @@
                      : (data.mfu_basis ? "MFU = " + data.mfu_basis : ""));
   }
 
+  // Custom panels: one small chart per other number the steps report (grad_norm, epoch, a
+  // team's own metric) and per eval metric the loss chart leaves out (accuracy, perplexity),
+  // made when the name first appears. Names come from the server, bounded to a metric's
+  // characters; they are only ever set as text.
+  var customBox = document.getElementById("custom-panels");
+  var customCharts = {};
+
+  function customChart(key, title) {
+    if (customCharts[key]) return customCharts[key];
+    var panel = element("div", "custom-panel");
+    panel.dataset.metric = key;
+    panel.appendChild(element("h3", "chart-title", title));
+    var div = element("div", "chart short custom-chart");
+    panel.appendChild(div);
+    customBox.appendChild(panel);
+    customBox.hidden = false;
+    customCharts[key] = div;
+    return div;
+  }
+
+  function customLayout(wall, name) {
+    return {
+      margin: { l: 55, r: 10, t: 10, b: 35 }, showlegend: false, uirevision: "keep",
+      font: { size: 11 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+      xaxis: { title: { text: wall ? "time" : "step" }, zeroline: false,
+               type: wall ? "date" : "linear" },
+      yaxis: { title: { text: name }, zeroline: false }
+    };
+  }
+
+  function drawCustom(data) {
+    if (!customBox) return;
+    var wall = setting("xaxis", "step") === "time";
+    var weight = Number(setting("smoothing", 0)) || 0;
+    var attempts = [];
+    data.attempt.forEach(function (a) { if (attempts.indexOf(a) < 0) attempts.push(a); });
+    Object.keys(data.custom || {}).forEach(function (name) {
+      var values = data.custom[name];
+      var t = [];
+      attempts.forEach(function (a, n) {
+        var x = [], y = [];
+        for (var i = 0; i < data.steps.length; i++) {
+          if (data.attempt[i] === a && values[i] !== null && values[i] !== undefined) {
+            x.push(xOf(data, i, wall));
+            y.push(values[i]);
+          }
+        }
+        if (x.length) t.push({ type: "scatter", mode: "lines", name: name + ", attempt " + a,
+                               x: x, y: smooth(y, weight),
+                               line: { color: COLORS[n % COLORS.length], width: 1.5 } });
+      });
+      if (t.length) window.Plotly.react(customChart("step:" + name, name), t,
+                                        customLayout(wall, name), window.cp.plotConfig());
+    });
+    var onLoss = data.eval_names || [];
+    var evalNames = [];
+    (data.evals || []).forEach(function (e) {
+      Object.keys(e.metrics).forEach(function (name) {
+        if (onLoss.indexOf(name) < 0 && evalNames.indexOf(name) < 0) evalNames.push(name);
+      });
+    });
+    evalNames.forEach(function (name) {
+      var rows = data.evals.filter(function (e) { return e.metrics[name] !== undefined; });
+      var t = [{ type: "scatter", mode: "lines+markers", name: "eval " + name,
+                 x: rows.map(function (e) { return wall ? e.t : e.step; }),
+                 y: rows.map(function (e) { return e.metrics[name]; }),
+                 line: { color: COLORS[0], width: 1.5 } }];
+      window.Plotly.react(customChart("eval:" + name, "eval " + name), t,
+                          customLayout(wall, name), window.cp.plotConfig());
+    });
+  }
+
   function redraw() {
     if (!last) return;
     drawMfu(last);
+    drawCustom(last);
     var t = traces(last);
     var empty = t.length === 0;
     window.Plotly.react(chart, t, layout(empty, last), window.cp.plotConfig());
