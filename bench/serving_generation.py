@@ -1,16 +1,19 @@
 """Generation with the KV cache and continuous batching (trainers/serving/decoding.py,
 batcher.py): what a token costs as the output grows, and what concurrent clients get.
 
-    python -m bench.serving_generation [--seconds 8] [--threads 1] [--lengths 32,256,1024]
+    python -m bench.serving_generation [--seconds 5] [--rounds 3] [--threads 1]
+                                       [--lengths 32,256,1024]
 
 1. ms/token at 32, 256 and 1024 output tokens, greedy, one sequence, in process: the cached
    decoder (a prefill, then one byte a step against the cache) beside the no-cache path (the
    whole context every step, as the server generated before). Goal: with the cache the cost
    a token stays flat, 1024's within 2x of 32's (the ratio is printed); the cached bytes equal
-   the no-cache path's exactly at every length.
+   the no-cache path's exactly at every length. Cached: the best of 5 runs; no-cache: one.
 2. Throughput of `python -m trainers.serve` (its own process, as a Vertex replica) at 1 and 16
    concurrent clients, each sending {"prompt", "max_tokens": 64} back to back for --seconds
-   over a kept-alive connection: generated tokens/s and the ratio 16 clients / 1 (goal >= 4x).
+   over a kept-alive connection: generated tokens/s and the ratio 16 clients / 1 (goal >= 4x),
+   in --rounds alternating rounds (the median ratio); the clients are threads of this process,
+   so on a small machine they take CPU from the server. Then the decoder alone, in process.
 3. Short behind long: a 500-token request (the contract's limit is 512) streams from the
    server (/v1/completions); once its first bytes arrive a 16-token request is sent: it joins
    the running batch and is answered while the long one is still generating (the order and
@@ -69,9 +72,12 @@ def per_token(lengths: list[int]) -> None:
     cached_ms: dict[int, float] = {}
     for n in lengths:
         instance = [Instance(PROMPT.encode(), n)]
-        t0 = time.perf_counter()
-        cached = generate.generate(model, instance)
-        cached_ms[n] = (time.perf_counter() - t0) * 1000 / n
+        best = float("inf")
+        for _ in range(5):  # best of 5: the machine is shared, the cached runs are short
+            t0 = time.perf_counter()
+            cached = generate.generate(model, instance)
+            best = min(best, time.perf_counter() - t0)
+        cached_ms[n] = best * 1000 / n
         t0 = time.perf_counter()
         uncached = generate.generate(model, instance, cache=False)
         uncached_ms = (time.perf_counter() - t0) * 1000 / n
@@ -82,7 +88,7 @@ def per_token(lengths: list[int]) -> None:
           "(goal: at most 2x)")
 
 
-def throughput(folder: Path, seconds: float, threads: int) -> None:
+def throughput(folder: Path, seconds: float, threads: int, rounds: int) -> None:
     body = json.dumps({"instances": [{"prompt": PROMPT, "max_tokens": 64}]}).encode()
 
     def send(conn: http.client.HTTPConnection) -> bool:
@@ -92,19 +98,27 @@ def throughput(folder: Path, seconds: float, threads: int) -> None:
 
     proc, port, _ = start_server(folder, max_batch=32, threads=threads)
     try:
-        rows = {clients: run_level(port, clients, seconds, send) for clients in (1, 16)}
+        # Rounds alternate 1 and 16 clients, so a neighbour's burst of work on the shared
+        # machine lands on both; the ratio is each round's, the median printed.
+        runs = [{clients: run_level(port, clients, seconds, send) for clients in (1, 16)}
+                for _ in range(rounds)]
         order = short_behind_long(port)
     finally:
         proc.terminate()
         proc.wait(30)
-    print(f"\n2. python -m trainers.serve, 64 tokens a request, {seconds:g} s a level")
-    print("| clients | requests | tokens/s | p50 ms | p99 ms | errors |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for clients, row in rows.items():
-        print(f"| {clients} | {row['requests']} | {row['rps'] * 64:.0f} | {row['p50_ms']:.0f} "
-              f"| {row['p99_ms']:.0f} | {row['errors']} |")
-    print(f"throughput at 16 clients over 1: {rows[16]['rps'] / rows[1]['rps']:.1f}x "
-          "(goal: at least 4x)")
+    print(f"\n2. python -m trainers.serve, 64 tokens a request, {seconds:g} s a level, "
+          f"{rounds} rounds")
+    print("| round | clients | requests | tokens/s | p50 ms | p99 ms | errors | 16 / 1 |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    ratios = []
+    for number, rows in enumerate(runs, 1):
+        ratios.append(rows[16]["rps"] / max(rows[1]["rps"], 1e-9))
+        for clients, row in rows.items():
+            ratio = f"{ratios[-1]:.1f}x" if clients == 16 else ""
+            print(f"| {number} | {clients} | {row['requests']} | {row['rps'] * 64:.0f} "
+                  f"| {row['p50_ms']:.0f} | {row['p99_ms']:.0f} | {row['errors']} | {ratio} |")
+    print(f"throughput at 16 clients over 1, median of the rounds: "
+          f"{sorted(ratios)[len(ratios) // 2]:.1f}x (goal: at least 4x)")
     decoder_alone()
     print(order)
 
@@ -168,7 +182,8 @@ def short_behind_long(port: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=8.0, help="per concurrency level")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per concurrency level")
+    parser.add_argument("--rounds", type=int, default=3, help="of 1 then 16 clients")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--lengths", default="32,256,1024", help="output tokens, ascending")
     args = parser.parse_args()
@@ -177,7 +192,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     per_token([int(n) for n in args.lengths.split(",")])
     with tempfile.TemporaryDirectory(prefix="bench-generation-") as scratch:
-        throughput(export(Path(scratch) / "model"), args.seconds, args.threads)
+        throughput(export(Path(scratch) / "model"), args.seconds, args.threads, args.rounds)
     return 0
 
 

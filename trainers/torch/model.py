@@ -46,15 +46,15 @@ class CausalSelfAttention(nn.Module):
         return self.resid_dropout(self.proj(y))
 
     def forward_cached(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor],
-                       rows: torch.Tensor, positions: torch.Tensor,
-                       mask: torch.Tensor | None,
-                       span: slice | torch.Tensor | None = None) -> torch.Tensor:
+                       rows: torch.Tensor, positions: torch.Tensor, width: int | None,
+                       mask: torch.Tensor | None, span: slice | torch.Tensor) -> torch.Tensor:
         """Serving only: `forward` for new positions of sequences whose earlier keys and values
         are in `cache` (keys, values: [sequences, heads, block_size, head width]). Row b of x
         holds positions[b] of the sequence cached at rows[b]; its keys and values are written
-        there, and it attends to that sequence's cached positions up to its own. `mask` is
-        GPT.forward_cached's; None: one sequence from position 0, attended as `forward` does.
-        `span`: `rows` as a slice where they are consecutive (read as a view, not a copy)."""
+        there, and it attends to the first `width` cached positions of that sequence (`mask`,
+        GPT.forward_cached's, keeps each query to its own and earlier ones). `width` None: one
+        sequence from position 0, attended as `forward` does. `span`: `rows`, or the same rows
+        as a slice where they are consecutive (read as a view, not a copy)."""
         batch, length, _ = x.shape
         q, k, v = (
             t(x).view(batch, length, -1, self.head_dim).transpose(1, 2)
@@ -65,10 +65,9 @@ class CausalSelfAttention(nn.Module):
         where = (rows[:, None].expand(batch, length), positions)
         keys.transpose(1, 2).index_put_(where, k.transpose(1, 2))
         values.transpose(1, 2).index_put_(where, v.transpose(1, 2))
-        if mask is None:
+        if width is None:
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
-            width, span = mask.shape[-1], rows if span is None else span
             y = F.scaled_dot_product_attention(
                 q, keys[span, :, :width], values[span, :, :width], attn_mask=mask)
         y = y.transpose(1, 2).contiguous().view(batch, length, -1)
@@ -109,10 +108,10 @@ class Block(nn.Module):
         return x + self.mlp(self.ln_2(x))
 
     def forward_cached(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor],
-                       rows: torch.Tensor, positions: torch.Tensor,
-                       mask: torch.Tensor | None,
-                       span: slice | torch.Tensor | None = None) -> torch.Tensor:
-        x = x + self.attn.forward_cached(self.ln_1(x), cache, rows, positions, mask, span)
+                       rows: torch.Tensor, positions: torch.Tensor, width: int | None,
+                       mask: torch.Tensor | None, span: slice | torch.Tensor) -> torch.Tensor:
+        x = x + self.attn.forward_cached(self.ln_1(x), cache, rows, positions, width, mask,
+                                         span)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -205,10 +204,14 @@ class GPT(nn.Module):
         end = int(start.max()) + length
         if end > self.config.block_size:
             raise ValueError(f"position {end - 1} >= block_size {self.config.block_size}")
+        width: int | None = end
         mask = None
-        if batch > 1 or int(start.max()) > 0:
+        if batch == 1 and end == length:
+            width = None  # a prompt from position 0: causal attention over its own keys
+        elif batch > 1 or length > 1:
             # Each query sees its own sequence's keys up to its position, not another
-            # sequence's longer tail: [batch, 1 (heads), length, keys].
+            # sequence's longer tail: [batch, 1 (heads), length, keys]. (One new byte of one
+            # sequence sees every key up to its own: no mask.)
             keys = torch.arange(end, device=idx.device)
             mask = (keys[None, None, None, :] <= positions[:, None, :, None])
         first = int(rows[0])
@@ -218,7 +221,7 @@ class GPT(nn.Module):
         span = slice(first, first + batch) if consecutive else rows
         x = self.wte(idx) + self.wpe(positions)
         for block, layer_cache in zip(self.blocks.values(), cache, strict=True):
-            x = block.forward_cached(x, layer_cache, rows, positions, mask, span)
+            x = block.forward_cached(x, layer_cache, rows, positions, width, mask, span)
         return self.lm_head(self.ln_f(x))
 
 
