@@ -17,6 +17,7 @@ from localvertex.jobs.runner import JobRunner
 from localvertex.jobs.store import JobState, JobStore
 from localvertex.jobs.updates import CODE_CANCELLED, finish_record
 from localvertex.quotas.capacity import Capacity
+from localvertex.replicas import job_network
 from localvertex.replicas.processes import kill_strays
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,8 @@ class JobManager:
         killed = kill_strays(self.settings.data_dir)
         if killed:
             log.info("killed %d replica processes left by an earlier emulator", killed)
+        # Its jobs' network namespaces too: each job resumed here gets a fresh one.
+        job_network.remove_stale(self.settings.data_dir)
         for record in self.jobs.unfinished():
             log.info("resuming job %s (%s)", record.id, JobState(record.state).name)
             self.start(record.id)

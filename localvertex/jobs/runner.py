@@ -49,9 +49,10 @@ from localvertex.jobs.updates import (
     set_state,
 )
 from localvertex.quotas.capacity import Capacity
+from localvertex.replicas import output_folders
 from localvertex.replicas.environment import build_replicas, output_dirs
 from localvertex.replicas.job_replicas import Replica, ReplicaProcesses
-from localvertex.replicas.sandbox import bucket_dir
+from localvertex.replicas.team_users import team_of
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +97,13 @@ class JobRunner:
         # Set by cancel and shutdown so that a long grace period in progress is cut short.
         self._urgent = threading.Event()
         self._replicas: list[Replica] = []
-        self._processes = ReplicaProcesses(
-            self.settings, job_id, self._replica_line, self._save_replica, self._urgent
-        )
         record = host.jobs.get(job_id)
         assert record is not None
+        # Its replicas run as its team's user, in a network of their own (replicas/).
+        self._processes = ReplicaProcesses(
+            self.settings, job_id, self._replica_line, self._save_replica, self._urgent,
+            team=team_of(record.job.labels),
+        )
         self.project = record.project
         self.location = record.location
         self._spec = record.job.job_spec
@@ -140,6 +143,7 @@ class JobRunner:
             with contextlib.suppress(KeyError):
                 self._finish(JobState.JOB_STATE_FAILED, CODE_INTERNAL, f"Emulator error: {exc}")
         finally:
+            self._processes.close()
             self.host.runner_finished(self.job_id)
 
     def _run(self) -> None:
@@ -152,9 +156,11 @@ class JobRunner:
         if not self._provision(record):
             return
         self._replicas = self._build(record)
-        who = self.settings.replica_identity
-        for path in output_dirs(self.settings, self._spec).values():
-            bucket_dir(self.settings.data_dir, Path(path), who)
+        who = self._processes.open()
+        folders = [Path(path) for path in output_dirs(self.settings, self._spec).values()]
+        if folders:
+            output_folders.prepare(self.settings.data_dir, folders[0].parent, folders, who,
+                                   self.settings.replica_identity)
         # Replicas already on record ran under an earlier emulator: this start is a restart.
         resumed = bool(record.replicas)
         for replica in self._replicas:

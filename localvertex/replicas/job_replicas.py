@@ -1,14 +1,19 @@
 """A job's replicas as local processes: starting them, reading their output, stopping them.
 
 Each replica runs in its own session (see processes.py), with a pid file under the job's folder
-so a later emulator can find what this one left behind. Its stdout and stderr are read by two
-small threads that hand every line to the runner (as INFO and ERROR). Only the job's runner
-thread starts, reaps and stops replicas; `pids` may be called from any thread.
+so a later emulator can find what this one left behind, as its team's user (team_users.py) in
+the job's own network namespace (job_network.py), both settled by open() before the first
+replica starts; close() removes the namespace when the job's runner ends. Its stdout and
+stderr are read by two small threads that hand every line to the runner (as INFO and ERROR).
+Only the job's runner thread starts, reaps and stops replicas; `pids` may be called from any
+thread.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -21,9 +26,11 @@ from typing import IO
 from contract import events as contract_events
 from localvertex.cloudlogging.entries import ERROR, INFO
 from localvertex.config import Settings
+from localvertex.replicas import job_network
 from localvertex.replicas.environment import ReplicaSpec
 from localvertex.replicas.processes import signal_group
-from localvertex.replicas.sandbox import popen_options, working_dir
+from localvertex.replicas.sandbox import REPLICA_UMASK, Identity, popen_options, working_dir
+from localvertex.replicas.team_users import identity_for
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +108,14 @@ class ReplicaProcesses:
         on_line: LineSink,
         on_saved: Callable[[Replica], None],
         urgent: threading.Event,
+        team: str = "",
     ) -> None:
         self.settings = settings
         self.job_id = job_id
+        self.team = team
+        # Set by open(): who the replicas run as, and the namespace they share (or None).
+        self.who: Identity | None = None
+        self._netns: Path | None = None
         self._on_line = on_line
         self._on_saved = on_saved
         self._urgent = urgent
@@ -116,17 +128,40 @@ class ReplicaProcesses:
     def _pid_file(self, replica: Replica) -> Path:
         return self.settings.jobs_dir / self.job_id / f"{replica.key}.pid"
 
+    def open(self) -> Identity | None:
+        """Settle who the job's replicas run as (its team's user) and make their network
+        namespace; who that is. SandboxError when the team's user cannot be had."""
+        self.who = identity_for(self.settings.replica_identity, self.team)
+        if self._netns is None:
+            self._netns = job_network.create(self.settings.data_dir, self.job_id)
+        return self.who
+
+    def close(self) -> None:
+        """Remove the job's namespace (its replicas are stopped by then)."""
+        job_network.remove(self._netns)
+        self._netns = None
+
+    def _command(self, spec: ReplicaSpec) -> tuple[list[str], dict]:
+        """The replica's command line and Popen's options: entered into the job's namespace
+        as its user where there is one (nsenter switches user, after entering it)."""
+        if self._netns is None:
+            return spec.argv, popen_options(self.who)
+        _must_exist(spec.argv, spec.env.get("PATH"))
+        options = {"umask": REPLICA_UMASK, "extra_groups": []} if self.who is not None else {}
+        return job_network.entering(spec.argv, self._netns, self.who), options
+
     def launch(self, replica: Replica) -> None:
         spec = replica.spec
-        who = self.settings.replica_identity
+        who = self.who
         try:
-            # The job's own folder, and the sandbox's user when there is one (sandbox.py).
+            # The job's own folder, and its team's user when there is one (sandbox.py).
             workdir = working_dir(self.settings.data_dir, self.job_id, who)
+            argv, options = self._command(spec)
             proc = subprocess.Popen(
-                spec.argv,
+                argv,
                 cwd=workdir,
                 env={**spec.env, "HOME": str(workdir)},
-                **popen_options(who),
+                **options,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -215,3 +250,15 @@ class ReplicaProcesses:
             if now >= deadline:
                 break
             time.sleep(0.05)
+
+
+def _must_exist(argv: list[str], path: str | None) -> None:
+    """Raise as Popen would for a command that is not there: started through nsenter, a
+    missing command would otherwise be nsenter's exit 127 rather than the launch error a
+    container that cannot start gives."""
+    if not argv:
+        raise IndexError("empty command")
+    command = argv[0]
+    found = command if os.sep in command else shutil.which(command, path=path)
+    if found is None or not os.path.exists(found):
+        raise FileNotFoundError(2, "No such file or directory", command)

@@ -10,11 +10,14 @@ Whatever a team submits runs here, so a replica gets
   emulator runs as root is ``localvertex-replica``, created if missing, and let through -
   not list - the private folders above the interpreter: localvertex/replicas/traverse.py), another
   uid and gid
-  with no supplementary groups and umask 077: it cannot read files only their owner may
+  with no supplementary groups and umask 027: it cannot read files only their owner may
   (the control plane's database and secret key, the emulator's own state), nor another
   process's environment (/proc/<pid>/environ). The emulator's data directory is then
   traversable but not listable, its state file private, and the folders replicas write
-  (the stand-in buckets, the working directories) belong to the replica user.
+  (a job's output folder, its working directory) belong to the job's user: a team's own
+  (team_users.py) when the control plane labelled the job with one, this one otherwise;
+  output_folders.py says who owns what in the stand-in buckets;
+* its job's own network namespace (job_network.py): loopback only, shared by its replicas.
 
 Without root (a developer's own account), the uid cannot change: the environment and the
 working directory are still the replica's own, and the emulator says so at start. As root it
@@ -52,6 +55,11 @@ _PASSED = re.compile(
 # compiled anything: folders of the host's user, where a replica user cannot write. A replica
 # finds its own, as a container on Vertex does.
 _HOST_CACHES = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"})
+
+
+# What a replica writes is its own (and, in its job's output folder, readable by that folder's
+# group: the sandbox's user, which serves a team's model; output_folders.py), nobody else's.
+REPLICA_UMASK = 0o027
 
 
 def replica_environment(inherited: dict[str, str]) -> dict[str, str]:
@@ -145,7 +153,12 @@ def identity(requested: str | None = None) -> Identity | None:
             log.warning("sandbox: replica user %s asked for, but the emulator is not root: "
                         "replicas run as the emulator's own user", name)
         return None
-    name = name or DEFAULT_USER
+    return usable_user(name or DEFAULT_USER)
+
+
+def usable_user(name: str) -> Identity:
+    """NAME as a replica user (root only): created if missing, let through the folders above
+    the interpreter; SandboxError when it cannot be (a root account, no useradd)."""
     found = _ensure_user(name)
     if found is None:
         raise SandboxError(f"cannot use or create the replica user {name} (a root account, "
@@ -187,17 +200,18 @@ def prepare(data_dir: Path, who: Identity | None) -> None:
         if not mode & 0o001:
             log.info("letting replicas pass through %s (o+x, not listable)", parent)
             os.chmod(parent, (mode & 0o7777) | 0o001)
-    for name in ("gcs", "work"):
-        _own(data_dir / name, who, 0o755)
+    # Both the emulator's: each job's working folder in work/ and each output folder in a
+    # bucket is its team's own (working_dir, output_folders.py); in gcs/ any replica may make
+    # a bucket folder, none may list, rename or remove another's (sticky, as /tmp).
+    for name, mode in (("gcs", 0o1733), ("work", 0o711)):
+        (data_dir / name).mkdir(exist_ok=True)
+        os.chown(data_dir / name, 0, 0)
+        os.chmod(data_dir / name, mode)
     for child in data_dir.iterdir():
         if child.is_file():
             os.chmod(child, 0o600)  # the emulator's state: every team's jobs
         elif child.name not in ("gcs", "work"):
             os.chmod(child, 0o700)
-    # The bucket folders made before (by an earlier emulator as root) become the replicas'.
-    for root, dirs, files in os.walk(data_dir / "gcs"):
-        for name in dirs + files:
-            os.chown(os.path.join(root, name), who.uid, who.gid, follow_symlinks=False)
 
 
 def working_dir(data_dir: Path, job_id: str, who: Identity | None) -> Path:
@@ -206,23 +220,8 @@ def working_dir(data_dir: Path, job_id: str, who: Identity | None) -> Path:
     return path
 
 
-def bucket_dir(data_dir: Path, path: Path, who: Identity | None) -> None:
-    """Make PATH (a job's output folder in the stand-in buckets) as the replicas' own: the
-    folders this creates under <data-dir>/gcs belong to the replica user, so its replicas can
-    write their checkpoints and model there."""
-    buckets = (data_dir / "gcs").absolute()
-    path = path.absolute()
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    path.mkdir(parents=True, exist_ok=True)
-    if who is None:
-        return
-    for made in missing:
-        if made.is_relative_to(buckets) and made != buckets:
-            os.chown(made, who.uid, who.gid)
-
-
 def popen_options(who: Identity | None) -> dict[str, Any]:
     """subprocess.Popen arguments that start a replica as `who`."""
     if who is None:
         return {}
-    return {"user": who.uid, "group": who.gid, "extra_groups": [], "umask": 0o077}
+    return {"user": who.uid, "group": who.gid, "extra_groups": [], "umask": REPLICA_UMASK}

@@ -133,24 +133,6 @@ def test_a_job_cannot_read_the_control_planes_data(host: Path, monkeypatch: pyte
     assert report["leaked"] == []
 
 
-def test_output_folders_the_emulator_makes_belong_to_the_replica_user(tmp_path: Path) -> None:
-    """A job's checkpoint folder in a stand-in bucket, made before its replicas start: the
-    replica user owns it and the parents made with it (so a trainer can write checkpoints),
-    and nothing that was there before changes hands."""
-    who = sandbox.identity(sandbox.DEFAULT_USER)
-    assert who is not None
-    bucket = tmp_path / "gcs" / "bucket"
-    bucket.mkdir(parents=True)
-    folder = bucket / "jobs" / "team" / "job-1" / "checkpoints"
-    sandbox.bucket_dir(tmp_path, folder, who)
-    for made in (folder, folder.parent, bucket / "jobs"):
-        assert (made.stat().st_uid, made.stat().st_gid) == (who.uid, who.gid), made
-    assert bucket.stat().st_uid == os.geteuid()
-    sandbox.bucket_dir(tmp_path, folder, who)  # again: nothing to make
-    sandbox.bucket_dir(tmp_path, tmp_path / "mine", None)  # no sandbox: made as the emulator's own
-    assert (tmp_path / "mine").stat().st_uid == os.geteuid()
-
-
 def test_a_replica_user_that_cannot_be_used_stops_the_emulator_instead_of_running_as_root(
         tmp_path: Path) -> None:
     """root is never a sandbox: asked for, the emulator refuses to start and says how to run
