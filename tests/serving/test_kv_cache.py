@@ -70,6 +70,23 @@ def test_a_sequence_joins_a_running_batch_and_answers_as_it_would_alone() -> Non
     assert [long.answer(), short.answer()] == alone
 
 
+def test_a_cancelled_sequence_leaves_at_the_next_step_and_frees_its_slot() -> None:
+    """What a streaming client's disconnect does (http.py sets `cancelled`)."""
+    decoder = Decoder(_model(), slots=1)
+    left: list[Sequence] = []
+
+    def after_each_byte(sequence: Sequence) -> None:
+        if len(sequence.generated) == 3:
+            sequence.cancelled = True
+
+    sequence = Sequence(Instance(b"def ", 40), on_done=left.append, on_token=after_each_byte)
+    decoder.join(sequence)
+    while not decoder.idle:
+        decoder.step()
+    assert left == [sequence] and len(sequence.generated) == 3
+    assert sequence.finish_reason is None and decoder.cache.free == 1
+
+
 def test_generation_ends_at_a_stop_sequence_which_the_text_leaves_out() -> None:
     model = _model()
     free = generate.generate(model, [Instance(b"def ", 40)])[0]["text"].encode()
