@@ -137,11 +137,14 @@ class Store(Generic[R]):
             self._conn.execute(self._delete_sql, (key, *self._scope))
             self._conn.commit()
 
-    def select(self, where: str = "", params: tuple[object, ...] = ()) -> list[R]:
-        """The records a SQL condition on the table's columns picks, in the table's order."""
+    def select(self, where: str = "", params: tuple[object, ...] = (),
+               limit: int | None = None) -> list[R]:
+        """The records a SQL condition on the table's columns picks, in the table's order; the
+        first LIMIT of them when given."""
         condition = f" AND ({where})" if where else ""
+        bound = f" LIMIT {int(limit)}" if limit is not None else ""
         with self._lock:
             rows = self._conn.execute(
-                f"{self._select_sql}{condition} ORDER BY {self.table.order}",
+                f"{self._select_sql}{condition} ORDER BY {self.table.order}{bound}",
                 (*self._scope, *params)).fetchall()
         return [self.table.decode(row) for row in rows]

@@ -28,6 +28,8 @@ from localvertex.jobs.store import JobState, Record, RecordStore
 DeleteOperationMetadata = aiplatform_v1.DeleteOperationMetadata.pb()
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
+# Records read from the store at once while a List fills its page.
+READ_CHUNK = 200
 
 R = TypeVar("R", bound=Record)
 
@@ -89,8 +91,18 @@ class Collection(Generic[R]):
         after = _decode_token(request.page_token, query_key) if request.page_token else None
         size = min(request.page_size if request.page_size > 0 else DEFAULT_PAGE_SIZE,
                    MAX_PAGE_SIZE)
-        records = [r for r in self.store.list(project, location)
-                   if (after is None or int(r.id) < after) and predicate(r.job)]
+        # A chunk at a time until one match more than the page holds (that one says a next
+        # page exists): reading a whole history of pages decodes each record once, not once
+        # per page.
+        chunk = max(size + 1, READ_CHUNK)
+        records: list[R] = []
+        before = after
+        while len(records) <= size:
+            rows = self.store.list_before(project, location, before, chunk)
+            records.extend(r for r in rows if predicate(r.job))
+            if len(rows) < chunk:
+                break
+            before = int(rows[-1].id)
         token = _encode_token(int(records[size - 1].id), query_key) if len(records) > size \
             else ""
         return records[:size], token

@@ -58,6 +58,16 @@ class RecordStore(Store[R]):
     def list(self, project: str, location: str) -> list[R]:
         return self.select("project = ? AND location = ?", (project, location))
 
+    def list_before(self, project: str, location: str, before: int | None, limit: int
+                    ) -> list[R]:
+        """Up to LIMIT records under a parent, newest first, whose ids are below BEFORE (from
+        the newest when None): a List reads its page a chunk at a time, so a page of a long
+        history costs the records up to its last match, not every record."""
+        if before is None:
+            return self.select("project = ? AND location = ?", (project, location), limit)
+        return self.select("project = ? AND location = ? AND CAST(id AS INTEGER) < ?",
+                           (project, location, before), limit)
+
     def unfinished(self) -> list[R]:
         placeholders = ",".join("?" * len(TERMINAL_STATES))
         return self.select(f"state NOT IN ({placeholders})",
