@@ -1,7 +1,8 @@
 """The emulator's gRPC server: every room's services on one port (JobService with the tuning
 jobs, PipelineService's TrainingPipelines, PersistentResourceService in v1 and v1beta1,
-ModelService, EndpointService, PredictionService, google.longrunning.Operations,
-LoggingServiceV2, CloudQuotas, Artifact Registry and the admin service), wired together.
+ModelService, EndpointService, PredictionService (its streaming RPCs in v1 and v1beta1),
+google.longrunning.Operations, LoggingServiceV2, CloudQuotas, Artifact Registry and the admin
+service), wired together.
 
 No generated servicers: each method is a generic handler that (de)serializes Google's own
 protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
@@ -86,6 +87,29 @@ def unary(
 
     return grpc.unary_unary_rpc_method_handler(
         handle, request_deserializer=deserialize, response_serializer=serialize
+    )
+
+
+def server_stream(
+    method: str,
+    fn: Callable,
+    deserialize: Callable[[bytes], object],
+    faults: FaultInjector | None = None,
+) -> grpc.RpcMethodHandler:
+    """One request, a stream of answers (StreamRawPredict, ChatCompletions)."""
+    def handle(request, context: grpc.ServicerContext):
+        try:
+            if faults is not None:
+                faults.check(method)
+            yield from fn(request, context)
+        except ApiError as exc:
+            _abort(context, exc)
+        except Exception:
+            log.exception("%s failed", method)
+            context.abort(grpc.StatusCode.INTERNAL, f"Internal error in {method}.")
+
+    return grpc.unary_stream_rpc_method_handler(
+        handle, request_deserializer=deserialize, response_serializer=_serialize
     )
 
 
@@ -182,6 +206,12 @@ class Emulator:
                 for name, (fn, cls) in self.logging.streaming_methods().items()
             }
         )
+        # PredictionService's server-streaming RPCs, v1's and v1beta1's (ChatCompletions is
+        # v1beta1's alone); predictions are outside the request quota.
+        for service, methods in self.serving.predictions.streaming_methods().items():
+            handlers.setdefault(service, {}).update({
+                name: server_stream(name, fn, cls.FromString, faults=self.faults)
+                for name, (fn, cls) in methods.items()})
         # The admin service takes JSON and is never faulted.
         handlers[ADMIN_SERVICE] = {
             name: unary(name, fn, decode, encode)

@@ -8,14 +8,14 @@ Vertex, so the serving reconciler polls GetOperation instead of holding a worker
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from django.conf import settings
 from google.api import httpbody_pb2
 from google.api_core import exceptions as gexc
 from google.api_core import gapic_v1
-from google.cloud import aiplatform_v1
+from google.cloud import aiplatform_v1, aiplatform_v1beta1
 from google.cloud.aiplatform_v1.services.endpoint_service.transports import (
     EndpointServiceGrpcTransport,
 )
@@ -24,6 +24,9 @@ from google.cloud.aiplatform_v1.services.model_service.transports import (
 )
 from google.cloud.aiplatform_v1.services.prediction_service.transports import (
     PredictionServiceGrpcTransport,
+)
+from google.cloud.aiplatform_v1beta1.services.prediction_service.transports import (
+    PredictionServiceGrpcTransport as PredictionServiceGrpcTransportV1beta1,
 )
 from google.longrunning import operations_pb2
 from google.protobuf import duration_pb2, field_mask_pb2, json_format
@@ -116,6 +119,11 @@ class VertexServing(ServingBackend):
                                             ModelServiceGrpcTransport, channel)
         self.predictions = clients.google_client(aiplatform_v1.PredictionServiceClient,
                                                  PredictionServiceGrpcTransport, channel)
+        # ChatCompletions is v1beta1's alone (googleapis v1beta1 prediction_service.proto).
+        self.predictions_v1beta1 = clients.google_client(
+            aiplatform_v1beta1.PredictionServiceClient, PredictionServiceGrpcTransportV1beta1,
+            channel)
+        self._dedicated_v1beta1: dict[str, aiplatform_v1beta1.PredictionServiceClient] = {}
 
     def _dedicated_client(self, dns: str) -> aiplatform_v1.PredictionServiceClient:
         """The prediction client for a dedicated endpoint's own DNS name (the shared regional
@@ -126,6 +134,16 @@ class VertexServing(ServingBackend):
         if client is None:
             client = aiplatform_v1.PredictionServiceClient(client_options={"api_endpoint": dns})
             self._dedicated[dns] = client
+        return client
+
+    def _dedicated_client_v1beta1(self, dns: str) -> aiplatform_v1beta1.PredictionServiceClient:
+        if self.channel is not None:
+            return self.predictions_v1beta1
+        client = self._dedicated_v1beta1.get(dns)
+        if client is None:
+            client = aiplatform_v1beta1.PredictionServiceClient(
+                client_options={"api_endpoint": dns})
+            self._dedicated_v1beta1[dns] = client
         return client
 
     def _call(self, what: str, fn: Callable[..., T], timeout: float | None = None,
@@ -268,3 +286,30 @@ class VertexServing(ServingBackend):
         served_by = next((value for key, value in metadata
                           if key.lower() == DEPLOYED_MODEL_HEADER), "")
         return RawPredictResult(response.data, response.content_type, str(served_by))
+
+    def chat_completions(self, endpoint: str, body: bytes, timeout_s: float | None = None,
+                         dedicated_dns: str = "") -> Iterator[bytes]:
+        client = (self._dedicated_client_v1beta1(dedicated_dns) if dedicated_dns
+                  else self.predictions_v1beta1)
+        request = aiplatform_v1beta1.ChatCompletionsRequest(
+            endpoint=endpoint,
+            http_body=httpbody_pb2.HttpBody(content_type="application/json", data=body))
+        # api_core waits for the stream's first answer here, so a refusal raises now, before
+        # the caller has answered anything of its own.
+        stream = self._call("ChatCompletions", client.chat_completions, timeout=timeout_s,
+                            request=request)
+        return _chunks("ChatCompletions", stream)
+
+
+def _chunks(what: str, stream: Any) -> Iterator[bytes]:
+    """The data of each HttpBody of a server stream; a failure midway translated as a call's."""
+    try:
+        with translated_errors(what):
+            for body in stream:
+                if body.data:
+                    yield body.data
+    finally:
+        # Closed early (the caller went away): end the call rather than leave it running.
+        cancel = getattr(stream, "cancel", None)
+        if cancel is not None:
+            cancel()

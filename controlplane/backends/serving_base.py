@@ -6,6 +6,7 @@ here imports a Google library, so tests swap in a fake by the CP_SERVING_BACKEND
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -188,6 +189,15 @@ class ServingBackend(abc.ABC):
                     dedicated_dns: str = "") -> RawPredictResult:
         """rawPredict: `body` goes to the serving container's predict route untouched, and its
         answer comes back untouched (how Triton's KServe v2 inference JSON is sent)."""
+
+    @abc.abstractmethod
+    def chat_completions(self, endpoint: str, body: bytes, timeout_s: float | None = None,
+                         dedicated_dns: str = "") -> Iterator[bytes]:
+        """Vertex's OpenAI-compatible chat completions (v1beta1 ChatCompletions): `body`, an
+        OpenAI chat completions request, goes to the deployed model, and its answer comes back
+        in chunks as the model server sends them (server-sent events when the body asks to
+        stream, else one JSON object). A refusal before the first chunk raises at the call
+        (BackendError: InvalidJobSpec for the model server's 4xx); one later, while iterating."""
 
 
 class LatencySource(abc.ABC):

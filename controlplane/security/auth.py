@@ -1,5 +1,6 @@
 """`Authorization: Token <key>` for the REST API, against the hashed tokens of
-controlplane.security.models.
+controlplane.security.models; the same tokens as `Authorization: Bearer <key>` on the routes
+that take it (OpenAI's API in front of an endpoint: its clients send their api_key so).
 
 The browser uses Django's session with CSRF (DRF's SessionAuthentication); scripts use this.
 """
@@ -26,7 +27,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed(
-                "Invalid token header: use 'Authorization: Token <key>'.")
+                f"Invalid token header: use 'Authorization: {self.keyword} <key>'.")
         try:
             key = header[1].decode("ascii")
         except UnicodeError as exc:
@@ -47,3 +48,11 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (with WWW-Authenticate) rather than 403 to a missing login.
         return self.keyword
+
+
+class BearerTokenAuthentication(ApiTokenAuthentication):
+    """An API token sent as `Authorization: Bearer <key>`, as OpenAI's clients send api_key.
+    Only views that list it take it (controlplane/serving/openai_api.py): elsewhere a Bearer
+    header is no credential, as before."""
+
+    keyword = "Bearer"

@@ -11,6 +11,8 @@
     endpoints/<id>/samples/          GET the prober's raw samples, newest first
     endpoints/<id>/alerts/           GET SLO alerts, newest first
     endpoints/<id>/predict/          POST {"instances": [...]} through the endpoint
+    endpoints/<id>/openai/v1/...     OpenAI's API through the endpoint (openai_api.py):
+                                     POST chat/completions, POST completions, GET models
     deployments/<id>/                GET, PATCH autoscaling (min/max replicas, metric, target)
     deployments/<id>/undeploy/       POST
     jobs/<id>/                       GET the job's models, endpoints and their latency
@@ -41,6 +43,7 @@ from controlplane.serving import (
     images,
     latency_table,
     lifecycle,
+    openai_api,
     predictions,
     registry,
 )
@@ -357,6 +360,13 @@ urlpatterns = [
     path("endpoints/<int:pk>/samples/", EndpointSamples.as_view(), name="api-serving-samples"),
     path("endpoints/<int:pk>/alerts/", EndpointAlerts.as_view(), name="api-serving-alerts"),
     path("endpoints/<int:pk>/predict/", EndpointPredict.as_view(), name="api-serving-predict"),
+    # OpenAI's paths (no trailing slash: its clients append them to base_url as they are).
+    path("endpoints/<int:pk>/openai/v1/chat/completions", openai_api.ChatCompletions.as_view(),
+         name="api-serving-openai-chat"),
+    path("endpoints/<int:pk>/openai/v1/completions", openai_api.Completions.as_view(),
+         name="api-serving-openai-completions"),
+    path("endpoints/<int:pk>/openai/v1/models", openai_api.Models.as_view(),
+         name="api-serving-openai-models"),
     path("deployments/<int:pk>/", DeploymentDetail.as_view(), name="api-serving-deployment"),
     path("deployments/<int:pk>/undeploy/", DeploymentUndeploy.as_view(),
          name="api-serving-undeploy"),

@@ -1,5 +1,6 @@
-"""google.cloud.aiplatform.v1.PredictionService: Predict and RawPredict, forwarded over HTTP to
-a ready replica of a deployed model chosen by the endpoint's traffic split, and Explain, refused
+"""google.cloud.aiplatform.v1.PredictionService: Predict, RawPredict and StreamRawPredict,
+forwarded over HTTP to a ready replica of a deployed model chosen by the endpoint's traffic
+split, v1beta1's ChatCompletions (and StreamRawPredict) the same way, and Explain, refused
 as Vertex refuses it for a model deployed without an explanation spec (FAILED_PRECONDITION
 "Deployed model ID does not support explanation.", as Vertex answered in
 statmike/vertex-ai-mlops#46); the emulator computes no attributions, so one with a spec is
@@ -9,6 +10,18 @@ Predict sends the container {"instances": [...], "parameters": ...} on its predi
 answers its {"predictions": [...]} as protobuf Values; RawPredict passes the HTTP body through
 untouched. A container's 4xx is INVALID_ARGUMENT, its 5xx INTERNAL, an unreachable replica
 UNAVAILABLE. Connections to replicas are kept open per server thread.
+
+The two server-streaming RPCs answer the container's HTTP body as it arrives, one HttpBody per
+read (a streamed answer, such as OpenAI's server-sent events, reaches the caller event by
+event): StreamRawPredict sends its body to the predict route, as RawPredict does (Google's
+dedicated-endpoint sample streams the same {"instances": ...} body: vertex-ai-samples
+notebooks/official/prediction/get_started_with_dedicated_endpoint.ipynb). ChatCompletions
+(v1beta1 only, `POST /v1beta1/{endpoint}/chat/completions`, googleapis v1beta1
+prediction_service.proto) carries an OpenAI chat completions body; which path of the container
+Vertex sends it to is UNCONFIRMED (Google's 2024 vLLM build for Model Garden took it on its
+predict route marked "@requestFormat": "chatCompletions", vertex-ai-samples community-content/
+vertex_model_garden/model_oss/vllm/vllm.patch): the emulator sends it to OpenAI's own path,
+/v1/chat/completions, which vLLM's OpenAI server and the product's model server answer.
 """
 
 from __future__ import annotations
@@ -18,10 +31,11 @@ import json
 import random
 import threading
 import time
+from collections.abc import Iterator
 
 import grpc
 from google.api import httpbody_pb2
-from google.cloud import aiplatform_v1
+from google.cloud import aiplatform_v1, aiplatform_v1beta1
 from google.protobuf import json_format, struct_pb2
 
 from localvertex.core.errors import ApiError, failed_precondition, invalid
@@ -30,11 +44,19 @@ from localvertex.serving.deployments import Deployments
 from localvertex.serving.endpoints import EndpointService
 
 SERVICE = "google.cloud.aiplatform.v1.PredictionService"
+SERVICE_V1BETA1 = "google.cloud.aiplatform.v1beta1.PredictionService"
+# Where a ChatCompletions body goes in the container (UNCONFIRMED on Vertex: the docstring).
+CHAT_COMPLETIONS_ROUTE = "/v1/chat/completions"
+# One read of a streamed answer: whatever the container has sent, up to this much.
+_STREAM_READ_BYTES = 64 * 1024
 
 PredictRequest = aiplatform_v1.PredictRequest.pb()
 PredictResponse = aiplatform_v1.PredictResponse.pb()
 RawPredictRequest = aiplatform_v1.RawPredictRequest.pb()
 ExplainRequest = aiplatform_v1.ExplainRequest.pb()
+StreamRawPredictRequest = aiplatform_v1.StreamRawPredictRequest.pb()
+StreamRawPredictRequestV1beta1 = aiplatform_v1beta1.StreamRawPredictRequest.pb()
+ChatCompletionsRequest = aiplatform_v1beta1.ChatCompletionsRequest.pb()
 
 _TIMEOUT_S = 120.0
 
@@ -143,6 +165,45 @@ class PredictionService:
         context.set_trailing_metadata((("x-vertex-ai-deployed-model-id", deployed.id),))
         return httpbody_pb2.HttpBody(content_type="application/json", data=raw)
 
+    def stream_raw_predict(self, request, context: grpc.ServicerContext) -> Iterator:
+        """The predict route's answer, streamed as the replica sends it."""
+        yield from self._stream(request, context, route=None)
+
+    def chat_completions(self, request, context: grpc.ServicerContext) -> Iterator:
+        """An OpenAI chat completions body to the replica's OpenAI route, its answer (a JSON
+        object, or server-sent events when the body asks to stream) streamed back."""
+        yield from self._stream(request, context, route=CHAT_COMPLETIONS_ROUTE)
+
+    def _stream(self, request, context: grpc.ServicerContext, route: str | None) -> Iterator:
+        endpoint, deployed, port, predict_route = self._route(request.endpoint)
+        self._wait_extra(endpoint.name)
+        body = request.http_body
+        # A connection of its own: a kept-alive one is busy until the stream ends.
+        conn = http.client.HTTPConnection(LOCALHOST, port, timeout=_TIMEOUT_S)
+        try:
+            try:
+                conn.request("POST", route or predict_route, body=body.data,
+                             headers={"Content-Type": body.content_type or "application/json"})
+                response = conn.getresponse()
+            except (OSError, http.client.HTTPException) as exc:
+                raise ApiError(grpc.StatusCode.UNAVAILABLE,
+                               f"The replica did not answer: {exc}") from exc
+            if response.status != 200:
+                _raise_for_status(response.status, response.read())
+            context.send_initial_metadata((("x-vertex-ai-deployed-model-id", deployed.id),))
+            content_type = response.getheader("Content-Type") or "application/json"
+            while True:
+                try:
+                    data = response.read1(_STREAM_READ_BYTES)
+                except (OSError, http.client.HTTPException) as exc:
+                    raise ApiError(grpc.StatusCode.UNAVAILABLE,
+                                   f"The replica stopped answering: {exc}") from exc
+                if not data:
+                    return
+                yield httpbody_pb2.HttpBody(content_type=content_type, data=data)
+        finally:
+            conn.close()
+
     def explain(self, request, context: grpc.ServicerContext):
         if request.deployed_model_id:
             endpoint = self.endpoints.load(request.endpoint)
@@ -168,6 +229,16 @@ class PredictionService:
             "Predict": (self.predict, PredictRequest),
             "RawPredict": (self.raw_predict, RawPredictRequest),
             "Explain": (self.explain, ExplainRequest),
+        }
+
+    def streaming_methods(self) -> dict[str, dict[str, tuple[object, object]]]:
+        """Server-streaming RPCs: service -> method -> (handler, request message class)."""
+        return {
+            SERVICE: {"StreamRawPredict": (self.stream_raw_predict, StreamRawPredictRequest)},
+            SERVICE_V1BETA1: {
+                "StreamRawPredict": (self.stream_raw_predict, StreamRawPredictRequestV1beta1),
+                "ChatCompletions": (self.chat_completions, ChatCompletionsRequest),
+            },
         }
 
 

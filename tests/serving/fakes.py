@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -180,6 +181,30 @@ class FakeServing(ServingBackend):
         deployed = self.endpoints[endpoint].deployed_models
         return RawPredictResult(json.dumps(answer).encode(), "application/json",
                                 deployed[0].id if deployed else "")
+
+
+    def chat_completions(self, endpoint: str, body: bytes, timeout_s: float | None = None,
+                         dedicated_dns: str = "") -> Iterator[bytes]:
+        """The request's last message back as the assistant's answer: one JSON object, or
+        server-sent events (the reply in two chunks, then [DONE]) when it asks to stream."""
+        self.calls.append(("chat_completions", endpoint))
+        self.predicted_at.append(dedicated_dns)
+        if self.predict_error is not None:
+            raise self.predict_error
+        request = json.loads(body)
+        reply = str(request["messages"][-1].get("content", ""))
+        if not request.get("stream"):
+            return iter([json.dumps({
+                "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
+                "model": "fake", "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": reply}}]}).encode()])
+        half = len(reply) // 2
+        events = [{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                   "model": "fake", "choices": [{"index": 0, "delta": {"content": part},
+                                                 "finish_reason": None}]}
+                  for part in (reply[:half], reply[half:])]
+        return iter([*(f"data: {json.dumps(e)}\n\n".encode() for e in events),
+                     b"data: [DONE]\n\n"])
 
 
 class FakeImages(ImageRegistry):

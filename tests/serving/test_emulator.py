@@ -13,6 +13,7 @@ import pytest
 from google.api import httpbody_pb2
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1 as v1
+from google.cloud import aiplatform_v1beta1 as v1beta1
 from google.cloud.aiplatform_v1.services.endpoint_service.transports import (
     EndpointServiceGrpcTransport,
 )
@@ -21,6 +22,9 @@ from google.cloud.aiplatform_v1.services.model_service.transports import (
 )
 from google.cloud.aiplatform_v1.services.prediction_service.transports import (
     PredictionServiceGrpcTransport,
+)
+from google.cloud.aiplatform_v1beta1.services.prediction_service.transports import (
+    PredictionServiceGrpcTransport as PredictionServiceGrpcTransportV1beta1,
 )
 from google.protobuf import field_mask_pb2
 
@@ -43,6 +47,8 @@ class Clients:
             transport=ModelServiceGrpcTransport(channel=self.channel))
         self.predictions = v1.PredictionServiceClient(
             transport=PredictionServiceGrpcTransport(channel=self.channel))
+        self.predictions_v1beta1 = v1beta1.PredictionServiceClient(
+            transport=PredictionServiceGrpcTransportV1beta1(channel=self.channel))
         self.admin = AdminClient(address)
 
     def wait(self, operation: object, timeout: float = 120.0):
@@ -129,6 +135,7 @@ def test_deploy_predict_slow_down_resize_undeploy_delete(clients: Clients) -> No
         "http_body": httpbody_pb2.HttpBody(content_type="application/json",
                                            data=b'{"instances": ["x"]}')})
     assert b'"predictions"' in raw.data
+    streamed_rpcs_answer_as_the_container_sends(clients, endpoint.name)
     with pytest.raises(gexc.InvalidArgument, match="max_tokens"):
         clients.predictions.predict(endpoint=endpoint.name,
                                     instances=[{"prompt": "x", "max_tokens": 0}])
@@ -163,9 +170,48 @@ def test_deploy_predict_slow_down_resize_undeploy_delete(clients: Clients) -> No
     assert not endpoint.deployed_models and not endpoint.traffic_split
     with pytest.raises(gexc.FailedPrecondition, match="no deployed model"):
         clients.predictions.predict(endpoint=endpoint.name, instances=["x"])
+    with pytest.raises(gexc.FailedPrecondition, match="no deployed model"):
+        list(clients.predictions_v1beta1.chat_completions(request={
+            "endpoint": endpoint.name, "http_body": httpbody_pb2.HttpBody(data=b"{}")}))
     clients.endpoints.delete_endpoint(name=endpoint.name).result()
     with pytest.raises(gexc.NotFound):
         clients.endpoints.get_endpoint(name=endpoint.name)
+
+
+def streamed_rpcs_answer_as_the_container_sends(clients: Clients, endpoint: str) -> None:
+    """v1beta1 ChatCompletions carries an OpenAI body to the replica and streams its
+    server-sent events back as they come (several HttpBody messages), greedy text equal to
+    Predict's on the same prompt; StreamRawPredict carries the predict route's body; the
+    replica's 400 is INVALID_ARGUMENT with its body."""
+    import json
+
+    chat = {"messages": [{"role": "user", "content": "def "}], "max_tokens": 12,
+            "temperature": 0}
+
+    def call(body: dict) -> list[bytes]:
+        return [m.data for m in clients.predictions_v1beta1.chat_completions(request={
+            "endpoint": endpoint, "http_body": httpbody_pb2.HttpBody(
+                content_type="application/json", data=json.dumps(body).encode())})]
+
+    whole = json.loads(b"".join(call(chat)))
+    text = whole["choices"][0]["message"]["content"]
+    streamed = call({**chat, "stream": True})
+    assert len(streamed) > 2, "the events come as the replica sends them, not at the end"
+    events = b"".join(streamed).decode().split("\n\n")
+    assert events[-2:] == ["data: [DONE]", ""]
+    deltas = [json.loads(e[6:])["choices"][0]["delta"].get("content", "") for e in events[:-2]]
+    assert "".join(deltas) == text
+    [predicted] = clients.predictions.predict(
+        endpoint=endpoint, instances=[{"prompt": "user: def \nassistant: ", "max_tokens": 12}]
+    ).predictions
+    assert predicted["text"] == text
+    with pytest.raises(gexc.InvalidArgument, match="max_tokens"):
+        call({**chat, "max_tokens": 100_000})
+
+    raw = list(clients.predictions.stream_raw_predict(request={
+        "endpoint": endpoint, "http_body": httpbody_pb2.HttpBody(
+            content_type="application/json", data=b'{"instances": ["x"]}')}))
+    assert b'"predictions"' in b"".join(m.data for m in raw)
 
 
 def test_a_model_server_that_never_starts_fails_the_deployment(
