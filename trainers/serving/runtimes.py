@@ -13,6 +13,11 @@
 
 All give the same tokens for the same request and seed: compilation fuses kernels, it does
 not change the arithmetic enough to flip a greedy choice on this model (the tests compare).
+
+The KV cache (decoding.py) is the module's own `forward_cached`, run eagerly in the ``eager``
+and ``compiled`` runtimes alike (the compiled graph serves the no-cache forward that a context
+past block_size still needs); an ``aot`` package exports the no-cache forward only, so that
+runtime decodes without the cache, continuously batched all the same.
 """
 
 from __future__ import annotations
