@@ -141,12 +141,12 @@ class ReplicaProcesses:
         job_network.remove(self._netns)
         self._netns = None
 
-    def _command(self, spec: ReplicaSpec) -> tuple[list[str], dict]:
+    def _command(self, spec: ReplicaSpec, cwd: Path) -> tuple[list[str], dict]:
         """The replica's command line and Popen's options: entered into the job's namespace
         as its user where there is one (nsenter switches user, after entering it)."""
         if self._netns is None:
             return spec.argv, popen_options(self.who)
-        _must_exist(spec.argv, spec.env.get("PATH"))
+        _must_exist(spec.argv, spec.env.get("PATH"), cwd)
         options = {"umask": REPLICA_UMASK, "extra_groups": []} if self.who is not None else {}
         return job_network.entering(spec.argv, self._netns, self.who), options
 
@@ -156,7 +156,7 @@ class ReplicaProcesses:
         try:
             # The job's own folder, and its team's user when there is one (sandbox.py).
             workdir = working_dir(self.settings.data_dir, self.job_id, who)
-            argv, options = self._command(spec)
+            argv, options = self._command(spec, workdir)
             proc = subprocess.Popen(
                 argv,
                 cwd=workdir,
@@ -252,13 +252,16 @@ class ReplicaProcesses:
             time.sleep(0.05)
 
 
-def _must_exist(argv: list[str], path: str | None) -> None:
+def _must_exist(argv: list[str], path: str | None, cwd: Path) -> None:
     """Raise as Popen would for a command that is not there: started through nsenter, a
     missing command would otherwise be nsenter's exit 127 rather than the launch error a
     container that cannot start gives."""
     if not argv:
         raise IndexError("empty command")
     command = argv[0]
-    found = command if os.sep in command else shutil.which(command, path=path)
+    if os.sep in command:  # a path: from the replica's working folder, as exec reads it
+        found: str | None = os.path.join(cwd, command)
+    else:
+        found = shutil.which(command, path=path)
     if found is None or not os.path.exists(found):
         raise FileNotFoundError(2, "No such file or directory", command)
