@@ -119,6 +119,12 @@ def _dt(value: Any) -> datetime | None:
     return value
 
 
+# The CustomJob fields _remote reads: a listing asks for these only (its read_mask), so a page
+# of many jobs carries no job specs.
+REMOTE_FIELDS = ("name", "display_name", "state", "labels", "create_time", "start_time",
+                 "end_time", "error")
+
+
 def _remote(job: aiplatform_v1.CustomJob) -> RemoteJob:
     return RemoteJob(
         name=job.name,
@@ -287,7 +293,7 @@ class VertexBackend(Backend):
                          ) -> JobPage:
         pager = self._call("ListCustomJobs", self.jobs.list_custom_jobs, request={
             "parent": self.parent, "filter": filter_, "page_size": page_size,
-            "page_token": page_token})
+            "page_token": page_token, "read_mask": {"paths": list(REMOTE_FIELDS)}})
         # One page per call (the pager would ask for the next one as it is iterated): the
         # reconciler counts and paces its calls against the region's request quota.
         with translated_errors("ListCustomJobs"):

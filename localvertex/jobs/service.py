@@ -13,6 +13,7 @@ import grpc
 from google.cloud import aiplatform_v1
 from google.protobuf import empty_pb2
 
+from localvertex.core.errors import invalid
 from localvertex.core.resources import parse_parent
 from localvertex.jobs.capacity import check_quota
 from localvertex.jobs.manager import JobManager
@@ -66,10 +67,17 @@ class JobService:
         return self.custom_jobs.load(request.name).job
 
     def list_custom_jobs(self, request, context: grpc.ServicerContext):
+        mask = request.read_mask if request.HasField("read_mask") and \
+            request.read_mask.paths else None
+        if mask is not None and not mask.IsValidForDescriptor(CustomJobPb.DESCRIPTOR):
+            raise invalid(f"read_mask {list(mask.paths)} names a field CustomJob does not have.")
         records, token = self.custom_jobs.page(request)
         response = ListCustomJobsResponse(next_page_token=token)
         for record in records:
-            response.custom_jobs.append(record.job)
+            if mask is None:
+                response.custom_jobs.append(record.job)
+            else:  # only the fields the caller reads: a page of many jobs stays small
+                mask.MergeMessage(record.job, response.custom_jobs.add())
         return response
 
     def cancel_custom_job(self, request, context: grpc.ServicerContext):

@@ -47,6 +47,9 @@ def test_calls_past_the_quota_are_refused_per_project_and_region(start_emulator)
 
     # Another region, another project: minutes of their own. Cloud Logging: its own quota.
     emu.jobs.list_custom_jobs(parent=parent("europe-west4"))
+    with pytest.raises(exceptions.InvalidArgument, match="read_mask"):
+        emu.jobs.list_custom_jobs(request={"parent": parent("europe-west4"),
+                                           "read_mask": {"paths": ["name", "nonsense"]}})
     emu.jobs.list_custom_jobs(parent=parent("us-central1", "other-project"))
     emu.logs.list_log_entries(request=ListLogEntriesRequest(
         resource_names=[f"projects/{PROJECT}"], page_size=1))

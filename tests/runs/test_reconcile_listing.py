@@ -159,9 +159,11 @@ def remote_name(job: Job) -> str:
 # --- one sweep, many changes -------------------------------------------------------------------
 
 def test_500_jobs_change_state_in_one_sweep_and_the_calls_grow_with_pages(
-        emulator: Emulator, project: str, team: Team, owner: Any) -> None:
+        emulator: Emulator, project: str, team: Team, owner: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """250 jobs start and 250 end between two sweeps: one sweep brings every row in line in
     two listings of ceil(250 / page) pages each, where the per-job loop asked 500 Gets."""
+    monkeypatch.setattr(reconcile, "PAGE_SIZE", 100)  # several pages a listing
     vertex = Vertex(emulator, project)
     # Minutes ago, not hours: no job has been silent long enough to be suspected of a hang.
     began = timezone.now() - timedelta(minutes=3)
