@@ -160,6 +160,7 @@ def test_train_deploy_measure_and_alert(serving_stack: Stack, slack: SlackRecord
                         {"instances": [{"prompt": "def ", "max_tokens": 5}]})
     assert response.status_code == 200, response.text
     assert response.json()["predictions"][0]["tokens"] == 5
+    openai_through_the_control_plane(stack, api, seeded["token"], endpoint_id)
 
     # 4. The prober's samples fill the latency series; the charts render.
     wait(stack, "probe samples", lambda: api.get(
@@ -208,6 +209,55 @@ def test_train_deploy_measure_and_alert(serving_stack: Stack, slack: SlackRecord
     assert response.status_code == 202, response.text
     wait(stack, "the endpoint to be deleted", lambda: api.get(
         f"/api/v1/serving/endpoints/{endpoint_id}/")["state"] == "DELETED")
+
+
+def openai_through_the_control_plane(stack: Stack, api: Api, token: str,
+                                     endpoint_id: int) -> None:
+    """The `openai` client pointed at the endpoint through the control plane, the API token as
+    its api_key (sent as Bearer): chat (through Vertex's ChatCompletions) and completions
+    (through Predict), whole and streamed, greedy text equal to the predict route's; a
+    refusal in OpenAI's shape naming the field; another team's token refused."""
+    import openai
+
+    base_url = f"{stack.web_url}/api/v1/serving/endpoints/{endpoint_id}/openai/v1"
+    client = openai.OpenAI(base_url=base_url, api_key=token, max_retries=0, timeout=60)
+
+    def predicted(prompt: str) -> str:
+        response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/predict/",
+                            {"instances": [{"prompt": prompt, "max_tokens": 10}]})
+        assert response.status_code == 200, response.text
+        return response.json()["predictions"][0]["text"]
+
+    [model] = client.models.list().data
+    completion = client.completions.create(model=model.id, prompt="def ", max_tokens=10,
+                                           temperature=0)
+    assert completion.choices[0].text == predicted("def ")
+    streamed = list(client.completions.create(model=model.id, prompt="def ", max_tokens=10,
+                                              temperature=0, stream=True))
+    assert "".join(c.choices[0].text for c in streamed) == completion.choices[0].text
+
+    messages = [{"role": "user", "content": "import"}]
+    chat = client.chat.completions.create(model=model.id, messages=messages, max_tokens=10,
+                                          temperature=0)
+    text = chat.choices[0].message.content
+    assert text == predicted("user: import\nassistant: ")  # the model server's chat layout
+    chunks = list(client.chat.completions.create(model=model.id, messages=messages,
+                                                 max_tokens=10, temperature=0, stream=True))
+    assert len(chunks) > 2  # a chunk a decoding step, not the answer at the end
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.chat.completions.create(model=model.id, messages=messages, max_tokens=100_000)
+    assert refused.value.body["param"] == "max_tokens"
+    assert "from 1 to 512" in refused.value.body["message"]
+
+    other = json.loads(stack.manage("seed_demo", "--username", "otto", "--team", "elsewhere",
+                                    capture=True))
+    stranger = openai.OpenAI(base_url=base_url, api_key=other["token"], max_retries=0)
+    with pytest.raises(openai.NotFoundError):
+        stranger.chat.completions.create(model=model.id, messages=messages)
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=base_url, api_key="not-a-token", max_retries=0).models.list()
 
 
 def test_a_sharded_fsdp_checkpoint_serves_the_answers_of_its_weights(
