@@ -81,6 +81,7 @@ SECONDS: dict[str, int] = {
     "tests/localvertex/test_capacity.py": 30,
     "tests/localvertex/test_sdk_training_pipelines.py": 20,
     "tests/localvertex/test_training_pipelines.py": 20,
+    "tests/runs/test_reconcile_listing.py": 25,
     "tests/security/test_hardening.py": 30,
     "tests/trainers/test_tensorrt_repo.py": 30,
     "tests/integration/test_presets_run.py": 250,
