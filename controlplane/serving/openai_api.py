@@ -77,7 +77,7 @@ REFUSALS = {
     502: _error("Vertex's prediction service, or the model server behind it, failed."),
 }
 # Where the schema leaves a body open: OpenAI's own reference documents it.
-CHAT_REQUEST = inline_serializer("OpenAIChatCompletionRequest", {
+CHAT_REQUEST = inline_serializer("OpenAIChatCompletion", {
     "model": serializers.CharField(required=False),
     "messages": serializers.ListField(child=serializers.DictField()),
     "max_tokens": serializers.IntegerField(required=False, min_value=1, max_value=512),
@@ -87,7 +87,7 @@ CHAT_REQUEST = inline_serializer("OpenAIChatCompletionRequest", {
     "stop": serializers.JSONField(required=False),
     "stream": serializers.BooleanField(required=False),
 })
-COMPLETION_REQUEST = inline_serializer("OpenAICompletionRequest", {
+COMPLETION_REQUEST = inline_serializer("OpenAICompletion", {
     "model": serializers.CharField(required=False),
     "prompt": serializers.JSONField(help_text="A string, or a list of strings."),
     "max_tokens": serializers.IntegerField(required=False, min_value=1, max_value=512),
@@ -97,11 +97,10 @@ COMPLETION_REQUEST = inline_serializer("OpenAICompletionRequest", {
     "stop": serializers.JSONField(required=False),
     "stream": serializers.BooleanField(required=False),
 })
-ANSWER = {(200, "application/json"): OpenApiResponse(
-              OpenApiTypes.OBJECT, description="OpenAI's answer (`stream` false or absent)."),
-          (200, "text/event-stream"): OpenApiResponse(
-              OpenApiTypes.STR, description="With `stream: true`: OpenAI's chunks as "
-                                            "server-sent events, then `data: [DONE]`.")}
+_ANSWERED = ("OpenAI's answer: its JSON object, or with `stream: true` its chunks as "
+             "server-sent events (text/event-stream), then `data: [DONE]`.")
+ANSWER = {(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description=_ANSWERED),
+          (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=_ANSWERED)}
 
 
 class OpenAIView(APIView):

@@ -123,6 +123,15 @@ from .new_token import NewToken
 from .nfs_mount_request import NfsMountRequest
 from .notify_on_enum import NotifyOnEnum
 from .on_exceed_enum import OnExceedEnum
+from .open_ai_chat_completion_request import OpenAIChatCompletionRequest
+from .open_ai_chat_completion_request_messages_item import (
+    OpenAIChatCompletionRequestMessagesItem,
+)
+from .open_ai_completion_request import OpenAICompletionRequest
+from .open_ai_error import OpenAIError
+from .open_ai_error_object import OpenAIErrorObject
+from .open_ai_model_list import OpenAIModelList
+from .open_ai_model_list_data_item import OpenAIModelListDataItem
 from .paginated_alert_list import PaginatedAlertList
 from .paginated_attempt_detail_list import PaginatedAttemptDetailList
 from .paginated_audit_entry_list import PaginatedAuditEntryList
@@ -185,6 +194,12 @@ from .sample import Sample
 from .scheduling_strategy_enum import SchedulingStrategyEnum
 from .serving_endpoints_latency_retrieve_response_200 import (
     ServingEndpointsLatencyRetrieveResponse200,
+)
+from .serving_endpoints_openai_v1_chat_completions_create_response_200 import (
+    ServingEndpointsOpenaiV1ChatCompletionsCreateResponse200,
+)
+from .serving_endpoints_openai_v1_completions_create_response_200 import (
+    ServingEndpointsOpenaiV1CompletionsCreateResponse200,
 )
 from .serving_endpoints_predict_create_response_200 import (
     ServingEndpointsPredictCreateResponse200,
@@ -342,6 +357,13 @@ __all__ = (
     "NfsMountRequest",
     "NotifyOnEnum",
     "OnExceedEnum",
+    "OpenAIChatCompletionRequest",
+    "OpenAIChatCompletionRequestMessagesItem",
+    "OpenAICompletionRequest",
+    "OpenAIError",
+    "OpenAIErrorObject",
+    "OpenAIModelList",
+    "OpenAIModelListDataItem",
     "PaginatedAlertList",
     "PaginatedAttemptDetailList",
     "PaginatedAuditEntryList",
@@ -401,6 +423,8 @@ __all__ = (
     "Sample",
     "SchedulingStrategyEnum",
     "ServingEndpointsLatencyRetrieveResponse200",
+    "ServingEndpointsOpenaiV1ChatCompletionsCreateResponse200",
+    "ServingEndpointsOpenaiV1CompletionsCreateResponse200",
     "ServingEndpointsPredictCreateResponse200",
     "ServingImages",
     "ServingJobsRetrieveResponse200",
