@@ -158,6 +158,7 @@ def remote_name(job: Job) -> str:
 
 # --- one sweep, many changes -------------------------------------------------------------------
 
+@pytest.mark.slow  # 500 jobs through the per-job code: about 15 s on 2 idle cores
 def test_500_jobs_change_state_in_one_sweep_and_the_calls_grow_with_pages(
         emulator: Emulator, project: str, team: Team, owner: Any,
         monkeypatch: pytest.MonkeyPatch) -> None:
