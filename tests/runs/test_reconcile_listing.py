@@ -44,6 +44,9 @@ SPOT_JOB = {"jobSpec": {**CUSTOM_JOB["jobSpec"], "scheduling": {"strategy": "SPO
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    # replica_user "": the one replica these tests start (the submitted job's `python -c
+    # pass`) runs as the test's own user, started without fork() in a process that has loaded
+    # gRPC (localvertex/replicas/fork_safety.py); the request quota is set by the tests.
     emu = Emulator(Settings(data_dir=tmp_path_factory.mktemp("listing") / "data", port=0,
                             replica_user="", crud_quota_per_minute=0))
     emu.start()
