@@ -78,6 +78,20 @@ def test_a_short_request_behind_a_long_one_joins_the_running_batch_and_finishes_
     assert batcher.stats.steps == 40 and batcher.stats.largest == 2 and batcher.stats.items == 2
 
 
+def test_a_cancelled_request_leaves_the_batch_for_the_one_waiting_behind_it() -> None:
+    """What the predict route does with a request that timed out: with one slot, the second
+    request runs only once the first, which would never end, has left."""
+    batcher = ContinuousBatcher(Decoder(_model(), slots=1))
+    try:
+        endless = batcher.submit([Instance(b"while True:\n", 10**9)])
+        waiting = batcher.submit([Instance(b"# ", 3)])
+        assert endless.cancel()
+        assert waiting.result(60)[0]["tokens"] == 3
+    finally:
+        batcher.close()
+    assert batcher.decoder.idle and batcher.decoder.cache.free == 1
+
+
 def test_completions_answer_as_the_predict_route_does(server: str,
                                                       client: openai.OpenAI) -> None:
     predicted = _predict(server, {"prompt": PROMPT, "max_tokens": 24})

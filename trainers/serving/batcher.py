@@ -23,7 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from collections.abc import Sequence as SequenceOf
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -81,17 +81,28 @@ class ContinuousBatcher:
         return generation
 
     def submit(self, items: SequenceOf[Instance]) -> Future[list[Any]]:
-        """Batcher's call: the future's result is one prediction per instance, in order."""
+        """Batcher's call: the future's result is one prediction per instance, in order.
+        Cancelling it (a request that timed out) cancels its sequences."""
         answered: Future[list[Any]] = Future()
+        generation = self.start(items)
 
         def convert(done: Future[list[Sequence]]) -> None:
             error = done.exception()
-            if error is not None:
-                answered.set_exception(error)
-            else:
-                answered.set_result([s.answer() for s in done.result()])
+            try:
+                if error is not None:
+                    answered.set_exception(error)
+                else:
+                    answered.set_result([s.answer() for s in done.result()])
+            except InvalidStateError:
+                pass  # cancelled meanwhile: nobody waits for it
 
-        self.start(items).future.add_done_callback(convert)
+        def cancel(future: Future[list[Any]]) -> None:
+            if future.cancelled():
+                for sequence in generation.sequences:
+                    sequence.cancelled = True
+
+        generation.future.add_done_callback(convert)
+        answered.add_done_callback(cancel)
         return answered
 
     def close(self, timeout: float = 5.0) -> None:

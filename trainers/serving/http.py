@@ -101,6 +101,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             predictions = future.result(timeout=REQUEST_TIMEOUT_S)
         except FutureTimeout:
+            if self.server.openai:  # a continuous batcher stops generating what nobody awaits
+                future.cancel()
             self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "prediction timed out"})
             return
         except Exception as exc:
