@@ -25,6 +25,7 @@ the chief's. A restart (torchrun's line) is kept from any replica.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,8 @@ REPORTED = "reported"
 REPORTER = "vcp-callbacks"
 # The events whose step may be a guess placed again (a step row, an evaluation at it).
 PLACED_AGAIN = frozenset({contract_events.STEP, contract_events.EVAL})
+# The redraws of one entry read (an epoch's bar: one per batch, and per postfix change).
+MAX_REDRAWS = 512
 # Events of any replica; the others only from the chief's lines.
 ANY_REPLICA = frozenset({contract_events.REPLICA_RESTARTED})
 
@@ -205,18 +208,39 @@ def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line]
             if framework is None:
                 continue
         job.framework = framework
-        found = registry.recognize(line.message, job)
-        if found is None or not ((chief and not reported) or found.event in ANY_REPLICA):
-            continue
-        fields = dict(found.fields)
-        counted = fields.pop("counted", None)
-        if counted is not None and found.event in PLACED_AGAIN:
-            pending.append([line.entry.insert_id, fields["step"], counted])
-        read.events.append((track.job_id, line.attempt, line.entry,
-                            ParsedEntry(message=line.message, event=found.event, fields=fields)))
+        states = redraws(line.message)
+        for index, text in enumerate(states):
+            found = registry.recognize(text, job)
+            if found is None or not ((chief and not reported) or found.event in ANY_REPLICA):
+                continue
+            # Each redraw's event its own row: the entry's insertId, with the redraw's
+            # place after it for all but the last.
+            entry = line.entry if index == len(states) - 1 else dataclasses.replace(
+                line.entry, insert_id=f"{line.entry.insert_id}~{index}")
+            fields = dict(found.fields)
+            counted = fields.pop("counted", None)
+            if counted is not None and found.event in PLACED_AGAIN:
+                pending.append([entry.insert_id, fields["step"], counted])
+            read.events.append((track.job_id, line.attempt, entry,
+                                ParsedEntry(message=text, event=found.event, fields=fields)))
     pending = _placed(job, pending, track.job_id, read)
     track.framework = framework or ""
     track.state = {**saved.to_json(job), PENDING: pending[-MAX_PENDING:], REPORTED: reported}
+
+
+def redraws(message: str) -> list[str]:
+    """The states of a line a progress bar redrew in place (tqdm writes a carriage return
+    before each redraw and a newline only at the end of the bar, so Cloud Logging keeps a
+    whole epoch of redraws as one entry): each one, oldest first, at most MAX_REDRAWS of them
+    evenly spaced, the last always; a line without carriage returns is its own one state."""
+    if "\r" not in message:
+        return [message]
+    states = [part for part in message.split("\r") if part.strip()]
+    if len(states) <= MAX_REDRAWS:
+        return states or [message]
+    stride = -(-len(states) // MAX_REDRAWS)
+    kept = states[::stride]
+    return kept if kept[-1] is states[-1] else [*kept, states[-1]]
 
 
 def _pending(state: object) -> list[list[Any]]:

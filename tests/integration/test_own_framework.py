@@ -1,9 +1,10 @@
-"""A team's own Hugging Face Trainer script (tests/integration/own_frameworks/, no line of
-the product in it) run as a CustomJob on the local stack (issue 36): the control plane tells
-the framework from its first lines, and its page and API show the steps (placed at every
-third step once the checkpoints tell the interval), the loss, the evaluations, the
-checkpoints and the total for the ETA; a resubmission from the first checkpoint passes
-`--resume_from_checkpoint` and the new job goes on from there."""
+"""Teams' own Hugging Face Trainer and PyTorch Lightning scripts (tests/integration/
+own_frameworks/, no line of the product in them) run as CustomJobs on the local stack, side by
+side (issue 36): the control plane tells each framework from its first lines, and the API
+shows the steps (the Trainer's placed at every third step once its checkpoints tell the
+interval), the loss, the evaluations, the checkpoints, the end and the total for the ETA; a
+resubmission of the Trainer job from its first checkpoint passes `--resume_from_checkpoint`
+and the new job goes on from there."""
 
 from __future__ import annotations
 
@@ -17,19 +18,35 @@ from tests.stacks import Api
 pytestmark = pytest.mark.integration
 
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
-SCRIPT = (Path(__file__).parent / "own_frameworks" / "hf_trainer_script.py").read_text()
+SCRIPTS = Path(__file__).parent / "own_frameworks"
+SCRIPT = (SCRIPTS / "hf_trainer_script.py").read_text()
+LIGHTNING = (SCRIPTS / "lightning_script.py").read_text()
 
 
 def test_an_hf_trainer_job_is_followed_and_resumed_from_a_chosen_checkpoint(
         stack: Stack, api: Api) -> None:
-    response = api.post("/api/v1/jobs/", {
-        "name": "own-hf", "command": ["python", "-c", SCRIPT], "args": [],
-        "chief": {"machine_type": "n1-standard-4"}})
-    assert response.status_code == 201, response.text
-    job_id = response.json()["id"]
-    job = api.wait_for(job_id, lambda j: j["state"] in TERMINAL, timeout_s=240,
-                       what="the HF Trainer job to end", stack=stack)
-    assert job["state"] == "SUCCEEDED", job["error_message"]
+    submitted = []
+    for name, script in (("own-hf", SCRIPT), ("own-lightning", LIGHTNING)):
+        response = api.post("/api/v1/jobs/", {
+            "name": name, "command": ["python", "-c", script], "args": [],
+            "chief": {"machine_type": "n1-standard-4"}})
+        assert response.status_code == 201, response.text
+        submitted.append(response.json()["id"])
+    job_id, lightning_id = submitted
+    for each in submitted:
+        job = api.wait_for(each, lambda j: j["state"] in TERMINAL, timeout_s=240,
+                           what=f"job {each} to end", stack=stack)
+        assert job["state"] == "SUCCEEDED", job["error_message"]
+
+    # Lightning: a step for each of the bar's counts (estimated from epoch x batches), with
+    # the loss its bar shows; ModelCheckpoint's lines; the fit's last line as the end.
+    lightning_events = api.events_through(lightning_id)
+    lightning_steps = api.steps_through(lightning_id, 12)
+    assert [s["step"] for s in lightning_steps] == list(range(1, 13))
+    assert all(s["loss"] is not None for s in lightning_steps)
+    assert [(e["kind"], e["step"]) for e in lightning_events
+            if e["kind"] in ("checkpoint_saved", "run_finished")] == [
+        ("checkpoint_saved", 6), ("checkpoint_saved", 12), ("run_finished", 12)]
     events = api.events_through(job_id)
     steps = api.steps_through(job_id, 12)
     assert [s["step"] for s in steps] == [3, 6, 9, 12]

@@ -132,3 +132,18 @@ def test_the_job_page_names_the_framework_and_how_it_was_told(db: None, client: 
     store(told_by_command, entries(HF_RUN[:3]))
     html = client.get(reverse("job-detail", args=[told_by_command.pk])).content.decode()
     assert 'data-framework="hf_trainer"' in html and "first lines" in html
+
+
+def test_each_redraw_of_an_epochs_bar_is_read(db: None) -> None:
+    """tqdm redraws its bar after a carriage return and ends it with a newline: a whole
+    epoch of Lightning's redraws is one entry, as lightning 2.6 printed it here."""
+    job = followed_job(custom_job(["python", "fit.py"]))
+    bar = "Epoch 0: {p:>3}%|{b:<10}| {n}/4 [00:00<00:00, 300.00it/s{post}]"
+    redraws = ["Epoch 0:   0%|          | 0/4 [00:00<?, ?it/s]"]
+    for n, (before, after) in enumerate([(None, 7.17), (7.17, 4.32), (4.32, 5.1),
+                                         (5.1, 5.02)], start=1):
+        for loss in (before, after):
+            post = "" if loss is None else f", train_loss={loss:.3f}"
+            redraws.append(bar.format(p=25 * n, b="█" * (n * 10 // 4), n=n, post=post))
+    store(job, entries(["GPU available: False, used: False", "\r" + "\r".join(redraws)]))
+    assert steps(job) == [(1, 7.17), (2, 4.32), (3, 5.1), (4, 5.02)]

@@ -262,3 +262,26 @@ def test_a_saved_state_reads_back_and_a_tampered_one_starts_afresh() -> None:
     assert fresh.framework is None and set(fresh.states) == {"hf_trainer"}
     assert fresh.of("hf_trainer") == registry.RECOGNIZERS["hf_trainer"].new_state()
     assert saved.from_json("not a dict").states == {}
+
+
+def test_deepspeed_019_lines_as_an_engine_loop_printed_them() -> None:
+    """Lines as deepspeed 0.19.8 printed them in a CPU run of an engine loop here
+    (steps_per_print=3, a checkpoint every 6 steps, then load_checkpoint in a second run): the
+    initialize summary's step=0 reads as nothing, the engine's double load as one resume."""
+    ds = "[2026-11-29 20:30:44,250] [INFO] [logging.py:123:log_dist] [Rank 0] "
+    lines = [ds + "step=0, skipped=0, lr=[0.05], mom=[0]",
+             ds + "step=3, skipped=0, lr=[0.05], mom=[0]",
+             "[2026-11-29 20:30:44,250] [INFO] [timer.py:264:stop] epoch=0/micro_step=3/"
+             "global_step=3, RunningAvgSamplesPerSec=5659.37, CurrSamplesPerSec=5655.37, "
+             "MemAllocated=0.36GB, MaxMemAllocated=0.36GB",
+             ds + "step=6, skipped=0, lr=[0.05], mom=[0]",
+             ds + "[Torch] Checkpoint global_step6 is about to be saved!",
+             ds + "Saving model checkpoint: /gcs/b/ck/global_step6/mp_rank_00_model_states.pt",
+             ds + "[Torch] Begin Load checkpoint from /gcs/b/ck/global_step6/"
+                  "mp_rank_00_model_states.pt...",
+             ds + "[Torch] End Load checkpoint from /gcs/b/ck/global_step6/"
+                  "mp_rank_00_model_states.pt...",
+             ds + "[Torch] End Load checkpoint from /gcs/b/ck/global_step6/"
+                  "mp_rank_00_model_states.pt..."]
+    assert [(kind, f["step"]) for kind, f in read(lines, "deepspeed")] == [
+        ("step", 3), ("step", 6), ("checkpoint_saved", 6), ("resumed", 6)]

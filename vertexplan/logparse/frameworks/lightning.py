@@ -1,6 +1,8 @@
 """PyTorch Lightning (`lightning run`, or any script with a `Trainer`).
 
-Checked against lightning 2.0-2.5 (pytorch_lightning 1.9 alike): the TQDM progress bar's
+Checked against lightning 2.0-2.6 (pytorch_lightning 1.9 alike; 2.6 on a real run here, with
+TQDMProgressBar: Rich's bar, the default where rich is installed, prints only its end without a
+terminal): the TQDM progress bar's
 training line `Epoch 0:  45%|████▌     | 45/100 [00:05<00:06,  8.91it/s, v_num=0,
 train_loss=2.310]` (rewritten in place with carriage returns: the last state counts), and
 ModelCheckpoint(verbose=True)'s "Epoch 0, global step 100: 'val_loss' reached 2.10000 (best
@@ -23,9 +25,9 @@ from contract import events as contract_events
 from vertexplan.logparse.frameworks.common import Recognized, number, tag
 
 NAME = "lightning"
-VERSIONS = "lightning-2.0-2.5"
+VERSIONS = "lightning-2.0-2.6"
 RECOGNIZER = tag(NAME, VERSIONS)
-MARKERS = ("Epoch ",)
+MARKERS = ("Epoch ", "stopped", "Restored")
 
 _BAR = re.compile(r"^Epoch (\d+):\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+) \[([^\]]*)\]$")
 _RATE = re.compile(r"^\s*([0-9.]+)(it/s|s/it)$")
@@ -35,9 +37,20 @@ _SAVING = re.compile(
     r"saving model to '([^']+)' as top \d+$")
 
 
+# A fit resumed with ckpt_path (rank 0, INFO); the step is the checkpoint's file name's, as
+# ModelCheckpoint names it (epoch=1-step=6.ckpt).
+_RESTORED = re.compile(r"Restored all states from the checkpoint at (\S+)$")
+_STEP_IN_NAME = re.compile(r"(?:^|[-_/])step=(\d+)(?:[-_.]|$)")
+# Lightning's last word of a fit that reached its limit (rank 0, INFO).
+_STOPPED = re.compile(r"`Trainer\.fit` stopped: `(max_steps|max_epochs)=(\d+)` reached\.$")
+
+
 @dataclass
 class State:
     last_step: int = 0
+    last_loss: float | None = None
+    # The loss the bar showed on its previous redraw (a step's own shows as it changes).
+    bar_loss: float | None = None
 
 
 def new_state() -> State:
@@ -48,10 +61,23 @@ def recognize(line: str, state: State) -> Recognized | None:
     match = _BAR.match(line)
     if match:
         return _progress(match, state)
+    match = _RESTORED.search(line)
+    if match:
+        path = match.group(1)
+        named = _STEP_IN_NAME.search(path.rsplit("/", 1)[-1])
+        if named is None:
+            return None
+        state.last_step, state.last_loss, state.bar_loss = int(named.group(1)), None, None
+        return Recognized(contract_events.RESUMED, {"step": state.last_step, "path": path,
+                                                   "recognizer": RECOGNIZER})
+    match = _STOPPED.search(line)
+    if match:
+        return Recognized(contract_events.RUN_FINISHED, {
+            "step": state.last_step, "final_loss": state.last_loss, "recognizer": RECOGNIZER})
     match = _SAVING.search(line)
     if match:
         step = int(match.group(2))
-        state.last_step = max(state.last_step, step)
+        # Not the bar's position: the bar shows this step's loss after the checkpoint is saved.
         fields: dict[str, Any] = {"step": step, "path": match.group(5),
                                   "epoch": int(match.group(1)), "recognizer": RECOGNIZER}
         value = number(match.group(4))
@@ -62,10 +88,16 @@ def recognize(line: str, state: State) -> Recognized | None:
 
 
 def _progress(match: re.Match[str], state: State) -> Recognized | None:
+    """A step at the bar's count, once its own loss is shown. The bar is redrawn when the count
+    moves and again when the postfix changes: in between, the count is the new step's and the
+    loss still the last one's (lightning 2.6 without a terminal, every redraw its own line).
+    So a step is read from a line of a count past the last one read whose loss differs from
+    the previous redraw's; the bar's other redraws (the count moving before its loss, the
+    validation's) read nothing. Two steps showing the same rounded loss: the second is read
+    at the next."""
     epoch, batch, per_epoch = (int(match.group(i)) for i in (1, 2, 3))
-    if batch == 0 or batch > per_epoch:
-        return None
-    fields: dict[str, Any] = {"step": epoch * per_epoch + batch, "epoch": epoch,
+    step = epoch * per_epoch + batch
+    fields: dict[str, Any] = {"step": step, "epoch": epoch,
                               "step_estimated": True, "recognizer": RECOGNIZER}
     # "[00:05<00:06,  8.91it/s, v_num=0, train_loss=2.310]"
     for part in match.group(4).split(",")[1:]:
@@ -78,7 +110,12 @@ def _progress(match: re.Match[str], state: State) -> Recognized | None:
         pair = _POSTFIX.match(part)
         if pair and _training_loss(pair.group(1)) and "loss" not in fields:
             fields["loss"] = number(pair.group(2))
-    state.last_step = fields["step"]
+    loss, shown = fields.get("loss"), state.bar_loss
+    state.bar_loss = loss
+    if batch == 0 or batch > per_epoch or loss is None or loss == shown \
+            or step <= state.last_step:
+        return None
+    state.last_step, state.last_loss = step, loss
     return Recognized(contract_events.STEP, fields)
 
 
