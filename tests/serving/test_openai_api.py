@@ -168,3 +168,7 @@ def test_bad_parameters_are_refused_with_openais_error(client: openai.OpenAI, ar
     with pytest.raises(openai.BadRequestError, match="messages"):
         client.chat.completions.create(model="tiny", messages=[{"role": "robot",
                                                                 "content": "x"}])
+    with pytest.raises(openai.BadRequestError,
+                       match="messages: the chat laid out as a prompt is over 8192 bytes"):
+        client.chat.completions.create(model="tiny", messages=[{"role": "user",
+                                                                "content": "x" * 9000}])

@@ -88,10 +88,12 @@ def parse(route: str, body: dict[str, Any]) -> Request:
     try:
         instances = [parse_instance({**fields, "prompt": p}) for p in prompts]
     except BadInstance as exc:
-        param = str(exc).split(":", 1)[0].split(".")[-1]
+        message = str(exc)
+        param = message.split(":", 1)[0].split(".")[-1]
         if chat and param == "prompt":
             param = "messages"
-        raise OpenAIError(str(exc), param) from exc
+            message = message.replace("prompt:", "messages: the chat laid out as a prompt is", 1)
+        raise OpenAIError(message, param) from exc
     return Request(chat, instances, stream, bool(options.get("include_usage")))
 
 
