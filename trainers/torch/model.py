@@ -5,6 +5,8 @@ value projections are separate linears (each splits by heads across tensor-paral
 the blocks sit in a ModuleDict keyed by their index, so a pipeline stage that drops the blocks
 other stages hold keeps every parameter's name ("blocks.3.attn.q.weight"). Checkpoints of any
 parallel layout therefore share one set of names. `GPTStage` is one stage's part of the model.
+Serving adds `forward_cached` beside `forward` (keys and values kept per sequence, one new
+position a step: trainers/serving/decoding.py); training never calls it.
 """
 
 from __future__ import annotations
