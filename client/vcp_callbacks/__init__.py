@@ -13,5 +13,15 @@ Hugging Face Trainer (three lines):
     trainer = Trainer(model=model, args=args, train_dataset=data,
                       callbacks=[ControlPlaneCallback()])
 
+PyTorch Lightning:
+
+    from vcp_callbacks.lightning import ControlPlaneCallback
+    trainer = L.Trainer(max_steps=1000, callbacks=[ControlPlaneCallback()])
+
+Accelerate (a loop of your own; `accelerator.log({"loss": ..., "lr": ...}, step=step)`):
+
+    from vcp_callbacks.accelerate_tracker import ControlPlaneTracker
+    accelerator = Accelerator(log_with=[ControlPlaneTracker(total_steps=1000)])
+
 Nothing here imports the control plane: the events are plain JSON (vcp_callbacks/events.py).
 """

@@ -29,5 +29,17 @@ def _finite(value: Any) -> Any:
 def emit(event: str, message: str, out: TextIO | None = None, **fields: Any) -> None:
     record = {"severity": "INFO", "message": message, "event": event, **fields}
     stream = out if out is not None else sys.stdout
-    stream.write(json.dumps(_finite(record), allow_nan=False, separators=(",", ":")) + "\n")
+    line = json.dumps(_finite(record), allow_nan=False, separators=(",", ":")) + "\n"
+    # A live tqdm bar (Lightning's, on stdout) redraws without a newline: the event must not
+    # be glued to its line, or Cloud Logging keeps it as text, not as the event.
+    stream.write("\n" + line if _bar_is_drawn() else line)
     stream.flush()
+
+
+def _bar_is_drawn() -> bool:
+    tqdm = sys.modules.get("tqdm")
+    bars = getattr(getattr(tqdm, "tqdm", None), "_instances", None)
+    try:
+        return bool(bars) and any(not getattr(bar, "disable", True) for bar in list(bars))
+    except (TypeError, RuntimeError):  # the set changed while read: say yes, a blank costs less
+        return True

@@ -97,3 +97,75 @@ def test_the_callbacks_exact_steps_and_rank_times_and_no_step_twice(
     # The Trainer's own loss dicts were stored as lines, and not read as steps.
     assert LogLine.objects.filter(job=job, message__startswith="{'loss'").count() == 4
     assert FrameworkTrack.objects.get(job=job, replica="workerpool0-0").state["reported"]
+
+
+LIGHTNING = Path(__file__).parents[1] / "integration" / "own_frameworks" / "lightning_script.py"
+ACCELERATE_LOOP = '''
+import torch
+from accelerate import Accelerator
+from vcp_callbacks.accelerate_tracker import ControlPlaneTracker
+
+accelerator = Accelerator(cpu=True, log_with=[ControlPlaneTracker(total_steps=12)])
+accelerator.init_trackers("team-run")
+torch.manual_seed(0)
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+model, optimizer = accelerator.prepare(model, optimizer)
+for step in range(1, 13):
+    x = torch.randn(8, 8)
+    loss = torch.nn.functional.mse_loss(model(x), x.sum(dim=1, keepdim=True))
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 3 == 0:
+        accelerator.log({"loss": loss.item(), "lr": 0.05}, step=step)
+    if step % 6 == 0:
+        accelerator.log({"eval_loss": loss.item() * 1.1}, step=step)
+accelerator.end_training()
+'''
+
+
+def run_and_store(job: Job, argv: list[str], tmp_path: Path, env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    store_entries(as_cloud_logging(done.stdout, done.stderr), {"42": Target(job.pk, 1)})
+
+
+def test_the_lightning_callback_reports_exactly(db: None, tmp_path: Path, settings: Any
+                                                 ) -> None:
+    settings.CP_LOCAL_STORAGE_ROOT = str(tmp_path / "buckets")
+    checkpoints = tmp_path / "buckets" / "acme" / "vision" / "exp" / "checkpoints"
+    script = LIGHTNING.read_text().replace(
+        "callbacks=[checkpoints, TQDMProgressBar()]",
+        "callbacks=[checkpoints, TQDMProgressBar(), ControlPlaneCallback(rank_times_every=3)]")
+    script = script.replace("from lightning.pytorch.callbacks import",
+                            "from vcp_callbacks.lightning import ControlPlaneCallback\n"
+                            "from lightning.pytorch.callbacks import")
+    assert script.count("ControlPlaneCallback") == 2
+    (tmp_path / "fit.py").write_text(script)
+    lightning = followed_job(custom_job(["python", "fit.py"]))
+    run_and_store(lightning, ["fit.py"], tmp_path, {"AIP_CHECKPOINT_DIR": str(checkpoints)})
+    steps = list(StepMetric.objects.filter(job=lightning).order_by("step")
+                 .values_list("step", "loss"))
+    # The callback's exact steps every log_every_n_steps (3), none of the bar's estimates.
+    assert [s for s, _ in steps] == [3, 6, 9, 12] and all(loss for _, loss in steps)
+    saved = list(JobEvent.objects.filter(job=lightning, kind="checkpoint_saved")
+                 .order_by("step").values_list("step", flat=True))
+    assert saved == [6, 12]
+    assert JobEvent.objects.filter(job=lightning, kind="eval").count() == 3  # every epoch
+    assert JobEvent.objects.get(job=lightning, kind="run_finished").step == 12
+    lightning.refresh_from_db()
+    assert lightning.total_steps == 12
+
+
+
+def test_the_accelerate_tracker_reports_exactly(db: None, tmp_path: Path) -> None:
+    accelerate = followed_job(custom_job(["accelerate", "launch", "loop.py"]))
+    (tmp_path / "loop.py").write_text(ACCELERATE_LOOP)
+    run_and_store(accelerate, ["loop.py"], tmp_path, {})
+    assert list(StepMetric.objects.filter(job=accelerate).order_by("step")
+                .values_list("step", flat=True)) == [3, 6, 9, 12]
+    assert list(JobEvent.objects.filter(job=accelerate, kind="eval").order_by("step")
+                .values_list("step", flat=True)) == [6, 12]
+    assert JobEvent.objects.get(job=accelerate, kind="run_finished").step == 12
