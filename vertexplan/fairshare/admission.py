@@ -9,9 +9,14 @@ window plus those it holds now, in units of its guarantee); then age. Each job i
 that order and starts if it fits, so no job ever goes ahead of a higher-priority job that
 fits (of the same standing: a job within its team's guarantee goes before a borrower, as
 Kueue orders its heads, else the borrower would start only to be stopped at once); a job
-that does not fit lets smaller ones behind it use the capacity (backfill). With
-`reserve_after_s` set, a job that has waited that long goes first of all, and holds its
-flavors.
+that does not fit lets smaller ones behind it use the capacity (backfill). A job that has
+waited `reserve_after_s` (6 h by default; counted from its requeue for a job stopped for
+another) goes first of all, in its team as in the cohort, and holds its flavors (EASY
+backfill: jobs that end before it could start, or fit beside it, still start; accelerators of
+jobs already stopping count as returning); held back by its own team instead (no room in its
+guarantee for a job without checkpoints, or the team at its ceiling), it holds its team's
+room. So a starving job waits at most for the jobs running as it began to starve (and for
+any job starving before it) to end.
 
 A job that would stay within its team's guarantee but finds the capacity lent to other teams
 takes it back: first from jobs already stopping, then by asking borrowing jobs to stop at
