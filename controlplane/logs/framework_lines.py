@@ -74,8 +74,13 @@ def command_of(custom_job: Mapping[str, Any] | None) -> list[str]:
     return [w for w in words if isinstance(w, str)]
 
 
-def framework_of(custom_job: Mapping[str, Any] | None) -> str | None:
-    """What the job's command says it runs, or None when it does not tell."""
+def framework_of(custom_job: Mapping[str, Any] | None,
+                 request: Mapping[str, Any] | None = None) -> str | None:
+    """What the job's request names (its `framework` field), else what its command says it
+    runs, or None when neither tells."""
+    named = (request or {}).get("framework")
+    if isinstance(named, str) and named in registry.FRAMEWORKS:
+        return named
     return detect.from_command(command_of(custom_job))
 
 
@@ -123,9 +128,11 @@ class Reader:
             _Line(attempt, entry.task_name, entry, message))
 
 
-def commanded(jobs: Mapping[int, Mapping[str, Any] | None]) -> dict[int, str | None]:
-    """job -> what its command tells, for the jobs whose lines may be a framework's."""
-    return {job_id: framework_of(custom_job) for job_id, custom_job in jobs.items()}
+def commanded(jobs: Mapping[int, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]
+              ) -> dict[int, str | None]:
+    """job -> what its request or command tells (job -> (custom job, request))."""
+    return {job_id: framework_of(custom_job, request)
+            for job_id, (custom_job, request) in jobs.items()}
 
 
 def saved_tracks(commanded_by_job: Mapping[int, str | None]) -> dict[int, tuple[str, int]]:
@@ -275,8 +282,9 @@ def report(job: Job) -> dict[str, str] | None:
     """The framework a job's steps are read from, for its page: its name, label and how it
     was told (the command, or the first lines); None for the product's own trainers and a
     job nothing tells."""
-    told = framework_of(job.custom_job)
-    how = "told by the job's command"
+    named = (job.request or {}).get("framework")
+    told = framework_of(job.custom_job, job.request)
+    how = "named by the job's request" if named == told else "told by the job's command"
     if told is None:
         told = FrameworkTrack.objects.filter(job=job, replica=CHIEF).exclude(
             framework="").values_list("framework", flat=True).first()

@@ -147,3 +147,29 @@ def test_each_redraw_of_an_epochs_bar_is_read(db: None) -> None:
             redraws.append(bar.format(p=25 * n, b="█" * (n * 10 // 4), n=n, post=post))
     store(job, entries(["GPU available: False, used: False", "\r" + "\r".join(redraws)]))
     assert steps(job) == [(1, 7.17), (2, 4.32), (3, 5.1), (4, 5.02)]
+
+
+def test_the_requests_framework_field_names_what_detection_would_tell(db: None) -> None:
+    from controlplane.logs.framework_lines import report
+    job = followed_job(custom_job(["python", "train.py"]))
+    Job.objects.filter(pk=job.pk).update(request={**job.request, "framework": "torchtitan"})
+    job.refresh_from_db()
+    titan = "[rank0]:[titan] 2025-06-01 10:00:00,123 - root - INFO - "
+    store(job, entries([titan + "step:  10  loss:  7.5000  grad_norm:  1.2000  memory: 10.00GiB"
+                        "(10.00%)  tps: 1,234  tflops: 12.34  mfu: 5.00%"]))
+    assert steps(job) == [(10, 7.5)]
+    assert report(job) == {"name": "torchtitan", "label": "torchtitan",
+                           "how": "named by the job's request"}
+
+
+def test_an_unknown_framework_is_refused_naming_the_field() -> None:
+    from vertexplan.composer import compose
+    from vertexplan.composer.request import JobRequest
+    composed = compose(JobRequest.from_dict({
+        "name": "x", "command": ["python", "t.py"], "framework": "keras",
+        "chief": {"machine_type": "n1-standard-4"}}))
+    assert "hf_trainer" in " ".join(composed.errors["framework"])
+    ok = compose(JobRequest.from_dict({
+        "name": "x", "command": ["python", "t.py"], "framework": "lightning",
+        "chief": {"machine_type": "n1-standard-4"}}))
+    assert "framework" not in ok.errors

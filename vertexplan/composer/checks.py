@@ -22,6 +22,7 @@ from vertexplan.composer.parallelism import (
     TPU_STRATEGIES,
 )
 from vertexplan.composer.request import PERSISTENT_DISK_WORDS, JobRequest
+from vertexplan.logparse.frameworks.registry import FRAMEWORKS
 
 Finding = tuple[str, str, tuple[str, ...]]  # (request field, message, suggestions)
 RESERVED_LABEL_PREFIX = contract_labels.PREFIX  # cp-job, cp-attempt, cp-team: per attempt
@@ -41,6 +42,7 @@ def _errors(request: JobRequest, built: Built) -> Iterator[Finding]:
     yield from _generated_env(request, built)
     yield from _strategy_hardware(request, built.hardware)
     yield from built.tracking.errors
+    yield from _framework(request)
     if request.image_entrypoint and request.command:
         yield ("image_entrypoint", "image_entrypoint runs the image's own ENTRYPOINT, but a "
                "command is given as well: keep one of them", ("false",))
@@ -55,6 +57,16 @@ def _warnings(request: JobRequest) -> Iterator[Finding]:
                    f"{acc} has no bf16 arithmetic (it came with Ampere): bf16 runs emulated "
                    "and slowly there; use fp16 or fp32, or an A100/L4/H100",
                    ("fp16", "fp32"))
+
+
+def _framework(request: JobRequest) -> Iterator[Finding]:
+    given = request.document.get("framework")
+    if given is None or given in FRAMEWORKS:
+        return
+    names = tuple(sorted(FRAMEWORKS))
+    yield ("framework", f"framework {str(given)[:40]!r} is not one the control plane reads: "
+           f"one of {', '.join(names)}, or leave it out to tell from the command and the "
+           "first lines", names)
 
 
 def _persistent_disks(request: JobRequest) -> Iterator[Finding]:

@@ -50,7 +50,10 @@ SCHEMA: dict[str, Shape] = {
         "experiment_run",
         # Not Vertex's (it has none): the control plane's queue in front of it orders jobs by
         # it (low, normal, high; at most the team's cap), and the composer leaves it out.
-        "priority")},
+        "priority",
+        # Not Vertex's either: which team framework's lines the control plane reads (what
+        # detection from the command or the first lines would tell), left out by the composer.
+        "framework")},
     **{role: _POOL for role in POOL_ROLES},
     "env": FREE, "labels": FREE,
     # Judged by Vertex's rules as the CustomJob's encryptionSpec (unknown names included).
