@@ -298,18 +298,30 @@ class VertexServing(ServingBackend):
         # the caller has answered anything of its own.
         stream = self._call("ChatCompletions", client.chat_completions, timeout=timeout_s,
                             request=request)
-        return _chunks("ChatCompletions", stream)
+        return _Chunks("ChatCompletions", stream)
 
 
-def _chunks(what: str, stream: Any) -> Iterator[bytes]:
-    """The data of each HttpBody of a server stream; a failure midway translated as a call's."""
-    try:
-        with translated_errors(what):
-            for body in stream:
-                if body.data:
-                    yield body.data
-    finally:
-        # Closed early (the caller went away): end the call rather than leave it running.
-        cancel = getattr(stream, "cancel", None)
+class _Chunks:
+    """The data of each HttpBody of a server stream, a failure midway translated as a call's;
+    close() ends the call, from any thread (a reader may be waiting on the next answer)."""
+
+    def __init__(self, what: str, stream: Any) -> None:
+        self.what = what
+        self.stream = stream
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        while True:
+            with translated_errors(self.what):
+                body = next(self.stream, None)
+            if body is None:
+                raise StopIteration
+            if body.data:
+                return body.data
+
+    def close(self) -> None:
+        cancel = getattr(self.stream, "cancel", None)
         if cancel is not None:
             cancel()

@@ -19,7 +19,7 @@ Django does not buffer).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
@@ -167,7 +167,8 @@ class ChatCompletions(OpenAIView):
             raise container_refusal(str(exc)) from exc
         except errors.BackendError as exc:
             raise OpenAIError(str(exc), status=status.HTTP_502_BAD_GATEWAY) from exc
-        return _event_stream(request, _failures_as_events(chunks))
+        return _event_stream(request, _failures_as_events(chunks),
+                             getattr(chunks, "close", None))
 
 
 class Completions(OpenAIView):
@@ -226,23 +227,28 @@ def _failures_as_events(chunks: Iterator[bytes]) -> Iterator[bytes]:
         yield DONE
 
 
-def _event_stream(request: Request, chunks: Iterator[bytes]) -> StreamingHttpResponse:
+def _event_stream(request: Request, chunks: Iterator[bytes],
+                  cancel: Callable[[], None] | None = None) -> StreamingHttpResponse:
+    """`cancel` ends the call behind `chunks` when the client goes away."""
     # Under ASGI Django reads a sync iterator whole before sending it: hand it an async one.
-    content = _async(chunks) if isinstance(request._request, ASGIRequest) else chunks
+    content = (_async(chunks, cancel) if isinstance(request._request, ASGIRequest)
+               else chunks)
     response = StreamingHttpResponse(content, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # a buffering proxy would hold the events back
     return response
 
 
-async def _async(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-    """Each chunk as it comes, read in a worker thread; the stream closed (its call cancelled)
-    when the client goes away."""
+async def _async(chunks: Iterator[bytes],
+                 cancel: Callable[[], None] | None) -> AsyncIterator[bytes]:
+    """Each chunk as it comes, read in a worker thread. When the client goes away, `cancel`
+    (thread-safe) ends the call, which ends a read still waiting in its thread."""
     read = sync_to_async(next, thread_sensitive=False)
+    finished = False
     try:
         while (chunk := await read(chunks, None)) is not None:
             yield chunk
+        finished = True
     finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
+        if not finished and cancel is not None:
+            cancel()
