@@ -14,8 +14,9 @@ its documentation gives it:
 - torchtitan: `--checkpoint.initial_load_path <step folder>` (a run that loads another run's
   checkpoint; its own `--checkpoint.folder` stays empty until it saves; torchtitan's
   docs/checkpoint.md); a DCP folder is complete once its `.metadata` is written.
-- MaxText: `load_parameters_path=<items folder>` (its key=value arguments; gs:// as is); an
-  Orbax step is complete once `_CHECKPOINT_METADATA` is written.
+- MaxText: `load_parameters_path=<step folder>/items` (its key=value arguments; gs:// as is;
+  the checkpoint the log names is Orbax's step folder); an Orbax step is complete once
+  `_CHECKPOINT_METADATA` is written.
 An argument the job already gives for the same purpose is replaced, never doubled.
 """
 
@@ -36,6 +37,8 @@ class Resume:
     local_path: bool
     # What a complete checkpoint holds (a file in its folder), or None: the path is a file.
     marker: str | None
+    # What the framework reads below the checkpoint's folder ("" for the folder itself).
+    below: str = ""
 
 
 _HF = Resume("--resume_from_checkpoint", "separate", local_path=True,
@@ -48,7 +51,7 @@ RESUMES: dict[str, Resume] = {
     "torchtitan": Resume("--checkpoint.initial_load_path", "separate", local_path=False,
                          marker=".metadata"),
     "maxtext": Resume("load_parameters_path", "key=value", local_path=False,
-                      marker="_CHECKPOINT_METADATA"),
+                      marker="_CHECKPOINT_METADATA", below="items"),
 }
 
 
@@ -69,6 +72,8 @@ def resume_args(framework: str | None, args: list[str], path: str) -> list[str] 
     if resume is None:
         return None
     where = as_fuse(path) if resume.local_path else as_gcs(path)
+    if resume.below and not where.rstrip("/").endswith("/" + resume.below):
+        where = f"{where.rstrip('/')}/{resume.below}"
     kept: list[str] = []
     skip_next = False
     for arg in args:

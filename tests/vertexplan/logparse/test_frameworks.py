@@ -285,3 +285,34 @@ def test_deepspeed_019_lines_as_an_engine_loop_printed_them() -> None:
                   "mp_rank_00_model_states.pt..."]
     assert [(kind, f["step"]) for kind, f in read(lines, "deepspeed")] == [
         ("step", 3), ("step", 6), ("checkpoint_saved", 6), ("resumed", 6)]
+
+
+def test_maxtext_lines_of_its_documented_run() -> None:
+    """The lines of the run MaxText documents (AI-Hypercomputer/maxtext
+    docs/guides/monitoring_and_debugging/understand_logs_and_metrics.md at 20a91e12: `python3
+    -m MaxText.train src/MaxText/configs/base.yml base_output_directory=gs://runner-maxtext-logs
+    run_name=demo model_name=deepseek2-16b per_device_batch_size=24 max_target_length=2048
+    steps=10 dataset_type=synthetic` on a TPU v5p-8, JAX 0.7.2), checkpointing on as its
+    section on output paths shows; the save line is its checkpointing code's message (no run
+    of it is here: MaxText needs a TPU or GPU)."""
+    lines = ["Config param steps: 10",
+             "Config param checkpoint_dir: gs://runner-maxtext-logs/demo/checkpoints/",
+             "Num_devices: 4, shape (1, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1)",
+             "completed step: 0, seconds: 44.923, TFLOP/s/device: 17.022, Tokens/s/device: "
+             "1094.129, total_weights: 196608, loss: 12.038",
+             "completed step: 9, seconds: 5.667, TFLOP/s/device: 134.924, Tokens/s/device: "
+             "8672.758, total_weights: 196608, loss: 10.374",
+             "Started an asynchronous checkpoint save for step 9",
+             "saved a checkpoint at step 9"]
+    assert detect.detect(["python3", "-m", "MaxText.train", "base.yml"], []) == "maxtext"
+    assert detect.detect(["python3", "-m", "maxtext.trainers.pre_train.train"], []) == "maxtext"
+    events = read(lines, "maxtext")
+    assert [(kind, f["step"]) for kind, f in events] == [
+        ("step", 0), ("step", 9), ("checkpoint_saved", 9)]
+    last = events[1][1]
+    assert (last["loss"], last["step_time_s"], last["total_steps"]) == (10.374, 5.667, 10)
+    assert last["tokens_per_s"] == 8672.758 * 4 and last["tflops_per_device"] == 134.924
+    assert events[2][1]["path"] == "gs://runner-maxtext-logs/demo/checkpoints/9"
+    # Look-alikes of a user's own prints stay lines.
+    assert read(["completed step: 3 of my loop", "Config param steps: many",
+                 "saved a checkpoint at step 5 (no folder known)"]) == []

@@ -18,6 +18,7 @@ _ENTRY_POINTS = (
     *((module, registry.BUILTIN) for module in _BUILTIN_MODULES),
     ("torchtitan.train", "torchtitan"), ("torchtitan/train.py", "torchtitan"),
     ("MaxText.train", "maxtext"), ("MaxText/train.py", "maxtext"),
+    ("maxtext.trainers.pre_train.train", "maxtext"),
 )
 # What a program's name (or `python -m` module) says.
 _PROGRAMS = {

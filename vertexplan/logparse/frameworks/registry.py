@@ -12,12 +12,20 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from vertexplan.logparse.frameworks import deepspeed, hf_trainer, lightning, torchrun, torchtitan
+from vertexplan.logparse.frameworks import (
+    deepspeed,
+    hf_trainer,
+    lightning,
+    maxtext,
+    torchrun,
+    torchtitan,
+)
 from vertexplan.logparse.frameworks.common import MAX_LINE, Recognized, clean, last_state
 
 BUILTIN = "builtin"
 RECOGNIZERS: dict[str, ModuleType] = {
-    module.NAME: module for module in (hf_trainer, torchtitan, lightning, deepspeed, torchrun)
+    module.NAME: module for module in (hf_trainer, torchtitan, lightning, deepspeed, torchrun,
+                                       maxtext)
 }
 # What a detected framework's lines may hold: Accelerate and the DeepSpeed launcher mostly
 # run HF Trainer scripts, and anything launched with torchrun may see it restart.
@@ -28,8 +36,7 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
     "torchtitan": ("torchtitan", "torchrun"),
     "lightning": ("lightning", "torchrun"),
     "torchrun": ("torchrun", "hf_trainer", "deepspeed", "lightning"),
-    # Recognized by its command; its per-step lines have no recognizer yet.
-    "maxtext": (),
+    "maxtext": ("maxtext",),
     # The product's own trainers (trainers/): their events are JSON, read as the contract's;
     # no recognizer reads their text, so no print of theirs can look like a framework's.
     BUILTIN: (),
