@@ -72,7 +72,7 @@ REFUSALS = {
     403: _error("The caller's role or token may not send predictions to this endpoint."),
     404: _error("No endpoint of that id that the caller can see."),
     409: _error("The endpoint is not ready, has no model deployed, or is private (reachable "
-                "only from its allowlisted VPCs)."),
+                "only from its allowlisted VPCs); for chat, its model is served by Triton."),
     429: _error("Too many requests; retry after Retry-After seconds."),
     502: _error("Vertex's prediction service, or the model server behind it, failed."),
 }
@@ -157,6 +157,16 @@ class ChatCompletions(OpenAIView):
         endpoint = self.endpoint(request, pk)
         body = request.data
         stream = check_chat(body)
+        try:
+            triton = predictions.serves_triton(endpoint)
+        except predictions.MixedRuntimes as exc:
+            raise OpenAIError(str(exc), status=status.HTTP_409_CONFLICT) from exc
+        if triton:
+            # Triton answers logits to KServe v2 bodies; the generation loop is ours
+            # (predictions.generate), reached through completions.
+            raise OpenAIError("this endpoint serves Triton, which has no chat completions: "
+                              "use completions, or deploy an eager, compiled or aot model",
+                              status=status.HTTP_409_CONFLICT)
         try:
             chunks = get_serving_backend().chat_completions(
                 endpoint.vertex_name, json.dumps(body).encode(),

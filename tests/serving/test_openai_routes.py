@@ -118,3 +118,19 @@ def test_access_is_the_predict_routes(deployed: Endpoint, fake: FakeServing, mem
     fake.predict_error = errors.TransientBackendError("Predict: UNAVAILABLE")
     failed = post(bearer(member), COMPLETIONS.format(deployed.pk), {"prompt": "a"})
     assert failed.status_code == 502 and failed.json()["error"]["type"] == "api_error"
+
+
+def test_a_triton_endpoint_completes_but_has_no_chat(deployed: Endpoint, fake: FakeServing,
+                                                     member: Any) -> None:  # noqa: F811
+    from controlplane.serving.models import ModelEntry
+    ModelEntry.objects.filter(deployments__endpoint=deployed).update(runtime="triton")
+    client = bearer(member)
+    chat = post(client, CHAT.format(deployed.pk),
+                {"messages": [{"role": "user", "content": "hi"}]})
+    assert chat.status_code == 409 and "Triton" in chat.json()["error"]["message"]
+    # Completions run the generation loop over rawPredict, as the predict route does.
+    response = post(client, COMPLETIONS.format(deployed.pk),
+                    {"prompt": "a", "max_tokens": 3, "temperature": 0})
+    assert response.status_code == 200, response.content
+    assert response.json()["choices"][0]["text"] == "bcd"  # the fake's logits: byte + 1
+    assert [c[0] for c in fake.calls].count("raw_predict") == 3
