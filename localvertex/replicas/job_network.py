@@ -77,8 +77,8 @@ def _ip(*args: str) -> subprocess.CompletedProcess[str]:
 def create(data_dir: str | os.PathLike[str], job_id: str) -> Path | None:
     """A fresh namespace for the job, its loopback up; its path for nsenter, or None when
     the job runs in the host's network (said once in the log)."""
-    why = why_unavailable()
-    if why is not None:
+    why = why_unavailable() or (_said_why[0] if _said_why else None)
+    if why is not None:  # (a failed `ip netns` fails the same way for the next job)
         _say_once(why)
         return None
     name = name_for(data_dir, job_id)
