@@ -14,12 +14,14 @@ from django.test import Client
 from contract import prediction
 from controlplane.security import tokens
 from controlplane.serving.models import Endpoint
+from tests.serving import test_api
 from tests.serving.fakes import FakeServing
-from tests.serving.test_api import deployed  # noqa: F401 (a fixture)
 
 CHAT = "/api/v1/serving/endpoints/{}/openai/v1/chat/completions"
 COMPLETIONS = "/api/v1/serving/endpoints/{}/openai/v1/completions"
 MODELS = "/api/v1/serving/endpoints/{}/openai/v1/models"
+
+deployed = test_api.deployed  # the fixture: a ready endpoint with a model deployed
 
 
 def bearer(user: Any, **kwargs: Any) -> Client:
@@ -31,7 +33,7 @@ def post(client: Client, url: str, body: Any) -> Any:
 
 
 def test_bearer_token_chat_completions_whole_and_streamed(
-        deployed: Endpoint, fake: FakeServing, member: Any) -> None:  # noqa: F811
+        deployed: Endpoint, fake: FakeServing, member: Any) -> None:
     client = bearer(member)
     body = {"model": "m", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
     response = post(client, CHAT.format(deployed.pk), body)
@@ -51,7 +53,7 @@ def test_bearer_token_chat_completions_whole_and_streamed(
 
 
 def test_completions_are_the_predict_contracts(deployed: Endpoint, fake: FakeServing,
-                                               member: Any) -> None:  # noqa: F811
+                                               member: Any) -> None:
     client = bearer(member)
     response = post(client, COMPLETIONS.format(deployed.pk),
                     {"model": "m", "prompt": ["a", "b"], "max_tokens": 1, "temperature": 0})
@@ -72,7 +74,7 @@ def test_completions_are_the_predict_contracts(deployed: Endpoint, fake: FakeSer
 
 
 def test_refusals_name_the_field_and_limit_and_send_nothing(
-        deployed: Endpoint, fake: FakeServing, member: Any) -> None:  # noqa: F811
+        deployed: Endpoint, fake: FakeServing, member: Any) -> None:
     client = bearer(member)
     sent = len(fake.calls)
     long = "x" * (prediction.MAX_PROMPT_BYTES + 1)
@@ -97,7 +99,7 @@ def test_refusals_name_the_field_and_limit_and_send_nothing(
 
 
 def test_access_is_the_predict_routes(deployed: Endpoint, fake: FakeServing, member: Any,
-                                      viewer: Any, outsider: Any) -> None:  # noqa: F811
+                                      viewer: Any, outsider: Any) -> None:
     body = {"messages": [{"role": "user", "content": "hi"}]}
     # No token, a bad one, and a Token keyword (the rest of the API's) also taken here.
     assert post(Client(), CHAT.format(deployed.pk), body).json()["error"]["type"] == \
@@ -121,7 +123,7 @@ def test_access_is_the_predict_routes(deployed: Endpoint, fake: FakeServing, mem
 
 
 def test_a_triton_endpoint_completes_but_has_no_chat(deployed: Endpoint, fake: FakeServing,
-                                                     member: Any) -> None:  # noqa: F811
+                                                     member: Any) -> None:
     from controlplane.serving.models import ModelEntry
     ModelEntry.objects.filter(deployments__endpoint=deployed).update(runtime="triton")
     client = bearer(member)
