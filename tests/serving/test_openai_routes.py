@@ -136,3 +136,48 @@ def test_a_triton_endpoint_completes_but_has_no_chat(deployed: Endpoint, fake: F
     assert response.status_code == 200, response.content
     assert response.json()["choices"][0]["text"] == "bcd"  # the fake's logits: byte + 1
     assert [c[0] for c in fake.calls].count("raw_predict") == 3
+
+
+def test_under_asgi_a_stream_is_sent_as_vertex_hands_it_over(
+        deployed: Endpoint, fake: FakeServing, member: Any) -> None:
+    """Django reads a sync iterator whole before an ASGI server sends any of it: the route
+    hands it an async one, so the first event goes out while Vertex has handed over no more
+    than that event. A client that leaves ends the call."""
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    handed: list[bytes] = []
+    cancelled: list[bool] = []
+
+    class Stream:
+        def __init__(self) -> None:
+            self.events = iter([b'data: {"choices":[]}\n\n'] * 3 + [b"data: [DONE]\n\n"])
+
+        def __iter__(self) -> Stream:
+            return self
+
+        def __next__(self) -> bytes:
+            handed.append(next(self.events))
+            return handed[-1]
+
+        def close(self) -> None:
+            cancelled.append(True)
+
+    fake.chat_completions = lambda *args, **kwargs: Stream()  # type: ignore[method-assign]
+    key = tokens.create(member, "openai").key
+
+    async def first_event() -> bytes:
+        response = await AsyncClient().post(
+            CHAT.format(deployed.pk), {"messages": [{"role": "user", "content": "hi"}],
+                                       "stream": True},
+            content_type="application/json", headers={"Authorization": f"Bearer {key}"})
+        assert response.status_code == 200 and response.is_async
+        chunks = aiter(response.streaming_content)
+        try:
+            return await anext(chunks)
+        finally:
+            await chunks.aclose()
+
+    assert async_to_sync(first_event)() == b'data: {"choices":[]}\n\n'
+    assert len(handed) == 1, "nothing read ahead of what was sent"
+    assert cancelled, "the client left: the call is ended"
