@@ -266,6 +266,8 @@ EVENTS: Mapping[str, Event] = MappingProxyType({e.name: e for e in (
         Field("params", COUNT), Field("device", TEXT), Field("runtime", TEXT),
         Field("warmup_s", NUMBER), Field("compiled_at_start", FLAG), Field("max_batch", COUNT),
         Field("health_route", TEXT), Field("predict_route", TEXT),
+        # Whether generation keeps each sequence's keys and values (off: --no-kv-cache).
+        Field("kv_cache", FLAG),
     ), ""),
     Event(SERVING_STOPPED, (
         Field("instances", COUNT), Field("batches", COUNT), Field("largest_batch", COUNT),
