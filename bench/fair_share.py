@@ -23,6 +23,9 @@ Figures, each beside its reference:
               flavor's, beside its entitlement (guarantee / the guarantees' sum); the
               deviation is |share / entitlement - 1| (goal: <= 5%). The same trace run first
               come, first served (what Vertex's queue does today) is shown beside it.
+              Beside it, per team: the accelerators it held on average, and on average how
+              far its own jobs of the flavor (running and waiting) fell short of its
+              guarantee: capacity it did not ask for, which no order can give back.
   utilisation accelerators held / the project's quota, over the time any job of the flavor
               waits (goal: >= 95%).
   wait        from submission (or requeue) to start; the longest beside its bound: a job
@@ -115,6 +118,10 @@ class Outcome:
     preempted: int = 0
     refused: int = 0
     over_quota: int = 0
+    # Accelerator-seconds by which a team's own jobs of a flavor (running and waiting) fell
+    # short of its guarantee: capacity it did not ask for, which no order can give it back.
+    unasked_s: dict[str, dict[Flavor, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float)))
     decide_s: float = 0.0
 
 
@@ -184,6 +191,13 @@ def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
                 out.waiting_s[flavor] += span
                 out.waiting_held_s[flavor] += held[flavor] * span
             out.over_quota += held[flavor] > PROJECT[flavor]
+        asked: dict[tuple[str, Flavor], int] = defaultdict(int)
+        for live in (*running.values(), *waiting.values()):
+            for flavor, n in live.job.demand.items():
+                asked[live.job.team, flavor] += n
+        for team, flavors in GUARANTEES.items():
+            for flavor, guarantee in flavors.items():
+                out.unasked_s[team][flavor] += max(0, guarantee - asked[team, flavor]) * span
 
     def usage() -> dict[str, dict[Flavor, float]]:
         oldest = int(now // HOUR) - int(WINDOW_S // HOUR)
@@ -305,13 +319,18 @@ def main(argv: list[str] | None = None) -> int:
           f"{fair.refused} refused, "
           f"decide() {fair.decide_s:.1f} s in all")
     print(f"{'team':5} {'flavor':38} {'entitled':>9} {'fair share':>11} {'ratio':>6} "
-          f"{'first come':>11} {'ratio':>6}")
+          f"{'first come':>11} {'ratio':>6} {'held':>5} {'unasked':>8}")
     for team in GUARANTEES:
         for flavor in PROJECT:
             entitled = GUARANTEES[team][flavor] / sum(GUARANTEES[t][flavor] for t in GUARANTEES)
             mine, theirs = f.shares[team][flavor], ref.shares[team][flavor]
+            week = args.days * 24 * HOUR
+            # held: accelerators the team held on average (fair share); unasked: on average,
+            # how far its own jobs of the flavor fell short of its guarantee.
             print(f"{team:5} {flavor.label():38} {entitled:9.1%} {mine:11.1%} "
-                  f"{mine / entitled:6.3f} {theirs:11.1%} {theirs / entitled:6.3f}")
+                  f"{mine / entitled:6.3f} {theirs:11.1%} {theirs / entitled:6.3f} "
+                  f"{fair.held_s[team][flavor] / week:5.1f} "
+                  f"{fair.unasked_s[team][flavor] / week:8.2f}")
     print(f"max share deviation {f.deviation:.1%} (goal {SHARE_GOAL:.0%}: "
           f"{f.deviation / SHARE_GOAL:.2f}x); first come, first served {ref.deviation:.1%}")
     print(f"utilisation while waiting {f.utilisation:.1%} (goal {UTILISATION_GOAL:.0%}: "
