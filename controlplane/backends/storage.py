@@ -52,37 +52,40 @@ def path_for_writer(uri: str) -> str:
     return local + ("/" if uri.endswith("/") else "")
 
 
-def check_checkpoint(path: str, marker: str | None = MARKER) -> CheckpointCheck:
+def check_checkpoint(path: str, marker: str | tuple[str, ...] | None = MARKER
+                     ) -> CheckpointCheck:
     """Whether `path` (a step folder) holds a committed checkpoint now: its folder holds
-    `marker`, the file a complete checkpoint of its framework has (the product's trainers'
-    COMMITTED; vertexplan/composer/resume_flags.py has the others'); marker None: `path` is
-    the checkpoint's one file. A /gcs/<bucket>/ path (Vertex's FUSE mount, as a replica
-    names it) is read as gs://<bucket>/."""
+    `marker` (or one of several), the file a complete checkpoint of its framework has (the
+    product's trainers' COMMITTED; vertexplan/composer/resume_flags.py has the others');
+    marker None: `path` is the checkpoint's one file. A /gcs/<bucket>/ path (Vertex's FUSE
+    mount, as a replica names it) is read as gs://<bucket>/."""
     path = path.rstrip("/")
     if path.startswith(FUSE_ROOT):
         path = GCS_SCHEME + path[len(FUSE_ROOT):]
+    markers = (marker,) if isinstance(marker, str) else marker
+    named = " or ".join(markers) if markers else ""
     local = _local_root_for(path) if path.startswith(GCS_SCHEME) else path
     if local is not None:
-        if marker is None:
+        if markers is None:
             return CheckpointCheck(True) if os.path.isfile(local) else CheckpointCheck(
                 False, f"{path} does not exist any more (deleted by rotation or by hand)")
         if not os.path.isdir(local):
             return CheckpointCheck(False, f"{path} does not exist any more (deleted by rotation "
                                           "or by hand)")
-        if not os.path.isfile(os.path.join(local, marker)):
-            return CheckpointCheck(False, f"{path} is not a complete checkpoint (no {marker} "
+        if not any(os.path.isfile(os.path.join(local, m)) for m in markers):
+            return CheckpointCheck(False, f"{path} is not a complete checkpoint (no {named} "
                                           "marker: its write never finished)")
         return CheckpointCheck(True)
     bucket, key = _split(path)
-    blob = key if marker is None else f"{key}/{marker}"
+    blobs = [key] if markers is None else [f"{key}/{m}" for m in markers]
     try:
         from google.api_core import exceptions as gexc
 
-        exists = _client().bucket(bucket).blob(blob).exists(timeout=10)
+        exists = any(_client().bucket(bucket).blob(blob).exists(timeout=10) for blob in blobs)
     except gexc.GoogleAPICallError as exc:
         raise errors.TransientBackendError(f"cannot read {path}: {exc}") from exc
     if not exists:
-        what = "does not exist" if marker is None else f"has no {marker} marker"
+        what = "does not exist" if markers is None else f"has no {named} marker"
         return CheckpointCheck(False, f"{path} {what}: deleted, or never completed")
     return CheckpointCheck(True)
 

@@ -54,7 +54,7 @@ def test_an_hf_jobs_resubmission_resumes_it_with_its_own_argument(
     folder.mkdir(parents=True)
     half = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 20},
                     content_type="application/json")
-    assert half.status_code == 400 and "no trainer_state.json marker" in half.content.decode()
+    assert half.status_code == 400 and "no trainer_state.json or" in half.content.decode()
     (folder / "trainer_state.json").write_text("{}")
     with django_capture_on_commit_callbacks(execute=False):
         done = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 20},
@@ -65,3 +65,16 @@ def test_an_hf_jobs_resubmission_resumes_it_with_its_own_argument(
     container = new.custom_job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
     assert container["args"][-2:] == ["--resume_from_checkpoint", fuse]
     assert new.resume_from_step == 20
+
+
+def test_an_accelerate_loops_checkpoint_is_complete_by_its_random_states(
+        checkpoint_storage: Callable[[str], str], settings: Any) -> None:
+    from controlplane.backends import storage
+    from vertexplan.composer.resume_flags import RESUMES
+    folder = Path(settings.CP_LOCAL_GCS_ROOT) / "b" / "run" / "step_300"
+    folder.mkdir(parents=True)
+    marker = RESUMES["accelerate"].marker
+    half = storage.check_checkpoint("/gcs/b/run/step_300", marker)
+    assert not half.complete and "trainer_state.json or random_states_0.pkl" in half.why
+    (folder / "random_states_0.pkl").write_bytes(b"\x80\x04N.")
+    assert storage.check_checkpoint("gs://b/run/step_300", marker).complete

@@ -8,7 +8,8 @@ its documentation gives it:
   scripts launched by Accelerate or DeepSpeed): `--resume_from_checkpoint <folder>`, a local
   path (a bucket is read through Vertex's Cloud Storage FUSE mount, /gcs/<bucket>/...); the
   folder is complete once `trainer_state.json` is in it (Trainer writes it after the weights
-  and optimizer, transformers 4.40-4.57).
+  and optimizer, transformers 4.40-5.24). An Accelerate loop's save_state folder is complete
+  once the first process's `random_states_0.pkl` is in it (written last, accelerate 1.15).
 - PyTorch Lightning's LightningCLI: `--ckpt_path <file>` (fsspec reads gs://); one `.ckpt`
   file.
 - torchtitan: `--checkpoint.initial_load_path <step folder>` (a run that loads another run's
@@ -35,17 +36,23 @@ class Resume:
     form: str
     # Whether the framework reads a local path (a bucket through the FUSE mount).
     local_path: bool
-    # What a complete checkpoint holds (a file in its folder), or None: the path is a file.
-    marker: str | None
+    # What a complete checkpoint holds (a file in its folder; any of several), or None: the
+    # path is a file.
+    marker: str | tuple[str, ...] | None
     # What the framework reads below the checkpoint's folder ("" for the folder itself).
     below: str = ""
 
 
 _HF = Resume("--resume_from_checkpoint", "separate", local_path=True,
              marker="trainer_state.json")
+# Accelerate runs HF Trainer scripts (trainer_state.json) and loops of a team's own, whose
+# save_state writes the first process's random states last (random_states_0.pkl); its
+# examples take the folder as --resume_from_checkpoint too.
+_ACCELERATE = Resume("--resume_from_checkpoint", "separate", local_path=True,
+                     marker=("trainer_state.json", "random_states_0.pkl"))
 RESUMES: dict[str, Resume] = {
     "hf_trainer": _HF,
-    "accelerate": _HF,
+    "accelerate": _ACCELERATE,
     "deepspeed": _HF,
     "lightning": Resume("--ckpt_path", "separate", local_path=False, marker=None),
     "torchtitan": Resume("--checkpoint.initial_load_path", "separate", local_path=False,

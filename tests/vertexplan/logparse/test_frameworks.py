@@ -316,3 +316,15 @@ def test_maxtext_lines_of_its_documented_run() -> None:
     # Look-alikes of a user's own prints stay lines.
     assert read(["completed step: 3 of my loop", "Config param steps: many",
                  "saved a checkpoint at step 5 (no folder known)"]) == []
+
+
+def test_accelerate_save_and_load_state_lines() -> None:
+    """accelerate 1.15's save_state/load_state messages, with folders named by step as its
+    examples name them; a folder without a step tells nothing."""
+    log = "11/29/2026 20:58:01 - INFO - accelerate.accelerator - "
+    events = read([log + "Saving current state to /gcs/b/run/step_300",
+                   log + "Saving current state to /gcs/b/run/epoch_2",
+                   log + "Loading states from /gcs/b/run/step_300"], "accelerate")
+    assert [(kind, f["step"], f["path"]) for kind, f in events] == [
+        ("checkpoint_saved", 300, "/gcs/b/run/step_300"),
+        ("resumed", 300, "/gcs/b/run/step_300")]

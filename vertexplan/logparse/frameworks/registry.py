@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from vertexplan.logparse.frameworks import (
+    accelerate,
     deepspeed,
     hf_trainer,
     lightning,
@@ -25,13 +26,13 @@ from vertexplan.logparse.frameworks.common import MAX_LINE, Recognized, clean, l
 BUILTIN = "builtin"
 RECOGNIZERS: dict[str, ModuleType] = {
     module.NAME: module for module in (hf_trainer, torchtitan, lightning, deepspeed, torchrun,
-                                       maxtext)
+                                       maxtext, accelerate)
 }
 # What a detected framework's lines may hold: Accelerate and the DeepSpeed launcher mostly
 # run HF Trainer scripts, and anything launched with torchrun may see it restart.
 FRAMEWORKS: dict[str, tuple[str, ...]] = {
     "hf_trainer": ("hf_trainer", "torchrun"),
-    "accelerate": ("hf_trainer", "deepspeed", "torchrun"),
+    "accelerate": ("hf_trainer", "accelerate", "deepspeed", "torchrun"),
     "deepspeed": ("deepspeed", "hf_trainer", "torchrun"),
     "torchtitan": ("torchtitan", "torchrun"),
     "lightning": ("lightning", "torchrun"),

@@ -1,0 +1,53 @@
+"""Accelerate's own checkpoint lines (a training loop of a team's own, launched with
+`accelerate launch`): `Accelerator.save_state` logs "Saving current state to <folder>" and
+`load_state` "Loading states from <folder>" (accelerate 1.15, accelerator.py; INFO, shown when
+the script configures logging at INFO, as Accelerate's examples do).
+
+An Accelerate loop prints its steps as it likes, so none is read here (the callbacks' tracker,
+client/vcp_callbacks/accelerate_tracker.py, prints them exactly). The checkpoint's step is read
+from its folder's name where the loop names it by step, as Accelerate's examples do
+(`step_<N>`); a folder named otherwise (`epoch_2`, automatic naming's `checkpoint_<k>`, which
+counts saves) tells no step, and the line stays a line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from contract import events as contract_events
+from vertexplan.logparse.frameworks.common import Recognized, tag
+
+NAME = "accelerate"
+VERSIONS = "accelerate-1.15"
+RECOGNIZER = tag(NAME, VERSIONS)
+MARKERS = ("current state", "Loading states")
+
+_SAVING = re.compile(r"Saving current state to (\S+)$")
+_LOADING = re.compile(r"Loading states from (\S+)$")
+_STEP_FOLDER = re.compile(r"(?:^|/)step_(\d+)/?$")
+
+
+@dataclass
+class State:
+    last_step: int = 0
+
+
+def new_state() -> State:
+    return State()
+
+
+def recognize(line: str, state: State) -> Recognized | None:
+    for pattern, event in ((_SAVING, contract_events.CHECKPOINT_SAVED),
+                           (_LOADING, contract_events.RESUMED)):
+        match = pattern.search(line)
+        if match is None:
+            continue
+        path = match.group(1)
+        named = _STEP_FOLDER.search(path)
+        if named is None:
+            return None
+        state.last_step = int(named.group(1))
+        return Recognized(event, {"step": state.last_step, "path": path,
+                                  "recognizer": RECOGNIZER})
+    return None
