@@ -94,6 +94,39 @@ def check_checkpoint(path: str, marker: str | tuple[str, ...] | None = MARKER
 READABLE_EVERYWHERE = frozenset({"multi-region", "dual-region"})
 
 
+def read_small(folder: str, name: str, limit: int = 1 << 20) -> bytes | None:
+    """The bytes of `name` in `folder` (gs://, /gcs/ or the emulator's local stand-in), or
+    None when it is missing or larger than `limit` (a file meant to be small: a framework's
+    state beside its checkpoint). A transient storage error raises TransientBackendError."""
+    folder = folder.rstrip("/")
+    if folder.startswith(FUSE_ROOT):
+        folder = GCS_SCHEME + folder[len(FUSE_ROOT):]
+    if "/" in name or name in ("", ".", ".."):
+        raise ValueError(f"{name!r} is not a file name")
+    local = _local_root_for(folder) if folder.startswith(GCS_SCHEME) else folder
+    if local is not None:
+        target = os.path.join(local, name)
+        try:
+            if os.path.islink(target) or os.path.getsize(target) > limit:
+                return None
+            with open(target, "rb") as handle:
+                return handle.read(limit + 1)[:limit]
+        except OSError:
+            return None
+    bucket, key = _split(folder)
+    try:
+        from google.api_core import exceptions as gexc
+
+        blob = _client().bucket(bucket).get_blob(f"{key}/{name}", timeout=10)
+        if blob is None or (blob.size or 0) > limit:
+            return None
+        return bytes(blob.download_as_bytes(timeout=30))
+    except gexc.NotFound:
+        return None
+    except gexc.GoogleAPICallError as exc:
+        raise errors.TransientBackendError(f"cannot read {folder}/{name}: {exc}") from exc
+
+
 def _client() -> Any:
     """Google's storage client; against a storage emulator (STORAGE_EMULATOR_HOST, with its
     scheme) when one is named, without credentials, as Google's own emulators are used."""

@@ -19,6 +19,11 @@ from controlplane.runs.lifecycle import RESUME_ENV, clone_request
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
 from vertexplan.composer import JobRequest, resume_flags
+from vertexplan.logparse.frameworks import hf_trainer
+from vertexplan.logparse.frameworks.registry import JobState
+
+# The frameworks whose runs are HF Trainer scripts (their checkpoints hold trainer_state.json).
+HF_TRAINER_RUNS = frozenset({"hf_trainer", "accelerate", "deepspeed"})
 
 
 def create_job(*, team: Team, user: Any, checked: validation.CheckedRequest,
@@ -95,8 +100,29 @@ def resubmit(job: Job, *, user: Any, checkpoint_step: int | None = None, name: s
     checked = validation.check(resubmit_request(job, path, name, framework), job.team)
     if not checked.ok:
         raise ResubmitError(checked.errors)
+    known = _trainer_state(framework, path)
     try:
-        return create_job(team=job.team, user=user, checked=checked, resubmitted_from=job,
-                          resume=(checkpoint.step, path))
+        with transaction.atomic():
+            created = create_job(team=job.team, user=user, checked=checked,
+                                 resubmitted_from=job, resume=(checkpoint.step, path))
+            if known is not None and framework is not None:
+                framework_lines.seed(created, framework, known)
+            return created
     except budgets.BudgetExceeded as exc:
         raise ResubmitError(exc.errors) from exc
+
+
+def _trainer_state(framework: str | None, path: str) -> JobState | None:
+    """What an HF Trainer checkpoint's trainer_state.json tells the new run's recognizer (its
+    logging interval and total, exact from the first line); None where there is none."""
+    if framework not in HF_TRAINER_RUNS:
+        return None
+    try:
+        found = hf_trainer.from_trainer_state(storage.read_small(path, "trainer_state.json"))
+    except BackendError:
+        return None  # the recognizer then learns the interval from the checkpoints, as always
+    if found is None:
+        return None
+    state = JobState(framework=framework)
+    state.states[hf_trainer.NAME] = found
+    return state

@@ -292,3 +292,12 @@ def report(job: Job) -> dict[str, str] | None:
     if told is None or told not in LABELS:
         return None
     return {"name": told, "label": LABELS[told], "how": how}
+
+
+def seed(job: Job, framework: str, job_state: registry.JobState) -> None:
+    """Start a new job's chief track from what is known before its first line (a resumed HF
+    Trainer run's interval and total, from its checkpoint's trainer_state.json)."""
+    job_state.framework = framework
+    FrameworkTrack.objects.update_or_create(
+        job=job, attempt=1, replica=CHIEF,
+        defaults={"framework": framework, "state": saved.to_json(job_state)})

@@ -4,7 +4,9 @@ checks the checkpoint by that framework's own sign of completeness (issue 36).""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +14,12 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from controlplane.runs.models import Job
+from controlplane.logs.models import StepMetric
+from controlplane.logs.store import Target, store_entries
+from controlplane.runs.models import Job, JobAttempt
 from tests.fakes import FakeBackend
 from vertexplan.composer.resume_flags import resume_args
+from vertexplan.logparse.entries import LogEntry
 
 
 @pytest.fixture
@@ -55,7 +60,9 @@ def test_an_hf_jobs_resubmission_resumes_it_with_its_own_argument(
     half = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 20},
                     content_type="application/json")
     assert half.status_code == 400 and "no trainer_state.json or" in half.content.decode()
-    (folder / "trainer_state.json").write_text("{}")
+    # As Trainer writes it (the keys read; the rest of the file is left).
+    (folder / "trainer_state.json").write_text(json.dumps(
+        {"global_step": 20, "logging_steps": 10, "max_steps": 40, "log_history": []}))
     with django_capture_on_commit_callbacks(execute=False):
         done = api.post(f"/api/v1/jobs/{job.pk}/resubmit/", {"checkpoint_step": 20},
                         content_type="application/json")
@@ -65,6 +72,20 @@ def test_an_hf_jobs_resubmission_resumes_it_with_its_own_argument(
     container = new.custom_job["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]
     assert container["args"][-2:] == ["--resume_from_checkpoint", fuse]
     assert new.resume_from_step == 20
+    # Its first loss line is already at its exact step: the checkpoint's trainer_state.json
+    # told the interval and the total before any line.
+    JobAttempt.objects.filter(job=new).update(vertex_job_id="77")
+    log = [LogEntry(insert_id=f"n{i}", timestamp=datetime(2026, 5, 1, 0, 0, i, tzinfo=UTC),
+                    severity=200, job_id="77", task_name="workerpool0-0", json_payload=None,
+                    text_payload=text, log_name=f"projects/{new.project}/logs/workerpool0-0")
+           for i, text in enumerate([
+               "[transformers]   Resuming training from checkpoint with epoch 0 and global "
+               "step 20",
+               "{'loss': '2.1', 'grad_norm': '1.0', 'learning_rate': '1e-05', 'epoch': '1.5'}"])]
+    store_entries(log, {"77": Target(new.pk, 1)})
+    assert list(StepMetric.objects.filter(job=new).values_list("step", flat=True)) == [30]
+    new.refresh_from_db()
+    assert new.total_steps == 40
 
 
 def test_an_accelerate_loops_checkpoint_is_complete_by_its_random_states(

@@ -27,6 +27,7 @@ at step 1) puts the count one ahead: its steps stay estimated.
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -141,6 +142,31 @@ def _learn(state: State, step: int) -> None:
 def _step(state: State) -> tuple[int, bool]:
     interval, exact = _interval(state)
     return state.base_step + state.loss_lines * interval, not exact
+
+
+# trainer_state.json is a few kB; one with a long log_history is read no further than this.
+MAX_TRAINER_STATE = 1 << 20
+
+
+def from_trainer_state(text: bytes | None) -> State | None:
+    """The state a run resumed from a checkpoint starts in, from the checkpoint's
+    trainer_state.json (Trainer writes global_step, logging_steps and max_steps into it): the
+    logging interval exact from the first line, counted from the checkpoint's step, the run's
+    total known. None for anything that is not such a file."""
+    if text is None or len(text) > MAX_TRAINER_STATE:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    step, interval, total = (data.get(k) for k in ("global_step", "logging_steps", "max_steps"))
+    if not all(type(v) is int and 0 <= v < 10**12 for v in (step, interval, total)) \
+            or not interval:
+        return None
+    return State(base_step=step, last_step=step, low=Fraction(interval - 1),
+                 high=Fraction(interval), total_steps=total)
 
 
 def restep(state: State, counted: object) -> tuple[int, bool] | None:
