@@ -32,11 +32,13 @@ State = aiplatform_v1.JobState
 TrialState = aiplatform_v1.Trial.State
 TERMINAL = (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED)
 
-# A trial: its parameters from argv, "loss" = (x - 0.3)^2 reported at two steps in
-# cloudml-hypertune's format (VERTEX_FACTS.md A1); fails when x is above FAIL_ABOVE.
+# A trial as Google's samples write one: its parameters from argv, "loss" = (x - 0.3)^2
+# reported at two steps with cloudml-hypertune (installed in the replicas' Python, as in
+# Vertex's prebuilt containers); fails when x is above FAIL_ABOVE.
 TRIAL = textwrap.dedent(
     """
     import json, os, sys, time
+    import hypertune
     args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--"))
     print(json.dumps({"message": "args", "argv": sys.argv[1:]}))
     time.sleep(float(os.environ.get("SLEEP", "0.6")))
@@ -44,18 +46,10 @@ TRIAL = textwrap.dedent(
     if x > float(os.environ.get("FAIL_ABOVE", "1e9")):
         sys.exit(3)
     loss = (x - 0.3) ** 2
-    path = os.environ["CLOUD_ML_HP_METRIC_FILE"]
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    trial = os.environ["CLOUD_ML_TRIAL_ID"]
-    reports = []
+    reporter = hypertune.HyperTune()
     for step, value in ((1, loss + 1.0), (2, loss)):
-        reports.append(json.dumps({"checkpoint_path": "", "global_step": str(step),
-                                   "timestamp": time.time(), "trial": trial,
-                                   "loss": str(value)}))
-        # The whole file rewritten at each report, as cloudml-hypertune does.
-        with open(path + ".tmp", "w") as f:
-            f.write("\\n".join(reports) + "\\n")
-        os.replace(path + ".tmp", path)
+        reporter.report_hyperparameter_tuning_metric(
+            hyperparameter_metric_tag="loss", metric_value=value, global_step=step)
         time.sleep(float(os.environ.get("BETWEEN_REPORTS", "0")) if step == 1 else 0)
     """
 )
