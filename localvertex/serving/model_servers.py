@@ -36,8 +36,14 @@ from localvertex.replicas.environment import (
     triton_python,
 )
 from localvertex.replicas.processes import signal_group
-from localvertex.replicas.sandbox import popen_options, replica_environment, working_dir
+from localvertex.replicas.sandbox import (
+    SandboxError,
+    popen_options,
+    replica_environment,
+    working_dir,
+)
 from localvertex.replicas.storage import local_path
+from localvertex.replicas.team_users import identity_for, team_of
 from localvertex.serving.store import ModelPb
 
 log = logging.getLogger(__name__)
@@ -235,8 +241,18 @@ class ReplicaSet:
         # working directory of the endpoint's own, and the replica user when there is one.
         env = replica_env(self.settings, self.spec, replica.index, replica.port,
                           replica_environment(dict(os.environ)))
-        who = self.settings.replica_identity
         replica.ready = False
+        try:
+            # A model of a team's (the control plane labels it) is served as that team's user,
+            # as its jobs run: no other team's process can read or signal its server.
+            who = identity_for(self.settings.replica_identity,
+                               team_of(dict(self.spec.model.labels)))
+        except SandboxError as exc:
+            with open(replica.log_path, "ab") as out:
+                out.write(f"could not start the model server as its team's user: {exc}\n"
+                          .encode())
+            replica.proc, replica.exited_at, replica.last_rc = None, time.monotonic(), 126
+            return
         with open(replica.log_path, "ab") as out:
             try:
                 home = working_dir(self.settings.data_dir,

@@ -147,3 +147,48 @@ def test_a_new_version_is_kept_named_and_deployed_as_model_registry_does(sdk: No
     assert [v.version_id for v in registry.list_versions()] == ["1"]
     endpoint.delete()
     first.delete()
+
+
+def test_a_teams_model_server_runs_as_its_teams_user(sdk: None) -> None:
+    """A model the control plane labelled for a team is served as that team's user, as its
+    jobs run (localvertex/replicas/team_users.py): no other team's process can read its
+    server's environment or signal it."""
+    import os
+    import pwd
+    import uuid
+
+    from localvertex.replicas import team_users
+    from tests.conftest import require
+
+    require(os.geteuid() == 0, "team users need root (CI runs these as root)")
+    marker = f"team-server-{uuid.uuid4().hex[:8]}"
+    model = aiplatform.Model.upload(
+        display_name="team-adder",
+        serving_container_image_uri="us-docker.pkg.dev/team-a/serving/adder:1",
+        serving_container_command=["python", "-c", SERVER + f"# {marker}\n"],
+        serving_container_predict_route="/predict",
+        serving_container_health_route="/health",
+        labels={"cp-team": "vision"},
+    )
+    endpoint = aiplatform.Endpoint.create(display_name="team-adder-endpoint")
+    try:
+        model.deploy(endpoint, machine_type="n1-standard-2")
+        assert endpoint.predict(instances=[[1, 2]]).predictions == [3]
+        servers = [pid for pid in os.listdir("/proc") if pid.isdigit()
+                   and marker.encode() in _cmdline(pid)]
+        assert servers, "the model server's process was not found"
+        for pid in servers:
+            uid = os.stat(f"/proc/{pid}").st_uid
+            assert pwd.getpwuid(uid).pw_name == team_users.user_name("vision")
+    finally:
+        endpoint.undeploy_all()
+        endpoint.delete()
+        model.delete()
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
