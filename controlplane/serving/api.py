@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -367,6 +367,8 @@ urlpatterns = [
          name="api-serving-openai-completions"),
     path("endpoints/<int:pk>/openai/v1/models", openai_api.Models.as_view(),
          name="api-serving-openai-models"),
+    re_path(r"^endpoints/(?P<pk>[^/]+)/openai/v1/(?P<route>chat/completions|completions|models)$",
+            openai_api.UnknownEndpoint.as_view(), name="api-serving-openai-unknown"),
     path("deployments/<int:pk>/", DeploymentDetail.as_view(), name="api-serving-deployment"),
     path("deployments/<int:pk>/undeploy/", DeploymentUndeploy.as_view(),
          name="api-serving-undeploy"),

@@ -227,6 +227,20 @@ class Models(OpenAIView):
             for d in deployed]})
 
 
+class UnknownEndpoint(OpenAIView):
+    """OpenAI's paths under an id that is no endpoint's (not a number): OpenAI's 404, where
+    Django would answer its own page, or, for a POST without a trailing slash, fail to
+    redirect it. Out of the schema: the documented paths take an integer id."""
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request, pk: str, route: str = "") -> Response:
+        raise OpenAIError(f"no endpoint {pk[:40]!r} of your teams", status=404)
+
+    @extend_schema(exclude=True)
+    def post(self, request: Request, pk: str, route: str = "") -> Response:
+        raise OpenAIError(f"no endpoint {pk[:40]!r} of your teams", status=404)
+
+
 def _failures_as_events(chunks: Iterator[bytes]) -> Iterator[bytes]:
     """The stream's chunks; a failure midway (the headers are sent) as an error event, then
     [DONE], as OpenAI ends a stream it cannot finish."""

@@ -181,3 +181,16 @@ def test_under_asgi_a_stream_is_sent_as_vertex_hands_it_over(
     assert async_to_sync(first_event)() == b'data: {"choices":[]}\n\n'
     assert len(handed) == 1, "nothing read ahead of what was sent"
     assert cancelled, "the client left: the call is ended"
+
+
+def test_an_id_that_is_no_endpoints_is_openais_404(member: Any) -> None:
+    """Not Django's page, nor (for a POST without a trailing slash) a failed redirect."""
+    client = bearer(member)
+    for path in ("/api/v1/serving/endpoints/null,null/openai/v1/chat/completions",
+                 "/api/v1/serving/endpoints/x/openai/v1/completions"):
+        response = client.post(path, {"prompt": "a"}, content_type="application/json")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found" or \
+            "no endpoint" in response.json()["error"]["message"]
+    models = client.get("/api/v1/serving/endpoints/-1/openai/v1/models")
+    assert models.status_code == 404 and "no endpoint" in models.json()["error"]["message"]
