@@ -94,10 +94,16 @@ def _number(value: Any) -> float | None:
 def _gathered(own: float, world_size: int) -> list[float]:
     """Each rank's mean own step time, rank 0 first (a collective: every rank calls it at the
     same step); this rank's alone when the run is one process."""
+    import torch
     import torch.distributed as dist
 
     if world_size <= 1 or not (dist.is_available() and dist.is_initialized()):
         return [own]
-    everyone: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(everyone, own)
-    return [float(t) for t in everyone]
+    # A plain tensor all_gather (on the backend's own device), not all_gather_object: no
+    # pickling, and no object collective's extra state alive when the process ends.
+    device = torch.device("cuda", torch.cuda.current_device()) \
+        if dist.get_backend() == "nccl" else torch.device("cpu")
+    mine = torch.tensor([own], dtype=torch.float64, device=device)
+    everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(everyone, mine)
+    return [float(t.item()) for t in everyone]
