@@ -18,7 +18,7 @@ from typing import Any
 from accelerate.tracking import GeneralTracker
 
 from vcp_callbacks.events import REPORTER, emit
-from vcp_callbacks.hf import _number
+from vcp_callbacks.ranks import number
 
 EVAL_PREFIXES = ("eval_", "val_")
 
@@ -52,15 +52,15 @@ class ControlPlaneTracker(GeneralTracker):  # type: ignore[misc]
         now = time.monotonic()
         if "loss" in values:
             steps = max(step - self._step, 1)
-            fields: dict[str, Any] = {"step": int(step), "loss": _number(values["loss"]),
+            fields: dict[str, Any] = {"step": int(step), "loss": number(values["loss"]),
                                       "total_steps": self.total_steps,
                                       "step_time_s": (now - self._last) / steps}
             lr = values.get("lr", values.get("learning_rate"))
             if lr is not None:
-                fields["lr"] = _number(lr)
+                fields["lr"] = number(lr)
             self._last, self._step, self._loss = now, int(step), fields["loss"]
             emit("step", f"step {step}/{self.total_steps}", **fields)
-        metrics = {k.split("_", 1)[1]: _number(v) for k, v in values.items()
+        metrics = {k.split("_", 1)[1]: number(v) for k, v in values.items()
                    if k.startswith(EVAL_PREFIXES)}
         if metrics:
             emit("eval", f"eval at step {step}", step=int(step), metrics=metrics)

@@ -16,6 +16,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from vcp_callbacks.events import REPORTER, emit
+from vcp_callbacks.ranks import gathered, number
 
 
 class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
@@ -46,7 +47,7 @@ class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
     def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
         self._own.append(time.perf_counter() - self._began)
         if state.global_step % self.rank_times_every == 0:
-            self._rank_times = _gathered(sum(self._own) / len(self._own), int(args.world_size))
+            self._rank_times = gathered(sum(self._own) / len(self._own), int(args.world_size))
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                **_: Any) -> None:
@@ -55,8 +56,8 @@ class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
         step = int(state.global_step)
         if "loss" in logs:
             fields: dict[str, Any] = {"step": step, "total_steps": int(state.max_steps or 0),
-                                      "loss": _number(logs.get("loss")),
-                                      "lr": _number(logs.get("learning_rate"))}
+                                      "loss": number(logs.get("loss")),
+                                      "lr": number(logs.get("learning_rate"))}
             if self._own:
                 fields["step_time_s"] = sum(self._own) / len(self._own)
                 self._own = []
@@ -64,7 +65,7 @@ class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
                 fields["rank_step_time_s"] = self._rank_times
                 self._rank_times = None
             emit("step", f"step {step}/{fields['total_steps']}", **fields)
-        metrics = {k[len("eval_"):]: _number(v) for k, v in logs.items()
+        metrics = {k[len("eval_"):]: number(v) for k, v in logs.items()
                    if k.startswith("eval_")}
         if metrics:
             emit("eval", f"eval at step {step}", step=step, metrics=metrics)
@@ -80,30 +81,5 @@ class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
             losses = [h["loss"] for h in state.log_history if "loss" in h]
             emit("run_finished", f"finished at step {state.global_step}",
                  step=int(state.global_step),
-                 final_loss=_number(losses[-1]) if losses else None,
+                 final_loss=number(losses[-1]) if losses else None,
                  wall_s=time.monotonic() - self._started)
-
-
-def _number(value: Any) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _gathered(own: float, world_size: int) -> list[float]:
-    """Each rank's mean own step time, rank 0 first (a collective: every rank calls it at the
-    same step); this rank's alone when the run is one process."""
-    import torch
-    import torch.distributed as dist
-
-    if world_size <= 1 or not (dist.is_available() and dist.is_initialized()):
-        return [own]
-    # A plain tensor all_gather (on the backend's own device), not all_gather_object: no
-    # pickling, and no object collective's extra state alive when the process ends.
-    device = torch.device("cuda", torch.cuda.current_device()) \
-        if dist.get_backend() == "nccl" else torch.device("cpu")
-    mine = torch.tensor([own], dtype=torch.float64, device=device)
-    everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
-    dist.all_gather(everyone, mine)
-    return [float(t.item()) for t in everyone]

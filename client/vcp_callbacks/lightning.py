@@ -15,7 +15,7 @@ from typing import Any
 from lightning.pytorch.callbacks import Callback
 
 from vcp_callbacks.events import REPORTER, emit
-from vcp_callbacks.hf import _gathered, _number
+from vcp_callbacks.ranks import gathered, number
 
 LOSS_KEYS = ("loss", "train_loss")
 
@@ -47,17 +47,17 @@ class ControlPlaneCallback(Callback):  # type: ignore[misc]
         self._own.append(time.perf_counter() - self._began)
         step = int(trainer.global_step)
         if step % self.rank_times_every == 0:
-            self._rank_times = _gathered(sum(self._own) / len(self._own),
+            self._rank_times = gathered(sum(self._own) / len(self._own),
                                          int(trainer.world_size))
         if trainer.global_rank != 0 or step % max(trainer.log_every_n_steps, 1) != 0:
             return
         metrics = trainer.callback_metrics
-        loss = next((_number(metrics[k]) for k in LOSS_KEYS if k in metrics), None)
+        loss = next((number(metrics[k]) for k in LOSS_KEYS if k in metrics), None)
         fields: dict[str, Any] = {"step": step, "loss": loss,
                                   "total_steps": max(int(trainer.max_steps), 0)}
         optimizers = trainer.optimizers
         if optimizers:
-            fields["lr"] = _number(optimizers[0].param_groups[0].get("lr"))
+            fields["lr"] = number(optimizers[0].param_groups[0].get("lr"))
         fields["step_time_s"] = sum(self._own) / len(self._own)
         self._own = []
         if self._rank_times:
@@ -69,7 +69,7 @@ class ControlPlaneCallback(Callback):  # type: ignore[misc]
     def on_validation_end(self, trainer: Any, module: Any) -> None:
         if trainer.global_rank != 0 or trainer.sanity_checking:
             return
-        metrics = {k[len("val_"):] if k.startswith("val_") else k: _number(v)
+        metrics = {k[len("val_"):] if k.startswith("val_") else k: number(v)
                    for k, v in trainer.callback_metrics.items() if k.startswith("val")}
         if metrics:
             emit("eval", f"eval at step {trainer.global_step}", step=int(trainer.global_step),
@@ -79,7 +79,7 @@ class ControlPlaneCallback(Callback):  # type: ignore[misc]
         if trainer.global_rank != 0:
             return
         self._report_checkpoints(trainer)
-        loss = next((_number(trainer.callback_metrics[k]) for k in LOSS_KEYS
+        loss = next((number(trainer.callback_metrics[k]) for k in LOSS_KEYS
                      if k in trainer.callback_metrics), None)
         emit("run_finished", f"finished at step {trainer.global_step}",
              step=int(trainer.global_step), final_loss=loss,
