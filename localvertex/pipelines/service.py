@@ -10,13 +10,12 @@ finished pipeline, a done operation) are what JobService's collections answer al
 
 from __future__ import annotations
 
-import threading
-
 import grpc
 from google.cloud import aiplatform_v1
 from google.protobuf import empty_pb2
 
 from localvertex.core.resources import parse_parent
+from localvertex.core.runner_set import RunnerSet
 from localvertex.jobs.resources import Collection
 from localvertex.jobs.service import JobService
 from localvertex.pipelines.custom_task import backing_custom_job
@@ -52,19 +51,14 @@ class TrainingPipelines:
         self.pipelines = Collection("TrainingPipeline", "trainingPipelines", store,
                                     operation_ids=jobs.jobs.new_id, token_key="pipeline\n",
                                     states=PipelineState)
-        self._runners: dict[str, PipelineRunner] = {}
-        self._lock = threading.Lock()
-        self._stopping = False
+        self.runners: RunnerSet[PipelineRunner] = RunnerSet(
+            lambda pipeline_id, finished: PipelineRunner(jobs, models, store, pipeline_id,
+                                                         finished))
 
     # -- runners -------------------------------------------------------------------------------
 
     def start(self, pipeline_id: str) -> None:
-        with self._lock:
-            if self._stopping or pipeline_id in self._runners:
-                return
-            runner = self._runners[pipeline_id] = PipelineRunner(
-                self.jobs, self.models, self.store, pipeline_id, self.runner_finished)
-        runner.start()
+        self.runners.start(pipeline_id)
 
     def resume(self) -> None:
         """Carry on the pipelines an earlier emulator left unfinished (their CustomJobs are
@@ -72,18 +66,8 @@ class TrainingPipelines:
         for record in self.store.unfinished():
             self.start(record.id)
 
-    def runner_finished(self, pipeline_id: str) -> None:
-        with self._lock:
-            self._runners.pop(pipeline_id, None)
-
     def shutdown(self, timeout: float = 5.0) -> None:
-        with self._lock:
-            self._stopping = True
-            runners = list(self._runners.values())
-        for runner in runners:
-            runner.stop()
-        for runner in runners:
-            runner.join(timeout)
+        self.runners.shutdown(timeout)
 
     # -- RPCs ----------------------------------------------------------------------------------
 
@@ -120,12 +104,7 @@ class TrainingPipelines:
 
     def cancel(self, request, context: grpc.ServicerContext):
         record = self.pipelines.cancel(request.name)
-        with self._lock:
-            runner = self._runners.get(record.id)
-        if runner is not None:
-            runner.wake()
-        else:
-            self.start(record.id)  # its runner cancels the job and ends the pipeline
+        self.runners.wake_or_start(record.id)  # its runner cancels the job, ends the pipeline
         return empty_pb2.Empty()
 
     def delete(self, request, context: grpc.ServicerContext):

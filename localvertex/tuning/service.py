@@ -9,14 +9,13 @@ finished job, is a done long-running operation.
 
 from __future__ import annotations
 
-import threading
-
 import grpc
 from google.cloud import aiplatform_v1
 from google.protobuf import empty_pb2
 
 from localvertex.core.errors import invalid
 from localvertex.core.resources import parse_parent
+from localvertex.core.runner_set import RunnerSet
 from localvertex.jobs.manager import JobManager
 from localvertex.jobs.resources import Collection
 from localvertex.jobs.store import CustomJobPb, JobState
@@ -76,19 +75,13 @@ class TuningJobs:
         self.tuning_jobs = Collection("HyperparameterTuningJob", "hyperparameterTuningJobs",
                                       store, operation_ids=manager.jobs.new_id,
                                       token_key="hptj\n")
-        self._runners: dict[str, TuningRunner] = {}
-        self._lock = threading.Lock()
-        self._stopping = False
+        self.runners: RunnerSet[TuningRunner] = RunnerSet(
+            lambda job_id, finished: TuningRunner(manager, store, job_id, finished))
 
     # -- runners -------------------------------------------------------------------------------
 
     def start(self, job_id: str) -> None:
-        with self._lock:
-            if self._stopping or job_id in self._runners:
-                return
-            runner = self._runners[job_id] = TuningRunner(self.manager, self.store, job_id,
-                                                           self.runner_finished)
-        runner.start()
+        self.runners.start(job_id)
 
     def resume(self) -> None:
         """Carry on the tuning jobs an earlier emulator left unfinished (their trials'
@@ -96,18 +89,8 @@ class TuningJobs:
         for record in self.store.unfinished():
             self.start(record.id)
 
-    def runner_finished(self, job_id: str) -> None:
-        with self._lock:
-            self._runners.pop(job_id, None)
-
     def shutdown(self, timeout: float = 5.0) -> None:
-        with self._lock:
-            self._stopping = True
-            runners = list(self._runners.values())
-        for runner in runners:
-            runner.stop()
-        for runner in runners:
-            runner.join(timeout)
+        self.runners.shutdown(timeout)
 
     # -- RPCs ----------------------------------------------------------------------------------
 
@@ -139,12 +122,7 @@ class TuningJobs:
 
     def cancel(self, request, context: grpc.ServicerContext):
         record = self.tuning_jobs.cancel(request.name)
-        with self._lock:
-            runner = self._runners.get(record.id)
-        if runner is not None:
-            runner.wake()
-        else:
-            self.start(record.id)  # its runner ends it (and any trials still running)
+        self.runners.wake_or_start(record.id)  # its runner ends it and any trials still running
         return empty_pb2.Empty()
 
     def delete(self, request, context: grpc.ServicerContext):
