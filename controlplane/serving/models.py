@@ -22,8 +22,8 @@ from controlplane.teams.models import Team
 
 
 class ModelEntry(models.Model):
-    """A model registry entry: one checkpoint of a job (or its final export), uploaded to
-    Vertex's Model Registry."""
+    """A model registry entry: one checkpoint of a job (or its final export), or a Hugging Face
+    model folder under the team's prefix, uploaded to Vertex's Model Registry."""
 
     class State(models.TextChoices):
         # A triton or tensorrt model's repository is built by a packaging CustomJob first.
@@ -43,9 +43,20 @@ class ModelEntry(models.Model):
         # Triton serving a TensorRT engine built from the same ONNX graph on a GPU by the
         # packaging job (trainers/serving/tensorrt_repo.py, serving/tensorrt_engine.py).
         TENSORRT = "tensorrt", "tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only)"
+        # Not the product's server: Model Garden's prebuilt vLLM container serving a Hugging
+        # Face model on the GPUs it was registered for (vertexplan/serving_vllm.py).
+        VLLM = "vllm", "vllm (Model Garden's vLLM container, Hugging Face models, GPU only)"
+
+    class Format(models.TextChoices):
+        # What the artifact folder holds: the product's model.pt + config.json, or a Hugging
+        # Face model (config.json, safetensors, tokenizer: vertexplan/hf_export.py).
+        PRODUCT = "product", "product (model.pt from the product's trainers)"
+        HF = "hf", "hf (Hugging Face config.json + safetensors + tokenizer)"
 
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="model_entries")
-    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="model_entries")
+    # The job that trained it; null for a Hugging Face folder registered on its own.
+    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="model_entries",
+                            null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="+")
     display_name = models.CharField(max_length=128)
@@ -56,6 +67,15 @@ class ModelEntry(models.Model):
     command = models.JSONField(default=list)
     args = models.JSONField(default=list, blank=True)
     runtime = models.CharField(max_length=16, choices=Runtime.choices, default=Runtime.EAGER)
+    format = models.CharField(max_length=8, choices=Format.choices, default=Format.PRODUCT)
+    # A Hugging Face model's architecture and size, read from its config.json at registration
+    # (hf_facts: what the vLLM fit check needs, vertexplan.hf_export.HfExport.as_dict).
+    architecture = models.CharField(max_length=64, blank=True)
+    parameter_count = models.BigIntegerField(null=True, blank=True)
+    hf_facts = models.JSONField(default=dict, blank=True)
+    # A vllm model's GPU shape and vLLM settings: machine_type, accelerator_type,
+    # accelerator_count (= tensor parallel size), max_model_len, dtype, gpu_memory_utilization.
+    vllm = models.JSONField(default=dict, blank=True)
 
     state = models.CharField(max_length=10, choices=State.choices, default=State.UPLOADING)
     vertex_name = models.CharField(max_length=300, blank=True)
@@ -75,6 +95,10 @@ class ModelEntry(models.Model):
             # compiled, aot, and (from their own repository folder) by triton or tensorrt.
             models.UniqueConstraint(fields=["job", "artifact_uri", "runtime"],
                                     name="one_entry_per_artifact_runtime"),
+            # A folder registered without a job: once per team and runtime.
+            models.UniqueConstraint(fields=["team", "artifact_uri", "runtime"],
+                                    condition=models.Q(job__isnull=True),
+                                    name="one_entry_per_folder_runtime"),
         ]
 
     def __str__(self) -> str:
@@ -98,6 +122,8 @@ class ModelEntry(models.Model):
 
     @property
     def source(self) -> str:
+        if self.job_id is None:
+            return "model folder"
         return f"step {self.step}" if self.step is not None else "final export"
 
 
