@@ -12,19 +12,26 @@ drops supplementary groups): the namespace must be entered while still root, and
 subprocess only switches user before a preexec_fn runs (and a preexec_fn is unsafe in the
 threaded emulator anyway, fork_safety.py).
 
+A deployment's model servers get one the same way (serving/model_servers.py), and the
+prediction service reaches them from the emulator through socket_in: a socket is made inside
+the namespace by a thread that enters it, and keeps that namespace for its whole life.
+
 Where no namespace can be made (the emulator is not root, or `ip` or `nsenter` is missing)
 replicas share the host's network as before, and the emulator's log says so once.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import os
 import re
 import shutil
+import socket
 import subprocess
 import threading
+from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 from localvertex.replicas.sandbox import Identity
@@ -35,6 +42,12 @@ NETNS_DIR = Path("/run/netns")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _said_why: list[str] = []
 _said_lock = threading.Lock()
+# setns(2)'s flag for a network namespace (<sched.h>); Python 3.11's os has no setns.
+_CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+# The thread of each namespace the emulator opens sockets in (socket_in).
+_makers: dict[Path, ThreadPoolExecutor] = {}
+_makers_lock = threading.Lock()
 
 
 def prefix(data_dir: str | os.PathLike[str]) -> str:
@@ -94,9 +107,15 @@ def create(data_dir: str | os.PathLike[str], job_id: str) -> Path | None:
 
 
 def remove(path: Path | None) -> None:
-    """Remove the job's namespace (what still runs in it keeps it until it exits)."""
-    if path is not None:
-        _ip("netns", "delete", path.name)
+    """Remove the job's namespace (what still runs in it keeps it until it exits), and the
+    emulator's thread inside it, if any."""
+    if path is None:
+        return
+    with _makers_lock:
+        maker = _makers.pop(path, None)
+    if maker is not None:
+        maker.shutdown(wait=False)
+    _ip("netns", "delete", path.name)
 
 
 def remove_stale(data_dir: str | os.PathLike[str]) -> list[str]:
@@ -121,3 +140,58 @@ def entering(argv: list[str], netns: Path | None, who: Identity | None) -> list[
         return argv
     user = ["--setgid", str(who.gid), "--setuid", str(who.uid)] if who is not None else []
     return [shutil.which("nsenter") or "nsenter", f"--net={netns}", *user, "--", *argv]
+
+
+def _enter(netns: Path) -> None:
+    """Move the calling thread (only it: setns(2) is per thread) into NETNS."""
+    fd = os.open(netns, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if _libc.setns(fd, _CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"cannot enter {netns}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+def _maker(netns: Path) -> ThreadPoolExecutor:
+    with _makers_lock:
+        found = _makers.get(netns)
+        if found is None:
+            found = _makers[netns] = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"netns-{netns.name}",
+                initializer=_enter, initargs=(netns,))
+        return found
+
+
+def socket_in(netns: Path | None) -> socket.socket:
+    """A TCP socket of NETNS (the host's without one), not yet connected: the caller connects
+    it from any thread, and it reaches only what listens in that namespace.
+
+    setns() moves only the calling thread, so one thread per namespace enters it once and
+    makes its sockets (entering costs about a millisecond; a socket made by a thread already
+    inside, a few microseconds and the hand-over); no other thread of the emulator's (a gRPC
+    server's, say) ever leaves the host's network. remove() ends that thread."""
+    if netns is None:
+        return socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    maker = _maker(netns)
+    try:
+        return maker.submit(socket.socket, socket.AF_INET, socket.SOCK_STREAM).result()
+    except (BrokenExecutor, RuntimeError) as exc:  # it could not enter; or removed meanwhile
+        with _makers_lock:
+            if _makers.get(netns) is maker:
+                del _makers[netns]  # the next connection tries a fresh thread
+        maker.shutdown(wait=False)
+        raise OSError(f"cannot open a socket in {netns}: {exc}") from exc
+
+
+def connect_in(netns: Path | None, address: tuple[str, int],
+               timeout: float | None) -> socket.socket:
+    """socket.create_connection's part http.client uses, to ADDRESS inside NETNS."""
+    sock = socket_in(netns)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock

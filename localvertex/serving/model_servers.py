@@ -8,6 +8,13 @@ hands the container a copy of it in a bucket of its own). A replica is ready onc
 route answers 200; one that exits is started again, as Vertex restarts a crashed container.
 The deployment runs min_replica_count replicas: the emulator records autoscaling but does not
 scale.
+
+A deployment's replicas run as its model's team's user (team_users.py) in a network namespace
+of the deployment's own (replicas/job_network.py: loopback only), so they are reached only
+through the prediction service, never by another team's process on the machine (a job's
+replica, a Ray node, another model's server): the emulator connects to them with sockets made
+inside that namespace (ReplicaConnection). Where no namespace can be made (the emulator is
+not root) they listen on the host's loopback, as before.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localvertex.config import Settings
+from localvertex.replicas import job_network
 from localvertex.replicas.environment import (
     ENV_DATA_DIR,
     ENV_JOB_ID,
@@ -37,6 +45,8 @@ from localvertex.replicas.environment import (
 )
 from localvertex.replicas.processes import signal_group
 from localvertex.replicas.sandbox import (
+    REPLICA_UMASK,
+    Identity,
     SandboxError,
     popen_options,
     replica_environment,
@@ -65,6 +75,17 @@ AUTOSCALING_METRICS = frozenset(
         "aiplatform.googleapis.com/prediction/online/accelerator/duty_cycle",
     }
 )
+
+
+class ReplicaConnection(http.client.HTTPConnection):
+    """HTTP to a replica's port in its deployment's namespace (NETNS; the host's when None)."""
+
+    def __init__(self, port: int, netns: Path | None, timeout: float) -> None:
+        super().__init__(LOCALHOST, port, timeout=timeout)
+        self.netns = netns
+        # http.client's one hook for how the socket is made (connect() keeps its NODELAY).
+        self._create_connection = (
+            lambda address, timeout, _source: job_network.connect_in(netns, address, timeout))
 
 
 class DeployError(Exception):
@@ -170,11 +191,15 @@ class ReplicaSet:
             target=self._watch, name=f"endpoint-{spec.deployed_model_id}", daemon=True
         )
         self._wanted = count
+        # The deployment's own network namespace, made at start (None: the host's network).
+        self.netns: Path | None = None
 
     # -- control -----------------------------------------------------------------------------
 
     def start(self) -> None:
         self._dir.mkdir(parents=True, exist_ok=True)
+        self.netns = job_network.create(
+            self.settings.data_dir, f"ep-{self.spec.endpoint_id}-{self.spec.deployed_model_id}")
         self.scale(self._wanted)
         self._thread.start()
 
@@ -201,6 +226,7 @@ class ReplicaSet:
         _stop_all(replicas, self.settings.cancel_grace_s if grace_s is None else grace_s)
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+        job_network.remove(self.netns)  # its replicas are gone: nothing else is in it
 
     def wait_ready(self, timeout_s: float) -> None:
         """Until every wanted replica answers its health route; DeployError otherwise."""
@@ -257,11 +283,12 @@ class ReplicaSet:
             try:
                 home = working_dir(self.settings.data_dir,
                                    f"endpoint-{self.spec.endpoint_id}", who)
+                argv, options = self._command(who)
                 replica.proc = subprocess.Popen(
-                    self._argv,
+                    argv,
                     cwd=home,
                     env={**env, "HOME": str(home)},
-                    **popen_options(who),
+                    **options,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -279,6 +306,17 @@ class ReplicaSet:
             replica.proc.pid, replica.port,
         )
 
+    def _command(self, who: Identity | None) -> tuple[list[str], dict]:
+        """The replica's command line and Popen's options: entered into the deployment's
+        namespace, then run as WHO (nsenter switches user after entering, as a job's replicas
+        start: replicas/job_replicas.py)."""
+        if self.netns is None:
+            return self._argv, popen_options(who)
+        if not self._argv:
+            raise IndexError("the container has no command")
+        options = {"umask": REPLICA_UMASK, "extra_groups": []} if who is not None else {}
+        return job_network.entering(self._argv, self.netns, who), options
+
     def _watch(self) -> None:
         while not self._stopping.wait(_TICK_S):
             with self._lock:
@@ -287,7 +325,7 @@ class ReplicaSet:
                     self._check_exit(replica)
             for replica in replicas:
                 if not replica.ready and replica.proc is not None and replica.proc.poll() is None:
-                    replica.ready = _healthy(replica.port, self.health_route)
+                    replica.ready = _healthy(replica.port, self.netns, self.health_route)
 
     def _check_exit(self, replica: _Replica) -> None:
         """Called with the lock held: restart a replica that exited, after a short pause."""
@@ -320,8 +358,8 @@ class ReplicaSet:
         )
 
 
-def _healthy(port: int, route: str) -> bool:
-    conn = http.client.HTTPConnection(LOCALHOST, port, timeout=_HEALTH_TIMEOUT_S)
+def _healthy(port: int, netns: Path | None, route: str) -> bool:
+    conn = ReplicaConnection(port, netns, _HEALTH_TIMEOUT_S)
     try:
         conn.request("GET", route)
         return conn.getresponse().status == 200

@@ -9,7 +9,9 @@ refused as unimplemented.
 Predict sends the container {"instances": [...], "parameters": ...} on its predict route and
 answers its {"predictions": [...]} as protobuf Values; RawPredict passes the HTTP body through
 untouched. A container's 4xx is INVALID_ARGUMENT, its 5xx INTERNAL, an unreachable replica
-UNAVAILABLE. Connections to replicas are kept open per server thread.
+UNAVAILABLE. Connections to replicas are kept open per server thread. A deployment's replicas
+listen in its own network namespace (model_servers.py): each connection's socket is made in
+it, so the emulator is the one way in.
 
 The two server-streaming RPCs answer the container's HTTP body as it arrives, one HttpBody per
 read (a streamed answer, such as OpenAI's server-sent events, reaches the caller event by
@@ -32,6 +34,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 from google.api import httpbody_pb2
@@ -39,9 +42,9 @@ from google.cloud import aiplatform_v1, aiplatform_v1beta1
 from google.protobuf import json_format, struct_pb2
 
 from localvertex.core.errors import ApiError, failed_precondition, invalid
-from localvertex.replicas.environment import LOCALHOST
 from localvertex.serving.deployments import Deployments
 from localvertex.serving.endpoints import EndpointService
+from localvertex.serving.model_servers import ReplicaConnection
 
 SERVICE = "google.cloud.aiplatform.v1.PredictionService"
 SERVICE_V1BETA1 = "google.cloud.aiplatform.v1beta1.PredictionService"
@@ -63,7 +66,8 @@ _TIMEOUT_S = 120.0
 
 class _Connections(threading.local):
     def __init__(self) -> None:
-        self.by_port: dict[int, http.client.HTTPConnection] = {}
+        # By (namespace, port): two deployments' namespaces may use one port number each.
+        self.by_port: dict[tuple[Path | None, int], http.client.HTTPConnection] = {}
 
 
 class PredictionService:
@@ -74,8 +78,8 @@ class PredictionService:
         self._random = random.Random()
 
     def _route(self, endpoint_name: str):
-        """(deployed model, its model's name and display name, a ready replica's port, the
-        predict route) for one request."""
+        """(endpoint, deployed model, a ready replica's port, the predict route, the
+        deployment's network namespace) for one request."""
         endpoint = self.endpoints.load(endpoint_name)
         if endpoint.private_service_connect_config.enable_private_service_connect:
             # The public API cannot reach a PSC endpoint: its traffic comes through the
@@ -100,21 +104,23 @@ class PredictionService:
         if replicas is None or port is None:
             raise ApiError(grpc.StatusCode.UNAVAILABLE,
                            f"No replica of DeployedModel {deployed.id} is ready.")
-        return endpoint, deployed, port, replicas.predict_route
+        return endpoint, deployed, port, replicas.predict_route, replicas.netns
 
-    def _post(self, port: int, route: str, body: bytes, content_type: str) -> tuple[int, bytes]:
+    def _post(self, netns: Path | None, port: int, route: str, body: bytes,
+              content_type: str) -> tuple[int, bytes]:
+        key = (netns, port)
         for attempt in (1, 2):
-            conn = self._connections.by_port.get(port)
+            conn = self._connections.by_port.get(key)
             if conn is None:
-                conn = http.client.HTTPConnection(LOCALHOST, port, timeout=_TIMEOUT_S)
-                self._connections.by_port[port] = conn
+                conn = ReplicaConnection(port, netns, _TIMEOUT_S)
+                self._connections.by_port[key] = conn
             try:
                 conn.request("POST", route, body=body, headers={"Content-Type": content_type})
                 response = conn.getresponse()
                 return response.status, response.read()
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
-                self._connections.by_port.pop(port, None)
+                self._connections.by_port.pop(key, None)
                 # A kept-alive connection the replica closed: one fresh try.
                 if attempt == 2:
                     raise ApiError(grpc.StatusCode.UNAVAILABLE,
@@ -127,12 +133,13 @@ class PredictionService:
             time.sleep(extra)
 
     def predict(self, request, context: grpc.ServicerContext):
-        endpoint, deployed, port, route = self._route(request.endpoint)
+        endpoint, deployed, port, route, netns = self._route(request.endpoint)
         payload: dict = {"instances": [json_format.MessageToDict(v) for v in request.instances]}
         if request.HasField("parameters"):
             payload["parameters"] = json_format.MessageToDict(request.parameters)
         self._wait_extra(endpoint.name)
-        status, raw = self._post(port, route, json.dumps(payload).encode(), "application/json")
+        status, raw = self._post(netns, port, route, json.dumps(payload).encode(),
+                                 "application/json")
         _raise_for_status(status, raw)
         try:
             predictions = json.loads(raw)["predictions"]
@@ -156,10 +163,10 @@ class PredictionService:
         return response
 
     def raw_predict(self, request, context: grpc.ServicerContext):
-        endpoint, deployed, port, route = self._route(request.endpoint)
+        endpoint, deployed, port, route, netns = self._route(request.endpoint)
         self._wait_extra(endpoint.name)
         body = request.http_body
-        status, raw = self._post(port, route, body.data,
+        status, raw = self._post(netns, port, route, body.data,
                                  body.content_type or "application/json")
         _raise_for_status(status, raw)
         context.set_trailing_metadata((("x-vertex-ai-deployed-model-id", deployed.id),))
@@ -175,11 +182,11 @@ class PredictionService:
         yield from self._stream(request, context, route=CHAT_COMPLETIONS_ROUTE)
 
     def _stream(self, request, context: grpc.ServicerContext, route: str | None) -> Iterator:
-        endpoint, deployed, port, predict_route = self._route(request.endpoint)
+        endpoint, deployed, port, predict_route, netns = self._route(request.endpoint)
         self._wait_extra(endpoint.name)
         body = request.http_body
         # A connection of its own: a kept-alive one is busy until the stream ends.
-        conn = http.client.HTTPConnection(LOCALHOST, port, timeout=_TIMEOUT_S)
+        conn = ReplicaConnection(port, netns, _TIMEOUT_S)
         try:
             try:
                 conn.request("POST", route or predict_route, body=body.data,
@@ -213,7 +220,7 @@ class PredictionService:
                 raise invalid(f"deployed_model_id {request.deployed_model_id!r} is not deployed "
                               f"to {endpoint.name}.")
         else:
-            _, deployed, _, _ = self._route(request.endpoint)
+            _, deployed, _, _, _ = self._route(request.endpoint)
         model = self.endpoints.models.load(deployed.model)
         explained = (deployed.HasField("explanation_spec") or model.HasField("explanation_spec")
                      or request.HasField("explanation_spec_override"))

@@ -20,6 +20,7 @@ from google.cloud.aiplatform_v1 import Model as ModelPb
 
 from tests.localvertex.helpers import EmulatorProcess
 from tests.localvertex.sdk import sdk_channel
+from tests.localvertex.team_probe import probe_as_team
 
 # The user's model server: Vertex's custom-container contract (AIP_HTTP_PORT, the health and
 # predict routes it was uploaded with); it answers each instance's sum.
@@ -149,10 +150,14 @@ def test_a_new_version_is_kept_named_and_deployed_as_model_registry_does(sdk: No
     first.delete()
 
 
-def test_a_teams_model_server_runs_as_its_teams_user(sdk: None) -> None:
+def test_a_teams_model_server_runs_as_its_teams_user(sdk: None,
+                                                     emulator: EmulatorProcess) -> None:
     """A model the control plane labelled for a team is served as that team's user, as its
     jobs run (localvertex/replicas/team_users.py): no other team's process can read its
-    server's environment or signal it."""
+    server's environment or signal it. It listens in its deployment's own network namespace
+    (serving/model_servers.py): predictions reach it through the emulator, while nothing on
+    the host's loopback (a Ray node, the emulator's own port space) nor another team's job
+    can connect to its port."""
     import os
     import pwd
     import uuid
@@ -160,7 +165,7 @@ def test_a_teams_model_server_runs_as_its_teams_user(sdk: None) -> None:
     from localvertex.replicas import team_users
     from tests.conftest import require
 
-    require(os.geteuid() == 0, "team users need root (CI runs these as root)")
+    require(os.geteuid() == 0, "team users and namespaces need root (CI runs these as root)")
     marker = f"team-server-{uuid.uuid4().hex[:8]}"
     model = aiplatform.Model.upload(
         display_name="team-adder",
@@ -177,13 +182,40 @@ def test_a_teams_model_server_runs_as_its_teams_user(sdk: None) -> None:
         servers = [pid for pid in os.listdir("/proc") if pid.isdigit()
                    and marker.encode() in _cmdline(pid)]
         assert servers, "the model server's process was not found"
+        host_net = os.readlink("/proc/self/ns/net")
         for pid in servers:
             uid = os.stat(f"/proc/{pid}").st_uid
             assert pwd.getpwuid(uid).pw_name == team_users.user_name("vision")
+            assert os.readlink(f"/proc/{pid}/ns/net") != host_net
+        port = int(_environ(servers[0])["AIP_HTTP_PORT"])
+        assert not _answers(port), "the model server answered on the host's loopback"
+        assert probe_as_team(emulator, "speech", [port]) == {port: "ConnectionRefusedError"}
+        assert endpoint.predict(instances=[[2, 3]]).predictions == [5]  # still served
     finally:
         endpoint.undeploy_all()
         endpoint.delete()
         model.delete()
+
+
+def _answers(port: int) -> bool:
+    """Whether a model server answers its health route on the host's 127.0.0.1:PORT (a
+    connection alone could be some other process's that took the port number since)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", "/health")
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def _environ(pid: str) -> dict[str, str]:
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        items = handle.read().decode(errors="replace").split("\0")
+    return dict(item.split("=", 1) for item in items if "=" in item)
 
 
 def _cmdline(pid: str) -> bytes:
