@@ -1,7 +1,8 @@
 """REST API for serving, under /api/v1/serving/ (config/api_urls.py includes this module):
 
     images/?team=                    GET the serving images the team may pick
-    models/                          GET list, POST register a job's checkpoint or final export
+    models/                          GET list, POST register a job's checkpoint or final export,
+                                     or a Hugging Face model folder (format hf; runtime vllm)
     models/<id>/                     GET
     endpoints/                       GET list, POST create
     endpoints/<id>/                  GET, PATCH probe settings, DELETE (undeploy all, delete)
@@ -107,13 +108,21 @@ class ModelList(generics.ListCreateAPIView):
         body = RegisterModelSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        job = get_object_or_404(runs_access.visible_jobs(request.user), pk=data["job"])
-        _may_change(request.user, job.team)
+        job, team = None, None
+        if data["job"] is not None:
+            job = get_object_or_404(runs_access.visible_jobs(request.user), pk=data["job"])
+            _may_change(request.user, job.team)
+        elif data["format"] == ModelEntry.Format.HF:
+            team = resolve_team(request.user, data.get("team"))
+            _may_change(request.user, team)
+        vllm = {k: data[k] for k in RegisterModelSerializer.VLLM_FIELDS if k in data}
         try:
             entry = registry.register(job=job, user=request.user, step=data["step"],
                                       display_name=data.get("display_name", ""),
                                       runtime=data["runtime"],
-                                      image_uri=data.get("image_uri", ""))
+                                      image_uri=data.get("image_uri", ""),
+                                      format=data["format"], artifact_uri=data["artifact_uri"],
+                                      team=team, vllm=vllm)
         except registry.RegistryError as exc:
             raise ValidationError({exc.field: [str(exc)]}) from exc
         return Response(ModelEntrySerializer(entry).data, status=status.HTTP_201_CREATED)

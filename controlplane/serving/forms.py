@@ -65,15 +65,27 @@ class NewestJobField(forms.ModelChoiceField):
 
 
 class RegisterForm(forms.Form):
-    job = NewestJobField(queryset=None, empty_label=None)
+    job = NewestJobField(queryset=None, empty_label="(none: a Hugging Face model folder)",
+                         required=False)
+    format = forms.ChoiceField(choices=ModelEntry.Format.choices, initial="product",
+                               required=False, help_text="hf: a Hugging Face model (the job's "
+                               "--export-hf final export, or the folder below), checked before "
+                               "it is registered.")
+    artifact_uri = forms.CharField(
+        max_length=500, required=False, label="Model folder (hf)",
+        widget=forms.TextInput(attrs={"class": "mono", "spellcheck": "false",
+                                      "placeholder": "gs://<your team's prefix>/..."}),
+        help_text="Any folder under your team's output prefix; empty: the job's final export.")
+    team = forms.ModelChoiceField(queryset=None, required=False,
+                                  help_text="The folder's team, when no job is chosen.")
     step = forms.IntegerField(required=False, min_value=0,
                               help_text="A checkpoint step; empty: the final export.")
     display_name = forms.CharField(max_length=128, required=False)
     image_uri = forms.CharField(
         max_length=512, required=False, label="Serving image",
         widget=forms.TextInput(attrs={"list": "serving-images"}),
-        help_text="Empty: the product's own server; or one of your team's images (it must "
-        "exist) or a prebuilt container.")
+        help_text="Empty: the product's own server (vllm: Model Garden's vLLM container); or "
+        "one of your team's images (it must exist) or a prebuilt container.")
     runtime = forms.ChoiceField(choices=ModelEntry.Runtime.choices, initial="eager",
                                 required=False, help_text="compiled: torch.compile before the "
                                 "replica answers (slower start, faster answers); aot: compiled "
@@ -81,7 +93,38 @@ class RegisterForm(forms.Form):
                                 "triton: NVIDIA Triton serving the model's ONNX repository "
                                 "(the image: your Artifact Registry copy of Triton's); "
                                 "tensorrt: the same, serving a TensorRT engine built on an "
-                                "NVIDIA_L4 (deployed only on NVIDIA_L4).")
+                                "NVIDIA_L4 (deployed only on NVIDIA_L4); vllm (hf only): "
+                                "Model Garden's vLLM container on the machine's GPUs.")
+    # The vllm runtime's machine (its GPUs are the tensor parallel size) and settings.
+    machine_type = forms.CharField(max_length=64, required=False, label="Machine (vllm)")
+    accelerator_type = forms.CharField(max_length=64, required=False,
+                                       label="Accelerator (vllm on n1)")
+    accelerator_count = forms.IntegerField(min_value=0, max_value=16, required=False)
+    max_model_len = forms.IntegerField(min_value=1, required=False,
+                                       help_text="vllm: default 4096 or the model's context.")
+    dtype = forms.ChoiceField(choices=[("", "auto"), ("bfloat16", "bfloat16"),
+                                       ("float16", "float16"), ("float32", "float32")],
+                              required=False)
+    gpu_memory_utilization = forms.FloatField(required=False, min_value=0.05, max_value=0.99,
+                                              help_text="vllm: default 0.9.")
+
+    VLLM_FIELDS = ("machine_type", "accelerator_type", "accelerator_count", "max_model_len",
+                   "dtype", "gpu_memory_utilization")
+
+    def vllm_settings(self) -> dict[str, Any]:
+        """The vllm fields that were filled in (the rest take Model Garden's defaults)."""
+        return {k: self.cleaned_data[k] for k in self.VLLM_FIELDS
+                if self.cleaned_data.get(k) not in (None, "")}
+
+    def clean_format(self) -> str:
+        return self.cleaned_data.get("format") or ModelEntry.Format.PRODUCT
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if (not cleaned.get("job") and "job" not in self.errors
+                and cleaned.get("format") != ModelEntry.Format.HF):
+            self.add_error("job", "choose the job whose checkpoint or export to register")
+        return cleaned
 
     def clean_runtime(self) -> str:
         return self.cleaned_data.get("runtime") or ModelEntry.Runtime.EAGER
@@ -95,6 +138,7 @@ class RegisterForm(forms.Form):
         teams = access.submit_teams(user)
         queryset = jobs if jobs is not None else runs_access.visible_jobs(user)
         self.fields["job"].queryset = queryset.filter(team__in=teams).order_by("-created_at")
+        self.fields["team"].queryset = teams.order_by("name")
 
 
 class DataSelect(forms.Select):

@@ -29,6 +29,7 @@ from controlplane.serving import (
     packaging,
     registry,
     traffic,
+    vllm_runtime,
 )
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 from controlplane.serving.tensorrt_engine import deploy_refusal
@@ -178,6 +179,11 @@ def deploy(*, endpoint: Endpoint, entry: ModelEntry, user: Any, **resources: Any
     # A TPU machine is Vertex's to accept, but no serving runtime runs on one (hardware.py).
     if refusal := hardware.machine_refusal(resources.get("machine_type", "")):
         raise ServingError(refusal, field="machine_type")
+    # A vllm model: as many GPUs as its tensor parallel size, and GPUs it fits.
+    if vllm := vllm_runtime.deploy_refusal(entry, resources.get("machine_type", ""),
+                                           resources.get("accelerator_type", ""),
+                                           resources.get("accelerator_count", 0)):
+        raise ServingError(str(vllm), field=vllm.field)
     with transaction.atomic():
         deployment = Deployment.objects.create(endpoint=endpoint, model_entry=entry,
                                                created_by=user, **resources)

@@ -19,9 +19,12 @@ from controlplane.backends.serving_base import Container, get_serving_backend
 from controlplane.core.queue import enqueue
 from controlplane.runs import checkpoints
 from controlplane.runs.models import Job, JobState
-from controlplane.serving import images, options, tensorrt_engine
+from controlplane.serving import hf_folder, images, options, tensorrt_engine, vllm_runtime
 from controlplane.serving.models import ModelEntry
+from controlplane.teams.models import Team
+from vertexplan import serving_vllm
 from vertexplan.catalog.prediction_images import prediction_images
+from vertexplan.hf_export import ExportRefused
 
 SERVE_COMMAND = ["python", "-m", "trainers.serve"]
 # Checkpoints these strategies write hold the whole model in model.pt (trainers/serving/loader).
@@ -93,13 +96,48 @@ def checkpoint_steps(job: Job) -> list[int]:
     return sorted(c.step for c in checkpoints.existing(job))
 
 
-def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
-             runtime: str = ModelEntry.Runtime.EAGER, image_uri: str = "") -> ModelEntry:
+# The runtimes that serve each format: a Hugging Face model is served by the product's server
+# (eager or compiled, which reads its tokenizer) or by vLLM; the packaged runtimes build from the
+# product's own model.pt.
+FORMAT_RUNTIMES = {
+    ModelEntry.Format.PRODUCT: tuple(r for r in ModelEntry.Runtime.values
+                                     if r != ModelEntry.Runtime.VLLM),
+    ModelEntry.Format.HF: (ModelEntry.Runtime.EAGER, ModelEntry.Runtime.COMPILED,
+                           ModelEntry.Runtime.VLLM),
+}
+
+
+def register(*, job: Job | None, user: Any, step: int | None, display_name: str = "",
+             runtime: str = ModelEntry.Runtime.EAGER, image_uri: str = "",
+             format: str = ModelEntry.Format.PRODUCT, artifact_uri: str = "",
+             team: Team | None = None, vllm: dict[str, Any] | None = None) -> ModelEntry:
     """Record an entry and queue its upload once the row is committed. `image_uri`: the
-    serving image, when not the product's own; it must exist (images.require_existing)."""
+    serving image, when not the product's own; it must exist (images.require_existing).
+    format hf: a Hugging Face model folder, the job's final export (AIP_MODEL_DIR, where
+    --export-hf writes by default) or `artifact_uri`, any folder under the team's prefix;
+    `vllm` the vllm runtime's machine and settings (vllm_runtime.plan)."""
     if runtime not in ModelEntry.Runtime.values:
         raise RegistryError(f"unknown runtime {runtime!r}: one of "
                             f"{', '.join(ModelEntry.Runtime.values)}", "runtime")
+    if format not in FORMAT_RUNTIMES:
+        raise RegistryError(f"unknown format {format!r}: one of "
+                            f"{', '.join(FORMAT_RUNTIMES)}", "format")
+    if runtime not in FORMAT_RUNTIMES[format]:
+        raise RegistryError(f"the {runtime} runtime does not serve a {format} model: for the "
+                            f"{format} format one of {', '.join(FORMAT_RUNTIMES[format])}"
+                            + (" (vllm serves Hugging Face models: register an HF export, "
+                               "format hf)" if runtime == ModelEntry.Runtime.VLLM else ""),
+                            "runtime")
+    if format == ModelEntry.Format.HF:
+        return _register_hf(job=job, user=user, step=step, display_name=display_name,
+                            runtime=runtime, image_uri=image_uri, artifact_uri=artifact_uri,
+                            team=team, vllm=vllm or {})
+    if artifact_uri:
+        raise RegistryError("artifact_uri names a Hugging Face model folder: register it with "
+                            "format hf (a job's checkpoint or final export of the product's "
+                            "own format is named by job and step)", "artifact_uri")
+    if job is None:
+        raise RegistryError("name the job whose checkpoint or final export to register", "job")
     triton = runtime in TRITON_RUNTIMES
     packaged = runtime in PACKAGED_RUNTIMES
     if triton and not image_uri.strip():
@@ -116,26 +154,85 @@ def register(*, job: Job, user: Any, step: int | None, display_name: str = "",
     if triton:
         artifact = f"{_under_job_output(job, artifact)}/{REPOSITORY_FOLDERS[runtime]}"
     name = display_name or f"{job.name}-{'final' if step is None else f'step-{step}'}"
+    return _create(
+        team=job.team, job=job, created_by=user, display_name=name[:128], step=step,
+        artifact_uri=artifact, image_uri=image,
+        command=list(TRITON_COMMAND if triton else SERVE_COMMAND), runtime=runtime,
+        args=_args(runtime),
+        # The engine's GPU: the one its packaging job builds on (tensorrt_engine.py).
+        engine_accelerator=(tensorrt_engine.ACCELERATOR_TYPE
+                            if runtime == ModelEntry.Runtime.TENSORRT else ""),
+        # A triton or tensorrt model's repository, an aot model's package, is built
+        # by its packaging job first.
+        state=ModelEntry.State.PACKAGING if packaged else ModelEntry.State.UPLOADING,
+    )
+
+
+def _create(**fields: Any) -> ModelEntry:
+    packaged = fields["state"] == ModelEntry.State.PACKAGING
     try:
         with transaction.atomic():
-            entry = ModelEntry.objects.create(
-                team=job.team, job=job, created_by=user, display_name=name[:128], step=step,
-                artifact_uri=artifact, image_uri=image,
-                command=list(TRITON_COMMAND if triton else SERVE_COMMAND), runtime=runtime,
-                args=_args(runtime),
-                # The engine's GPU: the one its packaging job builds on (tensorrt_engine.py).
-                engine_accelerator=(tensorrt_engine.ACCELERATOR_TYPE
-                                    if runtime == ModelEntry.Runtime.TENSORRT else ""),
-                # A triton or tensorrt model's repository, an aot model's package, is built
-                # by its packaging job first.
-                state=ModelEntry.State.PACKAGING if packaged else ModelEntry.State.UPLOADING,
-            )
+            entry = ModelEntry.objects.create(**fields)
             enqueue("controlplane.serving.tasks." + ("package_model" if packaged else
                                                      "upload_model"), str(entry.pk))
     except IntegrityError as exc:
-        raise RegistryError(f"{artifact} is registered already in the {runtime} runtime; "
-                            "register it in another runtime or use that entry") from exc
+        raise RegistryError(f"{fields['artifact_uri']} is registered already in the "
+                            f"{fields['runtime']} runtime; register it in another runtime or "
+                            "use that entry", "artifact_uri") from exc
     return entry
+
+
+def _register_hf(*, job: Job | None, user: Any, step: int | None, display_name: str,
+                 runtime: str, image_uri: str, artifact_uri: str, team: Team | None,
+                 vllm: dict[str, Any]) -> ModelEntry:
+    """A Hugging Face model folder, checked (hf_folder.py) before anything is recorded."""
+    if step is not None:
+        raise RegistryError("a Hugging Face model is a job's final export or a folder: leave "
+                            "step out (checkpoints are in the trainer's own format)", "step")
+    if job is None and team is None:
+        raise RegistryError("name the team (or the job) the model folder belongs to", "team")
+    owner = job.team if job is not None else team
+    assert owner is not None
+    if team is not None and job is not None and team.pk != job.team_id:
+        raise RegistryError(f"job #{job.pk} is not team {team.slug}'s", "team")
+    field = "artifact_uri" if artifact_uri.strip() else "job"
+    if job is None and not artifact_uri.strip():
+        raise RegistryError("name the Hugging Face model folder (gs://...) to register, or the "
+                            "job whose final export it is", "artifact_uri")
+    try:
+        folder = hf_folder.check_place(artifact_uri.strip() or artifact_for(job, None), owner)
+        export = hf_folder.inspect(folder)
+    except ExportRefused as exc:
+        raise RegistryError(str(exc), field) from exc
+    is_vllm = runtime == ModelEntry.Runtime.VLLM
+    if vllm and not is_vllm:
+        raise RegistryError("vllm settings apply to the vllm runtime only", "runtime")
+    image = image_uri.strip() or (serving_vllm.IMAGE_URI if is_vllm else options.serving_image())
+    if image_uri.strip():
+        try:
+            images.require_usable(image, owner)
+        except images.ImageRefused as exc:
+            raise RegistryError(str(exc), "image_uri") from exc
+    settings: dict[str, Any] = {}
+    args = _args(runtime)
+    if is_vllm:
+        if not vllm.get("machine_type"):
+            raise RegistryError("the vllm runtime is registered for a machine, whose GPUs are "
+                                "its tensor parallel size: name machine_type (e.g. "
+                                "g2-standard-8)", "machine_type")
+        try:
+            settings = vllm_runtime.plan(export.as_dict(), **vllm)
+        except vllm_runtime.VllmRefused as exc:
+            raise RegistryError(str(exc), exc.field) from exc
+        args = vllm_runtime.args_for(folder, settings)
+    name = display_name or (f"{job.name}-hf" if job is not None else folder.rsplit("/", 1)[-1])
+    return _create(
+        team=owner, job=job, created_by=user, display_name=name[:128], step=None,
+        artifact_uri=folder, image_uri=image, format=ModelEntry.Format.HF,
+        architecture=export.facts.architecture, parameter_count=export.facts.parameters,
+        hf_facts=export.as_dict(), vllm=settings,
+        command=[] if is_vllm else list(SERVE_COMMAND), runtime=runtime, args=args,
+        state=ModelEntry.State.UPLOADING)
 
 
 def _under_job_output(job: Job, artifact: str) -> str:
@@ -165,7 +262,9 @@ def _args(runtime: str) -> list[str]:
 
 def container_for(entry: ModelEntry) -> Container:
     """The entry's Model.containerSpec: the product's server answers on the default routes,
-    Triton on its own."""
+    Triton and vLLM on their own."""
+    if entry.runtime == ModelEntry.Runtime.VLLM:
+        return vllm_runtime.container(entry)
     routes = ({"predict_route": TRITON_PREDICT_ROUTE, "health_route": TRITON_HEALTH_ROUTE}
               if entry.runtime in TRITON_RUNTIMES else {})
     # The compiled runtime answers only once each replica has compiled the model.
@@ -183,7 +282,9 @@ def upload(entry_id: int) -> None:
         if entry.state != ModelEntry.State.UPLOADING or entry.operation_name:
             return
         container = container_for(entry)
-        labels = contract_labels.model_labels(entry.pk, entry.job_id, entry.team.slug)
+        labels = contract_labels.model_labels(entry.pk, entry.job_id or 0, entry.team.slug)
+        if entry.job_id is None:  # a folder registered on its own: no job to name
+            labels.pop(contract_labels.JOB)
         try:
             op = backend.upload_model(entry.vertex_model_id, entry.display_name,
                                       entry.artifact_uri, container, labels)

@@ -31,15 +31,44 @@ class ModelEntrySerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelEntry
         fields = ["id", "team", "job", "display_name", "step", "artifact_uri", "image_uri",
-                  "command", "runtime", "state", "vertex_name", "error_message", "created_at",
-                  "uploaded_at", "engine_accelerator"]
+                  "command", "args", "runtime", "format", "architecture", "parameter_count",
+                  "vllm", "state", "vertex_name", "error_message", "created_at", "uploaded_at",
+                  "engine_accelerator"]
         read_only_fields = fields
 
 
 class RegisterModelSerializer(StrictSerializer):
-    job = serializers.IntegerField(help_text="The training job's id.")
+    job = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                   help_text="The training job's id; with format hf and no "
+                                   "artifact_uri, its final export is registered.")
+    team = serializers.SlugField(required=False, help_text="Team slug, for an artifact_uri "
+                                 "registered without a job; optional when you belong to one "
+                                 "team.")
+    format = serializers.ChoiceField(
+        choices=ModelEntry.Format.choices, default=ModelEntry.Format.PRODUCT,
+        help_text="product: the product's trainers' model.pt (a checkpoint or final export); "
+        "hf: a Hugging Face model folder (config.json with a supported architecture, "
+        "safetensors weights, a tokenizer), checked before it is registered.")
+    artifact_uri = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=500,
+        help_text="format hf: the gs:// folder of the model (a job's --export-hf output or any "
+        "folder under the team's output prefix); empty: the job's final export.")
     step = serializers.IntegerField(required=False, allow_null=True, min_value=0, default=None,
                                     help_text="A checkpoint step; null: the final export.")
+    machine_type = serializers.CharField(
+        required=False, max_length=64, help_text="runtime vllm: the machine the model is "
+        "registered for; its GPU count is vLLM's tensor parallel size.")
+    accelerator_type = serializers.CharField(
+        required=False, allow_blank=True, max_length=64,
+        help_text="runtime vllm on an n1 machine: its GPU type.")
+    accelerator_count = serializers.IntegerField(required=False, min_value=0, max_value=16)
+    max_model_len = serializers.IntegerField(
+        required=False, min_value=1, help_text="runtime vllm: the longest sequence served; "
+        "default 4096 or the model's max_position_embeddings when less.")
+    dtype = serializers.CharField(required=False, max_length=16,
+                                  help_text="runtime vllm: auto, bfloat16, float16 or float32.")
+    gpu_memory_utilization = serializers.FloatField(
+        required=False, help_text="runtime vllm: the share of each GPU vLLM takes, default 0.9.")
     display_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
     image_uri = serializers.CharField(
         required=False, allow_blank=True, max_length=512,
@@ -55,7 +84,12 @@ class RegisterModelSerializer(StrictSerializer):
                                       "serving the model's ONNX repository (KServe v2 "
                                       "inference at rawPredict); or tensorrt, the same image "
                                       "serving a TensorRT engine built on an NVIDIA_L4 GPU, "
-                                      "deployable only with accelerator_type NVIDIA_L4.")
+                                      "deployable only with accelerator_type NVIDIA_L4; or vllm "
+                                      "(format hf only), Model Garden's vLLM container on the "
+                                      "GPUs of machine_type.")
+
+    VLLM_FIELDS = ("machine_type", "accelerator_type", "accelerator_count", "max_model_len",
+                   "dtype", "gpu_memory_utilization")
 
 
 class PickerImageSerializer(serializers.Serializer):

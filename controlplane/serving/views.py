@@ -82,11 +82,12 @@ def model_register(request: HttpRequest) -> HttpResponse:
     back = request.POST.get("next") or ""
     if form.is_valid():
         try:
-            entry = registry.register(job=form.cleaned_data["job"], user=request.user,
-                                      step=form.cleaned_data["step"],
-                                      display_name=form.cleaned_data["display_name"],
-                                      runtime=form.cleaned_data["runtime"],
-                                      image_uri=form.cleaned_data["image_uri"])
+            data = form.cleaned_data
+            entry = registry.register(job=data["job"], user=request.user, step=data["step"],
+                                      display_name=data["display_name"],
+                                      runtime=data["runtime"], image_uri=data["image_uri"],
+                                      format=data["format"], artifact_uri=data["artifact_uri"],
+                                      team=data["team"], vllm=form.vllm_settings())
         except registry.RegistryError as exc:
             messages.error(request, str(exc))
         else:
@@ -275,6 +276,7 @@ def job_serving_panel(request: HttpRequest, job: Job) -> dict[str, Any]:
         "serving_steps": registry.checkpoint_steps(job),
         "can_register": job_access.can_submit_here(request, job.team),
         "serving_runtimes": ModelEntry.Runtime.choices,
+        "serving_formats": ModelEntry.Format.choices,
         "serving_triton_image": registry.triton_image(),
     }
 
