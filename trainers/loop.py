@@ -12,6 +12,15 @@ Events (trainers/events.py): run_started, then resumed (from a checkpoint), step
 every log_every steps and the last), eval, checkpoint_saved / checkpoint_deleted, then
 run_finished, or preempted: the stop signal every process agreed on, after an emergency
 checkpoint, with exit code 128 + signal.
+
+`phase` events (the contract's; vertexplan/goodput.py counts each apart from productive steps):
+restore, eval and checkpoint_save as each ends (eval and checkpoint_save also when they begin),
+and what happens inside steps: `data_wait` (the time a step waited for its batch, measured
+around the framework's data iterator) and `compile` (the framework compiler's own clock while
+a step was dispatched: the first step's compile, and any recompile). Those two are summed
+and printed just before a step event, so each ends in the span of steps it was measured in:
+compile at the first step event after it, data_wait at most once every PHASE_REPORT_STEPS
+steps (and at the last), so a run that logs every step does not print a line a step.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ import os
 import signal
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -34,6 +45,9 @@ from trainers.job import faults, hypertune, preemption, tracking
 from trainers.storage import Storage, storage_for
 
 EXPORTED_CONFIG_FILE = "config.json"
+# The phases measured inside steps, summed until a step event reports them (module docstring).
+IN_STEP_PHASES = ("compile", "data_wait")
+PHASE_REPORT_STEPS = 10
 
 
 class ScheduleConfig(Protocol):
@@ -101,6 +115,9 @@ class TrainingLoop(ABC):
         self.pending: list[Dispatched] = []  # dispatched steps not read yet, oldest first
         # W&B, when the job carries a team's settings (rank 0 only): started once the run is.
         self.tracker: tracking.Tracker = tracking.NoTracker()
+        # Seconds of IN_STEP_PHASES not printed yet, and the step data_wait was last printed at.
+        self.in_steps = dict.fromkeys(IN_STEP_PHASES, 0.0)
+        self.in_steps_reported = 0
 
     # -- what each framework does ---------------------------------------------------------------
 
@@ -120,6 +137,21 @@ class TrainingLoop(ABC):
     @abstractmethod
     def read(self, done: Dispatched) -> StepRead:
         """Wait for a dispatched step (the oldest not read yet)."""
+
+    def compile_seconds(self) -> float:
+        """The seconds this process's compiler has spent so far, by its own clock (0 for a
+        framework that compiles nothing or cannot say): the loop counts what it grows by while
+        a step is dispatched as the `compile` phase."""
+        return 0.0
+
+    @contextmanager
+    def waiting_for_data(self) -> Iterator[None]:
+        """Around the fetch of a step's batch: the time it takes is the step's data_wait."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.in_steps["data_wait"] += time.perf_counter() - began
 
     def agreed_stop(self) -> signal.Signals | None:
         """A stop signal every process agrees on right after this step; None where the stop
@@ -175,7 +207,10 @@ class TrainingLoop(ABC):
 
         while step < config.steps:
             step += 1
+            compiled = self.compile_seconds()
             self.pending.append(self.dispatch(step, lr_at(step, config)))
+            # A reset compiler starts its clock again: never a negative compile.
+            self.in_steps["compile"] += max(self.compile_seconds() - compiled, 0.0)
             self._pause_if_requested(step)
             finishing = step == config.steps
             evaluating = bool(config.eval_every) and (step % config.eval_every == 0 or finishing)
@@ -254,6 +289,7 @@ class TrainingLoop(ABC):
             loss = read.loss
             stop_signal = stop_signal or read.stop
             if self.is_main and (done.step % config.log_every == 0 or done.step == config.steps):
+                self._in_step_phases(done.step)
                 tokens = config.batch_size * config.model.block_size
                 events.step(done.step, config.steps, loss, done.lr, tokens / read.seconds,
                             read.seconds, rank_step_time_s=read.rank_times)
@@ -286,6 +322,22 @@ class TrainingLoop(ABC):
             self.tracker.log(step, metrics)
             # A tuning trial's objective, where Vertex reads it (trainers/job/hypertune.py).
             hypertune.report(metrics, step)
+
+    def _in_step_phases(self, step: int) -> None:
+        """Rank 0 prints the compile and data_wait seconds summed since they were last
+        printed, before the step event of STEP (module docstring): compile whenever there is
+        some, data_wait every PHASE_REPORT_STEPS steps and at the last step."""
+        due = step == self.config.steps or \
+            step - self.in_steps_reported >= PHASE_REPORT_STEPS
+        for name in IN_STEP_PHASES:
+            seconds = round(self.in_steps[name], 3)
+            if seconds > 0 and (due or name == "compile"):
+                events.emit(contract_events.PHASE,
+                            f"{name} took {seconds:.3f} s up to step {step}", phase=name,
+                            seconds=seconds, step=step)
+                self.in_steps[name] = 0.0
+        if due:
+            self.in_steps_reported = step
 
     def _phase_begins(self, name: str, step: int) -> None:
         """Rank 0 says a phase that prints nothing for a while starts now (`begins`): the

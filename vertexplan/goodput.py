@@ -16,13 +16,16 @@ counts it) lands in exactly one category, so the categories add up to the billed
 - lost_progress: what a disrupted run did after its last step event (the step in flight, the
   notice), and the steps after the last checkpoint of a run nothing resumed from.
 - data_wait, checkpoint_save, eval: the seconds `phase` events report, taken out of the span
-  they end in; without phase events, a `checkpoint_saved` event's `seconds`, and the part of a
-  step interval holding an `eval` (or an unmeasured save) beyond the run's usual step time.
+  they end in (a phase longer than that span, as a data wait summed over several step events
+  is, takes the rest from the spans before it in the same run); without phase events, a
+  `checkpoint_saved` event's `seconds`, and the part of a step interval holding an `eval`
+  (or an unmeasured save) beyond the run's usual step time.
 - hang: a step interval (or the time since the last step) holding a `suspected_hang` marker,
   beyond the usual step time; an attempt the hang ended (cancelled and resumed in a new
   attempt) is counted so up to its end.
 - program_shutdown: a run that ended as asked (succeeded, cancelled), from its last step on.
-- idle: 0 for a CustomJob (a persistent resource's idle time is its cluster's).
+- idle: 0 for a job; a team's month adds its persistent resources' time up with nothing on
+  them (controlplane/clusters/idle_time.py, through controlplane/costs/goodput.py).
 - other: what the events cannot split: a job that printed no step event at all.
 
 Not billed, reported beside the bill: queued (created to provisioning), provisioning
@@ -38,6 +41,7 @@ without accelerators counts its replicas' machines).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import statistics
 from collections.abc import Iterable, Sequence
@@ -217,6 +221,7 @@ class _Split:
         self.exact = bool(timeline.phases)
         self.unit = _step_seconds(timeline.steps)
         self.last: _Run | None = None  # the run that ended last
+        self.left: list[float] = []    # the seconds the current run's spans have left
         if not timeline.steps:
             self.notes.append("no step events: the running time is `other` (print the "
                               "contract's step events to split it)")
@@ -294,24 +299,41 @@ class _Split:
         startup = "program_startup" if run.first and base == 0 else "restore"
         self.started = True
         self.last = run
-        self._spans(run, startup, base, steps, phases, markers)
+        self.left = self._take_phases([run.start, *(s.at for s in steps), run.end], phases)
+        self._spans(run, startup, base, steps, markers)
         # What the run reached (the steps it ran after the notice too): a later run's replay.
         self.reached = max(self.reached, run.stopped or 0, *(s.step for s in steps))
 
+    def _take_phases(self, bounds: list[datetime], phases: list[Phase]) -> list[float]:
+        """The seconds each span between BOUNDS (the run's start, its step events, its end)
+        has left once the phases are counted: each from the span it ends in, what does not
+        fit there from the spans before it."""
+        left = [_secs(start, end) for start, end in itertools.pairwise(bounds)]
+        for phase in sorted(phases, key=lambda p: p.at):
+            span = min(max(bisect.bisect_left(bounds, phase.at) - 1, 0), len(left) - 1)
+            want = max(phase.seconds, 0.0)
+            while want > 0 and span >= 0:
+                taken = min(want, left[span])
+                self.add(phase.phase, taken)
+                left[span] -= taken
+                want -= taken
+                span -= 1
+        return left
+
     def _spans(self, run: _Run, startup: str, base: int, steps: list[Step],
-               phases: list[Phase], markers: list[Marker]) -> None:
+               markers: list[Marker]) -> None:
         if not steps:
-            rest = self._carve(run.start, run.end, phases, markers, expected=None)
+            rest = self._carve(0, run.start, run.end, markers, expected=None)
             self.add("other" if not self.t.steps else startup, rest)
             return
         # Start-up: to the first step event, less the steps that event reports.
         first = steps[0]
-        self._steps(startup, run.start, first.at, base, first.step, phases, markers)
-        for before, after in itertools.pairwise(steps):
-            self._steps(None, before.at, after.at, before.step, after.step, phases, markers)
+        self._steps(0, startup, run.start, first.at, base, first.step, markers)
+        for span, (before, after) in enumerate(itertools.pairwise(steps), start=1):
+            self._steps(span, None, before.at, after.at, before.step, after.step, markers)
         # After the last step: one step's time is the step in flight; a hang's silence, or
         # an unmeasured final eval or save, is what lies beyond it.
-        rest = self._carve(steps[-1].at, run.end, phases, markers, expected=self.unit)
+        rest = self._carve(len(steps), steps[-1].at, run.end, markers, expected=self.unit)
         if run.disrupted:
             self.add("lost_progress", rest)
         elif run.active:
@@ -319,15 +341,15 @@ class _Split:
         else:
             self.add("program_shutdown", rest)
 
-    def _steps(self, leftover: str | None, start: datetime, end: datetime, done: int,
-               step: int, phases: list[Phase], markers: list[Marker]) -> None:
-        """The span from START to END, in which steps DONE+1..STEP ran (a step event every
+    def _steps(self, span: int, leftover: str | None, start: datetime, end: datetime,
+               done: int, step: int, markers: list[Marker]) -> None:
+        """SPAN, from START to END, in which steps DONE+1..STEP ran (a step event every
         few steps reports several): their measured time is productive, or replayed where a
         run before reached them; the rest is LEFTOVER (start-up) or, between two step events,
         productive too (a step's own variation)."""
         count = max(step - done, 0)
         expected = self.unit * count if self.unit is not None else None
-        rest = self._carve(start, end, phases, markers, expected=expected)
+        rest = self._carve(span, start, end, markers, expected=expected)
         # Start-up with no measured step time (a single step event): all of it start-up.
         worked = (rest if leftover is None
                   else min(rest, expected) if expected is not None else 0.0)
@@ -339,16 +361,11 @@ class _Split:
         self.add("replayed_steps", worked * share)
         self.add(PRODUCTIVE, worked * (1 - share))
 
-    def _carve(self, start: datetime, end: datetime, phases: Iterable[Phase],
-               markers: Iterable[Marker], expected: float | None) -> float:
-        """The seconds of (START, END] left after the phases that ended in it (capped at the
-        span) and, without phase events, what its markers stand for beyond EXPECTED."""
-        left = _secs(start, end)
-        for phase in phases:
-            if start < phase.at <= end:
-                taken = min(max(phase.seconds, 0.0), left)
-                self.add(phase.phase, taken)
-                left -= taken
+    def _carve(self, span: int, start: datetime, end: datetime, markers: Iterable[Marker],
+               expected: float | None) -> float:
+        """The seconds of SPAN, (START, END], left after the phases (_take_phases) and,
+        without phase events, what its markers stand for beyond EXPECTED."""
+        left = self.left[span]
         for marker in markers:
             if not start < marker.at <= end or marker.kind == "resumed":
                 continue

@@ -172,3 +172,16 @@ def test_a_hang_that_ended_its_attempt_is_hang_up_to_the_end_and_the_next_replay
     assert split.seconds("restore") == 20
     assert split.seconds("queued") == 100
     assert split.billed_accelerator_seconds == 900 + 220
+
+
+def test_a_phase_summed_over_several_step_events_takes_its_seconds_from_the_spans_before() -> None:
+    # A trainer prints data_wait every 10 steps: 10 x 2 s of waiting ends in the span of one
+    # step (10 s), so 10 s come from it and the other 10 from the spans before it.
+    run = steps(0, 1, 20, 10)  # step events every 10 s, the first at 20 s
+    plain = Timeline(attempts=[Attempt(1, at(0), None, at(0), at(230))], now=at(500), steps=run)
+    waited = goodput(Timeline(**{**plain.__dict__, "phases": [
+        Phase(1, run[9].at, "data_wait", 20.0), Phase(1, run[19].at, "data_wait", 20.0)]}))
+    assert waited.seconds("data_wait") == 40
+    assert waited.seconds(PRODUCTIVE) == goodput(plain).seconds(PRODUCTIVE) - 40
+    assert waited.seconds("program_startup") == 10
+    assert waited.billed_accelerator_seconds == 230

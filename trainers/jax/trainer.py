@@ -18,6 +18,7 @@ import numpy as np
 
 from trainers.checkpoint import CheckpointInfo
 from trainers.corpus import EVAL_STREAM, global_batch, load_corpus
+from trainers.jax import compile_time
 from trainers.jax.checkpoint import (
     FORMAT,
     TRAINER_FILE,
@@ -70,14 +71,19 @@ class JaxTrainer(TrainingLoop):
 
     def dispatch(self, step: int, lr: float) -> Dispatched:
         config, program = self.config, self.program
-        x, y = global_batch(
-            self.corpus.train, config.seed, step, config.batch_size, config.model.block_size
-        )
+        with self.waiting_for_data():
+            x, y = global_batch(
+                self.corpus.train, config.seed, step, config.batch_size, config.model.block_size
+            )
         self.state, loss = program.train_step(
             self.state, device_batch(program.batch, x), device_batch(program.batch, y),
             np.float32(lr),
         )
         return Dispatched(step, lr, loss)
+
+    def compile_seconds(self) -> float:
+        """jit's compile time so far (the first step's, and any recompile)."""
+        return compile_time.seconds()
 
     def read(self, done: Dispatched) -> StepRead:
         loss = float(done.handle)  # waits for the step

@@ -94,10 +94,12 @@ class TrainConfig(RunConfig):
     rank_times_every: int = 10
     # Faults for tests: the last rank blocks at this step of a first run, printing nothing, as
     # in a collective whose peer died (0 = never); rank debug_slow_rank sleeps
-    # debug_slow_seconds in every step (a straggler).
+    # debug_slow_seconds in every step (a straggler); every rank's batch takes
+    # debug_slow_data_seconds longer to fetch (a slow input pipeline: data_wait).
     debug_hang_at_step: int = 0
     debug_slow_rank: int = -1
     debug_slow_seconds: float = 0.0
+    debug_slow_data_seconds: float = 0.0
 
     @classmethod
     def from_dict(cls, data: dict[str, typing.Any]) -> TrainConfig:

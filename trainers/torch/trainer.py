@@ -32,7 +32,7 @@ from trainers.job import faults, preemption
 from trainers.job.cluster import Process
 from trainers.loop import Dispatched, StepRead, TrainingLoop
 from trainers.storage import Storage, storage_for
-from trainers.torch import memory_meter, run_state, strategies, streamed, vlm_data
+from trainers.torch import compile_time, memory_meter, run_state, strategies, streamed, vlm_data
 from trainers.torch.checkpoints import CheckpointManager, describe_failure, skip_zip_crc32
 from trainers.torch.config import TrainConfig
 from trainers.torch.data import local_batch
@@ -158,18 +158,12 @@ class Trainer(TrainingLoop):
     def dispatch(self, step: int, lr: float) -> Dispatched:
         """One optimizer step, then its reduction (mean loss, every rank's stop flags, whether
         its part of a background checkpoint is written) started without waiting for it."""
-        config, strategy = self.config, self.strategy
+        strategy = self.strategy
         started = time.perf_counter()
         self._injected_faults(step)
         set_lr(self.optimizer, lr)
-        if self.streamed:
-            x, y = self.streamed.next_batch()
-        else:
-            shard, shards = strategy.data_shard()
-            x, y = local_batch(
-                self.corpus.train, config.seed, step, config.batch_size,
-                config.model.block_size, shard, shards,
-            )
+        with self.waiting_for_data():
+            x, y = self._next_batch(step)
         loss = strategy.forward_backward(self.model, strategy.to_device(x), strategy.to_device(y))
         own = (self.forward_done if self.forward_done > started else time.perf_counter()) - started
         strategy.optimizer_step(self.model, self.optimizer)
@@ -177,6 +171,21 @@ class Trainer(TrainingLoop):
         handle = self._reduce(loss, [*self.stop.flags(), float(written)],
                               self._rank_slots(step, own))
         return Dispatched(step, lr, handle, time.perf_counter() - started)
+
+    def _next_batch(self, step: int) -> tuple[Any, torch.Tensor]:
+        """This rank's batch of STEP, on the CPU: streamed (a VLM's too), or the corpus's."""
+        config = self.config
+        if config.debug_slow_data_seconds > 0:
+            time.sleep(config.debug_slow_data_seconds)  # a slow input pipeline (tests)
+        if self.streamed:
+            return self.streamed.next_batch()
+        shard, shards = self.strategy.data_shard()
+        return local_batch(self.corpus.train, config.seed, step, config.batch_size,
+                           config.model.block_size, shard, shards)
+
+    def compile_seconds(self) -> float:
+        """torch.compile's time so far (--compile-blocks), by TorchDynamo's own clock."""
+        return compile_time.seconds() if self.config.compile_blocks else 0.0
 
     def _rank_slots(self, step: int, own: float) -> list[float]:
         """On a step whose event carries the per-rank times, one slot per rank with this rank's

@@ -61,6 +61,12 @@ def test_a_run_s_lines_are_contract_events_the_control_plane_reads(mesh_runs):
     assert isinstance(started["params"], int) and started["resumed_from_step"] is None
     checkpoints = [p for p in parsed if p.event == "checkpoint_saved"]
     assert [(p.step, p.fields["bytes"] > 0) for p in checkpoints] == [(10, True), (20, True)]
+    # jit's compile of the first step, by JAX's own clock, printed before that step's event
+    # (trainers/jax/compile_time.py): goodput's `compile`, exact.
+    compiles = [i for i, p in enumerate(parsed) if p.event == "phase"
+                and p.fields["phase"] == "compile"]
+    assert len(compiles) == 1 and parsed[compiles[0] + 1].step == 1
+    assert 0 < parsed[compiles[0]].fields["seconds"] <= steps[0].fields["step_time_s"]
 
 
 def test_preemption_and_resume_read_as_timeline_events(interrupted):
