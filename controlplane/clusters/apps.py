@@ -14,6 +14,11 @@ class ClustersConfig(AppConfig):
 
         spend.register_spend("clusters", cluster_spend.month_micros)
         spend.register_spend_series("clusters", cluster_spend.month_series)
+        # Its time up with nothing on it is the idle category of the team's goodput.
+        from controlplane.clusters import idle_time
+        from controlplane.costs import goodput
+
+        goodput.register_idle("clusters", idle_time.month_idle)
 
         # A Ray job's job page and API record say which cluster it ran on.
         from controlplane.clusters import ray_jobs

@@ -25,7 +25,8 @@ from controlplane.security import audit
 from controlplane.teams.models import TeamPolicy
 
 
-def _placed_jobs(cluster: Cluster):
+def placed_jobs(cluster: Cluster):
+    """The CustomJobs placed on the cluster (persistentResourceId): its work besides Ray's."""
     return Job.objects.filter(team_id=cluster.team_id, kind=JobKind.JOB,
                               custom_job__jobSpec__persistentResourceId=cluster.vertex_resource_id)
 
@@ -35,10 +36,10 @@ def idle_since(cluster: Cluster) -> datetime | None:
     if cluster.state != Cluster.State.RUNNING or cluster.running_since is None:
         return None
     if cluster.ray_jobs.exclude(state__in=ENDED_RAY_STATES).exists() or \
-            _placed_jobs(cluster).filter(state__in=ACTIVE_STATES).exists():
+            placed_jobs(cluster).filter(state__in=ACTIVE_STATES).exists():
         return None
     last_ray = cluster.ray_jobs.aggregate(t=Max("ended_at"))["t"]
-    last_job = _placed_jobs(cluster).aggregate(t=Max("ended_at"))["t"]
+    last_job = placed_jobs(cluster).aggregate(t=Max("ended_at"))["t"]
     return max(t for t in (cluster.running_since, last_ray, last_job) if t is not None)
 
 

@@ -10,7 +10,7 @@ of the billed time, so the categories' dollars add up to the job's cost on its p
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from fractions import Fraction
@@ -157,6 +157,39 @@ def _priced(job: Job, split: calc.Goodput, now: datetime) -> calc.Goodput:
     return calc.priced(split, Fraction(cost.billed) / Fraction(split.billed_accelerator_seconds))
 
 
+# --- persistent resources' idle time ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class IdleResource:
+    """A persistent resource's idle time in a team's month: up and billing with nothing on it.
+    ACCELERATORS as a job's count them (machines where it has none); MICROS what the idle
+    seconds cost at its hourly price."""
+
+    name: str
+    accelerators: int
+    idle_seconds: float
+    micros: int
+
+    @property
+    def accelerator_seconds(self) -> float:
+        return self.idle_seconds * self.accelerators
+
+
+# Who reports persistent resources' idle time, registered by the app that owns them
+# (controlplane/clusters, in its AppConfig.ready): costs may not import clusters. Called with
+# the team, the month and the moment the report is made.
+IdleSource = Callable[[Team, date, datetime], list[IdleResource]]
+_IDLE_SOURCES: dict[str, IdleSource] = {}
+
+
+def register_idle(name: str, source: IdleSource) -> None:
+    _IDLE_SOURCES[name] = source
+
+
+def idle_resources(team: Team, month: date, now: datetime) -> list[IdleResource]:
+    return [found for source in _IDLE_SOURCES.values() for found in source(team, month, now)]
+
+
 # --- what the API and the pages show -------------------------------------------------------
 
 def usd(micros: int | None) -> float | None:
@@ -201,9 +234,13 @@ def parse_month(text: str | None) -> date:
 
 def team_month(team: Team, month: date, now: datetime | None = None) -> dict[str, Any]:
     """GET /api/v1/teams/<team>/goodput/?month=YYYY-MM: the sum over the team's jobs created
-    in the month (as its spend counts them), the top causes of badput, and each job's line."""
+    in the month (as its spend counts them), with its persistent resources' idle time in the
+    month as `idle` (their busy time is the jobs'), the top causes of badput, and each job's
+    and each idle resource's line."""
+    now = now or timezone.now()
     jobs = list(spend._month_jobs(team, month).order_by("created_at", "id"))
     splits = of_jobs(jobs, now)
+    idle = idle_resources(team, month, now)
     seconds: dict[str, float] = defaultdict(float)
     micros: dict[str, int] = defaultdict(int)
     priced = True
@@ -214,9 +251,13 @@ def team_month(team: Team, month: date, now: datetime | None = None) -> dict[str
                 priced = False
             else:
                 micros[c.name] += c.micros
+    for resource in idle:
+        seconds["idle"] += resource.accelerator_seconds
+        micros["idle"] += resource.micros
     total = [calc.Category(name, seconds[name], name in calc.BILLED,
                            micros[name] if priced else None) for name in calc.CATEGORIES]
-    billed = sum(found.split.billed_accelerator_seconds for found in splits)
+    billed = sum(found.split.billed_accelerator_seconds for found in splits) + sum(
+        resource.accelerator_seconds for resource in idle)
     return {
         "team": team.slug,
         "month": f"{month:%Y-%m}",
@@ -229,6 +270,11 @@ def team_month(team: Team, month: date, now: datetime | None = None) -> dict[str
                     "billed_accelerator_seconds": round(found.split.billed_accelerator_seconds, 3),
                     "goodput": round(f, 4) if (f := found.split.fraction) is not None else None}
                    for found in splits],
+        "idle_resources": [{"name": r.name, "accelerators": r.accelerators,
+                            "idle_seconds": round(r.idle_seconds, 3),
+                            "accelerator_seconds": round(r.accelerator_seconds, 3),
+                            "cost_usd": usd(r.micros), "cost_micros": r.micros}
+                           for r in idle],
     }
 
 

@@ -50,6 +50,16 @@ class JobLineSerializer(serializers.Serializer):
     goodput = serializers.FloatField(allow_null=True)
 
 
+class IdleResourceSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="the persistent resource (a Ray cluster)")
+    accelerators = serializers.IntegerField(help_text="its accelerators (machines if none)")
+    idle_seconds = serializers.FloatField(help_text="wall seconds in the month it was up with "
+                                                    "nothing running on it")
+    accelerator_seconds = serializers.FloatField()
+    cost_usd = serializers.FloatField()
+    cost_micros = serializers.IntegerField()
+
+
 class TeamGoodputSerializer(serializers.Serializer):
     team = serializers.CharField()
     month = serializers.CharField()
@@ -59,6 +69,9 @@ class TeamGoodputSerializer(serializers.Serializer):
     categories = CategorySerializer(many=True)
     top_badput = CategorySerializer(many=True)
     by_job = JobLineSerializer(many=True)
+    idle_resources = IdleResourceSerializer(
+        many=True, help_text="the persistent resources idle in the month: their sum is the "
+                             "category idle")
 
 
 class JobGoodputView(APIView):
@@ -74,7 +87,9 @@ class JobGoodputView(APIView):
 
 class TeamGoodputView(APIView):
     """The team's goodput in a month (UTC; its jobs created in it, as its spend counts them):
-    the sum of its jobs' categories, the top causes of badput, and each job's goodput."""
+    the sum of its jobs' categories and, as `idle`, the time its persistent resources were up
+    with nothing running on them; the top causes of badput, each job's goodput, each idle
+    resource."""
 
     @extend_schema(
         parameters=[OpenApiParameter("month", {"type": "string", "pattern": MONTH_PATTERN},

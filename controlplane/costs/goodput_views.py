@@ -25,6 +25,8 @@ def team_goodput(team: Team) -> dict[str, Any]:
     billed = report["billed_accelerator_seconds"]
     return {**report, "bar": goodput.bar(report["categories"], billed),
             "unbilled": goodput.not_billed(report["categories"]),
+            "idle": [{**r, "hours": r["accelerator_seconds"] / 3600}
+                     for r in report["idle_resources"] if r["idle_seconds"] > 0],
             "top": [{**c, "pct": round(100 * c["accelerator_seconds"] / billed, 1),
                      "hours": c["accelerator_seconds"] / 3600,
                      "label": c["name"].replace("_", " ")}

@@ -65,6 +65,7 @@ from .field_errors import FieldErrors
 from .format_enum import FormatEnum
 from .fsdp_request import FsdpRequest
 from .health_enum import HealthEnum
+from .idle_resource import IdleResource
 from .import_text_request import ImportTextRequest
 from .imported import Imported
 from .imported_errors import ImportedErrors
@@ -301,6 +302,7 @@ __all__ = (
     "FormatEnum",
     "FsdpRequest",
     "HealthEnum",
+    "IdleResource",
     "Imported",
     "ImportedErrors",
     "ImportedRequest",

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.category import Category
+    from ..models.idle_resource import IdleResource
     from ..models.job_line import JobLine
 
 
@@ -26,6 +27,7 @@ class TeamGoodput:
         categories (list[Category]):
         top_badput (list[Category]):
         by_job (list[JobLine]):
+        idle_resources (list[IdleResource]): the persistent resources idle in the month: their sum is the category idle
     """
 
     team: str
@@ -36,6 +38,7 @@ class TeamGoodput:
     categories: list[Category]
     top_badput: list[Category]
     by_job: list[JobLine]
+    idle_resources: list[IdleResource]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +68,11 @@ class TeamGoodput:
             by_job_item = by_job_item_data.to_dict()
             by_job.append(by_job_item)
 
+        idle_resources = []
+        for idle_resources_item_data in self.idle_resources:
+            idle_resources_item = idle_resources_item_data.to_dict()
+            idle_resources.append(idle_resources_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -77,6 +85,7 @@ class TeamGoodput:
                 "categories": categories,
                 "top_badput": top_badput,
                 "by_job": by_job,
+                "idle_resources": idle_resources,
             }
         )
 
@@ -85,6 +94,7 @@ class TeamGoodput:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.category import Category  # noqa: PLC0415
+        from ..models.idle_resource import IdleResource  # noqa: PLC0415
         from ..models.job_line import JobLine  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -124,6 +134,13 @@ class TeamGoodput:
 
             by_job.append(by_job_item)
 
+        idle_resources = []
+        _idle_resources = d.pop("idle_resources")
+        for idle_resources_item_data in _idle_resources:
+            idle_resources_item = IdleResource.from_dict(idle_resources_item_data)
+
+            idle_resources.append(idle_resources_item)
+
         team_goodput = cls(
             team=team,
             month=month,
@@ -133,6 +150,7 @@ class TeamGoodput:
             categories=categories,
             top_badput=top_badput,
             by_job=by_job,
+            idle_resources=idle_resources,
         )
 
         team_goodput.additional_properties = d

@@ -94,7 +94,9 @@ def sync_detailed(
     """Retrieve a team's goodput in a month
 
      The team's goodput in a month (UTC; its jobs created in it, as its spend counts them):
-    the sum of its jobs' categories, the top causes of badput, and each job's goodput.
+    the sum of its jobs' categories and, as `idle`, the time its persistent resources were up
+    with nothing running on them; the top causes of badput, each job's goodput, each idle
+    resource.
 
     Args:
         team (str):
@@ -129,7 +131,9 @@ def sync(
     """Retrieve a team's goodput in a month
 
      The team's goodput in a month (UTC; its jobs created in it, as its spend counts them):
-    the sum of its jobs' categories, the top causes of badput, and each job's goodput.
+    the sum of its jobs' categories and, as `idle`, the time its persistent resources were up
+    with nothing running on them; the top causes of badput, each job's goodput, each idle
+    resource.
 
     Args:
         team (str):
@@ -159,7 +163,9 @@ async def asyncio_detailed(
     """Retrieve a team's goodput in a month
 
      The team's goodput in a month (UTC; its jobs created in it, as its spend counts them):
-    the sum of its jobs' categories, the top causes of badput, and each job's goodput.
+    the sum of its jobs' categories and, as `idle`, the time its persistent resources were up
+    with nothing running on them; the top causes of badput, each job's goodput, each idle
+    resource.
 
     Args:
         team (str):
@@ -192,7 +198,9 @@ async def asyncio(
     """Retrieve a team's goodput in a month
 
      The team's goodput in a month (UTC; its jobs created in it, as its spend counts them):
-    the sum of its jobs' categories, the top causes of badput, and each job's goodput.
+    the sum of its jobs' categories and, as `idle`, the time its persistent resources were up
+    with nothing running on them; the top causes of badput, each job's goodput, each idle
+    resource.
 
     Args:
         team (str):
