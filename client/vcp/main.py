@@ -28,7 +28,18 @@ import click
 import httpx
 from click.shell_completion import get_completion_class
 
-from vcp import api, clusters, documents, notes, queue, settings, stream, sweeps, waiting
+from vcp import (
+    api,
+    clusters,
+    documents,
+    models_cli,
+    notes,
+    queue,
+    settings,
+    stream,
+    sweeps,
+    waiting,
+)
 from vcp.context import Context, pass_context
 from vcp.output import FORMATS, cell, emit, ending
 from vertex_control_plane_client.api.jobs import (
@@ -380,6 +391,7 @@ jobs.add_command(notes.untag)
 jobs.add_command(notes.note)
 cli.add_command(sweeps.sweeps)
 cli.add_command(queue.queue)
+cli.add_command(models_cli.models)
 cli.add_command(clusters.clusters)
 
 
