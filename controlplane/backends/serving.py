@@ -173,6 +173,8 @@ class VertexServing(ServingBackend):
         if container.deployment_timeout_s:  # unset: Vertex's default
             model.container_spec.deployment_timeout = duration_pb2.Duration(
                 seconds=container.deployment_timeout_s)
+        if container.shared_memory_mb:  # unset: Vertex's default
+            model.container_spec.shared_memory_size_mb = container.shared_memory_mb
         try:
             with translated_errors("UploadModel"):
                 op = self.models.upload_model(

@@ -36,6 +36,9 @@ class Container:
     # containerSpec.deploymentTimeout: how long Vertex waits for the replicas to answer their
     # health route before it fails the deployment; 0 leaves Vertex's default.
     deployment_timeout_s: int = 0
+    # containerSpec.sharedMemorySizeMb: /dev/shm of each replica (vLLM's tensor parallel
+    # workers exchange tensors through it); 0 leaves Vertex's default.
+    shared_memory_mb: int = 0
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,8 @@ def container(entry: ModelEntry) -> Container:
                      args=list(entry.args), env=serving_vllm.container_env(entry.artifact_uri),
                      port=serving_vllm.PORT, predict_route=serving_vllm.PREDICT_ROUTE,
                      health_route=serving_vllm.HEALTH_ROUTE,
-                     deployment_timeout_s=serving_vllm.DEPLOYMENT_TIMEOUT_S)
+                     deployment_timeout_s=serving_vllm.DEPLOYMENT_TIMEOUT_S,
+                     shared_memory_mb=serving_vllm.SHARED_MEMORY_MB)
 
 
 def deploy_refusal(entry: ModelEntry, machine_type: str, accelerator_type: str,

@@ -79,6 +79,7 @@ def test_an_hf_folder_registers_for_vllm_with_model_garden_s_container(
     assert (container.port, container.predict_route, container.health_route) == (
         8080, "/generate", "/ping")
     assert container.env == {"MODEL_ID": FOLDER}
+    assert (container.deployment_timeout_s, container.shared_memory_mb) == (7200, 16384)
     labels = fake.models[ModelEntry.objects.get().vertex_name]["labels"]
     assert "cp-job" not in labels and labels["cp-team"] == "vision"
 
