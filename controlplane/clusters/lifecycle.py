@@ -202,10 +202,19 @@ def reconcile(cluster_id: int) -> bool:
     return False
 
 
+def _labelled(cluster: Cluster) -> dict[str, Any]:
+    """The resource as created: with its team's label, by which the emulator runs its Ray
+    nodes as the team's own user (localvertex/replicas/team_users.py); a team cannot write
+    cp-* labels itself (vertexplan.clusters)."""
+    labels = {**cluster.resource.get("labels", {}),
+              contract_labels.TEAM: contract_labels.team_value(cluster.team.slug)}
+    return {**cluster.resource, "labels": labels}
+
+
 def _advance_create(backend, cluster: Cluster) -> bool:
     if not cluster.vertex_name:
         try:
-            op = backend.create(cluster.vertex_resource_id, cluster.resource)
+            op = backend.create(cluster.vertex_resource_id, _labelled(cluster))
         except (errors.InvalidJobSpec, errors.PermissionDenied, errors.FailedPrecondition) as exc:
             cluster.transition(C.FAILED, error=str(exc))
             return False

@@ -56,6 +56,8 @@ def test_member_creates_a_priced_cluster_queued_by_name(member, queued):
     (lambda b: b.update(name="../../etc"), "name"),
     (lambda b: b["pools"][1].update(machine_type="n1-nonsense-8"), "pools[1].machine_type"),
     (lambda b: b["pools"][1].update(replica_count=9), "pools[1].replica_count"),
+    # cp-team picks the user on the machine its Ray nodes run as: the control plane's only.
+    (lambda b: b.update(labels={"cp-team": "speech"}), 'labels["cp-team"]'),
 ])
 def test_bad_input_is_a_field_error_and_changes_nothing(member, queued, change, field):
     body = copy.deepcopy(RAY_CLUSTER)
@@ -69,6 +71,29 @@ def test_bad_input_is_a_field_error_and_changes_nothing(member, queued, change, 
 def test_unknown_keys_are_refused(member, queued):
     response = create(member, {**RAY_CLUSTER, "nodes": 3})
     assert response.status_code == 400 and "nodes" in response.json()
+
+
+def test_the_resource_created_carries_its_teams_label(member, queued, monkeypatch):
+    """The emulator runs a cluster's Ray nodes as the user of the team its cp-team label
+    names (localvertex/replicas/team_users.py): the control plane writes it at create."""
+    made: list[dict] = []
+
+    class Backend:
+        def resource_name(self, resource_id: str) -> str:
+            return f"projects/p/locations/us-central1/persistentResources/{resource_id}"
+
+        def create(self, resource_id: str, resource: dict) -> Any:
+            made.append(resource)
+            return type("Operation", (), {"name": "op/1", "done": False})()
+
+        def get(self, name: str) -> Any:
+            return type("Remote", (), {"state": "PROVISIONING"})()
+
+    monkeypatch.setattr(lifecycle, "get_cluster_backend", Backend)
+    body = create(member, {**RAY_CLUSTER, "labels": {"project": "vlm"}}).json()
+    lifecycle.reconcile(body["id"])
+    assert made and made[0]["labels"] == {"project": "vlm", "cp-team": "vision"}
+    assert made[0]["resourcePools"] == body["resource"]["resourcePools"]
 
 
 def test_one_live_cluster_per_name_in_a_team(member, outsider, queued):

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contract import labels as contract_labels
 from vertexplan.catalog import FieldError, validate_custom_job
 from vertexplan.clusters.ray_checks import check_ray
 from vertexplan.clusters.ray_versions import DEFAULT_VERSION, default_python, image_uri
@@ -268,7 +269,13 @@ def _check_access(request: ClusterRequest) -> list[FieldError]:
         errors.append(FieldError("service_account", "service_account must be a service "
                                  "account email, NAME@PROJECT.iam.gserviceaccount.com"))
     for key, value in request.labels.items():
-        if not re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", key) or not re.fullmatch(
+        if contract_labels.is_reserved(key):
+            # cp-team decides whose user on the machine runs the cluster's nodes (the
+            # emulator's team_users.py): only the control plane writes it.
+            errors.append(FieldError(f'labels["{key}"]', f"label {key!r}: keys starting with "
+                                     f"{contract_labels.PREFIX} are written by the control "
+                                     "plane (cp-team); choose another key"))
+        elif not re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", key) or not re.fullmatch(
                 r"[a-z0-9_-]{0,63}", value):
             errors.append(FieldError(f'labels["{key}"]', "label keys: lowercase letter first, "
                                      "then up to 62 lowercase letters, digits, _ or -; values: "
