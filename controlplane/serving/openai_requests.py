@@ -184,8 +184,10 @@ def _choices(request: Completion, predictions: list[Any]) -> list[dict[str, Any]
                                                    strict=True)):
         text, tokens = answer.get("text", ""), int(answer.get("tokens", 0))
         limit = int(instance.get("max_tokens", prediction.DEFAULT_MAX_TOKENS))
-        # A stop sequence ends the text before the bytes generated (it is left out).
-        stopped = tokens < limit or len(text.encode("utf-8")) < tokens
+        # A stop sequence ends the text before the bytes generated (it is left out). vLLM's
+        # /generate gives no count (predictions.py): whether it stopped is not known, and
+        # "length" does not claim a stop that may not have happened.
+        stopped = "tokens" in answer and (tokens < limit or len(text.encode("utf-8")) < tokens)
         choices.append({"index": index, "text": text, "logprobs": None,
                         "finish_reason": "stop" if stopped else "length"})
     return choices

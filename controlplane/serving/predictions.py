@@ -6,6 +6,12 @@ Triton (the triton and tensorrt runtimes) takes KServe v2 inference JSON through
 (VERTEX_FACTS.md A6) and answers logits, so the bytes are generated here, one rawPredict per
 byte (triton_kserve.py). An endpoint splitting its traffic between Triton and another runtime
 cannot be sent one body both understand, so a prediction to it is refused.
+
+Model Garden's vLLM container (the vllm runtime) takes the same instances at its /generate and
+answers each with a string, "Prompt:\n<prompt>\nOutput:\n<text>" unless the instance asks for
+`raw_response` (vertex-ai-samples' Model Garden notebooks): the instances go with
+raw_response set and the strings come back as {"text": ...}. Its answer has no token count, so
+a vllm prediction has no "tokens". It mixes with no other runtime either.
 """
 
 from __future__ import annotations
@@ -21,20 +27,37 @@ from controlplane.backends.serving_base import (
     get_serving_backend,
 )
 from controlplane.serving import registry, triton_kserve
-from controlplane.serving.models import Deployment, Endpoint
+from controlplane.serving.models import Deployment, Endpoint, ModelEntry
 
 BadInstance = triton_kserve.BadInstance
+VLLM = ModelEntry.Runtime.VLLM
 
 
 class MixedRuntimes(ValueError):
     """The endpoint's traffic goes to Triton and to the product's server at once."""
 
 
+def _runtimes(endpoint: Endpoint) -> set[str]:
+    return set(endpoint.deployments.filter(state=Deployment.State.DEPLOYED,
+                                           traffic_percent__gt=0)
+               .values_list("model_entry__runtime", flat=True))
+
+
+def serves_vllm(endpoint: Endpoint) -> bool:
+    """Whether the deployed models taking the endpoint's traffic are vLLM's (MixedRuntimes
+    when vLLM shares it with another runtime)."""
+    runtimes = _runtimes(endpoint)
+    if VLLM in runtimes and runtimes - {VLLM}:
+        raise MixedRuntimes(
+            f"the endpoint splits its traffic between vllm and "
+            f"{', '.join(sorted(runtimes - {VLLM}))}, which answer predictions in different "
+            "shapes: send all traffic to one runtime to predict")
+    return VLLM in runtimes
+
+
 def serves_triton(endpoint: Endpoint) -> bool:
     """Whether the deployed models taking the endpoint's traffic are Triton's."""
-    runtimes = set(endpoint.deployments.filter(state=Deployment.State.DEPLOYED,
-                                               traffic_percent__gt=0)
-                   .values_list("model_entry__runtime", flat=True))
+    runtimes = _runtimes(endpoint)
     # triton and tensorrt models are both Triton answering KServe v2: they mix freely.
     kserve = set(registry.TRITON_RUNTIMES)
     triton = bool(runtimes & kserve)
@@ -50,6 +73,12 @@ def predict(endpoint: Endpoint, instances: list[Any], parameters: Any = None,
             timeout_s: float | None = None) -> PredictResult:
     """BadInstance or MixedRuntimes for a request that cannot be sent; BackendError for one
     Vertex (or the server behind it) failed."""
+    if serves_vllm(endpoint):
+        result = get_serving_backend().predict(
+            endpoint.vertex_name, [_raw_response(i) for i in instances], parameters,
+            timeout_s=timeout_s, dedicated_dns=endpoint.dedicated_dns)
+        return PredictResult([{"text": p} if isinstance(p, str) else p
+                              for p in result.predictions], result.deployed_model_id)
     if not serves_triton(endpoint):
         return get_serving_backend().predict(endpoint.vertex_name, instances, parameters,
                                              timeout_s=timeout_s,
@@ -57,6 +86,16 @@ def predict(endpoint: Endpoint, instances: list[Any], parameters: Any = None,
     parsed = triton_kserve.parse_instances(instances, parameters)
     return generate(get_serving_backend(), endpoint.vertex_name, parsed, timeout_s,
                     endpoint.dedicated_dns)
+
+
+def _raw_response(instance: Any) -> Any:
+    """A vllm instance asking for the generated text alone (not Model Garden's
+    "Prompt:/Output:" layout)."""
+    if isinstance(instance, str):
+        return {"prompt": instance, "raw_response": True}
+    if isinstance(instance, dict):
+        return {**instance, "raw_response": True}
+    return instance
 
 
 def generate(backend: ServingBackend, vertex_name: str,

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from controlplane.backends.serving_base import PredictResult
 from controlplane.runs.models import Job
 from controlplane.serving import lifecycle, registry
 from controlplane.serving.models import Deployment, ModelEntry
@@ -56,7 +57,7 @@ def register(user: Any, **body: Any) -> Any:
 
 def test_an_hf_folder_registers_for_vllm_with_model_garden_s_container(
         fake: FakeServing, queued: list, bucket: Path, member: Any,
-        django_capture_on_commit_callbacks: Any) -> None:
+        django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     write_export(bucket)
     with django_capture_on_commit_callbacks(execute=True):
         response = register(member, runtime="vllm", machine_type="g2-standard-8",
@@ -94,6 +95,22 @@ def test_an_hf_folder_registers_for_vllm_with_model_garden_s_container(
                                   machine_type="a2-highgpu-1g")
     assert deployment.state == Deployment.State.DEPLOYING
     assert Deployment.objects.count() == 1
+
+    # Model Garden's /generate answers strings; the predict route asks for the text alone.
+    lifecycle.send_deploy(deployment.pk)
+    sent: list[Any] = []
+
+    def generate(endpoint: str, instances: list[Any], *args: Any, **kwargs: Any) -> Any:
+        sent.extend(instances)
+        return PredictResult(["generated" for _ in instances], "1")
+
+    monkeypatch.setattr(fake, "predict", generate)
+    response = api(member).post(f"/api/v1/serving/endpoints/{endpoint.pk}/predict/", {
+        "instances": ["def ", {"prompt": "x", "max_tokens": 3}]}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["predictions"] == [{"text": "generated"}] * 2
+    assert sent == [{"prompt": "def ", "raw_response": True},
+                    {"prompt": "x", "max_tokens": 3, "raw_response": True}]
 
 
 def test_a_job_s_hf_export_registers_for_the_product_s_server(
