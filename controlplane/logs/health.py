@@ -113,11 +113,29 @@ def _hang_verdict(job: Job, now: datetime, policy: health.HangPolicy) -> health.
     running_since = job.state_changed_at
     if newest is not None and newest.kind in START_KINDS:
         running_since = max(running_since, newest.timestamp)
+    step_times = [t.timestamp() for t in steps]
+    starting = sum(1 for t in step_times if t >= running_since.timestamp()) < 2
     return health.hang_verdict(
-        now=now.timestamp(), running_since=running_since.timestamp(),
-        step_times=[t.timestamp() for t in steps],
+        now=now.timestamp(), running_since=running_since.timestamp(), step_times=step_times,
         last_activity=newest.timestamp.timestamp() if newest is not None else None,
-        quiet_phase=quiet, policy=policy)
+        quiet_phase=quiet, policy=policy,
+        # Only a job in its start-up needs its shape (the start-up allowance).
+        startup=_startup_shape(job) if starting else health.StartupShape())
+
+
+def _startup_shape(job: Job) -> health.StartupShape:
+    """The job's start-up shape: its pools and arguments, and the size of the checkpoint its
+    attempt resumes from (its checkpoint_saved event's bytes, where it said)."""
+    resume_step = (JobAttempt.objects.filter(job=job, number=job.attempt)
+                   .values_list("resume_step", flat=True).first())
+    restore_bytes = 0
+    if resume_step is not None:
+        saved = (job.events.filter(kind=contract_events.CHECKPOINT_SAVED, step=resume_step)
+                 .order_by("-timestamp", "-id").values_list("data", flat=True).first()) or {}
+        size = saved.get("bytes")
+        if isinstance(size, int | float) and not isinstance(size, bool):
+            restore_bytes = int(size)
+    return health.startup_shape(job.custom_job, restore_bytes)
 
 
 def _rank_reports(job: Job) -> list[list[float]]:

@@ -214,3 +214,25 @@ def test_two_workers_at_once_record_and_alert_a_hang_once(job: Job,
     assert done == ["suspected_hang", "suspected_hang"]
     assert job.events.filter(kind="suspected_hang").count() == 1
     assert Notification.objects.filter(job=job).count() == 1
+
+
+def test_before_its_first_steps_a_job_gets_the_start_up_its_shape_calls_for(
+        db: None, backend: FakeBackend) -> None:
+    """Four replicas compiling their first step, resuming from a 6 GB checkpoint: 3 x (60 s
+    + 80 s image pull + 2 doublings x 15 s + 300 s compile + 30 s restore) = 1,500 s of
+    silence allowed (vertexplan/health.py), not the team's 60 s floor."""
+    pool = {**POOL, "replicaCount": "4", "containerSpec": {
+        "imageUri": "img", "command": ["python", "-m", "trainers.train"],
+        "args": ["--compile-blocks"]}}
+    job = followed_job({**CPU_CUSTOM_JOB, "jobSpec": {**CPU_CUSTOM_JOB["jobSpec"],
+                                                      "workerPoolSpecs": [pool]}})
+    emit(job, T0 - timedelta(minutes=10),
+         {"event": "checkpoint_saved", "message": "saved", "step": 20, "bytes": 6_000_000_000,
+          "path": f"{job.output_uri}/checkpoints/step-20"})
+    JobAttempt.objects.filter(job=job).update(started_at=T0, resume_step=20)
+    Job.objects.filter(pk=job.pk).update(state_changed_at=T0, started_at=T0)
+    TeamPolicy.objects.create(team=job.team, hang_k=10, hang_floor_s=60)
+    assert health.check(job.pk, now=T0 + timedelta(seconds=1499)) == "ok"
+    assert health.check(job.pk, now=T0 + timedelta(seconds=1501)) == "suspected_hang"
+    event = Job.objects.get(pk=job.pk).events.get(kind="suspected_hang")
+    assert event.data["threshold_s"] == 1500 and "start-up allowance" in event.data["why"]

@@ -10,14 +10,17 @@ import pytest
 
 from vertexplan.health import (
     HangPolicy,
+    StartupShape,
     StragglerPolicy,
     expected_interval,
     hang_verdict,
     percentile,
+    startup_allowance_s,
+    startup_shape,
     straggler_verdict,
 )
 
-POLICY = HangPolicy(k=10, floor_s=10, startup_s=15, quiet_phase_cap_s=3600)
+POLICY = HangPolicy(k=10, floor_s=10, startup_s=20, quiet_phase_cap_s=3600)
 CHECK_EVERY_S = 5.0  # the simulated follow/reconcile interval
 
 
@@ -90,14 +93,50 @@ def test_a_hang_is_flagged_within_k_times_p95_plus_one_check(interval: float) ->
     assert "p95 step interval" in verdict.why
 
 
-def test_before_its_first_steps_a_job_gets_two_floors_and_at_least_the_startup_allowance(
+def test_before_its_first_steps_a_job_gets_the_policys_startup_allowance_where_set(
         ) -> None:
     assert not hang_verdict(now=19.0, running_since=0.0, step_times=[], policy=POLICY).hung
     verdict = hang_verdict(now=26.0, running_since=0.0, step_times=[5.0], policy=POLICY)
     assert verdict.hung and verdict.threshold_s == 20.0 and "first steps" in verdict.why
-    default = HangPolicy()
-    assert not hang_verdict(now=899.0, running_since=0.0, step_times=[], policy=default).hung
-    assert hang_verdict(now=901.0, running_since=0.0, step_times=[], policy=default).hung
+
+
+def test_otherwise_the_startup_allowance_is_derived_from_the_jobs_shape() -> None:
+    default = HangPolicy()  # no startup_s: the shape's
+    plain = StartupShape()  # one replica, an image of the default size, nothing compiled
+    assert plain.expected_s() == 60 + 80
+    assert startup_allowance_s(plain, default) == 3 * 140
+    assert not hang_verdict(now=419.0, running_since=0.0, step_times=[], policy=default).hung
+    assert hang_verdict(now=421.0, running_since=0.0, step_times=[], policy=default).hung
+    big = StartupShape(replicas=64, image_bytes=20_000_000_000, compiles=True,
+                       restore_bytes=100_000_000_000)
+    assert big.expected_s() == 60 + 200 + 6 * 15 + 300 + 500
+    assert not hang_verdict(now=3449.0, running_since=0.0, step_times=[], policy=default,
+                            startup=big).hung
+    # Never under the team's floor; once stepping, the steps decide, whatever the shape.
+    assert startup_allowance_s(StartupShape(image_bytes=0), HangPolicy(floor_s=600)) == 600
+    steps = [1.0 + 2.0 * i for i in range(60)]
+    assert hang_verdict(now=steps[-1] + 301, running_since=0.0, step_times=steps,
+                        policy=default, startup=big).hung
+
+
+def test_a_jobs_shape_is_read_from_its_custom_job() -> None:
+    def pool(replicas: int, args: list[str], machine: dict | None = None) -> dict:
+        return {"machineSpec": machine or {"machineType": "a2-highgpu-8g"},
+                "replicaCount": str(replicas),
+                "containerSpec": {"imageUri": "img", "command": ["python", "-m",
+                                                                 "trainers.train"],
+                                  "args": args}}
+
+    def shape(*pools: dict, restore: int = 0) -> StartupShape:
+        return startup_shape({"jobSpec": {"workerPoolSpecs": list(pools)}}, restore)
+
+    assert shape(pool(1, [])) == StartupShape(replicas=1, compiles=False)
+    assert shape(pool(1, ["--compile-blocks"]), {}, pool(7, [])) == StartupShape(
+        replicas=8, compiles=True)
+    assert shape(pool(2, ["--set", "compile_blocks=true"])).compiles
+    tpu = pool(1, [], {"machineType": "ct5lp-hightpu-4t", "tpuTopology": "2x2"})
+    assert shape(tpu).compiles and shape(tpu, restore=5).restore_bytes == 5
+    assert startup_shape(None) == StartupShape()
 
 
 def test_a_run_started_again_gets_the_startup_allowance_again() -> None:
