@@ -108,7 +108,8 @@ def test_a_stream_holds_back_what_could_still_become_a_stop() -> None:
     assert prediction.held_back(b"abc", (b"\n\n", b"cd", b"bcx")) == 2
     assert prediction.held_back(b"abc", (b"zz",)) == 0
     assert prediction.stop_start(b"abcd", (b"cd", b"bcd")) == 1
-    sequence = Sequence(Instance(b"p", 10, stop=(b"END",)), generated=list(b"textEN"))
+    sequence = Sequence(Instance(b"p", 10, stop=(b"END",)), generated=list(b"textEN"),
+                        out=b"textEN")
     assert sequence.ready() == 4  # "EN" may be the start of "END"
     sequence.finish_reason = LENGTH
     assert sequence.ready() == 6  # done without the stop: everything

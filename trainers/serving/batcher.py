@@ -65,11 +65,16 @@ class ContinuousBatcher:
         self._thread.start()
 
     def start(self, instances: SequenceOf[Instance],
-              on_token: Callable[[Sequence], None] | None = None) -> Generation:
+              on_token: Callable[[Sequence], None] | None = None,
+              prompt_ids: SequenceOf[list[int]] | None = None) -> Generation:
         """Generate every instance; `on_token(sequence)` runs (on the decoding thread: it must
-        not block) after each byte. The generation's future is done when every sequence is
-        done or cancelled (set `sequence.cancelled`: it leaves at the next step)."""
-        generation = Generation([Sequence(i, on_token=on_token) for i in instances])
+        not block) after each token. `prompt_ids`: the prompts already encoded by the
+        decoder's codec (else it encodes them as they join). The generation's future is done
+        when every sequence is done or cancelled (set `sequence.cancelled`: it leaves at the
+        next step)."""
+        ids = list(prompt_ids) if prompt_ids is not None else [None] * len(instances)
+        generation = Generation([Sequence(i, on_token=on_token, prompt_ids=p)
+                                 for i, p in zip(instances, ids, strict=True)])
         generation.pending = len(generation.sequences)
         for sequence in generation.sequences:
             sequence.on_done = self._finished
@@ -80,11 +85,12 @@ class ContinuousBatcher:
             self._queue.put(generation)
         return generation
 
-    def submit(self, items: SequenceOf[Instance]) -> Future[list[Any]]:
+    def submit(self, items: SequenceOf[Instance],
+               prompt_ids: SequenceOf[list[int]] | None = None) -> Future[list[Any]]:
         """Batcher's call: the future's result is one prediction per instance, in order.
         Cancelling it (a request that timed out) cancels its sequences."""
         answered: Future[list[Any]] = Future()
-        generation = self.start(items)
+        generation = self.start(items, prompt_ids=prompt_ids)
 
         def convert(done: Future[list[Sequence]]) -> None:
             error = done.exception()

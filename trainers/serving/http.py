@@ -10,6 +10,10 @@ the instances to the batcher, so concurrent requests share forward passes.
 Beside them, where the batcher decodes continuously (batcher.ContinuousBatcher), OpenAI's
 completions API as vLLM serves it (openai_api.py): /v1/completions, /v1/chat/completions
 (streamed as server-sent events in chunked transfer encoding when asked) and /v1/models.
+Prompts are encoded by the model's codec in the request's thread (codec.py), so one that
+does not fit a Hugging Face model's context is a 400 naming the field and the limit before
+anything is queued. With `vllm=True` (a replica standing in for Vertex's vLLM container)
+vLLM's own routes too: /ping and /health, and /generate (vllm_api.py).
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ import json
 import logging
 import queue
 import time
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from contract.prediction import BadInstance, parse_instances
-from trainers.serving import openai_api
+from contract.prediction import BadInstance, Instance, parse_instances
+from trainers.serving import openai_api, vllm_api
 from trainers.serving.batcher import Batcher, ContinuousBatcher
 from trainers.serving.decoding import Sequence
 
@@ -48,8 +53,15 @@ class PredictionServer(ThreadingHTTPServer):
         predict_route: str,
         info: dict[str, Any],
         model_name: str = "model",
+        chat_template: Callable[[list[dict[str, str]]], str] | None = None,
+        vllm: bool = False,
     ) -> None:
         self.batcher = batcher
+        # Encodes prompts (and checks them against the model's context): a continuous
+        # batcher's decoder's codec; the other batcher takes the instances as they are.
+        self.codec = batcher.decoder.codec if isinstance(batcher, ContinuousBatcher) else None
+        self.chat_template = chat_template
+        self.vllm = vllm
         self.health_route = health_route
         self.predict_route = predict_route
         self.info = info
@@ -75,17 +87,23 @@ class _Handler(BaseHTTPRequestHandler):
         return self.path.split("?", 1)[0]
 
     def do_GET(self) -> None:
-        if self._path() == self.server.health_route:
+        path = self._path()
+        if path == self.server.health_route or (
+                self.server.vllm and path in vllm_api.HEALTH_ROUTES):
             self._reply(HTTPStatus.OK, {"status": "ok", **self.server.info})
-        elif self._path() == openai_api.MODELS and self.server.openai:
+        elif path == openai_api.MODELS and self.server.openai:
+            context = self.server.codec.context if self.server.codec else None
             self._reply(HTTPStatus.OK,
-                        openai_api.models(self.server.model_name, self.server.created))
+                        openai_api.models(self.server.model_name, self.server.created, context))
         else:
             self._reply(HTTPStatus.NOT_FOUND, {"error": f"no route {self._path()}"})
 
     def do_POST(self) -> None:
         if self._path() in (openai_api.COMPLETIONS, openai_api.CHAT) and self.server.openai:
             self._openai(self._path())
+            return
+        if self.server.vllm and self._path() == vllm_api.GENERATE:
+            self._generate()
             return
         if self._path() != self.server.predict_route:
             self._drain()
@@ -94,10 +112,14 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._json_body()
             instances = parse_instances(body.get("instances"), body.get("parameters"))
+            prompts = self._encode(instances, [f"instances[{i}]." for i in range(len(instances))])
         except BadInstance as exc:
             self._reply(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
             return
-        future = self.server.batcher.submit(instances)
+        if prompts is None:
+            future = self.server.batcher.submit(instances)
+        else:
+            future = self.server.batcher.submit(instances, prompts)  # type: ignore[call-arg]
         try:
             predictions = future.result(timeout=REQUEST_TIMEOUT_S)
         except FutureTimeout:
@@ -110,21 +132,41 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._reply(HTTPStatus.OK, {"predictions": predictions})
 
+    def _encode(self, instances: list[Instance], where: list[str],
+                special: bool = True) -> list[list[int]] | None:
+        """Each instance's prompt as the model's tokens (BadInstance naming the field where
+        one does not fit); None where the batcher takes the instances as they are."""
+        codec = self.server.codec
+        if codec is None:
+            return None
+        return [codec.encode(instance, at, special)
+                for instance, at in zip(instances, where, strict=True)]
+
     def _openai(self, route: str) -> None:
         try:
             body = self._json_body()
-            request = openai_api.parse(route, body)
+            request = openai_api.parse(route, body, self.server.chat_template)
+            prompts = self._encode(request.instances, [""] * len(request.instances),
+                                   request.special_tokens)
         except BadInstance as exc:
-            self._reply(HTTPStatus.BAD_REQUEST, openai_api.OpenAIError(str(exc)).body())
+            message = str(exc)
+            param: str | None = message.split(":", 1)[0]
+            if param not in ("prompt", "max_tokens"):  # not a field: the body itself
+                param = None
+            if route == openai_api.CHAT and param == "prompt":
+                param = "messages"
+                message = message.replace("prompt:", "messages: the chat laid out as a prompt "
+                                          "is", 1)
+            self._reply(HTTPStatus.BAD_REQUEST, openai_api.OpenAIError(message, param).body())
             return
         except openai_api.OpenAIError as exc:
             self._reply(HTTPStatus.BAD_REQUEST, exc.body())
             return
         batcher: ContinuousBatcher = self.server.batcher  # type: ignore[assignment]
         if request.stream:
-            self._stream(request, batcher)
+            self._stream(request, batcher, prompts)
             return
-        generation = batcher.start(request.instances)
+        generation = batcher.start(request.instances, prompt_ids=prompts)
         try:
             sequences = generation.future.result(timeout=REQUEST_TIMEOUT_S)
         except FutureTimeout:
@@ -139,13 +181,40 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(HTTPStatus.OK,
                     openai_api.response(request, self.server.model_name, sequences))
 
-    def _stream(self, request: openai_api.Request, batcher: ContinuousBatcher) -> None:
+    def _generate(self) -> None:
+        """vLLM's /generate, in Vertex's body or vLLM's own (vllm_api.py)."""
+        try:
+            body = self._json_body()
+            instances, raw, vertex = vllm_api.parse_generate(body)
+            where = [f"instances[{i}]." if vertex else "" for i in range(len(instances))]
+            prompts = self._encode(instances, where)
+        except BadInstance as exc:
+            self._reply(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+            return
+        batcher: ContinuousBatcher = self.server.batcher  # type: ignore[assignment]
+        generation = batcher.start(instances, prompt_ids=prompts)
+        try:
+            sequences = generation.future.result(timeout=REQUEST_TIMEOUT_S)
+        except FutureTimeout:
+            for sequence in generation.sequences:
+                sequence.cancelled = True
+            self._reply(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "generation timed out"})
+            return
+        except Exception as exc:
+            self._reply(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"generation failed: {exc}"})
+            return
+        texts = [s.text() for s in sequences]
+        self._reply(HTTPStatus.OK, vllm_api.answer(instances, texts, raw, vertex))
+
+    def _stream(self, request: openai_api.Request, batcher: ContinuousBatcher,
+                prompts: list[list[int]] | None) -> None:
         """Server-sent events: a chunk whenever a step adds text a choice may show (bytes
         that could still begin a stop sequence wait; a character split across steps is sent
         whole), each choice's finish reason, usage where asked, then [DONE]."""
         updates: queue.Queue[tuple[Sequence, int] | None] = queue.Queue()
         generation = batcher.start(request.instances,
-                                   on_token=lambda s: updates.put((s, s.ready())))
+                                   on_token=lambda s: updates.put((s, s.ready())),
+                                   prompt_ids=prompts)
         generation.future.add_done_callback(lambda _f: updates.put(None))
         index = {id(s): i for i, s in enumerate(generation.sequences)}
         sent = [0] * len(generation.sequences)
@@ -164,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             while (update := updates.get(timeout=max(0.0, deadline - time.monotonic()))):
                 sequence, ready = update
                 i = index[id(sequence)]
-                text = utf8[i].decode(bytes(sequence.generated[sent[i]:ready]))
+                text = utf8[i].decode(sequence.out[sent[i]:ready])
                 sent[i] = max(sent[i], ready)
                 if text:
                     self._event(openai_api.chunk(request, model, i, text, None))
@@ -173,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._event(_server_error(f"generation failed: {error}"))
             else:
                 for i, sequence in enumerate(generation.sequences):
-                    tail = bytes(sequence.generated[sent[i]:sequence.ready()])
+                    tail = sequence.out[sent[i]:sequence.ready()]
                     text = utf8[i].decode(tail, final=True)
                     self._event(openai_api.chunk(request, model, i, text or None,
                                                  sequence.finish_reason))

@@ -4,7 +4,8 @@ Each sequence holds one slot from its prefill to its last token: a row of every 
 and values, block_size positions long, allocated once when the server starts (no allocation
 per request or per token, as a static cache in vLLM's terms; paging would share memory better
 between short and long sequences, and the byte-level model's context is small enough not to
-need it). A slot is free again the step its sequence ends, so a new request joins the running
+need it; a Hugging Face model's slots are its context long: --max-model-len bounds them). A
+slot is free again the step its sequence ends, so a new request joins the running
 batch at once.
 """
 
@@ -23,14 +24,13 @@ class SlotCache:
     def __init__(self, model: GPT, slots: int) -> None:
         if slots < 1:
             raise ValueError("slots must be at least 1")
-        config = model.config
         parameter = next(model.parameters())
-        heads = config.n_head
-        shape = (slots, heads, config.block_size, config.n_embd // heads)
+        layers, heads, positions, width = cache_shape(model)
+        shape = (slots, heads, positions, width)
         self.layers = [
             (torch.zeros(shape, dtype=parameter.dtype, device=parameter.device),
              torch.zeros(shape, dtype=parameter.dtype, device=parameter.device))
-            for _ in range(config.n_layer)
+            for _ in range(layers)
         ]
         self.slots = slots
         self._free = list(range(slots - 1, -1, -1))  # pop() hands out the lowest first
@@ -53,3 +53,12 @@ class SlotCache:
 
     def nbytes(self) -> int:
         return sum(k.numel() * k.element_size() * 2 for k, _ in self.layers)
+
+
+def cache_shape(model: GPT) -> tuple[int, int, int, int]:
+    """(layers, key/value heads, positions, head width) of one sequence's keys: a Hugging Face
+    model (hf_model.py) names its own; the GPT's follow from its config."""
+    if hasattr(model, "kv_shape"):
+        return model.kv_shape()
+    config = model.config
+    return config.n_layer, config.n_head, config.block_size, config.n_embd // config.n_head

@@ -6,19 +6,24 @@ Checkpoints in the `torch` format (ddp, single) hold the whole model in one file
 (FSDP's and tensor/pipeline parallel runs' dcp/, DeepSpeed ZeRO's deepspeed/) are consolidated
 into the whole model's weights as they load (`consolidate.py`), so every committed checkpoint
 of every strategy can be served, not only a run's final export.
+
+A Hugging Face export (config.json naming its `architectures`, safetensors and tokenizer.json:
+what `--export-hf` writes) in the same folder contract is served with its tokenizer
+(hf_loader.py).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from trainers.checkpoint import MARKER, read_marker
 from trainers.config import ModelConfig
-from trainers.serving import consolidate
+from trainers.serving import consolidate, hf_loader
+from trainers.serving.codec import BYTES, Codec
 from trainers.storage import Storage, storage_for
 from trainers.torch.model import GPT
 
@@ -32,16 +37,30 @@ class ModelLoadError(Exception):
 
 @dataclass(frozen=True)
 class LoadedModel:
-    model: GPT
-    config: ModelConfig
+    model: GPT  # or a Hugging Face export's hf_model.ServedLM
+    config: ModelConfig | None  # the GPT's (None for a Hugging Face export)
     source: str  # the folder it came from
     step: int | None  # the training step of the weights, when known
     params: int
+    codec: Codec = BYTES  # text to tokens and back
+    chat_template: str | None = None  # the export's own (Jinja), where it has one
+    special_tokens: dict[str, str] = field(default_factory=dict)  # what a template reads
+    architecture: str = "gpt"  # config.json's architecture for an export
 
 
-def load(folder: str, device: str = "cpu") -> LoadedModel:
+def load(folder: str, device: str = "cpu", dtype: str = "auto",
+         max_model_len: int | None = None) -> LoadedModel:
+    """The model in `folder`; `dtype` and `max_model_len` (its context) apply to a Hugging
+    Face export only (the GPT is served as trained)."""
     storage = storage_for(folder)
     folder = folder.rstrip("/") or folder
+    if hf_loader.is_export(storage, folder):
+        try:
+            hf = hf_loader.load(folder, device, dtype, max_model_len)
+        except hf_loader.HFLoadError as exc:
+            raise ModelLoadError(str(exc)) from None
+        return LoadedModel(hf.model, None, folder, None, hf.params, hf.codec,  # type: ignore[arg-type]
+                           hf.chat_template, hf.special_tokens, hf.architecture)
     step = None
     found = "torch"
     if storage.exists(storage.join(folder, MARKER)):

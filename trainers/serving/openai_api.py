@@ -7,9 +7,11 @@ vLLM endpoint (the `openai` package with base_url=<server>/v1) talks to this one
     GET  /v1/models
 
 The fields mean what they mean in the Predict contract (contract/prediction.py) and are checked
-by it; OpenAI's defaults differ where its API's do (temperature 1). The byte-level model has no
-chat template of its own: a chat is laid out as "role: content" lines, then "assistant: ", and
-the reply is generated from there. A refusal is OpenAI's error object with a 400, naming the
+by it; OpenAI's defaults differ where its API's do (temperature 1). A Hugging Face export with
+a chat template of its own has its chats laid out by it (chat_template.py); the byte-level
+model and an export without one lay a chat out as "role: content" lines, then "assistant: ",
+and the reply is generated from there. Token counts in `usage` are the model's tokens (bytes
+for the byte-level model). A refusal is OpenAI's error object with a 400, naming the
 parameter. With "stream": true the answer is server-sent events, one chunk per decoding step
 that adds text, then `data: [DONE]`.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from contract.prediction import BadInstance, Instance, parse_instance
@@ -54,8 +57,11 @@ class Request:
     """One parsed completions or chat request: its instances, one per prompt."""
 
     def __init__(self, chat: bool, instances: list[Instance], stream: bool,
-                 include_usage: bool) -> None:
+                 include_usage: bool, special_tokens: bool = True) -> None:
         self.chat = chat
+        # Whether the tokenizer adds its special tokens to the prompt: not to a chat laid out
+        # by the model's own template, which writes them itself (vLLM's rule).
+        self.special_tokens = special_tokens
         self.instances = instances
         self.stream = stream
         self.include_usage = include_usage
@@ -64,7 +70,9 @@ class Request:
         self.object = "chat.completion" if chat else "text_completion"
 
 
-def parse(route: str, body: dict[str, Any]) -> Request:
+def parse(route: str, body: dict[str, Any],
+          template: Callable[[list[dict[str, str]]], str] | None = None) -> Request:
+    """`template`: the model's own chat template (messages -> prompt), where it has one."""
     chat = route == CHAT
     allowed = set(SAMPLING) | set(UNSUPPORTED) | IGNORED | {"stream"}
     allowed.add("messages" if chat else "prompt")
@@ -84,7 +92,14 @@ def parse(route: str, body: dict[str, Any]) -> Request:
     if body.get("max_completion_tokens") is not None and "max_tokens" not in fields:
         fields["max_tokens"] = body["max_completion_tokens"]
     fields.setdefault("temperature", 1.0)
-    prompts = [chat_prompt(body.get("messages"))] if chat else _prompts(body.get("prompt"))
+    if chat:
+        messages = chat_messages(body.get("messages"))
+        try:
+            prompts = [template(messages) if template else layout(messages)]
+        except ValueError as exc:  # the template refused the conversation
+            raise OpenAIError(f"messages: {exc}", "messages") from None
+    else:
+        prompts = _prompts(body.get("prompt"))
     try:
         instances = [parse_instance({**fields, "prompt": p}) for p in prompts]
     except BadInstance as exc:
@@ -94,7 +109,8 @@ def parse(route: str, body: dict[str, Any]) -> Request:
             param = "messages"
             message = message.replace("prompt:", "messages: the chat laid out as a prompt is", 1)
         raise OpenAIError(message, param) from exc
-    return Request(chat, instances, stream, bool(options.get("include_usage")))
+    return Request(chat, instances, stream, bool(options.get("include_usage")),
+                   special_tokens=not (chat and template))
 
 
 def _prompts(value: Any) -> list[str]:
@@ -108,6 +124,15 @@ def _prompts(value: Any) -> list[str]:
 def chat_prompt(messages: Any) -> str:
     """The byte-level model's chat layout: one "role: content" line a message, then the
     assistant's turn."""
+    return layout(chat_messages(messages))
+
+
+def layout(messages: list[dict[str, str]]) -> str:
+    return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant: "
+
+
+def chat_messages(messages: Any) -> list[dict[str, str]]:
+    """The messages checked, each as {"role", "content"} with its text parts joined."""
     if not isinstance(messages, list) or not messages:
         raise OpenAIError("messages: a non-empty list of {role, content}", "messages")
     lines = []
@@ -120,12 +145,12 @@ def chat_prompt(messages: Any) -> str:
                               if isinstance(p, dict) and p.get("type") == "text")
         if not isinstance(content, str):
             raise OpenAIError(f"messages[{i}].content: a string", "messages")
-        lines.append(f"{message['role']}: {content}\n")
-    return "".join(lines) + "assistant: "
+        lines.append({"role": message["role"], "content": content})
+    return lines
 
 
 def _usage(sequences: list[Sequence]) -> dict[str, int]:
-    prompt = sum(len(s.instance.prompt) for s in sequences)
+    prompt = sum(len(s.prompt_ids or s.instance.prompt) for s in sequences)
     completion = sum(len(s.generated) for s in sequences)
     return {"prompt_tokens": prompt, "completion_tokens": completion,
             "total_tokens": prompt + completion}
@@ -170,6 +195,9 @@ def usage_chunk(request: Request, model: str, sequences: list[Sequence]) -> dict
             "choices": [], "usage": _usage(sequences)}
 
 
-def models(model: str, created: int) -> dict[str, Any]:
-    return {"object": "list", "data": [{"id": model, "object": "model", "created": created,
-                                        "owned_by": "vertex-control-plane"}]}
+def models(model: str, created: int, max_model_len: int | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": model, "object": "model", "created": created,
+                             "owned_by": "vertex-control-plane"}
+    if max_model_len is not None:  # as vLLM's /v1/models reports it
+        entry["max_model_len"] = max_model_len
+    return {"object": "list", "data": [entry]}

@@ -1,4 +1,5 @@
-"""Serve a trained byte-level GPT over HTTP, as a Vertex AI custom container does.
+"""Serve a trained model over HTTP, as a Vertex AI custom container does: the byte-level GPT
+or a Hugging Face export (config.json + safetensors + tokenizer.json, as --export-hf writes).
 
     python -m trainers.serve --model-dir /tmp/run/model        # or gs://bucket/job/model
     curl -s localhost:8080/predict -d '{"instances": [{"prompt": "def ", "max_tokens": 8}]}'
@@ -7,7 +8,11 @@ On Vertex (Model.containerSpec.command = ["python", "-m", "trainers.serve"]) eve
 from the environment Vertex sets: AIP_HTTP_PORT (8080), AIP_HEALTH_ROUTE, AIP_PREDICT_ROUTE and
 AIP_STORAGE_URI, the copy of the Model's artifact_uri to load. The folder is a training job's
 exported model (AIP_MODEL_DIR: model.pt + config.json) or one of its committed checkpoints
-(`step-NNNNNNNN/`; sharded ones are consolidated as they load).
+(`step-NNNNNNNN/`; sharded ones are consolidated as they load), or a Hugging Face export,
+served with its tokenizer: a prompt is its tokens, `tokens` and OpenAI's `usage` count them,
+and a prompt (or max_tokens after it) past the model's context (max_position_embeddings, or
+--max-model-len) is refused with a 400 naming the field and the limit; a chat is laid out by
+the export's chat template where it has one.
 
 Request: {"instances": ["text", {"prompt": "text", "max_tokens": 16, "temperature": 0.0,
 "top_p": 0.9, "seed": 1, "stop": ["\n"]}], "parameters": {"max_tokens": 16}}; response:
@@ -16,7 +21,12 @@ Request: {"instances": ["text", {"prompt": "text", "max_tokens": 16, "temperatur
 client works against the replica (base_url=http://host:port/v1).
 
 Generation is continuously batched with a KV cache (decoding.py): up to --max-batch sequences
-decode together, one byte each per step, and a request joins or leaves the batch at any step.
+decode together, one token each per step, and a request joins or leaves the batch at any step.
+
+`--vllm-compat` is how the local emulator runs a Model that names vLLM's entrypoint (Vertex's
+prebuilt vLLM container cannot run without a GPU): the first line of the log says so, vLLM's
+arguments that mean nothing here are named (--vllm-ignored), and vLLM's own routes (/ping,
+/health, /generate: vllm_api.py) are served beside the others.
 
 Events on stdout, one JSON object per line like the trainers': serving_started, serving_stopped,
 and errors. Exit codes: 0 stopped by SIGTERM/SIGINT; 2 the model cannot be loaded.
@@ -35,7 +45,7 @@ import torch
 
 from contract import events as contract_events
 from trainers import events
-from trainers.serving import loader, runtimes
+from trainers.serving import chat_template, loader, runtimes
 from trainers.serving.batcher import ContinuousBatcher
 from trainers.serving.decoding import Decoder
 from trainers.serving.http import PredictionServer
@@ -44,6 +54,7 @@ from trainers.storage import storage_for
 DEFAULT_PORT = 8080
 DEFAULT_HEALTH_ROUTE = "/health"
 DEFAULT_PREDICT_ROUTE = "/predict"
+NO_MODEL = "no model: pass --model-dir or set AIP_STORAGE_URI"
 
 
 def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.Namespace:
@@ -85,6 +96,15 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
         "--threads", type=int, default=1, help="torch CPU threads (0: torch's default)"
     )
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    parser.add_argument("--dtype", default="auto", choices=sorted(hf_dtypes()),
+                        help="a Hugging Face export's weights' type (auto: float32, as exported)")
+    parser.add_argument("--max-model-len", type=int, default=None,
+                        help="a Hugging Face export's context in tokens (default: its "
+                        "max_position_embeddings; the KV cache holds this many per sequence)")
+    parser.add_argument("--vllm-compat", action="store_true",
+                        help="stand in for Vertex's vLLM container: say so, serve its routes")
+    parser.add_argument("--vllm-ignored", action="append", default=[], metavar="ARG",
+                        help="a vLLM argument that has no meaning here, named in the log")
     parser.add_argument(
         "--runtime",
         default="eager",
@@ -93,20 +113,44 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
         "aot: an AOTInductor package, built once and kept beside the weights",
     )
     args = parser.parse_args(argv)
-    if not args.model_dir:
-        parser.error("no model: pass --model-dir or set AIP_STORAGE_URI")
+    if not args.model_dir and not args.vllm_compat:  # that one says what it is first
+        parser.error(NO_MODEL)
     return args
+
+
+def hf_dtypes() -> tuple[str, ...]:
+    from trainers.serving.hf_loader import DTYPES
+
+    return tuple(DTYPES)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv, os.environ)
+    if args.vllm_compat:
+        # The replica log's first line: what answers in vLLM's place, and what it ignores.
+        events.emit(contract_events.SERVING_RUNTIME,
+                    "vLLM is not run locally (it needs a GPU): the product's CPU model server "
+                    "answers the same HTTP contract (OpenAI's /v1/completions, "
+                    "/v1/chat/completions, /v1/models; vLLM's /generate, /ping, /health) "
+                    "on the same model folder", runtime="vllm-compat")
+        if args.vllm_ignored:
+            events.emit(contract_events.SERVING_RUNTIME,
+                        "vLLM arguments ignored here: " + ", ".join(args.vllm_ignored),
+                        runtime="vllm-compat")
+    if not args.model_dir:
+        events.emit(contract_events.SERVING_FAILED, NO_MODEL, severity="ERROR")
+        return 2
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     device = args.device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
-        loaded = loader.load(args.model_dir, device)
+        loaded = loader.load(args.model_dir, device, args.dtype, args.max_model_len)
+        if loaded.config is None and args.runtime != "eager":
+            raise loader.ModelLoadError(
+                f"runtime {args.runtime}: a Hugging Face export is served by the eager "
+                "runtime (the compiled and aot runtimes compile the byte-level GPT)")
     except (loader.ModelLoadError, OSError) as exc:
         events.emit(contract_events.SERVING_FAILED, f"cannot load the model: {exc}",
                     severity="ERROR")
@@ -122,17 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          runtime=args.runtime),
     )
 
-    decoder = Decoder(prepared.model, slots=args.max_batch, cache=not args.no_kv_cache)
-    batcher = ContinuousBatcher(decoder, max_wait_s=args.max_wait_ms / 1000)
-    info = {"model": loaded.source, "step": loaded.step, "params": loaded.params}
-    name = args.served_model_name or loaded.source.rstrip("/").rsplit("/", 1)[-1]
-    server = PredictionServer(
-        (args.host, args.port), batcher, args.health_route, args.predict_route, info, name
-    )
+    server, batcher, decoder = make_server(args, loaded, prepared.model)
     _shut_down_on_signals(server)
     events.emit(
         contract_events.SERVING_STARTED,
-        f"serving {loaded.source} ({loaded.params:,} parameters) on port {server.server_port}",
+        f"serving {loaded.source} ({loaded.architecture}, {loaded.params:,} parameters"
+        + (f", context {loaded.codec.context} tokens" if loaded.codec.context else "")
+        + f") on port {server.server_port}",
         port=server.server_port,
         model=loaded.source,
         step=loaded.step,
@@ -148,6 +188,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _serve_until_stopped(server, batcher)
     return 0
+
+
+def make_server(args: argparse.Namespace, loaded: loader.LoadedModel, model: torch.nn.Module,
+                ) -> tuple[PredictionServer, ContinuousBatcher, Decoder]:
+    """The HTTP server (not serving yet), its batcher and decoder, for `model` (the loaded
+    model as the runtime prepared it)."""
+    decoder = Decoder(model, slots=args.max_batch, cache=not args.no_kv_cache,
+                      codec=loaded.codec)
+    batcher = ContinuousBatcher(decoder, max_wait_s=args.max_wait_ms / 1000)
+    info = {"model": loaded.source, "step": loaded.step, "params": loaded.params}
+    name = args.served_model_name or loaded.source.rstrip("/").rsplit("/", 1)[-1]
+    template = None
+    if loaded.chat_template is not None:
+        source, special = loaded.chat_template, loaded.special_tokens
+
+        def template(messages: list[dict[str, str]]) -> str:
+            return chat_template.render(source, messages, special)
+
+    server = PredictionServer(
+        (args.host, args.port), batcher, args.health_route, args.predict_route, info, name,
+        chat_template=template, vllm=args.vllm_compat,
+    )
+    return server, batcher, decoder
 
 
 def _shut_down_on_signals(server: PredictionServer) -> None:
