@@ -54,6 +54,7 @@ from localvertex.replicas.sandbox import (
 )
 from localvertex.replicas.storage import local_path
 from localvertex.replicas.team_users import identity_for, team_of
+from localvertex.serving import vllm_local
 from localvertex.serving.store import ModelPb
 
 log = logging.getLogger(__name__)
@@ -162,9 +163,16 @@ def replica_env(
     return env
 
 
-def replica_argv(model: ModelPb) -> list[str]:  # type: ignore[valid-type]
+def replica_argv(model: ModelPb, data_dir: str | os.PathLike[str] | None = None,
+                 ) -> list[str]:  # type: ignore[valid-type]
     container = model.container_spec
     argv = [*container.command, *container.args]
+    vllm = vllm_local.vllm_args(argv)
+    if vllm is not None:
+        # Vertex's vLLM container needs a GPU: the product's server answers vLLM's HTTP
+        # contract in its place, on the same model folder (vllm_local.py).
+        return vllm_local.server_argv(vllm, model.artifact_uri,
+                                      None if data_dir is None else str(data_dir))
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable
     elif argv and argv[0] == TRITON_SERVER:
@@ -182,7 +190,7 @@ class ReplicaSet:
         self.settings = settings
         self.spec = spec
         self.health_route, self.predict_route = routes(spec)
-        self._argv = replica_argv(spec.model)
+        self._argv = replica_argv(spec.model, settings.data_dir)
         self._dir = settings.data_dir / "endpoints" / spec.endpoint_id
         self._replicas: list[_Replica] = []
         self._lock = threading.Lock()
