@@ -35,7 +35,7 @@ from controlplane.logs.models import FrameworkTrack
 from controlplane.runs.models import Job
 from vertexplan.logparse.entries import LogEntry
 from vertexplan.logparse.events import ParsedEntry
-from vertexplan.logparse.frameworks import detect, registry, saved
+from vertexplan.logparse.frameworks import detect, loop_bar, registry, saved
 
 CHIEF = "workerpool0-0"
 # The chief's lines read, while no framework is known, before its lines are left plain.
@@ -239,15 +239,19 @@ def redraws(message: str) -> list[str]:
     """The states of a line a progress bar redrew in place (tqdm writes a carriage return
     before each redraw and a newline only at the end of the bar, so Cloud Logging keeps a
     whole epoch of redraws as one entry): each one, oldest first, at most MAX_REDRAWS of them
-    evenly spaced, the last always; a line without carriage returns is its own one state."""
+    evenly spaced, the last always; a line without carriage returns is its own one state. A
+    line another writer printed into the bar's last state (a loop's logger, while the bar
+    waits for its newline) is a state of its own after the bar's."""
     if "\r" not in message:
-        return [message]
+        return loop_bar.split_bar(message)
     states = [part for part in message.split("\r") if part.strip()]
-    if len(states) <= MAX_REDRAWS:
-        return states or [message]
-    stride = -(-len(states) // MAX_REDRAWS)
-    kept = states[::stride]
-    return kept if kept[-1] is states[-1] else [*kept, states[-1]]
+    if len(states) > MAX_REDRAWS:
+        stride = -(-len(states) // MAX_REDRAWS)
+        kept = states[::stride]
+        states = kept if kept[-1] is states[-1] else [*kept, states[-1]]
+    if not states:
+        return [message]
+    return [*states[:-1], *loop_bar.split_bar(states[-1])]
 
 
 def _pending(state: object) -> list[list[Any]]:

@@ -173,3 +173,26 @@ def test_an_unknown_framework_is_refused_naming_the_field() -> None:
         "name": "x", "command": ["python", "t.py"], "framework": "lightning",
         "chief": {"machine_type": "n1-standard-4"}}))
     assert "framework" not in ok.errors
+
+
+def test_an_accelerate_loops_bar_and_the_line_its_logger_wrote_into_it(db: None) -> None:
+    """An Accelerate loop (accelerate 1.15, tqdm 4.70, as tests/integration/own_frameworks/
+    accelerate_script.py prints): its bar has no newline until it closes, so the evaluation its
+    logger writes lands in the bar's line and ends that entry; both are read, each its own row,
+    and the bar's next entry goes on from there."""
+    job = followed_job(custom_job(["accelerate", "launch", "train.py"]))
+    bar = "{p:>3}%|{b:<10}| {n}/4 [00:00<00:00, 150.00it/s{post}]"
+    redraws = [bar.format(p=0, b="", n=0, post="").replace("150.00it/s", "?it/s")]
+    for n, loss in enumerate([13.0, 8.69, 11.8, 10.3], start=1):
+        redraws.append(bar.format(p=25 * n, b="█" * (n * 10 // 4), n=n, post=""))
+        redraws.append(bar.format(p=25 * n, b="█" * (n * 10 // 4), n=n, post=f", loss={loss}"))
+    log = "11/29/2026 23:22:33 - INFO - "
+    first = "\r" + "\r".join(redraws[:5]) + " " + log + "__main__ - [RANK 0] epoch 0: " \
+        "perplexity: 107.6447 eval_loss: 4.6788"
+    store(job, entries([first, log + "accelerate.accelerator - [RANK 0] Saving current state "
+                               "to /gcs/acme/vision/exp/step_2",
+                        # The bar's close redraws its last state.
+                        "\r" + "\r".join([*redraws[5:], redraws[-1]])]))
+    assert steps(job) == [(1, 13.0), (2, 8.69), (3, 11.8), (4, 10.3)]
+    assert [k for k in kinds(job) if k[0] != "step"] == [
+        ("eval", 2), ("checkpoint_saved", 2), ("run_finished", 4)]

@@ -10,6 +10,10 @@ its documentation gives it:
   folder is complete once `trainer_state.json` is in it (Trainer writes it after the weights
   and optimizer, transformers 4.40-5.24). An Accelerate loop's save_state folder is complete
   once the first process's `random_states_0.pkl` is in it (written last, accelerate 1.15).
+  A DeepSpeed engine loop's checkpoint is its tag folder (`<save_dir>/global_step<N>`, what
+  `load_checkpoint(save_dir, tag)` reads), given to the script as --resume_from_checkpoint too;
+  complete once the first model-parallel rank's `mp_rank_00_model_states.pt` is in it (with
+  ZeRO, each rank's optimizer shard is written after it: not checked; deepspeed 0.19).
 - PyTorch Lightning's LightningCLI: `--ckpt_path <file>` (fsspec reads gs://); one `.ckpt`
   file.
 - torchtitan: `--checkpoint.initial_load_path <step folder>` (a run that loads another run's
@@ -50,10 +54,13 @@ _HF = Resume("--resume_from_checkpoint", "separate", local_path=True,
 # examples take the folder as --resume_from_checkpoint too.
 _ACCELERATE = Resume("--resume_from_checkpoint", "separate", local_path=True,
                      marker=("trainer_state.json", "random_states_0.pkl"))
+# DeepSpeed runs HF Trainer scripts (trainer_state.json) and engine loops of a team's own.
+_DEEPSPEED = Resume("--resume_from_checkpoint", "separate", local_path=True,
+                    marker=("trainer_state.json", "mp_rank_00_model_states.pt"))
 RESUMES: dict[str, Resume] = {
     "hf_trainer": _HF,
     "accelerate": _ACCELERATE,
-    "deepspeed": _HF,
+    "deepspeed": _DEEPSPEED,
     "lightning": Resume("--ckpt_path", "separate", local_path=False, marker=None),
     "torchtitan": Resume("--checkpoint.initial_load_path", "separate", local_path=False,
                          marker=".metadata"),

@@ -43,6 +43,8 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
     BUILTIN: (),
 }
 ALL = tuple(RECOGNIZERS)
+# The recognizers that read a team's own loop's bar and evaluations (loop_bar.py).
+LOOPS = frozenset({accelerate.NAME, deepspeed.NAME})
 
 
 def _markers(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -76,7 +78,12 @@ class JobState:
     def of(self, name: str) -> Any:
         if name not in self.states:
             self.states[name] = RECOGNIZERS[name].new_state()
-        return self.states[name]
+        state = self.states[name]
+        if name in LOOPS:
+            # A loop's bar is read only where the job is known to run that framework: in a
+            # job of another or none, a bar is another program's (loop_bar.py).
+            state.loop = self.framework == name
+        return state
 
 
 def recognize(text: str, job: JobState) -> Recognized | None:

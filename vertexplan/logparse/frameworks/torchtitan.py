@@ -1,16 +1,21 @@
 """torchtitan (`torchrun ... -m torchtitan.train`).
 
 Checked against torchtitan 0.1-0.2 (train.py / components/metrics.py MetricsProcessor.log,
-components/checkpoint.py): the step line, coloured with ANSI codes, is
+components/checkpoint.py) and the source of 0.3.0 (its wheel; no run of it: 0.3.0 cannot run on
+a CPU, tests/vertexplan/logparse/test_frameworks.py says why): the step line, coloured with
+ANSI codes, is
 `step: 10  loss:  7.9834  memory:  1.23GiB(3.10%)  tps: 1,234  tflops: 12.34  mfu: 3.20%`
-(newer versions add `grad_norm:` after the loss; older ones lack tflops), and with a
+(newer versions add `grad_norm:` after the loss; older ones lack tflops; 0.3 prints
+`mfu: N/A` where the device's peak is unknown), and with a
 validator `validate step: 10  loss:  2.1234  memory: ...  tps: ...` (an eval event), behind
 the logger's
 `[rank0]:[titan] 2025-01-01 12:00:00,000 - root - INFO - ` prefix. Checkpoints:
 "Checkpointing active. Checkpoints will be loaded from and saved to <folder>" at start,
 "Saving the checkpoint (or staging if async is enabled)." then "Finished saving the
-checkpoint (or staging if async is enabled) in 1.23 seconds." (older: "Finished saving the
-checkpoint in 1.23 seconds."), and "Loading the checkpoint at step 500." on a resume.
+checkpoint (or staging if async is enabled) in 1.23 seconds." (older and 0.3: "Finished
+saving the checkpoint in 1.23 seconds.", 0.3's async mode "Finished staging ..."), and
+"Loading the checkpoint at step 500." on a resume (0.3: "Loading the checkpoint from
+<folder>/step-500.", the step read from the folder's name).
 
 Exact: step, loss, tokens per second (tps: per device, as printed), mfu, the resumed step.
 The saved checkpoint's step is the last step line's (torchtitan saves after that step's log
@@ -28,7 +33,7 @@ from contract import events as contract_events
 from vertexplan.logparse.frameworks.common import Recognized, number, tag
 
 NAME = "torchtitan"
-VERSIONS = "torchtitan-0.1-0.2"
+VERSIONS = "torchtitan-0.1-0.3"
 RECOGNIZER = tag(NAME, VERSIONS)
 MARKERS = ("step", "heckpoint")
 
@@ -38,13 +43,15 @@ _STEP = re.compile(
     r"(?:^|\s-\s[A-Z]+\s-\s)step:\s*(\d+)\s+loss:\s*" + _NUM
     + r"(?:\s+grad_norm:\s*" + _NUM + r")?"
     + r"\s+memory:\s*[0-9.]+GiB\([0-9.]+%\)\s+tps:\s*" + _NUM
-    + r"(?:\s+tflops:\s*" + _NUM + r")?(?:\s+mfu:\s*" + _NUM + r"%)?\s*$")
+    + r"(?:\s+tflops:\s*" + _NUM + r")?(?:\s+mfu:\s*(?:" + _NUM + r"%|N/A))?\s*$")
 _VALIDATE = re.compile(r"(?:^|\s-\s[A-Z]+\s-\s)validate step:\s*(\d+)\s+loss:\s*" + _NUM
                        + r"\s+memory:")
 _FOLDER = re.compile(r"Checkpoints will be loaded from and saved to (\S+)$")
-_SAVED = re.compile(r"Finished saving the checkpoint (?:\(or staging if async is enabled\) ?)?"
-                    r"in ([0-9.]+) seconds\.?$")
+_SAVED = re.compile(r"Finished (?:saving|staging) the checkpoint "
+                    r"(?:\(or staging if async is enabled\) ?)?in ([0-9.]+) seconds\.?$")
 _LOADING = re.compile(r"Loading the checkpoint at step (\d+)\.?$")
+# 0.3: the step folder's path (torchtitan names its folders step-<N>).
+_LOADING_FROM = re.compile(r"Loading the checkpoint from (\S*?/step-(\d+))/?\.?$")
 
 
 @dataclass
@@ -84,6 +91,11 @@ def recognize(line: str, state: State) -> Recognized | None:
         return Recognized(contract_events.CHECKPOINT_SAVED, {
             "step": state.last_step, "path": f"{state.folder}/step-{state.last_step}",
             "seconds": number(match.group(1)), "recognizer": RECOGNIZER})
+    match = _LOADING_FROM.search(line)
+    if match:
+        state.last_step = int(match.group(2))
+        return Recognized(contract_events.RESUMED, {
+            "step": state.last_step, "path": match.group(1), "recognizer": RECOGNIZER})
     match = _LOADING.search(line)
     if match:
         step = int(match.group(1))
