@@ -19,7 +19,7 @@ from typing import Any
 from django.utils import timezone
 
 from contract.events import PHASE, PHASES
-from controlplane.costs import spend
+from controlplane.costs import goodput_cache, spend
 from controlplane.logs.models import StepMetric
 from controlplane.runs.models import (
     TERMINAL_STATES,
@@ -55,8 +55,21 @@ class JobGoodput:
 
 
 def of_jobs(jobs: Sequence[Job], now: datetime | None = None) -> list[JobGoodput]:
-    """The goodput of each job, read together: six queries whatever the number of jobs."""
+    """The goodput of each job: an ended job's as stored once (goodput_cache), the others'
+    read together, in six queries whatever their number (and one more to store those that
+    ended)."""
     now = now or timezone.now()
+    stored = goodput_cache.read(jobs, now)
+    fresh = _computed([job for job in jobs if job.pk not in stored], now)
+    goodput_cache.store(((found.job, found.split) for found in fresh), now)
+    splits = {**stored, **{found.job.pk: found.split for found in fresh}}
+    return [JobGoodput(job, splits[job.pk]) for job in jobs]
+
+
+def _computed(jobs: Sequence[Job], now: datetime) -> list[JobGoodput]:
+    """The goodput of each job from its attempts, restarts, steps and events."""
+    if not jobs:
+        return []
     ids = [job.pk for job in jobs]
     # What the job page read already (its attempts and restarts, prefetched) is not read again.
     attempts: dict[int, list[JobAttempt]] = defaultdict(list)

@@ -59,3 +59,20 @@ class BudgetCrossing(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team} over budget in {self.month:%Y-%m}"
+
+
+class EndedGoodput(models.Model):
+    """An ended job's goodput, computed once (controlplane/costs/goodput_cache.py): a team's
+    month reads this one row instead of every step of the job. Keyed by the attempt the job
+    ended on and when: a job that runs again (a resubmission) is computed afresh."""
+
+    job = models.OneToOneField("runs.Job", on_delete=models.CASCADE, primary_key=True,
+                               related_name="ended_goodput")
+    attempt = models.PositiveIntegerField()
+    ended_at = models.DateTimeField()
+    # vertexplan.goodput.Goodput, priced with the job's bill (goodput_cache.as_data).
+    split = models.JSONField()
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"goodput of job {self.job_id}"
