@@ -61,6 +61,7 @@ SECONDS: dict[str, int] = {
     "tests/trainers/test_stream_resume.py": 20,
     "tests/trainers/test_rank_step_times.py": 20,
     "tests/serving/test_serve.py": 195,
+    "tests/serving/test_hf_serving.py": 20,
     "tests/trainers/xla/test_xla_trainer.py": 205,
     "tests/localvertex/test_persistent_resources.py": 90,
     "tests/trainers/jax/test_events.py": 110,
