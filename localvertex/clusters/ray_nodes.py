@@ -14,7 +14,12 @@ most 107 bytes); the emulator's data dir gets a link to it.
 
 The nodes run what a team submits (Ray jobs), so they are sandboxed as a job's replicas are
 (localvertex/replicas/sandbox.py): the filtered environment, a working directory of their own,
-and the replica user when the emulator has one (who then owns the temp dir).
+and their team's user when the control plane labelled the cluster with one (the sandbox's
+replica user otherwise; whoever it is owns the temp dir and the working directory), in a
+network namespace of the cluster's own (replicas/job_network.py: loopback only), so its GCS,
+raylets and agents answer its own nodes only. The dashboard and the Ray client server, which
+the control plane reaches, answer on the host's 127.0.0.1 under the same port numbers through
+the emulator (replicas/port_forward.py); no other team's process runs on the host's network.
 """
 
 from __future__ import annotations
@@ -34,9 +39,17 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from localvertex.replicas import job_network
 from localvertex.replicas.environment import ENV_DATA_DIR, ENV_JOB_ID, ENV_TASK
+from localvertex.replicas.port_forward import Forwarder
 from localvertex.replicas.processes import find_strays
-from localvertex.replicas.sandbox import Identity, popen_options, replica_environment, working_dir
+from localvertex.replicas.sandbox import (
+    REPLICA_UMASK,
+    Identity,
+    popen_options,
+    replica_environment,
+    working_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +109,10 @@ class RayCluster:
     temp_dir: Path | None = None
     head: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
+    # The cluster's network namespace (None: the host's network, as a non-root emulator
+    # runs it), and the host's doors into it: its dashboard and Ray client ports.
+    netns: Path | None = None
+    doors: list[Forwarder] = field(default_factory=list)
 
     @property
     def link(self) -> Path:
@@ -150,15 +167,21 @@ class RayCluster:
         assert self.temp_dir is not None
         # The nodes' own working directory, also their HOME (sandbox.working_dir).
         home = working_dir(self.data_dir, f"ray-{self.resource_id}", self.who)
+        argv = [exe, "start", "--block", "--disable-usage-stats",
+                "--node-ip-address", "127.0.0.1", "--num-cpus", str(CPUS_PER_NODE),
+                "--num-gpus", "0", "--object-store-memory", str(OBJECT_STORE_BYTES),
+                "--dashboard-agent-listen-port", str(free_port()), *args]
+        options = popen_options(self.who)
+        if self.netns is not None:
+            # Entered as root, then the nodes' user (nsenter switches after entering), as a
+            # job's replicas start (replicas/job_replicas.py).
+            argv = job_network.entering(argv, self.netns, self.who)
+            options = {"umask": REPLICA_UMASK, "extra_groups": []} if self.who else {}
         out = open(self.temp_dir / f"{task}.log", "ab")  # noqa: SIM115 - the child owns it
         try:
             return subprocess.Popen(
-                [exe, "start", "--block", "--disable-usage-stats",
-                 "--node-ip-address", "127.0.0.1", "--num-cpus", str(CPUS_PER_NODE),
-                 "--num-gpus", "0", "--object-store-memory", str(OBJECT_STORE_BYTES),
-                 "--dashboard-agent-listen-port", str(free_port()), *args],
-                cwd=home, env=self._env(task, home), stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, **popen_options(self.who),
+                argv, cwd=home, env=self._env(task, home), stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True, **options,
             )
         finally:
             out.close()
@@ -172,9 +195,11 @@ class RayCluster:
         if self.link.is_symlink() or self.link.exists():
             self.link.unlink()
         self.link.symlink_to(self.temp_dir)
+        self.netns = job_network.create(self.data_dir, f"ray-{self.resource_id}")
         for attempt in range(1, NODE_START_TRIES + 1):
             self.gcs_port, self.dashboard_port, self.client_port = (free_port(), free_port(),
                                                                     free_port())
+            self._open_doors()
             self.head = self._spawn(self.head_args(), "head")
             try:
                 self._wait_for_dashboard()
@@ -184,6 +209,7 @@ class RayCluster:
                 self._wait_for_nodes(1)
                 break
             except NodeExited as exited:
+                self._close_doors()
                 self._give_up_on(self.head, exited, attempt)
                 self.head = None
         self.scale(workers)
@@ -207,6 +233,17 @@ class RayCluster:
                     self.workers.remove(node)
                     self._give_up_on(node, exited, attempt)
         self._wait_for_nodes(1 + workers)
+
+    def _open_doors(self) -> None:
+        """The host's 127.0.0.1 dashboard and client ports, leading into the namespace."""
+        if self.netns is not None:
+            self.doors = [Forwarder(self.netns, port)
+                          for port in (self.dashboard_port, self.client_port)]
+
+    def _close_doors(self) -> None:
+        for door in self.doors:
+            door.close()
+        self.doors = []
 
     def _give_up_on(self, node: subprocess.Popen, exited: NodeExited, attempt: int) -> None:
         """Stop what is left of a node that died starting; raise when it has no tries left."""
@@ -261,6 +298,7 @@ class RayCluster:
         raise RayUnavailable(f"{count} Ray nodes did not join in {START_TIMEOUT_S:.0f} s")
 
     def stop(self) -> None:
+        self._close_doors()
         _stop_groups([p for p in [*self.workers, self.head] if p is not None])
         self.workers = []
         self.head = None
@@ -271,6 +309,8 @@ class RayCluster:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
         if self.link.is_symlink():
             self.link.unlink()
+        job_network.remove(self.netns)
+        self.netns = None
 
     def pids(self) -> list[int]:
         """Every process of this cluster still running."""

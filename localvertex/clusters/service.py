@@ -29,7 +29,8 @@ from localvertex.core.objects import object_store
 from localvertex.core.operations import Operations
 from localvertex.core.resources import check_parent, location_of, now, page
 from localvertex.core.store import Conflict
-from localvertex.replicas.sandbox import Identity
+from localvertex.replicas.sandbox import Identity, SandboxError
+from localvertex.replicas.team_users import identity_for, team_of
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +205,13 @@ class PersistentResourceService:
         if not resource.resource_runtime_spec.HasField("ray_spec"):
             return {}
         rid = resource.name.rsplit("/", 1)[-1]
-        cluster = RayCluster(rid, self.data_dir, self.workdir, who=self.who)
+        try:
+            # A cluster the control plane labelled for a team runs as that team's user, as its
+            # jobs and model servers do: no other team's process can read or signal its nodes.
+            who = identity_for(self.who, team_of(dict(resource.labels)))
+        except SandboxError as exc:
+            raise RayUnavailable(f"its nodes cannot run as its team's user: {exc}") from exc
+        cluster = RayCluster(rid, self.data_dir, self.workdir, who=who)
         with self._lock:
             old = self._clusters.pop(resource.name, None)
         if old is not None:

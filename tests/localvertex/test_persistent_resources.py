@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pwd
 import urllib.request
 from pathlib import Path
 
@@ -19,8 +20,10 @@ from google.cloud.aiplatform_v1.services.persistent_resource_service.transports 
 from google.protobuf import field_mask_pb2
 
 from localvertex.clusters.ray_nodes import ray_executable
+from localvertex.replicas import job_network, team_users
 from localvertex.replicas.processes import find_strays
 from tests.localvertex.helpers import PARENT, TERMINAL, custom_job, python_pool, wait_for
+from tests.localvertex.team_probe import probe_as_team
 
 # Left out of `make test-fast` (the inner loop): real Ray clusters.
 pytestmark = pytest.mark.slow
@@ -53,9 +56,10 @@ def pool(pool_id: str, replicas: int = 1, **scaling) -> aiplatform_v1.ResourcePo
     return p
 
 
-def ray_resource(workers: int) -> aiplatform_v1.PersistentResource:
+def ray_resource(workers: int, team: str = "") -> aiplatform_v1.PersistentResource:
     return aiplatform_v1.PersistentResource(
         display_name="ray", resource_pools=[pool("head"), pool("workers", workers)],
+        labels={"cp-team": team} if team else {},
         resource_runtime_spec=aiplatform_v1.ResourceRuntimeSpec(ray_spec=aiplatform_v1.RaySpec(
             image_uri="us-docker.pkg.dev/vertex-ai/training/ray-cpu.2-47.py311:latest")))
 
@@ -126,7 +130,8 @@ def test_duplicate_id_is_already_exists(resources):
 
 @needs_ray
 def test_ray_cluster_runs_real_nodes_scales_and_stops(emulator, resources):
-    op = resources.create_persistent_resource(parent=PARENT, persistent_resource=ray_resource(2),
+    op = resources.create_persistent_resource(parent=PARENT,
+                                              persistent_resource=ray_resource(2, "vision"),
                                               persistent_resource_id="ray-a")
     assert resources.get_persistent_resource(
         name=f"{PARENT}/persistentResources/ray-a").state == State.PROVISIONING
@@ -139,6 +144,7 @@ def test_ray_cluster_runs_real_nodes_scales_and_stops(emulator, resources):
     assert alive_nodes(dashboard) == 3  # the head and two workers
     assert ray_pids(emulator, "ray-a")
     _sandboxed_as_replicas_are(ray_pids(emulator, "ray-a"))
+    _walled_in_for_its_team(emulator, ray_pids(emulator, "ray-a"), "vision", dashboard)
 
     # Down to one worker: a node leaves the cluster.
     wanted = aiplatform_v1.PersistentResource(name=created.name,
@@ -154,6 +160,30 @@ def test_ray_cluster_runs_real_nodes_scales_and_stops(emulator, resources):
     resources.delete_persistent_resource(name=created.name).result(timeout=120)
     assert ray_pids(emulator, "ray-a") == []
     assert not (emulator.data_dir / "clusters" / "ray-a" / "ray").exists()
+    assert not Path(job_network.NETNS_DIR / job_network.name_for(emulator.data_dir,
+                                                                 "ray-ray-a")).exists()
+
+
+def _walled_in_for_its_team(emulator, pids: list[int], team: str, dashboard: str) -> None:
+    """A labelled cluster's nodes run as its team's user, in a network namespace of the
+    cluster's own (issue 40): another team's job reaches neither its GCS nor its dashboard;
+    the control plane reaches the dashboard on the host's loopback (the emulator's door)."""
+    if os.geteuid() != 0:
+        return  # no users or namespaces of its own without root (CI runs as root)
+    host_net = os.readlink("/proc/self/ns/net")
+    gcs = None
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            uid = os.stat(f"/proc/{pid}").st_uid
+            assert pwd.getpwuid(uid).pw_name == team_users.user_name(team), pid
+            assert os.readlink(f"/proc/{pid}/ns/net") != host_net, pid
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            if "start" in argv and "--head" in argv:
+                gcs = int(argv[argv.index("--port") + 1])
+    assert gcs is not None, "the head's `ray start` was not found"
+    port = int(dashboard.rsplit(":", 1)[1])
+    assert probe_as_team(emulator, "speech", [gcs, port]) == {
+        gcs: "ConnectionRefusedError", port: "ConnectionRefusedError"}
 
 
 def test_machine_spec_is_immutable(resources):
