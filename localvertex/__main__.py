@@ -11,6 +11,7 @@ from pathlib import Path
 # Before anything loads gRPC (localvertex.server does): see the module.
 import localvertex.replicas.fork_safety  # noqa: F401
 from localvertex.config import REPO_ROOT, Settings
+from localvertex.jobs.synthetic_schedule import STEP_S_RANGE
 from localvertex.quotas.capacity import parse_limit
 from localvertex.quotas.request_rate import DEFAULT_PER_MINUTE as DEFAULT_CRUD_PER_MINUTE
 from localvertex.replicas.sandbox import SandboxError
@@ -34,6 +35,18 @@ def _not_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative: give 0 (no limit) or more")
+    return value
+
+
+def _step_seconds(text: str) -> float:
+    low, high = STEP_S_RANGE
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from {low:g} to "
+                                         f"{high:g}")
     return value
 
 
@@ -112,6 +125,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="an accelerator quota, e.g. custom_model_training_nvidia_t4_gpus@us-central1=4 "
         "(repeatable; unset metrics are unlimited)",
     )
+    parser.add_argument(
+        "--synthetic", action="store_true",
+        help="synthetic mode: replicas are timers that print the trainers' lines on a "
+        "schedule, not processes (scale tests; localvertex/jobs/synthetic_schedule.py)")
+    parser.add_argument("--synthetic-seed", type=int, default=0,
+                        help="seeds the schedules of synthetic jobs that give none")
+    parser.add_argument("--synthetic-step-s", type=_step_seconds, default=1.0,
+                        help="seconds between a synthetic chief's step lines (unless its job "
+                        "says otherwise)")
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -138,6 +160,9 @@ def main(argv: list[str] | None = None) -> None:
         preempt_grace_s=args.preempt_grace,
         replica_user=args.replica_user,
         quotas=tuple(args.quota),
+        synthetic=args.synthetic,
+        synthetic_seed=args.synthetic_seed,
+        synthetic_step_s=args.synthetic_step_s,
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -48,6 +48,13 @@ class Settings:
         return identity(self.replica_user)
     # Accelerator quotas, as `--quota` gives them: METRIC[@REGION]=N (capacity.parse_limit).
     quotas: tuple[str, ...] = ()
+    # Synthetic mode (jobs/synthetic_replicas.py): a CustomJob's replicas are timers on one
+    # shared thread that print the trainers' contract lines, not processes: for scale tests.
+    # Off by default. The seed draws the schedules jobs do not give themselves; step_s is the
+    # seconds between a chief's step lines unless its job says (jobs/synthetic_schedule.py).
+    synthetic: bool = False
+    synthetic_seed: int = 0
+    synthetic_step_s: float = 1.0
 
     @property
     def db_path(self) -> Path:

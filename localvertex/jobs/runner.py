@@ -17,7 +17,8 @@ replicas/job_replicas.py, whose output lines become log entries (cloudlogging/en
 the single log writer (cloudlogging/store.py); restart_policy.py says when a replica is
 restarted, updates.py writes the job's record, and armed_preemptions.py holds the preemptions
 armed for a step. What a runner needs of the emulator around it is a JobHost (the JobManager
-is one), not the manager itself.
+is one), not the manager itself. In synthetic mode (settings.synthetic) the replicas are timers
+(synthetic_replicas.py) behind the same calls; this state machine is unchanged.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from localvertex.jobs.armed_preemptions import ArmedPreemptions
 from localvertex.jobs.capacity import STOCKOUT_MESSAGE, scheduling_of
 from localvertex.jobs.restart_policy import RestartPolicy, failure_message
 from localvertex.jobs.store import JobRecord, JobState, JobStore
+from localvertex.jobs.synthetic_replicas import WAKE, SyntheticReplicas
 from localvertex.jobs.updates import (
     CODE_CANCELLED,
     CODE_DEADLINE_EXCEEDED,
@@ -62,6 +64,9 @@ PRIMARY = "workerpool0-0"
 SERVICE_LOG_ID = "localvertex"
 
 _TICK_S = 0.1
+# Synthetic replicas wake their runner when one ends (WAKE): the runner need not poll them,
+# only look at its scheduling.timeout now and then, so thousands of runners stay asleep.
+_SYNTHETIC_TICK_S = 60.0
 
 Command = tuple[str, float | None]
 
@@ -99,11 +104,21 @@ class JobRunner:
         self._replicas: list[Replica] = []
         record = host.jobs.get(job_id)
         assert record is not None
-        # Its replicas run as its team's user, in a network of their own (replicas/).
-        self._processes = ReplicaProcesses(
-            self.settings, job_id, self._replica_line, self._save_replica, self._urgent,
-            team=team_of(record.job.labels),
-        )
+        self._processes: ReplicaProcesses | SyntheticReplicas
+        if self.settings.synthetic:
+            # Synthetic mode: timers that print the trainers' lines stand in for processes
+            # (synthetic_replicas.py); everything else here is as for real replicas.
+            self._processes = SyntheticReplicas(
+                self.settings, job_id, record.job, self._replica_line, self._save_replica,
+                self.send)
+            self._tick_s = _SYNTHETIC_TICK_S
+        else:
+            # Its replicas run as its team's user, in a network of their own (replicas/).
+            self._processes = ReplicaProcesses(
+                self.settings, job_id, self._replica_line, self._save_replica, self._urgent,
+                team=team_of(record.job.labels),
+            )
+            self._tick_s = _TICK_S
         self.project = record.project
         self.location = record.location
         self._spec = record.job.job_spec
@@ -248,10 +263,11 @@ class JobRunner:
     def _monitor(self) -> None:
         while True:
             try:
-                command: Command | None = self._commands.get(timeout=_TICK_S)
+                command: Command | None = self._commands.get(timeout=self._next_look_s())
             except queue.Empty:
                 command = None
-            if command is not None:
+            # A WAKE (a synthetic replica ended) is a reason to poll now, nothing more.
+            if command is not None and command[0] != WAKE:
                 if self._on_command(*command):
                     return
                 continue
@@ -275,6 +291,15 @@ class JobRunner:
         if name == "preempt":
             return self._preempt(self.settings.preempt_grace_s if arg is None else arg)
         return False
+
+    def _next_look_s(self) -> float:
+        """How long the monitor may wait for a command before it polls again: its tick, or
+        less when the job's scheduling.timeout falls due sooner."""
+        timeout_s = self._policy.timeout_s
+        if timeout_s is None or self._started_at is None:
+            return self._tick_s
+        left = timeout_s - (time.monotonic() - self._started_at)
+        return max(0.0, min(self._tick_s, left))
 
     def _timed_out(self) -> bool:
         timeout_s = self._policy.timeout_s

@@ -15,6 +15,7 @@ from google.protobuf import empty_pb2
 
 from localvertex.core.errors import invalid
 from localvertex.core.resources import parse_parent
+from localvertex.jobs import synthetic_schedule
 from localvertex.jobs.capacity import check_quota
 from localvertex.jobs.manager import JobManager
 from localvertex.jobs.resources import Collection
@@ -48,6 +49,10 @@ class JobService:
         job = CustomJobPb()
         job.CopyFrom(request.custom_job)
         validate_custom_job(job)
+        if self.manager.settings.synthetic:
+            problem = synthetic_schedule.check(job.job_spec)
+            if problem:
+                raise invalid(f"custom_job.job_spec: {problem}.")
         for output_field in _OUTPUT_ONLY:
             job.ClearField(output_field)
         if job.job_spec.persistent_resource_id:
