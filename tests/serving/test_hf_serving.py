@@ -212,3 +212,15 @@ def test_a_vllm_replica_says_first_what_answers_and_what_it_ignores(
     assert first["message"].startswith("vLLM is not run locally")
     assert ignored["message"] == "vLLM arguments ignored here: --tensor-parallel-size"
     assert failed["event"] == "serving_failed" and "no tokenizer.json" in failed["message"]
+
+
+def test_the_gpts_compiled_runtimes_and_packages_refuse_an_export(
+        capsys: pytest.CaptureFixture[str], exports: dict[str, Path]) -> None:
+    from trainers.serving import aot_package
+
+    assert server.main(["--model-dir", str(exports["llama"]), "--runtime", "aot"]) == 2
+    said = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert said["event"] == "serving_failed" and "runtime aot: made for the byte-level GPT" \
+        in said["message"]
+    assert aot_package.main([str(exports["llama"])]) == 2
+    assert "Hugging Face export (LlamaForCausalLM)" in capsys.readouterr().err

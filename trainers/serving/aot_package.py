@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
-        loaded = loader.load(args.model_folder, device)
+        loaded = loader.require_gpt(loader.load(args.model_folder, device), "the package")
         storage = storage_for(loaded.source)
         path = aot.package_path(storage, loaded.source, torch.device(device))
         # Kept where it is there and answers as the weights do (a retried job), else built.

@@ -101,6 +101,16 @@ def load(folder: str, device: str = "cpu", dtype: str = "auto",
     return LoadedModel(model, config, folder, step, model.num_parameters())
 
 
+def require_gpt(loaded: LoadedModel, what: str) -> LoadedModel:
+    """`loaded` where it is the byte-level GPT, which `what` (a runtime, a package) is made
+    for; a ModelLoadError saying so for a Hugging Face export."""
+    if loaded.config is None:
+        raise ModelLoadError(
+            f"{what}: made for the byte-level GPT; {loaded.source} is a Hugging Face export "
+            f"({loaded.architecture}), served by the eager runtime or by vLLM")
+    return loaded
+
+
 def _read_json(storage: Storage, path: str) -> dict[str, Any]:
     if not storage.exists(path):
         raise ModelLoadError(f"{path} not found")

@@ -147,10 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
         loaded = loader.load(args.model_dir, device, args.dtype, args.max_model_len)
-        if loaded.config is None and args.runtime != "eager":
-            raise loader.ModelLoadError(
-                f"runtime {args.runtime}: a Hugging Face export is served by the eager "
-                "runtime (the compiled and aot runtimes compile the byte-level GPT)")
+        if args.runtime != "eager":
+            loader.require_gpt(loaded, f"runtime {args.runtime}")
     except (loader.ModelLoadError, OSError) as exc:
         events.emit(contract_events.SERVING_FAILED, f"cannot load the model: {exc}",
                     severity="ERROR")

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.engine == "tensorrt":
             engine.check()
             tensorrt_repo.require_tensorrt()  # before loading: nothing to do without it
-        loaded = loader.load(args.model_folder)
+        loaded = loader.require_gpt(loader.load(args.model_folder), "the Triton package")
         if args.engine == "tensorrt":
             try:
                 result = tensorrt_publish.publish(loaded.model, args.repository, args.name,
