@@ -69,10 +69,12 @@ class ContinuousBatcher:
               prompt_ids: SequenceOf[list[int]] | None = None) -> Generation:
         """Generate every instance; `on_token(sequence)` runs (on the decoding thread: it must
         not block) after each token. `prompt_ids`: the prompts already encoded by the
-        decoder's codec (else it encodes them as they join). The generation's future is done
-        when every sequence is done or cancelled (set `sequence.cancelled`: it leaves at the
-        next step)."""
-        ids = list(prompt_ids) if prompt_ids is not None else [None] * len(instances)
+        decoder's codec (else they are encoded here, in the caller's thread: a prompt that
+        does not fit the model's context raises BadInstance before anything is queued). The
+        generation's future is done when every sequence is done or cancelled (set
+        `sequence.cancelled`: it leaves at the next step)."""
+        ids = list(prompt_ids) if prompt_ids is not None else [
+            self.decoder.codec.encode(instance) for instance in instances]
         generation = Generation([Sequence(i, on_token=on_token, prompt_ids=p)
                                  for i, p in zip(instances, ids, strict=True)])
         generation.pending = len(generation.sequences)
