@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch_xla
+import torch_xla.debug.metrics as xla_metrics
 
 from trainers.job import preemption
 from trainers.job.cluster import Process
@@ -40,6 +41,12 @@ class XlaTrainer(Trainer):
         # The SPMD program's loss is the mean over the global batch already, on every host;
         # one program over every device has no per-rank times to gather (`slots`).
         return loss
+
+    def compile_seconds(self) -> float:
+        """XLA's graph compiles so far (the first steps' programs, and any recompile), by
+        torch_xla's own CompileTime metric (nanoseconds): the loop's `compile` phase."""
+        data = xla_metrics.metric_data("CompileTime")
+        return data[1] / 1e9 if data else 0.0
 
     def read(self, done: Dispatched) -> StepRead:
         assert done.seconds is not None

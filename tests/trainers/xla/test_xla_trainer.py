@@ -24,6 +24,13 @@ def test_on_one_cpu_device_the_losses_are_the_eager_runs(xla_run, eager_run) -> 
         "xla", {"data": 1, "fsdp": 1}, 1)
     assert started["params"] == eager_run.one("run_started")["params"]  # the head stays tied
     assert xla_run.one("run_finished")["final_loss"] == xla_run.losses()[STEPS]
+    # XLA compiles the first steps' programs (torch_xla's CompileTime): `compile` phases,
+    # printed before the step events that follow them (step 1's is printed once step 2 is
+    # dispatched: both compiles), inside the steps' own times; the eager run has none.
+    compiles = {e["step"]: e["seconds"] for e in xla_run.of("phase") if e["phase"] == "compile"}
+    steps_s = sum(e["step_time_s"] for e in xla_run.of("step"))
+    assert 1 in compiles and 0 < sum(compiles.values()) <= steps_s, (compiles, steps_s)
+    assert not [e for e in eager_run.of("phase") if e["phase"] == "compile"]
 
 
 def test_an_spmd_mesh_of_data_and_fsdp_trains_the_same_losses(xla_python, eager_run) -> None:
