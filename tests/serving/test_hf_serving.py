@@ -224,3 +224,12 @@ def test_the_gpts_compiled_runtimes_and_packages_refuse_an_export(
         in said["message"]
     assert aot_package.main([str(exports["llama"])]) == 2
     assert "Hugging Face export (LlamaForCausalLM)" in capsys.readouterr().err
+
+
+def test_the_kv_cache_takes_no_more_memory_than_it_is_given(exports: dict[str, Path]) -> None:
+    model = loader.load(str(exports["llama"])).model
+    # A slot: keys and values of 2 layers x 2 KV heads x 64 positions x 8 wide, in float32.
+    per_slot = 2 * 2 * 2 * CONTEXT * 8 * 4
+    assert server.cache_slots(model, 32, 3 * per_slot / 1024**3) == 3
+    assert server.cache_slots(model, 32, 1.0) == 32
+    assert server.cache_slots(model, 32, 0.0) == 1

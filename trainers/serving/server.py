@@ -45,7 +45,7 @@ import torch
 
 from contract import events as contract_events
 from trainers import events
-from trainers.serving import chat_template, loader, runtimes
+from trainers.serving import chat_template, kv_cache, loader, runtimes
 from trainers.serving.batcher import ContinuousBatcher
 from trainers.serving.decoding import Decoder
 from trainers.serving.http import PredictionServer
@@ -78,6 +78,10 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
     )
     parser.add_argument("--max-batch", type=int, default=32,
                         help="sequences decoded together (the KV cache's slots)")
+    parser.add_argument("--kv-cache-gib", type=float, default=4.0,
+                        help="the most memory the KV cache takes: fewer slots than --max-batch "
+                        "where that many do not fit (as vLLM sizes its cache to the memory it "
+                        "is given); requests beyond them wait for a slot")
     parser.add_argument(
         "--max-wait-ms",
         type=float,
@@ -192,8 +196,13 @@ def make_server(args: argparse.Namespace, loaded: loader.LoadedModel, model: tor
                 ) -> tuple[PredictionServer, ContinuousBatcher, Decoder]:
     """The HTTP server (not serving yet), its batcher and decoder, for `model` (the loaded
     model as the runtime prepared it)."""
-    decoder = Decoder(model, slots=args.max_batch, cache=not args.no_kv_cache,
-                      codec=loaded.codec)
+    slots = cache_slots(model, args.max_batch, args.kv_cache_gib)
+    if slots < args.max_batch:
+        events.emit(contract_events.SERVING_RUNTIME,
+                    f"KV cache: {slots} sequences of --max-batch {args.max_batch} fit in "
+                    f"--kv-cache-gib {args.kv_cache_gib:g}; the others wait for a slot",
+                    runtime=args.runtime)
+    decoder = Decoder(model, slots=slots, cache=not args.no_kv_cache, codec=loaded.codec)
     batcher = ContinuousBatcher(decoder, max_wait_s=args.max_wait_ms / 1000)
     info = {"model": loaded.source, "step": loaded.step, "params": loaded.params}
     name = args.served_model_name or loaded.source.rstrip("/").rsplit("/", 1)[-1]
@@ -209,6 +218,16 @@ def make_server(args: argparse.Namespace, loaded: loader.LoadedModel, model: tor
         chat_template=template, vllm=args.vllm_compat,
     )
     return server, batcher, decoder
+
+
+def cache_slots(model: torch.nn.Module, wanted: int, gib: float) -> int:
+    """How many of `wanted` sequences' keys and values fit in `gib` GiB (at least one): a
+    Hugging Face model's slot is its whole context long."""
+    layers, heads, positions, width = kv_cache.cache_shape(model)  # type: ignore[arg-type]
+    parameter = next(model.parameters(), None)
+    size = parameter.element_size() if parameter is not None else 4
+    per_slot = 2 * layers * heads * positions * width * size
+    return max(1, min(wanted, int(gib * 1024**3) // per_slot))
 
 
 def _shut_down_on_signals(server: PredictionServer) -> None:
