@@ -27,6 +27,7 @@ def _state() -> serializers.CharField:
 class ModelEntrySerializer(serializers.ModelSerializer):
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     state = _state()
+    format = serializers.CharField(read_only=True, help_text="product or hf.")
 
     class Meta:
         model = ModelEntry
@@ -44,8 +45,10 @@ class RegisterModelSerializer(StrictSerializer):
     team = serializers.SlugField(required=False, help_text="Team slug, for an artifact_uri "
                                  "registered without a job; optional when you belong to one "
                                  "team.")
-    format = serializers.ChoiceField(
-        choices=ModelEntry.Format.choices, default=ModelEntry.Format.PRODUCT,
+    # A string, not a choice: "format" names another enum in the schema (a job check's), and
+    # the registry refuses an unknown format naming the field.
+    format = serializers.CharField(
+        default=ModelEntry.Format.PRODUCT, max_length=8,
         help_text="product: the product's trainers' model.pt (a checkpoint or final export); "
         "hf: a Hugging Face model folder (config.json with a supported architecture, "
         "safetensors weights, a tokenizer), checked before it is registered.")

@@ -18,17 +18,23 @@ class ModelEntry:
     Attributes:
         id (int):
         team (str):
-        job (int):
+        job (int | None):
         display_name (str):
         step (int | None):
         artifact_uri (str):
         image_uri (str):
         command (Any):
+        args (Any):
         runtime (RuntimeEnum): * `eager` - eager (PyTorch as trained)
             * `compiled` - compiled (torch.compile before serving)
             * `aot` - aot (AOTInductor package, built once, kept beside the weights)
             * `triton` - triton (NVIDIA Triton serving an ONNX model repository)
-            * `tensorrt` - tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only) Default: RuntimeEnum.EAGER.
+            * `tensorrt` - tensorrt (NVIDIA Triton serving a TensorRT engine, GPU only)
+            * `vllm` - vllm (Model Garden's vLLM container, Hugging Face models, GPU only) Default: RuntimeEnum.EAGER.
+        format_ (str): product or hf.
+        architecture (str):
+        parameter_count (int | None):
+        vllm (Any):
         state (str):
         vertex_name (str):
         error_message (str):
@@ -39,12 +45,17 @@ class ModelEntry:
 
     id: int
     team: str
-    job: int
+    job: int | None
     display_name: str
     step: int | None
     artifact_uri: str
     image_uri: str
     command: Any
+    args: Any
+    format_: str
+    architecture: str
+    parameter_count: int | None
+    vllm: Any
     state: str
     vertex_name: str
     error_message: str
@@ -59,6 +70,7 @@ class ModelEntry:
 
         team = self.team
 
+        job: int | None
         job = self.job
 
         display_name = self.display_name
@@ -72,7 +84,18 @@ class ModelEntry:
 
         command = self.command
 
+        args = self.args
+
         runtime = self.runtime.value
+
+        format_ = self.format_
+
+        architecture = self.architecture
+
+        parameter_count: int | None
+        parameter_count = self.parameter_count
+
+        vllm = self.vllm
 
         state = self.state
 
@@ -102,7 +125,12 @@ class ModelEntry:
                 "artifact_uri": artifact_uri,
                 "image_uri": image_uri,
                 "command": command,
+                "args": args,
                 "runtime": runtime,
+                "format": format_,
+                "architecture": architecture,
+                "parameter_count": parameter_count,
+                "vllm": vllm,
                 "state": state,
                 "vertex_name": vertex_name,
                 "error_message": error_message,
@@ -121,7 +149,12 @@ class ModelEntry:
 
         team = d.pop("team")
 
-        job = d.pop("job")
+        def _parse_job(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        job = _parse_job(d.pop("job"))
 
         display_name = d.pop("display_name")
 
@@ -138,7 +171,22 @@ class ModelEntry:
 
         command = d.pop("command")
 
+        args = d.pop("args")
+
         runtime = RuntimeEnum(d.pop("runtime"))
+
+        format_ = d.pop("format")
+
+        architecture = d.pop("architecture")
+
+        def _parse_parameter_count(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        parameter_count = _parse_parameter_count(d.pop("parameter_count"))
+
+        vllm = d.pop("vllm")
 
         state = d.pop("state")
 
@@ -174,7 +222,12 @@ class ModelEntry:
             artifact_uri=artifact_uri,
             image_uri=image_uri,
             command=command,
+            args=args,
             runtime=runtime,
+            format_=format_,
+            architecture=architecture,
+            parameter_count=parameter_count,
+            vllm=vllm,
             state=state,
             vertex_name=vertex_name,
             error_message=error_message,

@@ -7,6 +7,7 @@ class RuntimeEnum(StrEnum):
     EAGER = "eager"
     TENSORRT = "tensorrt"
     TRITON = "triton"
+    VLLM = "vllm"
 
     def __str__(self) -> str:
         return str(self.value)

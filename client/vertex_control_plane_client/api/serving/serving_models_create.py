@@ -14,7 +14,7 @@ from ...types import UNSET, Response, Unset
 
 def _get_kwargs(
     *,
-    body: RegisterModelRequest,
+    body: RegisterModelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -26,7 +26,8 @@ def _get_kwargs(
         "url": "/api/v1/serving/models/",
     }
 
-    _kwargs["json"] = body.to_dict()
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
 
     headers["Content-Type"] = "application/json"
 
@@ -92,15 +93,15 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient,
-    body: RegisterModelRequest,
+    body: RegisterModelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ModelEntry]:
     """Register a model from a job
 
     Args:
         idempotency_key (str | Unset):
-        body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead
-            of a silent default.
+        body (RegisterModelRequest | Unset): Refuses keys it does not know, so a typo is an error
+            instead of a silent default.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -125,15 +126,15 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient,
-    body: RegisterModelRequest,
+    body: RegisterModelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | ModelEntry | None:
     """Register a model from a job
 
     Args:
         idempotency_key (str | Unset):
-        body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead
-            of a silent default.
+        body (RegisterModelRequest | Unset): Refuses keys it does not know, so a typo is an error
+            instead of a silent default.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -153,15 +154,15 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
-    body: RegisterModelRequest,
+    body: RegisterModelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[Detail | FieldErrors | ModelEntry]:
     """Register a model from a job
 
     Args:
         idempotency_key (str | Unset):
-        body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead
-            of a silent default.
+        body (RegisterModelRequest | Unset): Refuses keys it does not know, so a typo is an error
+            instead of a silent default.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -184,15 +185,15 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient,
-    body: RegisterModelRequest,
+    body: RegisterModelRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Detail | FieldErrors | ModelEntry | None:
     """Register a model from a job
 
     Args:
         idempotency_key (str | Unset):
-        body (RegisterModelRequest): Refuses keys it does not know, so a typo is an error instead
-            of a silent default.
+        body (RegisterModelRequest | Unset): Refuses keys it does not know, so a typo is an error
+            instead of a silent default.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
