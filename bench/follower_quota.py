@@ -45,9 +45,18 @@ SWEEP_S = 3.0
 CEILING = QUOTA * 1000 / 60
 
 
+# Each emulator's token (localvertex/auth.py) by its address: what its callers send.
+_TOKENS: dict[str, str] = {}
+
+
+def token_for(address: str) -> str:
+    return _TOKENS[address]
+
+
 @contextlib.contextmanager
 def emulator(quota: int = QUOTA) -> Iterator[str]:
     """python -m localvertex on a free port with its own data directory; its address."""
+    from localvertex import auth
     from localvertex.client import wait_ready
 
     with socket.socket() as s:
@@ -55,12 +64,13 @@ def emulator(quota: int = QUOTA) -> Iterator[str]:
         port = s.getsockname()[1]
     data = Path(tempfile.mkdtemp(prefix="bench-lv-"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "localvertex", "--port", str(port), "--data-dir", str(data),
-         "--logging-quota-per-minute", str(quota), "--log-level", "WARNING",
-         "--accept-job-log-writes"],
+        [sys.executable, "-m", "localvertex", "--port", str(port), "--admin-port", "0",
+         "--data-dir", str(data), "--logging-quota-per-minute", str(quota),
+         "--log-level", "WARNING", "--accept-job-log-writes"],
         start_new_session=True)
     try:
         wait_ready(f"127.0.0.1:{port}", timeout=60)
+        _TOKENS[f"127.0.0.1:{port}"] = auth.read(data / auth.TOKEN_FILE)
         yield f"127.0.0.1:{port}"
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -100,6 +110,7 @@ def use_emulator(address: str, project: str = "bench-project") -> Any:
     from controlplane.backends.base import get_backend
 
     settings.VERTEX_EMULATOR_ADDR = address
+    settings.VERTEX_EMULATOR_TOKEN = token_for(address)
     settings.VERTEX_PROJECT = project
     settings.CP_BACKEND = "controlplane.backends.training.VertexBackend"
     get_backend.cache_clear()
@@ -114,7 +125,7 @@ class Writer:
 
         from localvertex.client import logging_client
 
-        self.client = logging_client(address)
+        self.client = logging_client(address, token_for(address))
         self.project = project
         self.entry_pb = LogEntry.pb()
         self.request_pb = WriteLogEntriesRequest.pb()

@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.follower_quota import emulator, use_emulator
+from bench.follower_quota import emulator, token_for, use_emulator
 from bench.logs_ingest import postgres_version, scratch_database
 from bench.machine import machine
 
@@ -75,7 +75,7 @@ def start_job(address: str, lines: int, every: float) -> tuple[Any, str]:
     user, _ = get_user_model().objects.get_or_create(username="bench")
     Membership.objects.get_or_create(user=user, team=team, defaults={"role": Role.MEMBER})
     created = datetime.now(UTC)
-    remote = job_client(address).create_custom_job(
+    remote = job_client(address, token_for(address)).create_custom_job(
         parent="projects/bench-project/locations/us-central1",
         custom_job=aiplatform_v1.CustomJob(
             display_name="latency-probe",

@@ -24,7 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import grpc
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1 as v1
 from google.cloud.aiplatform_v1.services.persistent_resource_service.transports import (
@@ -33,6 +32,7 @@ from google.cloud.aiplatform_v1.services.persistent_resource_service.transports 
 
 from bench.machine import machine
 from config.devstack import free_port
+from localvertex import auth
 from localvertex.client import job_client, wait_ready
 
 PARENT = "projects/bench/locations/us-central1"
@@ -75,16 +75,18 @@ def main() -> int:
     data = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     port = free_port()
     emulator = subprocess.Popen(
-        [sys.executable, "-m", "localvertex", "--port", str(port), "--data-dir", str(data),
-         "--queue-delay", str(args.queue_delay), "--pending-delay", str(args.pending_delay)],
+        [sys.executable, "-m", "localvertex", "--port", str(port), "--admin-port", "0",
+         "--data-dir", str(data), "--queue-delay", str(args.queue_delay),
+         "--pending-delay", str(args.pending_delay)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         address = f"127.0.0.1:{port}"
         wait_ready(address, timeout=30)
+        token = auth.read(data / auth.TOKEN_FILE)
         resources = v1.PersistentResourceServiceClient(
             transport=PersistentResourceServiceGrpcTransport(
-                channel=grpc.insecure_channel(address)))
-        jobs = job_client(address)
+                channel=auth.channel(address, token)))
+        jobs = job_client(address, token)
         print(f"machine: {machine()}")
 
         start = time.monotonic()

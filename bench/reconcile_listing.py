@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     emulator.start()
     try:
         settings.VERTEX_EMULATOR_ADDR = emulator.address
+        settings.VERTEX_EMULATOR_TOKEN = emulator.token
         settings.VERTEX_REGION = REGION
         settings.CP_BACKEND = "controlplane.backends.training.VertexBackend"
         base.get_backend.cache_clear()

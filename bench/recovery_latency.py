@@ -227,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     database_url, drop = scratch_database(args.postgres, var_dir)
     stack = BenchStack(StackConfig(
         var_dir=var_dir, database_url=database_url, broker_url=broker,
-        web_port=free_port(), emulator_port=free_port(), queue_prefix=f"bench-{os.getpid()}",
+        web_port=free_port(), emulator_port=free_port(),
+        emulator_admin_port=free_port(), queue_prefix=f"bench-{os.getpid()}",
         reconcile_interval_s=args.interval, follow_interval_s=args.interval,
         extra_env={"CP_RECOVERY_BACKOFF_S": "0", "CP_MAX_RECOVERIES": "3"},
     ))
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         stack.start()
         seeded = json.loads(stack.manage("seed_demo", "--username", "bench", capture=True))
         api = Api(stack.web_url, seeded["token"])
-        with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as admin:
+        with AdminClient(stack.emulator_admin_addr, stack.emulator_token) as admin:
             for n in range(args.trials):
                 if args.scenario in ("preemption", "both"):
                     results.append(trial(api, admin))

@@ -98,7 +98,7 @@ def arm_preemption(stack: Stack, job: dict, at_step: int) -> bool:
     current = [a for a in job["attempts"] if a["number"] == job["attempt"]]
     if not current or not current[0]["vertex_name"]:
         return False
-    with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as client:
+    with AdminClient(stack.emulator_admin_addr, stack.emulator_token) as client:
         try:
             client.preempt(current[0]["vertex_name"], grace_s=30, at_step=at_step)
         except AdminError:

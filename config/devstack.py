@@ -18,6 +18,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from localvertex import auth
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -58,6 +60,7 @@ class StackConfig:
     broker_url: str
     web_port: int = 8000
     emulator_port: int = 8470
+    emulator_admin_port: int = 8471
     queue_prefix: str = "cp"
     reconcile_interval_s: float = 2.0
     follow_interval_s: float = 2.0
@@ -121,8 +124,25 @@ class Stack:
     def emulator_data_dir(self) -> Path:
         return self.config.var_dir / "localvertex"
 
+    @property
+    def emulator_token_file(self) -> Path:
+        """The emulator's bearer token (localvertex/auth.py), kept in the var folder, readable by
+        this user only: the emulator and the control plane read it, replicas never see it."""
+        return self.config.var_dir / "emulator_token"
+
+    @property
+    def emulator_token(self) -> str:
+        return auth.load_or_create(self.emulator_token_file)
+
+    @property
+    def emulator_admin_addr(self) -> str:
+        return f"127.0.0.1:{self.config.emulator_admin_port}"
+
     def env(self) -> dict[str, str]:
         c = self.config
+        # Made before any process that reads it starts (manage.py too: settings read it).
+        c.var_dir.mkdir(parents=True, exist_ok=True)
+        auth.load_or_create(self.emulator_token_file)
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -130,6 +150,7 @@ class Stack:
             "CELERY_BROKER_URL": c.broker_url,
             "CELERY_QUEUE_PREFIX": c.queue_prefix,
             "VERTEX_EMULATOR_ADDR": f"127.0.0.1:{c.emulator_port}",
+            "VERTEX_EMULATOR_TOKEN_FILE": str(self.emulator_token_file),
             "CP_VAR_DIR": str(c.var_dir),
             "CP_LOCAL_GCS_ROOT": str(self.emulator_data_dir / "gcs"),
             "CP_RECONCILE_INTERVAL_S": str(c.reconcile_interval_s),
@@ -146,6 +167,8 @@ class Stack:
         return {
             "emulator": [py, "-m", "localvertex", "--host", "127.0.0.1",
                          "--port", str(c.emulator_port), "--data-dir", str(self.emulator_data_dir),
+                         "--admin-port", str(c.emulator_admin_port),
+                         "--token-file", str(self.emulator_token_file),
                          *(() if c.crud_quota_per_minute is None else
                            ("--crud-quota-per-minute", str(c.crud_quota_per_minute)))],
             "worker": [py, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -195,10 +196,23 @@ if envbool("SECURE_PROXY_SSL_HEADER", False):
 # The health of a server behind a load balancer is asked over plain HTTP.
 SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 
+# Redis' password (REDIS_PASSWORD, or the file REDIS_PASSWORD_FILE names): added to every Redis
+# URL below that carries none (broker, cache, live pages), so the URLs themselves can be
+# written where the password may not be (docker-compose.yml).
+REDIS_PASSWORD = envsecret("REDIS_PASSWORD")
+
+
+def _with_redis_password(url: str) -> str:
+    parts = urlsplit(url)
+    if not REDIS_PASSWORD or parts.scheme not in ("redis", "rediss") or "@" in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=f":{quote(REDIS_PASSWORD, safe='')}@{parts.netloc}"))
+
+
 # Throttle and login-failure counters live in this cache, shared by every web process: Redis
 # when CP_CACHE_URL names one (redis://...), otherwise a table in the database (created by a
 # migration), never one process's memory, where each worker would count alone.
-_cache_url = envstr("CP_CACHE_URL", "")
+_cache_url = _with_redis_password(envstr("CP_CACHE_URL", ""))
 CACHES = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
@@ -264,10 +278,10 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Celery -------------------------------------------------------------------------------
-REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
-CELERY_BROKER_URL = envurl(
+REDIS_URL = _with_redis_password(envstr("REDIS_URL", "redis://127.0.0.1:6379/0"))
+CELERY_BROKER_URL = _with_redis_password(envurl(
     "CELERY_BROKER_URL", REDIS_URL, ("redis", "rediss", "sqla+sqlite", "sqla+postgresql", "memory")
-)
+))
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE_PREFIX", "cp") + "-default"
 # Tasks are short (seconds); the visibility timeout only needs to exceed the longest one,
 # so a task lost with its worker is redelivered within minutes, not hours. (Redis only: the
@@ -300,8 +314,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Live pages: what the follower and the reconciler store is published on Redis pub/sub (after
 # the commit) to the job page's event stream and `vcp logs -f`. Defaults to the broker when it
 # is Redis; empty turns the push off, and the pages poll instead.
-CP_LIVE_URL = envstr(
-    "CP_LIVE_URL", CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis:", "rediss:")) else "")
+CP_LIVE_URL = _with_redis_password(envstr(
+    "CP_LIVE_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis:", "rediss:")) else ""))
 # An event stream ends after this long and the client reconnects (checking access again).
 CP_LIVE_STREAM_S = envfloat("CP_LIVE_STREAM_S", 300.0, minimum=1.0)
 # Each open stream holds a Redis connection: a user may hold this many at once (beyond: 429);
@@ -351,6 +366,10 @@ CP_IMAGE_REGISTRY = envstr("CP_IMAGE_REGISTRY",
 CP_IMAGE_LOCATIONS = [loc.strip() for loc in envstr("CP_IMAGE_LOCATIONS", "").split(",")
                       if loc.strip()]
 VERTEX_EMULATOR_ADDR = envstr("VERTEX_EMULATOR_ADDR", "")
+# The emulator's bearer token (localvertex/auth.py), best as VERTEX_EMULATOR_TOKEN_FILE: the
+# emulator's <data dir>/auth_token, or the file its --token-file names. Every call to the
+# emulator carries it; without it the emulator answers UNAUTHENTICATED.
+VERTEX_EMULATOR_TOKEN = envsecret("VERTEX_EMULATOR_TOKEN")
 VERTEX_PROJECT = envstr("VERTEX_PROJECT", "local-project")
 VERTEX_REGION = envchoice(
     "VERTEX_REGION",

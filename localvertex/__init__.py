@@ -31,6 +31,8 @@ A room per service, as moto has one per AWS service:
   core/          what the rooms share: the API's errors, times, the filter parser, the generic
                  SQLite store, resource names and pages, long-running operations, v1beta1
                  answered by a v1 implementation
-and, at the top: server.py (every service on one port), config.py (the settings), client.py
-(GAPIC clients pointed at the emulator), __main__.py (`python -m localvertex`).
+and, at the top: server.py (every service on one port, the admin service on another), auth.py
+(the bearer token every call must carry: only the control plane holds it), config.py (the
+settings), client.py (GAPIC clients pointed at the emulator), __main__.py
+(`python -m localvertex`).
 """

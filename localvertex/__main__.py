@@ -10,6 +10,7 @@ from pathlib import Path
 
 # Before anything loads gRPC (localvertex.server does): see the module.
 import localvertex.replicas.fork_safety  # noqa: F401
+from localvertex.auth import TokenError
 from localvertex.config import REPO_ROOT, Settings
 from localvertex.jobs.synthetic_schedule import STEP_S_RANGE
 from localvertex.quotas.capacity import parse_limit
@@ -57,6 +58,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8470, help="0 picks a free port")
+    parser.add_argument("--admin-port", type=int, default=8471,
+                        help="the admin service's own port (0 picks a free one)")
+    parser.add_argument(
+        "--token-file", type=Path, default=None,
+        help="the bearer token every call must carry, made here (owner-only) if missing "
+        "(default: DATA_DIR/auth_token); give the control plane the same file "
+        "(VERTEX_EMULATOR_TOKEN_FILE)")
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -149,6 +157,8 @@ def main(argv: list[str] | None = None) -> None:
         workdir=args.workdir.absolute(),
         host=args.host,
         port=args.port,
+        admin_port=args.admin_port,
+        token_file=args.token_file.absolute() if args.token_file else None,
         logging_quota_per_minute=args.logging_quota_per_minute,
         crud_quota_per_minute=args.crud_quota_per_minute,
         accept_job_log_writes=args.accept_job_log_writes,
@@ -169,6 +179,9 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(sig, lambda *_: stop.set())
     try:
         emulator = Emulator(settings)
+    except TokenError as exc:
+        log.error("auth: refusing to start: %s", exc)
+        raise SystemExit(2) from exc
     except SandboxError as exc:
         # Said where devstack shows it, and the emulator does not start: a host that cannot
         # sandbox replicas never runs them as root unasked.

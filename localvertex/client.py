@@ -2,6 +2,7 @@
 
 With a channel given, the clients look up no credentials (passing credentials as well raises
 ValueError), and `client_options.api_endpoint` alone would build a TLS channel: hence these.
+Every call carries the emulator's token (auth.py), which its data dir's auth_token holds.
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ from google.cloud.logging_v2.services.logging_service_v2.transports import (
     LoggingServiceV2GrpcTransport,
 )
 
+from localvertex import auth
 
-def job_client(address: str) -> aiplatform_v1.JobServiceClient:
-    """A JobServiceClient talking plaintext gRPC to `address` ("127.0.0.1:8470")."""
-    channel = grpc.insecure_channel(address)
+
+def job_client(address: str, token: str) -> aiplatform_v1.JobServiceClient:
+    """A JobServiceClient talking plaintext gRPC to `address` ("127.0.0.1:8470") with TOKEN."""
+    channel = auth.channel(address, token)
     return aiplatform_v1.JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
 
 
-def logging_client(address: str) -> LoggingServiceV2Client:
-    """A LoggingServiceV2Client talking plaintext gRPC to `address`."""
-    channel = grpc.insecure_channel(address)
+def logging_client(address: str, token: str) -> LoggingServiceV2Client:
+    """A LoggingServiceV2Client talking plaintext gRPC to `address` with TOKEN."""
+    channel = auth.channel(address, token)
     return LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=channel))
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from localvertex.auth import TOKEN_FILE
 from localvertex.replicas.sandbox import Identity, identity
 
 # The repository root: replicas run from here by default so `python -m trainers.train` resolves.
@@ -18,6 +19,12 @@ class Settings:
     workdir: Path = REPO_ROOT
     host: str = "127.0.0.1"
     port: int = 8470
+    # The admin service (preemptions, faults, quotas, stockouts) listens apart, on the same host;
+    # 0 picks a free port (`python -m localvertex` defaults to 8471).
+    admin_port: int = 0
+    # The bearer token every call must carry (auth.py): this file's, made on first start; None
+    # is <data dir>/auth_token.
+    token_file: Path | None = None
     # Cloud Logging allows 60 entries.list calls per minute per project; 0 turns the limit off.
     logging_quota_per_minute: int = 60
     # Vertex AI allows 600 resource management (CRUD) requests per minute per region and
@@ -59,6 +66,10 @@ class Settings:
     @property
     def db_path(self) -> Path:
         return self.data_dir / "localvertex.sqlite3"
+
+    @property
+    def token_path(self) -> Path:
+        return self.token_file or self.data_dir / TOKEN_FILE
 
     @property
     def jobs_dir(self) -> Path:

@@ -1,8 +1,9 @@
 """The emulator's gRPC server: every room's services on one port (JobService with the tuning
 jobs, PipelineService's TrainingPipelines, PersistentResourceService in v1 and v1beta1,
 ModelService, EndpointService, PredictionService (its streaming RPCs in v1 and v1beta1),
-google.longrunning.Operations, LoggingServiceV2, CloudQuotas, Artifact Registry and the admin
-service), wired together.
+google.longrunning.Operations, LoggingServiceV2, CloudQuotas, Artifact Registry), and the admin
+service on a port of its own, wired together. Both answer only calls that carry the emulator's
+token (auth.py): the control plane holds it, replicas never get it.
 
 No generated servicers: each method is a generic handler that (de)serializes Google's own
 protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
@@ -18,6 +19,7 @@ from concurrent import futures
 import grpc
 from google.rpc import status_pb2
 
+from localvertex import auth
 from localvertex.admin.faults import FaultInjector
 from localvertex.admin.service import SERVICE as ADMIN_SERVICE
 from localvertex.admin.service import AdminService, decode, encode
@@ -146,6 +148,8 @@ class Emulator:
         self.logs = LogStore(settings.db_path)
         who = settings.replica_identity
         prepare(settings.data_dir, who)
+        # What every caller must present (auth.py); replicas never see it.
+        self.token = auth.load_or_create(settings.token_path)
         # One line devstack and the demo show as they start the emulator.
         log.log(logging.INFO if who else logging.WARNING, "%s", describe(who))
         self.manager = JobManager(settings, self.jobs, self.logs)
@@ -174,11 +178,17 @@ class Emulator:
                                            self.pipeline_store)
         self.clusters = PersistentResourceService(
             settings.db_path, self.operations, settings.data_dir, settings.workdir,
-            settings.pending_delay_s, who)
+            settings.pending_delay_s, who, self.token)
         self.manager.persistent_resource = self.clusters.running
 
+        check = auth.TokenCheck(self.token)
         self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc")
+            futures.ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc"),
+            interceptors=[check],
+        )
+        self.admin_server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="admin"),
+            interceptors=[check],
         )
         clusters_v1beta1, clusters_v1beta1_methods = v1beta1_service(
             PERSISTENT_RESOURCE_SERVICE, self.clusters.methods(), self.operations.mark_v1beta1)
@@ -212,23 +222,32 @@ class Emulator:
             handlers.setdefault(service, {}).update({
                 name: server_stream(name, fn, cls.FromString, faults=self.faults)
                 for name, (fn, cls) in methods.items()})
-        # The admin service takes JSON and is never faulted.
-        handlers[ADMIN_SERVICE] = {
-            name: unary(name, fn, decode, encode)
-            for name, fn in {**self.admin.methods(), **self.images.admin_methods(),
-                             **self.serving.admin.methods()}.items()
-        }
         self.server.add_generic_rpc_handlers(tuple(
             grpc.method_handlers_generic_handler(service, methods)
             for service, methods in handlers.items()
         ))
+        # The admin service takes JSON, is never faulted, and has a port of its own: what Vertex
+        # does not offer is never on Vertex's port.
+        self.admin_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            ADMIN_SERVICE,
+            {name: unary(name, fn, decode, encode)
+             for name, fn in {**self.admin.methods(), **self.images.admin_methods(),
+                              **self.serving.admin.methods()}.items()}),))
         self.port = self.server.add_insecure_port(f"{settings.host}:{settings.port}")
         if self.port == 0:
             raise OSError(f"cannot listen on {settings.host}:{settings.port}")
+        self.admin_port = self.admin_server.add_insecure_port(
+            f"{settings.host}:{settings.admin_port}")
+        if self.admin_port == 0:
+            raise OSError(f"cannot listen on {settings.host}:{settings.admin_port} (admin)")
 
     @property
     def address(self) -> str:
         return f"{self.settings.host}:{self.port}"
+
+    @property
+    def admin_address(self) -> str:
+        return f"{self.settings.host}:{self.admin_port}"
 
     def start(self) -> None:
         self.manager.resume()
@@ -241,11 +260,15 @@ class Emulator:
         self.serving.start()
         self.clusters.resume()
         self.server.start()
-        log.info("localvertex listening on %s (data in %s)", self.address, self.settings.data_dir)
+        self.admin_server.start()
+        log.info("localvertex listening on %s, its admin service on %s (data in %s; callers "
+                 "need the token in %s)", self.address, self.admin_address,
+                 self.settings.data_dir, self.settings.token_path)
 
     def stop(self) -> None:
         log.info("localvertex stopping")
         self.logging.stopping.set()
+        self.admin_server.stop(grace=0)
         self.server.stop(grace=1).wait(5)
         self.clusters.shutdown()
         self.serving.stop()

@@ -1,6 +1,7 @@
 """How the backends reach Google, in one place: the local emulator over a plaintext channel
-(with a channel given, the clients look up no credentials), or Google's endpoints with
-Application Default Credentials (Vertex AI's regional one, `{region}-aiplatform.googleapis.com`)."""
+whose every call carries the emulator's token (VERTEX_EMULATOR_TOKEN, localvertex/auth.py; with
+a channel given, the clients look up no credentials), or Google's endpoints with Application
+Default Credentials (Vertex AI's regional one, `{region}-aiplatform.googleapis.com`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any, TypeVar
 import grpc
 from django.conf import settings
 
+from localvertex import auth
+
 C = TypeVar("C")
 
 
@@ -16,7 +19,7 @@ def emulator_channel() -> grpc.Channel | None:
     """A channel to the emulator when VERTEX_EMULATOR_ADDR names one; None for Google. The
     caller shares it among the clients it makes."""
     addr = settings.VERTEX_EMULATOR_ADDR
-    return grpc.insecure_channel(addr) if addr else None
+    return auth.channel(addr, settings.VERTEX_EMULATOR_TOKEN) if addr else None
 
 
 def google_client(client: type[C], transport: type, channel: grpc.Channel | None, *,

@@ -3,7 +3,9 @@ Submission REST API at the resource's RAY_DASHBOARD_URI over plain HTTP (no `ray
 
 As serving.py: the same class talks to Google or the emulator by settings alone; operations
 are returned, not waited for. On Google the dashboard is reached over TLS with an ADC bearer
-token (VERTEX_FACTS.md A2, "Jobs API"); on the emulator over plain HTTP on 127.0.0.1.
+token (VERTEX_FACTS.md A2, "Jobs API"); on the emulator over plain HTTP on 127.0.0.1 with the
+cluster's Ray token (Ray's token authentication), which the control plane derives from the
+emulator's token and the cluster's name and dashboard (localvertex/auth.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from controlplane.backends import clients, errors
 from controlplane.backends.clusters_base import ClusterBackend, RayJobStatus, RemoteCluster
 from controlplane.backends.serving import _done, _operation
 from controlplane.backends.training import translated_errors
+from localvertex import auth
 
 RAY_HTTP_TIMEOUT_S = 30.0
 
@@ -45,6 +48,8 @@ class VertexClusters(ClusterBackend):
         self.region = settings.VERTEX_REGION
         self.timeout = settings.VERTEX_RPC_TIMEOUT_S
         self.emulated = bool(settings.VERTEX_EMULATOR_ADDR)
+        # The emulator's clusters by dashboard address: their Ray tokens name them.
+        self._by_dashboard: dict[str, str] = {}
         self.client = clients.google_client(aiplatform_v1.PersistentResourceServiceClient,
                                             PersistentResourceServiceGrpcTransport,
                                             clients.emulator_channel())
@@ -103,18 +108,36 @@ class VertexClusters(ClusterBackend):
 
     def _ray(self, dashboard: str) -> httpx.Client:
         if self.emulated:
-            return httpx.Client(base_url=f"http://{dashboard}", timeout=RAY_HTTP_TIMEOUT_S)
+            token = auth.ray_token(settings.VERTEX_EMULATOR_TOKEN, self._named(dashboard),
+                                   dashboard)
+            return httpx.Client(base_url=f"http://{dashboard}", timeout=RAY_HTTP_TIMEOUT_S,
+                                headers={"Authorization": f"Bearer {token}"})
         credentials, _ = google.auth.default(
             scopes=["https://www.googleapis.com/auth/cloud-platform"])
         credentials.refresh(google.auth.transport.requests.Request())
         return httpx.Client(base_url=f"https://{dashboard}", timeout=RAY_HTTP_TIMEOUT_S,
                             headers={"Authorization": f"Bearer {credentials.token}"})
 
+    def _named(self, dashboard: str) -> str:
+        """The name of the emulator's cluster whose dashboard is at DASHBOARD ("" if none)."""
+        if dashboard not in self._by_dashboard:
+            for resource in self._call("ListPersistentResources",
+                                       self.client.list_persistent_resources,
+                                       parent=self.parent):
+                uri = resource.resource_runtime.access_uris.get("RAY_DASHBOARD_URI")
+                if uri:
+                    self._by_dashboard[uri] = resource.name
+        return self._by_dashboard.get(dashboard, "")
+
     def _request(self, dashboard: str, method: str, path: str, *, raw: bool = False,
                  **kwargs: Any) -> httpx.Response:
         try:
             with self._ray(dashboard) as http:
                 response = http.request(method, path, **kwargs)
+            if response.status_code in (401, 403) and self._by_dashboard.pop(dashboard, None):
+                # The address is another cluster's now (a reboot moved the one we knew).
+                with self._ray(dashboard) as http:
+                    response = http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise errors.TransientBackendError(f"Ray {method} {path}: {exc}") from exc
         if raw:

@@ -1,12 +1,16 @@
 """A client for the emulator's admin service (service.py): what tests, the demo and benchmarks
 call to preempt jobs, inject faults and stockouts, set quotas and push images; the command line
-is cli.py (`python -m localvertex.admin`)."""
+is cli.py (`python -m localvertex.admin`). The admin service listens on a port of its own
+(8471 by default) and, like every service of the emulator, answers only calls that carry its
+token (localvertex/auth.py)."""
 
 from __future__ import annotations
 
 import json
 
 import grpc
+
+from localvertex import auth
 
 SERVICE = "localvertex.v1.Admin"
 
@@ -17,8 +21,8 @@ AdminError = grpc.RpcError
 
 
 class AdminClient:
-    def __init__(self, target: str, timeout: float = 10.0) -> None:
-        self._channel = grpc.insecure_channel(target)
+    def __init__(self, target: str, token: str, timeout: float = 10.0) -> None:
+        self._channel = auth.channel(target, token)
         self._timeout = timeout
 
     def close(self) -> None:

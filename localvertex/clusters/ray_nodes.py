@@ -36,6 +36,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,6 +107,11 @@ class RayCluster:
     client_port: int = 0
     # The sandbox's replica user (None: the emulator's own user).
     who: Identity | None = None
+    # Ray's token authentication (RAY_AUTH_MODE=token, Ray 2.52 on): the cluster's token for
+    # its dashboard's address (localvertex/auth.py's ray_token), which its nodes, and so the
+    # team's Ray jobs, hold and nobody else; every Ray RPC and dashboard request without it is
+    # refused. None: no token (the ports stay loopback-only).
+    token_for: Callable[[str], str] | None = None
     temp_dir: Path | None = None
     head: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
@@ -141,7 +147,14 @@ class RayCluster:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self.workdir),
                                                         env.get("PYTHONPATH", "")) if p)
         env["RAY_USAGE_STATS_ENABLED"] = "0"
+        if self.token_for is not None:
+            env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token})
         return env
+
+    @property
+    def token(self) -> str:
+        """The cluster's Ray token (its dashboard's address is part of it)."""
+        return self.token_for(self.dashboard_address) if self.token_for else ""
 
     def head_args(self) -> list[str]:
         """`ray start`'s own arguments for the head node (beside those every node gets)."""
@@ -254,8 +267,10 @@ class RayCluster:
                     exited, attempt + 1, NODE_START_TRIES)
 
     def _get(self, path: str) -> bytes:
-        url = f"http://{self.dashboard_address}{path}"
-        with urllib.request.urlopen(url, timeout=5) as response:
+        request = urllib.request.Request(f"http://{self.dashboard_address}{path}")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        with urllib.request.urlopen(request, timeout=5) as response:
             return response.read()
 
     def _check_alive(self) -> None:

@@ -16,6 +16,7 @@ import logging
 import re
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -23,6 +24,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import empty_pb2
 from google.rpc import status_pb2
 
+from localvertex import auth
 from localvertex.clusters.ray_nodes import RayCluster, RayUnavailable
 from localvertex.core.errors import ApiError, failed_precondition, invalid, not_found
 from localvertex.core.objects import object_store
@@ -80,9 +82,11 @@ def worker_nodes(resource) -> int:
 class PersistentResourceService:
     def __init__(self, db_path: Path, operations: Operations, data_dir: Path,
                  workdir: Path, provisioning_delay_s: float,
-                 who: Identity | None = None) -> None:
+                 who: Identity | None = None, token: str = "") -> None:
         self.store = object_store(db_path, KIND, ResourcePb)
         self.who = who  # Ray nodes run as the sandbox's replica user (replicas/sandbox.py)
+        # The emulator's token, from which each cluster's Ray token is derived (auth.py).
+        self.token = token
         self.operations = operations
         self.data_dir = data_dir
         self.workdir = workdir
@@ -211,7 +215,9 @@ class PersistentResourceService:
             who = identity_for(self.who, team_of(dict(resource.labels)))
         except SandboxError as exc:
             raise RayUnavailable(f"its nodes cannot run as its team's user: {exc}") from exc
-        cluster = RayCluster(rid, self.data_dir, self.workdir, who=who)
+        cluster = RayCluster(
+            rid, self.data_dir, self.workdir, who=who,
+            token_for=partial(auth.ray_token, self.token, resource.name) if self.token else None)
         with self._lock:
             old = self._clusters.pop(resource.name, None)
         if old is not None:

@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from controlplane.backends.base import Backend, RemoteJob, RemoteTuningJob
 from controlplane.backends.serving import VertexServing
 from controlplane.backends.serving_base import EndpointAccess, Operation, ServingBackend
 from controlplane.backends.training import VertexBackend
+from localvertex import auth
 from tests.fakes import FakeTuningBackend
 from tests.serving.fakes import FakeServing
 
@@ -52,14 +54,15 @@ class Side:
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     data = tmp_path_factory.mktemp("contract")
     port = free_port()
     log = data / "emulator.log"
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "localvertex", "--host", "127.0.0.1", "--port", str(port),
-             "--data-dir", str(data / "localvertex"), "--crud-quota-per-minute", "0"],
+             "--admin-port", "0", "--data-dir", str(data / "localvertex"),
+             "--crud-quota-per-minute", "0"],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     guard = ProcessGuard(data / "emulator.group")
     guard.watch([proc])
@@ -69,7 +72,8 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except (RuntimeError, TimeoutError) as exc:
             raise RuntimeError(f"the emulator did not start: {exc}\n"
                                f"{log.read_text(errors='replace')[-3000:]}") from exc
-        yield f"127.0.0.1:{port}"
+        yield SimpleNamespace(address=f"127.0.0.1:{port}",
+                              token=auth.read(data / "localvertex" / auth.TOKEN_FILE))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -104,8 +108,9 @@ def _fake_side() -> Side:
     return Side("fake", backend, serving, run_to_end, lambda op: op)
 
 
-def _emulator_side(settings: Any, address: str) -> Side:
-    settings.VERTEX_EMULATOR_ADDR = address
+def _emulator_side(settings: Any, emulator: SimpleNamespace) -> Side:
+    settings.VERTEX_EMULATOR_ADDR = emulator.address
+    settings.VERTEX_EMULATOR_TOKEN = emulator.token
     settings.VERTEX_PROJECT = PROJECT
     settings.VERTEX_REGION = REGION
     backend, serving = VertexBackend(), VertexServing()

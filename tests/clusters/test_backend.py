@@ -27,6 +27,7 @@ def backend(settings, tmp_path) -> Iterator[VertexClusters]:
     emulator = EmulatorProcess(tmp_path / "lv", FAST_FLAGS)
     emulator.start()
     settings.VERTEX_EMULATOR_ADDR = emulator.address
+    settings.VERTEX_EMULATOR_TOKEN = emulator.token
     settings.VERTEX_PROJECT = "test-project"
     settings.VERTEX_REGION = "us-central1"
     try:

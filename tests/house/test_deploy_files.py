@@ -312,7 +312,7 @@ def test_compose_is_local_only_without_debug_and_with_a_generated_key() -> None:
         env = services[name]["environment"]
         assert env["DEBUG"] == "false", name
         assert "SECRET_KEY" not in env and env["SECRET_KEY_FILE"].startswith("/run/cp-secrets/")
-    assert "secrets.token_urlsafe" in services["secret-key"]["command"]
+    assert services["secret-key"]["command"] == "python config/compose_secrets.py"
     # The emulator runs what teams submit: it gets neither the database nor the key.
     emulator = services["localvertex"]
     assert "environment" not in emulator and "volumes" in emulator

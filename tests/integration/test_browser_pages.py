@@ -497,7 +497,7 @@ def test_a_checkpoint_is_registered_in_each_runtime_and_deployed_from_the_pages(
     from localvertex.admin.client import AdminClient
 
     job_id, endpoint_id = world["jobs"][0], world["endpoint"]
-    with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as admin:
+    with AdminClient(stack.emulator_admin_addr, stack.emulator_token) as admin:
         admin.push_image(TRITON_COPY, labels={"cp-team": world["team"]})
     problems: list[str] = []
     visit = Visit(context_at(1440), f"/jobs/{job_id}/")

@@ -10,13 +10,13 @@ import time
 from datetime import datetime
 from typing import Any
 
-import grpc
 import pytest
 import requests
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from config.devstack import Stack
+from localvertex import auth
 from tests.stacks import Api, after_worker_runs
 
 pytestmark = pytest.mark.integration
@@ -37,7 +37,7 @@ def ddp_job(name: str, steps: int, checkpoint_every: int, **extra: Any) -> dict[
 
 
 def emulator_jobs(stack: Stack) -> list[aiplatform_v1.CustomJob]:
-    channel = grpc.insecure_channel(f"127.0.0.1:{stack.config.emulator_port}")
+    channel = auth.channel(f"127.0.0.1:{stack.config.emulator_port}", stack.emulator_token)
     client = aiplatform_v1.JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
     return list(client.list_custom_jobs(parent="projects/local-project/locations/us-central1"))
 

@@ -12,6 +12,7 @@ import json
 import re
 import shlex
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 
 import localvertex.replicas.processes as processes
 import localvertex.replicas.storage as local_storage
+from localvertex import auth
 from localvertex.clusters.ray_nodes import ray_executable
 
 pytestmark = pytest.mark.integration
@@ -161,7 +163,15 @@ def test_ray_cluster_job_and_deletion(stack, api, tmp_path, browser, seeded):
                    lambda c: c["state"] in ("RUNNING", "FAILED"), timeout_s=300, stack=stack)
     assert cluster["state"] == "RUNNING", cluster["error_message"]
     dashboard = cluster["dashboard_uri"]
-    with urllib.request.urlopen(f"http://{dashboard}/nodes?view=summary", timeout=10) as r:
+    # Ray's token authentication: the dashboard (and its Job Submission API) answers the
+    # cluster's token, which the control plane derives (localvertex/auth.py), and nobody else.
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"http://{dashboard}/api/jobs/", timeout=10)
+    assert refused.value.code == 401
+    token = auth.ray_token(stack.emulator_token, cluster["vertex_name"], dashboard)
+    with urllib.request.urlopen(urllib.request.Request(
+            f"http://{dashboard}/nodes?view=summary",
+            headers={"Authorization": f"Bearer {token}"}), timeout=10) as r:
         nodes = json.load(r)["data"]["summary"]
     assert sum(n["raylet"]["state"] == "ALIVE" for n in nodes) == 3
     assert ray_pids(stack, cluster)

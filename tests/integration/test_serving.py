@@ -182,7 +182,7 @@ def test_train_deploy_measure_and_alert(serving_stack: Stack, slack: SlackRecord
     # 5. Slowed on purpose: one breach alert on Slack, however long the breach lasts.
     alerts_url = f"/api/v1/serving/endpoints/{endpoint_id}/alerts/"
     samples_url = f"/api/v1/serving/endpoints/{endpoint_id}/samples/"
-    with AdminClient(f"127.0.0.1:{stack.config.emulator_port}") as admin:
+    with AdminClient(stack.emulator_admin_addr, stack.emulator_token) as admin:
         admin.set_endpoint_latency(f"cp-ep-{endpoint_id}", SLOW_MS)
         wait(stack, "the breach alert on Slack", lambda: len(slack.posts) >= 1)
         seen = api.get(samples_url)["count"]

@@ -42,7 +42,7 @@ def wait_sweep(api: Api, stack: Stack, sweep_id: int, timeout_s: float) -> dict:
 
 def reported_val_loss(stack: Stack, project: str, custom_job_id: str) -> float:
     """The last validation loss the trial's trainer printed, read from Cloud Logging."""
-    client = logging_client(f"127.0.0.1:{stack.config.emulator_port}")
+    client = logging_client(f"127.0.0.1:{stack.config.emulator_port}", stack.emulator_token)
     # The stack's log follower spends the project's read quota up to its ceiling, as it should;
     # a reader beside it waits for the minute's window to free a request, as any client would.
     patient = retry.Retry(predicate=retry.if_exception_type(exceptions.ResourceExhausted),

@@ -18,6 +18,8 @@ from google.cloud.logging_v2.types import LogEntry
 from google.protobuf import json_format
 
 from config.devstack import ProcessGuard
+from localvertex import auth
+from localvertex.admin.client import AdminClient
 from localvertex.client import job_client, logging_client, wait_ready
 from localvertex.replicas.processes import kill_strays
 
@@ -48,12 +50,14 @@ def free_port() -> int:
 
 
 class EmulatorProcess:
-    """`python -m localvertex` on a free port with its own data dir."""
+    """`python -m localvertex` on a free port (its admin service on another) with its own data
+    dir, where it keeps the token its callers need (auth_token)."""
 
     def __init__(self, data_dir: Path, flags: list[str]) -> None:
         self.data_dir = data_dir
         self.flags = flags
         self.port = free_port()
+        self.admin_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}-emulator.log"
         # Stops the emulator (and so its replicas) if the test process dies without stop().
@@ -65,6 +69,22 @@ class EmulatorProcess:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def admin_address(self) -> str:
+        return f"127.0.0.1:{self.admin_port}"
+
+    @property
+    def token(self) -> str:
+        """What the control plane holds: every call without it is refused."""
+        return auth.read(self.data_dir / auth.TOKEN_FILE)
+
+    def channel(self) -> grpc.Channel:
+        """A channel to the emulator whose calls carry its token, for Google's clients."""
+        return auth.channel(self.address, self.token)
+
+    def admin(self) -> AdminClient:
+        return AdminClient(self.admin_address, self.token)
+
     def start(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as out:
@@ -72,6 +92,7 @@ class EmulatorProcess:
                 [
                     sys.executable, "-m", "localvertex",
                     "--port", str(self.port),
+                    "--admin-port", str(self.admin_port),
                     "--data-dir", str(self.data_dir),
                     *self.flags,
                 ],
@@ -86,8 +107,8 @@ class EmulatorProcess:
         except grpc.FutureTimeoutError:
             self.stop()
             raise RuntimeError(f"emulator did not start:\n{self.output()}") from None
-        self.jobs = job_client(self.address)
-        self.logs = logging_client(self.address)
+        self.jobs = job_client(self.address, self.token)
+        self.logs = logging_client(self.address, self.token)
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

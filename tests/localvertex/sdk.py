@@ -3,11 +3,14 @@ for its channel.
 
 Vertex speaks gRPC over TLS and the SDK has no plaintext option: `aiplatform.init(api_endpoint=)`
 still builds a TLS channel (VERTEX_FACTS.md section 8). The emulator speaks plaintext on
-loopback, so `sdk_channel` makes google-api-core's channel factory answer a plaintext channel
-for the emulator's address (and only for it); every SDK class, request and poll above it is
-Google's own. Cloud Storage uploads the SDK makes (staging a script's package) go through
-Google's storage client to `StagingUploads`, which writes them where the emulator keeps a
-bucket today (a folder: localvertex/replicas/storage.py).
+loopback, so `sdk_channel` makes google-api-core's channel factory build the emulator's
+channel (and only its) on gRPC's local credentials instead of TLS; every SDK class, request
+and poll above it is Google's own. The emulator's token is given as a user gives the SDK an
+access token, `aiplatform.init(credentials=google.oauth2.credentials.Credentials(token))`:
+google-api-core's own auth plugin sends it (`authorization: Bearer ...`) on every call.
+Cloud Storage uploads the SDK makes (staging a script's package) go through Google's storage
+client to `StagingUploads`, which writes them where the emulator keeps a bucket today (a
+folder: localvertex/replicas/storage.py).
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from urllib.parse import parse_qs, urlparse
 import grpc
 import pytest
 from google.api_core import grpc_helpers
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform
+from google.oauth2.credentials import Credentials
 
 from localvertex.replicas.storage import local_path
 from tests.localvertex.helpers import PROJECT, EmulatorProcess
@@ -37,18 +40,20 @@ STAGING_BUCKET = "gs://sdk-staging"
 
 @contextmanager
 def sdk_channel(monkeypatch: pytest.MonkeyPatch, emulator: EmulatorProcess) -> Iterator[None]:
-    """aiplatform.init for the emulator: the project, region, staging bucket and anonymous
-    credentials a test needs, and plaintext gRPC to the emulator's address."""
+    """aiplatform.init for the emulator: the project, region, staging bucket and the
+    emulator's token as the user's credentials, and plaintext gRPC to the emulator's address."""
     secure = grpc_helpers.create_channel
 
     def create_channel(target, *args, **kwargs):
         if target == emulator.address:
-            return grpc.insecure_channel(target)
+            # Loopback only: gRPC sends call credentials on a plaintext channel only there.
+            kwargs["ssl_credentials"] = grpc.local_channel_credentials()
         return secure(target, *args, **kwargs)
 
     monkeypatch.setattr(grpc_helpers, "create_channel", create_channel)
     aiplatform.init(project=PROJECT, location=LOCATION, api_endpoint=emulator.address,
-                    credentials=AnonymousCredentials(), staging_bucket=STAGING_BUCKET)
+                    credentials=Credentials(token=emulator.token),
+                    staging_bucket=STAGING_BUCKET)
     try:
         yield
     finally:

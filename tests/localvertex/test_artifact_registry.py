@@ -18,7 +18,6 @@ from google.cloud.artifactregistry_v1.services.artifact_registry.transports impo
 from controlplane.backends import images_base
 from controlplane.serving import images
 from localvertex.admin.cli import main as admin_main
-from localvertex.admin.client import AdminClient
 from localvertex.serving.artifact_registry import PRODUCT_IMAGE
 
 REPO = "projects/acme/locations/europe-west4/repositories/serving"
@@ -26,16 +25,17 @@ REPO = "projects/acme/locations/europe-west4/repositories/serving"
 
 @pytest.fixture
 def client(emulator: Any) -> Iterator[artifactregistry_v1.ArtifactRegistryClient]:
-    channel = grpc.insecure_channel(emulator.address)
+    channel = emulator.channel()
     yield artifactregistry_v1.ArtifactRegistryClient(
         transport=ArtifactRegistryGrpcTransport(channel=channel))
     channel.close()
 
 
 def test_google_s_client_lists_pushed_images_and_their_tags(emulator: Any, client: Any) -> None:
-    assert admin_main(["--target", emulator.address, "image", "--uri",
+    assert admin_main(["--target", emulator.admin_address, "--token-file",
+                       str(emulator.data_dir / "auth_token"), "image", "--uri",
                        "europe-west4-docker.pkg.dev/acme/serving/gpt:v1"]) == 0
-    with AdminClient(emulator.address) as admin:
+    with emulator.admin() as admin:
         admin.push_image("europe-west4-docker.pkg.dev/acme/serving/gpt:v2")
         with pytest.raises(grpc.RpcError) as bad:
             admin.call("PushImage", {"uri": "not an image"})
@@ -56,10 +56,11 @@ def test_google_s_client_lists_pushed_images_and_their_tags(emulator: Any, clien
 
 def test_the_deploy_check_reads_the_emulator(emulator: Any, settings: Any) -> None:
     settings.VERTEX_EMULATOR_ADDR = emulator.address
+    settings.VERTEX_EMULATOR_TOKEN = emulator.token
     settings.CP_IMAGE_REGISTRY = "controlplane.backends.artifact_registry.ArtifactRegistryImages"
     images_base.get_image_registry.cache_clear()
     try:
-        with AdminClient(emulator.address) as admin:
+        with emulator.admin() as admin:
             admin.push_image("us-docker.pkg.dev/acme/check/gpt:v1")
         images.require_existing("us-docker.pkg.dev/acme/check/gpt:v1")
         images.require_existing(PRODUCT_IMAGE)
@@ -78,12 +79,14 @@ def test_the_picker_reads_labelled_repositories_from_the_emulator(
     from controlplane.teams.models import Team
 
     settings.VERTEX_EMULATOR_ADDR = emulator.address
+
+    settings.VERTEX_EMULATOR_TOKEN = emulator.token
     settings.VERTEX_PROJECT = "picker"
     settings.CP_IMAGE_LOCATIONS = ["europe-west4"]
     settings.CP_IMAGE_REGISTRY = "controlplane.backends.artifact_registry.ArtifactRegistryImages"
     images_base.get_image_registry.cache_clear()
     try:
-        with AdminClient(emulator.address) as admin:
+        with emulator.admin() as admin:
             admin.push_image("europe-west4-docker.pkg.dev/picker/vision/srv:a",
                              {"cp-team": "vision"})
             admin.push_image("europe-west4-docker.pkg.dev/picker/vision/srv:b")

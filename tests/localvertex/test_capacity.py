@@ -4,14 +4,12 @@ API reporting the limits, and a stockout injected in one region only."""
 
 from __future__ import annotations
 
-import grpc
 import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1
 from google.cloud.cloudquotas_v1 import CloudQuotasClient
 from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
 
-from localvertex.admin.client import AdminClient
 from localvertex.client import job_client
 from tests.localvertex.helpers import PROJECT, custom_job, python_pool, wait_state
 
@@ -38,7 +36,7 @@ def parent(region: str) -> str:
 
 def test_quota_is_enforced_per_region_and_for_spot_apart(start_emulator) -> None:
     emu = start_emulator("--quota", "custom_model_training_nvidia_t4_gpus@us-central1=4")
-    jobs = job_client(emu.address)
+    jobs = job_client(emu.address, emu.token)
     first = jobs.create_custom_job(parent=parent("us-central1"), custom_job=gpu_job("a", 4))
     with pytest.raises(exceptions.ResourceExhausted) as refused:
         jobs.create_custom_job(parent=parent("us-central1"), custom_job=gpu_job("b", 1))
@@ -53,7 +51,7 @@ def test_quota_is_enforced_per_region_and_for_spot_apart(start_emulator) -> None
     # Raised through the admin service: the same request now passes.
     jobs.cancel_custom_job(name=first.name)
     wait_state(jobs, first.name, State.JOB_STATE_CANCELLED)
-    with AdminClient(emu.address) as admin:
+    with emu.admin() as admin:
         admin.set_quota("custom_model_training_nvidia_t4_gpus", 1, region="us-central1")
     jobs.create_custom_job(parent=parent("us-central1"), custom_job=gpu_job("e", 1))
 
@@ -61,7 +59,7 @@ def test_quota_is_enforced_per_region_and_for_spot_apart(start_emulator) -> None
 def test_the_cloud_quotas_api_reports_the_limits(start_emulator) -> None:
     emu = start_emulator("--quota", "custom_model_training_nvidia_t4_gpus@us-central1=4",
                          "--quota", "custom_model_training_preemptible_nvidia_t4_gpus=16")
-    channel = grpc.insecure_channel(emu.address)
+    channel = emu.channel()
     client = CloudQuotasClient(transport=CloudQuotasGrpcTransport(channel=channel))
     infos = {i.metric: i for i in client.list_quota_infos(parent=QUOTAS_PARENT)}
     on_demand = {tuple(d.dimensions.items()): d.details.value
@@ -77,8 +75,8 @@ def test_the_cloud_quotas_api_reports_the_limits(start_emulator) -> None:
 
 def test_a_stockout_injected_in_one_region(start_emulator) -> None:
     emu = start_emulator()
-    jobs = job_client(emu.address)
-    with AdminClient(emu.address) as admin:
+    jobs = job_client(emu.address, emu.token)
+    with emu.admin() as admin:
         admin.stockout("us-central1", count=1, scheduling="SPOT")
     here = jobs.create_custom_job(parent=parent("us-central1"),
                                   custom_job=gpu_job("s", 1, spot=True, seconds=0))

@@ -4,6 +4,7 @@ writing and tailing; and no job's entries written by anyone but the emulator its
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -170,15 +171,15 @@ def test_write_then_list_and_tail(start_emulator) -> None:
 # (its CustomJob id, its replica's log name and task): a step far ahead, a checkpoint of the
 # attacker's, the run finished. Then a request mixing an entry of its own with one forged.
 FORGER = textwrap.dedent("""
-    import json, sys
-    import grpc
+    import json, os, sys
     from google.api_core import exceptions
     from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
     from google.cloud.logging_v2.services.logging_service_v2.transports import (
         LoggingServiceV2GrpcTransport)
+    from localvertex import auth
     address, project, victim = sys.argv[1:4]
-    client = LoggingServiceV2Client(
-        transport=LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(address)))
+    channel = auth.channel(address, os.environ["FORGER_TOKEN"])
+    client = LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=channel))
     forged = {"log_name": f"projects/{project}/logs/workerpool0-0",
               "resource": {"type": "ml_job",
                            "labels": {"job_id": victim, "task_name": "workerpool0-0"}}}
@@ -210,11 +211,13 @@ def test_no_process_but_the_emulator_writes_a_jobs_entries(emulator: EmulatorPro
     before = [(e.insert_id, e.log_name) for e in entries(emulator.logs, victim_filter)]
     assert before
 
-    # Run beside the emulator, as a process on its machine: a replica's own code no longer
-    # reaches the API at all (its job's network namespace, tests/security/
-    # test_replica_walls.py), and where no namespace can be made it meets the same refusal.
+    # Run beside the emulator, as a process on its machine, even with the emulator's token: a
+    # replica's own code reaches neither the API (its job's network namespace, tests/security/
+    # test_replica_walls.py) nor the token (localvertex/auth.py); the Logging API refuses
+    # the writes all the same.
     done = subprocess.run([sys.executable, "-c", FORGER, emulator.address, PROJECT,
-                           job_id(victim)], capture_output=True, text=True, timeout=120)
+                           job_id(victim)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "FORGER_TOKEN": emulator.token})
     said = [json.loads(line) for line in done.stdout.splitlines() if '"answers"' in line]
     assert said, done.stderr[-2000:]
     for answer in said[0]["answers"]:

@@ -7,10 +7,10 @@ import contextlib
 import json
 import os
 import pwd
+import urllib.error
 import urllib.request
 from pathlib import Path
 
-import grpc
 import pytest
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
@@ -19,6 +19,7 @@ from google.cloud.aiplatform_v1.services.persistent_resource_service.transports 
 )
 from google.protobuf import field_mask_pb2
 
+from localvertex import auth
 from localvertex.clusters.ray_nodes import ray_executable
 from localvertex.replicas import job_network, team_users
 from localvertex.replicas.processes import find_strays
@@ -36,7 +37,7 @@ needs_ray = pytest.mark.skipif(
 
 @pytest.fixture
 def resources(emulator):
-    channel = grpc.insecure_channel(emulator.address)
+    channel = emulator.channel()
     client = aiplatform_v1.PersistentResourceServiceClient(
         transport=PersistentResourceServiceGrpcTransport(channel=channel))
     yield client
@@ -76,14 +77,26 @@ def _sandboxed_as_replicas_are(pids: list[int]) -> None:
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):
             environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
             names = {item.split(b"=", 1)[0].decode() for item in environ if item}
-            assert not names & {"DATABASE_URL", "SECRET_KEY", "REDIS_URL",
-                                "CELERY_BROKER_URL"}, (pid, names)
+            assert not names & {"DATABASE_URL", "SECRET_KEY", "REDIS_URL", "CELERY_BROKER_URL",
+                                "VERTEX_EMULATOR_TOKEN", "VERTEX_EMULATOR_TOKEN_FILE",
+                                "REDIS_PASSWORD", "REDIS_PASSWORD_FILE"}, (pid, names)
             uid = os.stat(f"/proc/{pid}").st_uid
             assert uid != 0 or os.geteuid() != 0, f"Ray process {pid} runs as root"
 
 
-def alive_nodes(dashboard: str) -> int:
-    with urllib.request.urlopen(f"http://{dashboard}/nodes?view=summary", timeout=5) as r:
+def dashboard_get(dashboard: str, path: str, token: str | None) -> urllib.request.Request:
+    request = urllib.request.Request(f"http://{dashboard}{path}")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    return request
+
+
+def alive_nodes(emulator, name: str, dashboard: str) -> int:
+    """The cluster's live nodes, as its dashboard says to the cluster's token (Ray's token
+    authentication: the emulator's derives it, localvertex/auth.py)."""
+    token = auth.ray_token(emulator.token, name, dashboard)
+    with urllib.request.urlopen(dashboard_get(dashboard, "/nodes?view=summary", token),
+                                timeout=5) as r:
         body = json.load(r)
     return sum(1 for n in body["data"]["summary"] if n["raylet"]["state"] == "ALIVE")
 
@@ -141,7 +154,15 @@ def test_ray_cluster_runs_real_nodes_scales_and_stops(emulator, resources):
     dashboard = uris["RAY_DASHBOARD_URI"]
     assert dashboard.startswith("127.0.0.1:") and "://" not in dashboard
     assert uris["RAY_CLIENT_ENDPOINT"].startswith("127.0.0.1:")
-    assert alive_nodes(dashboard) == 3  # the head and two workers
+    assert alive_nodes(emulator, created.name, dashboard) == 3  # the head and two workers
+    # Ray's Job Submission API (a Ray client's door) refuses whoever lacks the cluster's
+    # token: none (401), another cluster's or the emulator's own (403).
+    for token, code in ((None, 401), (auth.ray_token(
+            emulator.token, f"{PARENT}/persistentResources/ray-b", dashboard), 403),
+                        (emulator.token, 403)):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(dashboard_get(dashboard, "/api/jobs/", token), timeout=5)
+        assert refused.value.code == code
     assert ray_pids(emulator, "ray-a")
     _sandboxed_as_replicas_are(ray_pids(emulator, "ray-a"))
     _walled_in_for_its_team(emulator, ray_pids(emulator, "ray-a"), "vision", dashboard)
@@ -155,7 +176,8 @@ def test_ray_cluster_runs_real_nodes_scales_and_stops(emulator, resources):
     ).result(timeout=180)
     assert updated.state == State.RUNNING
     assert updated.resource_pools[1].replica_count == 1
-    wait_for(lambda: alive_nodes(dashboard) == 2, timeout=60, interval=0.5)
+    wait_for(lambda: alive_nodes(emulator, created.name, dashboard) == 2, timeout=60,
+             interval=0.5)
 
     resources.delete_persistent_resource(name=created.name).result(timeout=120)
     assert ray_pids(emulator, "ray-a") == []
@@ -205,7 +227,7 @@ def test_custom_job_on_a_persistent_resource_skips_provisioning(start_emulator):
     # A long provisioning delay: an ordinary job is still QUEUED while the job placed on the
     # resource has run to the end.
     emu = start_emulator("--queue-delay", "120", "--pending-delay", "0.3", name="pr")
-    channel = grpc.insecure_channel(emu.address)
+    channel = emu.channel()
     client = aiplatform_v1.PersistentResourceServiceClient(
         transport=PersistentResourceServiceGrpcTransport(channel=channel))
     client.create_persistent_resource(
@@ -244,7 +266,7 @@ def test_ray_cluster_comes_back_after_an_emulator_restart(start_emulator):
     def client():
         return aiplatform_v1.PersistentResourceServiceClient(
             transport=PersistentResourceServiceGrpcTransport(
-                channel=grpc.insecure_channel(emu.address)))
+                channel=emu.channel()))
 
     head_only = ray_resource(0)
     del head_only.resource_pools[1]
@@ -256,7 +278,7 @@ def test_ray_cluster_comes_back_after_an_emulator_restart(start_emulator):
     again = wait_for(lambda: (r := client().get_persistent_resource(name=created.name)).state
                      == State.RUNNING and r, timeout=180, interval=0.5)
     dashboard = again.resource_runtime.access_uris["RAY_DASHBOARD_URI"]
-    assert dashboard and alive_nodes(dashboard) == 1
+    assert dashboard and alive_nodes(emu, created.name, dashboard) == 1
     assert ray_pids(emu, "ray-r")
     client().delete_persistent_resource(name=created.name).result(timeout=120)
     assert ray_pids(emu, "ray-r") == []

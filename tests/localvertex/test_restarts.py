@@ -13,6 +13,7 @@ import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1
 
+from localvertex import auth
 from localvertex.admin.client import AdminClient
 from tests.localvertex.helpers import (
     PARENT,
@@ -75,7 +76,7 @@ def test_killed_replica_is_restarted(emulator: EmulatorProcess) -> None:
     assert [e.text_payload for e in restarts] == [
         "Restarting replica workerpool0-0 (restart 1 of 2), exit code -9"
     ]
-    with AdminClient(emulator.address) as admin:
+    with emulator.admin() as admin:
         info = admin.job(job_id(job))
     assert info["restart_count"] == 1
     assert info["replicas"]["workerpool0-0"]["pid"] == second
@@ -171,7 +172,8 @@ def test_spot_preemption_from_the_cli(emulator: EmulatorProcess) -> None:
     wait_for(lambda: texts(emulator, job).count("started") == 1)
     result = subprocess.run(
         [sys.executable, "-m", "localvertex.admin", "preempt",
-         "--target", emulator.address, "--job", job_id(job), "--grace", "5"],
+         "--target", emulator.admin_address, "--token-file",
+         str(emulator.data_dir / auth.TOKEN_FILE), "--job", job_id(job), "--grace", "5"],
         cwd=REPO, capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -182,7 +184,7 @@ def test_spot_preemption_from_the_cli(emulator: EmulatorProcess) -> None:
         emulator.logs, f'resource.labels.job_id="{job_id(job)}" jsonPayload.event=preempted'
     )
     assert len(events) == 1
-    with AdminClient(emulator.address) as admin:
+    with emulator.admin() as admin:
         assert admin.job(job_id(job))["preemption_count"] == 1
     emulator.jobs.cancel_custom_job(name=job.name)
     wait_state(emulator.jobs, job.name, State.JOB_STATE_CANCELLED)
@@ -220,7 +222,7 @@ def test_a_preemption_armed_for_a_step_lands_at_that_step(emulator: EmulatorProc
             "armed", [python_pool(counts_steps)], scheduling={"strategy": "SPOT"}
         ),
     )
-    with AdminClient(emulator.address) as admin:
+    with emulator.admin() as admin:
         armed = wait_for(lambda: _try_arm(admin, job_id(job), 5))
         assert armed["at_step"] == 5
     wait_state(emulator.jobs, job.name, State.JOB_STATE_SUCCEEDED)
@@ -231,7 +233,7 @@ def test_a_preemption_armed_for_a_step_lands_at_that_step(emulator: EmulatorProc
     )
     assert len(events) == 1
     assert events[0]["step"] == 5
-    with AdminClient(emulator.address) as admin:
+    with emulator.admin() as admin:
         assert admin.job(job_id(job))["preemption_count"] == 1
 
 
@@ -246,7 +248,7 @@ def test_arming_refuses_a_bad_step(emulator: EmulatorProcess) -> None:
     job = emulator.jobs.create_custom_job(
         parent=PARENT, custom_job=custom_job("bad-step", [python_pool(SLEEPER)])
     )
-    with AdminClient(emulator.address) as admin, pytest.raises(grpc.RpcError) as caught:
+    with emulator.admin() as admin, pytest.raises(grpc.RpcError) as caught:
         admin.preempt(job_id(job), grace_s=1, at_step=-3)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "at_step" in caught.value.details()
@@ -255,7 +257,7 @@ def test_arming_refuses_a_bad_step(emulator: EmulatorProcess) -> None:
 
 
 def test_injected_faults(emulator: EmulatorProcess) -> None:
-    with AdminClient(emulator.address) as admin:
+    with emulator.admin() as admin:
         admin.set_faults("CreateCustomJob", "UNAVAILABLE", 1.0)
         try:
             with pytest.raises(exceptions.ServiceUnavailable, match="Injected"):

@@ -8,7 +8,6 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-import grpc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.pipeline_service.transports import (
     PipelineServiceGrpcTransport,
@@ -37,7 +36,7 @@ TRAIN = textwrap.dedent(
 
 
 def _client(emu: EmulatorProcess) -> aiplatform_v1.PipelineServiceClient:
-    channel = grpc.insecure_channel(emu.address)
+    channel = emu.channel()
     return aiplatform_v1.PipelineServiceClient(
         transport=PipelineServiceGrpcTransport(channel=channel))
 

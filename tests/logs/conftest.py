@@ -38,6 +38,7 @@ def log_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorP
 
 def use_emulator(settings: Any, emu: EmulatorProcess) -> VertexBackend:
     settings.VERTEX_EMULATOR_ADDR = emu.address
+    settings.VERTEX_EMULATOR_TOKEN = emu.token
     settings.VERTEX_PROJECT = PROJECT
     settings.CP_BACKEND = "controlplane.backends.training.VertexBackend"
     base.get_backend.cache_clear()

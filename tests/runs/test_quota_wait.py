@@ -19,7 +19,6 @@ from controlplane.notifications.models import Notification
 from controlplane.runs import lifecycle
 from controlplane.runs.models import Job, JobAttempt, JobState
 from controlplane.teams.models import Team
-from localvertex.admin.client import AdminClient
 from tests.compose.test_compose_page import form_data
 from tests.localvertex.helpers import FAST_FLAGS, PROJECT, EmulatorProcess
 from tests.notifications.test_slack import channel
@@ -41,11 +40,12 @@ def quota_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulato
 @pytest.fixture
 def vertex(settings: Any, quota_emulator: EmulatorProcess, db: None) -> Iterator[VertexBackend]:
     settings.VERTEX_EMULATOR_ADDR = quota_emulator.address
+    settings.VERTEX_EMULATOR_TOKEN = quota_emulator.token
     settings.VERTEX_PROJECT = PROJECT
     settings.CP_BACKEND = "controlplane.backends.training.VertexBackend"
     settings.CP_QUOTA_CACHE_S = 0
     base.get_backend.cache_clear()
-    with AdminClient(quota_emulator.address) as admin:
+    with quota_emulator.admin() as admin:
         admin.set_quota("custom_model_training_nvidia_t4_gpus", 2, region="us-central1")
     yield base.get_backend()
     base.get_backend.cache_clear()
@@ -104,7 +104,7 @@ def test_a_job_over_quota_waits_visibly_then_runs_when_raised(
     assert Notification.objects.filter(job=job, event="quota").count() == 1
     assert "requested 4, in use 0, limit 2" in Notification.objects.get(job=job).detail["note"]
     # The quota is raised: the next try creates it.
-    with AdminClient(quota_emulator.address) as admin:
+    with quota_emulator.admin() as admin:
         admin.set_quota("custom_model_training_nvidia_t4_gpus", 8, region="us-central1")
     JobAttempt.objects.filter(pk=attempt.pk).update(not_before=timezone.now())
     lifecycle.submit(job.pk)

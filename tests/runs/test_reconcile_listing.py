@@ -69,6 +69,7 @@ def project(settings: Any, emulator: Emulator, db: None) -> Iterator[str]:
     """A project of its own on the shared emulator, so a test lists only its own jobs."""
     name = f"listing-{uuid.uuid4().hex[:8]}"
     settings.VERTEX_EMULATOR_ADDR = emulator.address
+    settings.VERTEX_EMULATOR_TOKEN = emulator.token
     settings.VERTEX_PROJECT = name
     settings.VERTEX_REGION = HOME
     settings.CP_BACKEND = f"{CountingBackend.__module__}.CountingBackend"

@@ -150,15 +150,15 @@ def test_forged_entries_and_foreign_paths_change_nothing_in_the_victim_team(
 
     # Every forged write failed: the attacker's replica does not reach the emulator from its
     # job's network namespace (localvertex/replicas/job_network.py); where none can be made,
-    # the Logging API itself refuses it (only the emulator writes a job's entries, as only
-    # Vertex's agent does). Either way nothing reached the victim at all.
+    # the emulator refuses a call without its token (localvertex/auth.py), which no replica
+    # holds. Either way nothing reached the victim at all.
     # The follower stores an ended job's last lines as Cloud Logging delivers them, which can
     # be a moment after the job's state turned terminal.
     said = wait(lambda: [line["message"] for line in mallory.get(
         f"/api/v1/jobs/{attacker}/logs/", limit=1000)["results"]
         if "forgery answers: " in line["message"]], "the attacker's report in its logs", 60)
     answers = json.loads(said[0].split("forgery answers: ", 1)[1])
-    refused = "PERMISSION_DENIED" if job_network.why_unavailable() else "UNAVAILABLE"
+    refused = "UNAUTHENTICATED" if job_network.why_unavailable() else "UNAVAILABLE"
     assert answers == dict.fromkeys(
         ["careless", "checkpoint", "failure", "finished", "resumed", "step"], refused), answers
     assert api.get(f"/api/v1/jobs/{victim}/")["state"] == "RUNNING"

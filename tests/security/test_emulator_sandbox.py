@@ -17,7 +17,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
@@ -189,7 +188,7 @@ def test_a_model_server_is_sandboxed_as_a_jobs_replica_is(host: Path,
     monkeypatch.setenv("SECRET_KEY", "not-for-jobs")
     emulator = EmulatorProcess(data_dir, FAST_FLAGS)
     emulator.start()
-    channel = grpc.insecure_channel(emulator.address)
+    channel = emulator.channel()
     try:
         models = aiplatform_v1.ModelServiceClient(
             transport=ModelServiceGrpcTransport(channel=channel))

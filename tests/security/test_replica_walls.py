@@ -4,9 +4,11 @@ sees them): a team's replicas run as its team's user, in a network namespace of 
 Team vision runs a two-replica job that holds a secret in its environment and a listener on
 its MASTER_PORT, which its second replica reaches on 127.0.0.1 as torch.distributed would.
 While it runs, team speech's job tries every door against it (read its environment, write
-into and list its output folder, kill it, connect to the emulator's gRPC port, to Redis, to a
-listener of the host, to vision's listener) and prints what each answered; every one fails,
-and vision's job still ends SUCCEEDED."""
+into and list its output folder, kill it, connect to the emulator's gRPC port and its admin
+service's, call them without the emulator's token, read that token's file, connect to Redis
+and PING it, to a listener of the host, to vision's listener) and prints what each answered;
+every one fails, and vision's job still ends SUCCEEDED. Without a job's network namespace the
+emulator's calls would meet UNAUTHENTICATED instead (test_emulator_credentials.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import pytest
 from google.cloud import aiplatform_v1
 
 import localvertex.replicas.sandbox as sandbox
+from localvertex import auth
 from localvertex.replicas import job_network, output_folders, team_users
 from tests.conftest import require
 from tests.localvertex.helpers import (
@@ -84,16 +87,28 @@ VISION_WORKER = textwrap.dedent("""
 # Speech's job: each door, one line each.
 SPEECH = textwrap.dedent("""
     import json, os, signal, socket, sys
-    pid, folder = int(sys.argv[1]), sys.argv[2]
+    import grpc
+    pid, folder, token_file = int(sys.argv[1]), sys.argv[2], sys.argv[8]
     ports = {"emulator_grpc": int(sys.argv[3]), "redis": int(sys.argv[4]),
-             "host_listener": int(sys.argv[5]), "vision_listener": int(sys.argv[6])}
+             "host_listener": int(sys.argv[5]), "vision_listener": int(sys.argv[6]),
+             "emulator_admin": int(sys.argv[7])}
     def attempt(door, action):
         try:
             action()
             result = "OPEN"
         except OSError as exc:
             result = type(exc).__name__ + ": " + str(exc.strerror)
+        except grpc.RpcError as exc:
+            result = exc.code().name + ": " + str(exc.details())
         print(json.dumps({"door": door, "result": result}), flush=True)
+    def call(port, method, body):
+        with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
+            channel.unary_unary(method)(body, timeout=5)
+    def ping_redis():
+        with socket.create_connection(("127.0.0.1", ports["redis"]), timeout=5) as peer:
+            peer.sendall(b"PING\\r\\n")
+            if not peer.recv(64).startswith(b"+PONG"):
+                raise PermissionError(13, "Redis refused PING")
     def write():
         with open(os.path.join(folder, "checkpoints", "planted"), "w") as f:
             f.write("speech was here")
@@ -104,13 +119,23 @@ SPEECH = textwrap.dedent("""
     for door, port in ports.items():
         attempt(door, lambda port=port: socket.create_connection(("127.0.0.1", port),
                                                                   timeout=5).close())
+    attempt("list_jobs_without_token", lambda: call(
+        ports["emulator_grpc"], "/google.cloud.aiplatform.v1.JobService/ListCustomJobs", b""))
+    attempt("admin_without_token", lambda: call(
+        ports["emulator_admin"], "/localvertex.v1.Admin/SetFaults", b'{"rate": 1.0}'))
+    attempt("token_file", lambda: open(token_file).read())
+    attempt("redis_ping", ping_redis)
     print(json.dumps({"uid": os.getuid()}), flush=True)
 """)
 CLOSED = {
     "environ": "PermissionError", "write": "PermissionError", "list": "PermissionError",
     "kill": "PermissionError", "emulator_grpc": "ConnectionRefusedError",
     "redis": "ConnectionRefusedError", "host_listener": "ConnectionRefusedError",
-    "vision_listener": "ConnectionRefusedError",
+    "vision_listener": "ConnectionRefusedError", "emulator_admin": "ConnectionRefusedError",
+    # From its job's network namespace the emulator is not there to ask; and the token that
+    # would open it is in a file the team's user cannot read.
+    "list_jobs_without_token": "UNAVAILABLE", "admin_without_token": "UNAVAILABLE",
+    "token_file": "PermissionError", "redis_ping": "ConnectionRefusedError",
 }
 
 
@@ -155,7 +180,8 @@ def test_another_teams_job_reaches_nothing_of_a_running_job(emulator: EmulatorPr
 
     with socket.create_server(("127.0.0.1", 0)) as host_listener:
         args = [str(ready["pid"]), str(folder), str(emulator.port), str(REDIS_PORT),
-                str(host_listener.getsockname()[1]), str(ready["listening"])]
+                str(host_listener.getsockname()[1]), str(ready["listening"]),
+                str(emulator.admin_port), str(emulator.data_dir.absolute() / auth.TOKEN_FILE)]
         attacker = python_pool(SPEECH)
         attacker["container_spec"]["args"] = args
         speech = emulator.jobs.create_custom_job(parent=PARENT, custom_job=custom_job(

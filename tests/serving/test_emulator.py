@@ -28,7 +28,6 @@ from google.cloud.aiplatform_v1beta1.services.prediction_service.transports impo
 )
 from google.protobuf import field_mask_pb2
 
-from localvertex.admin.client import AdminClient
 from tests.localvertex.helpers import FAST_FLAGS, EmulatorProcess
 from tests.serving.models import export_model
 
@@ -39,8 +38,8 @@ CPU = "aiplatform.googleapis.com/prediction/online/cpu/utilization"
 
 
 class Clients:
-    def __init__(self, address: str) -> None:
-        self.channel = grpc.insecure_channel(address)
+    def __init__(self, emulator: EmulatorProcess) -> None:
+        self.channel = emulator.channel()
         self.endpoints = v1.EndpointServiceClient(
             transport=EndpointServiceGrpcTransport(channel=self.channel))
         self.models = v1.ModelServiceClient(
@@ -49,7 +48,7 @@ class Clients:
             transport=PredictionServiceGrpcTransport(channel=self.channel))
         self.predictions_v1beta1 = v1beta1.PredictionServiceClient(
             transport=PredictionServiceGrpcTransportV1beta1(channel=self.channel))
-        self.admin = AdminClient(address)
+        self.admin = emulator.admin()
 
     def wait(self, operation: object, timeout: float = 120.0):
         """Poll GetOperation as the control plane does; the finished Operation."""
@@ -75,7 +74,7 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorProce
 
 @pytest.fixture(scope="module")
 def clients(emulator: EmulatorProcess) -> Iterator[Clients]:
-    c = Clients(emulator.address)
+    c = Clients(emulator)
     yield c
     c.admin.close()
     c.channel.close()
@@ -296,7 +295,7 @@ def test_deployed_models_come_back_after_an_emulator_restart(
     shutil.copytree(emulator.data_dir / "gcs", data / "gcs")
     emu = EmulatorProcess(data, FAST_FLAGS)
     emu.start()
-    mine = Clients(emu.address)
+    mine = Clients(emu)
     try:
         model = upload(mine, "kept", "gs://bucket/jobs/job-1/model")
         endpoint = mine.endpoints.create_endpoint(request={
@@ -307,7 +306,7 @@ def test_deployed_models_come_back_after_an_emulator_restart(
                                               traffic_split={"0": 100}))
         emu.restart()
         mine.channel.close()
-        mine = Clients(emu.address)
+        mine = Clients(emu)
         deadline = time.monotonic() + 60
         while mine.endpoints.get_endpoint(name=endpoint.name).deployed_models[0] \
                 .status.available_replica_count < 1:

@@ -41,6 +41,7 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorProce
 @pytest.fixture
 def backend(emulator: EmulatorProcess, settings: Any) -> Iterator[VertexServing]:
     settings.VERTEX_EMULATOR_ADDR = emulator.address
+    settings.VERTEX_EMULATOR_TOKEN = emulator.token
     serving_base.get_serving_backend.cache_clear()
     yield VertexServing()
     serving_base.get_serving_backend.cache_clear()

@@ -11,6 +11,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from config.devstack import Stack
+from localvertex import auth
 from localvertex.admin.client import AdminClient
 from tests.stacks import Api
 
@@ -26,7 +27,7 @@ def emulator_addr(stack: Stack) -> str:
 
 def custom_jobs(stack: Stack) -> list[aiplatform_v1.CustomJob]:
     """Every CustomJob the emulator has (call with no API faults injected)."""
-    channel = grpc.insecure_channel(emulator_addr(stack))
+    channel = auth.channel(emulator_addr(stack), stack.emulator_token)
     try:
         client = aiplatform_v1.JobServiceClient(
             transport=JobServiceGrpcTransport(channel=channel))
@@ -46,7 +47,7 @@ def custom_jobs_by_job(stack: Stack, job_ids: Iterable[int]
 
 
 def admin(stack: Stack) -> AdminClient:
-    return AdminClient(emulator_addr(stack))
+    return AdminClient(stack.emulator_admin_addr, stack.emulator_token)
 
 
 def arm_preemptions(stack: Stack, job: dict, steps: list[int], grace_s: float) -> None:
