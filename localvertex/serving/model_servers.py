@@ -125,6 +125,11 @@ def routes(spec: DeploymentSpec) -> tuple[str, str]:
     return container.health_route or base, container.predict_route or f"{base}:predict"
 
 
+def namespace_id(endpoint_id: str, deployed_model_id: str) -> str:
+    """What a deployment's network namespace is named after (job_network.name_for)."""
+    return f"ep-{endpoint_id}-{deployed_model_id}"
+
+
 def replica_env(
     settings: Settings, spec: DeploymentSpec, index: int, port: int, base_env: dict[str, str]
 ) -> dict[str, str]:
@@ -207,7 +212,8 @@ class ReplicaSet:
     def start(self) -> None:
         self._dir.mkdir(parents=True, exist_ok=True)
         self.netns = job_network.create(
-            self.settings.data_dir, f"ep-{self.spec.endpoint_id}-{self.spec.deployed_model_id}")
+            self.settings.data_dir, namespace_id(self.spec.endpoint_id,
+                                                 self.spec.deployed_model_id))
         self.scale(self._wanted)
         self._thread.start()
 
