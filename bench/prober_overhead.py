@@ -41,6 +41,7 @@ def setup_django(tmp: Path, emulator: str) -> None:
         "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "true",
         "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "CP_VAR_DIR": str(tmp),
         "VERTEX_EMULATOR_ADDR": emulator, "LOG_LEVEL": "WARNING",
+        "VERTEX_EMULATOR_TOKEN_FILE": str(tmp / "lv" / "auth_token"),
     })
     import django
     from django.core.management import call_command
@@ -112,7 +113,7 @@ class InstantBackend:
         return PredictResult([{"text": ""}] * len(instances), "1")
 
 
-def measuring_path(tmp: Path, count: int) -> None:
+def measuring_path(tmp: Path, count: int, admin_addr: str) -> None:
     from google.cloud import aiplatform_v1 as v1
 
     from bench.serving_latency import export_tiny
@@ -132,8 +133,9 @@ def measuring_path(tmp: Path, count: int) -> None:
     spec_op = backend.deploy_model(endpoint, _spec(backend), {"0": 100})
     while not backend.get_operation(spec_op.name).done:
         time.sleep(0.2)
-    addr = os.environ["VERTEX_EMULATOR_ADDR"]
-    with AdminClient(addr) as admin:
+    from django.conf import settings
+
+    with AdminClient(admin_addr, settings.VERTEX_EMULATOR_TOKEN) as admin:
         port = admin.call("GetEndpointReplicas", {"endpoint_id": "bench"})[
             "deployed_models"]["1"]["ready_ports"][0]
     # The replica listens in its deployment's network namespace where the emulator is root
@@ -186,15 +188,16 @@ def main() -> int:
           f"{os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        port = free_ports(1)[0]
+        port, admin_port = free_ports(2)
         emulator = subprocess.Popen(
             [sys.executable, "-m", "localvertex", "--port", str(port), "--data-dir",
-             str(tmp / "lv"), "--log-level", "WARNING"], cwd=REPO)
+             str(tmp / "lv"), "--admin-port", str(admin_port), "--log-level", "WARNING"],
+            cwd=REPO)
         try:
             wait_ready(f"127.0.0.1:{port}", timeout=60)
             setup_django(tmp, f"127.0.0.1:{port}")
             control_plane_cost(args.probes, args.window, args.endpoints)
-            measuring_path(tmp, args.requests)
+            measuring_path(tmp, args.requests, f"127.0.0.1:{admin_port}")
         finally:
             emulator.terminate()
             emulator.wait(60)
