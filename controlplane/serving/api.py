@@ -125,6 +125,9 @@ class ModelList(generics.ListCreateAPIView):
                                       team=team, vllm=vllm)
         except registry.RegistryError as exc:
             raise ValidationError({exc.field: [str(exc)]}) from exc
+        except errors.TransientBackendError as exc:  # the model folder could not be read now
+            return Response({"detail": f"{exc}; nothing was registered, try again"},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response(ModelEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
 
 

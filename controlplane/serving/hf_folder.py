@@ -12,15 +12,19 @@ from vertexplan import hf_export
 from vertexplan.hf_export import ExportRefused, HfExport
 
 
-def check_place(folder: str, team: Team) -> str:
+def check_place(folder: str, team: Team, job_output: str = "") -> str:
     """`folder` without its trailing slash when it is a gs:// folder under the team's output
-    prefix; ExportRefused otherwise. The serving replicas read it with the product's
-    credentials, so a folder of another team's (or outside every team's) is never served."""
+    prefix (or inside `job_output`, the output folder of the team's job it came from, which
+    an older prefix of the team's may hold); ExportRefused otherwise. The serving replicas
+    read it with the product's credentials, so a folder of another team's (or outside every
+    team's) is never served."""
     folder = folder.strip().rstrip("/")
     prefix = policy.effective(team).output_prefix
     if policy.segments(folder) is None:
         raise ExportRefused(f"{folder or 'the folder'} is not a gs:// folder (gs://bucket/path, "
                             "no '.', '..' or empty parts)")
+    if job_output and policy.inside(folder, job_output) and folder != job_output.rstrip("/"):
+        return folder
     if not policy.inside(folder, prefix) or folder == prefix.rstrip("/"):
         raise ExportRefused(f"{folder} is outside team {team.slug}'s output prefix "
                             f"({prefix}/): register a folder under it")

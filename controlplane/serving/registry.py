@@ -200,7 +200,8 @@ def _register_hf(*, job: Job | None, user: Any, step: int | None, display_name: 
         raise RegistryError("name the Hugging Face model folder (gs://...) to register, or the "
                             "job whose final export it is", "artifact_uri")
     try:
-        folder = hf_folder.check_place(artifact_uri.strip() or artifact_for(job, None), owner)
+        folder = hf_folder.check_place(artifact_uri.strip() or artifact_for(job, None), owner,
+                                       job.output_uri if job is not None else "")
         export = hf_folder.inspect(folder)
     except ExportRefused as exc:
         raise RegistryError(str(exc), field) from exc

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from controlplane.backends import errors
 from controlplane.runs import access as runs_access
 from controlplane.runs import links
 from controlplane.runs.models import Job
@@ -90,6 +91,8 @@ def model_register(request: HttpRequest) -> HttpResponse:
                                       team=data["team"], vllm=form.vllm_settings())
         except registry.RegistryError as exc:
             messages.error(request, str(exc))
+        except errors.TransientBackendError as exc:  # the model folder could not be read now
+            messages.error(request, f"{exc}; nothing was registered, try again")
         else:
             messages.success(request, f"Model {entry.display_name} is being uploaded.")
     else:
