@@ -320,3 +320,92 @@ def test_a_sharded_fsdp_checkpoint_serves_the_answers_of_its_weights(
     with torch.inference_mode():
         expected = generate.generate(eager, prediction.parse_instances(instances, None))
     assert response.json()["predictions"] == expected
+
+
+def byte_level_bpe(vocab_size: int) -> Any:
+    """A byte-level BPE tokenizer trained with `tokenizers` on a few lines of Python (fast: the
+    hf_models fixture's trains on the standard library's files), with its decoder."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    text = Path(__file__).read_text()
+    tokenizer.train_from_iterator(text.splitlines(), trainers.BpeTrainer(
+        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False))
+    return tokenizer
+
+
+def test_an_hf_export_registered_for_vllm_answers_as_transformers_does(
+        serving_stack: Stack) -> None:
+    """A tiny Llama made by transformers (random weights, save_pretrained) and a BPE tokenizer,
+    in a folder under the team's prefix: registered as a Hugging Face model for the vllm
+    runtime (Model Garden's container spec; the emulator runs the product's server on CPU in
+    its place) and deployed on its GPU machine; its greedy text through the control plane's
+    predict route and OpenAI route equals transformers' generate on the same folder. Its
+    parameter count is transformers' own."""
+    import openai
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    import localvertex.replicas.storage as local_storage
+    from tests.trainers.hf_models import VOCAB, make_model
+
+    stack = serving_stack
+    seeded = json.loads(stack.manage("seed_demo", "--username", "hana", "--team", "hf",
+                                     capture=True))
+    api = Api(stack.web_url, seeded["token"])
+    uri = f"gs://cp-local-bucket/jobs/{seeded['team']}/exports/tiny-llama"
+    folder = Path(local_storage.local_path(stack.emulator_data_dir, uri))
+    make_model(folder, "llama", seed=3)
+    tokenizer = byte_level_bpe(VOCAB)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    for file in folder.iterdir():  # readable by the serving account, as a bucket's objects are
+        file.chmod(0o644)
+
+    response = api.post("/api/v1/serving/models/", {
+        "format": "hf", "artifact_uri": uri, "team": seeded["team"], "runtime": "vllm",
+        "machine_type": "g2-standard-8"})
+    assert response.status_code == 201, response.text
+    model_id = response.json()["id"]
+    # The endpoint is made while the model uploads: the same sweeps finish both.
+    response = api.post("/api/v1/serving/endpoints/", {"name": "tiny-llama-vllm",
+                                                       "probe_interval_s": 60})
+    assert response.status_code == 201, response.text
+    endpoint_id = response.json()["id"]
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    entry = api.get(f"/api/v1/serving/models/{model_id}/")
+    assert entry["parameter_count"] == model.num_parameters()
+    assert "--max-model-len=64" in entry["args"]  # the config's context
+    entry = wait(stack, "the upload", lambda: (lambda m: m if m["state"] != "UPLOADING" else None)(
+        api.get(f"/api/v1/serving/models/{model_id}/")))
+    assert entry["state"] == "READY", entry["error_message"]
+    wait(stack, "the endpoint", lambda: api.get(
+        f"/api/v1/serving/endpoints/{endpoint_id}/")["state"] == "READY")
+    deploy = {"model": model_id, "machine_type": "g2-standard-8",
+              "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}
+    response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/deployments/",
+                        {**deploy, "machine_type": "g2-standard-24", "accelerator_count": 2})
+    assert response.status_code == 400 and "accelerator_count" in response.json(), response.text
+    response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/deployments/", deploy)
+    assert response.status_code == 201, response.text
+    deployment = wait(stack, "the deployment", lambda: (
+        lambda d: d if d["state"] in ("DEPLOYED", "FAILED") else None)(
+        api.get(f"/api/v1/serving/deployments/{response.json()['id']}/")), timeout_s=300)
+    assert deployment["state"] == "DEPLOYED", deployment["error_message"]
+
+    prompt, new_tokens = "def main():\n    return", 8
+    ids = tokenizer.encode(prompt).ids
+    with torch.inference_mode():
+        out = model.generate(torch.tensor([ids]), max_new_tokens=new_tokens, do_sample=False)
+    expected = tokenizer.decode(out[0, len(ids):].tolist())
+    response = api.post(f"/api/v1/serving/endpoints/{endpoint_id}/predict/",
+                        {"instances": [{"prompt": prompt, "max_tokens": new_tokens}]})
+    assert response.status_code == 200, response.text
+    assert response.json()["predictions"][0]["text"] == expected
+    client = openai.OpenAI(base_url=f"{stack.web_url}/api/v1/serving/endpoints/{endpoint_id}"
+                           "/openai/v1", api_key=seeded["token"], max_retries=0, timeout=60)
+    completion = client.completions.create(model="", prompt=prompt, max_tokens=new_tokens,
+                                           temperature=0)
+    assert completion.choices[0].text == expected
