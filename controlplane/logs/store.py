@@ -132,10 +132,12 @@ def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
     ids = {targets[e.job_id].job_id for e in entries if e.job_id in targets}
     # The teams' policies in the same query, and no model built: one round trip per page.
     jobs = list(Job.objects.filter(pk__in=ids).values_list(
-        "pk", "custom_job", "project", "team__slug", "team__policy__output_prefix", "request"))
+        "pk", "custom_job", "project", "team__slug", "team__policy__output_prefix",
+        "resume_from", "request"))
     facts = {pk: trust.facts_for(custom_job, project,
-                                 output_uri_for(pk, team_policy.output_prefix(slug, stored)))
-             for pk, custom_job, project, slug, stored, _ in jobs}
+                                 output_uri_for(pk, team_policy.output_prefix(slug, stored)),
+                                 resume_from)
+             for pk, custom_job, project, slug, stored, resume_from, _ in jobs}
     return facts, framework_lines.commanded(
         {pk: (custom_job, request) for pk, custom_job, *_, request in jobs})
 

@@ -13,7 +13,9 @@ accepted only as Vertex writes them for that job and attempt:
   preemption left) lies under the job's own output prefix (its ``baseOutputDirectory``); an
   event that names any other path is recorded as ``suspicious_event`` and otherwise ignored,
   so no checkpoint list, resubmission or model registration can ever point at another
-  team's files.
+  team's files. One other path is a job's own to name: the checkpoint the control plane
+  itself started it from (a resubmission's ``resume_from``), in its ``resumed`` event (a
+  team's own framework names the folder it loads, which lies under the earlier job's prefix).
 
 In production the log writer is the other half: give each team's jobs their own service
 account (the team policy lists them, and no account serves two teams) without
@@ -46,10 +48,11 @@ class JobFacts:
     output_prefix: str                # gs://bucket/key (no trailing slash); "" if unknown
     replica_counts: tuple[int, ...]   # per worker pool index, 0 for an empty pool
     project: str = ""
+    resume_from: str = ""             # the checkpoint the control plane started the job from
 
 
 def facts_for(custom_job: Mapping[str, Any] | None, project: str = "",
-              fallback_prefix: str = "") -> JobFacts:
+              fallback_prefix: str = "", resume_from: str = "") -> JobFacts:
     spec = (custom_job or {}).get("jobSpec") or {}
     prefix = ((spec.get("baseOutputDirectory") or {}).get("outputUriPrefix") or
               fallback_prefix or "")
@@ -60,7 +63,7 @@ def facts_for(custom_job: Mapping[str, Any] | None, project: str = "",
         except (TypeError, ValueError):
             counts.append(0)
     return JobFacts(output_prefix=str(prefix).rstrip("/"), replica_counts=tuple(counts),
-                    project=project)
+                    project=project, resume_from=resume_from or "")
 
 
 def is_replica_of(entry: LogEntry, facts: JobFacts) -> bool:
@@ -122,11 +125,22 @@ def under_prefix(path: Any, prefix: str) -> bool:
     return inside[:len(base)] == base
 
 
+def _same_path(path: Any, chosen: str) -> bool:
+    """Whether `path` is the checkpoint `chosen` (read as gcs_paths reads both; a trailing
+    slash aside)."""
+    if not chosen:
+        return False
+    named = bucket_key(path)
+    return named is not None and named == bucket_key(chosen)
+
+
 def event_problem(kind: str | None, fields: Mapping[str, Any], facts: JobFacts) -> str | None:
     """Why an event's paths are not the job's own, or None."""
     for name in PATH_FIELDS.get(kind or "", ()):
         value = fields.get(name)
         if value in (None, ""):
+            continue
+        if kind == contract_events.RESUMED and _same_path(value, facts.resume_from):
             continue
         if not facts.output_prefix:
             return f"{name} names a path, and the job has no output prefix to check it against"

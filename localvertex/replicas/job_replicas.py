@@ -26,7 +26,7 @@ from typing import IO
 from contract import events as contract_events
 from localvertex.cloudlogging.entries import ERROR, INFO
 from localvertex.config import Settings
-from localvertex.replicas import job_network
+from localvertex.replicas import job_network, torch_extensions
 from localvertex.replicas.environment import ReplicaSpec
 from localvertex.replicas.processes import signal_group
 from localvertex.replicas.sandbox import REPLICA_UMASK, Identity, popen_options, working_dir
@@ -160,7 +160,8 @@ class ReplicaProcesses:
             proc = subprocess.Popen(
                 argv,
                 cwd=workdir,
-                env={**spec.env, "HOME": str(workdir)},
+                env={**torch_extensions.for_replica(workdir, who), **spec.env,
+                     "HOME": str(workdir)},
                 **options,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

@@ -91,6 +91,21 @@ def test_a_checkpoint_outside_the_prefix_is_suspicious_and_ignored(victim: Job,
         submission.resubmit(victim, user=victim.created_by, checkpoint_step=999)
 
 
+def test_a_resubmitted_job_may_name_the_checkpoint_it_was_started_from(victim: Job,
+                                                                      write: Write) -> None:
+    """A team's own framework names the folder it loads (Accelerate's load_state, DeepSpeed's
+    load_checkpoint), under the earlier job's prefix: the resumed event may name exactly the
+    checkpoint the control plane started the job from (its resume_from), nothing else."""
+    chosen = "gs://cp-local-bucket/jobs/vision/job-1/checkpoints/step_6"
+    Job.objects.filter(pk=victim.pk).update(resume_from=chosen)
+    write({"event": "resumed", "step": 6, "path": "/gcs/cp-local-bucket/jobs/vision/job-1/"
+                                                  "checkpoints/step_6/"})
+    write({"event": "resumed", "step": 999, "path": ATTACKER_CKPT})
+    write({"event": "checkpoint_saved", "step": 6, "path": chosen})  # not its own to list
+    assert [(e.kind, e.step) for e in victim.events.order_by("timestamp")] == [
+        ("resumed", 6), (trust.SUSPICIOUS, 999), (trust.SUSPICIOUS, 6)]
+
+
 def test_entries_not_from_the_jobs_replicas_are_refused(victim: Job, write: Write) -> None:
     write({"event": "step", "step": 1, "loss": 2.0}, task="workerpool0-0")
     # Another job writing with this job's id, through the Logging API: wrong log name, a

@@ -133,3 +133,16 @@ def test_look_alike_prints_are_not_steps() -> None:
     ]
     for framework in ("accelerate", "deepspeed"):
         assert read("\n".join(lines), framework) == [], framework
+
+
+def test_an_accelerate_loop_is_told_by_the_state_it_logs_first() -> None:
+    """transformers' *_no_trainer.py examples log `accelerator.state` first (accelerate 1.15:
+    behind accelerate.logging's "[RANK 0] "); a DeepSpeed engine its version line."""
+    from vertexplan.logparse.frameworks import detect
+    assert detect.from_lines(["11/29/2026 23:42:43 - INFO - __main__ - [RANK 0] Distributed "
+                              "environment: DistributedType.NO"]) == "accelerate"
+    assert detect.from_lines(["[2026-11-29 23:25:24,557] [INFO] [logging.py:123:log_dist] "
+                              "[Rank -1] DeepSpeed info: version=0.19.8, git-hash=unknown, "
+                              "git-branch=unknown"]) == "deepspeed"
+    # A bar alone tells nothing: it could be any program's.
+    assert detect.from_lines(bar_output(False).split("\r")) is None

@@ -35,6 +35,9 @@ _FIRST_LINES = (
     ("GPU available: ", "lightning"),
     ("DeepSpeed info: version=", "deepspeed"),
     ("***** Running training *****", "hf_trainer"),
+    # An Accelerate loop shaped as transformers' *_no_trainer.py examples logs its
+    # Accelerator's state first (`logger.info(accelerator.state)`, accelerate 1.15's repr).
+    ("Distributed environment: ", "accelerate"),
 )
 MAX_WORDS = 200
 
