@@ -14,15 +14,16 @@ most; the client reconnects, and access is checked again.
 Access exactly as the job page: a signed-in user (a session, or an API token for the CLI)
 who may see the job; another team's job is a 404, as everywhere.
 
-Each open stream holds a Redis connection (Redis is also the broker), so a user holds at most
-CP_LIVE_STREAMS_PER_USER at once, in every web process together: the streams are counted in a
-sorted set on that Redis (a member per stream, scored by when it ends at the latest, so a
-stream whose process died stops counting then); one more is a 429.
+The open streams of one web process share one Redis subscription (live_hub.py), and a user
+holds at most CP_LIVE_STREAMS_PER_USER streams at once, in every web process together: the
+streams are counted in a sorted set on that Redis (a member per stream, scored by when it
+ends at the latest, so a stream whose process died stops counting then); one more is a 429.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -38,7 +39,7 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from controlplane.logs import live
+from controlplane.logs import live, live_hub
 from controlplane.runs import access as runs_access
 from controlplane.runs.models import ACTIVE_STATES, Job
 from controlplane.security.auth import ApiTokenAuthentication
@@ -122,7 +123,7 @@ async def _admit(place: tuple[str, str], open_s: float) -> bool:
     now = time.time()
     # The latest a stream can end: its length, the grace of an ended job, and a margin.
     until = now + open_s + ENDED_GRACE_S + HEARTBEAT_S
-    client = aioredis.Redis.from_url(settings.CP_LIVE_URL, socket_connect_timeout=2.0)
+    client = live_hub.hub(settings.CP_LIVE_URL).commands
     try:
         async with client.pipeline(transaction=True) as pipe:
             pipe.zremrangebyscore(key, 0, now)
@@ -138,8 +139,6 @@ async def _admit(place: tuple[str, str], open_s: float) -> bool:
         # The stream itself will not subscribe either and ends at once (the page polls).
         logger.warning("live stream: cannot count the user's streams: %s", exc)
         return True
-    finally:
-        await client.aclose()
 
 
 def _event(kind: str, data: str) -> bytes:
@@ -148,16 +147,16 @@ def _event(kind: str, data: str) -> bytes:
 
 async def _events(name: str, state: str, active: bool, open_s: float,
                   place: tuple[str, str]) -> AsyncIterator[bytes]:
-    client = aioredis.Redis.from_url(settings.CP_LIVE_URL, socket_connect_timeout=2.0)
-    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    shared = live_hub.hub(settings.CP_LIVE_URL)
     try:
-        try:
-            await pubsub.subscribe(name)
-        except aioredis.RedisError as exc:
-            logger.warning("live stream: cannot subscribe: %s", exc)
-            # A stream that ends at once: the page falls back to polling.
-            yield f"retry: {RETRY_MS * 15}\n\n".encode()
-            return
+        queue = await shared.listen(name)
+    except aioredis.RedisError as exc:
+        logger.warning("live stream: cannot subscribe: %s", exc)
+        await _leave_place(shared, place)
+        # A stream that ends at once: the page falls back to polling.
+        yield f"retry: {RETRY_MS * 15}\n\n".encode()
+        return
+    try:
         yield f"retry: {RETRY_MS}\n\n".encode()
         # open: whether events follow (false for a job that ended before the grace period).
         yield _event("ready", json.dumps({"state": state, "active": active,
@@ -165,11 +164,14 @@ async def _events(name: str, state: str, active: bool, open_s: float,
         loop = asyncio.get_running_loop()
         deadline = loop.time() + open_s
         while (left := deadline - loop.time()) > 0:
-            message = await pubsub.get_message(timeout=min(HEARTBEAT_S, left))
-            if message is None:
+            try:
+                data = await asyncio.wait_for(queue.get(), timeout=min(HEARTBEAT_S, left))
+            except TimeoutError:
                 yield b": keep-alive\n\n"
                 continue
-            raw = message["data"].decode() if isinstance(message["data"], bytes) else ""
+            if data in (live_hub.LAGGED, live_hub.BROKEN):
+                return  # the page reloads what it missed and reconnects
+            raw = data.decode() if isinstance(data, bytes) else ""
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -181,9 +183,11 @@ async def _events(name: str, state: str, active: bool, open_s: float,
             if kind == "state" and not body.get("active"):
                 deadline = min(deadline, loop.time() + ENDED_GRACE_S)
     finally:
-        try:
-            await client.zrem(*place)  # the user's place is free again
-            await pubsub.aclose()
-            await client.aclose()
-        except aioredis.RedisError:
-            pass
+        await shared.leave(name, queue)
+        await _leave_place(shared, place)
+
+
+async def _leave_place(shared: live_hub.LiveHub, place: tuple[str, str]) -> None:
+    """The user's place is free again."""
+    with contextlib.suppress(aioredis.RedisError):
+        await shared.commands.zrem(*place)

@@ -283,3 +283,72 @@ def test_open_event_streams_are_capped_per_user(
         assert (await mine.get(url)).status_code == 200
 
     async_to_sync(scenario)()
+
+
+def test_the_streams_of_one_web_process_share_one_redis_subscription(
+        world: World, settings: Any, redis_url: str, make_job: Callable[..., Any],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Door 10's other half: three pages open on a job and one on another hold one pub/sub
+    connection between them, with one subscription per job, and each message reaches every
+    stream of its job; a job's channel is dropped once its last stream ends."""
+    import asyncio
+
+    import redis
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    from controlplane.logs import live, live_hub, stream
+
+    monkeypatch.setattr(stream, "ENDED_GRACE_S", 0.0)
+    settings.CP_LIVE_URL = redis_url
+    settings.CP_LIVE_STREAM_S = 30.0
+    settings.CP_LIVE_STREAMS_PER_USER = 10
+    member = world.users["member"]
+    plain = redis.Redis.from_url(redis_url)
+    plain.delete(f"cp-live-streams:{member.pk}")
+    first_job, other_job = make_job(world.team, member), make_job(world.team, member)
+    first, other = live.channel(first_job.pk), live.channel(other_job.pk)
+
+    async def events_of(response: Any, kinds: list[str], until: str) -> None:
+        async for chunk in response.streaming_content:
+            text = chunk.decode()
+            for line in text.splitlines():
+                if line.startswith("event: "):
+                    kinds.append(line[len("event: "):])
+            if f"event: {until}" in text:
+                return
+
+    async def scenario() -> None:
+        client = AsyncClient()
+        await client.aforce_login(member)
+        pages = [await client.get(f"/jobs/{first_job.pk}/events/") for _ in range(3)]
+        pages.append(await client.get(f"/jobs/{other_job.pk}/events/"))
+        assert [page.status_code for page in pages] == [200] * 4
+        seen: list[list[str]] = [[] for _ in pages]
+        # Each stream subscribes on its first read: read up to `ready` on all four.
+        for page, kinds in zip(pages, seen, strict=True):
+            await asyncio.wait_for(events_of(page, kinds, "ready"), 10)
+        shared = live_hub.hub(redis_url)
+        assert shared.channels() == {first: 3, other: 1}
+        counts = await asyncio.to_thread(
+            lambda: dict((k.decode(), v) for k, v in plain.pubsub_numsub(first, other)))
+        assert counts == {first: 1, other: 1}  # one subscription each, not one per page
+        await asyncio.to_thread(live.publish, first_job.pk, "state",
+                                {"state": "RUNNING", "active": True})
+        for page, kinds in zip(pages[:3], seen[:3], strict=True):
+            await asyncio.wait_for(events_of(page, kinds, "state"), 10)
+            assert kinds == ["ready", "state"]
+        assert seen[3] == ["ready"]  # the other job's stream got nothing
+        # The jobs end: each stream ends by itself (no grace here) and leaves its channel.
+        for job in (first_job, other_job):
+            await asyncio.to_thread(live.publish, job.pk, "state",
+                                    {"state": "SUCCEEDED", "active": False})
+        for page, kinds in zip(pages, seen, strict=True):
+            await asyncio.wait_for(events_of(page, kinds, "never"), 10)
+            assert kinds[-1] == "state"
+        assert shared.channels() == {}
+        gone = await asyncio.to_thread(
+            lambda: dict((k.decode(), v) for k, v in plain.pubsub_numsub(first, other)))
+        assert gone == {first: 0, other: 0}
+
+    async_to_sync(scenario)()
