@@ -101,29 +101,36 @@ def test_the_callbacks_exact_steps_and_rank_times_and_no_step_twice(
 
 
 LIGHTNING = Path(__file__).parents[1] / "integration" / "own_frameworks" / "lightning_script.py"
-ACCELERATE_LOOP = '''
-import torch
-from accelerate import Accelerator
-from vcp_callbacks.accelerate_tracker import ControlPlaneTracker
+ACCELERATE_SCRIPT = (Path(__file__).parents[1] / "integration" / "own_frameworks"
+                     / "accelerate_script.py")
 
-accelerator = Accelerator(cpu=True, log_with=[ControlPlaneTracker(total_steps=12)])
-accelerator.init_trackers("team-run")
-torch.manual_seed(0)
-model = torch.nn.Linear(8, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-model, optimizer = accelerator.prepare(model, optimizer)
-for step in range(1, 13):
-    x = torch.randn(8, 8)
-    loss = torch.nn.functional.mse_loss(model(x), x.sum(dim=1, keepdim=True))
-    accelerator.backward(loss)
-    optimizer.step()
-    optimizer.zero_grad()
-    if step % 3 == 0:
-        accelerator.log({"loss": loss.item(), "lr": 0.05}, step=step)
-    if step % 6 == 0:
-        accelerator.log({"eval_loss": loss.item() * 1.1}, step=step)
-accelerator.end_training()
-'''
+
+def accelerate_with_tracker(tmp_path: Path) -> Path:
+    """The team's own Accelerate loop (the one tests/integration/test_own_framework.py runs
+    unchanged) with the tracker added as its docs show: the tracker in log_with, a log call
+    per step and per evaluation, end_training."""
+    text = ACCELERATE_SCRIPT.read_text()
+    edits = [
+        ("from accelerate.logging import get_logger\n",
+         "from accelerate.logging import get_logger\n"
+         "from vcp_callbacks.accelerate_tracker import ControlPlaneTracker\n"),
+        ("accelerator = Accelerator(cpu=True)\n",
+         "accelerator = Accelerator(cpu=True, log_with=[ControlPlaneTracker(total_steps=STEPS)])"
+         "\naccelerator.init_trackers('team-run')\n"),
+        ("    progress_bar.set_postfix(loss=loss.item())\n",
+         "    progress_bar.set_postfix(loss=loss.item())\n"
+         "    accelerator.log({'loss': loss.item(), 'lr': 0.05}, step=completed_steps)\n"),
+        ("        accelerator.save_state(",
+         "        accelerator.log({'eval_loss': eval_loss.item()}, step=completed_steps)\n"
+         "        accelerator.save_state("),
+        ("progress_bar.close()\n", "progress_bar.close()\naccelerator.end_training()\n"),
+    ]
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    script = tmp_path / "loop.py"
+    script.write_text(text)
+    return script
 
 
 def run_and_store(job: Job, argv: list[str], tmp_path: Path, env: dict[str, str]) -> None:
@@ -162,11 +169,19 @@ def test_the_lightning_callback_reports_exactly(db: None, tmp_path: Path, settin
 
 
 def test_the_accelerate_tracker_reports_exactly(db: None, tmp_path: Path) -> None:
+    """The same Accelerate job as the stack's, with the tracker: its steps, total, lr and
+    evaluations are the tracker's exact ones, each once; the loop's own bar and logged
+    evaluations stay lines."""
     accelerate = followed_job(custom_job(["accelerate", "launch", "loop.py"]))
-    (tmp_path / "loop.py").write_text(ACCELERATE_LOOP)
-    run_and_store(accelerate, ["loop.py"], tmp_path, {})
-    assert list(StepMetric.objects.filter(job=accelerate).order_by("step")
-                .values_list("step", flat=True)) == [3, 6, 9, 12]
+    accelerate_with_tracker(tmp_path)
+    run_and_store(accelerate, ["loop.py"], tmp_path,
+                  {"AIP_CHECKPOINT_DIR": str(tmp_path / "checkpoints")})
+    steps = StepMetric.objects.filter(job=accelerate).order_by("step")
+    assert [(s.step, s.lr) for s in steps] == [(n, 0.05) for n in range(1, 13)]
+    assert all(s.loss is not None for s in steps)
+    accelerate.refresh_from_db()
+    assert (accelerate.last_step, accelerate.total_steps) == (12, 12)
     assert list(JobEvent.objects.filter(job=accelerate, kind="eval").order_by("step")
                 .values_list("step", flat=True)) == [6, 12]
     assert JobEvent.objects.get(job=accelerate, kind="run_finished").step == 12
+    assert FrameworkTrack.objects.get(job=accelerate, replica="workerpool0-0").state["reported"]
