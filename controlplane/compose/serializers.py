@@ -258,6 +258,17 @@ class JobRequestSerializer(StrictSerializer):
                                            "passed through: tensorboard, experiment, ...")
     encryption_spec = serializers.DictField(required=False)
     recovery = RecoverySerializer(required=False, allow_null=True)
+    # Checked by the composer (vertexplan/composer/checks.py), whose errors name the valid
+    # values and, for priority, the team's cap.
+    priority = serializers.CharField(
+        required=False, max_length=20,
+        help_text="low, normal or high: the order in the control plane's queue (at most the "
+                  "team's cap; used when the site's admission queue is on).")
+    framework = serializers.CharField(
+        required=False, max_length=40,
+        help_text="Which framework's lines to read from a job of your own (hf_trainer, "
+                  "lightning, accelerate, deepspeed, torchtitan, maxtext...); leave it out "
+                  "to tell from the command and the first lines.")
 
 
 def plain(value: Any) -> Any:

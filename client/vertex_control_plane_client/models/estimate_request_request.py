@@ -97,6 +97,10 @@ class EstimateRequestRequest:
                 experiment, ...
             encryption_spec (EstimateRequestRequestEncryptionSpec | Unset):
             recovery (None | RecoveryRequest | Unset):
+            priority (str | Unset): low, normal or high: the order in the control plane's queue (at most the team's cap;
+                used when the site's admission queue is on).
+            framework (str | Unset): Which framework's lines to read from a job of your own (hf_trainer, lightning,
+                accelerate, deepspeed, torchtitan, maxtext...); leave it out to tell from the command and the first lines.
             hours (float | str | Unset):
             steps (int | Unset):
             step_time_s (float | str | Unset):
@@ -145,6 +149,8 @@ class EstimateRequestRequest:
     job_spec_extra: EstimateRequestRequestJobSpecExtra | Unset = UNSET
     encryption_spec: EstimateRequestRequestEncryptionSpec | Unset = UNSET
     recovery: None | RecoveryRequest | Unset = UNSET
+    priority: str | Unset = UNSET
+    framework: str | Unset = UNSET
     hours: float | str | Unset = UNSET
     steps: int | Unset = UNSET
     step_time_s: float | str | Unset = UNSET
@@ -316,6 +322,10 @@ class EstimateRequestRequest:
         else:
             recovery = self.recovery
 
+        priority = self.priority
+
+        framework = self.framework
+
         hours: float | str | Unset
         if isinstance(self.hours, Unset):
             hours = UNSET
@@ -420,6 +430,10 @@ class EstimateRequestRequest:
             field_dict["encryption_spec"] = encryption_spec
         if recovery is not UNSET:
             field_dict["recovery"] = recovery
+        if priority is not UNSET:
+            field_dict["priority"] = priority
+        if framework is not UNSET:
+            field_dict["framework"] = framework
         if hours is not UNSET:
             field_dict["hours"] = hours
         if steps is not UNSET:
@@ -710,6 +724,10 @@ class EstimateRequestRequest:
 
         recovery = _parse_recovery(d.pop("recovery", UNSET))
 
+        priority = d.pop("priority", UNSET)
+
+        framework = d.pop("framework", UNSET)
+
         def _parse_hours(data: object) -> float | str | Unset:
             if isinstance(data, Unset):
                 return data
@@ -770,6 +788,8 @@ class EstimateRequestRequest:
             job_spec_extra=job_spec_extra,
             encryption_spec=encryption_spec,
             recovery=recovery,
+            priority=priority,
+            framework=framework,
             hours=hours,
             steps=steps,
             step_time_s=step_time_s,

@@ -95,6 +95,10 @@ class JobRequestRequest:
                 experiment, ...
             encryption_spec (JobRequestRequestEncryptionSpec | Unset):
             recovery (None | RecoveryRequest | Unset):
+            priority (str | Unset): low, normal or high: the order in the control plane's queue (at most the team's cap;
+                used when the site's admission queue is on).
+            framework (str | Unset): Which framework's lines to read from a job of your own (hf_trainer, lightning,
+                accelerate, deepspeed, torchtitan, maxtext...); leave it out to tell from the command and the first lines.
     """
 
     name: str
@@ -140,6 +144,8 @@ class JobRequestRequest:
     job_spec_extra: JobRequestRequestJobSpecExtra | Unset = UNSET
     encryption_spec: JobRequestRequestEncryptionSpec | Unset = UNSET
     recovery: None | RecoveryRequest | Unset = UNSET
+    priority: str | Unset = UNSET
+    framework: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.pool_request import PoolRequest  # noqa: PLC0415
@@ -308,6 +314,10 @@ class JobRequestRequest:
         else:
             recovery = self.recovery
 
+        priority = self.priority
+
+        framework = self.framework
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -398,6 +408,10 @@ class JobRequestRequest:
             field_dict["encryption_spec"] = encryption_spec
         if recovery is not UNSET:
             field_dict["recovery"] = recovery
+        if priority is not UNSET:
+            field_dict["priority"] = priority
+        if framework is not UNSET:
+            field_dict["framework"] = framework
 
         return field_dict
 
@@ -680,6 +694,10 @@ class JobRequestRequest:
 
         recovery = _parse_recovery(d.pop("recovery", UNSET))
 
+        priority = d.pop("priority", UNSET)
+
+        framework = d.pop("framework", UNSET)
+
         job_request_request = cls(
             name=name,
             chief=chief,
@@ -724,6 +742,8 @@ class JobRequestRequest:
             job_spec_extra=job_spec_extra,
             encryption_spec=encryption_spec,
             recovery=recovery,
+            priority=priority,
+            framework=framework,
         )
 
         return job_request_request
