@@ -110,6 +110,15 @@ def add_overrides_argument(parser: argparse.ArgumentParser, example: str) -> Non
     )
 
 
+def add_slow_rank_arguments(parser: argparse.ArgumentParser, rank: str = "rank") -> None:
+    """A straggler for tests of straggler detection (never in a real job): the PyTorch
+    trainer's flags, for the JAX and PyTorch/XLA trainers, whose ranks are hosts."""
+    parser.add_argument("--debug-slow-rank", type=int, metavar="R",
+                        help=f"test fault: {rank} R sleeps --debug-slow-seconds in every step")
+    parser.add_argument("--debug-slow-seconds", type=float, metavar="S",
+                        help="how long --debug-slow-rank sleeps per step")
+
+
 def run_flags(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, typing.Any]:
     """The shared flags' values (None where omitted), the paths defaulting to Vertex's
     variables."""

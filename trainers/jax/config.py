@@ -29,6 +29,17 @@ class JaxTrainConfig(RunConfig):
     # Each block rematerialised in backward (`jax.checkpoint`): none | selective | full.
     activation_checkpointing: str = "none"
 
+    # Every this many steps (a logged one) the hosts gather each one's own time in a step (its
+    # batch and the step's dispatch, the compile left out: not its wait for the devices, which
+    # wait for the slowest host), its mean over the steps since the last report (the run's
+    # first step left out), printed as the step event's rank_step_time_s for straggler
+    # detection; 0 = never. The PyTorch trainer's field, with its default
+    # (trainers/jax/trainer.py says more).
+    rank_times_every: int = 10
+    # A fault for tests: host debug_slow_rank sleeps debug_slow_seconds in every step.
+    debug_slow_rank: int = -1
+    debug_slow_seconds: float = 0.0
+
 
 def preset(name: str) -> JaxTrainConfig:
     return shared_preset(name, JaxTrainConfig)
@@ -53,4 +64,9 @@ def validate(config: JaxTrainConfig, device_count: int) -> None:
     if config.precision not in PRECISIONS:
         problems.append(f"precision must be one of {', '.join(PRECISIONS)}, "
                         f"not {config.precision!r}")
+    if config.rank_times_every < 0:
+        problems.append(f"rank_times_every must be >= 0 (0 = never), "
+                        f"not {config.rank_times_every}")
+    if not config.debug_slow_seconds >= 0:
+        problems.append(f"debug_slow_seconds must be >= 0, not {config.debug_slow_seconds!r}")
     refuse(problems + run_problems(config))

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli.add_schedule_arguments(parser, batch_over="devices")
     cli.add_storage_arguments(parser, exported="parameters")
     cli.add_overrides_argument(parser, "--set warmup_steps=50 --set model.n_layer=4")
+    cli.add_slow_rank_arguments(parser, rank="host (process)")
     return parser
 
 
@@ -74,6 +75,8 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JaxTra
     """Preset, then the flags (and the Vertex variables they default to), then --set."""
     flags: dict[str, typing.Any] = {"precision": args.precision,
                                     "activation_checkpointing": args.activation_checkpointing,
+                                    "debug_slow_rank": args.debug_slow_rank,
+                                    "debug_slow_seconds": args.debug_slow_seconds,
                                     **cli.run_flags(args, env)}
     if args.mesh:
         flags["mesh_data"], flags["mesh_fsdp"], flags["mesh_tensor"] = parse_mesh(args.mesh)

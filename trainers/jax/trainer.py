@@ -4,6 +4,19 @@ mesh. Every host runs this same code over the same global arrays.
 A step's loss is a device array until read: JAX dispatches asynchronously, so the host builds
 the next batch while the devices compute, and a step's time is the time between two reads.
 SIGTERM may reach only one VM of a slice: the hosts gather their stop flags after every step.
+
+Per-host step times (straggler detection): a host's own time in a step is its dispatch: its
+batch and handing the step to the devices (the compile left out: that is the `compile` phase).
+What follows is a wait, for the devices and, through their collectives, for the other hosts (the
+gather of stop flags is a device program queued behind the step), the same on every host; a
+host slow to dispatch (its input pipeline, its Python) is what the others wait for. So, like the
+PyTorch trainer's per-rank times, it is a host's time without its waits. Every rank_times_every
+logged steps each host's mean over the steps since the last report travels in that step's
+gather (one number more in a collective the step makes anyway), and host 0's step event prints
+them, host 0 first (`rank_step_time_s`). A run's first step is left out of the means: its
+first calls (transfers, caches) cost tenths of a second that say nothing of a host's speed, and
+would outweigh nine steps of milliseconds. One host reports none, as the PyTorch trainer's
+single process does.
 """
 
 from __future__ import annotations
@@ -52,6 +65,13 @@ class JaxTrainer(TrainingLoop):
         )
         self.state: Any = None  # parameters and optimizer state, on the mesh
         self.last_read = time.perf_counter()
+        # This host's own seconds in the steps since its last report, and how many steps; on a
+        # report step, (step, mean) for the step's gather of stop flags to carry; and each
+        # reported step's gathered times until the step is read.
+        self.own_seconds, self.own_steps = 0.0, 0
+        self.own_report: tuple[int, float] | None = None
+        self.warm = False  # whether this run has dispatched a step yet
+        self.host_times: dict[int, tuple[float, ...]] = {}
 
     @property
     def precision(self) -> str:
@@ -71,6 +91,9 @@ class JaxTrainer(TrainingLoop):
 
     def dispatch(self, step: int, lr: float) -> Dispatched:
         config, program = self.config, self.program
+        started, compiled = time.perf_counter(), compile_time.seconds()
+        if config.debug_slow_rank == self.rank and config.debug_slow_seconds > 0:
+            time.sleep(config.debug_slow_seconds)  # a straggler (tests)
         with self.waiting_for_data():
             x, y = global_batch(
                 self.corpus.train, config.seed, step, config.batch_size, config.model.block_size
@@ -79,7 +102,25 @@ class JaxTrainer(TrainingLoop):
             self.state, device_batch(program.batch, x), device_batch(program.batch, y),
             np.float32(lr),
         )
+        if self.warm:  # the run's first step is left out (module docstring)
+            own = time.perf_counter() - started - (compile_time.seconds() - compiled)
+            self.own_seconds += max(own, 0.0)
+            self.own_steps += 1
+        self.warm = True
+        self._due_report(step)
         return Dispatched(step, lr, loss)
+
+    def _due_report(self, step: int) -> None:
+        """On a report step (every host decides alike), this host's mean own time since the
+        last report is what the step's gather of stop flags carries."""
+        config = self.config
+        every = config.rank_times_every
+        # own_steps is alike on every host too: they all dispatch the same steps.
+        if not every or self.world_size < 2 or step % every or step % config.log_every or \
+                not self.own_steps:
+            return
+        self.own_report = (step, self.own_seconds / self.own_steps)
+        self.own_seconds, self.own_steps = 0.0, 0
 
     def compile_seconds(self) -> float:
         """jit's compile time so far (the first step's, and any recompile)."""
@@ -89,17 +130,23 @@ class JaxTrainer(TrainingLoop):
         loss = float(done.handle)  # waits for the step
         now = time.perf_counter()
         seconds, self.last_read = max(now - self.last_read, 1e-9), now
-        return StepRead(loss, seconds)
+        return StepRead(loss, seconds, rank_times=self.host_times.pop(done.step, None))
 
     def agreed_stop(self) -> Any:
-        """The signal every host stops for after this step (SIGTERM may reach only one VM)."""
+        """The signal every host stops for after this step (SIGTERM may reach only one VM),
+        and on a report step every host's own time in it (module docstring)."""
         flags = self.stop.flags()
         if jax.process_count() > 1:
             # Only a slice of several hosts has anything to gather.
             from jax.experimental import multihost_utils
 
-            gathered = multihost_utils.process_allgather(np.asarray(flags, np.float32))
-            flags = np.asarray(gathered).reshape(-1, len(flags)).sum(axis=0).tolist()
+            report, self.own_report = self.own_report, None
+            sent = [*flags, report[1]] if report else flags
+            gathered = multihost_utils.process_allgather(np.asarray(sent, np.float32))
+            rows = np.asarray(gathered).reshape(-1, len(sent))  # host 0's row first
+            if report:
+                self.host_times[report[0]] = tuple(float(t) for t in rows[:, len(flags)])
+            flags = rows[:, :len(flags)].sum(axis=0).tolist()
         return preemption.agreed_signal(flags)
 
     def validation_loss(self) -> float:

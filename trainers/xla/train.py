@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli.add_storage_arguments(parser)
     cli.add_overrides_argument(parser, "--set warmup_steps=50 --set model.n_layer=4 --set "
                                "micro_batch_size=4 --set precision=bf16")
+    cli.add_slow_rank_arguments(parser, rank="host (process)")
     # config_from_args reads every PyTorch-trainer flag: those this trainer does not offer are
     # None (the preset's value, or a --set), and it has one strategy.
     ours = {action.dest for action in parser._actions}

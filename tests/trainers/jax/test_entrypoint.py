@@ -60,3 +60,19 @@ def test_presets_and_model_match_the_pytorch_trainer():
 
     gpt = GPT(config.model, seed=0)
     assert program.parameter_count() == gpt.num_parameters()
+
+
+def test_per_host_times_take_the_pytorch_trainers_setting_and_slow_host_flag():
+    """rank_times_every is the PyTorch trainer's field with its default; --debug-slow-rank and
+    --debug-slow-seconds make a straggler host; a negative setting is refused by name."""
+    from trainers.jax.config import validate
+    from trainers.jax.train import build_parser, config_from_args
+    from trainers.torch.config import TrainConfig
+
+    args = build_parser().parse_args(["--debug-slow-rank", "1", "--debug-slow-seconds", "0.5"])
+    config = config_from_args(args, {})
+    assert (config.debug_slow_rank, config.debug_slow_seconds) == (1, 0.5)
+    assert config.rank_times_every == TrainConfig().rank_times_every == 10
+    args = build_parser().parse_args(["--set", "rank_times_every=-1"])
+    with pytest.raises(ValueError, match="rank_times_every must be >= 0"):
+        validate(config_from_args(args, {}), 1)

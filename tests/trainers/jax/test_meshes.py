@@ -31,6 +31,8 @@ def test_single_device_run_trains(single_device):
     started = single_device.one("run_started")
     assert started["dims"] == {"data": 1, "fsdp": 1, "tensor": 1}
     assert started["precision"] == "fp32"
+    # One host has no other to be slower than: no per-host times (as one PyTorch process).
+    assert not [e for e in single_device.of("step") if "rank_step_time_s" in e]
 
 
 @pytest.mark.parametrize("mesh", MESHES)

@@ -109,6 +109,8 @@ class TwoHosts:
 
 
 HOST_MESH = ["--mesh", "1,2"]  # each host's 2 CPU devices, the matrices split over fsdp
+# Host 1 of the two-host run is a straggler: this many seconds more in every step.
+SLOW_HOST_S = 0.3
 
 
 def start_hosts(python: Path, args: Sequence[str], count: int, **host_1: str) -> list[Replica]:
@@ -130,7 +132,11 @@ def start_hosts(python: Path, args: Sequence[str], count: int, **host_1: str) ->
 @pytest.fixture(scope="session")
 def two_hosts(xla_python, tmp_path_factory) -> TwoHosts:
     ckpt = tmp_path_factory.mktemp("xla-two-hosts") / "ckpt"
-    args = [*HOST_MESH, "--checkpoint-dir", str(ckpt), "--checkpoint-every", "0"]
+    # Host 1 is slowed, and the hosts gather their own step times at every step (the one host
+    # that resumes has no other to be slower than).
+    args = [*HOST_MESH, "--checkpoint-dir", str(ckpt), "--checkpoint-every", "0",
+            "--debug-slow-rank", "1", "--debug-slow-seconds", str(SLOW_HOST_S),
+            "--set", "rank_times_every=1"]
     # Host 1 waits after step 5 until its signal comes; host 0 goes on to the step's stop flags
     # and waits there for host 1, so both stop at a known step.
     hosts = start_hosts(xla_python, args, 2, TRAINERS_PAUSE_AT=f"step_end:{STOP_STEP}")

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from tests.trainers.replicas import assert_losses_close
-from tests.trainers.xla.conftest import STEPS, STOP_STEP, train_eager, train_xla
+from tests.trainers.xla.conftest import SLOW_HOST_S, STEPS, STOP_STEP, train_eager, train_xla
+from vertexplan.health import straggler_verdict
 
 pytestmark = pytest.mark.trainers
 
@@ -93,6 +94,16 @@ def test_sigterm_to_one_host_stops_every_host_at_the_same_step(two_hosts) -> Non
     assert saved["step"] == STOP_STEP and preempted["checkpoint_path"] == str(folder)
     assert host_0.events[-2:] == [saved, preempted]
     assert max(host_0.losses()) == STOP_STEP and not host_1.of("preempted")
+
+
+def test_a_slowed_host_is_named_from_host_0s_step_events(two_hosts) -> None:
+    """Each host's own step time (to the end of its forward's tracing) travels with the step's
+    stop flags; host 1, slowed on purpose, is named by the control plane's straggler rule."""
+    reports = {e["step"]: e["rank_step_time_s"] for e in two_hosts.stopped[0].of("step")}
+    assert sorted(reports) == list(range(1, STOP_STEP + 1)), reports
+    assert all(len(r) == 2 and r[1] >= SLOW_HOST_S for r in reports.values()), reports
+    assert straggler_verdict(list(reports.values())).ranks == (1,)
+    assert "rank_step_time_s" not in two_hosts.resumed.of("step")[0]  # one host: none
 
 
 def test_an_fsdp_checkpoint_is_written_by_every_host_and_resumes_exactly(two_hosts,
