@@ -206,11 +206,16 @@ def hang_verdict(*, now: float, running_since: float, step_times: Sequence[float
 
 @dataclass(frozen=True)
 class StragglerPolicy:
-    """A rank slower than `ratio` x the median of its report in each of the newest `reports`
-    per-rank reports (a trainer reports every few steps) is named."""
+    """A rank slower than `ratio` x the median of its report, and by more than `min_excess_s`,
+    in each of the newest `reports` per-rank reports (a trainer reports every few steps) is
+    named. The floor is for host-side times of a few milliseconds (a JAX host's dispatch, a
+    GPU rank's launch time): there scheduler jitter alone makes one host 3-5x another in an
+    even run (measured on the JAX and PyTorch/XLA trainers' two-host runs), and 20 ms a step
+    is not a slowdown worth a page's warning."""
 
     ratio: float = 1.3
     reports: int = 3
+    min_excess_s: float = 0.02
 
 
 @dataclass(frozen=True)
@@ -235,6 +240,9 @@ def straggler_verdict(reports: Sequence[Sequence[float]],
         for report in newest:
             median = statistics.median(report)
             if median <= 0:
+                worst_case = 0.0
+                break
+            if report[rank] - median <= policy.min_excess_s:
                 worst_case = 0.0
                 break
             worst_case = min(worst_case, report[rank] / median)

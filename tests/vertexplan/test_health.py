@@ -178,3 +178,10 @@ def test_an_even_run_names_nobody_and_one_slow_report_is_not_persistence() -> No
     blip = [*reports[:5], [0.2] * 7 + [0.9], *reports[5:7]]
     assert all(not straggler_verdict(blip[:n]).ranks for n in range(1, len(blip) + 1))
     assert straggler_verdict([[0.2, 0.5]] * 2, StragglerPolicy(reports=3)).ranks == ()
+
+
+def test_milliseconds_of_jitter_name_nobody_however_large_the_ratio() -> None:
+    # Host-side times of an even two-host run: one host 4.5x the other, 7 ms apart.
+    assert straggler_verdict([[0.002, 0.009]] * 3).ranks == ()
+    assert straggler_verdict([[0.003, 0.205]] * 3).ranks == (1,)
+    assert straggler_verdict([[0.003, 0.205]] * 3, StragglerPolicy(min_excess_s=0.3)).ranks == ()
