@@ -211,7 +211,7 @@ def emulator_only(n: int, args: argparse.Namespace) -> None:
             entries = conn.execute("SELECT max(id) FROM entries").fetchone()[0] or 0
         return running, entries
 
-    with started(stack, 0, ["emulator"]), _removed(var_dir):
+    with _removed(var_dir), started(stack, 0, ["emulator"]):
         pid = stack.procs["emulator"].pid
         began = time.time()
         while counts()[0] < n and time.time() - began < args.burst_timeout:
@@ -331,7 +331,8 @@ def run_once(n: int, workers: int, args: argparse.Namespace, database_url: str,
                step_s, args.seed)
     result = Run(workers=workers, n=n, load=[os.getloadavg()[0]])
     seen_event = seen_line = 0
-    with started(stack, workers), _removed(var_dir):
+    # The folder goes after the processes have stopped (they write to it until then).
+    with _removed(var_dir), started(stack, workers):
         began = time.time()
         window_from: float | None = None
         window_counts: dict[str, Any] = {}
