@@ -4,10 +4,11 @@ or model.safetensors.index.json and every shard it lists) and its tokenizer. Pur
 reads the files (bounded) and says which exist; each refusal names the file and the key.
 
 The architectures are the decoder LMs the product's trainers build and export with --export-hf
-(trainers/torch/models/hf_config.py SUPPORTED, less the VLM, which the model server does not
-serve) and that vLLM serves. The parameter count is computed from the config as transformers'
-modeling files lay the layers out (tests/vertexplan/test_hf_export.py holds it to transformers'
-own count); it sizes the fit check (serving_vllm.py).
+(contract/hf_models.py, which the trainers' hf_config.py shares; the VLM the trainers also build
+is not served) and that vLLM serves. The parameter count is computed from the config as
+transformers' modeling files lay the layers out (tests/vertexplan/test_serving_vllm.py holds
+it to counts transformers gave; the serving stack test to transformers' own, live); it sizes
+the fit check (serving_vllm.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from contract import hf_models
 from vertexplan.serving_vllm import ModelFacts
 
 CONFIG_FILE = "config.json"
@@ -28,15 +30,9 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")
 CONFIG_LIMIT = 256 * 1024  # a config.json is a few kB; more is no config of these
 INDEX_LIMIT = 8 * 1024 * 1024  # a 405B model's index is ~100 kB
 
-SUPPORTED = {
-    "LlamaForCausalLM": "llama",
-    "MistralForCausalLM": "mistral",
-    "Qwen2ForCausalLM": "qwen2",
-    "Qwen3ForCausalLM": "qwen3",
-    "GemmaForCausalLM": "gemma",
-}
-REQUIRED_KEYS = ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
-                 "num_attention_heads", "vocab_size", "max_position_embeddings")
+SUPPORTED = hf_models.DECODERS  # the trainers' own, less the VLM (not served)
+# The serving side needs the context length too (the fit check, max_model_len's default).
+REQUIRED_KEYS = (*hf_models.REQUIRED_KEYS, "max_position_embeddings")
 # transformers' defaults where a config leaves the key out.
 TIED_BY_DEFAULT = frozenset({"gemma"})
 QKV_BIAS = frozenset({"qwen2"})  # Qwen2's q/k/v projections always have a bias

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from contract import hf_models
 from trainers.storage import StorageError, storage_for
 
 CONFIG_FILE = "config.json"
@@ -24,22 +25,11 @@ SINGLE_FILE = "model.safetensors"
 SHAPES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shapes")
 # The architectures (config.json "architectures") this trainer builds, and their model_type.
 SUPPORTED = {
-    "LlamaForCausalLM": "llama",
-    "MistralForCausalLM": "mistral",
-    "Qwen2ForCausalLM": "qwen2",
-    "Qwen3ForCausalLM": "qwen3",
-    "GemmaForCausalLM": "gemma",
+    **hf_models.DECODERS,
     # The VLM family (vlm.py): image + text pairs (--vlm-data), data parallelism only.
     "Qwen2VLForConditionalGeneration": "qwen2_vl",
 }
-REQUIRED_KEYS = (
-    "architectures",
-    "hidden_size",
-    "intermediate_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "vocab_size",
-)
+REQUIRED_KEYS = hf_models.REQUIRED_KEYS
 
 
 @dataclass(frozen=True)
