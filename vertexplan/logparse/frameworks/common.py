@@ -64,3 +64,29 @@ def number(text: str) -> float | None:
 
 def tag(name: str, versions: str) -> str:
     return f"{name}@{versions}"
+
+
+# A tqdm bar's tail: "[00:05<00:06,  8.91it/s, v_num=0, train_loss=2.310]".
+_BAR_RATE = re.compile(r"^\s*([0-9.]+)(it/s|s/it)$")
+_BAR_PAIR = re.compile(r"^\s*([A-Za-z_][\w/.]*)=(\S+)$")
+
+
+def read_bar_tail(tail: str, fields: dict[str, Any]) -> None:
+    """Adds what a progress bar's tail shows (its text after the times) to `fields`: the step
+    time from its rate and the first training loss of its postfix."""
+    for part in tail.split(",")[1:]:
+        rate = _BAR_RATE.match(part)
+        if rate:
+            value = number(rate.group(1))
+            if value:
+                fields["step_time_s"] = 1 / value if rate.group(2) == "it/s" else value
+            continue
+        pair = _BAR_PAIR.match(part)
+        if pair and training_loss(pair.group(1)) and "loss" not in fields:
+            fields["loss"] = number(pair.group(2))
+
+
+def training_loss(key: str) -> bool:
+    # A validation, evaluation or test loss shown on the same bar is no step's loss.
+    return (key == "loss" or key.endswith("_loss")) and not key.startswith(
+        ("val", "eval", "test"))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract import events as contract_events
-from vertexplan.logparse.frameworks.common import Recognized, number, tag
+from vertexplan.logparse.frameworks.common import Recognized, number, read_bar_tail, tag
 
 NAME = "lightning"
 VERSIONS = "lightning-2.0-2.6"
@@ -30,8 +30,6 @@ RECOGNIZER = tag(NAME, VERSIONS)
 MARKERS = ("Epoch ", "stopped", "Restored")
 
 _BAR = re.compile(r"^Epoch (\d+):\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+) \[([^\]]*)\]$")
-_RATE = re.compile(r"^\s*([0-9.]+)(it/s|s/it)$")
-_POSTFIX = re.compile(r"^\s*([A-Za-z_][\w/.]*)=(\S+)$")
 _SAVING = re.compile(
     r"Epoch (\d+), global step (\d+): '([^']+)' reached (\S+) \(best \S+\), "
     r"saving model to '([^']+)' as top \d+$")
@@ -100,16 +98,7 @@ def _progress(match: re.Match[str], state: State) -> Recognized | None:
     fields: dict[str, Any] = {"step": step, "epoch": epoch,
                               "step_estimated": True, "recognizer": RECOGNIZER}
     # "[00:05<00:06,  8.91it/s, v_num=0, train_loss=2.310]"
-    for part in match.group(4).split(",")[1:]:
-        rate = _RATE.match(part)
-        if rate:
-            value = number(rate.group(1))
-            if value:
-                fields["step_time_s"] = 1 / value if rate.group(2) == "it/s" else value
-            continue
-        pair = _POSTFIX.match(part)
-        if pair and _training_loss(pair.group(1)) and "loss" not in fields:
-            fields["loss"] = number(pair.group(2))
+    read_bar_tail(match.group(4), fields)
     loss, shown = fields.get("loss"), state.bar_loss
     state.bar_loss = loss
     if batch == 0 or batch > per_epoch or loss is None or loss == shown \
@@ -118,7 +107,3 @@ def _progress(match: re.Match[str], state: State) -> Recognized | None:
     state.last_step, state.last_loss = step, loss
     return Recognized(contract_events.STEP, fields)
 
-
-def _training_loss(key: str) -> bool:
-    # A validation or test loss shown on the same bar is no step's loss.
-    return (key == "loss" or key.endswith("_loss")) and not key.startswith(("val", "test"))

@@ -32,7 +32,7 @@ import re
 from typing import Any, Protocol
 
 from contract import events as contract_events
-from vertexplan.logparse.frameworks.common import Recognized, number
+from vertexplan.logparse.frameworks.common import Recognized, number, read_bar_tail
 from vertexplan.logparse.frameworks.hf_trainer import flat_dict
 
 MARKERS = ("%|", "epoch ")
@@ -42,8 +42,6 @@ _BAR = re.compile(r"^(?:[^|\[\]]{1,60}: )?\s*\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+) \[(
 # writes into the bar's line, as tqdm left it without a newline, padded with blanks).
 BAR_THEN_LINE = re.compile(r"^((?:[^|\[\]]{1,60}: )?\s*\d{1,3}%\|[^|]*\|\s*\d+/\d+ "
                            r"\[[^\]]*\])\s*(\S.*)$")
-_RATE = re.compile(r"^\s*([0-9.]+)(it/s|s/it)$")
-_POSTFIX = re.compile(r"^\s*([A-Za-z_][\w/.]*)=(\S+)$")
 # The message starts the line or follows a logging prefix: the examples' " - " format or
 # logging's default "INFO:name:", and accelerate.logging's "[RANK 0] " (accelerate 1.15).
 _EPOCH = re.compile(r"(?:^|\s-\s|^[A-Z]+:[\w.]+:)(?:\[RANK \d+\] )?epoch (\d+): (.+)$")
@@ -81,16 +79,7 @@ def read_bar(line: str, state: LoopState, recognizer: str) -> Recognized | None:
     if total <= 0 or count > total:
         return None
     fields: dict[str, Any] = {"step": count, "total_steps": total, "recognizer": recognizer}
-    for part in match.group(3).split(",")[1:]:
-        rate = _RATE.match(part)
-        if rate:
-            value = number(rate.group(1))
-            if value:
-                fields["step_time_s"] = 1 / value if rate.group(2) == "it/s" else value
-            continue
-        pair = _POSTFIX.match(part)
-        if pair and _training_loss(pair.group(1)) and "loss" not in fields:
-            fields["loss"] = number(pair.group(2))
+    read_bar_tail(match.group(3), fields)
     loss = fields.get("loss")
     shown, state.bar_loss = state.bar_loss, loss
     if loss is None:
@@ -132,9 +121,3 @@ def read_eval(line: str, state: LoopState, recognizer: str) -> Recognized | None
     return Recognized(contract_events.EVAL, {
         "step": state.last_step, "epoch": int(match.group(1)), "metrics": metrics,
         "recognizer": recognizer})
-
-
-def _training_loss(key: str) -> bool:
-    # A validation or test loss shown on the same bar is no step's loss.
-    return (key == "loss" or key.endswith("_loss")) and not key.startswith(
-        ("val", "eval", "test"))
