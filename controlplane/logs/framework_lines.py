@@ -122,6 +122,12 @@ class Reader:
             framework = detected or None
             if framework is None and read >= DETECT_LINES:
                 return
+        elif framework in detect.LAUNCHERS:
+            detected, read = self.tracks.get(job_id, ("", 0))
+            if detected and detected != framework:
+                framework = detected  # what the launcher runs, told by its first lines
+            elif read < DETECT_LINES:
+                framework = None  # every line offered while its first lines may tell
         if framework is not None and not registry.may_be_framework_line(message, framework):
             return
         self.lines.setdefault(job_id, []).append(
@@ -136,9 +142,10 @@ def commanded(jobs: Mapping[int, tuple[Mapping[str, Any] | None, Mapping[str, An
 
 
 def saved_tracks(commanded_by_job: Mapping[int, str | None]) -> dict[int, tuple[str, int]]:
-    """The chiefs' saved (framework, lines read) of the jobs whose command tells nothing: one
-    query per page, only when the page holds such a job."""
-    unknown = [job_id for job_id, framework in commanded_by_job.items() if framework is None]
+    """The chiefs' saved (framework, lines read) of the jobs whose command tells nothing or
+    names only a launcher: one query per page, only when the page holds such a job."""
+    unknown = [job_id for job_id, framework in commanded_by_job.items()
+               if framework is None or framework in detect.LAUNCHERS]
     if not unknown:
         return {}
     tracks: dict[int, tuple[str, int]] = {}
@@ -205,6 +212,8 @@ def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line]
     pending = _pending(track.state)
     reported = reported or (isinstance(track.state, dict) and track.state.get(REPORTED) is True)
     framework = known or track.framework or None
+    if known in detect.LAUNCHERS and track.framework:
+        framework = track.framework  # what the launcher runs, told by the first lines
     chief = track.replica == CHIEF
     for line in lines:
         if framework is None:
@@ -214,6 +223,11 @@ def _read_group(track: FrameworkTrack, known: str | None, lines: Sequence[_Line]
             framework = detect.from_lines([line.message])
             if framework is None:
                 continue
+        elif framework in detect.LAUNCHERS and chief and track.lines_read < DETECT_LINES:
+            # A launcher's script may say which framework it runs in its first lines (an
+            # Accelerate loop's bar is read only once that is known).
+            track.lines_read += 1
+            framework = detect.from_start_lines([line.message]) or framework
         job.framework = framework
         states = redraws(line.message)
         for index, text in enumerate(states):
@@ -289,10 +303,16 @@ def report(job: Job) -> dict[str, str] | None:
     named = (job.request or {}).get("framework")
     told = framework_of(job.custom_job, job.request)
     how = "named by the job's request" if named == told else "told by the job's command"
-    if told is None:
+    if told is None or told in detect.LAUNCHERS:
+        launcher = told
         told = FrameworkTrack.objects.filter(job=job, replica=CHIEF).exclude(
-            framework="").values_list("framework", flat=True).first()
+            framework__in=("", launcher or "")).values_list("framework", flat=True).first()
         how = "told by the job's first lines"
+        if launcher is not None:
+            how += f" (started by {LABELS.get(launcher, launcher)})"
+            told = told or launcher
+            if told == launcher:
+                how = "told by the job's command"
     if told is None or told not in LABELS:
         return None
     return {"name": told, "label": LABELS[told], "how": how}

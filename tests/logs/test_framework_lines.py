@@ -196,3 +196,32 @@ def test_an_accelerate_loops_bar_and_the_line_its_logger_wrote_into_it(db: None)
     assert steps(job) == [(1, 13.0), (2, 8.69), (3, 11.8), (4, 10.3)]
     assert [k for k in kinds(job) if k[0] != "step"] == [
         ("eval", 2), ("checkpoint_saved", 2), ("run_finished", 4)]
+
+
+def test_a_loop_started_by_torchrun_is_told_by_its_first_lines(db: None) -> None:
+    """torchrun is a launcher: the Accelerate loop it starts says what it is in its first line
+    (its accelerator's state), and its bar is then read as that loop's, in later pages too."""
+    from controlplane.logs.framework_lines import report
+    bar = "{p:>3}%|{b:<10}| {n}/4 [00:00<00:00, 150.00it/s, loss={loss}]"
+    redraws = [bar.format(p=25 * n, b="█" * (n * 10 // 4), n=n, loss=loss)
+               for n, loss in enumerate([13.0, 8.69, 11.8, 10.3], start=1)]
+    job = followed_job(custom_job(["torchrun", "--nproc_per_node", "2", "train.py"]))
+    state = ("11/29/2026 23:22:30 - INFO - __main__ - Distributed environment: MULTI_CPU  "
+             "Backend: gloo")
+    store(job, entries([state, "\r" + "\r".join(redraws[:2])]))
+    store(job, entries(["\r" + "\r".join(redraws[2:])], first=2))
+    assert steps(job) == [(1, 13.0), (2, 8.69), (3, 11.8), (4, 10.3)]
+    assert report(job) == {"name": "accelerate", "label": "Accelerate",
+                           "how": "told by the job's first lines (started by torchrun)"}
+
+
+def test_a_bar_in_a_torchrun_job_whose_lines_tell_nothing_stays_a_line(db: None) -> None:
+    from controlplane.logs.framework_lines import report
+    bar = "{p:>3}%|{b:<10}| {n}/4 [00:00<00:00, 150.00it/s, loss={loss}]"
+    redraws = [bar.format(p=25 * n, b="█" * (n * 10 // 4), n=n, loss=loss)
+               for n, loss in enumerate([13.0, 8.69, 11.8, 10.3], start=1)]
+    plain = followed_job(custom_job(["torchrun", "train.py"]))
+    store(plain, entries(["starting", "\r" + "\r".join(redraws)]))
+    assert steps(plain) == []
+    assert report(plain) == {"name": "torchrun", "label": "torchrun",
+                             "how": "told by the job's command"}

@@ -40,6 +40,9 @@ _FIRST_LINES = (
     ("Distributed environment: ", "accelerate"),
 )
 MAX_WORDS = 200
+# Launchers, not frameworks: a job started by one runs some framework's script (an Accelerate
+# loop, a DeepSpeed engine, a Trainer) that its first lines may tell.
+LAUNCHERS = frozenset({"torchrun"})
 
 
 def _words(command: list[str]) -> list[str]:
@@ -73,11 +76,19 @@ def from_command(command: list[str]) -> str | None:
     return None
 
 
-def from_lines(lines: list[str]) -> str | None:
+def from_start_lines(lines: list[str]) -> str | None:
+    """The framework a line it prints at start names, or None."""
     for line in lines:
         for marker, framework in _FIRST_LINES:
             if marker in line:
                 return framework
+    return None
+
+
+def from_lines(lines: list[str]) -> str | None:
+    told = from_start_lines(lines)
+    if told is not None:
+        return told
     job = registry.JobState()
     for line in lines:
         found = registry.recognize(line, job)
