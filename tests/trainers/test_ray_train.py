@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from localvertex.clusters.ray_nodes import RayCluster, ray_executable
+from localvertex.replicas import job_network
 from tests.conftest import require
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,10 +40,14 @@ def test_two_ray_train_workers_train_the_product_trainer(tmp_path):
     try:
         cluster.start(1)
         checkpoints = tmp_path / "ckpt"
+        # The driver runs where a Ray job's does: on the cluster's network (its own
+        # namespace when the emulator is root; the host's loopback cannot reach its GCS).
         run = subprocess.run(
-            [sys.executable, "-m", "trainers.ray_train", "--workers", "2", "--storage-path",
-             str(tmp_path / "ray-results"), "--", "--preset", "tiny", "--steps", "6",
-             "--checkpoint-every", "3", "--checkpoint-dir", str(checkpoints)],
+            job_network.entering(
+                [sys.executable, "-m", "trainers.ray_train", "--workers", "2",
+                 "--storage-path", str(tmp_path / "ray-results"), "--", "--preset", "tiny",
+                 "--steps", "6", "--checkpoint-every", "3", "--checkpoint-dir",
+                 str(checkpoints)], cluster.netns, None),
             env={**os.environ, "RAY_ADDRESS": f"127.0.0.1:{cluster.gcs_port}",
                  "RAY_DEDUP_LOGS": "0"},
             cwd=REPO, capture_output=True, text=True, timeout=400)
