@@ -34,11 +34,12 @@ from typing import Any, Protocol
 
 from localvertex.cloudlogging.entries import ERROR, INFO, WARNING
 from localvertex.config import Settings
+from localvertex.jobs import replica_sets
 from localvertex.jobs.armed_preemptions import ArmedPreemptions
 from localvertex.jobs.capacity import STOCKOUT_MESSAGE, scheduling_of
 from localvertex.jobs.restart_policy import RestartPolicy, failure_message
 from localvertex.jobs.store import JobRecord, JobState, JobStore
-from localvertex.jobs.synthetic_replicas import WAKE, SyntheticReplicas
+from localvertex.jobs.synthetic_replicas import WAKE
 from localvertex.jobs.updates import (
     CODE_CANCELLED,
     CODE_DEADLINE_EXCEEDED,
@@ -53,8 +54,7 @@ from localvertex.jobs.updates import (
 from localvertex.quotas.capacity import Capacity
 from localvertex.replicas import output_folders
 from localvertex.replicas.environment import build_replicas, output_dirs
-from localvertex.replicas.job_replicas import Replica, ReplicaProcesses
-from localvertex.replicas.team_users import team_of
+from localvertex.replicas.job_replicas import Replica
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +63,6 @@ PRIMARY = "workerpool0-0"
 # replicas' own logs; these entries carry the job_id label but no task_name.
 SERVICE_LOG_ID = "localvertex"
 
-_TICK_S = 0.1
-# Synthetic replicas wake their runner when one ends (WAKE): the runner need not poll them,
-# only look at its scheduling.timeout now and then, so thousands of runners stay asleep.
-_SYNTHETIC_TICK_S = 60.0
 
 Command = tuple[str, float | None]
 
@@ -104,21 +100,10 @@ class JobRunner:
         self._replicas: list[Replica] = []
         record = host.jobs.get(job_id)
         assert record is not None
-        self._processes: ReplicaProcesses | SyntheticReplicas
-        if self.settings.synthetic:
-            # Synthetic mode: timers that print the trainers' lines stand in for processes
-            # (synthetic_replicas.py); everything else here is as for real replicas.
-            self._processes = SyntheticReplicas(
-                self.settings, job_id, record.job, self._replica_line, self._save_replica,
-                self.send)
-            self._tick_s = _SYNTHETIC_TICK_S
-        else:
-            # Its replicas run as its team's user, in a network of their own (replicas/).
-            self._processes = ReplicaProcesses(
-                self.settings, job_id, self._replica_line, self._save_replica, self._urgent,
-                team=team_of(record.job.labels),
-            )
-            self._tick_s = _TICK_S
+        # Its replicas: processes, or timers in synthetic mode (replica_sets.py).
+        self._processes, self._tick_s = replica_sets.for_job(
+            self.settings, job_id, record.job, self._replica_line, self._save_replica,
+            self._urgent, self.send)
         self.project = record.project
         self.location = record.location
         self._spec = record.job.job_spec
