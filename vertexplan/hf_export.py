@@ -29,6 +29,9 @@ SINGLE_FILE = "model.safetensors"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")
 CONFIG_LIMIT = 256 * 1024  # a config.json is a few kB; more is no config of these
 INDEX_LIMIT = 8 * 1024 * 1024  # a 405B model's index is ~100 kB
+# Each shard the index lists costs one storage request before the folder is registered: a
+# 405B model has 191 shards; an index naming thousands is no model's, only a bill.
+MAX_SHARDS = 1024
 
 SUPPORTED = hf_models.DECODERS  # the trainers' own, less the VLM (not served)
 # The serving side needs the context length too (the fit check, max_model_len's default).
@@ -157,6 +160,9 @@ def read_weights(index_raw: bytes | None, exists: Callable[[str], bool],
     if not isinstance(weight_map, dict) or not weight_map:
         raise ExportRefused(f"{where}: key 'weight_map' must map tensor names to shard files")
     shards = sorted({str(file) for file in weight_map.values()})
+    if len(shards) > MAX_SHARDS:
+        raise ExportRefused(f"{where}: key 'weight_map' lists {len(shards)} shard files, more "
+                            f"than the {MAX_SHARDS} any model of these has")
     for shard in shards:
         if "/" in shard or not shard.endswith(".safetensors"):
             raise ExportRefused(f"{where}: key 'weight_map' names {shard!r}, not a "

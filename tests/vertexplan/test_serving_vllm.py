@@ -156,6 +156,12 @@ def test_weights_and_tokenizer_must_be_there() -> None:
     escape = json.dumps({"weight_map": {"a": "../x.safetensors"}}).encode()
     with pytest.raises(ExportRefused, match=re.escape("not a .safetensors file beside the index")):
         hf_export.read_weights(escape, lambda name: True, "gs://b/m")
+    many = json.dumps({"weight_map": {f"t{i}": f"m-{i}.safetensors"
+                                      for i in range(hf_export.MAX_SHARDS + 1)}}).encode()
+    asked: list[str] = []
+    with pytest.raises(ExportRefused, match="lists 1025 shard files, more than the 1024"):
+        hf_export.read_weights(many, lambda name: asked.append(name) or True, "gs://b/m")
+    assert asked == []  # refused before a single storage request
     with pytest.raises(ExportRefused, match=re.escape(
             "neither model.safetensors.index.json nor model.safetensors")):
         hf_export.read_weights(None, lambda name: False, "gs://b/m")
