@@ -70,7 +70,9 @@ $(XLA_STAMP): requirements-tpu-xla.txt pyproject.toml | $(XLA_PACKAGES)
 	PIP_CONSTRAINT= $(XLA_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $(XLA_STAMP)
 
-demo: venv
+# The demo's compose page offers every preset, PyTorch/XLA and Triton packaging among them: it
+# builds the environments they run in first, as `make test` does (shared per machine, built once).
+demo: venv envs
 	$(BIN)/python -m config.demo $(DEMO_ARGS)
 
 lint: venv
