@@ -18,5 +18,5 @@ def test_make_demo_builds_the_environments_its_presets_need() -> None:
     demo = next(i for i, line in enumerate(steps) if "-m config.demo" in line)
     before = "\n".join(steps[:demo])
     for environment in (".venv/xla/.installed", ".venv/triton/.installed",
-                        "torch-extensions.partial/.built"):
+                        ".venv/torch-extensions.partial/.built"):
         assert f"touch {environment}" in before, (environment, plan[-3000:])
