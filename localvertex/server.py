@@ -1,13 +1,14 @@
 """The emulator's gRPC server: every room's services on one port (JobService with the tuning
 jobs, PipelineService's TrainingPipelines, PersistentResourceService in v1 and v1beta1,
 ModelService, EndpointService, PredictionService (its streaming RPCs in v1 and v1beta1),
-google.longrunning.Operations, LoggingServiceV2, CloudQuotas, Artifact Registry), and the admin
-service on a port of its own, wired together. Both answer only calls that carry the emulator's
-token (auth.py): the control plane holds it, replicas never get it.
+google.longrunning.Operations, LoggingServiceV2, Cloud Monitoring's ListTimeSeries, CloudQuotas,
+Artifact Registry), and the admin service on a port of its own, wired together. Both answer
+only calls that carry the emulator's token (auth.py): the control plane holds it, replicas
+never get it.
 
 No generated servicers: each method is a generic handler that (de)serializes Google's own
-protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com and
-logging.googleapis.com.
+protobuf messages, so clients see exactly the wire protocol of aiplatform.googleapis.com,
+logging.googleapis.com and monitoring.googleapis.com.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ from localvertex.jobs.manager import JobManager
 from localvertex.jobs.service import SERVICE as JOB_SERVICE
 from localvertex.jobs.service import JobService
 from localvertex.jobs.store import JobStore
+from localvertex.monitoring.sampler import Sampler
+from localvertex.monitoring.series import MetricStore
+from localvertex.monitoring.service import SERVICE as MONITORING_SERVICE
+from localvertex.monitoring.service import MetricService
 from localvertex.pipelines.service import SERVICE as PIPELINE_SERVICE
 from localvertex.pipelines.service import TrainingPipelines
 from localvertex.pipelines.store import PipelineStore
@@ -165,6 +170,10 @@ class Emulator:
             accept_job_writes=settings.accept_job_log_writes,
         )
         self.job_service = JobService(self.manager)
+        # Cloud Monitoring's per-replica system metrics, sampled from the replicas' processes.
+        self.metric_store = MetricStore()
+        self.sampler = Sampler(self.manager.replica_pids, self.metric_store)
+        self.monitoring = MetricService(self.metric_store)
         # HyperparameterTuningJobs: trials run as the manager's CustomJobs (tuning/runner.py).
         self.tuning_store = TuningStore(settings.db_path)
         self.tuning = TuningJobs(self.manager, self.tuning_store)
@@ -199,6 +208,7 @@ class Emulator:
             # v1beta1 (the preview SDK's) answered by the v1 implementation.
             clusters_v1beta1: clusters_v1beta1_methods,
             LOGGING_SERVICE: self.logging.methods(),
+            MONITORING_SERVICE: self.monitoring.methods(),
             QUOTAS_SERVICE: self.quotas.methods(),
             ARTIFACT_REGISTRY_SERVICE: self.images.methods(),
             OPERATIONS_SERVICE: self.operations.methods(),
@@ -261,6 +271,7 @@ class Emulator:
         self.clusters.resume()
         self.server.start()
         self.admin_server.start()
+        self.sampler.start()
         log.info("localvertex listening on %s, its admin service on %s (data in %s; callers "
                  "need the token in %s)", self.address, self.admin_address,
                  self.settings.data_dir, self.settings.token_path)
@@ -268,6 +279,7 @@ class Emulator:
     def stop(self) -> None:
         log.info("localvertex stopping")
         self.logging.stopping.set()
+        self.sampler.stop()
         self.admin_server.stop(grace=0)
         self.server.stop(grace=1).wait(5)
         self.clusters.shutdown()

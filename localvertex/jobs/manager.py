@@ -123,6 +123,13 @@ class JobManager:
         runner = self._runner(job_id)
         return runner.pids() if runner is not None else {}
 
+    def replica_pids(self) -> list[tuple[str, str, dict[str, int | None]]]:
+        """(job id, project, replica key -> pid) of every live runner: what the system
+        metrics sampler (localvertex/monitoring/sampler.py) reads."""
+        with self._lock:
+            runners = list(self._runners.values())
+        return [(r.job_id, r.project, r.pids()) for r in runners]
+
     def shutdown(self, timeout: float = 15.0) -> None:
         """Stop every runner (their replicas get SIGTERM, then SIGKILL); job states are kept."""
         with self._lock:
