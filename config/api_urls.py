@@ -8,7 +8,7 @@ from controlplane.costs import budgets_api, goodput_api, recommend_api
 from controlplane.logs import api as logs_api
 from controlplane.notifications import api as notifications_api
 from controlplane.runs import api as runs_api
-from controlplane.runs import queue_api
+from controlplane.runs import queue_api, system_api
 from controlplane.sweeps import api as sweeps_api
 
 urlpatterns = [
@@ -36,6 +36,7 @@ urlpatterns = [
     path("jobs/<int:pk>/attempts/", runs_api.JobAttempts.as_view(), name="api-job-attempts"),
     path("jobs/<int:pk>/restarts/", runs_api.JobRestarts.as_view(), name="api-job-restarts"),
     path("jobs/<int:pk>/goodput/", goodput_api.JobGoodputView.as_view(), name="api-job-goodput"),
+    path("jobs/<int:pk>/system/", system_api.JobSystemView.as_view(), name="api-job-system"),
     path("teams/<slug:team>/channels/", notifications_api.ChannelList.as_view(),
          name="api-channel-list"),
     path("teams/<slug:team>/channels/<int:pk>/", notifications_api.ChannelDetail.as_view(),

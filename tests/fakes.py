@@ -24,6 +24,7 @@ from controlplane.backends.base import (
     LogPage,
     RemoteJob,
     RemoteTuningJob,
+    ReplicaMetrics,
 )
 from localvertex.core.filters import FilterError
 from localvertex.core.timeutil import to_timestamp
@@ -67,6 +68,8 @@ class FakeBackend(Backend):
         self.fail_creates: list[Exception] = []
         self.crash_after_create = False
         self._ids = itertools.count(1000)
+        # Cloud Monitoring's answer per CustomJob id, scripted by a test; an exception raises.
+        self.system_metrics: dict[str, list[ReplicaMetrics] | Exception] = {}
 
     @property
     def parent(self) -> str:
@@ -124,6 +127,17 @@ class FakeBackend(Backend):
     def list_log_entries(self, filter_: str, *, page_size: int, page_token: str = "",
                          order_by: str = "timestamp asc") -> LogPage:
         return LogPage([], "")
+
+    def replica_metrics(self, job_id: str, start: datetime, end: datetime
+                        ) -> list[ReplicaMetrics]:
+        """The scripted series, cut to the window as Cloud Monitoring cuts them."""
+        found = self.system_metrics.get(job_id, [])
+        if isinstance(found, Exception):
+            raise found
+        return [replace(m, **{f: [(at, v) for at, v in getattr(m, f) if start <= at <= end]
+                              for f in ("cpu", "memory", "memory_bytes", "accelerator",
+                                        "accelerator_memory")})
+                for m in found]
 
 
 def _as_message(job: RemoteJob) -> Any:

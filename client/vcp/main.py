@@ -38,6 +38,7 @@ from vcp import (
     settings,
     stream,
     sweeps,
+    top,
     waiting,
 )
 from vcp.context import Context, pass_context
@@ -389,6 +390,7 @@ def completion(shell: str) -> None:
 jobs.add_command(notes.tag)
 jobs.add_command(notes.untag)
 jobs.add_command(notes.note)
+jobs.add_command(top.top)
 cli.add_command(sweeps.sweeps)
 cli.add_command(queue.queue)
 cli.add_command(models_cli.models)

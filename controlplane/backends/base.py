@@ -120,6 +120,21 @@ class RemoteTuningJob:
         return self.state in TERMINAL_VERTEX_STATES
 
 
+@dataclass(frozen=True)
+class ReplicaMetrics:
+    """One replica's system metrics over a period (Cloud Monitoring's training metrics,
+    VERTEX_FACTS.md A9), each series oldest first as (time, value): utilisations as fractions
+    (CPU may pass 1 on several cores), memory_bytes in bytes; a series Vertex did not write
+    (no accelerator, a metric not yet sampled) is empty."""
+
+    replica: str                  # the task name: workerpool0-0
+    cpu: list[tuple[datetime, float]] = field(default_factory=list)
+    memory: list[tuple[datetime, float]] = field(default_factory=list)
+    memory_bytes: list[tuple[datetime, float]] = field(default_factory=list)
+    accelerator: list[tuple[datetime, float]] = field(default_factory=list)
+    accelerator_memory: list[tuple[datetime, float]] = field(default_factory=list)
+
+
 class Backend(abc.ABC):
     """A place that runs CustomJobs: Vertex AI, or the local emulator speaking its protocol."""
 
@@ -166,6 +181,13 @@ class Backend(abc.ABC):
 
     def cancel_tuning_job(self, name: str) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not run tuning jobs")
+
+    # Cloud Monitoring's per-replica system metrics: a backend that has none answers none.
+    def replica_metrics(self, job_id: str, start: datetime, end: datetime
+                        ) -> list[ReplicaMetrics]:
+        """The replicas of the CustomJob JOB_ID (its numeric id) with their system metrics
+        between START and END, by replica name."""
+        return []
 
     # TailLogEntries (streaming) is optional: only a backend that sets this supports it.
     supports_tail: bool = False

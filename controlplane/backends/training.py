@@ -37,9 +37,11 @@ from controlplane.backends.base import (
     RemoteJob,
     RemoteTrial,
     RemoteTuningJob,
+    ReplicaMetrics,
     TailBatch,
     TailStream,
 )
+from controlplane.backends.system_metrics import SystemMetricsReader
 from vertexplan.logparse.entries import LogEntry
 
 logger = logging.getLogger(__name__)
@@ -252,6 +254,7 @@ class VertexBackend(Backend):
         self.parent = f"projects/{self.project}/locations/{self.region}"
         self._regions: dict[str, VertexBackend] = {self.region: self}
         self._regions_lock = threading.Lock()
+        self._metrics: SystemMetricsReader | None = None  # made on first use
 
     def for_region(self, region: str) -> VertexBackend:
         with self._regions_lock:
@@ -350,6 +353,14 @@ class VertexBackend(Backend):
         with translated_errors("ListLogEntries"):
             page = next(iter(pager.pages))
         return LogPage([_log_entry(e) for e in page.entries], page.next_page_token)
+
+    def replica_metrics(self, job_id: str, start: datetime, end: datetime
+                        ) -> list[ReplicaMetrics]:
+        with self._regions_lock:
+            if self._metrics is None:
+                self._metrics = SystemMetricsReader(self.project)
+        with translated_errors("ListTimeSeries"):
+            return self._metrics.read(job_id, start, end)
 
     supports_tail = True
 

@@ -23,6 +23,7 @@ SUMMARIES: dict[str, str] = {
     "jobs_events_list": "List a job's events",
     "jobs_restarts_list": "List a job's preemptions and restarts",
     "jobs_goodput_retrieve": "Retrieve where a job's accelerator time went (goodput)",
+    "jobs_system_retrieve": "Retrieve each replica's CPU, memory and accelerator use",
     "jobs_logs_list": "List a job's log lines",
     "jobs_steps_list": "List a job's step metrics",
     "jobs_metrics_retrieve": "Retrieve a job's metrics",

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -357,3 +357,28 @@ def test_an_endpoint_without_a_display_name_is_invalid(side: Side) -> None:
     with pytest.raises(errors.NotFound):
         serving.get_endpoint(serving.endpoint_name(eid))
 
+
+
+# --- system metrics (Cloud Monitoring) -------------------------------------------------------
+
+def test_a_running_jobs_replicas_are_read_from_cloud_monitoring(
+        settings: Any, emulator: SimpleNamespace) -> None:
+    """VertexBackend.replica_metrics through google-cloud-monitoring, against the emulator's
+    samples of a running replica's process (the fake's answers are scripted by the tests)."""
+    backend = _emulator_side(settings, emulator).backend
+    busy = "import time\nend = time.time() + 60\nwhile time.time() < end: pass\n"
+    job = backend.create_custom_job(custom_job(unique(), code=busy))
+    try:
+        def sampled() -> list:
+            now = datetime.now(UTC)
+            found = backend.replica_metrics(job.job_id, now - timedelta(minutes=10), now)
+            return found if found and found[0].memory_bytes and found[0].cpu else []
+
+        (replica,) = _poll(sampled, bool, "the replica's first sample", timeout_s=30)
+        assert replica.replica == "workerpool0-0"
+        assert replica.memory_bytes[-1][1] > 1_000_000 and 0 < replica.memory[-1][1] < 1
+        assert replica.cpu[-1][1] >= 0 and replica.accelerator == []
+        now = datetime.now(UTC)
+        assert backend.replica_metrics("1", now - timedelta(minutes=10), now) == []
+    finally:
+        backend.cancel_custom_job(job.name)

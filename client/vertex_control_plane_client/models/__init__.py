@@ -97,6 +97,7 @@ from .job_request_request_env import JobRequestRequestEnv
 from .job_request_request_job_spec_extra import JobRequestRequestJobSpecExtra
 from .job_request_request_labels import JobRequestRequestLabels
 from .job_strategy_enum import JobStrategyEnum
+from .job_system import JobSystem
 from .job_tracking import JobTracking
 from .jobs_estimate_create_response_200 import JobsEstimateCreateResponse200
 from .jobs_export_create_fmt import JobsExportCreateFmt
@@ -186,6 +187,7 @@ from .recovery_request import RecoveryRequest
 from .recovery_strategy_enum import RecoveryStrategyEnum
 from .reference_device_enum import ReferenceDeviceEnum
 from .register_model_request import RegisterModelRequest
+from .replica_system import ReplicaSystem
 from .reservation_request import ReservationRequest
 from .restart import Restart
 from .resubmit_request import ResubmitRequest
@@ -229,6 +231,7 @@ from .sweeps_import_create_body import SweepsImportCreateBody
 from .sweeps_import_create_response_200 import SweepsImportCreateResponse200
 from .sweeps_validate_create_body import SweepsValidateCreateBody
 from .sweeps_validate_create_response_200 import SweepsValidateCreateResponse200
+from .system_sample import SystemSample
 from .team import Team
 from .team_goodput import TeamGoodput
 from .teams_audit_list_action import TeamsAuditListAction
@@ -347,6 +350,7 @@ __all__ = (
     "JobsRecommendCreateResponse200",
     "JobsRecommendCreateResponse400",
     "JobStrategyEnum",
+    "JobSystem",
     "JobTracking",
     "LogLine",
     "Member",
@@ -417,6 +421,7 @@ __all__ = (
     "RecoveryStrategyEnum",
     "ReferenceDeviceEnum",
     "RegisterModelRequest",
+    "ReplicaSystem",
     "ReservationRequest",
     "Restart",
     "ResubmitRequest",
@@ -452,6 +457,7 @@ __all__ = (
     "SweepsValidateCreateBody",
     "SweepsValidateCreateResponse200",
     "SweepTrialsItem",
+    "SystemSample",
     "Team",
     "TeamGoodput",
     "TeamsAuditListAction",
