@@ -69,14 +69,14 @@ def test_a_running_jobs_replicas_have_cpu_and_memory_series(emulator, metrics) -
         wait_state(emulator.jobs, job.name, State.JOB_STATE_RUNNING)
         of_job = f'resource.type = "cloudml_job" AND resource.labels.job_id = "{wanted}"'
 
-        def two_sampled_twice() -> list:
+        def both_hold_the_block() -> list:
             found = series(metrics, f'metric.type = "{BYTES}" AND {of_job}')
-            # Past the first sample (the process's average since it started, before its
-            # 64 MiB were touched): a second one holds the block.
-            ready = len(found) == 2 and all(len(s.points) >= 2 for s in found)
+            # A sample taken before the replica touched its 64 MiB is followed by another.
+            ready = len(found) == 2 and all(
+                s.points[0].value.int64_value >= 64 * 2**20 for s in found)
             return found if ready else []
 
-        held = wait_for(two_sampled_twice, timeout=30, interval=0.5)
+        held = wait_for(both_hold_the_block, timeout=30, interval=0.2)
         assert sorted(s.resource.labels["task_name"] for s in held) == [
             "workerpool0-0", "workerpool1-0"]
         for s in held:
@@ -86,7 +86,6 @@ def test_a_running_jobs_replicas_have_cpu_and_memory_series(emulator, metrics) -
             assert s.value_type == metric_pb2.MetricDescriptor.INT64
             times = [p.interval.end_time.timestamp() for p in s.points]
             assert times == sorted(times, reverse=True)  # newest first
-            assert s.points[0].value.int64_value >= 64 * 2**20
 
         cpu = series(metrics, f'metric.type = "{CPU}" AND {of_job}')
         assert len(cpu) == 2
