@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import threading
 from pathlib import Path
@@ -19,6 +20,9 @@ from localvertex.replicas.sandbox import SandboxError
 from localvertex.server import Emulator
 
 log = logging.getLogger("localvertex")
+
+ENV_MACHINE_MEMORY = "LOCALVERTEX_MACHINE_MEMORY_GB"
+ENV_MEMORY_HEADROOM = "LOCALVERTEX_MEMORY_HEADROOM_GB"
 
 
 def _quota(text: str) -> str:
@@ -49,6 +53,28 @@ def _step_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from {low:g} to "
                                          f"{high:g}")
     return value
+
+
+def _gigabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB from 0 to 1e6")
+    return value
+
+
+def _env_gigabytes(name: str) -> float | None:
+    """The default of a memory flag: its variable, for a stack that starts the emulator with
+    an environment of its own; a bad value is refused as the flag's would be."""
+    text = os.environ.get(name)
+    if not text:
+        return None
+    try:
+        return _gigabytes(text)
+    except argparse.ArgumentTypeError as exc:
+        raise SystemExit(f"{name}: {exc}") from None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -142,6 +168,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--synthetic-step-s", type=_step_seconds, default=1.0,
                         help="seconds between a synthetic chief's step lines (unless its job "
                         "says otherwise)")
+    parser.add_argument(
+        "--machine-memory-gb", type=_gigabytes, default=_env_gigabytes(ENV_MACHINE_MEMORY),
+        help="the memory a job's replicas must fit in before they start, in GiB (default: "
+        f"${ENV_MACHINE_MEMORY}, else this machine's physical memory)")
+    parser.add_argument(
+        "--memory-headroom-gb", type=_gigabytes, default=_env_gigabytes(ENV_MEMORY_HEADROOM),
+        help="memory kept for the kernel and the stack, in GiB (default: "
+        f"${ENV_MEMORY_HEADROOM}, else a tenth of the machine, at least 2)")
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -173,6 +207,8 @@ def main(argv: list[str] | None = None) -> None:
         synthetic=args.synthetic,
         synthetic_seed=args.synthetic_seed,
         synthetic_step_s=args.synthetic_step_s,
+        machine_memory_gib=args.machine_memory_gb,
+        memory_headroom_gib=args.memory_headroom_gb,
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

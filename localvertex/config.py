@@ -62,6 +62,11 @@ class Settings:
     synthetic: bool = False
     synthetic_seed: int = 0
     synthetic_step_s: float = 1.0
+    # The machine a job must fit before its replicas start (jobs/machine_fit.py): its memory
+    # (None = the physical memory) and the headroom kept for the kernel and the stack (None =
+    # a tenth of it, at least 2 GB), both in GiB.
+    machine_memory_gib: float | None = None
+    memory_headroom_gib: float | None = None
 
     @property
     def db_path(self) -> Path:

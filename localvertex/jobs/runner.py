@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from localvertex.cloudlogging.entries import ERROR, INFO, WARNING
 from localvertex.config import Settings
-from localvertex.jobs import replica_sets
+from localvertex.jobs import machine_fit, replica_sets
 from localvertex.jobs.armed_preemptions import ArmedPreemptions
 from localvertex.jobs.capacity import STOCKOUT_MESSAGE, scheduling_of
 from localvertex.jobs.restart_policy import RestartPolicy, failure_message
@@ -152,6 +152,13 @@ class JobRunner:
             return
         if record.state == JobState.JOB_STATE_CANCELLING:
             self._finish(JobState.JOB_STATE_CANCELLED, CODE_CANCELLED, "CANCELED")
+            return
+        # A job that cannot fit this machine fails before any wait or process (machine_fit.py);
+        # synthetic replicas are timers, with nothing to fit.
+        refused = None if self.settings.synthetic else machine_fit.refusal(self.settings,
+                                                                           self._spec)
+        if refused is not None:
+            self._finish(JobState.JOB_STATE_FAILED, machine_fit.CODE_FAILED_PRECONDITION, refused)
             return
         if not self._provision(record):
             return

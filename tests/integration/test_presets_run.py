@@ -126,6 +126,30 @@ def test_a_preset_bigger_than_this_machine_is_refused_with_the_figures(
     assert not stack.dead()
 
 
+def test_a_preset_whose_model_only_its_arguments_name_fails_in_the_emulator_with_the_figures(
+        stack: Stack, api: Api, seeded: dict[str, Any]) -> None:
+    """The 8B preset without its model section (as an imported CustomJob has none): the
+    composer has no memory plan to refuse it with, so it reaches the emulator, whose guard
+    (localvertex/jobs/machine_fit.py) fails it before any replica starts, naming the figures;
+    the failure is the job's, not a stockout to retry, and the stack goes on."""
+    request = {k: v for k, v in presets.get("llama3-8b-tp2-fsdp4-a100").job_request().items()
+               if k != "model"}
+    response = api.post("/api/v1/jobs/", {**request, "name": "llama3-8b-args-only"})
+    assert response.status_code == 201, response.text
+    job_id = response.json()["id"]
+    job = api.wait_for(job_id, lambda j: j["state"] in TERMINAL, timeout_s=120,
+                       what="the 8B job to end", stack=stack)
+    assert job["state"] == "FAILED", job
+    for figure in ("GB in all", "workerpool0: 1 replica x ", "8 processes x ",
+                   "the machine has ", "No replica was started",
+                   "--model-config llama-3-8b-scaled"):
+        assert figure in job["error_message"], (figure, job["error_message"])
+    [attempt] = api.get(f"/api/v1/jobs/{job_id}/attempts/")["results"]
+    assert attempt["failure"] == "config" and not attempt["started_at"], attempt
+    assert job["diagnosis"] and "llama-3-8b-scaled" in json.dumps(job["diagnosis"])
+    assert not stack.dead()
+
+
 def why_it_restarted(api: Api, job_id: int) -> str:
     """What a restart assertion shows: the job's restart records and its warning and error
     lines (the emulator's "Restarting ..." lines carry the exit code, the trainer's its
