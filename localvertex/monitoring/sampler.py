@@ -1,6 +1,7 @@
 """Samples every running replica's process tree (psutil) into the MetricStore: CPU
 utilisation (CPU seconds over wall seconds, over the host's cores, as Vertex divides by the
-machine's), resident memory in bytes and as a fraction of the host's.
+machine's), resident memory in bytes and as a fraction of the host's, and, where its
+processes use NVIDIA GPUs, accelerator utilisation and memory (gpus.py).
 
 One thread for the whole emulator. It looks for new replicas every LOOK_S, so a replica has a
 sample within a second of starting (its first: its average since it started), and samples
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from localvertex.monitoring import series
+from localvertex.monitoring import gpus, series
 from localvertex.monitoring.series import MetricStore
 
 log = logging.getLogger(__name__)
@@ -37,31 +38,43 @@ class _Seen:
     cpu_s: float
 
 
-def read_tree(pid: int) -> tuple[float, int, float] | None:
-    """(CPU seconds, resident bytes, start time) of a process and its descendants; None once
-    it is gone. A descendant that exits between the listing and the read is left out."""
+@dataclass
+class Reading:
+    cpu_s: float
+    rss: int
+    started: float
+    pids: list[int]
+
+
+def read_tree(pid: int) -> Reading | None:
+    """CPU seconds, resident bytes, start time and pids of a process and its descendants;
+    None once it is gone. A descendant that exits between the listing and the read is left
+    out."""
     try:
         root = psutil.Process(pid)
         procs = [root, *root.children(recursive=True)]
         started = root.create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
-    cpu_s, rss = 0.0, 0
+    reading = Reading(0.0, 0, started, [])
     for proc in procs:
         try:
             times = proc.cpu_times()
-            cpu_s += times.user + times.system
-            rss += proc.memory_info().rss
+            reading.cpu_s += times.user + times.system
+            reading.rss += proc.memory_info().rss
+            reading.pids.append(proc.pid)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
-    return cpu_s, rss, started
+    return reading
 
 
 class Sampler:
     def __init__(self, replicas: ReplicaPids, store: MetricStore, sample_s: float = SAMPLE_S,
-                 look_s: float = LOOK_S) -> None:
+                 look_s: float = LOOK_S,
+                 read_gpus: Callable[[], gpus.GpuUse | None] = gpus.read) -> None:
         self.replicas = replicas
         self.store = store
+        self.read_gpus = read_gpus
         self.sample_s = sample_s
         self.look_s = look_s
         self.cores = psutil.cpu_count() or 1
@@ -88,36 +101,41 @@ class Sampler:
     def sample(self) -> int:
         """Sample the replicas that are due; how many were sampled."""
         live: set[tuple[str, str]] = set()
-        sampled = 0
+        due: list[tuple[str, str, str, int]] = []
+        wall = time.time()
         for job_id, project, pids in self.replicas():
             for key, pid in pids.items():
                 if pid is None:
                     continue
                 live.add((job_id, key))
-                if self._sample(project, job_id, key, pid):
-                    sampled += 1
+                seen = self._seen.get((job_id, key))
+                if seen is None or seen.pid != pid or wall - seen.wall >= self.sample_s:
+                    due.append((project, job_id, key, pid))
         for gone in set(self._seen) - live:
             del self._seen[gone]
-        return sampled
+        # One nvidia-smi reading for the round, and none when nothing is due.
+        use = self.read_gpus() if due else None
+        return sum(self._sample(*replica, use) for replica in due)
 
-    def _sample(self, project: str, job_id: str, key: str, pid: int) -> bool:
+    def _sample(self, project: str, job_id: str, key: str, pid: int,
+                use: gpus.GpuUse | None) -> bool:
         wall = time.time()
-        seen = self._seen.get((job_id, key))
-        if seen is not None and seen.pid == pid and wall - seen.wall < self.sample_s:
-            return False
         reading = read_tree(pid)
         if reading is None:
             return False
-        cpu_s, rss, started = reading
+        seen = self._seen.get((job_id, key))
         if seen is not None and seen.pid == pid:
-            used, elapsed = cpu_s - seen.cpu_s, wall - seen.wall
+            used, elapsed = reading.cpu_s - seen.cpu_s, wall - seen.wall
         else:  # a new process: its average since it started
-            used, elapsed = cpu_s, wall - started
-        cpu = max(0.0, used) / max(elapsed, 1e-3) / self.cores
-        self._seen[(job_id, key)] = _Seen(pid, wall, cpu_s)
-        self.store.add(project, job_id, key, time.time_ns(), {
-            series.CPU: cpu,
-            series.MEMORY: rss / self.memory_total,
-            series.MEMORY_BYTES: float(rss),
-        })
+            used, elapsed = reading.cpu_s, wall - reading.started
+        self._seen[(job_id, key)] = _Seen(pid, wall, reading.cpu_s)
+        values = {
+            series.CPU: max(0.0, used) / max(elapsed, 1e-3) / self.cores,
+            series.MEMORY: reading.rss / self.memory_total,
+            series.MEMORY_BYTES: float(reading.rss),
+        }
+        accelerator = use.of(reading.pids) if use is not None else None
+        if accelerator is not None:
+            values[series.ACCELERATOR], values[series.ACCELERATOR_MEMORY] = accelerator
+        self.store.add(project, job_id, key, time.time_ns(), values)
         return True
