@@ -18,10 +18,17 @@ PyTorch Lightning:
     from vcp_callbacks.lightning import ControlPlaneCallback
     trainer = L.Trainer(max_steps=1000, callbacks=[ControlPlaneCallback()])
 
-Accelerate (a loop of your own; `accelerator.log({"loss": ..., "lr": ...}, step=step)`):
+Accelerate (a loop of your own; `accelerator.log({"loss": ..., "lr": ...}, step=step)`;
+`follow` reports `save_state`'s checkpoints):
 
     from vcp_callbacks.accelerate_tracker import ControlPlaneTracker
-    accelerator = Accelerator(log_with=[ControlPlaneTracker(total_steps=1000)])
+    tracker = ControlPlaneTracker(total_steps=1000)
+    accelerator = tracker.follow(Accelerator(log_with=[tracker]))
+
+A DeepSpeed engine (no callbacks of its own; one line after deepspeed.initialize):
+
+    from vcp_callbacks.deepspeed import follow
+    reporter = follow(engine, total_steps=1000)
 
 Nothing here imports the control plane: the events are plain JSON (vcp_callbacks/events.py).
 """

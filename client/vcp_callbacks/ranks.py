@@ -31,3 +31,38 @@ def gathered(own: float, world_size: int) -> list[float]:
     everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
     dist.all_gather(everyone, mine)
     return [float(t.item()) for t in everyone]
+
+
+class RankTimes:
+    """A loop's per-rank step times, for callbacks that see each optimizer step on every rank
+    (the Accelerate tracker, the DeepSpeed reporter): `stepped` on every rank at every step
+    (every `every` steps it gathers each rank's mean since the last gather, a collective the
+    ranks reach at the same step count), `taken` on the rank that prints the step event."""
+
+    def __init__(self, every: int) -> None:
+        if every < 1:
+            raise ValueError("rank_times_every must be 1 or more")
+        self.every = every
+        self._since_gather: list[float] = []
+        # This rank's own since the last step event, as a sum and a count: only rank 0 prints
+        # (and resets) them, the others would otherwise keep every step's.
+        self._sum, self._count = 0.0, 0
+        self._gathered: list[float] | None = None
+
+    def stepped(self, steps: int, seconds: float, world_size: int) -> None:
+        self._since_gather.append(seconds)
+        self._sum, self._count = self._sum + seconds, self._count + 1
+        if steps % self.every == 0:
+            own = sum(self._since_gather) / len(self._since_gather)
+            self._gathered, self._since_gather = gathered(own, world_size), []
+
+    def taken(self) -> dict[str, Any]:
+        """The step event's timing fields since the last one: this rank's mean step time and,
+        when gathered since, every rank's."""
+        fields: dict[str, Any] = {}
+        if self._count:
+            fields["step_time_s"] = self._sum / self._count
+        if self._gathered:
+            fields["rank_step_time_s"] = self._gathered
+        self._sum, self._count, self._gathered = 0.0, 0, None
+        return fields

@@ -19,6 +19,8 @@ import pytest
 from controlplane.logs.models import FrameworkTrack, LogLine, StepMetric
 from controlplane.logs.store import RANK_TIMES, Target, store_entries
 from controlplane.runs.models import Job, JobEvent
+from localvertex.replicas.torch_extensions import for_replica
+from tests import make_env
 from tests.logs.conftest import followed_job
 from tests.logs.test_framework_lines import custom_job
 from vertexplan.logparse.entries import LogEntry
@@ -27,6 +29,10 @@ pytestmark = pytest.mark.trainers
 
 SCRIPT = Path(__file__).parents[1] / "integration" / "own_frameworks" / "hf_trainer_script.py"
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
+# The run is over: leave without torch's teardown, which on two CPU ranks aborts now and then
+# at exit after the last line ('terminate called without an active exception', about once in
+# ten runs, with or without the callbacks' gathers), failing the launcher.
+EXIT = "\nimport os, sys\nsys.stdout.flush()\nsys.stderr.flush()\nos._exit(0)\n"
 
 
 def with_callbacks(tmp_path: Path) -> Path:
@@ -38,10 +44,7 @@ def with_callbacks(tmp_path: Path) -> Path:
     text = text.replace("Trainer(model=model, args=args,",
                         "Trainer(model=model, args=args, "
                         "callbacks=[ControlPlaneCallback(rank_times_every=3)],")
-    # The run is over: leave without torch's teardown, which on two CPU ranks aborts now and
-    # then at exit after the last line ('terminate called without an active exception', about
-    # once in ten runs, with or without the callback's gather), failing the launcher.
-    text += "\nimport os, sys\nsys.stdout.flush()\nsys.stderr.flush()\nos._exit(0)\n"
+    text += EXIT
     assert text.count("ControlPlaneCallback") == 2
     script = tmp_path / "train.py"
     script.write_text(text)
@@ -103,20 +106,24 @@ def test_the_callbacks_exact_steps_and_rank_times_and_no_step_twice(
 LIGHTNING = Path(__file__).parents[1] / "integration" / "own_frameworks" / "lightning_script.py"
 ACCELERATE_SCRIPT = (Path(__file__).parents[1] / "integration" / "own_frameworks"
                      / "accelerate_script.py")
+DEEPSPEED_SCRIPT = (Path(__file__).parents[1] / "integration" / "own_frameworks"
+                    / "deepspeed_script.py")
 
 
 def accelerate_with_tracker(tmp_path: Path) -> Path:
     """The team's own Accelerate loop (the one tests/integration/test_own_framework.py runs
-    unchanged) with the tracker added as its docs show: the tracker in log_with, a log call
-    per step and per evaluation, end_training."""
+    unchanged) with the tracker added as its docs show: the tracker in log_with and following
+    the accelerator (its save_state checkpoints), a log call per step and per evaluation,
+    end_training."""
     text = ACCELERATE_SCRIPT.read_text()
     edits = [
         ("from accelerate.logging import get_logger\n",
          "from accelerate.logging import get_logger\n"
          "from vcp_callbacks.accelerate_tracker import ControlPlaneTracker\n"),
         ("accelerator = Accelerator(cpu=True)\n",
-         "accelerator = Accelerator(cpu=True, log_with=[ControlPlaneTracker(total_steps=STEPS)])"
-         "\naccelerator.init_trackers('team-run')\n"),
+         "tracker = ControlPlaneTracker(total_steps=STEPS, rank_times_every=3)\n"
+         "accelerator = tracker.follow(Accelerator(cpu=True, log_with=[tracker]))\n"
+         "accelerator.init_trackers('team-run')\n"),
         ("    progress_bar.set_postfix(loss=loss.item())\n",
          "    progress_bar.set_postfix(loss=loss.item())\n"
          "    accelerator.log({'loss': loss.item(), 'lr': 0.05}, step=completed_steps)\n"),
@@ -129,8 +136,42 @@ def accelerate_with_tracker(tmp_path: Path) -> Path:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     script = tmp_path / "loop.py"
-    script.write_text(text)
+    script.write_text(text + EXIT)
     return script
+
+
+def deepspeed_followed(tmp_path: Path) -> Path:
+    """The team's own DeepSpeed loop (the one tests/integration/test_own_framework.py runs
+    unchanged) with the reporter's one line after deepspeed.initialize, an evaluation reported
+    beside the loop's own line, and the bar on rank 0 only (the script is written for one
+    process: two bars on one stdout would run into each other's lines)."""
+    text = DEEPSPEED_SCRIPT.read_text()
+    edits = [
+        ("import deepspeed\n", "import deepspeed\nfrom vcp_callbacks.deepspeed import follow\n"),
+        ("done = 0\n",
+         "reporter = follow(engine, total_steps=STEPS, rank_times_every=3)\ndone = 0\n"),
+        ("bar = tqdm(range(STEPS), file=sys.stdout)",
+         "bar = tqdm(range(STEPS), file=sys.stdout, disable=engine.global_rank != 0)"),
+        ("        logging.info(\"epoch",
+         "        reporter.eval({'loss': held.item()})\n        logging.info(\"epoch"),
+        ("bar.close()\n", "bar.close()\nreporter.finish()\n"),
+    ]
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    script = tmp_path / "ds.py"
+    script.write_text(text + EXIT)
+    return script
+
+
+def two_ranks(job: Job, script: Path, tmp_path: Path, env: dict[str, str]) -> None:
+    """SCRIPT run on two CPU ranks under torchrun, its output stored as the chief's."""
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", str(script)],
+        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **env},
+        timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    store_entries(as_cloud_logging(done.stdout, done.stderr), {"42": Target(job.pk, 1)})
 
 
 def run_and_store(job: Job, argv: list[str], tmp_path: Path, env: dict[str, str]) -> None:
@@ -167,15 +208,17 @@ def test_the_lightning_callback_reports_exactly(db: None, tmp_path: Path, settin
     assert lightning.total_steps == 12
 
 
-
-def test_the_accelerate_tracker_reports_exactly(db: None, tmp_path: Path) -> None:
-    """The same Accelerate job as the stack's, with the tracker: its steps, total, lr and
-    evaluations are the tracker's exact ones, each once; the loop's own bar and logged
-    evaluations stay lines."""
+def test_the_accelerate_tracker_reports_exactly(db: None, tmp_path: Path, settings: Any
+                                                ) -> None:
+    """The same Accelerate job as the stack's, with the tracker, on two ranks: its steps,
+    total, lr and evaluations are the tracker's exact ones, each once, every third step with
+    both ranks' own step times; its save_state checkpoints are reported once each (the loop's
+    bar, evaluations and Accelerate's own checkpoint lines stay lines)."""
+    settings.CP_LOCAL_STORAGE_ROOT = str(tmp_path / "buckets")
+    checkpoints = tmp_path / "buckets" / "acme" / "vision" / "exp" / "checkpoints"
     accelerate = followed_job(custom_job(["accelerate", "launch", "loop.py"]))
-    accelerate_with_tracker(tmp_path)
-    run_and_store(accelerate, ["loop.py"], tmp_path,
-                  {"AIP_CHECKPOINT_DIR": str(tmp_path / "checkpoints")})
+    two_ranks(accelerate, accelerate_with_tracker(tmp_path), tmp_path,
+              {"AIP_CHECKPOINT_DIR": str(checkpoints)})
     steps = StepMetric.objects.filter(job=accelerate).order_by("step")
     assert [(s.step, s.lr) for s in steps] == [(n, 0.05) for n in range(1, 13)]
     assert all(s.loss is not None for s in steps)
@@ -183,5 +226,44 @@ def test_the_accelerate_tracker_reports_exactly(db: None, tmp_path: Path) -> Non
     assert (accelerate.last_step, accelerate.total_steps) == (12, 12)
     assert list(JobEvent.objects.filter(job=accelerate, kind="eval").order_by("step")
                 .values_list("step", flat=True)) == [6, 12]
+    saved = JobEvent.objects.filter(job=accelerate, kind="checkpoint_saved").order_by("step")
+    assert [(e.step, e.data["path"]) for e in saved] == [
+        (6, str(checkpoints / "step_6")), (12, str(checkpoints / "step_12"))]
+    assert LogLine.objects.filter(job=accelerate,
+                                  message__contains="Saving current state to").count() == 2
+    rank_times = JobEvent.objects.filter(job=accelerate, kind=RANK_TIMES).order_by("step")
+    assert [e.step for e in rank_times] == [3, 6, 9, 12]
+    assert all(len(e.data["rank_step_time_s"]) == 2 for e in rank_times)
+    assert JobEvent.objects.filter(job=accelerate, kind="run_started").count() == 2
     assert JobEvent.objects.get(job=accelerate, kind="run_finished").step == 12
     assert FrameworkTrack.objects.get(job=accelerate, replica="workerpool0-0").state["reported"]
+
+
+def test_the_deepspeed_reporter_reports_exactly(db: None, tmp_path: Path, settings: Any
+                                                ) -> None:
+    """The same DeepSpeed job as the stack's with the reporter's one line, on two ranks: the
+    engine's exact steps every steps_per_print with the loss, lr and both ranks' own step
+    times; its save_checkpoint folders and the evaluations, each once (the engine's own step
+    and checkpoint lines stay lines)."""
+    make_env.build("ds-ops", timeout_s=900)  # a no-op after `make envs`, as `make test` runs
+    settings.CP_LOCAL_STORAGE_ROOT = str(tmp_path / "buckets")
+    checkpoints = tmp_path / "buckets" / "acme" / "vision" / "exp" / "checkpoints"
+    engine = followed_job(custom_job(["deepspeed", "--num_gpus", "2", "ds.py"]))
+    two_ranks(engine, deepspeed_followed(tmp_path), tmp_path,
+              {"AIP_CHECKPOINT_DIR": str(checkpoints), **for_replica(tmp_path, None)})
+    steps = StepMetric.objects.filter(job=engine).order_by("step")
+    assert [(s.step, s.lr) for s in steps] == [(n, 0.05) for n in (3, 6, 9, 12)]
+    assert all(s.loss is not None for s in steps)
+    engine.refresh_from_db()
+    assert (engine.last_step, engine.total_steps) == (12, 12)
+    rank_times = JobEvent.objects.filter(job=engine, kind=RANK_TIMES).order_by("step")
+    assert [e.step for e in rank_times] == [3, 6, 9, 12]
+    assert all(len(e.data["rank_step_time_s"]) == 2 for e in rank_times)
+    saved = JobEvent.objects.filter(job=engine, kind="checkpoint_saved").order_by("step")
+    assert [(e.step, e.data["path"]) for e in saved] == [
+        (6, str(checkpoints / "global_step6")), (12, str(checkpoints / "global_step12"))]
+    assert list(JobEvent.objects.filter(job=engine, kind="eval").order_by("step")
+                .values_list("step", flat=True)) == [6, 12]
+    assert JobEvent.objects.get(job=engine, kind="run_finished").step == 12
+    assert LogLine.objects.filter(job=engine, message__contains="step=3, skipped=").count() == 1
+    assert FrameworkTrack.objects.get(job=engine, replica="workerpool0-0").state["reported"]
