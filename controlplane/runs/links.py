@@ -152,13 +152,14 @@ def google_job_links(project: str, region: str, job_id: str,
 
 
 def local_job_links(job_pk: int) -> list[Link]:
-    """The emulator has no console: the job's own page and its parts stand in for it."""
+    """The emulator has no console: the job's own page and its parts stand in for it (its
+    System panel for Cloud Monitoring's per-replica metrics)."""
     page = reverse("job-detail", args=[job_pk])
     return [
         Link("console", "Job page", page),
         Link("logs", "Logs", f"{page}#job-logs"),
         Link("errors", "Errors", f"{page}?{_query(severity='ERROR')}#job-logs"),
-        Link("gpu_utilisation", "Training metrics", f"{page}#job-training"),
+        Link("gpu_utilisation", "System metrics", f"{page}#job-system"),
     ]
 
 
