@@ -13,6 +13,7 @@ from controlplane.sweeps import api as sweeps_api
 
 urlpatterns = [
     path("jobs/", compose_api.JobListCreate.as_view(), name="api-job-list"),
+    path("jobs/groups/", runs_api.JobGroups.as_view(), name="api-job-groups"),
     path("jobs/validate/", compose_api.JobValidate.as_view(), name="api-job-validate"),
     path("jobs/estimate/", estimate_api.JobEstimate.as_view(), name="api-job-estimate"),
     path("jobs/recommend/", recommend_api.JobRecommend.as_view(), name="api-job-recommend"),

@@ -32,6 +32,7 @@ from vcp import (
     api,
     clusters,
     documents,
+    job_groups,
     models_cli,
     notes,
     queue,
@@ -132,13 +133,19 @@ def jobs() -> None:
 @click.option("--tag", help="A tag the job carries: KEY or KEY=VALUE.")
 @click.option("--config", "config_filter",
               help="A configuration value: KEY OP VALUE, e.g. 'lr<=0.001'.")
+@click.option("--group-by", help="One line a group of jobs (after the filters): tag:KEY, "
+              "config:KEY (e.g. config:lr) or sweep.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(0), default=0)
 @pass_context
 def jobs_list_command(ctx: Context, state: str | None, team: str | None, user: str | None,
-                      tag: str | None, config_filter: str | None, limit: int,
-                      offset: int) -> None:
-    """The jobs of your teams, newest first."""
+                      tag: str | None, config_filter: str | None, group_by: str | None,
+                      limit: int, offset: int) -> None:
+    """The jobs of your teams, newest first; or their groups (--group-by), largest first."""
+    if group_by:
+        job_groups.show(ctx, group_by, state=state, team=team, user=user, tag=tag,
+                        config_filter=config_filter)
+        return
     page = api.call(jobs_list.sync_detailed, client=ctx.client,
                     state=JobsListState(state) if state else UNSET, team=team or UNSET,
                     user=user or UNSET, tag=tag or UNSET, config=config_filter or UNSET,

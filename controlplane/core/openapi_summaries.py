@@ -14,6 +14,7 @@ SUMMARIES: dict[str, str] = {
     # Jobs: compose, submit and follow.
     "jobs_list": "List jobs",
     "jobs_create": "Create a job",
+    "jobs_groups_retrieve": "List jobs grouped by a tag, a config key or the sweep",
     "jobs_retrieve": "Retrieve a job",
     "jobs_partial_update": "Set a job's tags and note",
     "jobs_cancel_create": "Cancel a job",

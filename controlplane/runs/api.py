@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
@@ -16,11 +18,12 @@ from rest_framework.views import APIView
 
 from controlplane.core.pagination import KeysetOrOffsetPagination
 from controlplane.runs import access as runs_access
-from controlplane.runs import counts, detail_body, lifecycle, list_rows, tags
-from controlplane.runs.filters import JOB_LIST_PARAMETERS, filter_jobs
+from controlplane.runs import counts, detail_body, groups, lifecycle, list_rows, tags
+from controlplane.runs.filters import FILTER_NAMES, JOB_LIST_PARAMETERS, filter_jobs
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobRestart
 from controlplane.runs.serializers import (
     EventSerializer,
+    JobGroupsSerializer,
     JobListSerializer,
     JobNotesSerializer,
     JobSerializer,
@@ -73,6 +76,45 @@ class JobList(generics.ListAPIView):
         page = self.paginate_queryset(self.get_queryset().values(*list_rows.COLUMNS))
         assert page is not None  # the list is always paged
         return self.get_paginated_response(list_rows.rows(page, request))
+
+
+GROUP_BY_PARAMETER = OpenApiParameter(
+    "group_by", str, required=True,
+    description="tag:KEY (a tag key), config:KEY (a flat configuration key, e.g. config:lr) "
+                "or sweep (a trial's sweep; the kind is then trial unless `kind` says "
+                "otherwise); controlplane/runs/groups.py")
+
+
+@extend_schema_view(get=extend_schema(parameters=[GROUP_BY_PARAMETER, *JOB_LIST_PARAMETERS],
+                                      responses={200: JobGroupsSerializer}))
+class JobGroups(APIView):
+    """The job list grouped by a tag key, a configuration key or the sweep, after the list's
+    filters: each group's jobs by state, best and mean last loss, cost, running time and its
+    newest jobs, the largest groups first (at most 200; `more` says there were others)."""
+
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        try:
+            by = groups.parse(params.get("group_by", ""))
+        except groups.GroupByError as exc:
+            raise ValidationError({exc.field: [str(exc)]}) from exc
+        asked = {name: params[name] for name in FILTER_NAMES if name in params}
+        if by.is_sweep and not asked.get("kind", "").strip():
+            asked["kind"] = JobKind.TRIAL  # a sweep's jobs are its trials
+        grouping = groups.group(filter_jobs(runs_access.visible_jobs(request.user), asked), by)
+        list_url = request.build_absolute_uri(reverse("api-job-list"))
+        compare_url = request.build_absolute_uri(reverse("job-compare"))
+        body = []
+        for group in grouping.groups:
+            named = group.pop("filter")
+            # The group's own filter beside the request's, unless it would replace one.
+            clash = named is None or any(asked.get(k, "").strip() for k in named)
+            ids = ",".join(str(job["id"]) for job in group["newest"])
+            jobs_url = None if clash else f"{list_url}?{urlencode({**asked, **named})}"
+            body.append({**group, "jobs_url": jobs_url,
+                         "compare_url": f"{compare_url}?{urlencode({'ids': ids})}"})
+        return Response({"group_by": by.text, "groups": body, "more": grouping.more,
+                         "limit": grouping.limit})
 
 
 class JobDetail(generics.RetrieveAPIView):

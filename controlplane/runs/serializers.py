@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from controlplane.core.serializers import StrictSerializer
 from controlplane.runs import checkpoints, links, panels
-from controlplane.runs.models import HealthState, Job, JobAttempt, JobEvent
+from controlplane.runs.models import HealthState, Job, JobAttempt, JobEvent, JobState
 
 
 class AttemptSerializer(serializers.ModelSerializer):
@@ -139,3 +139,45 @@ class EventSerializer(serializers.ModelSerializer):
         model = JobEvent
         fields = ["kind", "attempt", "timestamp", "replica", "step", "data"]
         read_only_fields = fields
+
+
+class GroupJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    state = serializers.ChoiceField(choices=JobState.choices)
+    last_loss = serializers.FloatField(allow_null=True)
+
+
+class JobGroupSerializer(serializers.Serializer):
+    """One group of the job list (controlplane/runs/groups.py); money in integer micro-dollars."""
+
+    value = serializers.CharField(
+        allow_null=True, help_text="The group's value of the key, as text; null for the jobs "
+                                   "without the key.")
+    jobs = serializers.IntegerField(help_text="How many jobs the group holds.")
+    states = serializers.DictField(child=serializers.IntegerField(),
+                                   help_text="Its jobs by state (states with none left out).")
+    best_loss = serializers.FloatField(allow_null=True,
+                                       help_text="The lowest last loss of its jobs.")
+    mean_loss = serializers.FloatField(allow_null=True,
+                                       help_text="The mean last loss of its jobs that have one.")
+    cost_micros = serializers.IntegerField(help_text="Billed so far, all its jobs.")
+    lost_micros = serializers.IntegerField(help_text="Of which lost to preemptions.")
+    running_seconds = serializers.IntegerField(
+        help_text="Its jobs' running time added up: started to ended (or now).")
+    newest = GroupJobSerializer(many=True, help_text="Its newest jobs (at most 8).")
+    jobs_url = serializers.URLField(
+        allow_null=True, help_text="The job list of the group (the request's filters and the "
+                                   "group's); null where the list's filters cannot name it: "
+                                   "the jobs without the key, or a filter of the same name "
+                                   "already asked for.")
+    compare_url = serializers.URLField(help_text="The Compare page of its newest jobs.")
+
+
+class JobGroupsSerializer(serializers.Serializer):
+    group_by = serializers.CharField(help_text="What the jobs are grouped by: tag:KEY, "
+                                               "config:KEY or sweep.")
+    groups = JobGroupSerializer(many=True, help_text="The largest groups first.")
+    more = serializers.BooleanField(help_text="There were more groups than `limit`: the "
+                                              "smallest are left out.")
+    limit = serializers.IntegerField(help_text="The most groups answered.")

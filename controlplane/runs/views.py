@@ -33,7 +33,16 @@ from rest_framework.exceptions import ValidationError
 
 from controlplane.core import palette
 from controlplane.runs import access as runs_access
-from controlplane.runs import checkpoints, config_keys, counts, fix_line, lifecycle, links, panels
+from controlplane.runs import (
+    checkpoints,
+    config_keys,
+    counts,
+    fix_line,
+    groups,
+    lifecycle,
+    links,
+    panels,
+)
 from controlplane.runs.filters import (
     ACCELERATOR_FAMILIES,
     ALL_KINDS,
@@ -85,6 +94,8 @@ class JobListView(LoginRequiredMixin, ListView):
         # kind in a hand-edited URL: the default).
         kind = self.request.GET.get("kind", "")
         kind = kind if kind in (*JobKind.values, ALL_KINDS) else ""
+        if not kind and groups.asks_sweep(self.request.GET.get("group_by", "")):
+            kind = JobKind.TRIAL  # a sweep's jobs are its trials
         # The page lists Ray jobs beside jobs unless a kind is chosen (the API's default is
         # jobs alone): both are runs a user started; trials are their sweep's.
         self.tally_kinds = () if kind else PAGE_KINDS
@@ -115,6 +126,11 @@ class JobListView(LoginRequiredMixin, ListView):
         jobs = filter_accelerator_family(jobs, family)
         if query or family:
             self.tally_params = None  # the tally has no column for a name or a family
+        # ?group_by=: the filtered jobs as groups (controlplane/runs/groups.py), not as rows.
+        self.grouped = groups.for_page(self.request.GET, jobs)
+        if self.grouped["grouping"] is not None:
+            self.tally_params = None
+            return jobs.none()
         # A row shows the CustomJob's accelerators, never the request or the price snapshot.
         return self.sorted(jobs.select_related("team", "created_by").defer(
             "request", "config", "price_snapshot", "recovery_options", "tracking"))
@@ -170,7 +186,9 @@ class JobListView(LoginRequiredMixin, ListView):
             teams=access.teams_of(self.request.user).order_by("name"),
             selected_state=self.request.GET.get("state", ""),
             kinds=KIND_CHOICES,
-            filter_error=getattr(self, "filter_error", ""),
+            filter_error="; ".join(e for e in (getattr(self, "filter_error", ""),
+                                               self.grouped["group_by_error"]) if e),
+            **self.grouped, group_by_choices=groups.suggestions(context["jobs"]),
             selected_kind=self.request.GET.get("kind", ""),
             selected_team=self.request.GET.get("team", ""),
             selected={k: self.request.GET.get(k, "") for k in PAGE_FILTERS},

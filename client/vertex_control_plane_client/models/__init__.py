@@ -64,6 +64,7 @@ from .event import Event
 from .field_errors import FieldErrors
 from .format_enum import FormatEnum
 from .fsdp_request import FsdpRequest
+from .group_job import GroupJob
 from .health_enum import HealthEnum
 from .idle_resource import IdleResource
 from .import_text_request import ImportTextRequest
@@ -85,6 +86,9 @@ from .job_clone_body import JobCloneBody
 from .job_cost_type_0 import JobCostType0
 from .job_diagnosis_type_0 import JobDiagnosisType0
 from .job_goodput import JobGoodput
+from .job_group import JobGroup
+from .job_group_states import JobGroupStates
+from .job_groups import JobGroups
 from .job_kind_enum import JobKindEnum
 from .job_line import JobLine
 from .job_links import JobLinks
@@ -104,6 +108,8 @@ from .jobs_export_create_fmt import JobsExportCreateFmt
 from .jobs_export_create_response_200 import JobsExportCreateResponse200
 from .jobs_export_retrieve_fmt import JobsExportRetrieveFmt
 from .jobs_export_retrieve_response_200 import JobsExportRetrieveResponse200
+from .jobs_groups_retrieve_kind import JobsGroupsRetrieveKind
+from .jobs_groups_retrieve_state import JobsGroupsRetrieveState
 from .jobs_list_kind import JobsListKind
 from .jobs_list_state import JobsListState
 from .jobs_logs_list_order import JobsLogsListOrder
@@ -304,6 +310,7 @@ __all__ = (
     "FieldErrors",
     "FormatEnum",
     "FsdpRequest",
+    "GroupJob",
     "HealthEnum",
     "IdleResource",
     "Imported",
@@ -325,6 +332,9 @@ __all__ = (
     "JobCostType0",
     "JobDiagnosisType0",
     "JobGoodput",
+    "JobGroup",
+    "JobGroups",
+    "JobGroupStates",
     "JobKindEnum",
     "JobLine",
     "JobLinks",
@@ -341,6 +351,8 @@ __all__ = (
     "JobsExportCreateResponse200",
     "JobsExportRetrieveFmt",
     "JobsExportRetrieveResponse200",
+    "JobsGroupsRetrieveKind",
+    "JobsGroupsRetrieveState",
     "JobsListKind",
     "JobsListState",
     "JobsLogsListOrder",
