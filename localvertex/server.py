@@ -271,7 +271,9 @@ class Emulator:
         self.clusters.resume()
         self.server.start()
         self.admin_server.start()
-        self.sampler.start()
+        # Synthetic replicas have no processes to sample (and thousands of jobs to list).
+        if not self.settings.synthetic:
+            self.sampler.start()
         log.info("localvertex listening on %s, its admin service on %s (data in %s; callers "
                  "need the token in %s)", self.address, self.admin_address,
                  self.settings.data_dir, self.settings.token_path)
