@@ -25,6 +25,12 @@ restarts_due = Signal()
 # runs: the reconciler compared a job with the backend (job_id): what it costs may have changed.
 job_reconciled = Signal()
 
+# runs: the reconcile sweep found a page of jobs (job_ids) as the backend says they are, with
+# nothing for the job to record: each is due what restarts_due (force=False) and then
+# job_reconciled ask for one job, asked once for the page so that a receiver reads the page's
+# rows together (a few queries a page, not a few a job).
+jobs_reconciled = Signal()
+
 # logs: a running job's health changed to suspected_hang or straggler (job, event: the
 # JobEvent that says why); sent inside the transaction that records it.
 job_health_changed = Signal()

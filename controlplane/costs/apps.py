@@ -17,3 +17,5 @@ class CostsConfig(AppConfig):
         panels.register_report("cost_so_far_micros", spend.cost_so_far_micros)
         signals.job_reconciled.connect(receivers.on_job_reconciled,
                                        dispatch_uid="costs.job_reconciled")
+        signals.jobs_reconciled.connect(receivers.on_jobs_reconciled,
+                                        dispatch_uid="costs.jobs_reconciled")

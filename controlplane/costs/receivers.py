@@ -9,3 +9,7 @@ from controlplane.costs import spend
 
 def on_job_reconciled(job_id: int, **_: Any) -> None:
     spend.refresh(job_id)
+
+
+def on_jobs_reconciled(job_ids: list[int], **_: Any) -> None:
+    spend.refresh_together(job_ids)

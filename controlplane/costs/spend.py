@@ -78,13 +78,22 @@ def _attempt_facts(job: Job, attempt: JobAttempt) -> AttemptFacts | None:
     )
 
 
+_BILLED_RESTARTS = (RestartCause.PREEMPTION, RestartCause.STOCKOUT)
+
+
 def _preemptions(job: Job) -> list[PreemptionFacts]:
-    rows = list(JobRestart.objects.filter(job=job, cause__in=(
-        RestartCause.PREEMPTION, RestartCause.STOCKOUT)).select_related("checkpoint"))
+    rows = list(JobRestart.objects.filter(job=job, cause__in=_BILLED_RESTARTS)
+                .select_related("checkpoint"))
     if not rows:  # most jobs: no second query
         return []
     saves = sorted((e.attempt, e.timestamp) for e in JobEvent.objects.filter(
         job=job, kind="checkpoint_saved").only("attempt", "timestamp"))
+    return _preemption_facts(rows, saves)
+
+
+def _preemption_facts(rows: list[JobRestart], saves: list[tuple[int, datetime]]
+                      ) -> list[PreemptionFacts]:
+    """A job's preemption records, with its checkpoint saves (attempt, time) in order."""
     out = []
     for row in rows:
         if replica_pool(row.replica) is None:
@@ -101,13 +110,16 @@ def _preemptions(job: Job) -> list[PreemptionFacts]:
     return out
 
 
-def cost_of(job: Job, now: datetime | None = None) -> JobCost | None:
-    """The job's billed cost so far (final once it has ended); None without a snapshot."""
+def cost_of(job: Job, now: datetime | None = None,
+            preemptions: list[PreemptionFacts] | None = None) -> JobCost | None:
+    """The job's billed cost so far (final once it has ended); None without a snapshot.
+    PREEMPTIONS: its preemption facts where the caller read them (refresh_together)."""
     attempts = [f for a in job.attempts.all() if (f := _attempt_facts(job, a)) is not None]
     if not attempts:
         return None
-    return job_cost(attempts, _preemptions(job), pool_replicas(job.custom_job),
-                    now or timezone.now())
+    if preemptions is None:
+        preemptions = _preemptions(job)
+    return job_cost(attempts, preemptions, pool_replicas(job.custom_job), now or timezone.now())
 
 
 def refresh(job_id: int) -> JobCost | None:
@@ -128,6 +140,42 @@ def refresh(job_id: int) -> JobCost | None:
         Job.objects.filter(pk=job_id).update(cost_micros=cost.billed, lost_micros=cost.lost,
                                              cost_updated_at=now)
     return cost
+
+
+def refresh_together(job_ids: list[int]) -> None:
+    """refresh() of every job in JOB_IDS in a few queries for them all (a reconcile sweep's
+    page): their rows locked together (in id order, as any other locker of several), their
+    attempts, preemption records and checkpoint saves read in one query each, the figures
+    written in one. A job whose facts cannot be priced is refreshed alone, as refresh_many
+    does, so it never holds up the others."""
+    with transaction.atomic():
+        jobs = list(Job.objects.select_for_update().filter(pk__in=job_ids, kind=JobKind.JOB)
+                    .order_by("pk").prefetch_related("attempts"))
+        rows: dict[int, list[JobRestart]] = {}
+        for row in JobRestart.objects.filter(job_id__in=[j.pk for j in jobs],
+                                             cause__in=_BILLED_RESTARTS
+                                             ).select_related("checkpoint"):
+            rows.setdefault(row.job_id, []).append(row)
+        saves: dict[int, list[tuple[int, datetime]]] = {}
+        for job_id, attempt, at in JobEvent.objects.filter(
+                job_id__in=list(rows), kind="checkpoint_saved").values_list(
+                "job_id", "attempt", "timestamp"):
+            saves.setdefault(job_id, []).append((attempt, at))
+        now = timezone.now()
+        priced, alone = [], []
+        for job in jobs:
+            try:
+                cost = cost_of(job, now, _preemption_facts(
+                    rows.get(job.pk, []), sorted(saves.get(job.pk, []))))
+            except (PricingError, SnapshotError):
+                alone.append(job.pk)
+                continue
+            if cost is not None:
+                job.cost_micros, job.lost_micros, job.cost_updated_at = \
+                    cost.billed, cost.lost, now
+                priced.append(job)
+        Job.objects.bulk_update(priced, ["cost_micros", "lost_micros", "cost_updated_at"])
+    refresh_many(alone)
 
 
 def refresh_many(job_ids: Iterable[int]) -> None:

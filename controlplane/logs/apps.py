@@ -25,3 +25,5 @@ class LogsConfig(AppConfig):
         # Hang and straggler detection, in the reconcile sweep (its lease), for running jobs.
         signals.job_reconciled.connect(health.on_job_reconciled,
                                        dispatch_uid="logs.health")
+        signals.jobs_reconciled.connect(receivers.on_jobs_reconciled,
+                                        dispatch_uid="logs.jobs_reconciled")

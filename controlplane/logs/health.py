@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from contract import events as contract_events
@@ -35,6 +36,8 @@ from controlplane.runs.models import (
     HealthState,
     Job,
     JobAttempt,
+    JobEvent,
+    JobKind,
     JobRestart,
     JobState,
     RestartCause,
@@ -69,21 +72,131 @@ def on_job_reconciled(job_id: int, **_: Any) -> None:
         logger.exception("health check of job %s failed", job_id)
 
 
+def check_many(job_ids: list[int], now: datetime | None = None) -> dict[int, str | None]:
+    """check() of every running job in JOB_IDS, their logs read in a few queries for them
+    all; a problem with one job never stops the others. Returns each running job's health
+    (None where its check failed)."""
+    now = now or timezone.now()
+    jobs = list(Job.objects.select_related("team").filter(
+        pk__in=job_ids, state=JobState.RUNNING, kind=JobKind.JOB))
+    page = _PageReads(jobs)
+    rules: dict[int, team_policy.Effective] = {}
+    out: dict[int, str | None] = {}
+    for job in jobs:
+        out[job.pk] = None
+        try:
+            if job.team_id not in rules:  # one read a team, not a job
+                rules[job.team_id] = team_policy.effective(job.team)
+            out[job.pk] = _judge(job, rules[job.team_id], _PagedReads(job, page), now)
+        except Exception:
+            logger.exception("health check of job %s failed", job.pk)
+    return out
+
+
 def check(job_id: int, now: datetime | None = None) -> str | None:
     """Bring a running job's health up to date; returns it (None: not a running job)."""
     job = Job.objects.select_related("team").filter(pk=job_id).first()
     if job is None or job.state != JobState.RUNNING or not job.on_job_path:
         return None
-    now = now or timezone.now()
-    rule = team_policy.effective(job.team)
+    return _judge(job, team_policy.effective(job.team), _JobReads(job), now or timezone.now())
+
+
+class _JobReads:
+    """What the verdicts read of one running job's current attempt, each when first asked."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+
+    def step_times(self) -> list[datetime]:
+        """Its newest steps' times, newest step first."""
+        return list(StepMetric.objects.filter(job=self.job, attempt=self.job.attempt)
+                    .order_by("-step").values_list("timestamp", flat=True)
+                    [:health.INTERVALS_KEPT + 1])
+
+    def newest_activity(self) -> JobEvent | None:
+        return (self.job.events.filter(attempt=self.job.attempt, kind__in=ACTIVITY_KINDS)
+                .order_by("-timestamp", "-id").first())
+
+    def rank_reports(self) -> list[list[float]]:
+        """Its newest per-rank step time reports, oldest first."""
+        rows = (self.job.events.filter(attempt=self.job.attempt, kind=RANK_TIMES)
+                .order_by("-timestamp", "-id")
+                .values_list("data", flat=True)[:health.StragglerPolicy.reports])
+        return [list(d.get("rank_step_time_s") or []) for d in reversed(rows)]
+
+    def resume_step(self) -> int | None:
+        return (JobAttempt.objects.filter(job=self.job, number=self.job.attempt)
+                .values_list("resume_step", flat=True).first())
+
+
+class _PageReads:
+    """The same reads of many running jobs, each kind in one query for them all: the newest
+    rows of each job, a LATERAL subquery a job, so each job's index is read as one job's
+    query reads it (not every step the page's jobs ever logged)."""
+
+    def __init__(self, jobs: list[Job]) -> None:
+        ids = [job.pk for job in jobs]
+        self.steps: dict[int, list[StepMetric]] = {}
+        self.activity: dict[int, JobEvent] = {}
+        self.ranks: dict[int, list[JobEvent]] = {}
+        self.resume: dict[int, int | None] = {}
+        if not ids:
+            return
+        for row in _newest(StepMetric, ids, "", [], "m.step DESC", health.INTERVALS_KEPT + 1):
+            self.steps.setdefault(row.job_id, []).append(row)
+        for event in _newest(JobEvent, ids, "AND m.kind = ANY(%s)", [list(ACTIVITY_KINDS)],
+                             "m.timestamp DESC, m.id DESC", 1):
+            self.activity[event.job_id] = event
+        for event in _newest(JobEvent, ids, "AND m.kind = %s", [RANK_TIMES],
+                             "m.timestamp DESC, m.id DESC", health.StragglerPolicy.reports):
+            self.ranks.setdefault(event.job_id, []).append(event)
+        self.resume = dict(JobAttempt.objects.filter(job_id__in=ids, number=F("job__attempt"))
+                           .values_list("job_id", "resume_step"))
+
+
+class _PagedReads(_JobReads):
+    """One job's reads, from its page's."""
+
+    def __init__(self, job: Job, page: _PageReads) -> None:
+        super().__init__(job)
+        self.page = page
+
+    def step_times(self) -> list[datetime]:
+        return [m.timestamp for m in sorted(self.page.steps.get(self.job.pk, []),
+                                            key=lambda m: -m.step)]
+
+    def newest_activity(self) -> JobEvent | None:
+        return self.page.activity.get(self.job.pk)
+
+    def rank_reports(self) -> list[list[float]]:
+        reports = sorted(self.page.ranks.get(self.job.pk, []), key=lambda e: (e.timestamp, e.id))
+        return [list(e.data.get("rank_step_time_s") or []) for e in reports]
+
+    def resume_step(self) -> int | None:
+        return self.page.resume.get(self.job.pk)
+
+
+def _newest(model: Any, ids: list[int], where: str, params: list[Any], order: str,
+            limit: int) -> Any:
+    """The newest LIMIT rows of MODEL (by ORDER) of each job's current attempt. Only this
+    module's constants reach the SQL's text; the ids and values are parameters."""
+    table, jobs = model._meta.db_table, Job._meta.db_table
+    return model.objects.raw(
+        f"SELECT m.* FROM {jobs} j CROSS JOIN LATERAL (SELECT * FROM {table} m "
+        f"WHERE m.job_id = j.id AND m.attempt = j.attempt {where} ORDER BY {order} "
+        f"LIMIT %s) m WHERE j.id = ANY(%s)", [*params, limit, ids])
+
+
+def _judge(job: Job, rule: team_policy.Effective, reads: _JobReads, now: datetime
+           ) -> str | None:
     policy = health.HangPolicy(k=rule.hang_k, floor_s=rule.hang_floor_s)
-    hang = _hang_verdict(job, now, policy)
+    hang = _hang_verdict(job, now, policy, reads)
     if hang.hung:
         state, detail = HealthState.SUSPECTED_HANG, {
             "silent_s": round(hang.silent_s, 1), "threshold_s": round(hang.threshold_s, 1),
             "p95_s": None if hang.p95_s is None else round(hang.p95_s, 3), "why": hang.why}
     else:
-        slow = health.straggler_verdict(_rank_reports(job))
+        slow = health.straggler_verdict(reads.rank_reports())
         if slow.ranks:
             state, detail = HealthState.STRAGGLER, {
                 "ranks": list(slow.ranks),
@@ -101,11 +214,10 @@ def _unchanged(job: Job, state: str, detail: dict[str, Any]) -> bool:
                                     or job.health_detail.get("ranks") == detail.get("ranks"))
 
 
-def _hang_verdict(job: Job, now: datetime, policy: health.HangPolicy) -> health.HangVerdict:
-    steps = (StepMetric.objects.filter(job=job, attempt=job.attempt).order_by("-step")
-             .values_list("timestamp", flat=True)[:health.INTERVALS_KEPT + 1])
-    newest = (job.events.filter(attempt=job.attempt, kind__in=ACTIVITY_KINDS)
-              .order_by("-timestamp", "-id").first())
+def _hang_verdict(job: Job, now: datetime, policy: health.HangPolicy, reads: _JobReads
+                  ) -> health.HangVerdict:
+    steps = reads.step_times()
+    newest = reads.newest_activity()
     quiet = None
     if newest is not None and newest.kind == contract_events.PHASE and \
             newest.data.get("begins") is True:
@@ -120,14 +232,13 @@ def _hang_verdict(job: Job, now: datetime, policy: health.HangPolicy) -> health.
         last_activity=newest.timestamp.timestamp() if newest is not None else None,
         quiet_phase=quiet, policy=policy,
         # Only a job in its start-up needs its shape (the start-up allowance).
-        startup=_startup_shape(job) if starting else health.StartupShape())
+        startup=_startup_shape(job, reads.resume_step()) if starting
+        else health.StartupShape())
 
 
-def _startup_shape(job: Job) -> health.StartupShape:
+def _startup_shape(job: Job, resume_step: int | None) -> health.StartupShape:
     """The job's start-up shape: its pools and arguments, and the size of the checkpoint its
     attempt resumes from (its checkpoint_saved event's bytes, where it said)."""
-    resume_step = (JobAttempt.objects.filter(job=job, number=job.attempt)
-                   .values_list("resume_step", flat=True).first())
     restore_bytes = 0
     if resume_step is not None:
         saved = (job.events.filter(kind=contract_events.CHECKPOINT_SAVED, step=resume_step)
@@ -136,12 +247,6 @@ def _startup_shape(job: Job) -> health.StartupShape:
         if isinstance(size, int | float) and not isinstance(size, bool):
             restore_bytes = int(size)
     return health.startup_shape(job.custom_job, restore_bytes)
-
-
-def _rank_reports(job: Job) -> list[list[float]]:
-    rows = (job.events.filter(attempt=job.attempt, kind=RANK_TIMES).order_by("-timestamp", "-id")
-            .values_list("data", flat=True)[:health.StragglerPolicy.reports])
-    return [list(d.get("rank_step_time_s") or []) for d in reversed(rows)]
 
 
 def last_lines(job_id: int, attempt: int) -> dict[str, str]:

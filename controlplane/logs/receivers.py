@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controlplane.logs import live, restarts
+from controlplane.logs import health, live, restarts
 from controlplane.logs.models import LogFailure
 from controlplane.runs.models import ACTIVE_STATES, JobState
 from vertexplan.logparse import failures
@@ -12,6 +12,14 @@ from vertexplan.logparse import failures
 
 def on_restarts_due(job_id: int, force: bool = False, **_: Any) -> None:
     restarts.refresh(job_id, force=force)
+
+
+def on_jobs_reconciled(job_ids: list[int], **_: Any) -> None:
+    """A reconcile sweep's page of jobs in line with the backend: for each, what restarts_due
+    and then job_reconciled ask of this app (on_restarts_due, health.on_job_reconciled), each
+    read for the page at once."""
+    restarts.refresh_many(job_ids)
+    health.check_many(job_ids)
 
 
 def on_job_state_changed(job: Any, event: Any, **_: Any) -> None:

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, OuterRef, Q, Subquery
 
 from contract.events import CHECKPOINT_SAVED, PREEMPTED, REPLICA_RESTARTED, RESUMED, RUN_STARTED
 from controlplane.core import preemption_lines, signals
@@ -61,8 +61,7 @@ def refresh(job_id: int, *, force: bool = False) -> int:
     _copy_notices(job)
     newest = job.events.filter(kind__in=SIGNAL_KINDS).aggregate(m=Max("pk"))["m"] or 0
     attempts = list(job.attempts.order_by("number"))
-    fingerprint = (f"{newest}:{len(attempts)}:{sum(1 for a in attempts if a.started_at)}:"
-                   f"{sum(1 for a in attempts if a.ended_at)}")
+    fingerprint = _fingerprint(newest, attempts)
     if not force and fingerprint == job.restart_scan:
         return job.restarts
     events = list(job.events.filter(kind__in=(*SIGNAL_KINDS, "state", CHECKPOINT_SAVED))
@@ -72,6 +71,77 @@ def refresh(job_id: int, *, force: bool = False) -> int:
     count = sum(1 for r in saved if r.replica == PRIMARY)
     Job.objects.filter(pk=job.pk).update(restarts=count, restart_scan=fingerprint)
     return count
+
+
+def _fingerprint(newest_signal: int, attempts: list[JobAttempt]) -> str:
+    """What detection reads, in brief: unchanged, the records it would write are too."""
+    return (f"{newest_signal}:{len(attempts)}:{sum(1 for a in attempts if a.started_at)}:"
+            f"{sum(1 for a in attempts if a.ended_at)}")
+
+
+def refresh_many(job_ids: list[int]) -> None:
+    """refresh(force=False) of every job in JOB_IDS, in a few queries for them all where
+    nothing changed (most jobs of a reconcile sweep: no new signal, no new attempt) and
+    refresh() itself for each of the others."""
+    newest_line = (LogLine.objects.filter(job_id=OuterRef("pk")).order_by("-timestamp")
+                   .values("timestamp")[:1])
+    newest_signal = (JobEvent.objects.filter(job_id=OuterRef("pk"), kind__in=SIGNAL_KINDS)
+                     .order_by("-pk").values("pk")[:1])
+    jobs = list(Job.objects.filter(pk__in=job_ids)
+                .annotate(newest_line=Subquery(newest_line),
+                          newest_signal=Subquery(newest_signal)))
+    attempts: dict[int, list[JobAttempt]] = {}
+    for attempt in JobAttempt.objects.filter(job_id__in=job_ids).order_by("job_id", "number"):
+        attempts.setdefault(attempt.job_id, []).append(attempt)
+    noticed = _copy_notices_of(jobs)
+    moved = {job.pk: fingerprint for job in jobs if job.pk not in noticed and (
+        fingerprint := _fingerprint(job.newest_signal or 0, attempts.get(job.pk, [])))
+        != job.restart_scan}
+    # A new attempt, or one that started or ended (a fleet's start: every job at once): its
+    # events read for all of them together; a job they call restart records for, or with a
+    # new notice, is refreshed whole.
+    events: dict[int, list[JobEvent]] = {}
+    for event in JobEvent.objects.filter(job_id__in=list(moved), kind__in=(
+            *SIGNAL_KINDS, "state", CHECKPOINT_SAVED)).order_by("job_id", "timestamp", "pk"):
+        events.setdefault(event.job_id, []).append(event)
+    scanned = []
+    for job in jobs:
+        if job.pk in moved and not detect(job, attempts.get(job.pk, []),
+                                          events.get(job.pk, [])):
+            job.restarts, job.restart_scan = 0, moved[job.pk]
+            scanned.append(job)
+        elif job.pk in noticed or job.pk in moved:
+            refresh(job.pk)
+    Job.objects.bulk_update(scanned, ["restarts", "restart_scan"])
+
+
+def _copy_notices_of(jobs: list[Job]) -> set[int]:
+    """_copy_notices of many jobs (annotated with their newest line's time) in one read of
+    their new lines; returns the jobs that got a new notice."""
+    due = [job for job in jobs if job.newest_line is not None and (
+        job.notices_scanned_to is None or job.newest_line > job.notices_scanned_to)]
+    if not due:
+        return set()
+    since = Q()
+    for job in due:
+        since |= Q(job_id=job.pk) if job.notices_scanned_to is None else Q(
+            job_id=job.pk, timestamp__gte=job.notices_scanned_to - LINE_OVERLAP)
+    lines = LogLine.objects.filter(since, message__iregex=preemption_lines.CANDIDATE)
+    found = [
+        JobEvent(job_id=line.job_id, attempt=line.attempt, kind=NOTICE,
+                 timestamp=line.timestamp, replica=line.replica,
+                 data={"text": line.message[:500]}, insert_id=line.insert_id)
+        for line in lines
+        if preemption_lines.says_preempted(line.message)
+        and not line.message.lstrip().startswith("Restarting replica")
+    ]
+    # Rows that existed already are not returned by ignore_conflicts: every job with a notice
+    # among its new lines is refreshed whole (refresh() is idempotent).
+    JobEvent.objects.bulk_create(found, ignore_conflicts=True)
+    for job in due:
+        job.notices_scanned_to = job.newest_line
+    Job.objects.bulk_update(due, ["notices_scanned_to"])
+    return {event.job_id for event in found}
 
 
 def _copy_notices(job: Job) -> None:

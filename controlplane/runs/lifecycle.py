@@ -186,7 +186,7 @@ def submit(job_id: int) -> None:
             job.update_state(JobState.FAILED, error=str(exc), source="submit")
             return
         quota.end_wait(job)
-        _record_remote(job, attempt, remote, source="submit")
+        record_remote(job, attempt, remote, source="submit")
         _announce_submission(job, attempt)
 
 
@@ -213,7 +213,9 @@ def _announce_submission(job: Job, attempt: JobAttempt) -> None:
 
 # --- reconciling --------------------------------------------------------------------------------
 
-def _record_remote(job: Job, attempt: JobAttempt, remote: RemoteJob, *, source: str) -> None:
+def record_remote(job: Job, attempt: JobAttempt, remote: RemoteJob, *, source: str
+                  ) -> None:
+    """Record what the backend says of the locked job's current attempt, and follow it."""
     attempt.vertex_name = remote.name
     attempt.vertex_job_id = remote.job_id
     attempt.vertex_state = remote.state
@@ -281,7 +283,7 @@ def reconcile(job_id: int, listed: RemoteJob | None = None) -> None:
                              error=f"CustomJob {attempt.vertex_name} no longer exists on Vertex")
             return
         ended_now = remote.is_terminal and attempt.ended_at is None
-        _record_remote(job, attempt, remote, source="reconcile")
+        record_remote(job, attempt, remote, source="reconcile")
         if job.state == JobState.CANCELLING and remote.state not in (
                 "JOB_STATE_CANCELLING", *TERMINAL_VERTEX_STATES):
             _resend_cancel_if_lost(job)

@@ -31,11 +31,12 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -44,7 +45,8 @@ from controlplane.backends import errors
 from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJob, get_backend
 from controlplane.core import signals
 from controlplane.runs import lifecycle
-from controlplane.runs.models import ACTIVE_STATES, Job, JobAttempt, JobKind
+from controlplane.runs.job_states import job_state_for
+from controlplane.runs.models import ACTIVE_STATES, Job, JobAttempt, JobKind, JobState
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,9 @@ RESTART_TRAILING = timedelta(minutes=3)
 # at 5 s sweeps: twice Vertex's quota (bench.reconcile_listing); at 500, 20 calls, 240 a
 # minute. Vertex states no maximum for this list: a server that pages smaller only adds pages.
 PAGE_SIZE = 500
+# Jobs read from the database together: a page's rows cost a few queries, so a sweep's
+# database work grows with pages of jobs, not jobs.
+ROWS_PER_PAGE = 500
 # An attempt's creation time may be the control plane's clock (submitted_at when the create's
 # answer had none), and Vertex's need not agree with it: the ended listing starts this much
 # earlier. Too small a margin costs a Get per job it hides, never a missed job.
@@ -161,16 +166,64 @@ def sweep(budget_s: float = SWEEP_BUDGET_S) -> int:
     jobs were reconciled.
 
     The longest-unseen jobs go first, so a sweep cut short by its budget never starves the
-    same jobs twice."""
+    same jobs twice. Jobs are taken a page (ROWS_PER_PAGE) at a time: see _page."""
     started = time.monotonic()
     jobs = unfinished()
     listing = read(target for _, target in jobs if target is not None)
     done = 0
-    for job_id, target in jobs:
+    for first in range(0, len(jobs), ROWS_PER_PAGE):
         if time.monotonic() - started > budget_s:
             break
-        if target is not None and target.region in listing.failed_regions:
+        page = [(job_id, target) for job_id, target in jobs[first:first + ROWS_PER_PAGE]
+                if target is None or target.region not in listing.failed_regions]
+        done += _page(page, listing, lambda: time.monotonic() - started > budget_s)
+    trail_ended()
+    return done
+
+
+def _page(page: list[tuple[int, Target | None]], listing: Listing,
+          out_of_time: Callable[[], bool]) -> int:
+    """Reconcile one page of jobs, in a few queries for the page plus a few for each job
+    that moved. Most jobs are as their listed CustomJob says (a running job's steady state):
+    only the time they were seen is written. A job whose listed CustomJob moved on to
+    another unfinished state is recorded with the others that did, in one transaction. Both
+    kinds are then handed on together (signals.jobs_reconciled: restart detection, health,
+    cost). The rest (ended, gone, cancelling, never submitted, or listed under another
+    CustomJob) go through the per-job code one by one, as before. Returns how many jobs were
+    reconciled."""
+    states = dict(Job.objects.filter(pk__in=[job_id for job_id, _ in page])
+                  .values_list("pk", "state"))
+    attempts = {attempt.job_id: attempt for attempt in JobAttempt.objects.filter(
+        job_id__in=list(states), number=F("job__attempt"))}
+    steady: list[int] = []
+    moved: dict[int, RemoteJob] = {}
+    for job_id, target in page:
+        listed = listing.remote_for(target)
+        if job_id not in states:
             continue
+        if in_line(states[job_id], attempts.get(job_id), listed):
+            steady.append(job_id)
+        elif listed is not None and _moving(states[job_id], attempts.get(job_id), listed):
+            moved[job_id] = listed
+    if steady:
+        Job.objects.filter(pk__in=steady).update(reconciled_at=timezone.now())
+    together = steady + _record_moves(moved)
+    if together:
+        try:
+            signals.jobs_reconciled.send(sender=Job, job_ids=together)
+        except SoftTimeLimitExceeded:
+            raise
+        except Exception:
+            # What the page's receivers left undone, the per-job code does (it is idempotent).
+            logger.exception("reconcile: %d jobs failed together; one by one", len(together))
+            together = []
+    done = len(together)
+    handed_on = set(together)
+    for job_id, target in page:
+        if job_id in handed_on:
+            continue
+        if out_of_time():
+            break
         try:
             lifecycle.reconcile(job_id, listing.remote_for(target))
             done += 1
@@ -182,16 +235,81 @@ def sweep(budget_s: float = SWEEP_BUDGET_S) -> int:
         except Exception:
             # A broker or database hiccup, or a bug with one job: log it, go on with the rest.
             logger.exception("reconcile job %s failed", job_id)
-    trail_ended()
     return done
+
+
+def in_line(job_state: str, attempt: JobAttempt | None, listed: RemoteJob | None) -> bool:
+    """Whether lifecycle.reconcile() of a job in JOB_STATE whose current attempt is ATTEMPT,
+    with LISTED as its CustomJob, would record nothing but the time it looked (the sweep's
+    steady case: it skips the row lock and the writes). A job being cancelled is never in
+    line: reconcile may send its cancel again."""
+    if listed is None or attempt is None or listed.name != attempt.vertex_name or \
+            job_state not in ACTIVE_STATES or job_state == JobState.CANCELLING or \
+            listed.is_terminal:
+        return False
+    # What _record_remote would write, already written.
+    if listed.state != attempt.vertex_state or listed.job_id != attempt.vertex_job_id or \
+            attempt.submitted_at is None or \
+            (attempt.started_at is None and listed.start_time is not None):
+        return False
+    new_state = job_state_for(listed.state)
+    return new_state is None or new_state == job_state
+
+
+def _moving(job_state: str, attempt: JobAttempt | None, listed: RemoteJob) -> bool:
+    """Whether the job's listed CustomJob (its current attempt's) moved on to another
+    unfinished state: recorded as lifecycle.reconcile() records it, with nothing it does
+    for an ending attempt (restarts first, recovery) to do."""
+    return attempt is not None and listed.name == attempt.vertex_name and \
+        job_state in ACTIVE_STATES and job_state != JobState.CANCELLING and \
+        not listed.is_terminal
+
+
+def _record_moves(moved: dict[int, RemoteJob]) -> list[int]:
+    """Record the moved jobs' CustomJobs (see _moving) with their rows locked together (in id
+    order, as every locker of several rows), each through lifecycle.record_remote, as
+    lifecycle.reconcile() would. Returns the jobs recorded; one that changed meanwhile is left
+    to the per-job code, and all are if any one fails."""
+    if not moved:
+        return []
+    recorded: list[int] = []
+    try:
+        with transaction.atomic():
+            jobs = Job.objects.select_for_update(of=("self",)).filter(
+                pk__in=list(moved)).order_by("pk")
+            attempts = {attempt.job_id: attempt for attempt in JobAttempt.objects
+                        .select_for_update(of=("self",))
+                        .filter(job_id__in=list(moved), number=F("job__attempt"))}
+            for job in jobs:
+                attempt = attempts.get(job.pk)
+                if _moving(job.state, attempt, moved[job.pk]) and attempt is not None:
+                    lifecycle.record_remote(job, attempt, moved[job.pk], source="reconcile")
+                    recorded.append(job.pk)
+            Job.objects.filter(pk__in=recorded).update(reconciled_at=timezone.now())
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception:
+        logger.exception("reconcile: %d moved jobs failed together; one by one", len(moved))
+        return []
+    return recorded
 
 
 def trail_ended() -> None:
     """Restarts that lines arriving after a job's end reveal are still recorded, and a late
-    preemption changes the final cost."""
-    recent = Job.objects.filter(ended_at__gte=timezone.now() - RESTART_TRAILING,
-                                kind=JobKind.JOB)
-    for job_id in recent.values_list("pk", flat=True):
+    preemption changes the final cost: asked for the recently ended jobs together, and one by
+    one only when that fails."""
+    recent = list(Job.objects.filter(ended_at__gte=timezone.now() - RESTART_TRAILING,
+                                     kind=JobKind.JOB).values_list("pk", flat=True))
+    if not recent:
+        return
+    try:
+        signals.jobs_reconciled.send(sender=Job, job_ids=recent)
+        return
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception:
+        logger.exception("restart detection for %d ended jobs failed together", len(recent))
+    for job_id in recent:
         try:
             signals.restarts_due.send(sender=Job, job_id=job_id, force=False)
             signals.job_reconciled.send(sender=Job, job_id=job_id)

@@ -20,10 +20,11 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from controlplane.logs import health
+from controlplane.logs.models import StepMetric
 from controlplane.logs.store import Target, store_entries
 from controlplane.notifications.models import Notification, SlackChannel
 from controlplane.runs import lifecycle
-from controlplane.runs.models import Job, JobAttempt, JobRestart, JobState
+from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart, JobState
 from controlplane.teams.models import Role, TeamPolicy
 from tests.fakes import FakeBackend
 from tests.logs.conftest import followed_job
@@ -236,3 +237,36 @@ def test_before_its_first_steps_a_job_gets_the_start_up_its_shape_calls_for(
     assert health.check(job.pk, now=T0 + timedelta(seconds=1501)) == "suspected_hang"
     event = Job.objects.get(pk=job.pk).events.get(kind="suspected_hang")
     assert event.data["threshold_s"] == 1500 and "start-up allowance" in event.data["why"]
+
+
+def test_a_reconcile_page_reads_and_judges_each_job_as_alone(job: Job) -> None:
+    """health.check_many (a reconcile sweep's page of jobs, its logs read in one query a kind
+    for the page) reads for each job what check() reads for it: its current attempt's
+    newest steps, activity, per-rank reports and resume step, none of another job's."""
+    for n, step in enumerate((10, 20, 30)):
+        emit(job, at(0.1 * (n + 1)), {"event": "step", "message": f"step {step}", "step": step,
+                                      "rank_step_time_s": [0.2, 0.21, 0.35, 0.19]})
+    other = Job.objects.create(team=job.team, created_by=job.created_by, name="other",
+                               request={}, custom_job=TWO_POOLS, project="p",
+                               region="us-central1", state=JobState.RUNNING,
+                               state_changed_at=T0, attempt=2)
+    for number in (1, 2):
+        JobAttempt.objects.create(job=other, number=number, display_name=f"o-a{number}",
+                                  resume_step=20 if number == 2 else None)
+        StepMetric.objects.bulk_create([
+            StepMetric(job=other, attempt=number, step=step, insert_id=f"o{number}-{step}",
+                       timestamp=T0 + timedelta(seconds=10 * number + step))
+            for step in range(1, 4)])
+        JobEvent.objects.create(job=other, attempt=number, kind="run_started",
+                                timestamp=T0 + timedelta(seconds=number))
+    page = health._PageReads(list(Job.objects.filter(pk__in=[job.pk, other.pk])))
+    for one in (job, other):
+        alone, paged = health._JobReads(one), health._PagedReads(one, page)
+        assert alone.step_times() and alone.newest_activity() is not None
+        assert [alone.step_times(), alone.newest_activity(), alone.rank_reports(),
+                alone.resume_step()] == [paged.step_times(), paged.newest_activity(),
+                                         paged.rank_reports(), paged.resume_step()]
+    assert health._PagedReads(other, page).resume_step() == 20
+    assert health.check_many([job.pk, other.pk], now=at(5))[job.pk] == "straggler"
+    job.refresh_from_db()
+    assert job.health_detail["ranks"] == [2]

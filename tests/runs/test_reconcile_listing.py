@@ -26,8 +26,9 @@ from contract import labels as contract_labels
 from controlplane.backends import base, errors
 from controlplane.backends.training import VertexBackend
 from controlplane.compose import submission, validation
+from controlplane.core import signals
 from controlplane.runs import lifecycle, reconcile
-from controlplane.runs.models import Job, JobAttempt, JobState, display_name_for
+from controlplane.runs.models import Job, JobAttempt, JobKind, JobState, display_name_for
 from controlplane.teams.models import Team
 from localvertex.config import Settings
 from localvertex.core.timeutil import to_timestamp
@@ -212,10 +213,14 @@ def test_500_jobs_change_state_in_one_sweep_and_the_calls_grow_with_pages(
 # --- the listing misses nothing the per-job loop finds ------------------------------------------
 
 def _per_job_loop() -> None:
-    """The sweep as it was: GetCustomJob for every unfinished job, longest unseen first."""
+    """The sweep as it was: GetCustomJob for every unfinished job, longest unseen first, then
+    each recently ended job's restart detection, health and cost, one job at a time."""
     for job_id, _ in reconcile.unfinished():
         lifecycle.reconcile(job_id)
-    reconcile.trail_ended()
+    for job_id in Job.objects.filter(ended_at__gte=timezone.now() - reconcile.RESTART_TRAILING,
+                                     kind=JobKind.JOB).values_list("pk", flat=True):
+        signals.restarts_due.send(sender=Job, job_id=job_id, force=False)
+        signals.job_reconciled.send(sender=Job, job_id=job_id)
 
 
 def _play(emulator: Emulator, project: str, team: Team, owner: Any, t0: datetime,

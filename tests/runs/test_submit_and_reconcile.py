@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from controlplane.backends import errors
 from controlplane.compose import submission, validation
+from controlplane.core import signals
 from controlplane.runs import lifecycle, reconcile, tasks
 from controlplane.runs.models import Job, JobAttempt, JobState
 from controlplane.teams.models import Team
@@ -122,6 +123,10 @@ def test_a_sweep_whose_time_is_up_stops_instead_of_going_on(
     per-job error handling must let it through, or the sweep runs on until the worker kills
     it at the hard limit."""
     lifecycle.submit(job.pk)
+    # Ended on Vertex: the per-job code records it (a job as its row says is handed on with
+    # its page, in the next test).
+    backend.set_state(Job.objects.get(pk=job.pk).current_attempt().vertex_name,
+                      "JOB_STATE_SUCCEEDED", end_time=timezone.now())
     reached: list[int] = []
 
     def time_is_up(job_id: int, listed: object = None) -> None:
@@ -132,6 +137,26 @@ def test_a_sweep_whose_time_is_up_stops_instead_of_going_on(
     with pytest.raises(SoftTimeLimitExceeded):
         tasks.reconcile_jobs()
     assert reached == [job.pk]
+
+
+def test_a_sweep_whose_time_is_up_in_a_page_of_steady_jobs_stops_too(
+        job: Job, backend: FakeBackend) -> None:
+    """The same with the job as its row says (QUEUED on Vertex too): its page's follow-ups
+    (signals.jobs_reconciled) let the time limit through instead of retrying job by job."""
+    lifecycle.submit(job.pk)
+    reached: list[list[int]] = []
+
+    def time_is_up(job_ids: list[int], **_: object) -> None:
+        reached.append(job_ids)
+        raise SoftTimeLimitExceeded()
+
+    signals.jobs_reconciled.connect(time_is_up, dispatch_uid="test.time_is_up")
+    try:
+        with pytest.raises(SoftTimeLimitExceeded):
+            tasks.reconcile_jobs()
+    finally:
+        signals.jobs_reconciled.disconnect(dispatch_uid="test.time_is_up")
+    assert reached == [[job.pk]]
 
 
 def test_a_region_the_backend_cannot_reach_leaves_the_other_jobs_reconciled(
