@@ -119,12 +119,14 @@ class ControlPlaneTracker(GeneralTracker):  # type: ignore[misc]
         if "loss" in values:
             steps = max(step - self._step, 1)
             fields: dict[str, Any] = {"step": int(step), "loss": number(values["loss"]),
-                                      "total_steps": self.total_steps,
-                                      "step_time_s": (now - self._last) / steps}
+                                      "total_steps": self.total_steps}
             lr = values.get("lr", values.get("learning_rate"))
             if lr is not None:
                 fields["lr"] = number(lr)
-            fields.update(self._times.taken())  # the optimizer's own, where it was timed
+            if self._optimizer is None:  # no torch optimizer seen: the time between logs
+                fields["step_time_s"] = (now - self._last) / steps
+            # The optimizer's own (none for the first step, whose time is the setup's too).
+            fields.update(self._times.taken())
             self._last, self._step, self._loss = now, int(step), fields["loss"]
             emit("step", f"step {step}/{self.total_steps}", **fields)
         metrics = {k.split("_", 1)[1]: number(v) for k, v in values.items()
