@@ -356,10 +356,11 @@ class VertexBackend(Backend):
 
     def replica_metrics(self, job_id: str, start: datetime, end: datetime
                         ) -> list[ReplicaMetrics]:
-        with self._regions_lock:
-            if self._metrics is None:
-                self._metrics = SystemMetricsReader(self.project)
+        # Made in here too: without credentials, Google's client refuses at construction.
         with translated_errors("ListTimeSeries"):
+            with self._regions_lock:
+                if self._metrics is None:
+                    self._metrics = SystemMetricsReader(self.project)
             return self._metrics.read(job_id, start, end)
 
     supports_tail = True
