@@ -52,8 +52,8 @@ def insert_batches(batches: Sequence[Batch], produce: Iterator[object] | None = 
                    before_finish: Callable[[], None] | None = None) -> list[Inserted]:
     """Insert each batch, skipping stored rows; one Inserted per batch, in order.
 
-    produce: an iterator whose every step appends at most one row to the first batch's rows
-    (and may add rows to the others); exhausted here, before any other batch is written.
+    produce: an iterator whose every step appends rows to the first batch's rows (and may
+    add rows to the others); exhausted here, before any other batch is written.
     before_finish runs once, whichever way the rows go."""
     finished = False
 
@@ -121,15 +121,16 @@ def _names(batch: Batch) -> str:
                      for c in batch.columns)
 
 
-def _writer(batch: Batch) -> Callable[[Any, tuple[Any, ...]], None]:
-    """How a row of the batch goes into a COPY: as it is, or, where the table has JSON
-    columns, with their values (dicts, lists, None) as JSON; only such batches pay for it."""
+def _writer(batch: Batch, copy: Any) -> Callable[[tuple[Any, ...]], None]:
+    """How a row of the batch goes into the COPY: as it is (psycopg's own write_row, no call
+    in between), or, where the table has JSON columns, with their values (dicts, lists,
+    None) as JSON; only such batches pay for it."""
     at = [i for i, c in enumerate(batch.columns)
           if isinstance(batch.model._meta.get_field(c), models.JSONField)]
     if not at:
-        return lambda copy, row: copy.write_row(row)
+        return copy.write_row  # type: ignore[no-any-return]
 
-    def write(copy: Any, row: tuple[Any, ...]) -> None:
+    def write(row: tuple[Any, ...]) -> None:
         values = list(row)
         for i in at:
             if values[i] is not None:
@@ -145,15 +146,14 @@ def _copy_direct(batch: Batch, produce: Iterator[object] | None = None,
         if finish is not None:
             finish()
         return
-    write = _writer(batch)
     with (connection.cursor() as cursor,
           cursor.cursor.copy(f"COPY {batch.model._meta.db_table} ({_names(batch)}) "
                              "FROM STDIN") as copy):
-        rows, sent = batch.rows, 0
+        write, rows, sent = _writer(batch, copy), batch.rows, 0
         for _ in produce or ((),):
-            while sent < len(rows):
-                write(copy, rows[sent])
-                sent += 1
+            for row in rows[sent:]:
+                write(row)
+            sent = len(rows)
         if finish is not None:
             finish()  # PostgreSQL stores what it was sent meanwhile
 
@@ -175,10 +175,10 @@ def _copy_insert(batch: Batch) -> Inserted:
         # the table it created with it. ON COMMIT DELETE ROWS empties it at every commit.
         cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} ({types}) "
                        "ON COMMIT DELETE ROWS")
-        write = _writer(batch)
         with cursor.cursor.copy(f"COPY {stage} ({names}) FROM STDIN") as copy:
+            write = _writer(batch, copy)
             for row in batch.rows:
-                write(copy, row)
+                write(row)
         # Emptied as it is read: several batches may share one transaction.
         cursor.execute(f"WITH staged AS (DELETE FROM {stage} RETURNING {names}) "
                        f"INSERT INTO {table} ({names}) SELECT {names} FROM staged "

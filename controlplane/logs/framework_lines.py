@@ -114,24 +114,37 @@ class Reader:
             self.reported.add((job_id, attempt))
 
     def offer(self, job_id: int, attempt: int, entry: LogEntry, message: str) -> None:
+        keeps, framework = self.reading(job_id, entry.task_name)
+        if not keeps or (framework is not None
+                         and not registry.may_be_framework_line(message, framework)):
+            return
+        self.lines.setdefault(job_id, []).append(
+            _Line(attempt, entry.task_name, entry, message))
+
+    def reading(self, job_id: int, task_name: str) -> tuple[bool, str | None]:
+        """Whether offer() may keep lines of this job's replica, and the framework whose
+        markers a kept line holds (None: any line). It depends only on the job and the
+        replica (the tracks are read once a page), so the store asks it once per replica
+        and offers none of the lines of a replica it keeps nothing of."""
         framework = self.commanded.get(job_id)
         if framework == registry.BUILTIN or job_id not in self.commanded:
-            return
+            return False, None
         if framework is None:
             detected, read = self.tracks.get(job_id, ("", 0))
             framework = detected or None
-            if framework is None and read >= DETECT_LINES:
-                return
+            # Until a framework is known only the chief's first lines are read (_read_group
+            # stops at another replica's first line), so no other replica's are kept: a job
+            # whose chief prints only events would otherwise lock and write its other
+            # replicas' tracks on every page for nothing.
+            if framework is None and (read >= DETECT_LINES or task_name != CHIEF):
+                return False, None
         elif framework in detect.LAUNCHERS:
             detected, read = self.tracks.get(job_id, ("", 0))
             if detected and detected != framework:
                 framework = detected  # what the launcher runs, told by its first lines
             elif read < DETECT_LINES:
                 framework = None  # every line offered while its first lines may tell
-        if framework is not None and not registry.may_be_framework_line(message, framework):
-            return
-        self.lines.setdefault(job_id, []).append(
-            _Line(attempt, entry.task_name, entry, message))
+        return True, framework
 
 
 def commanded(jobs: Mapping[int, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]
@@ -141,21 +154,13 @@ def commanded(jobs: Mapping[int, tuple[Mapping[str, Any] | None, Mapping[str, An
             for job_id, (custom_job, request) in jobs.items()}
 
 
-def saved_tracks(commanded_by_job: Mapping[int, str | None]) -> dict[int, tuple[str, int]]:
-    """The chiefs' saved (framework, lines read) of the jobs whose command tells nothing or
-    names only a launcher: one query per page, only when the page holds such a job."""
-    unknown = [job_id for job_id, framework in commanded_by_job.items()
-               if framework is None or framework in detect.LAUNCHERS]
-    if not unknown:
-        return {}
-    tracks: dict[int, tuple[str, int]] = {}
-    for job_id, framework, read in FrameworkTrack.objects.filter(
-            job_id__in=unknown, replica=CHIEF).values_list("job_id", "framework", "lines_read"):
-        # Several attempts: a framework any of them found stands for the job; else the most
-        # lines read.
-        known, most = tracks.get(job_id, ("", 0))
-        tracks[job_id] = (known or framework, max(most, read))
-    return tracks
+def saved_tracks(commanded_by_job: Mapping[int, str | None],
+                 chiefs: Mapping[int, tuple[str, int]]) -> dict[int, tuple[str, int]]:
+    """Of the chiefs' saved (framework, lines read) of a page's jobs (`chiefs`: over their
+    attempts, a framework any of them found, else "", and the most lines read), those of the
+    jobs whose command tells nothing or names only a launcher: the ones offer() reads."""
+    return {job_id: chiefs[job_id] for job_id, framework in commanded_by_job.items()
+            if job_id in chiefs and (framework is None or framework in detect.LAUNCHERS)}
 
 
 @dataclass

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Count
@@ -16,7 +17,7 @@ from django.db.models import Count
 from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, RUN_STARTED, TRACKING
 from controlplane.logs import framework_lines, live, restarts, trust
 from controlplane.logs.bulk import Batch, insert_batches
-from controlplane.logs.models import LogFailure, LogLine, StepMetric
+from controlplane.logs.models import FrameworkTrack, LogFailure, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent, output_uri_for
 from controlplane.teams import policy as team_policy
 from vertexplan.logparse import events, failures
@@ -38,6 +39,9 @@ MAX_FAILURES_PER_KIND = 20
 # worlds up to this size.
 RANK_TIMES = "rank_step_times"
 MAX_RANKS_KEPT = 16384
+# Entries sorted between two looks at what the COPY may send (each look costs a generator
+# step; psycopg sends its buffer in blocks of many rows anyway).
+ROUTE_STEP = 64
 
 
 @dataclass(frozen=True)
@@ -80,8 +84,7 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
     and checked as its line goes into the COPY, and the failure scan's search runs before the
     COPY's end, so both run while PostgreSQL stores the lines sent before."""
     rows = _Rows()
-    facts, commanded = _facts(entries, targets)
-    rows.frameworks = framework_lines.Reader(commanded, framework_lines.saved_tracks(commanded))
+    facts, rows.frameworks = _facts(entries, targets)
     hits: dict[tuple[int, int, str], set[int]] = {}
     result = Stored(offered=len(entries))
     with transaction.atomic():
@@ -126,49 +129,118 @@ def _asynchronous_commit() -> None:
 
 
 def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
-           ) -> tuple[dict[int, trust.JobFacts], dict[int, str | None]]:
+           ) -> tuple[dict[int, trust.JobFacts], framework_lines.Reader]:
     """What each job of the batch may say about itself (controlplane/logs/trust.py), and
-    what its command says it runs (framework_lines.py)."""
-    ids = {targets[e.job_id].job_id for e in entries if e.job_id in targets}
-    # The teams' policies in the same query, and no model built: one round trip per page.
-    jobs = list(Job.objects.filter(pk__in=ids).values_list(
-        "pk", "custom_job", "project", "team__slug", "team__policy__output_prefix",
-        "resume_from", "request"))
-    facts = {pk: trust.facts_for(custom_job, project,
-                                 output_uri_for(pk, team_policy.output_prefix(slug, stored)),
-                                 resume_from)
-             for pk, custom_job, project, slug, stored, resume_from, _ in jobs}
-    return facts, framework_lines.commanded(
-        {pk: (custom_job, request) for pk, custom_job, *_, request in jobs})
+    the reader of the lines its framework's recognizer may read (framework_lines.py)."""
+    ids = sorted({targets[e.job_id].job_id for e in entries if e.job_id in targets})
+    facts: dict[int, trust.JobFacts] = {}
+    told: dict[int, tuple[Any, Any]] = {}
+    chiefs: dict[int, tuple[str, int]] = {}
+    for (pk, custom_job, project, slug, stored, resume_from, request, framework,
+         read) in _job_rows(ids):
+        facts[pk] = trust.facts_for(custom_job, project,
+                                    output_uri_for(pk, team_policy.output_prefix(slug, stored)),
+                                    resume_from)
+        told[pk] = (custom_job, request)
+        if read is not None:  # the chief has a track (of any attempt)
+            chiefs[pk] = (framework or "", read)
+    commanded = framework_lines.commanded(told)
+    return facts, framework_lines.Reader(commanded, framework_lines.saved_tracks(
+        commanded, chiefs))
+
+
+def _job_rows(ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """Each job's facts, its team's output prefix (None: no policy row) and its chief's saved
+    framework track (framework_lines.saved_tracks: a framework any attempt found, the most
+    lines read; None: no track), in one statement (that both PostgreSQL and SQLite read)
+    sent on every page: the ORM took longer to build these two queries than PostgreSQL to
+    answer them."""
+    if not ids:
+        return []
+    job = Job._meta
+    team = job.get_field("team").related_model._meta  # type: ignore[union-attr]
+    policy = team.get_field("policy").related_model._meta  # type: ignore[union-attr]
+    track = FrameworkTrack._meta.db_table
+    chief = f"FROM {track} AS f WHERE f.job_id = j.id AND f.replica = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT j.id, j.custom_job, j.project, t.slug, p.output_prefix, j.resume_from, "
+            f"j.request, (SELECT MAX(f.framework) {chief}), (SELECT MAX(f.lines_read) {chief}) "
+            f"FROM {job.db_table} AS j JOIN {team.db_table} AS t ON t.id = j.team_id "
+            f"LEFT JOIN {policy.db_table} AS p ON p.team_id = t.id "
+            f"WHERE j.id IN ({', '.join(['%s'] * len(ids))})",
+            [framework_lines.CHIEF, framework_lines.CHIEF, *ids])
+        rows = cursor.fetchall()
+    # JSON as the ORM reads it (text from PostgreSQL as Django sets up its driver, and from
+    # SQLite).
+    custom_job, request = job.get_field("custom_job"), job.get_field("request")
+    return [(pk, custom_job.from_db_value(spec, None, connection),  # type: ignore[attr-defined]
+             project, slug, stored, resume_from,
+             request.from_db_value(asked, None, connection),  # type: ignore[attr-defined]
+             framework, read)
+            for pk, spec, project, slug, stored, resume_from, asked, framework, read in rows]
 
 
 def _route(entries: Sequence[LogEntry], targets: Mapping[str, Target],
            facts: Mapping[int, trust.JobFacts], rows: _Rows) -> Iterator[None]:
-    """Sort each entry into `rows`, one step per entry (for bulk.insert_batches)."""
+    """Sort each entry into `rows`, ROUTE_STEP entries a step (for bulk.insert_batches).
+
+    Most of a log is plain lines, and where a plain line goes (its job and attempt, whether
+    it is the job's own output, its replica's failure scan, whether the framework reader
+    keeps any of its replica's lines) depends only on its CustomJob, task and log: worked out
+    at the first such line of the page, so each other one costs a lookup, its row and its
+    place in the scan."""
     check = trust.ReplicaCheck(facts)
-    for entry in entries:
-        _sort(rows, check, facts, targets, entry)
-        yield
+    lines, offer = rows.lines, rows.frameworks.offer
+    routes: dict[tuple[str, str, str], _PlainRoute | None] = {}
+    for n, entry in enumerate(entries, 1):
+        key = (entry.job_id, entry.task_name, entry.log_name)
+        if key in routes:
+            route = routes[key]
+        else:
+            route = routes[key] = _plain_route(rows, check, facts, targets, entry)
+        if route is None:
+            continue  # no job of ours
+        message = events.plain_line(entry)
+        if message is None:
+            _add_parsed(rows, check, entry, facts[route.job_id], route.job_id, route.attempt)
+        elif route.refused:
+            rows.refused += 1
+        else:
+            lines.append((route.job_id, route.attempt, entry.timestamp, entry.severity,
+                          entry.task_name, message, entry.insert_id))
+            if route.scan is None:  # made at the first line to scan, as the parsed ones are
+                route.scan = rows.scan[(route.job_id, route.attempt, entry.task_name)]
+            route.scan.append((entry, message))
+            if route.offered:
+                offer(route.job_id, route.attempt, entry, message)
+        if n % ROUTE_STEP == 0:
+            yield
+    yield
 
 
-def _sort(rows: _Rows, check: trust.ReplicaCheck, facts: Mapping[int, trust.JobFacts],
-          targets: Mapping[str, Target], entry: LogEntry) -> None:
+@dataclass
+class _PlainRoute:
+    """Where the plain lines of one CustomJob's task and log go (_route)."""
+
+    job_id: int
+    attempt: int
+    refused: bool  # not the job's own output (trust.py)
+    offered: bool  # the framework reader may keep some of them
+    # Its replica's lines to scan for failures (rows.scan's list, once it has one).
+    scan: list[tuple[LogEntry, str]] | None = None
+
+
+def _plain_route(rows: _Rows, check: trust.ReplicaCheck, facts: Mapping[int, trust.JobFacts],
+                 targets: Mapping[str, Target], entry: LogEntry) -> _PlainRoute | None:
     target = targets.get(entry.job_id)
     if target is None or target.job_id not in facts:
-        return
+        return None
     job_id, number = target.job_id, target.attempt
-    message = events.plain_line(entry)
-    if message is None:
-        _add_parsed(rows, check, entry, facts[job_id], job_id, number)
-        return
-    # A plain line (most of a log): no event, so no path for trust.event_problem to check.
-    if check.problem(job_id, entry, carries_event=False) is not None:
-        rows.refused += 1
-        return
-    rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
-                       message, entry.insert_id))
-    rows.scan[(job_id, number, entry.task_name)].append((entry, message))
-    rows.frameworks.offer(job_id, number, entry, message)
+    # A plain line carries no event, so no path for trust.event_problem to check.
+    refused = check.problem(job_id, entry, carries_event=False) is not None
+    return _PlainRoute(job_id, number, refused,
+                       rows.frameworks.reading(job_id, entry.task_name)[0])
 
 
 def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,

@@ -96,6 +96,16 @@ def test_the_other_replicas_copies_are_no_steps(db: None) -> None:
     assert steps(job) == [(1, 2.3101), (2, 2.1)]  # the chief's two lines; no checkpoint yet
 
 
+def test_an_unknown_jobs_framework_is_told_by_its_chief_alone(db: None) -> None:
+    # Until the chief's first lines tell the framework no other replica's line is read, so
+    # none is kept: the other replica gets no track to lock and write on every page.
+    job = followed_job(custom_job(["python", "train.py"]))
+    store(job, entries(HF_RUN, task="workerpool0-1") + entries(HF_RUN[:4], first=100))
+    assert steps(job) == [(1, 2.3101), (2, 2.1)]
+    assert list(FrameworkTrack.objects.filter(job=job).values_list("replica", "framework")) == [
+        ("workerpool0-0", "hf_trainer")]
+
+
 def test_a_checkpoint_outside_the_jobs_prefix_is_suspicious_not_a_checkpoint(db: None) -> None:
     job = followed_job(custom_job(["accelerate", "launch", "train.py"]))
     store(job, entries(["Saving model checkpoint to /gcs/other-team/secret/checkpoint-20"]))
