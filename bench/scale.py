@@ -314,6 +314,12 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[94]
 
 
+def _spread(run: Run) -> float:
+    """Seconds from the first RUNNING row to the last; a burst the database took in one poll
+    (every row seen at once) counts as the poll's interval, the most it can have taken."""
+    return max(run.burst_s - run.first_s, POLL_S)
+
+
 def report(run: Run, args: argparse.Namespace, base: Run | None) -> None:
     goal_s = 2 * args.reconcile_s
     print(f"\n{run.workers} worker(s), {run.n} jobs; load average {run.load[0]:.1f} at start, "
@@ -332,7 +338,7 @@ def report(run: Run, args: argparse.Namespace, base: Run | None) -> None:
     print(f"  state -> row, burst (every job's first RUNNING, {len(run.burst)}): p95 "
           f"{p95(run.burst):.1f} s ({p95(run.burst) / goal_s:.2f}x the {goal_s:g} s goal); "
           f"every row past PENDING after {run.burst_s:.0f} s, the first after {run.first_s:.0f} s "
-          f"({len(run.burst) / (run.burst_s - run.first_s):.1f} changes/s between)")
+          f"({len(run.burst) / _spread(run):.1f} changes/s between)")
     print(f"  state -> row, steady (ends in the window, {len(run.steady)}): p95 "
           f"{p95(run.steady):.1f} s ({p95(run.steady) / goal_s:.2f}x the {goal_s:g} s goal)")
     print(f"  line -> page ({len(run.lines)} lines, {run.lines_per_s:.0f}/s stored): p50 "
@@ -344,7 +350,7 @@ def report(run: Run, args: argparse.Namespace, base: Run | None) -> None:
           + "; ".join(f"{name} {len(t)}, {statistics.mean(t):.2f}, {max(t):.1f}, "
                       f"{sum(t) / run.window_s:.2f}" for name, t in busy))
     if base is not None:
-        rate = (base.burst_s - base.first_s) / (run.burst_s - run.first_s)
+        rate = _spread(base) / _spread(run)
         print(f"  vs {base.workers} worker(s): burst absorbed "
               f"{rate:.2f}x as fast (goal >= 1.7x), steady p95 "
               f"{p95(run.steady) / p95(base.steady):.2f}x, line p95 "

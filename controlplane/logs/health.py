@@ -23,7 +23,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -136,14 +136,22 @@ class _PageReads:
 
     def __init__(self, jobs: list[Job]) -> None:
         ids = [job.pk for job in jobs]
-        self.steps: dict[int, list[StepMetric]] = {}
+        self.steps: dict[int, list[tuple[int, datetime]]] = {}
         self.activity: dict[int, JobEvent] = {}
         self.ranks: dict[int, list[JobEvent]] = {}
         self.resume: dict[int, int | None] = {}
         if not ids:
             return
-        for row in _newest(StepMetric, ids, "", [], "m.step DESC", health.INTERVALS_KEPT + 1):
-            self.steps.setdefault(row.job_id, []).append(row)
+        # Tuples, not rows: a page of running jobs reads 51 steps each (25,000 for 500 jobs),
+        # and making a model instance of each took most of a steady sweep's time.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT j.id, m.step, m.timestamp FROM {Job._meta.db_table} j CROSS JOIN "
+                f"LATERAL (SELECT step, timestamp FROM {StepMetric._meta.db_table} m "
+                "WHERE m.job_id = j.id AND m.attempt = j.attempt ORDER BY m.step DESC "
+                "LIMIT %s) m WHERE j.id = ANY(%s)", [health.INTERVALS_KEPT + 1, ids])
+            for job_id, step, timestamp in cursor.fetchall():
+                self.steps.setdefault(job_id, []).append((step, timestamp))
         for event in _newest(JobEvent, ids, "AND m.kind = ANY(%s)", [list(ACTIVITY_KINDS)],
                              "m.timestamp DESC, m.id DESC", 1):
             self.activity[event.job_id] = event
@@ -162,8 +170,8 @@ class _PagedReads(_JobReads):
         self.page = page
 
     def step_times(self) -> list[datetime]:
-        return [m.timestamp for m in sorted(self.page.steps.get(self.job.pk, []),
-                                            key=lambda m: -m.step)]
+        return [timestamp for _, timestamp in sorted(self.page.steps.get(self.job.pk, []),
+                                                     key=lambda row: -row[0])]
 
     def newest_activity(self) -> JobEvent | None:
         return self.page.activity.get(self.job.pk)
