@@ -28,6 +28,8 @@ import psycopg
 from django.db import connection, models, transaction
 from psycopg.types.json import Jsonb
 
+_SAVEPOINT = "cp_bulk_copy"
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -74,12 +76,21 @@ def insert_batches(batches: Sequence[Batch], produce: Iterator[object] | None = 
     if produce is None and not any(batch.rows for batch in batches):
         finish()
         return [Inserted(0) for _ in batches]
+    if not connection.in_atomic_block:
+        with transaction.atomic():
+            return insert_batches(batches, produce, before_finish)
+    # A stored row undoes only these COPYs: a savepoint of our own, not Django's, so that it
+    # is not released (one more round trip a page; the commit releases it anyway) and a
+    # stored row rolls back to it.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SAVEPOINT {_SAVEPOINT}")
     try:
-        with transaction.atomic():  # a savepoint: a stored row undoes only these COPYs
-            _copy_direct(batches[0], produce, finish)
-            for batch in batches[1:]:
-                _copy_direct(batch)
+        _copy_direct(batches[0], produce, finish)
+        for batch in batches[1:]:
+            _copy_direct(batch)
     except psycopg.errors.UniqueViolation:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
         make_all()  # the rows not made yet when PostgreSQL refused one
         with transaction.atomic():
             return [_copy_insert(batch) for batch in batches]

@@ -84,11 +84,10 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
     and checked as its line goes into the COPY, and the failure scan's search runs before the
     COPY's end, so both run while PostgreSQL stores the lines sent before."""
     rows = _Rows()
-    facts, rows.frameworks = _facts(entries, targets)
     hits: dict[tuple[int, int, str], set[int]] = {}
     result = Stored(offered=len(entries))
     with transaction.atomic():
-        _asynchronous_commit()
+        facts, rows.frameworks = _facts(entries, targets)
         lines, steps = insert_batches(
             [Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
              Batch(StepMetric, STEP_ROW_COLUMNS, rows.steps)],
@@ -118,14 +117,12 @@ def _newest_steps(steps: Sequence[tuple[object, ...]]) -> dict[int, tuple[int, i
     return newest
 
 
-def _asynchronous_commit() -> None:
-    """Commit without waiting for the WAL flush. A database crash may then lose the last
-    fraction of a second of pages, but together with the cursor positions that say they are
-    stored (same transaction), so the follower reads them again: nothing lost or doubled,
-    and the commit stops costing a disk flush per page."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+# Commit without waiting for the WAL flush (SET LOCAL synchronous_commit TO OFF, sent with the
+# page's first statement rather than as a round trip of its own). A database crash may then
+# lose the last fraction of a second of pages, but together with the cursor positions that say
+# they are stored (same transaction), so the follower reads them again: nothing lost or
+# doubled, and the commit stops costing a disk flush per page.
+_ASYNCHRONOUS_COMMIT = "set_config('synchronous_commit', 'off', true)"
 
 
 def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
@@ -162,15 +159,19 @@ def _job_rows(ids: Sequence[int]) -> list[tuple[Any, ...]]:
     policy = team.get_field("policy").related_model._meta  # type: ignore[union-attr]
     track = FrameworkTrack._meta.db_table
     chief = f"FROM {track} AS f WHERE f.job_id = j.id AND f.replica = %s"
+    # PostgreSQL: the page's commit made asynchronous by the same statement (a page whose jobs
+    # are all gone stores nothing to commit).
+    asynchronous = f", {_ASYNCHRONOUS_COMMIT}" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT j.id, j.custom_job, j.project, t.slug, p.output_prefix, j.resume_from, "
-            f"j.request, (SELECT MAX(f.framework) {chief}), (SELECT MAX(f.lines_read) {chief}) "
+            f"j.request, (SELECT MAX(f.framework) {chief}), (SELECT MAX(f.lines_read) {chief})"
+            f"{asynchronous} "
             f"FROM {job.db_table} AS j JOIN {team.db_table} AS t ON t.id = j.team_id "
             f"LEFT JOIN {policy.db_table} AS p ON p.team_id = t.id "
             f"WHERE j.id IN ({', '.join(['%s'] * len(ids))})",
             [framework_lines.CHIEF, framework_lines.CHIEF, *ids])
-        rows = cursor.fetchall()
+        rows = [row[:9] for row in cursor.fetchall()]
     # JSON as the ORM reads it (text from PostgreSQL as Django sets up its driver, and from
     # SQLite).
     custom_job, request = job.get_field("custom_job"), job.get_field("request")
@@ -357,16 +358,22 @@ def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str
         if failures.is_traceback_continuation(lines[0][1]):
             for stream, before in _lines_before(job_id, replica, first.timestamp).items():
                 scanner.prime(before, stream)
-        reporting = hits[(job_id, attempt, replica)]
-        for i, (entry, message) in enumerate(lines):
-            if i not in reporting and not scanner.in_traceback:
-                continue
+        # Fed are the lines that may report (the search's marks) and every line while the
+        # scanner is inside a traceback; the loop jumps from one to the next, not through
+        # the page's thousand lines that report nothing.
+        marks = iter(sorted(hits[(job_id, attempt, replica)]))
+        at = 0 if scanner.in_traceback else next(marks, len(lines))
+        while at < len(lines):
+            entry, message = lines[at]
             failure = scanner.feed(message, _stream(entry.severity))
             if failure is not None:
                 found.append(LogFailure(
                     job_id=job_id, attempt=attempt, kind=failure.kind,
                     timestamp=entry.timestamp, replica=replica, summary=failure.summary,
                     last_frame=failure.last_frame, insert_id=entry.insert_id))
+            at += 1
+            if not scanner.in_traceback:
+                at = next((mark for mark in marks if mark >= at), len(lines))
     if not found:
         return
     jobs = {f.job_id for f in found}

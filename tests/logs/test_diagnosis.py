@@ -62,6 +62,22 @@ def test_an_oom_traceback_printed_at_info_is_diagnosed(make_job: Callable[..., J
     assert "CUDA out of memory" in oom.summary and "in backward" in oom.last_frame
 
 
+def test_a_traceback_split_across_pages_is_read_whole(make_job: Callable[..., Job]) -> None:
+    # The second page starts inside the traceback: the store reads the lines stored before
+    # it, and every line of the page is scanned while the traceback lasts (not only the
+    # lines that name a failure's words).
+    job = make_job("llama")
+    lifecycle.submit(job.pk)
+    attempt = job.current_attempt()
+    targets = {attempt.vertex_job_id: store.Target(job.pk, 1)}
+    page = print_on_stdout(attempt.vertex_job_id,
+                           ["loading shards", "shards loaded", *OOM_TRACEBACK.splitlines()])
+    store.store_entries(page[:5], targets)
+    store.store_entries(page[5:], targets)
+    oom = LogFailure.objects.get(job=job, kind="gpu_oom")
+    assert "CUDA out of memory" in oom.summary and "in backward" in oom.last_frame
+
+
 def test_the_headline_is_in_the_header_the_list_and_the_api(
         make_job: Callable[..., Job], backend: FakeBackend, client: Client,
         admin_user: Any) -> None:
