@@ -21,6 +21,11 @@ among them (the API reference of ListCustomJobsRequest.filter), so "updated sinc
 sweep" is not asked: an ended job is found by its state and creation time instead, which needs
 no cursor kept between sweeps and so cannot miss a change.
 
+The database side goes by the page too (_page): a page of jobs' rows is read in two queries,
+and what most jobs need (a running job whose CustomJob did not move: its restarts, health and
+cost brought up to date) is asked once for the page (signals.jobs_reconciled), so a sweep's
+queries grow with pages of jobs and with the jobs that moved, not with the jobs.
+
 A region whose listing fails for a transient reason (UNAVAILABLE, the request quota) is left
 for the next sweep, its jobs untouched, as the per-job loop left a job whose Get failed; one the
 backend refuses as such (a filter it does not take) falls back to a Get per job.
