@@ -12,7 +12,8 @@ stored a page of 1000 at a time as the follower stores them (controlplane.logs.s
 parse, check each entry is the job's own, COPY into the indexed tables (a page with stored rows:
 COPY to a staging table, INSERT ... ON CONFLICT DO NOTHING), the failure scan, progress of
 every job touched). Measured, best of --rounds each, each as a ratio to COPY into the indexed
-table (the goal: store >= 0.8x) and to bare COPY:
+table (the first goal: store >= 0.8x) and to bare COPY; the store is also given as a ratio to
+"COPY, paged" (issue 39's goal: store >= 0.9x):
   store            entries/s through store_entries into empty tables
   store, re-read   the same pages again: every row a duplicate, as the settle pass reads them
   COPY, indexed    raw COPY of the same log-line rows into jobs_logline (its indexes and keys)
@@ -40,6 +41,8 @@ from bench.machine import machine
 SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
 PAGE = 1000
 GOAL = 0.8
+# Issue 39: the store against the floor for a store that commits each page before it moves on.
+PAGED_GOAL = 0.9
 
 
 @contextlib.contextmanager
@@ -228,8 +231,8 @@ def main() -> int:
                   f"{rate / indexed:5.2f}x COPY into the indexed table, "
                   f"{rate / floor:5.2f}x bare COPY)")
         print(f"  goal: store >= {GOAL:g}x COPY into the indexed table: "
-              f"{args.entries / results['store'] / indexed:.2f}x; store / COPY, paged: "
-              f"{results['COPY, paged'] / results['store']:.2f}x")
+              f"{args.entries / results['store'] / indexed:.2f}x; goal: store >= "
+              f"{PAGED_GOAL:g}x COPY, paged: {results['COPY, paged'] / results['store']:.2f}x")
     return 0
 
 

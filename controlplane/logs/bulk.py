@@ -31,6 +31,18 @@ from psycopg.types.json import Jsonb
 _SAVEPOINT = "cp_bulk_copy"
 
 
+def savepoint_after(cursor: Any) -> str:
+    """What to append to a statement the caller sends on `cursor` (a Django cursor) just
+    before insert_batches, inside its transaction, so that the statement also makes the
+    COPYs' savepoint and spares insert_batches a round trip (then pass savepoint_made=True):
+    "; SAVEPOINT ..." where the driver sends statements as they are (psycopg's client-side
+    binding, Django's default), else "" (a statement of its own, as before)."""
+    if (connection.vendor != "postgresql" or not connection.in_atomic_block
+            or not isinstance(cursor.cursor, psycopg.ClientCursor)):
+        return ""
+    return f"; SAVEPOINT {_SAVEPOINT}"
+
+
 @dataclass(frozen=True)
 class Batch:
     """Rows for one table, values in `columns` order. `keys`: the columns by which to report
@@ -51,8 +63,10 @@ class Inserted:
 
 
 def insert_batches(batches: Sequence[Batch], produce: Iterator[object] | None = None,
-                   before_finish: Callable[[], None] | None = None) -> list[Inserted]:
+                   before_finish: Callable[[], None] | None = None,
+                   savepoint_made: bool = False) -> list[Inserted]:
     """Insert each batch, skipping stored rows; one Inserted per batch, in order.
+    savepoint_made: the caller's last statement ended with savepoint_after()'s text.
 
     produce: an iterator whose every step appends rows to the first batch's rows (and may
     add rows to the others); exhausted here, before any other batch is written.
@@ -82,8 +96,9 @@ def insert_batches(batches: Sequence[Batch], produce: Iterator[object] | None = 
     # A stored row undoes only these COPYs: a savepoint of our own, not Django's, so that it
     # is not released (one more round trip a page; the commit releases it anyway) and a
     # stored row rolls back to it.
-    with connection.cursor() as cursor:
-        cursor.execute(f"SAVEPOINT {_SAVEPOINT}")
+    if not savepoint_made:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SAVEPOINT {_SAVEPOINT}")
     try:
         _copy_direct(batches[0], produce, finish)
         for batch in batches[1:]:

@@ -15,8 +15,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 
 from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, RUN_STARTED, TRACKING
-from controlplane.logs import framework_lines, live, restarts, trust
-from controlplane.logs.bulk import Batch, insert_batches
+from controlplane.logs import bulk, framework_lines, live, restarts, trust
 from controlplane.logs.models import FrameworkTrack, LogFailure, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent, output_uri_for
 from controlplane.teams import policy as team_policy
@@ -87,12 +86,13 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
     hits: dict[tuple[int, int, str], set[int]] = {}
     result = Stored(offered=len(entries))
     with transaction.atomic():
-        facts, rows.frameworks = _facts(entries, targets)
-        lines, steps = insert_batches(
-            [Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
-             Batch(StepMetric, STEP_ROW_COLUMNS, rows.steps)],
+        facts, rows.frameworks, savepoint_made = _facts(entries, targets)
+        lines, steps = bulk.insert_batches(
+            [bulk.Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
+             bulk.Batch(StepMetric, STEP_ROW_COLUMNS, rows.steps)],
             produce=_route(entries, targets, facts, rows),
-            before_finish=lambda: hits.update(_reporting(rows.scan)))
+            before_finish=lambda: hits.update(_reporting(rows.scan)),
+            savepoint_made=savepoint_made)
         result.lines, result.steps = lines.count, steps.count
         result.steps += _read_frameworks(rows, facts, lines.new)
         JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
@@ -126,15 +126,17 @@ _ASYNCHRONOUS_COMMIT = "set_config('synchronous_commit', 'off', true)"
 
 
 def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
-           ) -> tuple[dict[int, trust.JobFacts], framework_lines.Reader]:
-    """What each job of the batch may say about itself (controlplane/logs/trust.py), and
-    the reader of the lines its framework's recognizer may read (framework_lines.py)."""
+           ) -> tuple[dict[int, trust.JobFacts], framework_lines.Reader, bool]:
+    """What each job of the batch may say about itself (controlplane/logs/trust.py), the
+    reader of the lines its framework's recognizer may read (framework_lines.py), and
+    whether the query made bulk's savepoint."""
     ids = sorted({targets[e.job_id].job_id for e in entries if e.job_id in targets})
     facts: dict[int, trust.JobFacts] = {}
     told: dict[int, tuple[Any, Any]] = {}
     chiefs: dict[int, tuple[str, int]] = {}
+    rows, savepoint_made = _job_rows(ids)
     for (pk, custom_job, project, slug, stored, resume_from, request, framework,
-         read) in _job_rows(ids):
+         read) in rows:
         facts[pk] = trust.facts_for(custom_job, project,
                                     output_uri_for(pk, team_policy.output_prefix(slug, stored)),
                                     resume_from)
@@ -143,17 +145,17 @@ def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
             chiefs[pk] = (framework or "", read)
     commanded = framework_lines.commanded(told)
     return facts, framework_lines.Reader(commanded, framework_lines.saved_tracks(
-        commanded, chiefs))
+        commanded, chiefs)), savepoint_made
 
 
-def _job_rows(ids: Sequence[int]) -> list[tuple[Any, ...]]:
+def _job_rows(ids: Sequence[int]) -> tuple[list[tuple[Any, ...]], bool]:
     """Each job's facts, its team's output prefix (None: no policy row) and its chief's saved
     framework track (framework_lines.saved_tracks: a framework any attempt found, the most
     lines read; None: no track), in one statement (that both PostgreSQL and SQLite read)
     sent on every page: the ORM took longer to build these two queries than PostgreSQL to
-    answer them."""
+    answer them. The statement also makes bulk's savepoint where it can (True)."""
     if not ids:
-        return []
+        return [], False
     job = Job._meta
     team = job.get_field("team").related_model._meta  # type: ignore[union-attr]
     policy = team.get_field("policy").related_model._meta  # type: ignore[union-attr]
@@ -163,23 +165,24 @@ def _job_rows(ids: Sequence[int]) -> list[tuple[Any, ...]]:
     # are all gone stores nothing to commit).
     asynchronous = f", {_ASYNCHRONOUS_COMMIT}" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
+        savepoint = bulk.savepoint_after(cursor)
         cursor.execute(
             f"SELECT j.id, j.custom_job, j.project, t.slug, p.output_prefix, j.resume_from, "
             f"j.request, (SELECT MAX(f.framework) {chief}), (SELECT MAX(f.lines_read) {chief})"
             f"{asynchronous} "
             f"FROM {job.db_table} AS j JOIN {team.db_table} AS t ON t.id = j.team_id "
             f"LEFT JOIN {policy.db_table} AS p ON p.team_id = t.id "
-            f"WHERE j.id IN ({', '.join(['%s'] * len(ids))})",
+            f"WHERE j.id IN ({', '.join(['%s'] * len(ids))}){savepoint}",
             [framework_lines.CHIEF, framework_lines.CHIEF, *ids])
         rows = [row[:9] for row in cursor.fetchall()]
-    # JSON as the ORM reads it (text from PostgreSQL as Django sets up its driver, and from
-    # SQLite).
+    # JSON as the ORM reads it (text from PostgreSQL, as Django sets up psycopg, and SQLite).
     custom_job, request = job.get_field("custom_job"), job.get_field("request")
     return [(pk, custom_job.from_db_value(spec, None, connection),  # type: ignore[attr-defined]
              project, slug, stored, resume_from,
              request.from_db_value(asked, None, connection),  # type: ignore[attr-defined]
              framework, read)
-            for pk, spec, project, slug, stored, resume_from, asked, framework, read in rows]
+            for pk, spec, project, slug, stored, resume_from, asked, framework, read in rows
+            ], bool(savepoint)
 
 
 def _route(entries: Sequence[LogEntry], targets: Mapping[str, Target],
