@@ -92,9 +92,9 @@ def test_stack_units_come_last_and_long_units_first_with_a_units_tests_together(
         "tests/runs/test_api.py::test_b",
         # a stack of its own before the session's shared one, however long the others are
         "tests/integration/test_ray_clusters.py::test_c",
-        # a file with one stack test is a stack unit, whole
+        # the longest first; a file with one stack test is a stack unit, whole
+        "tests/integration/test_api_contract.py::test_schema",
         "tests/serving/test_serve.py::test_s1",
         "tests/serving/test_serve.py::test_s2",
-        "tests/integration/test_api_contract.py::test_schema",
         "tests/integration/test_demo.py::test_demo",
     ]

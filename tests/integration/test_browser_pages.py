@@ -641,7 +641,9 @@ def test_a_job_is_composed_with_a_region(context_at: Any, api: Api, world: dict[
     page.locator("#id_region").dispatch_event("change")
     expect(page.locator("#validation .result.good")).to_be_visible(timeout=15_000)
     page.click("button.primary[type=submit]")
-    page.wait_for_url("**/jobs/*/", timeout=15_000)
+    # The submit's redirect to the new job's page takes seconds, but on two cores kept busy by
+    # other test processes it once took over 15.
+    page.wait_for_url("**/jobs/*/", timeout=60_000)
     job_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
     try:
         assert api.get(f"/api/v1/jobs/{job_id}/")["region"] == chosen
