@@ -16,17 +16,14 @@ from typing import Any
 from transformers import TrainerCallback
 
 from vcp_callbacks.events import REPORTER, emit
-from vcp_callbacks.ranks import gathered, number
+from vcp_callbacks.ranks import RankTimes, number
 
 
 class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
     def __init__(self, rank_times_every: int = 10) -> None:
-        if rank_times_every < 1:
-            raise ValueError("rank_times_every must be 1 or more")
         self.rank_times_every = rank_times_every
+        self._times = RankTimes(rank_times_every)  # refuses an `every` under 1
         self._began = 0.0
-        self._own: list[float] = []          # this rank's step times since the last step event
-        self._rank_times: list[float] | None = None
         self._started = 0.0
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None,
@@ -45,9 +42,8 @@ class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
         self._began = time.perf_counter()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
-        self._own.append(time.perf_counter() - self._began)
-        if state.global_step % self.rank_times_every == 0:
-            self._rank_times = gathered(sum(self._own) / len(self._own), int(args.world_size))
+        self._times.stepped(int(state.global_step), time.perf_counter() - self._began,
+                            int(args.world_size))
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                **_: Any) -> None:
@@ -58,12 +54,7 @@ class ControlPlaneCallback(TrainerCallback):  # type: ignore[misc]
             fields: dict[str, Any] = {"step": step, "total_steps": int(state.max_steps or 0),
                                       "loss": number(logs.get("loss")),
                                       "lr": number(logs.get("learning_rate"))}
-            if self._own:
-                fields["step_time_s"] = sum(self._own) / len(self._own)
-                self._own = []
-            if self._rank_times:
-                fields["rank_step_time_s"] = self._rank_times
-                self._rank_times = None
+            fields.update(self._times.taken())
             emit("step", f"step {step}/{fields['total_steps']}", **fields)
         metrics = {k[len("eval_"):]: number(v) for k, v in logs.items()
                    if k.startswith("eval_")}

@@ -15,19 +15,16 @@ from typing import Any
 from lightning.pytorch.callbacks import Callback
 
 from vcp_callbacks.events import REPORTER, emit
-from vcp_callbacks.ranks import gathered, number
+from vcp_callbacks.ranks import RankTimes, number
 
 LOSS_KEYS = ("loss", "train_loss")
 
 
 class ControlPlaneCallback(Callback):  # type: ignore[misc]
     def __init__(self, rank_times_every: int = 10) -> None:
-        if rank_times_every < 1:
-            raise ValueError("rank_times_every must be 1 or more")
         self.rank_times_every = rank_times_every
+        self._times = RankTimes(rank_times_every)  # refuses an `every` under 1
         self._began = 0.0
-        self._own: list[float] = []
-        self._rank_times: list[float] | None = None
         self._started = 0.0
         self._saved: set[str] = set()
 
@@ -44,11 +41,8 @@ class ControlPlaneCallback(Callback):  # type: ignore[misc]
 
     def on_train_batch_end(self, trainer: Any, module: Any, outputs: Any, batch: Any,
                            index: int) -> None:
-        self._own.append(time.perf_counter() - self._began)
         step = int(trainer.global_step)
-        if step % self.rank_times_every == 0:
-            self._rank_times = gathered(sum(self._own) / len(self._own),
-                                         int(trainer.world_size))
+        self._times.stepped(step, time.perf_counter() - self._began, int(trainer.world_size))
         if trainer.global_rank != 0 or step % max(trainer.log_every_n_steps, 1) != 0:
             return
         metrics = trainer.callback_metrics
@@ -58,11 +52,7 @@ class ControlPlaneCallback(Callback):  # type: ignore[misc]
         optimizers = trainer.optimizers
         if optimizers:
             fields["lr"] = number(optimizers[0].param_groups[0].get("lr"))
-        fields["step_time_s"] = sum(self._own) / len(self._own)
-        self._own = []
-        if self._rank_times:
-            fields["rank_step_time_s"] = self._rank_times
-            self._rank_times = None
+        fields.update(self._times.taken())
         emit("step", f"step {step}/{fields['total_steps']}", **fields)
         self._report_checkpoints(trainer)
 

@@ -34,8 +34,9 @@ def gathered(own: float, world_size: int) -> list[float]:
 
 
 class RankTimes:
-    """A loop's per-rank step times, for callbacks that see each optimizer step on every rank
-    (the Accelerate tracker, the DeepSpeed reporter): `stepped` on every rank at every step
+    """A loop's per-rank step times, for callbacks that see each step on every rank (all four:
+    HF Trainer, Lightning, the Accelerate tracker, the DeepSpeed reporter): `stepped` on every
+    rank at every step
     (every `every` steps it gathers each rank's mean since the last gather, a collective the
     ranks reach at the same step count), `taken` on the rank that prints the step event."""
 
