@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from controlplane.runs import access as runs_access
 from controlplane.runs import system_metrics
+from vertexplan.digits import ascii_int
 
 
 class SystemSampleSerializer(serializers.Serializer):
@@ -68,7 +69,8 @@ class JobSystemView(APIView):
 def _minutes(raw: str | None) -> int:
     if raw is None or raw == "":
         return system_metrics.DEFAULT_MINUTES
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= system_metrics.MAX_MINUTES:
+    minutes = ascii_int(raw, max_digits=len(str(system_metrics.MAX_MINUTES)))
+    if minutes is None or not 1 <= minutes <= system_metrics.MAX_MINUTES:
         raise ValidationError({"minutes": [
             f"a whole number of minutes from 1 to {system_metrics.MAX_MINUTES}"]})
-    return int(raw)
+    return minutes
