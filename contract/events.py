@@ -168,7 +168,7 @@ EVENTS: Mapping[str, Event] = MappingProxyType({e.name: e for e in (
         Field("world_size", COUNT),
         Field("strategy", TEXT),
         # Who prints the events where not the product's trainers ("vcp-callbacks": a team's own
-        # loop with client/vcp_callbacks; its framework's own lines are then not read).
+        # loop with callbacks/vcp_callbacks; its framework's own lines are then not read).
         Field("reporter", TEXT),
         Field("dims", DEGREES),        # {dp, tp, pp}, or the mesh's axes ({data, fsdp, tensor})
         Field("params", COUNT),

@@ -15,7 +15,7 @@ is new to the database, in the transaction that stores it, by the state saved fo
 attempt and replica (controlplane.logs.models.FrameworkTrack, locked for the transaction):
 each line is counted exactly once, in order, whichever worker stores it, after any restart.
 
-A process that prints the contract's own events (client/vcp_callbacks: exact steps, per-rank
+A process that prints the contract's own events (callbacks/vcp_callbacks: exact steps, per-rank
 times) is read from those: its framework's lines then stay lines.
 
 Only the chief replica's (workerpool0-0) steps, evaluations, checkpoints and ends are kept:
@@ -45,7 +45,7 @@ DETECT_LINES = 200
 MAX_PENDING = 512
 PENDING = "pending"
 REPORTED = "reported"
-# What the callbacks (client/vcp_callbacks) name themselves on run_started.
+# What the callbacks (callbacks/vcp_callbacks) name themselves on run_started.
 REPORTER = "vcp-callbacks"
 # The events whose step may be a guess placed again (a step row, an evaluation at it).
 PLACED_AGAIN = frozenset({contract_events.STEP, contract_events.EVAL})

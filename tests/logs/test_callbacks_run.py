@@ -1,4 +1,4 @@
-"""A team's own HF Trainer script with the callbacks (client/vcp_callbacks), run for real on two
+"""A team's own HF Trainer script with the callbacks (callbacks/vcp_callbacks), run for real on two
 ranks under torchrun, its output stored as Cloud Logging would give it (issue 36): the steps,
 total, evaluations and checkpoints are the callbacks' exact ones, each once (the Trainer's own
 loss dicts in the same output stay lines), and every third step carries both ranks' own step

@@ -1,4 +1,4 @@
-"""The callbacks' shared per-rank step times (client/vcp_callbacks/ranks.py), in one process:
+"""The callbacks' shared per-rank step times (callbacks/vcp_callbacks/ranks.py), in one process:
 a gather carries each rank's mean since the previous gather, and a step event the printing
 rank's mean since the previous event. Before the HF and Lightning callbacks used it, a rank that
 never prints kept every step's time and sent the whole run's mean at each gather, so a rank

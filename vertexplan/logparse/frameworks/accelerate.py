@@ -8,7 +8,7 @@ examples/pytorch/*_no_trainer.py loops print by convention, a tqdm bar over the 
 the loss as its postfix and "epoch N: ..." evaluations (loop_bar.py), only for a job known to run
 Accelerate (its command, `accelerate launch`, or the request's `framework`): another job's bar is
 no step. A loop that prints no loss gets its steps from the callbacks' tracker
-(client/vcp_callbacks/accelerate_tracker.py, exact). The checkpoint's step is read from its
+(callbacks/vcp_callbacks/accelerate_tracker.py, exact). The checkpoint's step is read from its
 folder's name where the loop names it by step, as Accelerate's examples do (`step_<N>`); a
 folder named otherwise (`epoch_2`, automatic naming's `checkpoint_<k>`, which counts saves)
 tells no step, and the line stays a line.
