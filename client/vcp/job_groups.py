@@ -1,6 +1,7 @@
 """`vcp jobs list --group-by tag:KEY | config:KEY | sweep`: the job list as groups, one line a
 group (GET /api/v1/jobs/groups/, after the list's filters): its jobs by state, best and mean
-loss, cost in dollars and running time. JSON and YAML print the API's answer as it is."""
+loss, cost in dollars, running time and GPU-hours (accelerator-hours: TPU chips count as GPUs
+do). JSON and YAML print the API's answer as it is."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from vertex_control_plane_client.models import JobsGroupsRetrieveState
 from vertex_control_plane_client.types import UNSET
 
 COLUMNS = ("group", "jobs", "states", "best_loss", "mean_loss", "cost_micros", "running",
-           "compare")
+           "gpu_hours", "compare")
 NO_VALUE = "(no value)"
 
 
@@ -45,9 +46,17 @@ def row(group: dict[str, Any]) -> dict[str, Any]:
         "mean_loss": _loss(group["mean_loss"]),
         "cost_micros": group["cost_micros"],
         "running": duration(group["running_seconds"]) if group["running_seconds"] else "-",
+        "gpu_hours": _hours(group["accelerator_hours"]),
         "compare": group["compare_url"],
     }
 
 
 def _loss(value: float | None) -> str | None:
     return None if value is None else f"{value:.4f}"
+
+
+def _hours(hours: float) -> str:
+    """As the jobs page writes them: one decimal, three under a tenth, '-' for none."""
+    if hours <= 0:
+        return "-"
+    return f"{hours:,.1f}" if hours >= 0.1 else f"{hours:.3f}"

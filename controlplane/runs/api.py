@@ -89,8 +89,9 @@ GROUP_BY_PARAMETER = OpenApiParameter(
                                       responses={200: JobGroupsSerializer}))
 class JobGroups(APIView):
     """The job list grouped by a tag key, a configuration key or the sweep, after the list's
-    filters: each group's jobs by state, best and mean last loss, cost, running time and its
-    newest jobs, the largest groups first (at most 200; `more` says there were others)."""
+    filters: each group's jobs by state, best and mean last loss, cost, running time,
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says
+    there were others)."""
 
     def get(self, request: Request) -> Response:
         params = request.query_params

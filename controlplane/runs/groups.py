@@ -12,9 +12,9 @@ is never a path and never SQL text. Grouping comes after the list's filters, on 
 caller's teams may see.
 
 Two queries whatever the number of groups: one aggregates every group (jobs by state, the best
-and mean last loss, cost, running time), one reads the newest jobs of each group shown (a row
-number over each group). At most MAX_GROUPS groups, the largest first, and `more` says when
-there were others.
+and mean last loss, cost, running time, accelerator-hours), one reads the newest jobs of each
+group shown (a row number over each group). At most MAX_GROUPS groups, the largest first, and
+`more` says when there were others.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from django.db.models import (
     DurationField,
     ExpressionWrapper,
     F,
+    Func,
+    IntegerField,
     Min,
     Q,
     QuerySet,
@@ -125,6 +127,31 @@ def _running_time() -> ExpressionWrapper:
                              output_field=DurationField())
 
 
+class _Accelerators(Func):
+    """A job's accelerators from its CustomJob, as goodput.accelerators and pool_summaries read
+    it: each worker pool's acceleratorCount x replicaCount (a missing replica count is 1, a
+    missing accelerator count 0, so a CPU job has none), added up in the database so the groups
+    stay one query. A count that is not a plain number (the JSON writes an int64 as a string)
+    counts as the default rather than failing the cast."""
+
+    _POOLS = "(%(expressions)s -> 'jobSpec' -> 'workerPoolSpecs')"
+    template = (
+        "(SELECT COALESCE(SUM("
+        "CASE WHEN spec -> 'machineSpec' ->> 'acceleratorCount' ~ '^[0-9]{1,6}$' "
+        "THEN (spec -> 'machineSpec' ->> 'acceleratorCount')::bigint ELSE 0 END * "
+        "CASE WHEN spec ->> 'replicaCount' ~ '^[0-9]{1,6}$' "
+        "THEN (spec ->> 'replicaCount')::bigint ELSE 1 END), 0) "
+        f"FROM jsonb_array_elements(CASE WHEN jsonb_typeof({_POOLS}) = 'array' "
+        f"THEN {_POOLS} ELSE '[]'::jsonb END) AS spec)")
+    output_field = IntegerField()
+
+
+def _accelerator_time() -> ExpressionWrapper:
+    """Accelerators x running time, a job's accelerator-time (an interval)."""
+    return ExpressionWrapper(_Accelerators(F("custom_job")) * _running_time(),
+                             output_field=DurationField())
+
+
 def group(jobs: QuerySet[Job], by: GroupBy, limit: int | None = None) -> Grouping:
     """The groups of `jobs` (already filtered and team-scoped), largest first, then by value
     (the jobs without the key last): their aggregates and newest jobs, in two queries; at most
@@ -136,7 +163,8 @@ def group(jobs: QuerySet[Job], by: GroupBy, limit: int | None = None) -> Groupin
     rows = list(keyed.values("group_value").annotate(
         jobs=Count("pk"), best_loss=Min("last_loss"), mean_loss=Avg("last_loss"),
         cost_micros=Sum("cost_micros"), lost_micros=Sum("lost_micros"),
-        running=Sum(_running_time()), **per_state,
+        running=Sum(_running_time()), accelerator_time=Sum(_accelerator_time()),
+        **per_state,
     ).order_by("-jobs", F("group_value").asc(nulls_last=True))[:limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
@@ -144,6 +172,7 @@ def group(jobs: QuerySet[Job], by: GroupBy, limit: int | None = None) -> Groupin
     groups = []
     for row in rows:
         running: timedelta | None = row["running"]
+        accelerator_time: timedelta | None = row["accelerator_time"]
         value = row["group_value"]
         groups.append({
             "value": value,
@@ -155,6 +184,8 @@ def group(jobs: QuerySet[Job], by: GroupBy, limit: int | None = None) -> Groupin
             "cost_micros": int(row["cost_micros"] or 0),
             "lost_micros": int(row["lost_micros"] or 0),
             "running_seconds": max(0, int(running.total_seconds())) if running else 0,
+            "accelerator_hours": round(max(0.0, accelerator_time.total_seconds()) / 3600, 3)
+            if accelerator_time else 0.0,
             "newest": members.get(value, []),
             "filter": by.filter_params(value),
         })
@@ -225,7 +256,16 @@ def for_page(params: QueryDict, jobs: QuerySet[Job]) -> dict[str, Any]:
         item["lost"] = display_usd(item["lost_micros"]) if item["lost_micros"] else ""
         item["running"] = (summaries.duration_text(item["running_seconds"])
                            if item["running_seconds"] else "\N{EN DASH}")
+        item["accelerator"] = accelerator_hours_text(item["accelerator_hours"])
     return {"grouping": grouping, "group_by": by.text, "group_by_error": ""}
+
+
+def accelerator_hours_text(hours: float) -> str:
+    """'12.5 GPU-h' as the page and the CLI write a group's accelerator-hours (TPU chips count
+    as GPUs do); a dash for a group of CPU jobs."""
+    if hours <= 0:
+        return "\N{EN DASH}"
+    return f"{hours:,.1f} GPU-h" if hours >= 0.1 else f"{hours:.3f} GPU-h"
 
 
 def suggestions(jobs: Any) -> list[str]:

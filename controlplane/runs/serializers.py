@@ -165,6 +165,10 @@ class JobGroupSerializer(serializers.Serializer):
     lost_micros = serializers.IntegerField(help_text="Of which lost to preemptions.")
     running_seconds = serializers.IntegerField(
         help_text="Its jobs' running time added up: started to ended (or now).")
+    accelerator_hours = serializers.FloatField(
+        help_text="Its jobs' accelerator-hours (GPU-hours; TPU chips count as GPUs do): each "
+                  "job's accelerators per replica x replicas, every worker pool, x its running "
+                  "time; 0 for CPU jobs.")
     newest = GroupJobSerializer(many=True, help_text="Its newest jobs (at most 8).")
     jobs_url = serializers.URLField(
         allow_null=True, help_text="The job list of the group (the request's filters and the "

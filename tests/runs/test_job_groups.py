@@ -156,3 +156,49 @@ def test_the_groups_cost_two_queries_whatever_their_number(api: APIClient, team:
     assert [g["value"] for g in body["groups"]] == ["warmup", "e0"] and body["more"] is True
     assert body["limit"] == 2
     assert [j["name"] for j in body["groups"][1]["newest"]] == ["x0"]
+
+
+def pools(*specs: tuple[int, Any]) -> dict[str, Any]:
+    """A CustomJob's worker pools from (accelerators per replica, replicas) pairs; an empty
+    pool ({}) where a pair is None, as Vertex leaves a slot unused."""
+    return {"jobSpec": {"workerPoolSpecs": [
+        {} if spec is None else
+        {"machineSpec": {"machineType": "a2-highgpu-4g", "acceleratorType": "NVIDIA_TESLA_A100",
+                         "acceleratorCount": spec[0]} if spec[0] else
+         {"machineType": "n1-standard-4"}, "replicaCount": spec[1]}
+        for spec in specs]}}
+
+
+def test_each_group_counts_its_accelerator_hours(api: APIClient, team: Team,
+                                                 member: Any) -> None:
+    """Accelerators per replica x replicas, every pool, x running time (to now while running):
+    GPU and TPU pools count, CPU pools and a job not started count nothing."""
+    now = timezone.now()
+    for name, experiment, custom_job, ran in (
+            # 4 GPUs on the chief, 3 replicas of 4 (an int64 is a string in Vertex's JSON),
+            # an unused slot: 16 accelerators for an hour.
+            ("ddp", "big", pools((4, 1), None, (4, "3")), timedelta(hours=1)),
+            # 8 TPU chips on one host for half an hour, still running.
+            ("tpu", "big", pools((8, 1)), None),
+            ("cpu", "big", pools((0, 2)), timedelta(hours=5)),
+            ("queued", "big", pools((8, 4)), "not started"),
+            ("cpu-only", "small", pools((0, 1)), timedelta(hours=2)),
+            ("bare", "small", {}, timedelta(hours=2))):
+        fields: dict[str, Any] = {}
+        if ran == "not started":
+            pass
+        elif ran is None:
+            fields = {"state": JobState.RUNNING, "started_at": now - timedelta(minutes=30)}
+        else:
+            fields = {"state": JobState.SUCCEEDED, "started_at": now - ran - timedelta(hours=1),
+                      "ended_at": now - timedelta(hours=1)}
+        job = make(team, member, name, tags={"experiment": experiment}, **fields)
+        Job.objects.filter(pk=job.pk).update(custom_job=custom_job)
+    body = api.get(URL, {"group_by": "tag:experiment"}).json()
+    hours = {g["value"]: g["accelerator_hours"] for g in body["groups"]}
+    # 16 x 1 h + 8 x 0.5 h (the running job's half hour read to now, seconds later).
+    assert 20.0 <= hours["big"] < 20.1 and hours["small"] == 0.0, hours
+    assert groups.accelerator_hours_text(hours["big"]).endswith(" GPU-h")
+    assert groups.accelerator_hours_text(0.0) == "\N{EN DASH}"
+    assert groups.accelerator_hours_text(0.05) == "0.050 GPU-h"
+    assert groups.accelerator_hours_text(1234.56) == "1,234.6 GPU-h"

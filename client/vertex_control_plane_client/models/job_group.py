@@ -27,6 +27,8 @@ class JobGroup:
         cost_micros (int): Billed so far, all its jobs.
         lost_micros (int): Of which lost to preemptions.
         running_seconds (int): Its jobs' running time added up: started to ended (or now).
+        accelerator_hours (float): Its jobs' accelerator-hours (GPU-hours; TPU chips count as GPUs do): each job's
+            accelerators per replica x replicas, every worker pool, x its running time; 0 for CPU jobs.
         newest (list[GroupJob]): Its newest jobs (at most 8).
         jobs_url (None | str): The job list of the group (the request's filters and the group's); null where the list's
             filters cannot name it: the jobs without the key, or a filter of the same name already asked for.
@@ -41,6 +43,7 @@ class JobGroup:
     cost_micros: int
     lost_micros: int
     running_seconds: int
+    accelerator_hours: float
     newest: list[GroupJob]
     jobs_url: None | str
     compare_url: str
@@ -66,6 +69,8 @@ class JobGroup:
 
         running_seconds = self.running_seconds
 
+        accelerator_hours = self.accelerator_hours
+
         newest = []
         for newest_item_data in self.newest:
             newest_item = newest_item_data.to_dict()
@@ -88,6 +93,7 @@ class JobGroup:
                 "cost_micros": cost_micros,
                 "lost_micros": lost_micros,
                 "running_seconds": running_seconds,
+                "accelerator_hours": accelerator_hours,
                 "newest": newest,
                 "jobs_url": jobs_url,
                 "compare_url": compare_url,
@@ -134,6 +140,8 @@ class JobGroup:
 
         running_seconds = d.pop("running_seconds")
 
+        accelerator_hours = d.pop("accelerator_hours")
+
         newest = []
         _newest = d.pop("newest")
         for newest_item_data in _newest:
@@ -159,6 +167,7 @@ class JobGroup:
             cost_micros=cost_micros,
             lost_micros=lost_micros,
             running_seconds=running_seconds,
+            accelerator_hours=accelerator_hours,
             newest=newest,
             jobs_url=jobs_url,
             compare_url=compare_url,

@@ -1,19 +1,21 @@
 """The jobs page grouped (?group_by=): one row a group after the page's filters, opening to its
-newest jobs, with its states, losses, cost in dollars and running time, a link listing its jobs
-and a Compare link; a bad group_by is said and the list shown ungrouped; trials group by sweep;
-the page's queries do not grow with the groups."""
+newest jobs, with its states, losses, cost in dollars, running time and GPU-hours, a link
+listing its jobs and a Compare link; a bad group_by is said and the list shown ungrouped;
+trials group by sweep; the page's queries do not grow with the groups."""
 
 from __future__ import annotations
 
 import html
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from controlplane.runs.models import Job, JobKind, JobState
 from controlplane.teams.models import Team
@@ -33,6 +35,12 @@ def test_the_page_groups_by_a_tag_after_its_filters(member_client: Client, membe
                   last_loss=2.0, cost_micros=2_250_000)
     make_job(team, member, name="b1", state=JobState.SUCCEEDED, tags={"exp": "long"})
     make_job(team, member, name="c1", state=JobState.RUNNING)
+    # a1 ran 2 replicas of 4 GPUs for 45 minutes: 6 GPU-hours; the others are CPU jobs.
+    Job.objects.filter(pk=a1.pk).update(
+        custom_job={"jobSpec": {"workerPoolSpecs": [
+            {"machineSpec": {"acceleratorCount": 4}, "replicaCount": "2"}]}},
+        started_at=timezone.now() - timedelta(hours=1),
+        ended_at=timezone.now() - timedelta(minutes=15))
     url = reverse("job-list")
     page = member_client.get(url, {"group_by": "tag:exp"}).content.decode()
     assert groups_in(page) == ["warmup", "long", ""]
@@ -41,6 +49,9 @@ def test_the_page_groups_by_a_tag_after_its_filters(member_client: Client, membe
     warmup = page.split('data-group="warmup"')[1].split("</details>")[0]
     assert "2 jobs" in warmup and "1 SUCCEEDED" in warmup and "1 FAILED" in warmup
     assert "1.2500" in warmup and "1.6250" in warmup and "$3.75" in warmup
+    assert re.search(r'class="group-gpu-hours"[^>]*>6\.0 GPU-h<', warmup), warmup
+    long = page.split('data-group="long"')[1].split("</details>")[0]
+    assert re.search('class="group-gpu-hours"[^>]*>\N{EN DASH}<', long), long
     assert names_in(warmup) == ["a2", "a1"]
     compare = html.unescape(re.search(r'class="compare-group" href="([^"]+)"', warmup)[1])
     assert compare == f"{reverse('job-compare')}?ids={a2.pk}%2C{a1.pk}"

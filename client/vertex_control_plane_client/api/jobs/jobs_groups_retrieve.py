@@ -145,8 +145,9 @@ def sync_detailed(
     """List jobs grouped by a tag, a config key or the sweep
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
-    filters: each group's jobs by state, best and mean last loss, cost, running time and its
-    newest jobs, the largest groups first (at most 200; `more` says there were others).
+    filters: each group's jobs by state, best and mean last loss, cost, running time,
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
+    others).
 
     Args:
         accelerator (str | Unset):
@@ -205,8 +206,9 @@ def sync(
     """List jobs grouped by a tag, a config key or the sweep
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
-    filters: each group's jobs by state, best and mean last loss, cost, running time and its
-    newest jobs, the largest groups first (at most 200; `more` says there were others).
+    filters: each group's jobs by state, best and mean last loss, cost, running time,
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
+    others).
 
     Args:
         accelerator (str | Unset):
@@ -260,8 +262,9 @@ async def asyncio_detailed(
     """List jobs grouped by a tag, a config key or the sweep
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
-    filters: each group's jobs by state, best and mean last loss, cost, running time and its
-    newest jobs, the largest groups first (at most 200; `more` says there were others).
+    filters: each group's jobs by state, best and mean last loss, cost, running time,
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
+    others).
 
     Args:
         accelerator (str | Unset):
@@ -318,8 +321,9 @@ async def asyncio(
     """List jobs grouped by a tag, a config key or the sweep
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
-    filters: each group's jobs by state, best and mean last loss, cost, running time and its
-    newest jobs, the largest groups first (at most 200; `more` says there were others).
+    filters: each group's jobs by state, best and mean last loss, cost, running time,
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
+    others).
 
     Args:
         accelerator (str | Unset):
