@@ -61,6 +61,9 @@ class StackConfig:
     web_port: int = 8000
     emulator_port: int = 8470
     emulator_admin_port: int = 8471
+    # The emulator's Cloud Storage (localvertex/storage/): every process of the stack gets
+    # STORAGE_EMULATOR_HOST for it, so Google's storage client and gcsfs reach it unasked.
+    storage_port: int = 8472
     queue_prefix: str = "cp"
     reconcile_interval_s: float = 2.0
     follow_interval_s: float = 2.0
@@ -135,6 +138,11 @@ class Stack:
         return auth.load_or_create(self.emulator_token_file)
 
     @property
+    def storage_url(self) -> str:
+        """The emulator's Cloud Storage, as STORAGE_EMULATOR_HOST names it."""
+        return f"http://127.0.0.1:{self.config.storage_port}"
+
+    @property
     def emulator_admin_addr(self) -> str:
         return f"127.0.0.1:{self.config.emulator_admin_port}"
 
@@ -153,6 +161,7 @@ class Stack:
             "VERTEX_EMULATOR_TOKEN_FILE": str(self.emulator_token_file),
             "CP_VAR_DIR": str(c.var_dir),
             "CP_LOCAL_GCS_ROOT": str(self.emulator_data_dir / "gcs"),
+            "STORAGE_EMULATOR_HOST": self.storage_url,
             "CP_RECONCILE_INTERVAL_S": str(c.reconcile_interval_s),
             "CP_FOLLOW_INTERVAL_S": str(c.follow_interval_s),
             "CP_BASE_URL": self.web_url,
@@ -168,6 +177,7 @@ class Stack:
             "emulator": [py, "-m", "localvertex", "--host", "127.0.0.1",
                          "--port", str(c.emulator_port), "--data-dir", str(self.emulator_data_dir),
                          "--admin-port", str(c.emulator_admin_port),
+                         "--storage-port", str(c.storage_port),
                          "--token-file", str(self.emulator_token_file),
                          *(() if c.crud_quota_per_minute is None else
                            ("--crud-quota-per-minute", str(c.crud_quota_per_minute)))],

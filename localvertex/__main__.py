@@ -86,6 +86,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=8470, help="0 picks a free port")
     parser.add_argument("--admin-port", type=int, default=8471,
                         help="the admin service's own port (0 picks a free one)")
+    parser.add_argument("--storage-port", type=int, default=0,
+                        help="Cloud Storage's JSON API over DATA_DIR/gcs (default 0: a free "
+                        "port, said in the log; the stacks give 8472); give the control plane "
+                        "STORAGE_EMULATOR_HOST=http://HOST:PORT")
     parser.add_argument(
         "--token-file", type=Path, default=None,
         help="the bearer token every call must carry, made here (owner-only) if missing "
@@ -192,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         host=args.host,
         port=args.port,
         admin_port=args.admin_port,
+        storage_port=args.storage_port,
         token_file=args.token_file.absolute() if args.token_file else None,
         logging_quota_per_minute=args.logging_quota_per_minute,
         crud_quota_per_minute=args.crud_quota_per_minute,

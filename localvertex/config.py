@@ -22,6 +22,10 @@ class Settings:
     # The admin service (preemptions, faults, quotas, stockouts) listens apart, on the same host;
     # 0 picks a free port (`python -m localvertex` defaults to 8471).
     admin_port: int = 0
+    # Cloud Storage's JSON API over the buckets' folders (localvertex/storage/), on the same
+    # host; 0 picks a free port (the stacks give 8472). Replicas get
+    # STORAGE_EMULATOR_HOST for it (their job's door, storage/doors.py).
+    storage_port: int = 0
     # The bearer token every call must carry (auth.py): this file's, made on first start; None
     # is <data dir>/auth_token.
     token_file: Path | None = None
@@ -75,6 +79,11 @@ class Settings:
     @property
     def token_path(self) -> Path:
         return self.token_file or self.data_dir / TOKEN_FILE
+
+    @property
+    def gcs_dir(self) -> Path:
+        """The buckets' folders (replicas/storage.py's mapping of gs://)."""
+        return self.data_dir / "gcs"
 
     @property
     def jobs_dir(self) -> Path:

@@ -16,10 +16,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from concurrent import futures
+from dataclasses import replace
 
 import grpc
 from google.rpc import status_pb2
 
+from contract.labels import TEAM
 from localvertex import auth
 from localvertex.admin.faults import FaultInjector
 from localvertex.admin.service import SERVICE as ADMIN_SERVICE
@@ -53,6 +55,8 @@ from localvertex.replicas.sandbox import describe, prepare
 from localvertex.serving.artifact_registry import SERVICE as ARTIFACT_REGISTRY_SERVICE
 from localvertex.serving.artifact_registry import ArtifactRegistryService
 from localvertex.serving.wiring import Serving
+from localvertex.storage import doors
+from localvertex.storage.server import StorageService
 from localvertex.tuning.service import TuningJobs
 from localvertex.tuning.store import TuningStore
 
@@ -146,8 +150,12 @@ class Emulator:
     """Everything the emulator runs, wired together; start() and stop() it."""
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        # Cloud Storage first: its port (a free one for 0) is what replicas are told.
+        self.storage = StorageService(settings.gcs_dir, settings.data_dir / "storage-uploads",
+                                      settings.host, settings.storage_port)
+        settings = replace(settings, storage_port=self.storage.port)
+        self.settings = settings
         settings.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.jobs = JobStore(settings.db_path)
         self.logs = LogStore(settings.db_path)
@@ -189,6 +197,7 @@ class Emulator:
             settings.db_path, self.operations, settings.data_dir, settings.workdir,
             settings.pending_delay_s, who, self.token)
         self.manager.persistent_resource = self.clusters.running
+        doors.register(settings.data_dir, self.storage, self._team_folders)
 
         check = auth.TokenCheck(self.token)
         self.server = grpc.server(
@@ -251,6 +260,18 @@ class Emulator:
         if self.admin_port == 0:
             raise OSError(f"cannot listen on {settings.host}:{settings.admin_port} (admin)")
 
+    def _team_folders(self, team: str) -> list[str]:
+        """The output folders of the team's jobs ('' = the unlabelled jobs'): what its
+        replicas may touch in Cloud Storage (storage/access.py)."""
+        return [folder for record in self.jobs.select()
+                if record.job.labels.get(TEAM, "") == team
+                and (folder := record.job.job_spec.base_output_directory.output_uri_prefix)]
+
+    @property
+    def storage_address(self) -> str:
+        """STORAGE_EMULATOR_HOST for the control plane."""
+        return f"http://{self.settings.host}:{self.storage.port}"
+
     @property
     def address(self) -> str:
         return f"{self.settings.host}:{self.port}"
@@ -271,24 +292,27 @@ class Emulator:
         self.clusters.resume()
         self.server.start()
         self.admin_server.start()
+        self.storage.start()
         # Synthetic replicas have no processes to sample (and thousands of jobs to list).
         if not self.settings.synthetic:
             self.sampler.start()
-        log.info("localvertex listening on %s, its admin service on %s (data in %s; callers "
-                 "need the token in %s)", self.address, self.admin_address,
-                 self.settings.data_dir, self.settings.token_path)
+        log.info("localvertex listening on %s, its admin service on %s, Cloud Storage on %s "
+                 "(data in %s; callers need the token in %s)", self.address, self.admin_address,
+                 self.storage_address, self.settings.data_dir, self.settings.token_path)
 
     def stop(self) -> None:
         log.info("localvertex stopping")
         self.logging.stopping.set()
         self.sampler.stop()
         self.admin_server.stop(grace=0)
+        doors.unregister(self.settings.data_dir)
         self.server.stop(grace=1).wait(5)
         self.clusters.shutdown()
         self.serving.stop()
         self.tuning.shutdown()
         self.pipelines.shutdown()
         self.manager.shutdown()
+        self.storage.stop()
         self.clusters.close()
         self.operations.close()
         self.tuning_store.close()

@@ -170,7 +170,7 @@ def prepared_config(postgres_url: str, broker_url: str, factory: pytest.TempPath
     config = StackConfig(
         var_dir=factory.mktemp(prefix), database_url=database_url(postgres_url, name),
         broker_url=broker_url, web_port=free_port(), emulator_port=free_port(),
-        emulator_admin_port=free_port(),
+        emulator_admin_port=free_port(), storage_port=free_port(),
         # Queues of its own: messages left by another run or stack can never reach this one.
         queue_prefix=f"{prefix.replace('_', '-')}-{uuid.uuid4().hex[:6]}",
         reconcile_interval_s=1.0, follow_interval_s=1.0, prepared=True,

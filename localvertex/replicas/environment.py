@@ -153,6 +153,14 @@ def job_spec_dict(job_spec) -> dict:
     return json_format.MessageToDict(job_spec, preserving_proto_field_name=True)
 
 
+def storage_env(settings: Settings) -> dict[str, str]:
+    """Google's storage client and gcsfs reach the emulator's Cloud Storage here: the job's
+    door in its namespace, the same address as the host's port (storage/doors.py)."""
+    if not settings.storage_port:
+        return {}
+    return {"STORAGE_EMULATOR_HOST": f"http://{LOCALHOST}:{settings.storage_port}"}
+
+
 def output_dirs(settings: Settings, job_spec) -> dict[str, str]:
     base = job_spec.base_output_directory.output_uri_prefix
     if not base:
@@ -203,6 +211,7 @@ def build_replicas(
             "CLOUD_ML_JOB_ID": job_id,
             **_torch_env(cluster, pool, index),
             **tpu_env(pool_spec.machine_spec),
+            **storage_env(settings),
             ENV_DATA_DIR: str(Path(settings.data_dir).absolute()),
             ENV_JOB_ID: job_id,
             ENV_TASK: name,

@@ -31,6 +31,7 @@ from localvertex.replicas.environment import ReplicaSpec
 from localvertex.replicas.processes import signal_group
 from localvertex.replicas.sandbox import REPLICA_UMASK, Identity, popen_options, working_dir
 from localvertex.replicas.team_users import identity_for
+from localvertex.storage import doors
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ class ReplicaProcesses:
         # Set by open(): who the replicas run as, and the namespace they share (or None).
         self.who: Identity | None = None
         self._netns: Path | None = None
+        self._door: doors.Door | None = None
         self._on_line = on_line
         self._on_saved = on_saved
         self._urgent = urgent
@@ -134,10 +136,16 @@ class ReplicaProcesses:
         self.who = identity_for(self.settings.replica_identity, self.team)
         if self._netns is None:
             self._netns = job_network.create(self.settings.data_dir, self.job_id)
+            # Its team's way to Cloud Storage, and no other (storage/doors.py).
+            self._door = doors.open_door(self.settings.data_dir, self._netns, self.job_id,
+                                         self.team)
         return self.who
 
     def close(self) -> None:
-        """Remove the job's namespace (its replicas are stopped by then)."""
+        """Remove the job's namespace (its replicas are stopped by then) and its door."""
+        if self._door is not None:
+            self._door.close()
+            self._door = None
         job_network.remove(self._netns)
         self._netns = None
 

@@ -58,6 +58,7 @@ class EmulatorProcess:
         self.flags = flags
         self.port = free_port()
         self.admin_port = free_port()
+        self.storage_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}-emulator.log"
         # Stops the emulator (and so its replicas) if the test process dies without stop().
@@ -72,6 +73,11 @@ class EmulatorProcess:
     @property
     def admin_address(self) -> str:
         return f"127.0.0.1:{self.admin_port}"
+
+    @property
+    def storage_host(self) -> str:
+        """Its Cloud Storage (localvertex/storage/), as STORAGE_EMULATOR_HOST names it."""
+        return f"http://127.0.0.1:{self.storage_port}"
 
     @property
     def token(self) -> str:
@@ -93,6 +99,7 @@ class EmulatorProcess:
                     sys.executable, "-m", "localvertex",
                     "--port", str(self.port),
                     "--admin-port", str(self.admin_port),
+                    "--storage-port", str(self.storage_port),
                     "--data-dir", str(self.data_dir),
                     *self.flags,
                 ],
