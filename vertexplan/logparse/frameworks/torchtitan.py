@@ -1,9 +1,17 @@
 """torchtitan (`torchrun ... -m torchtitan.train`).
 
-Checked against torchtitan 0.1-0.2 (train.py / components/metrics.py MetricsProcessor.log,
-components/checkpoint.py) and the source of 0.3.0 (its wheel; no run of it: 0.3.0 cannot run on
-a CPU, tests/vertexplan/logparse/test_frameworks.py says why): the step line, coloured with
-ANSI codes, is
+Checked against the source of torchtitan 0.1-0.2 (train.py / components/metrics.py
+MetricsProcessor.log, components/checkpoint.py) and 0.3.0 (their wheels), not a run: no
+published version (0.1.0, 0.2.0, 0.2.1, 0.2.2, 0.3.0) trains on a CPU, by any flag, config or
+environment variable of its own. Each, run with torch 2.13.0+cpu and triton installed (its
+import needs it: models/moe/kernels.py, 0.3.0's overrides/fused_mla.py), takes the device type
+"cuda" when torch finds no accelerator (tools/utils.py: `_get_available_device_type() or
+"cuda"`, line 29 in 0.1.0, 28 in 0.2.0-0.2.1, 37 in 0.2.2, 55 in 0.3.0) and stops at
+`device_module.set_device(self.device)` (train.py:81, :87, :89, :90; 0.3.0's trainer.py:301:
+torch.cuda.set_device, AttributeError: module 'torch._C' has no attribute '_cuda_setDevice');
+past it, DeviceMemoryMonitor (components/metrics.py) reads get_device_name and
+get_device_properties, which torch.cpu lacks. tests/vertexplan/logparse/test_torchtitan_03.py
+has the lines as 0.3.0's source formats them. The step line, coloured with ANSI codes, is
 `step: 10  loss:  7.9834  memory:  1.23GiB(3.10%)  tps: 1,234  tflops: 12.34  mfu: 3.20%`
 (newer versions add `grad_norm:` after the loss; older ones lack tflops; 0.3 prints
 `mfu: N/A` where the device's peak is unknown), and with a
