@@ -162,8 +162,8 @@ class ChatCompletions(OpenAIView):
         except predictions.MixedRuntimes as exc:
             raise OpenAIError(str(exc), status=status.HTTP_409_CONFLICT) from exc
         if triton:
-            # Triton answers logits to KServe v2 bodies; the generation loop is ours
-            # (predictions.generate), reached through completions.
+            # Triton's generation model takes the contract's instances (and a tensorrt
+            # engine logits), not chat messages: reached through completions.
             raise OpenAIError("this endpoint serves Triton, which has no chat completions: "
                               "use completions, or deploy an eager, compiled or aot model",
                               status=status.HTTP_409_CONFLICT)

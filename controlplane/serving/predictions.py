@@ -3,9 +3,12 @@ API's "try it" and the prober both come here.
 
 The product's own server (eager, compiled, aot) takes Vertex's Predict ({"instances": ...}).
 Triton (the triton and tensorrt runtimes) takes KServe v2 inference JSON through rawPredict
-(VERTEX_FACTS.md A6) and answers logits, so the bytes are generated here, one rawPredict per
-byte (triton_kserve.py). An endpoint splitting its traffic between Triton and another runtime
-cannot be sent one body both understand, so a prediction to it is refused.
+(VERTEX_FACTS.md A6). A triton model generates inside Triton: one rawPredict carries the whole
+generation of up to MAX_BATCH instances, and its answer is proxied (triton_kserve.py). A
+tensorrt engine, and a triton model registered before that (its container names the logits
+model), answers logits, so their bytes are generated here, one rawPredict per byte. An
+endpoint splitting its traffic between Triton and another runtime, or between Triton's two
+kinds of model, cannot be sent one body all understand, so a prediction to it is refused.
 
 Model Garden's vLLM container (the vllm runtime) takes the same instances at its /generate and
 answers each with a string, "Prompt:\n<prompt>\nOutput:\n<text>" unless the instance asks for
@@ -84,8 +87,50 @@ def predict(endpoint: Endpoint, instances: list[Any], parameters: Any = None,
                                              timeout_s=timeout_s,
                                              dedicated_dns=endpoint.dedicated_dns)
     parsed = triton_kserve.parse_instances(instances, parameters)
+    if generates_in_triton(endpoint):
+        return proxy(get_serving_backend(), endpoint.vertex_name, parsed, timeout_s,
+                     endpoint.dedicated_dns)
     return generate(get_serving_backend(), endpoint.vertex_name, parsed, timeout_s,
                     endpoint.dedicated_dns)
+
+
+def generates_in_triton(endpoint: Endpoint) -> bool:
+    """Whether the Triton models taking the endpoint's traffic run the generation loop
+    themselves (their container serves the generation model); MixedRuntimes when some do and
+    some answer logits."""
+    models = {registry.triton_model(args) for args in endpoint.deployments.filter(
+        state=Deployment.State.DEPLOYED, traffic_percent__gt=0,
+        model_entry__runtime__in=registry.TRITON_RUNTIMES).values_list("model_entry__args",
+                                                                        flat=True)}
+    if len(models) > 1:
+        raise MixedRuntimes(
+            f"the endpoint splits its traffic between Triton models serving "
+            f"{', '.join(sorted(models))}, which take different request bodies (a generation, "
+            "or one step's logits): send all traffic to one kind to predict")
+    return models == {registry.TRITON_GENERATE_MODEL}
+
+
+def proxy(backend: ServingBackend, vertex_name: str, instances: list[triton_kserve.Instance],
+          timeout_s: float | None = None, dedicated_dns: str = "") -> PredictResult:
+    """The instances' predictions from a triton deployment generating inside Triton: one
+    rawPredict for each MAX_BATCH instances, each row's whole generation in its answer."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    predictions: list[dict[str, Any]] = []
+    served_by = ""
+    for first in range(0, len(instances), triton_kserve.MAX_BATCH):
+        chunk = instances[first:first + triton_kserve.MAX_BATCH]
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise errors.TransientBackendError("RawPredict: the prediction ran past its "
+                                               "timeout between requests")
+        answer = backend.raw_predict(vertex_name, triton_kserve.generation_body(chunk),
+                                     timeout_s=remaining, dedicated_dns=dedicated_dns)
+        served_by = answer.deployed_model_id or served_by
+        try:
+            predictions += triton_kserve.generations(answer.body, len(chunk))
+        except triton_kserve.BadAnswer as exc:
+            raise errors.BackendError(f"RawPredict: the Triton server's answer: {exc}") from exc
+    return PredictResult(predictions, served_by)
 
 
 def _raw_response(instance: Any) -> Any:

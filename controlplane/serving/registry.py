@@ -37,13 +37,19 @@ SERVABLE_CHECKPOINT_STRATEGIES = ("ddp", "single", "fsdp", "zero1", "zero2", "ze
 # The triton runtime: Triton's image in Vertex mode (VERTEX_FACTS.md A6). With no
 # --model-repository it serves $AIP_STORAGE_URI, Vertex's copy of the artifact_uri: the
 # repository root `python -m trainers.serving.triton_package` writes in the model's folder.
-TRITON_MODEL = "gpt"  # triton_repo's default model name
+TRITON_MODEL = "gpt"  # triton_repo's default model name: the logits of every position
+# The model a triton entry's container serves on the predict route: the generation loop inside
+# Triton (trainers/serving/triton_generate_model.py), one request per generation. A tensorrt
+# engine's repository holds the logits model alone, which the control plane loops over.
+TRITON_GENERATE_MODEL = f"{TRITON_MODEL}_generate"
 TRITON_REPOSITORY = "triton"  # the repository root's folder in the model's folder
 TRITON_COMMAND = ["tritonserver"]
-TRITON_ARGS = [f"--vertex-ai-default-model={TRITON_MODEL}"]
+DEFAULT_MODEL_FLAG = "--vertex-ai-default-model="
+TRITON_ARGS = [f"{DEFAULT_MODEL_FLAG}{TRITON_GENERATE_MODEL}"]
+TENSORRT_ARGS = [f"{DEFAULT_MODEL_FLAG}{TRITON_MODEL}"]
 # Triton answers Vertex on AIP_PREDICT_ROUTE and AIP_HEALTH_ROUTE, which Vertex sets from these;
 # a rawPredict body goes to the predict route as it is (KServe v2 inference JSON).
-TRITON_PREDICT_ROUTE = f"/v2/models/{TRITON_MODEL}/infer"
+TRITON_PREDICT_ROUTE = f"/v2/models/{TRITON_GENERATE_MODEL}/infer"
 TRITON_HEALTH_ROUTE = "/v2/health/ready"
 # Runtimes served by Triton's image, packaged first, asked in KServe v2 JSON. tensorrt's
 # repository sits in its own folder: the engine is another build of the same weights.
@@ -256,9 +262,18 @@ def triton_image() -> str:
 
 
 def _args(runtime: str) -> list[str]:
-    if runtime in TRITON_RUNTIMES:
+    if runtime == ModelEntry.Runtime.TRITON:
         return list(TRITON_ARGS)
+    if runtime in TRITON_RUNTIMES:
+        return list(TENSORRT_ARGS)
     return [] if runtime == ModelEntry.Runtime.EAGER else ["--runtime", runtime]
+
+
+def triton_model(args: list[str]) -> str:
+    """The model a Triton container's arguments name for the predict route (the logits model
+    where none is named: entries registered before generation moved inside Triton)."""
+    named = [a.removeprefix(DEFAULT_MODEL_FLAG) for a in args if a.startswith(DEFAULT_MODEL_FLAG)]
+    return named[-1] if named else TRITON_MODEL
 
 
 def container_for(entry: ModelEntry) -> Container:
@@ -266,7 +281,8 @@ def container_for(entry: ModelEntry) -> Container:
     Triton and vLLM on their own."""
     if entry.runtime == ModelEntry.Runtime.VLLM:
         return vllm_runtime.container(entry)
-    routes = ({"predict_route": TRITON_PREDICT_ROUTE, "health_route": TRITON_HEALTH_ROUTE}
+    routes = ({"predict_route": f"/v2/models/{triton_model(entry.args)}/infer",
+               "health_route": TRITON_HEALTH_ROUTE}
               if entry.runtime in TRITON_RUNTIMES else {})
     # The compiled runtime answers only once each replica has compiled the model.
     timeout = (settings.CP_SERVING_COMPILED_DEPLOY_TIMEOUT_S

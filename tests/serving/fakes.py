@@ -167,6 +167,10 @@ class FakeServing(ServingBackend):
             raise self.predict_error
         request = json.loads(body)
         self.raw_bodies.append(request)
+        deployed = self.endpoints[endpoint].deployed_models
+        served_by = deployed[0].id if deployed else ""
+        if request["inputs"][0]["name"] == "instance":
+            return RawPredictResult(self._generation(request), "application/json", served_by)
         tokens = request["inputs"][0]
         rows, width = tokens["shape"]
         vocab = 256
@@ -178,9 +182,26 @@ class FakeServing(ServingBackend):
         answer = {"model_name": "gpt", "model_version": "1", "outputs": [
             {"name": "logits", "datatype": "FP32", "shape": [rows, width, vocab],
              "data": logits}]}
-        deployed = self.endpoints[endpoint].deployed_models
-        return RawPredictResult(json.dumps(answer).encode(), "application/json",
-                                deployed[0].id if deployed else "")
+        return RawPredictResult(json.dumps(answer).encode(), "application/json", served_by)
+
+    @staticmethod
+    def _generation(request: dict[str, Any]) -> bytes:
+        """triton_repo's generation model as the logits above would drive it: each row's
+        max_tokens bytes, each the byte after the one before."""
+        texts, counts = [], []
+        for row in request["inputs"][0]["data"]:
+            instance = json.loads(row)
+            last, out = instance["prompt"].encode()[-1], []
+            for _ in range(instance["max_tokens"]):
+                last = (last + 1) % 256
+                out.append(last)
+            texts.append(bytes(out).decode("utf-8", "replace"))
+            counts.append(len(out))
+        return json.dumps({"model_name": "gpt_generate", "model_version": "1", "outputs": [
+            {"name": "text_output", "datatype": "BYTES", "shape": [len(texts), 1],
+             "data": texts},
+            {"name": "tokens", "datatype": "INT32", "shape": [len(texts), 1],
+             "data": counts}]}).encode()
 
 
     def chat_completions(self, endpoint: str, body: bytes, timeout_s: float | None = None,

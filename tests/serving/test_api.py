@@ -225,10 +225,11 @@ def test_a_model_registered_with_the_triton_runtime_is_served_by_tritons_image(
     container = uploaded["container"]
     assert container.image_uri == f"{copy}:24.10-py3"
     assert container.command == ["tritonserver"]
-    assert container.args == ["--vertex-ai-default-model=gpt"]
+    assert container.args == ["--vertex-ai-default-model=gpt_generate"]
     assert container.deployment_timeout_s == 0  # Vertex's default
-    assert (container.predict_route, container.health_route) == ("/v2/models/gpt/infer",
-                                                                 "/v2/health/ready")
+    # The generation model (trainers/serving/triton_generate_model.py) on the predict route.
+    assert (container.predict_route, container.health_route) == (
+        "/v2/models/gpt_generate/infer", "/v2/health/ready")
     # The same checkpoint may also be registered for the product's own server.
     eager = client.post("/api/v1/serving/models/", {"job": trained_job.pk, "step": 60},
                         format="json")

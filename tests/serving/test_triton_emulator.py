@@ -1,8 +1,9 @@
 """A triton model served by the emulator and predicted through the control plane's own backend:
 the repository triton_repo generates, uploaded with the container registry.py gives a triton
-entry (`tritonserver --vertex-ai-default-model=gpt`, Triton's routes), deployed (the emulator
-starts the tritonserver PyTriton bundles, in Vertex mode, from the Triton environment), and
-asked through rawPredict in KServe v2 JSON: the greedy bytes are the eager model's."""
+entry (`tritonserver --vertex-ai-default-model=gpt_generate`, Triton's routes), deployed (the
+emulator starts the tritonserver PyTriton bundles, in Vertex mode, from the Triton environment),
+and asked through rawPredict in KServe v2 JSON: a 64-byte generation is one rawPredict (the
+loop runs inside Triton), and its greedy bytes are the eager model's."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from tests.trainers import triton_env
 pytestmark = pytest.mark.trainers
 
 ARTIFACT = "gs://bucket/jobs/job-1/model"
-PROMPTS = [{"prompt": "def ", "max_tokens": 5}, {"prompt": "import os", "max_tokens": 3}]
+PROMPTS = [{"prompt": "def ", "max_tokens": 64}, {"prompt": "import os", "max_tokens": 3}]
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +67,9 @@ def _eager(folder: Any) -> list[dict[str, Any]]:
     return generate.generate(model, prediction.parse_instances(PROMPTS, None))
 
 
-def test_a_triton_deployment_answers_the_eager_model_s_greedy_bytes(
-        backend: VertexServing, emulator: EmulatorProcess) -> None:
+def test_a_triton_deployment_answers_the_eager_model_s_greedy_bytes_in_one_call(
+        backend: VertexServing, emulator: EmulatorProcess,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     container = serving_base.Container(
         image_uri="us-docker.pkg.dev/p/serving/tritonserver:24.09-py3",
         command=list(registry.TRITON_COMMAND), args=list(registry.TRITON_ARGS),
@@ -83,8 +85,19 @@ def test_a_triton_deployment_answers_the_eager_model_s_greedy_bytes(
                                    display_name="gpt-triton", machine_type="n1-standard-4")
     _wait(backend, backend.deploy_model(endpoint, spec, {"0": 100}).name)
 
-    result = predictions.generate(backend, endpoint,
-                                  triton_kserve.parse_instances(PROMPTS, None), timeout_s=120)
+    calls: list[str] = []
+    raw_predict = backend.raw_predict
+
+    def counted(name: str, body: bytes, **kwargs: Any) -> serving_base.RawPredictResult:
+        calls.append(name)
+        return raw_predict(name, body, **kwargs)
+
+    monkeypatch.setattr(backend, "raw_predict", counted)
+    result = predictions.proxy(backend, endpoint, triton_kserve.parse_instances(PROMPTS, None),
+                               timeout_s=120)
+    # Both generations, 64 bytes and 3, in one call from the control plane to the endpoint.
+    assert calls == [endpoint]
+    assert [p["tokens"] for p in result.predictions] == [64, 3]
     assert result.predictions == _eager(emulator.data_dir / "gcs" / "bucket" / "jobs" /
                                         "job-1" / "model")
     # The deployed model that served it, read from the rawPredict call's metadata.

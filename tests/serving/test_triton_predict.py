@@ -1,6 +1,8 @@
-"""Predictions to a triton deployment: the KServe v2 body built for triton_repo's model, the
-bytes read back from its logits (greedy, or drawn at a temperature, repeatably with a seed),
-and the API and the prober going through rawPredict."""
+"""Predictions to a triton deployment: a triton model generating inside Triton is sent one
+rawPredict a generation (its instances as the contract's JSON) and its answer proxied; a model
+answering logits (a tensorrt engine, a triton entry registered before) gets the KServe v2 body
+built for triton_repo's logits model, the bytes read back from its logits (greedy, or drawn at
+a temperature, repeatably with a seed); the API and the prober go through rawPredict."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from controlplane.runs.models import Job
-from controlplane.serving import lifecycle, predictions, prober, triton_kserve
+from controlplane.serving import lifecycle, predictions, prober, registry, triton_kserve
 from controlplane.serving.models import Endpoint, ModelEntry
 from tests.serving.fakes import FakeServing
 from tests.serving.test_lifecycle import ready_endpoint, ready_entry
@@ -34,6 +36,65 @@ def triton_endpoint(fake: FakeServing, queued: list, trained_job: Job, member: A
     endpoint = ready_endpoint(trained_job.team, member)
     _deploy(endpoint, entry, member)
     return endpoint
+
+
+@pytest.fixture
+def generating_endpoint(fake: FakeServing, queued: list, trained_job: Job,
+                        member: Any) -> Endpoint:
+    """A triton entry as registered now: its container serves the generation model."""
+    entry = ready_entry(trained_job, member)
+    ModelEntry.objects.filter(pk=entry.pk).update(runtime=ModelEntry.Runtime.TRITON,
+                                                  args=registry.TRITON_ARGS)
+    entry.refresh_from_db()
+    assert registry.container_for(entry).predict_route == "/v2/models/gpt_generate/infer"
+    endpoint = ready_endpoint(trained_job.team, member)
+    _deploy(endpoint, entry, member)
+    return endpoint
+
+
+def test_a_generation_inside_triton_is_one_raw_predict_proxied(
+        generating_endpoint: Endpoint, fake: FakeServing) -> None:
+    result = predictions.predict(
+        generating_endpoint,
+        [{"prompt": "ab", "max_tokens": 24, "stop": ["zz", "\n"], "seed": 3,
+          "temperature": 0.5, "top_p": 0.9}, "x"], {"max_tokens": 2})
+    assert [c[0] for c in fake.calls if "predict" in c[0]] == ["raw_predict"]
+    [body] = fake.raw_bodies
+    assert body["inputs"][0]["name"] == "instance" and body["inputs"][0]["shape"] == [2, 1]
+    # Each row the contract's instance again, the parameters' defaults filled in.
+    assert [json.loads(row) for row in body["inputs"][0]["data"]] == [
+        {"prompt": "ab", "max_tokens": 24, "temperature": 0.5, "top_p": 0.9, "seed": 3,
+         "stop": ["zz", "\n"]},
+        {"prompt": "x", "max_tokens": 2, "temperature": 0.0, "top_p": 1.0}]
+    assert result.predictions[0]["tokens"] == 24
+    assert result.predictions[0]["text"] == "cdefghijklmnopqrstuvwxyz"
+    assert result.predictions[1] == {"text": "yz", "tokens": 2}
+    assert result.deployed_model_id == str(generating_endpoint.deployments.get().pk)
+    # Over MAX_BATCH instances: one request per MAX_BATCH.
+    fake.raw_bodies.clear()
+    assert len(predictions.predict(generating_endpoint, ["a"] * 40).predictions) == 40
+    assert [b["inputs"][0]["shape"][0] for b in fake.raw_bodies] == [32, 8]
+
+
+def test_a_generation_answer_without_its_outputs_is_a_backend_error() -> None:
+    with pytest.raises(triton_kserve.BadAnswer, match="'text_output' and 'tokens'"):
+        triton_kserve.generations(b'{"outputs": [{"name": "logits"}]}', 1)
+    with pytest.raises(triton_kserve.BadAnswer, match="for each of the 2 rows"):
+        triton_kserve.generations(json.dumps({"outputs": [
+            {"name": "text_output", "data": ["a"]}, {"name": "tokens", "data": [1]}]})
+            .encode(), 2)
+
+
+def test_triton_models_generating_and_answering_logits_do_not_share_traffic(
+        generating_endpoint: Endpoint, fake: FakeServing, trained_job: Job,
+        member: Any) -> None:
+    older = ready_entry(trained_job, member, step=30)
+    ModelEntry.objects.filter(pk=older.pk).update(runtime=ModelEntry.Runtime.TRITON,
+                                                  args=registry.TENSORRT_ARGS)
+    _deploy(generating_endpoint, older, member, traffic=10)
+    with pytest.raises(predictions.MixedRuntimes, match="gpt, gpt_generate"):
+        predictions.predict(generating_endpoint, ["a"])
+    assert not fake.raw_bodies
 
 
 def test_the_body_is_kserve_v2_with_the_tensor_the_generated_config_declares() -> None:

@@ -1,5 +1,6 @@
-"""A Triton model repository generated from a model folder: its config passes Triton's own
-schema (the ModelConfig proto) and matches the ONNX graph, and the graph answers as eager."""
+"""A Triton model repository generated from a model folder: its configs pass Triton's own
+schema (the ModelConfig proto) and match the ONNX graphs, and the graphs answer as eager: the
+logits model's, and the KV-cached step's that the generation model loops over."""
 
 from __future__ import annotations
 
@@ -53,6 +54,25 @@ def test_config_passes_tritons_schema_and_the_graph_answers_as_eager(repository)
     assert result["max_abs_diff"] <= 1e-4
     assert (repo / "gpt" / "1" / "model.onnx").stat().st_size > 100_000  # weights inside
     assert sorted(p.name for p in (repo / "gpt" / "1").iterdir()) == ["model.onnx"]
+
+
+def test_the_generation_models_pass_the_same_checks(repository) -> None:
+    repo, result = repository
+    step = result["generation"]["gpt_step"]
+    assert step["platform"] == "onnxruntime_onnx" and step["max_batch_size"] == 16
+    assert [(t["name"], t["data_type"], t["dims"]) for t in step["input"]] == [
+        ("tokens", "TYPE_INT64", ["-1"]), ("start", "TYPE_INT64", ["1"]),
+        ("past_keys", "TYPE_FP32", ["2", "2", "64", "32"]),
+        ("past_values", "TYPE_FP32", ["2", "2", "64", "32"])]
+    # A prefill and four decoding steps on the keys and values it returned, as eager.
+    assert result["step_max_abs_diff"] <= 1e-4
+    generate = result["generation"]["gpt_generate"]
+    assert generate["backend"] == "python"
+    assert generate["parameters"]["step_model"] == {"string_value": "gpt_step"}
+    assert generate["parameters"]["step_max_batch_size"] == {"string_value": "16"}
+    # The contract's parsing beside the loop: the project is not importable inside Triton.
+    assert (repo / "gpt_generate" / "1" / "prediction.py").read_text() == \
+        (triton_env.ROOT / "contract" / "prediction.py").read_text()
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -114,8 +134,10 @@ def test_a_repository_is_published_to_an_object_store(tmp_path) -> None:
         "print(json.dumps({'names': names, 'again': code}))\n")
     done = triton_env.run("-c", script, str(model))
     lines = [json.loads(line) for line in done.stdout.strip().splitlines()]
-    assert lines[-1] == {"names": ["gpt/1/model.onnx", "gpt/CHECKED", "gpt/config.pbtxt"],
-                         "again": 0}
+    assert lines[-1] == {"names": [
+        "gpt/1/model.onnx", "gpt/CHECKED", "gpt/config.pbtxt",
+        "gpt_generate/1/model.py", "gpt_generate/1/prediction.py", "gpt_generate/config.pbtxt",
+        "gpt_step/1/model.onnx", "gpt_step/config.pbtxt"], "again": 0}
     assert lines[0]["reused"] is False and lines[1]["reused"] is True
 
 

@@ -46,7 +46,8 @@ def publish(model: GPT, repository: str, name: str = "gpt",
         return {**found, "model": folder, "reused": True}
     storage.remove_tree(storage.join(folder, triton_publish.MARKER))
     with tempfile.TemporaryDirectory(prefix="tensorrt-repo-") as scratch:
-        local = triton_repo.write(model, scratch, name, batching)  # the ONNX repository
+        local = triton_repo.write(model, scratch, name, batching,
+                                  generation=False)  # the ONNX graph alone
         onnx_checked = triton_check.validate_config(local)
         max_abs_diff = triton_check.compare_with_eager(local, model)
         with open(os.path.join(local, triton_repo.CONFIG_FILE), "w", encoding="utf-8") as f:

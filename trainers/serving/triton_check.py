@@ -5,7 +5,9 @@ environment (``make triton-env``):
   an unknown field, a misspelt enum or a wrong type is refused as tritonserver refuses it),
   and its tensors are the ONNX graph's, by name, type and rank (the onnxruntime backend
   refuses a model whose config disagrees with its graph, but only on the server);
-- the ONNX graph, run by onnxruntime, gives the eager model's logits within 1e-4.
+- the ONNX graph, run by onnxruntime, gives the eager model's logits within 1e-4;
+- the KV-cached step graph (triton_step.py) does too, over a prefill and the decoding steps
+  after it with the keys and values it returned, and the generation model's config parses.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import torch
 
-from trainers.serving import triton_repo
+from trainers.serving import triton_repo, triton_step
 from trainers.torch.model import GPT
 
 TOLERANCE = 1e-4
@@ -106,5 +108,74 @@ def compare_with_eager(folder: str, model: GPT, tolerance: float = TOLERANCE) ->
         worst = max(worst, float(abs(got - want).max()))
     if worst > tolerance:
         raise RepositoryInvalid(f"{path}: onnxruntime differs from eager by {worst:.3g} "
+                                f"(tolerance {tolerance:g})")
+    return worst
+
+
+def validate_generation(repository: str, name: str) -> dict[str, object]:
+    """The step graph's config against its graph and the generation model's config parsed,
+    as ``validate_config`` does for the logits model; returns both, parsed, by folder."""
+    from google.protobuf import json_format
+
+    step = validate_config(os.path.join(repository, f"{name}{triton_step.SUFFIX}"))
+    folder = os.path.join(repository, f"{name}{triton_repo.GENERATE_SUFFIX}")
+    path = os.path.join(folder, triton_repo.CONFIG_FILE)
+    with open(path, encoding="utf-8") as f:
+        config = parse_config(f.read(), path)
+    if config.name != os.path.basename(folder):
+        raise RepositoryInvalid(f"{path}: name {config.name!r} is not the folder's name")
+    for module in triton_repo.GENERATE_FILES:
+        if not os.path.isfile(os.path.join(folder, triton_repo.VERSION, module)):
+            raise RepositoryInvalid(f"{folder}: {triton_repo.VERSION}/{module} is missing")
+    return {os.path.basename(folder): json_format.MessageToDict(
+                config, preserving_proto_field_name=True),
+            f"{name}{triton_step.SUFFIX}": step}
+
+
+@torch.inference_mode()
+def compare_step_with_eager(folder: str, model: GPT, tolerance: float = TOLERANCE) -> float:
+    """The largest difference between the step graph's logits and the eager model's over the
+    whole context, for a prefill of two prompts of different lengths (one right-padded), four
+    decoding steps on the keys and values the graph returned, and a full window from 0."""
+    import numpy as np
+    import onnxruntime
+
+    path = os.path.join(folder, triton_repo.VERSION, triton_repo.ONNX_FILE)
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    model = model.cpu().eval()
+    layers, heads, block, head = triton_step.cache_dims(model)
+    generator = torch.Generator().manual_seed(1)
+    vocab = model.config.vocab_size
+    contexts = [torch.randint(0, vocab, (n,), generator=generator).tolist()
+                for n in (min(9, block - 4), min(5, block - 4))]
+    keys = np.zeros((2, layers, heads, block, head), dtype=np.float32)
+    values = np.zeros_like(keys)
+    tokens = np.zeros((2, len(contexts[0])), dtype=np.int64)
+    for row, context in enumerate(contexts):
+        tokens[row, :len(context)] = context
+    starts = [0, 0]
+    worst = 0.0
+    for _ in range(5):  # the prefill, then a byte a step
+        logits, new_keys, new_values = session.run(None, {
+            "tokens": tokens, "start": np.array(starts, dtype=np.int64)[:, None],
+            "past_keys": keys, "past_values": values})
+        next_tokens = []
+        for row, context in enumerate(contexts):
+            fed = len(context) - starts[row]
+            want = model.stage_forward(torch.tensor([context]))[0, -1].numpy()
+            worst = max(worst, float(abs(logits[row, fed - 1] - want).max()))
+            keys[row, :, :, starts[row]:len(context)] = new_keys[row, :, :, :fed]
+            values[row, :, :, starts[row]:len(context)] = new_values[row, :, :, :fed]
+            starts[row] = len(context)
+            context.append(int(want.argmax()))
+            next_tokens.append(context[-1])
+        tokens = np.array(next_tokens, dtype=np.int64)[:, None]
+    window = torch.randint(0, vocab, (1, block), generator=generator)
+    logits = session.run(["logits"], {"tokens": window.numpy(),
+                                      "start": np.zeros((1, 1), dtype=np.int64),
+                                      "past_keys": keys[:1], "past_values": values[:1]})[0]
+    worst = max(worst, float(abs(logits - model.stage_forward(window).numpy()).max()))
+    if worst > tolerance:
+        raise RepositoryInvalid(f"{path}: the cached step differs from eager by {worst:.3g} "
                                 f"(tolerance {tolerance:g})")
     return worst

@@ -1,12 +1,15 @@
 """A Triton model repository built once and published where the model's weights are (a local
 folder, /gcs/... or gs://), through the trainers' Storage like every checkpoint and export.
 
-The graph is exported and checked in a local scratch folder (the exporter, onnx and
-onnxruntime read and write local files only), then copied: ``model.onnx`` first, then
-``config.pbtxt``, then the ``CHECKED`` marker last. As a checkpoint counts only with its
-COMMITTED marker, a repository counts only with its CHECKED marker: a packaging run killed
-half-way leaves no marker, and the next run builds the repository again. A repository whose
-marker is there, for the same config, is not rebuilt (the packaging job is safe to run twice).
+The graphs are exported and checked in a local scratch folder (the exporter, onnx and
+onnxruntime read and write local files only), then copied: the step and generation models
+(triton_repo.py) first, then the logits model's ``model.onnx`` and ``config.pbtxt``, then the
+``CHECKED`` marker last, in the logits model's folder. It covers the whole repository: its
+digest is taken over every config and the generation model's code, so a repository generated
+by other code is built again. As a checkpoint counts only with its COMMITTED marker, a
+repository counts only with its CHECKED marker: a packaging run killed half-way leaves no
+marker, and the next run builds the repository again. A repository whose marker is there, for
+the same configs and code, is not rebuilt (the packaging job is safe to run twice).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 import tempfile
 from typing import Any
 
-from trainers.serving import triton_repo
+from trainers.serving import triton_repo, triton_step
 from trainers.storage import Storage, storage_for
 from trainers.torch.model import GPT
 
@@ -48,6 +51,19 @@ def checked(storage: Storage, folder: str, config: str, artifact: str = triton_r
     return marker
 
 
+def fingerprint(name: str, model: GPT, batching: triton_repo.Batching) -> str:
+    """What a checked repository must have been built from: every model's config and the
+    generation model's files, in one text whose digest the marker keeps."""
+    configs = triton_repo.texts(name, model, batching)
+    parts = [configs[folder] for folder in sorted(configs)]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for target in sorted(triton_repo.GENERATE_FILES):
+        with open(os.path.join(root, *triton_repo.GENERATE_FILES[target]),
+                  encoding="utf-8") as f:
+            parts.append(f"{target}\n{f.read()}")
+    return "\n".join(parts)
+
+
 def publish(model: GPT, repository: str, name: str = "gpt",
             batching: triton_repo.Batching | None = None) -> dict[str, Any]:
     """Write and check the repository for ``model`` under ``repository`` unless a checked one
@@ -55,27 +71,50 @@ def publish(model: GPT, repository: str, name: str = "gpt",
     from trainers.serving import triton_check
 
     batching = batching or triton_repo.Batching()
-    config = triton_repo.config_text(name, model.config.vocab_size, batching)
+    built_from = fingerprint(name, model, batching)
     storage = storage_for(repository)
     repository = repository.rstrip("/") or repository
     folder = storage.join(repository, triton_repo.check_name(name))
-    found = checked(storage, folder, config)
-    if found is not None:
+    step = f"{name}{triton_step.SUFFIX}"
+    found = checked(storage, folder, built_from)
+    if found is not None and _has(storage, storage.join(repository, step, triton_repo.VERSION,
+                                                        triton_repo.ONNX_FILE),
+                                  found.get("step_onnx_bytes")):
         return {**found, "model": folder, "reused": True}
     storage.remove_tree(storage.join(folder, MARKER))  # another config's: no longer true
     with tempfile.TemporaryDirectory(prefix="triton-repo-") as scratch:
         local = triton_repo.write(model, scratch, name, batching)
         marker = {
             "config": triton_check.validate_config(local),
+            "generation": triton_check.validate_generation(scratch, name),
             "max_abs_diff": triton_check.compare_with_eager(local, model),
-            "config_sha256": _digest(config.encode()),
+            "step_max_abs_diff": triton_check.compare_step_with_eager(
+                os.path.join(scratch, step), model),
+            "config_sha256": _digest(built_from.encode()),
             "onnx_bytes": os.path.getsize(
                 os.path.join(local, triton_repo.VERSION, triton_repo.ONNX_FILE)),
+            "step_onnx_bytes": os.path.getsize(
+                os.path.join(scratch, step, triton_repo.VERSION, triton_repo.ONNX_FILE)),
         }
-        storage.make_dirs(storage.join(folder, triton_repo.VERSION))
-        with open(os.path.join(local, triton_repo.VERSION, triton_repo.ONNX_FILE), "rb") as f:
-            storage.replace_file(
-                storage.join(folder, triton_repo.VERSION, triton_repo.ONNX_FILE), f.read())
-        storage.replace_file(storage.join(folder, triton_repo.CONFIG_FILE), config.encode())
+        # The step and generation models first: a marker is only ever beside all of them.
+        for extra in (step, f"{name}{triton_repo.GENERATE_SUFFIX}", name):
+            _copy_model(storage, os.path.join(scratch, extra), storage.join(repository, extra))
     storage.replace_file(storage.join(folder, MARKER), json.dumps(marker).encode())
     return {**marker, "model": folder, "reused": False}
+
+
+def _has(storage: Storage, path: str, size: Any) -> bool:
+    return storage.exists(path) and storage.size(path) == size
+
+
+def _copy_model(storage: Storage, local: str, target: str) -> None:
+    """A model folder's version files, then its config.pbtxt."""
+    storage.make_dirs(storage.join(target, triton_repo.VERSION))
+    version = os.path.join(local, triton_repo.VERSION)
+    for entry in sorted(os.listdir(version)):
+        if entry.startswith("."):
+            continue  # an exporter's scratch folder
+        with open(os.path.join(version, entry), "rb") as f:
+            storage.replace_file(storage.join(target, triton_repo.VERSION, entry), f.read())
+    with open(os.path.join(local, triton_repo.CONFIG_FILE), "rb") as f:
+        storage.replace_file(storage.join(target, triton_repo.CONFIG_FILE), f.read())

@@ -1,19 +1,19 @@
-"""The generated ONNX graph behind Triton's Python backend: what the local Triton server
-(``triton_local.py``) serves, because the server PyTriton bundles has no onnxruntime backend.
-Copied into a repository as ``<model>/1/model.py``; tritonserver's Python stub imports it
+"""An ONNX graph of a generated repository behind Triton's Python backend: what the local Triton
+server (``triton_local.py``) serves in place of an ``onnxruntime_onnx`` model when its
+tritonserver has no onnxruntime backend (the one PyTriton bundles has none). Copied into a
+repository as ``<model>/1/model.py``; tritonserver's Python stub imports it
 (``triton_python_backend_utils`` exists only there).
 
-The dynamic batcher hands ``execute`` every request it gathered; requests of one width are
-run as one batch through onnxruntime, as the onnxruntime backend does on Vertex.
+Any graph: every input the graph declares is read from the request by name, every output
+answered. The dynamic batcher (and a BLS caller, which sends one request of many rows) hands
+``execute`` every request it gathered; requests whose inputs have the same shapes but for the
+batch are run as one batch through onnxruntime, as the onnxruntime backend does on Vertex.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
-
-INPUT_NAME = "tokens"  # triton_repo.INPUT_NAME: this file is loaded without the project
-OUTPUT_NAME = "logits"
 
 
 class TritonPythonModel:
@@ -22,23 +22,30 @@ class TritonPythonModel:
 
         path = os.path.join(args["model_repository"], args["model_version"], "model.onnx")
         self.session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.session.get_inputs()]
+        self.outputs = [o.name for o in self.session.get_outputs()]
 
     def execute(self, requests: list[Any]) -> list[Any]:
         import numpy as np
         import triton_python_backend_utils as pb_utils
 
-        inputs = [pb_utils.get_input_tensor_by_name(r, INPUT_NAME).as_numpy() for r in requests]
-        by_width: dict[int, list[int]] = {}
-        for index, tokens in enumerate(inputs):
-            by_width.setdefault(tokens.shape[1], []).append(index)
-        logits: list[Any] = [None] * len(inputs)
-        for indices in by_width.values():
-            batch = np.concatenate([inputs[i] for i in indices])
-            out = self.session.run([OUTPUT_NAME], {INPUT_NAME: batch})[0]
+        feeds = [{name: pb_utils.get_input_tensor_by_name(r, name).as_numpy()
+                  for name in self.inputs} for r in requests]
+        by_shape: dict[tuple, list[int]] = {}
+        for index, feed in enumerate(feeds):
+            key = tuple(feed[name].shape[1:] for name in self.inputs)
+            by_shape.setdefault(key, []).append(index)
+        answers: list[Any] = [None] * len(requests)
+        for indices in by_shape.values():
+            batch = {name: np.concatenate([feeds[i][name] for i in indices])
+                     for name in self.inputs}
+            out = self.session.run(self.outputs, batch)
             start = 0
             for i in indices:
-                rows = inputs[i].shape[0]
-                logits[i] = out[start:start + rows]
+                rows = feeds[i][self.inputs[0]].shape[0]
+                answers[i] = [value[start:start + rows] for value in out]
                 start += rows
-        return [pb_utils.InferenceResponse([pb_utils.Tensor(OUTPUT_NAME, value)])
-                for value in logits]
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(name, value)
+                                            for name, value in zip(self.outputs, values,
+                                                                   strict=True)])
+                for values in answers]

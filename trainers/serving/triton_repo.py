@@ -5,12 +5,19 @@ its command line) writes, under REPOSITORY (the folder a Vertex upload names as 
 
     <name>/config.pbtxt   platform onnxruntime_onnx, the tensors, batching
     <name>/1/model.onnx   tokens [batch, width] int64 -> logits [batch, width, vocab] float32
+    <name>_step/...       the same weights as a KV-cached step (triton_step.py), onnxruntime
+    <name>_generate/...   backend python: one request, one whole generation
+                          (triton_generate_model.py, calling <name>_step by BLS)
 
-The graph is the whole model's forward (``GPT.stage_forward``) exported by ``torch.onnx``
-with the batch and the width dynamic, in one file (no external weights file: Triton's
-onnxruntime backend and every local check read one path). Generation (the loop that picks
-the next byte) stays with the client: Triton serves the logits of every position, the way
-its onnxruntime backend serves any ONNX model.
+The graphs are exported by ``torch.onnx`` with the batch and the width dynamic, each in one
+file (no external weights file: Triton's onnxruntime backend and every local check read one
+path). ``<name>`` serves the logits of every position, the way the onnxruntime backend serves
+any ONNX model; ``<name>_generate`` is the model Vertex's predict route reaches (the
+container's ``--vertex-ai-default-model``, controlplane/serving/registry.py): it takes the
+contract's instances and answers their text, so the control plane sends one request per
+generation and proxies the answer. The weights are in both graphs (a byte-level model's are
+a few hundred KiB; the logits graph is what the checks compare with eager and a TensorRT
+engine is built from).
 
 ``triton_package --check`` runs the checks of ``triton_check.py`` in the same process: the
 config parses with Triton's own ModelConfig proto and the ONNX graph answers as the eager model
@@ -26,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -38,9 +46,14 @@ from contract.prediction import (
     OUTPUT_DATATYPE,
     OUTPUT_NAME,
 )
+from trainers.serving import triton_step
 from trainers.torch.model import GPT
 
 VERSION = "1"
+GENERATE_SUFFIX = "_generate"
+# Beside the generation model's model.py: the contract's parsing and stop logic, and the loop.
+GENERATE_FILES = {"model.py": ("trainers", "serving", "triton_generate_model.py"),
+                  "prediction.py": ("contract", "prediction.py")}
 ONNX_FILE = "model.onnx"
 CONFIG_FILE = "config.pbtxt"
 # The opset the exporter writes and the onnxruntime in Triton images since 24.x reads.
@@ -101,6 +114,43 @@ def config_text(name: str, vocab_size: int, batching: Batching) -> str:
     )
 
 
+def generate_config_text(name: str, model: GPT, batching: Batching) -> str:
+    """config.pbtxt of the generation model ``<name>_generate``: one JSON instance a row in, its
+    text and byte count out. Its dynamic batcher gathers concurrent requests into one loop;
+    two instances let a second batch start while one generates."""
+    check_name(name)
+    batching.check()
+    dims = ",".join(str(d) for d in triton_step.cache_dims(model))
+    return (
+        f'name: "{name}{GENERATE_SUFFIX}"\n'
+        'backend: "python"\n'
+        f"max_batch_size: {batching.max_batch_size}\n"
+        'input [\n  { name: "instance" data_type: TYPE_STRING dims: [ 1 ] }\n]\n'
+        "output [\n"
+        '  { name: "text_output" data_type: TYPE_STRING dims: [ 1 ] },\n'
+        '  { name: "tokens" data_type: TYPE_INT32 dims: [ 1 ] }\n'
+        "]\n"
+        "instance_group [ { kind: KIND_CPU count: 2 } ]\n"
+        "dynamic_batching {\n"
+        f"  max_queue_delay_microseconds: {batching.max_queue_delay_us}\n"
+        "}\n"
+        f'parameters {{ key: "step_model" value: {{ string_value: '
+        f'"{name}{triton_step.SUFFIX}" }} }}\n'
+        f'parameters {{ key: "step_max_batch_size" value: {{ string_value: '
+        f'"{batching.max_batch_size}" }} }}\n'
+        f'parameters {{ key: "cache_dims" value: {{ string_value: "{dims}" }} }}\n'
+        f'version_policy: {{ specific: {{ versions: [ {VERSION} ] }} }}\n'
+    )
+
+
+def texts(name: str, model: GPT, batching: Batching) -> dict[str, str]:
+    """Every model folder's config.pbtxt, by folder name."""
+    return {name: config_text(name, model.config.vocab_size, batching),
+            f"{name}{triton_step.SUFFIX}": triton_step.config_text(
+                f"{name}{triton_step.SUFFIX}", model, batching.max_batch_size),
+            f"{name}{GENERATE_SUFFIX}": generate_config_text(name, model, batching)}
+
+
 class Logits(nn.Module):
     """What is exported: tokens to the logits of every position."""
 
@@ -128,21 +178,42 @@ def export_onnx(model: GPT, path: str, max_batch_size: int) -> None:
 
 
 def write(model: GPT, repository: str, name: str = "gpt",
-          batching: Batching | None = None) -> str:
+          batching: Batching | None = None, generation: bool = True) -> str:
     """Write the repository for ``model`` under ``repository`` (a local folder); returns the
-    model's folder. Files are written to temporary names and renamed, so a reader never sees
-    a half-written graph beside a config."""
+    logits model's folder. ``generation``: the step and generation models beside it (a TensorRT
+    build wants the logits graph alone). Files are written to temporary names and renamed, so
+    a reader never sees a half-written graph beside a config."""
     batching = batching or Batching()
-    text = config_text(name, model.config.vocab_size, batching)
+    configs = texts(name, model, batching)
     folder = os.path.join(repository, check_name(name))
+    _export(folder, lambda path: export_onnx(model, path, batching.max_batch_size))
+    _write_text(os.path.join(folder, CONFIG_FILE), configs[name])
+    if generation:
+        step = os.path.join(repository, f"{name}{triton_step.SUFFIX}")
+        _export(step, lambda path: triton_step.export_onnx(model, path,
+                                                           batching.max_batch_size, OPSET))
+        _write_text(os.path.join(step, CONFIG_FILE), configs[os.path.basename(step)])
+        generate = os.path.join(repository, f"{name}{GENERATE_SUFFIX}")
+        os.makedirs(os.path.join(generate, VERSION), exist_ok=True)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        for target, source in GENERATE_FILES.items():
+            with open(os.path.join(root, *source), encoding="utf-8") as f:
+                _write_text(os.path.join(generate, VERSION, target), f.read())
+        _write_text(os.path.join(generate, CONFIG_FILE), configs[os.path.basename(generate)])
+    return folder
+
+
+def _export(folder: str, export: Callable[[str], None]) -> None:
     version = os.path.join(folder, VERSION)
     os.makedirs(version, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=version, prefix=".export-") as scratch:
         staged = os.path.join(scratch, ONNX_FILE)
-        export_onnx(model, staged, batching.max_batch_size)
+        export(staged)
         os.replace(staged, os.path.join(version, ONNX_FILE))
-    staged_config = os.path.join(folder, f".{CONFIG_FILE}.tmp")
-    with open(staged_config, "w", encoding="utf-8") as f:
+
+
+def _write_text(path: str, text: str) -> None:
+    staged = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp")
+    with open(staged, "w", encoding="utf-8") as f:
         f.write(text)
-    os.replace(staged_config, os.path.join(folder, CONFIG_FILE))
-    return folder
+    os.replace(staged, path)
