@@ -2,13 +2,17 @@
 
 Checkpoint and export code talks to a `Storage` and never to `os.path` directly, so object
 stores slot in next to the local file system: `LocalStorage` for paths (and the Cloud Storage
-FUSE mount /gcs/...), `FsspecStorage` for gs:// (gcsfs in the image; fsspec's memory file
-system in tests). Object stores have no atomic directory rename: `atomic_rename` tells the
-checkpoint code to commit by writing the marker file last instead.
+FUSE mount /gcs/...), `FsspecStorage` for gs:// where gcsfs is installed (the images) and
+fsspec's memory file system in tests, `GcsClientStorage` for gs:// through Google's storage
+client (a dependency of the package) where gcsfs is not (the local stack's replicas). Both
+follow STORAGE_EMULATOR_HOST, so locally gs:// goes to the emulator's Cloud Storage (through
+the job's door: only its team's folders). Object stores have no atomic directory rename:
+`atomic_rename` tells the checkpoint code to commit by writing the marker file last instead.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import posixpath
 import shutil
@@ -231,6 +235,10 @@ def storage_for(url: str) -> Storage:
             raise StorageError(
                 f"{url}: unsupported storage scheme {scheme!r}; use a local path, /gcs/... or gs://"
             )
+        if scheme == "gs" and importlib.util.find_spec("gcsfs") is None:
+            from trainers.gcs_client import GcsClientStorage
+
+            return GcsClientStorage()
         return FsspecStorage(_filesystem(scheme, url))
     # Cloud Storage FUSE copies objects one by one on a folder rename: not atomic.
     return LocalStorage(atomic_rename=not os.path.abspath(url).startswith("/gcs/"))

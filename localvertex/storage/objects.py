@@ -254,9 +254,9 @@ class Buckets:
     def listing(self, bucket: str, prefix: str, recursive: bool
                 ) -> tuple[list[ObjectInfo], list[str]]:
         """The objects whose names start with PREFIX (all under it when RECURSIVE, else those
-        at its level) and, when not RECURSIVE, the folders at its level as "a/b/" (a listing's
-        prefixes with delimiter '/' include empty folders, as a FUSE view does: a job's output
-        folders exist before anything is written in them). Unordered."""
+        at its level) and, when not RECURSIVE, the folders at its level that hold an object
+        somewhere below, as "a/b/" (an empty folder is no prefix, as in Cloud Storage, where
+        a "folder" is gone with its last object). Unordered."""
         folder_parts, _, start = prefix.rpartition("/")
         try:
             parts = name_parts(folder_parts) if folder_parts else []
@@ -274,7 +274,7 @@ class Buckets:
                         if recursive:
                             _walk_under(fd, entry.name, bucket, f"{lead}{entry.name}/",
                                         objects)
-                        else:
+                        elif _holds_a_file(fd, entry.name):
                             folders.append(f"{lead}{entry.name}/")
                     elif entry.is_file(follow_symlinks=False):
                         objects.append(_info(bucket, f"{lead}{entry.name}", fd, entry.name))
@@ -283,6 +283,19 @@ class Buckets:
                 return [], []  # no such folder: nothing under that prefix
             raise
         return objects, folders
+
+
+def _holds_a_file(parent: int, name: str) -> bool:
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError:
+        return False
+    try:
+        entries = _scan(fd)
+        return any(e.is_file(follow_symlinks=False) for e in entries) or any(
+            _holds_a_file(fd, e.name) for e in entries if e.is_dir(follow_symlinks=False))
+    finally:
+        os.close(fd)
 
 
 def _walk_under(parent: int, name: str, bucket: str, lead: str, out: list[ObjectInfo]) -> None:

@@ -16,6 +16,9 @@ from google.cloud import storage
 
 from localvertex.storage.access import Principal
 from localvertex.storage.server import StorageServer, StorageService
+from trainers import checkpoint
+from trainers.gcs_client import GcsClientStorage
+from trainers.torch.checkpoints import CheckpointManager
 
 
 @pytest.fixture
@@ -112,3 +115,34 @@ def test_a_team_touches_its_own_folders_only(service: StorageService, tmp_path: 
     finally:
         door.shutdown()
         door.server_close()
+
+
+def test_the_trainers_checkpoints_commit_through_the_client(service: StorageService,
+                                                            tmp_path: Path) -> None:
+    """trainers/gcs_client.py (gs:// where gcsfs is not installed, as in the local stack's
+    replicas) keeps the last checkpoints and drops an unfinished one, on this service."""
+    storage = GcsClientStorage(client_for(service.port))
+    root = "gs://team-a/jobs/1/ckpt"
+    manager = CheckpointManager(root, keep=2, rank=0, world_size=1)
+    manager.storage = storage
+
+    def write(into, folder: str) -> None:
+        into.write_bytes(into.join(folder, "model.pt"), b"weights")
+
+    for step in (5, 10, 15):
+        manager.save(step, write, {"world_size": 1})
+    assert storage.list_dir(root) == ["step-00000010", "step-00000015"]
+    folder = checkpoint.begin(storage, root, 20)
+    write(storage, folder)  # killed before its marker
+    found, removed = manager.prepare()
+    assert found.step == 15 and removed == [f"{root}/step-00000020"]
+    # On disk the objects are gone; their emptied folders stay, listed by nobody (as in Cloud
+    # Storage, a folder is gone with its last object; a job's own folders must stay).
+    assert sorted(p.relative_to(tmp_path / "gcs/team-a/jobs/1/ckpt").as_posix() for p in
+                  (tmp_path / "gcs/team-a/jobs/1/ckpt").rglob("*") if p.is_file()) == [
+        "step-00000010/COMMITTED", "step-00000010/model.pt",
+        "step-00000015/COMMITTED", "step-00000015/model.pt"]
+    storage.put_tree(str(tmp_path / "gcs/team-a/jobs/1/ckpt/step-00000015"), "gs://team-a/x")
+    assert storage.size("gs://team-a/x") == storage.size(f"{root}/step-00000015") > 0
+    storage.rename("gs://team-a/x", "gs://team-a/y")
+    assert not storage.exists("gs://team-a/x") and storage.exists("gs://team-a/y/model.pt")

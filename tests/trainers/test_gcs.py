@@ -15,6 +15,7 @@ import torch
 
 from trainers import checkpoint
 from trainers.checkpoint import MARKER
+from trainers.gcs_client import GcsClientStorage
 from trainers.job.cluster import Process
 from trainers.job.preemption import StopRequest
 from trainers.storage import FsspecStorage, StorageError, storage_for
@@ -91,9 +92,9 @@ def test_folders_copy_to_and_from_local_disks(bucket, tmp_path):
 def test_other_schemes_are_refused_and_gs_says_what_it_needs():
     with pytest.raises(StorageError, match="unsupported storage scheme 's3'"):
         storage_for("s3://bucket/ckpt")
-    if importlib.util.find_spec("gcsfs") is None:
-        with pytest.raises(StorageError, match="gcsfs"):
-            storage_for("gs://bucket/ckpt")
+    # gs:// through gcsfs where it is installed (the images), else Google's storage client.
+    expected = FsspecStorage if importlib.util.find_spec("gcsfs") else GcsClientStorage
+    assert isinstance(storage_for("gs://bucket/ckpt"), expected)
     assert storage_for("/gcs/bucket/ckpt").atomic_rename is False
     assert storage_for("/tmp/ckpt").atomic_rename is True
 
