@@ -120,3 +120,35 @@ def test_the_ray_jobs_job_is_read_as_any_job_and_changed_only_as_a_ray_job(
     assert f'href="/jobs/{job_id}/"' in page.get(f"/clusters/{cluster.pk}/").content.decode()
     assert ray_job.submission_id in page.get(f"/jobs/{job_id}/").content.decode()
 
+
+
+def test_a_ray_job_whose_actor_is_named_preemption_watcher_shows_no_preemption(
+        member, queued, ray) -> None:
+    """Issue 33: the Ray job's page reported a spot preemption because its output named an
+    actor class PreemptionWatcher. Its lines, stored and read for restarts as any job's, make
+    no notice, no restart and no word of a preemption on its page."""
+    from controlplane.logs import restarts
+
+    _, ray_job = submitted(member)
+    lifecycle.advance_ray_job(ray_job.pk)
+    ray.output = "\n".join([
+        "(PreemptionWatcher pid=4242) started",
+        "(PreemptionWatcher pid=4242) watching http://metadata/computeMetadata/v1/instance/"
+        "preempted every 5 s",
+        event(event="run_started", rank=0, world_size=1),
+        event(event="step", step=1, total_steps=1, loss=3.5),
+        event(event="run_finished", step=1, final_loss=3.5, wall_s=1.0), ""])
+    lifecycle.advance_ray_job(ray_job.pk)
+    ray.status = "SUCCEEDED"
+    lifecycle.advance_ray_job(ray_job.pk)
+    job = Job.objects.get(pk=ray_job.job_id)
+    assert job.state == JobState.SUCCEEDED
+    assert restarts.refresh(job.pk, force=True) == 0
+    assert not job.events.filter(kind=restarts.NOTICE).exists()
+    assert not job.restart_records.exists() and job.restarts == 0
+    page = Client()
+    page.force_login(member)
+    text = page.get(f"/jobs/{job.pk}/").content.decode()
+    # What the page writes for a preemption (its timeline's restart and the summary's words).
+    for said in ("spot preemption", "kind-preempted", "kind-restart"):
+        assert said not in text, said
