@@ -16,9 +16,12 @@ from typing import Any
 import pytest
 
 from contract import prediction
+from controlplane.serving import triton_kserve
+from trainers.config import ModelConfig
 from trainers.serving import generate, triton_repo
 from trainers.serving.batcher import Batcher
 from trainers.serving.http import PredictionServer
+from trainers.torch.model import GPT
 
 pytestmark = pytest.mark.trainers
 
@@ -98,9 +101,11 @@ def test_the_generated_repositories_declare_the_contracts_tensors() -> None:
     assert f'name: "{prediction.INPUT_NAME}" data_type: TYPE_{prediction.INPUT_DATATYPE}' in config
     assert f'name: "{prediction.OUTPUT_NAME}" data_type: TYPE_{prediction.OUTPUT_DATATYPE}' \
         in config
-    # The Python backend's model file is loaded without the project: its own constants.
-    source = (ROOT / "trainers/serving/triton_python_model.py").read_text()
-    names = {t.id: n.value.value for n in ast.parse(source).body if isinstance(n, ast.Assign)
-             for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}
-    assert (names["INPUT_NAME"], names["OUTPUT_NAME"]) == (prediction.INPUT_NAME,
-                                                           prediction.OUTPUT_NAME)
+    # The generation model (run inside Triton, without the project) reads instances with a
+    # copy of the contract's own module, and declares the tensors the control plane sends.
+    assert triton_repo.GENERATE_FILES["prediction.py"] == ("contract", "prediction.py")
+    generate_config = triton_repo.generate_config_text("gpt", GPT(ModelConfig(), seed=0),
+                                                       batching)
+    for name in (triton_kserve.GENERATE_INPUT, triton_kserve.GENERATE_TEXT,
+                 triton_kserve.GENERATE_TOKENS):
+        assert f'name: "{name}"' in generate_config
