@@ -47,7 +47,7 @@ class Principal:
 
     who: str
     grants: Callable[[], Iterable[str]] | None = None
-    _known: tuple[tuple[str, str], ...] = ()
+    _known: tuple[tuple[str, str], ...] | None = None
     _read_at: float = field(default=float("-inf"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -59,10 +59,10 @@ class Principal:
         with self._lock:
             now = time.monotonic()
             if self.grants is not None and (
-                    not self._known or (refresh and now - self._read_at >= _REFRESH_S)):
+                    self._known is None or (refresh and now - self._read_at >= _REFRESH_S)):
                 self._known = tuple(f for f in map(split, self.grants()) if f is not None)
                 self._read_at = now
-            return self._known
+            return self._known or ()
 
     def _any(self, test: Callable[[str, str], bool]) -> bool:
         if self.grants is None:

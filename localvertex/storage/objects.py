@@ -232,6 +232,25 @@ class Buckets:
         return ObjectInfo(bucket, name, found.st_size, found.st_mtime_ns, found.st_mtime_ns,
                           digests["md5Hash"], digests["crc32c"])
 
+    def move(self, bucket: str, name: str, to_name: str) -> ObjectInfo:
+        """Rename an object within its bucket: the file moves, as one rename."""
+        source, target = name_parts(name), name_parts(to_name)
+        with self._folder(bucket, source, create=False) as here, \
+                self._folder(bucket, target, create=True) as there:
+            try:
+                found = os.stat(source[-1], dir_fd=here, follow_symlinks=False)
+            except FileNotFoundError:
+                found = None
+            if found is None or not stat.S_ISREG(found.st_mode):
+                raise StorageError(404, f"No such object: {bucket}/{name}")
+            try:
+                os.rename(source[-1], target[-1], src_dir_fd=here, dst_dir_fd=there)
+            except IsADirectoryError:
+                raise StorageError(409, f"{bucket}/{to_name}: a folder of objects has that "
+                                        "name") from None
+            found = os.stat(target[-1], dir_fd=there, follow_symlinks=False)
+        return ObjectInfo(bucket, to_name, found.st_size, found.st_mtime_ns, found.st_mtime_ns)
+
     def make_folder(self, bucket: str, name: str) -> None:
         """A "folder/" placeholder object: its folder (Cloud Storage consoles make these)."""
         parts = name_parts(name.rstrip("/"))

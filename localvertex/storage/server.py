@@ -174,6 +174,8 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         try:
             self._route(url.path, query)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away mid-answer: nothing to tell
         except StorageError as exc:
             self._drain()
             self._error(exc)
@@ -225,6 +227,9 @@ class Handler(BaseHTTPRequestHandler):
                 to_bucket, _, to_name = target.partition("/o/")
                 return self._copy(bucket, unquote(source), check_bucket(unquote(to_bucket)),
                                   unquote(to_name), rewrite=verb.startswith("/rewrite"))
+        if "/moveTo/o/" in tail:
+            source, _, target = tail.partition("/moveTo/o/")
+            return self._move(bucket, unquote(source), unquote(target))
         if tail.endswith("/compose"):
             return self._compose(bucket, unquote(tail[:-len("/compose")]), query)
         return self._one_object(bucket, unquote(tail), query)
@@ -407,6 +412,15 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(resource)
         self._json({"kind": "storage#rewriteResponse", "totalBytesRewritten": str(info.size),
                     "objectSize": str(info.size), "done": True, "resource": resource})
+
+    def _move(self, bucket: str, name: str, to_name: str) -> None:
+        """objects.move (gcsfs renames with it): a rename of the file within its bucket."""
+        who, buckets = self.server.principal, self.server.service.buckets
+        for each, permission in ((name, "storage.objects.delete"),
+                                 (to_name, "storage.objects.create")):
+            who.check(who.may_touch(bucket, each), permission, f"object gs://{bucket}/{each}")
+        self._drain()
+        self._json(self._object(buckets.move(bucket, name, to_name)))
 
     def _compose(self, bucket: str, name: str, query: dict[str, str]) -> None:
         who, buckets = self.server.principal, self.server.service.buckets
