@@ -103,7 +103,7 @@ def test_the_generated_repositories_declare_the_contracts_tensors() -> None:
         in config
     # The generation model (run inside Triton, without the project) reads instances with a
     # copy of the contract's own module, and declares the tensors the control plane sends.
-    assert triton_repo.GENERATE_FILES["prediction.py"] == ("contract", "prediction.py")
+    assert triton_repo.GENERATE_FILES["prediction.py"] == prediction.__name__
     generate_config = triton_repo.generate_config_text("gpt", GPT(ModelConfig(), seed=0),
                                                        batching)
     for name in (triton_kserve.GENERATE_INPUT, triton_kserve.GENERATE_TEXT,

@@ -56,11 +56,8 @@ def fingerprint(name: str, model: GPT, batching: triton_repo.Batching) -> str:
     generation model's files, in one text whose digest the marker keeps."""
     configs = triton_repo.texts(name, model, batching)
     parts = [configs[folder] for folder in sorted(configs)]
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for target in sorted(triton_repo.GENERATE_FILES):
-        with open(os.path.join(root, *triton_repo.GENERATE_FILES[target]),
-                  encoding="utf-8") as f:
-            parts.append(f"{target}\n{f.read()}")
+        parts.append(f"{target}\n{triton_repo.generate_file(target)}")
     return "\n".join(parts)
 
 

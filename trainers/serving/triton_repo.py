@@ -52,8 +52,19 @@ from trainers.torch.model import GPT
 VERSION = "1"
 GENERATE_SUFFIX = "_generate"
 # Beside the generation model's model.py: the contract's parsing and stop logic, and the loop.
-GENERATE_FILES = {"model.py": ("trainers", "serving", "triton_generate_model.py"),
-                  "prediction.py": ("contract", "prediction.py")}
+GENERATE_FILES = {"model.py": "trainers.serving.triton_generate_model",
+                  "prediction.py": "contract.prediction"}
+
+
+def generate_file(target: str) -> str:
+    """The text of a file GENERATE_FILES names, read from its module's own file (wherever the
+    project is installed: the packaging image installs it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(GENERATE_FILES[target])
+    assert spec is not None and spec.origin, GENERATE_FILES[target]
+    with open(spec.origin, encoding="utf-8") as f:
+        return f.read()
 ONNX_FILE = "model.onnx"
 CONFIG_FILE = "config.pbtxt"
 # The opset the exporter writes and the onnxruntime in Triton images since 24.x reads.
@@ -195,10 +206,8 @@ def write(model: GPT, repository: str, name: str = "gpt",
         _write_text(os.path.join(step, CONFIG_FILE), configs[os.path.basename(step)])
         generate = os.path.join(repository, f"{name}{GENERATE_SUFFIX}")
         os.makedirs(os.path.join(generate, VERSION), exist_ok=True)
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        for target, source in GENERATE_FILES.items():
-            with open(os.path.join(root, *source), encoding="utf-8") as f:
-                _write_text(os.path.join(generate, VERSION, target), f.read())
+        for target in GENERATE_FILES:
+            _write_text(os.path.join(generate, VERSION, target), generate_file(target))
         _write_text(os.path.join(generate, CONFIG_FILE), configs[os.path.basename(generate)])
     return folder
 
