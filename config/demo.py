@@ -212,6 +212,7 @@ The control plane is running.
   log in    user {seeded["username"]}, password {seeded["password"]}
   API       curl -H 'Authorization: Token {seeded["token"]}' {stack.web_url}/api/v1/jobs/
   logs      {stack.log_dir}/
+  storage   STORAGE_EMULATOR_HOST={stack.storage_url}   (the local Cloud Storage, gs://)
   {stack.sandbox_line()}
 Press Ctrl-C to stop.
 """,
