@@ -148,3 +148,25 @@ def test_an_object_store_repository_is_written_only_checked(tmp_path) -> None:
     assert done.returncode == 2
     error = json.loads(done.stderr.strip().splitlines()[-1])
     assert error["severity"] == "ERROR" and "only checked (--check)" in error["error"]
+
+
+def test_the_local_twin_runs_onnx_models_in_python_and_keeps_python_models(tmp_path) -> None:
+    """Where tritonserver has no onnxruntime backend (PyTriton's has none), triton_local serves
+    each ONNX model of the repository through the Python backend and the rest as they are."""
+    from trainers.serving import triton_local
+
+    repo = tmp_path / "repo"
+    for name, first_line in (("gpt", 'platform: "onnxruntime_onnx"'),
+                             ("gpt_generate", 'backend: "python"')):
+        (repo / name / "1").mkdir(parents=True)
+        (repo / name / "config.pbtxt").write_text(f'name: "{name}"\n{first_line}\n')
+        (repo / name / "1" / ("model.onnx" if name == "gpt" else "model.py")).write_text(name)
+    twin = Path(triton_local.python_twin(str(repo), str(tmp_path / "twin")))
+    assert (twin / "gpt" / "config.pbtxt").read_text() == 'name: "gpt"\nbackend: "python"\n'
+    assert (twin / "gpt" / "1" / "model.onnx").read_text() == "gpt"
+    assert "TritonPythonModel" in (twin / "gpt" / "1" / "model.py").read_text()
+    assert (twin / "gpt_generate" / "config.pbtxt").read_text() == \
+        (repo / "gpt_generate" / "config.pbtxt").read_text()
+    assert (twin / "gpt_generate" / "1" / "model.py").read_text() == "gpt_generate"
+    with pytest.raises(RepositoryError, match="no model folder"):
+        triton_local.python_twin(str(tmp_path / "twin" / "gpt" / "1"), str(tmp_path / "t2"))
