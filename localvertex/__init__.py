@@ -28,10 +28,14 @@ A room per service, as moto has one per AWS service:
   replicas/      the process runtime jobs, model servers and Ray nodes share: what a replica runs
                  and its environment, process groups, the sandbox, the local stand-in for
                  Cloud Storage (gs://), pythonPackageSpec packages
+  storage/       Cloud Storage's JSON API over the buckets' folders (its own port; what
+                 Google's storage client and gcsfs call with STORAGE_EMULATOR_HOST) and its
+                 IAM stand-in: a door in each job's network namespace for its team alone
   core/          what the rooms share: the API's errors, times, the filter parser, the generic
                  SQLite store, resource names and pages, long-running operations, v1beta1
                  answered by a v1 implementation
-and, at the top: server.py (every service on one port, the admin service on another), auth.py
+and, at the top: server.py (every service on one port, the admin service on another, Cloud
+Storage on a third), auth.py
 (the bearer token every call must carry: only the control plane holds it), config.py (the
 settings), client.py (GAPIC clients pointed at the emulator), __main__.py
 (`python -m localvertex`).
