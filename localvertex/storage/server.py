@@ -25,14 +25,14 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from localvertex.storage.access import CONTROL_PLANE, Principal
 from localvertex.storage.objects import Buckets, ObjectInfo, StorageError, check_bucket, digests
+from localvertex.storage.resources import bucket_resource, object_resource
 from localvertex.storage.uploads import Uploads, multipart, read_body
 
 log = logging.getLogger(__name__)
@@ -40,15 +40,6 @@ log = logging.getLogger(__name__)
 _CHUNK = 1 << 20
 _PAGE = 1000
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
-# The location every local bucket reports: one folder, read alike from every emulated region
-# (so the control plane's cross-region checkpoint check passes, as with the folders before).
-LOCATION = ("multi-region", "US")
-
-
-def _time(ns: int) -> str:
-    return datetime.fromtimestamp(ns / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class StorageServer(ThreadingHTTPServer):
     """One listening socket of the service: the host's (the control plane's) or a job's door."""
 
@@ -130,26 +121,13 @@ class Handler(BaseHTTPRequestHandler):
             {"domain": "global", "reason": exc.reason, "message": exc.message}]}}, exc.status)
 
     def _object(self, info: ObjectInfo) -> dict[str, Any]:
-        name = quote(info.name, safe="")
-        link = f"{self._base()}/storage/v1/b/{info.bucket}/o/{name}"
-        md5, crc = info.md5, info.crc32c
-        if md5:
-            self.server.service.uploads.remember(info)
+        uploads = self.server.service.uploads
+        if info.md5:
+            uploads.remember(info)
+            found = (info.md5, info.crc32c)
         else:
-            md5, crc = self.server.service.uploads.digests_of(
-                info, lambda: self._digests(info))
-        return {
-            "kind": "storage#object", "id": f"{info.bucket}/{info.name}/{info.generation}",
-            "selfLink": link, "name": info.name, "bucket": info.bucket,
-            "mediaLink": f"{self._base()}/download/storage/v1/b/{info.bucket}/o/{name}"
-                         f"?generation={info.generation}&alt=media",
-            "generation": str(info.generation), "metageneration": "1",
-            "contentType": info.content_type, "storageClass": "STANDARD",
-            "size": str(info.size), "md5Hash": md5, "crc32c": crc,
-            "etag": base64.b64encode(str(info.generation).encode()).decode(),
-            "timeCreated": _time(info.updated_ns), "updated": _time(info.updated_ns),
-            "timeStorageClassUpdated": _time(info.updated_ns),
-        }
+            found = uploads.digests_of(info, lambda: self._digests(info))
+        return object_resource(self._base(), info, *found)
 
     def _digests(self, info: ObjectInfo) -> tuple[str, str]:
         _, fd = self.server.service.buckets.open_read(info.bucket, info.name)
@@ -159,12 +137,7 @@ class Handler(BaseHTTPRequestHandler):
             os.close(fd)
 
     def _bucket(self, name: str) -> dict[str, Any]:
-        return {"kind": "storage#bucket", "id": name, "name": name,
-                "selfLink": f"{self._base()}/storage/v1/b/{name}", "projectNumber": "0",
-                "metageneration": "1", "locationType": LOCATION[0], "location": LOCATION[1],
-                "storageClass": "STANDARD", "etag": "CAE=",
-                "timeCreated": _time(0), "updated": _time(0),
-                "iamConfiguration": {"uniformBucketLevelAccess": {"enabled": True}}}
+        return bucket_resource(self._base(), name)
 
     def _body(self) -> bytes:
         return read_body(self.rfile, self.headers)
