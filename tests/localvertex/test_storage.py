@@ -17,7 +17,7 @@ from google.cloud import storage
 from localvertex.storage.access import Principal
 from localvertex.storage.server import StorageServer, StorageService
 from trainers import checkpoint
-from trainers.gcs_client import GcsClientStorage
+from trainers.storage import GcsClientStorage
 from trainers.torch.checkpoints import CheckpointManager
 
 

@@ -15,10 +15,9 @@ import torch
 
 from trainers import checkpoint
 from trainers.checkpoint import MARKER
-from trainers.gcs_client import GcsClientStorage
 from trainers.job.cluster import Process
 from trainers.job.preemption import StopRequest
-from trainers.storage import FsspecStorage, StorageError, storage_for
+from trainers.storage import FsspecStorage, GcsClientStorage, StorageError, storage_for
 from trainers.torch import distributed
 from trainers.torch.checkpoints import CheckpointManager
 from trainers.torch.config import preset
