@@ -80,9 +80,11 @@ class Principal:
                                                        p.startswith(prefix)))
 
     def shows(self, bucket: str, name: str) -> bool:
-        """Whether a listing shows NAME (an object, or a folder prefix "a/b/") to it."""
+        """Whether a listing shows NAME to it: an object inside one of its folders, or a
+        folder prefix ("a/b/") inside one or on the way to one."""
+        folder = name.endswith("/")
         return self._any(lambda b, p: b == bucket and (name.startswith(p) or
-                                                       p.startswith(name)))
+                                                       (folder and p.startswith(name))))
 
     def may_see_bucket(self, bucket: str) -> bool:
         return self._any(lambda b, p: b == bucket)
