@@ -147,6 +147,7 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         try:
             self._route(url.path, query)
+            self._drain()  # a body the route had no use for (a PATCH's metadata)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away mid-answer: nothing to tell
         except StorageError as exc:
