@@ -16,6 +16,14 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # together (tests/scheduling.py names them). Each process has its own test database
 # (pytest-django adds the worker's name), and each stack its own database and queues.
 TEST_PROCESSES ?= 3
+# Every process a test run or the demo starts imports the project's modules (Django's apps in each
+# web, worker, beat and manage.py process, the trainers in each replica) and pytest rewrites each
+# test module's asserts. With bytecode writing off (PYTHONDONTWRITEBYTECODE, which some machines
+# and images set), each of them compiles those sources again; on, the first writes __pycache__
+# and the rest read it. The project's packages are compiled before the suite (PROJECT_SOURCES),
+# so replicas, which run as users who cannot write here, read them compiled too.
+unexport PYTHONDONTWRITEBYTECODE
+PROJECT_SOURCES := config controlplane vertexplan contract localvertex trainers client/vcp callbacks
 # The inner loop (`make test-fast`): no stack, no browser, no separate environment, no trainer
 # runs, no slow file (the markers are declared in pyproject.toml; tests/conftest.py applies
 # stack, browser and environment from the fixtures a test uses).
@@ -73,6 +81,7 @@ $(XLA_STAMP): requirements-tpu-xla.txt pyproject.toml | $(XLA_PACKAGES)
 # The demo's compose page offers every preset, PyTorch/XLA and Triton packaging among them: it
 # builds the environments they run in first, as `make test` does (shared per machine, built once).
 demo: venv envs
+	$(BIN)/python -m compileall -q -j 0 $(PROJECT_SOURCES) > /dev/null
 	$(BIN)/python -m config.demo $(DEMO_ARGS)
 
 lint: venv
@@ -108,11 +117,13 @@ $(DS_OPS_STAMP): $(STAMP)
 INDUCTOR_CACHE ?= $(ENV_CACHE)/torchinductor
 
 test: venv lint envs
+	$(BIN)/python -m compileall -q -j 0 $(PROJECT_SOURCES) > /dev/null
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true TORCHINDUCTOR_CACHE_DIR=$(INDUCTOR_CACHE) \
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: venv
+	$(BIN)/python -m compileall -q -j 0 $(PROJECT_SOURCES) > /dev/null
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true \
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile -m "$(FAST_TESTS)" $(PYTEST_ARGS)
