@@ -60,11 +60,19 @@ def _wait(backend: VertexServing, name: str, timeout_s: float = 300.0) -> None:
 
 
 def _eager(folder: Any) -> list[dict[str, Any]]:
+    import torch
+
     from contract import prediction
     from trainers.serving import generate, loader
 
     model = loader.load(str(folder)).model
-    return generate.generate(model, prediction.parse_instances(PROMPTS, None))
+    # One torch thread: two spinning for two CPUs the suite keeps busy cost seconds.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return generate.generate(model, prediction.parse_instances(PROMPTS, None))
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_a_triton_deployment_answers_the_eager_model_s_greedy_bytes_in_one_call(

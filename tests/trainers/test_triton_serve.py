@@ -50,6 +50,17 @@ def _request(port: int, method: str, path: str, body: dict | None = None,
         connection.close()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """The eager answers in this process on one torch thread: on a machine the suite keeps
+    busy, two threads spinning for two shared CPUs made a 64-byte generation 15-20 s instead
+    of under one."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     base = tmp_path_factory.mktemp("triton-serve")
