@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from google.api_core import exceptions
-from google.cloud import aiplatform
+from google.cloud import aiplatform, storage
 from google.cloud.aiplatform_v1 import JobState, PipelineState
 
 from localvertex.replicas.storage import local_path
 from tests.localvertex.helpers import EmulatorProcess
-from tests.localvertex.sdk import STAGING_BUCKET, StagingUploads, sdk_channel
+from tests.localvertex.sdk import STAGING_BUCKET, sdk_channel
 
 IMAGE = "us-docker.pkg.dev/test/trainer:latest"
 SERVING_IMAGE = "us-docker.pkg.dev/test/server:latest"
@@ -43,9 +43,8 @@ TRAIN = textwrap.dedent(
 
 @pytest.fixture
 def sdk(monkeypatch: pytest.MonkeyPatch, emulator: EmulatorProcess):
-    with StagingUploads(emulator.data_dir) as uploads, sdk_channel(monkeypatch, emulator):
-        monkeypatch.setenv("STORAGE_EMULATOR_HOST", uploads.host)
-        yield uploads
+    with sdk_channel(monkeypatch, emulator):
+        yield
 
 
 def _package(path: Path) -> None:
@@ -70,7 +69,7 @@ def _trained(emulator: EmulatorProcess, model: aiplatform.Model) -> str:
 
 
 def test_the_three_custom_training_pipelines_train_and_upload_their_model(
-    sdk: StagingUploads, emulator: EmulatorProcess, tmp_path: Path
+    sdk: None, emulator: EmulatorProcess, tmp_path: Path
 ) -> None:
     script = tmp_path / "task.py"
     script.write_text(TRAIN)
@@ -99,8 +98,9 @@ def test_the_three_custom_training_pipelines_train_and_upload_their_model(
         model.wait()
 
     # The script was packaged and staged through Google's storage client.
-    assert any(uri.endswith("-aiplatform_custom_trainer_script-0.1.tar.gz")
-               for uri in sdk.uploaded), sdk.uploaded
+    staged = [b.name for b in storage.Client().list_blobs(STAGING_BUCKET[len("gs://"):])]
+    assert any(name.endswith("-aiplatform_custom_trainer_script-0.1.tar.gz")
+               for name in staged), staged
     for kind, job in jobs.items():
         assert job.state == PipelineState.PIPELINE_STATE_SUCCEEDED, kind
         model = models[kind]
@@ -121,7 +121,7 @@ def test_the_three_custom_training_pipelines_train_and_upload_their_model(
 
 
 def test_a_failing_job_fails_its_pipeline_and_cancel_ends_one_cancelled(
-    sdk: StagingUploads, emulator: EmulatorProcess
+    sdk: None, emulator: EmulatorProcess
 ) -> None:
     failing = aiplatform.CustomContainerTrainingJob(
         display_name="sdk-fails", container_uri=IMAGE,
@@ -162,7 +162,7 @@ def test_a_failing_job_fails_its_pipeline_and_cancel_ends_one_cancelled(
 
 
 def test_a_pipeline_the_emulator_cannot_run_is_refused_naming_the_field(
-    sdk: StagingUploads,
+    sdk: None,
 ) -> None:
     # A serving container without a command: the emulator cannot run an image's entrypoint.
     job = aiplatform.CustomContainerTrainingJob(
