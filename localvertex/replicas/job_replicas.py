@@ -137,8 +137,8 @@ class ReplicaProcesses:
         if self._netns is None:
             self._netns = job_network.create(self.settings.data_dir, self.job_id)
             # Its team's way to Cloud Storage, and no other (storage/doors.py).
-            self._door = doors.open_door(self.settings.data_dir, self._netns, self.job_id,
-                                         self.team)
+            self._door = doors.open_door(self.settings.data_dir, self._netns,
+                                         f"job {self.job_id}", self.team)
         return self.who
 
     def close(self) -> None:

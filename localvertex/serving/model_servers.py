@@ -41,6 +41,7 @@ from localvertex.replicas.environment import (
     LOCALHOST,
     expand_references,
     free_ports,
+    storage_env,
     triton_python,
 )
 from localvertex.replicas.processes import signal_group
@@ -56,6 +57,7 @@ from localvertex.replicas.storage import local_path
 from localvertex.replicas.team_users import identity_for, team_of
 from localvertex.serving import vllm_local
 from localvertex.serving.store import ModelPb
+from localvertex.storage import doors
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +159,7 @@ def replica_env(
             "AIP_MODE_VERSION": "1.0.0",
             "AIP_FRAMEWORK": "CUSTOM_CONTAINER",
             "AIP_PROJECT_NUMBER": spec.project,
+            **storage_env(settings),
             ENV_DATA_DIR: str(Path(settings.data_dir).absolute()),
             ENV_JOB_ID: f"endpoint-{spec.endpoint_id}",
             ENV_TASK: f"{spec.deployed_model_id}-{index}",
@@ -206,6 +209,7 @@ class ReplicaSet:
         self._wanted = count
         # The deployment's own network namespace, made at start (None: the host's network).
         self.netns: Path | None = None
+        self._door: doors.Door | None = None
 
     # -- control -----------------------------------------------------------------------------
 
@@ -214,6 +218,10 @@ class ReplicaSet:
         self.netns = job_network.create(
             self.settings.data_dir, namespace_id(self.spec.endpoint_id,
                                                  self.spec.deployed_model_id))
+        # Cloud Storage for the model's team only, as its jobs have it (storage/doors.py).
+        self._door = doors.open_door(
+            self.settings.data_dir, self.netns, f"deployment {self.spec.deployed_model_id}",
+            team_of(dict(self.spec.model.labels)))
         self.scale(self._wanted)
         self._thread.start()
 
@@ -240,6 +248,9 @@ class ReplicaSet:
         _stop_all(replicas, self.settings.cancel_grace_s if grace_s is None else grace_s)
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+        if self._door is not None:
+            self._door.close()
+            self._door = None
         job_network.remove(self.netns)  # its replicas are gone: nothing else is in it
 
     def wait_ready(self, timeout_s: float) -> None:

@@ -1,5 +1,6 @@
 """A job's door to the storage service: 127.0.0.1:<the service's port> inside the job's
-network namespace, where its replicas' STORAGE_EMULATOR_HOST points.
+network namespace, where its replicas' STORAGE_EMULATOR_HOST points (a deployment's model
+servers get one in theirs the same way).
 
 A job's replicas cannot reach the host's loopback (replicas/job_network.py), so the service's
 own port, the control plane's, is out of their reach. Each job's namespace gets a listener of
@@ -50,8 +51,9 @@ def unregister(data_dir: str | os.PathLike[str]) -> None:
         _services.pop(Path(data_dir).absolute(), None)
 
 
-def principal(job_id: str, team: str, folders: TeamFolders) -> Principal:
-    who = f"team {team!r} (job {job_id})" if team else f"unlabelled job {job_id}"
+def principal(what: str, team: str, folders: TeamFolders) -> Principal:
+    """WHAT (e.g. "job 12") of TEAM, as refusals name it."""
+    who = f"team {team!r} ({what})" if team else f"unlabelled {what}"
     return Principal(who, lambda: folders(team))
 
 
@@ -65,9 +67,10 @@ class Door:
         self.server.server_close()
 
 
-def open_door(data_dir: str | os.PathLike[str], netns: Path | None, job_id: str,
+def open_door(data_dir: str | os.PathLike[str], netns: Path | None, what: str,
               team: str) -> Door | None:
-    """The job's door in NETNS (see the module), or None where it gets none."""
+    """The door in NETNS of WHAT ("job 12", "deployment 3") of TEAM (see the module), or None
+    where it gets none."""
     with _lock:
         found = _services.get(Path(data_dir).absolute())
     if found is None or netns is None:
@@ -76,8 +79,7 @@ def open_door(data_dir: str | os.PathLike[str], netns: Path | None, job_id: str,
     try:
         sock = job_network.socket_in(netns)
     except OSError as exc:
-        log.warning("storage: no door for job %s (%s): its gs:// calls will be refused", job_id,
-                    exc)
+        log.warning("storage: no door for %s (%s): its gs:// calls will be refused", what, exc)
         return None
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -87,13 +89,12 @@ def open_door(data_dir: str | os.PathLike[str], netns: Path | None, job_id: str,
         sock.close()
         # The job still runs (most never call Cloud Storage); one that does is refused a
         # connection, and the emulator's log says why.
-        log.warning("storage: no door for job %s (%s): its gs:// calls will be refused", job_id,
-                    exc)
+        log.warning("storage: no door for %s (%s): its gs:// calls will be refused", what, exc)
         return None
-    server = StorageServer(service, principal(job_id, team, folders))
+    server = StorageServer(service, principal(what, team, folders))
     server.socket.close()
     server.socket = sock
     server.server_address = sock.getsockname()
-    log.debug("storage: job %s's door open in %s", job_id, netns.name)
+    log.debug("storage: %s's door open in %s", what, netns.name)
     return Door(server)
 

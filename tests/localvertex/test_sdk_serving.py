@@ -188,6 +188,9 @@ def test_a_teams_model_server_runs_as_its_teams_user(sdk: None,
             assert pwd.getpwuid(uid).pw_name == team_users.user_name("vision")
             assert os.readlink(f"/proc/{pid}/ns/net") != host_net
         port = int(_environ(servers[0])["AIP_HTTP_PORT"])
+        # Its Cloud Storage is its deployment's door (the host's port number, in its
+        # namespace: localvertex/storage/doors.py), for its team's folders only.
+        assert _environ(servers[0])["STORAGE_EMULATOR_HOST"] == emulator.storage_host
         assert not _answers(port), "the model server answered on the host's loopback"
         assert probe_as_team(emulator, "speech", [port]) == {port: "ConnectionRefusedError"}
         assert endpoint.predict(instances=[[2, 3]]).predictions == [5]  # still served
