@@ -81,7 +81,11 @@ def custom_job(entry: ModelEntry) -> dict[str, Any]:
             "replicaCount": "1",
             "containerSpec": {"imageUri": image,
                               "command": ["python", "-m", module], "args": args},
-        }]},
+        }],
+            # A build fails the same way each time it runs: Vertex's restarts of a replica
+            # that exits non-zero (five) would run it six times (a GPU machine's for tensorrt)
+            # before the entry could say why.
+            "scheduling": {"disableRetries": True}},
     }
     if engine:
         tensorrt_engine.check_job(job)
@@ -137,17 +141,21 @@ def _record(entry: ModelEntry, remote: RemoteJob) -> None:
 
 
 def _error_line(remote: RemoteJob) -> str:
-    """The newest ERROR line the packaging job logged (triton_repo prints its refusal as one),
-    or "" when none can be read."""
+    """The newest ERROR line the packaging job's own code logged, or "" when none can be read.
+    The tools print their refusal as a structured line (a JSON message: triton_package,
+    aot_package), and it is preferred to the platform's closing lines at the same severity
+    ("Job failed. The replica workerpool0-0 exited with a non-zero status of 2 ..."), which
+    come after it and say only that it failed; without a structured line, the newest text."""
     try:
         page = get_backend().list_log_entries(
             f"{job_filter(remote.job_id)} AND severity>=ERROR", page_size=20,
             order_by="timestamp desc")
     except errors.BackendError:
         return ""
+    texts = []
     for entry in page.entries:
-        payload = entry.json_payload or {}
-        text = str(payload.get("message") or entry.text_payload or "").strip()
-        if text:
-            return text
-    return ""
+        message = str((entry.json_payload or {}).get("message") or "").strip()
+        if message:
+            return message
+        texts.append(str(entry.text_payload or "").strip())
+    return next((text for text in texts if text), "")

@@ -112,6 +112,50 @@ def test_a_failed_packaging_job_fails_the_entry_with_its_error(
     assert fake.models == {}
 
 
+def test_the_tools_own_error_line_is_the_entrys_not_the_platforms_closing_line(
+        triton_entry: ModelEntry, backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: a failed build said 'exited ... after 5 restarts' and no pointer to why. The
+    platform's lines at ERROR come after the tool's structured refusal (newest first here, as
+    asked); the refusal is the entry's error. And the job is not retried: a build fails the
+    same way each time."""
+    from datetime import timedelta
+
+    from controlplane.backends.base import LogPage
+    from vertexplan.logparse.entries import LogEntry
+
+    packaging.submit(triton_entry.pk)
+    [spec] = backend.created
+    assert spec["jobSpec"]["scheduling"] == {"disableRetries": True}
+    name = ModelEntry.objects.get(pk=triton_entry.pk).packaging_job
+    now = timezone.now()
+
+    def entry(age_s: int, **payload: Any) -> LogEntry:
+        return LogEntry(insert_id=str(age_s), timestamp=now - timedelta(seconds=age_s),
+                        severity=500, job_id="1", task_name="workerpool0-0", **payload)
+
+    asked: list[str] = []
+
+    def logs(filter_: str, **kwargs: Any) -> LogPage:
+        asked.append(filter_)
+        return LogPage([
+            entry(0, text_payload="Job failed. The replica workerpool0-0 exited with a "
+                                  "non-zero status of 2 after 5 restarts."),
+            entry(1, text_payload="The replica workerpool0-0 exited with a non-zero status "
+                                  "of 2 after 5 restarts."),
+            entry(2, json_payload={"message": "triton repository: the model folder has no "
+                                              "config.json", "severity": "ERROR"})], "")
+
+    monkeypatch.setattr(backend, "list_log_entries", logs, raising=False)
+    backend.set_state(name, "JOB_STATE_FAILED", error_code=3,
+                      error_message="The replica workerpool0-0 exited with a non-zero status "
+                                    "of 2 after 5 restarts.")
+    lifecycle.reconcile_all()
+    entry_now = ModelEntry.objects.get(pk=triton_entry.pk)
+    assert asked and "severity>=ERROR" in asked[0]
+    assert entry_now.error_message.endswith("failed: triton repository: the model folder has "
+                                            "no config.json"), entry_now.error_message
+
+
 def test_a_refused_packaging_job_fails_the_entry(triton_entry: ModelEntry, backend: Any) -> None:
     from controlplane.backends import errors
 
