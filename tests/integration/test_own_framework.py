@@ -11,16 +11,30 @@ Trainer, Accelerate and DeepSpeed jobs from their step-6 checkpoint passes
 The DeepSpeed job's engine needs DeepSpeed's CPU communication op: the emulator gives the job
 a copy of the environment's prebuilt one (`make ds-ops`, part of `make envs`; built here if
 missing, once), as a team's image ships its ops built (localvertex/replicas/torch_extensions.py).
+
+Beside them run the same four scripts with the callbacks' lines added
+(own_frameworks/with_callbacks.py), shipped as a team ships them to Vertex: the scripts as the
+modules of a training package, with the vcp-callbacks wheel (`pip wheel ./callbacks`) among the
+job's package URIs, which Vertex's executor image pip-installs and the emulator puts first on
+the replicas' PYTHONPATH (localvertex/replicas/python_packages.py). They give exact totals, the
+callbacks' own steps and, on two replicas, each rank's own step times (the events API's
+rank_step_times, what straggler detection reads).
 """
 
 from __future__ import annotations
 
+import io
+import shutil
+import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from config.devstack import Stack
 from tests import make_env
+from tests.integration.own_frameworks import with_callbacks
 from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
@@ -43,8 +57,77 @@ def prebuilt_deepspeed_op() -> None:
     make_env.build("ds-ops", timeout_s=900)
 
 
+# The callbacks' jobs: the module of the training package each runs, the script's text with the
+# callbacks, and its replicas. Two where a script joins a world from Vertex's RANK, WORLD_SIZE
+# and MASTER_ADDR (the Trainer and Accelerate through Accelerate's state, DeepSpeed through its
+# engine; gloo on the CPU): every third step then carries both ranks' own times. Lightning's
+# fit stays on one: it takes a node's rank from NODE_RANK, which Vertex does not set, so two
+# replicas would each train as node 0 (its rank times are its world of one).
+CALLBACK_JOBS = {
+    "own-hf": ("hf_trainer", with_callbacks.hf_trainer, 2),
+    "own-lightning": ("lightning_fit", with_callbacks.lightning, 1),
+    "own-accelerate": ("accelerate_loop", with_callbacks.accelerate, 2),
+    "own-deepspeed": ("deepspeed_loop", with_callbacks.deepspeed, 2),
+}
+PACKAGES = "gs://cp-pkgs/own-callbacks"
+EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-4.py310:latest"
+
+
+def _callbacks_wheel(folder: Path, scratch: Path) -> str:
+    """vcp-callbacks built into FOLDER as a team builds it for its job (`pip wheel
+    ./callbacks`), from a copy in SCRATCH: pip builds in the source tree, which is shared."""
+    source = scratch / "callbacks"
+    shutil.copytree(Path(__file__).parents[2] / "callbacks", source,
+                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--no-index", "--wheel-dir", str(folder),
+                    str(source)], check=True, capture_output=True, timeout=120)
+    [wheel] = folder.glob("vcp_callbacks-*.whl")
+    return wheel.name
+
+
+def _training_package(path: Path) -> None:
+    """The team's training package (an sdist): each script, with its callbacks, a module."""
+    files = {"ownjobs-0.1/setup.py": "from setuptools import setup\nsetup()\n",
+             "ownjobs-0.1/ownjobs/__init__.py": ""}
+    for module, script, replicas in CALLBACK_JOBS.values():
+        files[f"ownjobs-0.1/ownjobs/{module}.py"] = script(rank_times_every=3) + (
+            with_callbacks.EXIT if replicas > 1 else "")
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.fixture(scope="module")
+def callback_jobs(stack: Stack, api: Api, tmp_path_factory: pytest.TempPathFactory
+                  ) -> dict[str, int]:
+    """The callbacks' jobs, submitted: their ids by the name of the job without them."""
+    folder = stack.emulator_data_dir / "gcs" / PACKAGES.removeprefix("gs://")
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = _callbacks_wheel(folder, tmp_path_factory.mktemp("vcp-callbacks"))
+    _training_package(folder / "ownjobs-0.1.tar.gz")
+    ids = {}
+    for name, (module, _, replicas) in CALLBACK_JOBS.items():
+        request = {
+            "name": f"{name}-callbacks", "args": [], "chief": {"machine_type": "n1-standard-4"},
+            "python_package": {"executor_image_uri": EXECUTOR, "python_module": f"ownjobs.{module}",
+                               "package_uris": [f"{PACKAGES}/ownjobs-0.1.tar.gz",
+                                                f"{PACKAGES}/{wheel}"]},
+            **EXTRA.get(name, {})}
+        if replicas > 1:
+            request["workers"] = {"machine_type": "n1-standard-4", "replica_count": replicas - 1}
+        response = api.post("/api/v1/jobs/", request)
+        assert response.status_code == 201, response.text
+        ids[name] = response.json()["id"]
+    return ids
+
+
 def test_own_framework_jobs_are_followed_and_resumed_from_a_chosen_checkpoint(
-        stack: Stack, api: Api) -> None:
+        stack: Stack, api: Api, callback_jobs: dict[str, int]) -> None:
+    # callback_jobs: the callbacks' jobs, submitted first, run beside these.
     submitted = []
     for name, script in (("own-hf", SCRIPT), ("own-lightning", LIGHTNING),
                          ("own-accelerate", ACCELERATE), ("own-deepspeed", DEEPSPEED)):
@@ -124,3 +207,46 @@ def test_own_framework_jobs_are_followed_and_resumed_from_a_chosen_checkpoint(
     # The loops' bars count on from the step they loaded: 7 first.
     for again_id in (accelerate_again, deepspeed_again):
         assert [s["step"] for s in api.steps_through(again_id, 12)] == list(range(7, 13))
+
+
+def test_the_same_jobs_with_the_callbacks_give_exact_totals_and_rank_times(
+        stack: Stack, api: Api, callback_jobs: dict[str, int]) -> None:
+    """Each callback job's steps are the callback's own (the Trainer's, Lightning's and the
+    engine's every third step as they log; the loop's every step it logs), with the total the
+    callback knows, the evaluations and checkpoints once each, the end; every third step both
+    ranks' own step times (one for Lightning's world of one)."""
+    every_step, logged = list(range(1, 13)), [3, 6, 9, 12]
+    # The steps, the evaluations' steps, the learning rate (the Trainer's decays from its
+    # default; the others' SGD keeps 0.05), each checkpoint's name as its framework makes it.
+    expected = {
+        "own-hf": (logged, [6, 12], None, "/checkpoint-{step}"),
+        "own-lightning": (logged, [4, 8, 12], 0.05, "step={step}.ckpt"),
+        "own-accelerate": (every_step, [6, 12], 0.05, "/step_{step}"),
+        "own-deepspeed": (logged, [6, 12], 0.05, "/global_step{step}")}
+    for name, job_id in callback_jobs.items():
+        replicas = CALLBACK_JOBS[name][2]
+        job = api.wait_for(job_id, lambda j: j["state"] in TERMINAL, timeout_s=240,
+                           what=f"{name} to end", stack=stack)
+        assert job["state"] == "SUCCEEDED", (name, job["error_message"])
+        events = api.events_through(job_id)
+        steps = api.steps_through(job_id, 12)
+        want_steps, want_evals, lr, checkpoint_name = expected[name]
+        assert [s["step"] for s in steps] == want_steps, name
+        assert all(s["loss"] is not None and s["lr"] and s["lr"] == (lr or s["lr"])
+                   for s in steps), (name, steps)
+        record = api.get(f"/api/v1/jobs/{job_id}/")
+        assert (record["last_step"], record["total_steps"]) == (12, 12), name
+        assert [c["step"] for c in record["checkpoints"]] == [12, 6], name
+        assert all(c["path"].rstrip("/").endswith(checkpoint_name.format(step=c["step"]))
+                   for c in record["checkpoints"]), record["checkpoints"]
+        started = [e for e in events if e["kind"] == "run_started"]
+        assert started and all(e["data"]["reporter"] == "vcp-callbacks"
+                               and e["data"]["world_size"] == replicas for e in started), name
+        assert [e["step"] for e in events if e["kind"] == "eval"] == want_evals, name
+        assert [e["step"] for e in events if e["kind"] == "checkpoint_saved"] == [6, 12], name
+        assert [e["step"] for e in events if e["kind"] == "run_finished"] == [12], name
+        rank_times = [e for e in events if e["kind"] == "rank_step_times"]
+        assert [e["step"] for e in rank_times] == logged, name
+        assert all(len(e["data"]["rank_step_time_s"]) == replicas
+                   and all(t > 0 for t in e["data"]["rank_step_time_s"])
+                   for e in rank_times), (name, rank_times)

@@ -21,33 +21,20 @@ from controlplane.logs.store import RANK_TIMES, Target, store_entries
 from controlplane.runs.models import Job, JobEvent
 from localvertex.replicas.torch_extensions import for_replica
 from tests import make_env
+from tests.integration.own_frameworks import with_callbacks as scripts
 from tests.logs.conftest import followed_job
 from tests.logs.test_framework_lines import custom_job
 from vertexplan.logparse.entries import LogEntry
 
 pytestmark = pytest.mark.trainers
 
-SCRIPT = Path(__file__).parents[1] / "integration" / "own_frameworks" / "hf_trainer_script.py"
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
-# The run is over: leave without torch's teardown, which on two CPU ranks aborts now and then
-# at exit after the last line ('terminate called without an active exception', about once in
-# ten runs, with or without the callbacks' gathers), failing the launcher.
-EXIT = "\nimport os, sys\nsys.stdout.flush()\nsys.stderr.flush()\nos._exit(0)\n"
 
 
 def with_callbacks(tmp_path: Path) -> Path:
     """The team's script with the callbacks added: two lines, as the package's docs show."""
-    text = SCRIPT.read_text()
-    text = text.replace("from transformers import LlamaConfig",
-                        "from vcp_callbacks.hf import ControlPlaneCallback\n"
-                        "from transformers import LlamaConfig")
-    text = text.replace("Trainer(model=model, args=args,",
-                        "Trainer(model=model, args=args, "
-                        "callbacks=[ControlPlaneCallback(rank_times_every=3)],")
-    text += EXIT
-    assert text.count("ControlPlaneCallback") == 2
     script = tmp_path / "train.py"
-    script.write_text(text)
+    script.write_text(scripts.hf_trainer(rank_times_every=3) + scripts.EXIT)
     return script
 
 
@@ -103,64 +90,25 @@ def test_the_callbacks_exact_steps_and_rank_times_and_no_step_twice(
     assert FrameworkTrack.objects.get(job=job, replica="workerpool0-0").state["reported"]
 
 
-LIGHTNING = Path(__file__).parents[1] / "integration" / "own_frameworks" / "lightning_script.py"
-ACCELERATE_SCRIPT = (Path(__file__).parents[1] / "integration" / "own_frameworks"
-                     / "accelerate_script.py")
-DEEPSPEED_SCRIPT = (Path(__file__).parents[1] / "integration" / "own_frameworks"
-                    / "deepspeed_script.py")
-
-
 def accelerate_with_tracker(tmp_path: Path) -> Path:
     """The team's own Accelerate loop (the one tests/integration/test_own_framework.py runs
-    unchanged) with the tracker added as its docs show: the tracker in log_with and following
-    the accelerator (its save_state checkpoints), a log call per step and per evaluation,
-    end_training."""
-    text = ACCELERATE_SCRIPT.read_text()
-    edits = [
-        ("from accelerate.logging import get_logger\n",
-         "from accelerate.logging import get_logger\n"
-         "from vcp_callbacks.accelerate_tracker import ControlPlaneTracker\n"),
-        ("accelerator = Accelerator(cpu=True)\n",
-         "tracker = ControlPlaneTracker(total_steps=STEPS, rank_times_every=3)\n"
-         "accelerator = tracker.follow(Accelerator(cpu=True, log_with=[tracker]))\n"
-         "accelerator.init_trackers('team-run')\n"),
-        ("    progress_bar.set_postfix(loss=loss.item())\n",
-         "    progress_bar.set_postfix(loss=loss.item())\n"
-         "    accelerator.log({'loss': loss.item(), 'lr': 0.05}, step=completed_steps)\n"),
-        ("        accelerator.save_state(",
-         "        accelerator.log({'eval_loss': eval_loss.item()}, step=completed_steps)\n"
-         "        accelerator.save_state("),
-        ("progress_bar.close()\n", "progress_bar.close()\naccelerator.end_training()\n"),
-    ]
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
+    unchanged) with the tracker added as its docs show (own_frameworks/with_callbacks.py)."""
     script = tmp_path / "loop.py"
-    script.write_text(text + EXIT)
+    script.write_text(scripts.accelerate(rank_times_every=3) + scripts.EXIT)
     return script
 
 
 def deepspeed_followed(tmp_path: Path) -> Path:
     """The team's own DeepSpeed loop (the one tests/integration/test_own_framework.py runs
-    unchanged) with the reporter's one line after deepspeed.initialize, an evaluation reported
-    beside the loop's own line, and the bar on rank 0 only (the script is written for one
-    process: two bars on one stdout would run into each other's lines)."""
-    text = DEEPSPEED_SCRIPT.read_text()
-    edits = [
-        ("import deepspeed\n", "import deepspeed\nfrom vcp_callbacks.deepspeed import follow\n"),
-        ("done = 0\n",
-         "reporter = follow(engine, total_steps=STEPS, rank_times_every=3)\ndone = 0\n"),
-        ("bar = tqdm(range(STEPS), file=sys.stdout)",
-         "bar = tqdm(range(STEPS), file=sys.stdout, disable=engine.global_rank != 0)"),
-        ("        logging.info(\"epoch",
-         "        reporter.eval({'loss': held.item()})\n        logging.info(\"epoch"),
-        ("bar.close()\n", "bar.close()\nreporter.finish()\n"),
-    ]
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
+    unchanged) with the reporter's lines, and the bar on rank 0 only (the script is written
+    for one process: two bars on one stdout would run into each other's lines)."""
+    text = scripts.deepspeed(rank_times_every=3)
+    bar = "bar = tqdm(range(STEPS), file=sys.stdout)"
+    assert text.count(bar) == 1
+    text = text.replace(bar, "bar = tqdm(range(STEPS), file=sys.stdout, "
+                             "disable=engine.global_rank != 0)")
     script = tmp_path / "ds.py"
-    script.write_text(text + EXIT)
+    script.write_text(text + scripts.EXIT)
     return script
 
 
@@ -185,14 +133,7 @@ def test_the_lightning_callback_reports_exactly(db: None, tmp_path: Path, settin
                                                  ) -> None:
     settings.CP_LOCAL_STORAGE_ROOT = str(tmp_path / "buckets")
     checkpoints = tmp_path / "buckets" / "acme" / "vision" / "exp" / "checkpoints"
-    script = LIGHTNING.read_text().replace(
-        "callbacks=[checkpoints, TQDMProgressBar()]",
-        "callbacks=[checkpoints, TQDMProgressBar(), ControlPlaneCallback(rank_times_every=3)]")
-    script = script.replace("from lightning.pytorch.callbacks import",
-                            "from vcp_callbacks.lightning import ControlPlaneCallback\n"
-                            "from lightning.pytorch.callbacks import")
-    assert script.count("ControlPlaneCallback") == 2
-    (tmp_path / "fit.py").write_text(script)
+    (tmp_path / "fit.py").write_text(scripts.lightning(rank_times_every=3))
     lightning = followed_job(custom_job(["python", "fit.py"]))
     run_and_store(lightning, ["fit.py"], tmp_path, {"AIP_CHECKPOINT_DIR": str(checkpoints)})
     steps = list(StepMetric.objects.filter(job=lightning).order_by("step")
