@@ -146,8 +146,8 @@ def sync_detailed(
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
     filters: each group's jobs by state, best and mean last loss, cost, running time,
-    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
-    others).
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says
+    there were others).
 
     Args:
         accelerator (str | Unset):
@@ -207,8 +207,8 @@ def sync(
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
     filters: each group's jobs by state, best and mean last loss, cost, running time,
-    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
-    others).
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says
+    there were others).
 
     Args:
         accelerator (str | Unset):
@@ -263,8 +263,8 @@ async def asyncio_detailed(
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
     filters: each group's jobs by state, best and mean last loss, cost, running time,
-    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
-    others).
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says
+    there were others).
 
     Args:
         accelerator (str | Unset):
@@ -322,8 +322,8 @@ async def asyncio(
 
      The job list grouped by a tag key, a configuration key or the sweep, after the list's
     filters: each group's jobs by state, best and mean last loss, cost, running time,
-    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says there were
-    others).
+    accelerator-hours and its newest jobs, the largest groups first (at most 200; `more` says
+    there were others).
 
     Args:
         accelerator (str | Unset):
