@@ -4,7 +4,8 @@
 JOB_STATE_CANCELLED and the SDK raises; one whose replica exits 3 raises the SDK's error with
 Vertex's replica message; `CustomJob.list(filter=...)` on a label and display_name returns
 exactly the right jobs; a HyperparameterTuningJob whose trials report with `import hypertune`
-succeeds with each trial's final measurement as the trial reported it, read through the SDK.
+succeeds with each trial's final measurement as the trial reported it, read through the SDK,
+and is listed without its trials, as Vertex lists it.
 
 The SDK polls a job every 5 s: the CustomJobs run side by side, and the test waits on the SDK's
 own `job.state` until each has ended before asking the SDK's `wait_for_completion()` how it
@@ -114,13 +115,15 @@ def test_spot_cancel_failure_and_list_through_the_sdk(sdk, emulator: EmulatorPro
 
 
 def test_hyperparameter_tuning_job_with_hypertune_trials_through_the_sdk(sdk) -> None:
+    run = f"run-{uuid.uuid4().hex[:8]}"
     trial_job = aiplatform.CustomJob(display_name="sdk-trial",
                                      worker_pool_specs=[python_pool(TRIAL)])
     job = aiplatform.HyperparameterTuningJob(
         display_name="sdk-tuning", custom_job=trial_job,
         metric_spec={"loss": "minimize"},
         parameter_spec={"x": hpt.DoubleParameterSpec(min=0.0, max=1.0, scale="linear")},
-        max_trial_count=2, parallel_trial_count=2, search_algorithm="random")
+        max_trial_count=2, parallel_trial_count=2, search_algorithm="random",
+        labels={"suite": run})
     job.run()
     assert job.state == JobState.JOB_STATE_SUCCEEDED
     spec = job.gca_resource.study_spec
@@ -142,6 +145,8 @@ def test_hyperparameter_tuning_job_with_hypertune_trials_through_the_sdk(sdk) ->
         args = list(child.job_spec.worker_pool_specs[0].container_spec.args)
         assert len(args) == 1 and float(args[0].removeprefix("--x=")) == pytest.approx(x)
 
-    # Got again by name, as a user's later session would: the same trials.
+    # Listed, without its trials as Vertex lists it; got again by name, with them.
+    (listed,) = aiplatform.HyperparameterTuningJob.list(filter=f'labels.suite="{run}"')
+    assert listed.resource_name == job.resource_name and listed.trials == []
     again = aiplatform.HyperparameterTuningJob.get(job.resource_name)
     assert [t.id for t in again.trials] == [t.id for t in job.trials]
