@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.trainer_models import flags_and_sets, positive, preset_model
 from localvertex.config import Settings
 from localvertex.replicas.environment import replica_argv, tpu_hosts
 
@@ -49,13 +50,7 @@ TRAINER_MODULES = ("trainers.train", "trainers.jax", "trainers.xla")
 TRAINER_POOLS = 2
 SHAPES_DIR = Path("trainers") / "torch" / "models" / "shapes"
 # A shipped shape's bare name; anything else (a path, gs://) is a team's file, not read here.
-_DIGITS = re.compile(r"[0-9]{1,9}")
 _SHAPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-# trainers/config.py's presets of the byte-level GPT (its ModelConfig defaults are tiny's).
-GPT_PRESETS = {
-    "tiny": {"n_layer": 2, "n_embd": 64, "block_size": 64, "vocab_size": 256},
-    "small": {"n_layer": 6, "n_embd": 384, "block_size": 256, "vocab_size": 256},
-}
 SCALE_DOWN_WAYS = ("`vcp presets run SLUG --scale-down`, or \"Run scaled down locally\" on the "
                    "compose page")
 
@@ -105,36 +100,6 @@ def _trainer_module(argv: list[str]) -> str | None:
         else None
 
 
-def _flags(args: list[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """The `--flag value` / `--flag=value` pairs (the last wins, as argparse's) and the
-    `--set key=value` overrides."""
-    flags: dict[str, str] = {}
-    sets: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word.startswith("--"):
-            name, eq, value = word.partition("=")
-            # A switch (--compile-blocks) takes no value: the next flag is its own.
-            if not eq and i + 1 < len(args) and not args[i + 1].startswith("--"):
-                value, i = args[i + 1], i + 1
-            if name == "--set":
-                key, _, setting = value.partition("=")
-                sets[key.strip()] = setting.strip()
-            else:
-                flags[name] = value
-        i += 1
-    return flags, sets
-
-
-def _positive(value: Any) -> int | None:
-    if isinstance(value, str):
-        # ASCII digits only (str.isdigit takes "²", which int() refuses), and no absurd size.
-        value = int(value) if _DIGITS.fullmatch(value.strip()) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else None
-
-
 def _json_object(text: str | None) -> dict[str, Any]:
     try:
         value = json.loads(text) if text else {}
@@ -150,25 +115,19 @@ def hf_parameters(config: dict[str, Any]) -> int | None:
     a VLM's vision tower is left out of the floor)."""
     text = config.get("text_config")
     values = {**text, **config} if isinstance(text, dict) else config
-    h, layers, vocab, inter, heads = (_positive(values.get(k)) for k in (
+    h, layers, vocab, inter, heads = (positive(values.get(k)) for k in (
         "hidden_size", "num_hidden_layers", "vocab_size", "intermediate_size",
         "num_attention_heads"))
     if not (h and layers and vocab and inter and heads):
         return None
-    kv = _positive(values.get("num_key_value_heads")) or heads
-    head_dim = _positive(values.get("head_dim")) or h // heads
+    kv = positive(values.get("num_key_value_heads")) or heads
+    head_dim = positive(values.get("head_dim")) or h // heads
     attention = 2 * h * heads * head_dim + 2 * h * kv * head_dim  # q and o; k and v
     mlp = 3 * h * inter  # gate, up and down projections
     # The output layer is its own matrix only where the config says so (a floor: transformers'
     # default differs by model type, Gemma's ties them unsaid).
     embeddings = vocab * h * (2 if values.get("tie_word_embeddings") is False else 1)
     return layers * (attention + mlp + 2 * h) + embeddings + h
-
-
-def gpt_parameters(n_layer: int, n_embd: int, vocab_size: int, block_size: int) -> int:
-    """The byte-level GPT's count: 12 x layers x width^2 in the blocks, the token and position
-    embeddings (the output layer shares the token embedding)."""
-    return 12 * n_layer * n_embd**2 + (vocab_size + block_size) * n_embd
 
 
 def model_of(workdir: Path, flags: dict[str, str], sets: dict[str, str]) -> Model | None:
@@ -191,12 +150,12 @@ def model_of(workdir: Path, flags: dict[str, str], sets: dict[str, str]) -> Mode
         return Model(shape, count, local)
     if "--init-from" in flags:
         return None
-    preset = GPT_PRESETS.get(flags.get("--preset", "tiny"))
+    preset = preset_model(flags, sets)
     if preset is None:
         return None
-    dims = {k: _positive(sets.get(f"model.{k}")) or v for k, v in preset.items()}
+    dims = preset.dims
     return Model(f"a byte-level GPT ({dims['n_layer']} layers, width {dims['n_embd']})",
-                 gpt_parameters(**dims), "--preset tiny without the --set model.* overrides")
+                 preset.parameters, "--preset tiny without the --set model.* overrides")
 
 
 # -- how a strategy divides the states -------------------------------------------------------
@@ -230,7 +189,7 @@ def _sharding(flags: dict[str, str], env: dict[str, str]) -> tuple[str, int]:
         return strategy, 0
     fsdp = _json_object(env.get("CP_FSDP_CONFIG_JSON"))
     mode = flags.get("--fsdp-mode") or str(fsdp.get("mode") or "full_shard")
-    return mode, _positive(fsdp.get("shard_size")) or 0
+    return mode, positive(fsdp.get("shard_size")) or 0
 
 
 def _pool_env(pool_spec) -> dict[str, str]:
@@ -258,12 +217,12 @@ def _read_pool(settings: Settings, index: int, pool_spec) -> _Reading | None:
     module = _trainer_module(argv)
     if module is None:
         return None
-    flags, sets = _flags(argv[3:])
+    flags, sets = flags_and_sets(argv[3:])
     model = model_of(settings.workdir, flags, sets)
     if model is None:
         return None
     if module == "trainers.train":
-        processes = _positive(flags.get("--nproc-per-node")) or 1
+        processes = positive(flags.get("--nproc-per-node")) or 1
         strategy, group = _sharding(flags, _pool_env(pool_spec))
     else:
         # A TPU slice: one JAX process per VM; PyTorch/XLA plays the whole slice in one.
@@ -291,8 +250,8 @@ def estimate(settings: Settings, job_spec) -> Estimate | None:
     pools = []
     for r in readings:
         dims = _json_object(_pool_env(r.pool_spec).get("CP_PARALLELISM_JSON"))
-        tp = _positive(r.sets.get("tp")) or _positive(dims.get("tp")) or 1
-        pp = _positive(r.sets.get("pp")) or _positive(dims.get("pp")) or 1
+        tp = positive(r.sets.get("tp")) or positive(dims.get("tp")) or 1
+        pp = positive(r.sets.get("pp")) or positive(dims.get("pp")) or 1
         states = state_bytes_per_process(r.model.parameters, r.strategy, world, tp, pp,
                                          r.shard_group)
         if states is None:

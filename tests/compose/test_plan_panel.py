@@ -90,3 +90,31 @@ def test_with_a_run_time_the_estimate_is_a_total_and_the_cap_stays_labelled(
     html = response.content.decode()
     assert f'id="estimate-on-demand">${10 * N1_4_HOURLY / 1e6:.2f}<' in html
     assert 'id="estimate-no-run-time"' not in html and 'id="estimate-cap"' not in html
+
+
+def test_model_fields_the_trainer_does_not_train_are_a_warning_with_its_own_figures(
+        member_client: Client, backend: Backend) -> None:
+    """Issue 33: a 7B plan composed for a job whose trainer trains --preset tiny validated
+    without a word; the panel now says what the trainer trains and that the plan is another
+    job's."""
+    html = panel(member_client, strategy="fsdp", model_parameters_b="7", **A100_8)
+    assert "The trainer trains a byte-level GPT (2 layers, width 64; --preset tiny), " \
+           "120,576 parameters." in html
+    assert "120,576 parameters, not the 7,000,000,000 of the model fields" in html
+    # Fields that describe the trainer's model (rounded) are its plan, without a warning.
+    html = panel(member_client, strategy="fsdp", model_parameters_b="0.00012", **A100_8)
+    assert "The trainer trains a byte-level GPT" in html and 'id="warnings"' not in html
+    # --set model.* makes the trainer's model the fields' size.
+    html = panel(member_client, strategy="fsdp", model_parameters_b="0.0108",
+                 args="--preset small --steps 20", **A100_8)
+    assert "width 384; --preset small), 10,844,160 parameters" in html
+    assert 'id="warnings"' not in html
+
+
+def test_a_plan_for_a_teams_own_code_says_it_sizes_the_fields_as_entered(
+        member_client: Client, backend: Backend) -> None:
+    html = panel(member_client, strategy="fsdp", model_parameters_b="7",
+                 image_uri="us-docker.pkg.dev/my-project/team/own-trainer:1",
+                 command="python train.py", args="--epochs 1", **A100_8)
+    assert "sizes the model entered in the model fields for your own code" in html
+    assert "The trainer trains" not in html and 'id="warnings"' not in html

@@ -5,7 +5,6 @@ runs."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -177,14 +176,3 @@ def test_a_job_bigger_than_the_machine_fails_at_once_and_its_variant_runs(
     wait_state(emu.jobs, small.name, State.JOB_STATE_RUNNING)
     emu.jobs.cancel_custom_job(name=small.name)
     wait_state(emu.jobs, small.name, State.JOB_STATE_CANCELLED)
-
-
-def test_the_guards_gpt_presets_are_the_trainers_own() -> None:
-    # The emulator does not import the trainers (they run in the replicas' environment): its
-    # copy of the presets' model shapes must still say what the trainer builds.
-    from trainers import config
-
-    for name, shape in machine_fit.GPT_PRESETS.items():
-        model = dataclasses.asdict(config.PRESETS[name]().get("model", config.ModelConfig()))
-        assert {key: model[key] for key in shape} == shape, name
-    assert set(machine_fit.GPT_PRESETS) == set(config.PRESETS)

@@ -1,7 +1,9 @@
 """The memory plan of a composed job, and what to change when it does not fit.
 
 The request's ``model`` section says how big the model is; the composed pools say on what it
-runs. Without a ``model`` section there is no plan (and nothing to refuse).
+runs. Without a ``model`` section there is no plan (and nothing to refuse). The plan says whose
+model it sizes: the product's trainer's (a warning where its arguments train another) or the
+team's own code's (plan_subject.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from vertexplan import memory, memory_text
 from vertexplan.catalog.lookups import allowed_accelerators, get_accelerator, get_machine_type
 from vertexplan.checkpointing import checkpointing_mode
+from vertexplan.composer import plan_subject
 from vertexplan.composer.build import Built
 from vertexplan.composer.parallelism import GPU_STRATEGIES
 from vertexplan.composer.request import JobRequest
@@ -164,6 +167,12 @@ def _plan(request: JobRequest, built: Built) -> PlanResult:
         result.errors["model"] = [f"model: {exc}"]
         return result
     plan.notes[:0] = notes
+    # Whose model this is: the trainer's own (its figures beside the plan's, a warning where
+    # they differ) or the team's code (the plan sizes the fields as entered).
+    whose = plan_subject.subject(request, built, shape.parameters)
+    plan.notes.insert(0, whose.note)
+    if whose.warning:
+        result.warnings.setdefault("model.parameters", []).append(whose.warning)
     result.plan = plan
     result.expected_step = _expected_step(shape, layout, built)
     if plan.fits is False:
