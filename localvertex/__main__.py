@@ -90,6 +90,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="Cloud Storage's JSON API over DATA_DIR/gcs (default 0: a free "
                         "port, said in the log; the stacks give 8472); give the control plane "
                         "STORAGE_EMULATOR_HOST=http://HOST:PORT")
+    parser.add_argument("--https-port", type=int, default=0,
+                        help="dedicated endpoints' REST predictions over HTTPS, where Google's "
+                        "SDK sends raw_predict (default 0: a free port, said in the log; "
+                        "its certificate is DATA_DIR/https_cert.pem)")
     parser.add_argument(
         "--token-file", type=Path, default=None,
         help="the bearer token every call must carry, made here (owner-only) if missing "
@@ -197,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
         port=args.port,
         admin_port=args.admin_port,
         storage_port=args.storage_port,
+        https_port=args.https_port,
         token_file=args.token_file.absolute() if args.token_file else None,
         logging_quota_per_minute=args.logging_quota_per_minute,
         crud_quota_per_minute=args.crud_quota_per_minute,

@@ -26,6 +26,9 @@ class Settings:
     # host; 0 picks a free port (the stacks give 8472). Replicas get
     # STORAGE_EMULATOR_HOST for it (their job's door, storage/doors.py).
     storage_port: int = 0
+    # PredictionService's REST over HTTPS, where dedicated endpoints take Google's SDK's
+    # raw_predict (serving/rest.py), on the same host; 0 picks a free port.
+    https_port: int = 0
     # The bearer token every call must carry (auth.py): this file's, made on first start; None
     # is <data dir>/auth_token.
     token_file: Path | None = None

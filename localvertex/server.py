@@ -188,7 +188,7 @@ class Emulator:
         self.admin = AdminService(self.manager, self.faults)
         # One google.longrunning.Operations answers for serving's and the clusters' operations.
         self.operations = Operations(settings.db_path)
-        self.serving = Serving(settings, self.operations)
+        self.serving = Serving(settings, self.operations, self.token)
         # TrainingPipelines: their CustomJobs are the manager's, their Models serving's.
         self.pipeline_store = PipelineStore(settings.db_path)
         self.pipelines = TrainingPipelines(self.job_service, self.serving.models,
@@ -299,6 +299,9 @@ class Emulator:
         log.info("localvertex listening on %s, its admin service on %s, Cloud Storage on %s "
                  "(data in %s; callers need the token in %s)", self.address, self.admin_address,
                  self.storage_address, self.settings.data_dir, self.settings.token_path)
+        log.info("dedicated endpoints' REST (Google's SDK raw_predict) on https://%s, its "
+                 "certificate %s (REQUESTS_CA_BUNDLE)", self.serving.rest.address,
+                 self.serving.rest.cert_path)
 
     def stop(self) -> None:
         log.info("localvertex stopping")

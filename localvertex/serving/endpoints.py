@@ -63,11 +63,15 @@ class EndpointService:
         operations: Operations,
         deployments: Deployments,
         models: ModelService,
+        dedicated_dns: str = "",
     ) -> None:
         self.store = store
         self.operations = operations
         self.deployments = deployments
         self.models = models
+        # A dedicated endpoint's dedicated_endpoint_dns: the emulator's HTTPS listener
+        # (rest.py), where Google's SDK sends raw_predict; "" gives Vertex's DNS name's form.
+        self.dedicated_dns = dedicated_dns
         # Deployed model ids whose deployment is under way, per endpoint.
         self._deploying: set[tuple[str, str]] = set()
 
@@ -88,6 +92,9 @@ class EndpointService:
             replicas = self.deployments.get(endpoint.name, deployed.id)
             deployed.status.available_replica_count = replicas.available() if replicas else 0
             deployed.status.last_update_time.CopyFrom(now())
+        if endpoint.dedicated_endpoint_enabled and self.dedicated_dns:
+            # The listener's port as it is now (0 picks another at each start).
+            endpoint.dedicated_endpoint_dns = self.dedicated_dns
         return endpoint
 
     def get_endpoint(self, request, context: grpc.ServicerContext):
@@ -120,7 +127,7 @@ class EndpointService:
                 "or up to 9 digits."
             )
         endpoint.name = f"{parent}/endpoints/{endpoint_id}"
-        _set_access(endpoint, parent, endpoint_id)
+        _set_access(endpoint, parent, endpoint_id, self.dedicated_dns)
         endpoint.ClearField("traffic_split")
         endpoint.create_time.CopyFrom(now())
         endpoint.update_time.CopyFrom(now())
@@ -307,11 +314,13 @@ class EndpointService:
         }
 
 
-def _set_access(endpoint, parent: str, endpoint_id: str) -> None:
+def _set_access(endpoint, parent: str, endpoint_id: str, dedicated_dns: str = "") -> None:
     """Where clients reach the endpoint, filled in as Vertex does at creation: a dedicated
     endpoint's own DNS name, a private one's PSC service attachment. The DNS name's form
     (<id>.<region>-<project number>.prediction.vertexai.goog) is the one Google's pages show;
-    the emulator has no project number and puts the project id in its place."""
+    the emulator has no project number and puts the project id in its place. With
+    DEDICATED_DNS (the emulator's HTTPS listener, host:port) that is what it says instead:
+    Google's SDK sends a dedicated endpoint's REST calls there (rest.py)."""
     psc = endpoint.private_service_connect_config
     if endpoint.dedicated_endpoint_dns or psc.service_attachment:
         raise invalid("dedicated_endpoint_dns and service_attachment are output only.")
@@ -327,7 +336,7 @@ def _set_access(endpoint, parent: str, endpoint_id: str) -> None:
                           "dedicated_endpoint_enabled is for public endpoints.")
     project, location = parent.split("/")[1], parent.split("/")[3]
     if endpoint.dedicated_endpoint_enabled:
-        endpoint.dedicated_endpoint_dns = (
+        endpoint.dedicated_endpoint_dns = dedicated_dns or (
             f"{endpoint_id}.{location}-{project}.prediction.vertexai.goog")
     if psc.enable_private_service_connect:
         psc.service_attachment = (

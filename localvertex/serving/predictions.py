@@ -107,7 +107,8 @@ class PredictionService:
         return endpoint, deployed, port, replicas.predict_route, replicas.netns
 
     def _post(self, netns: Path | None, port: int, route: str, body: bytes,
-              content_type: str) -> tuple[int, bytes]:
+              content_type: str) -> tuple[int, bytes, str]:
+        """The replica's status, body and content type."""
         key = (netns, port)
         for attempt in (1, 2):
             conn = self._connections.by_port.get(key)
@@ -117,7 +118,8 @@ class PredictionService:
             try:
                 conn.request("POST", route, body=body, headers={"Content-Type": content_type})
                 response = conn.getresponse()
-                return response.status, response.read()
+                return (response.status, response.read(),
+                        response.getheader("Content-Type") or "application/json")
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
                 self._connections.by_port.pop(key, None)
@@ -138,8 +140,8 @@ class PredictionService:
         if request.HasField("parameters"):
             payload["parameters"] = json_format.MessageToDict(request.parameters)
         self._wait_extra(endpoint.name)
-        status, raw = self._post(netns, port, route, json.dumps(payload).encode(),
-                                 "application/json")
+        status, raw, _ = self._post(netns, port, route, json.dumps(payload).encode(),
+                                    "application/json")
         _raise_for_status(status, raw)
         try:
             predictions = json.loads(raw)["predictions"]
@@ -166,11 +168,12 @@ class PredictionService:
         endpoint, deployed, port, route, netns = self._route(request.endpoint)
         self._wait_extra(endpoint.name)
         body = request.http_body
-        status, raw = self._post(netns, port, route, body.data,
-                                 body.content_type or "application/json")
+        status, raw, content_type = self._post(netns, port, route, body.data,
+                                               body.content_type or "application/json")
         _raise_for_status(status, raw)
         context.set_trailing_metadata((("x-vertex-ai-deployed-model-id", deployed.id),))
-        return httpbody_pb2.HttpBody(content_type="application/json", data=raw)
+        # The model server's own content type, as Vertex's HttpBody answer carries it.
+        return httpbody_pb2.HttpBody(content_type=content_type, data=raw)
 
     def stream_raw_predict(self, request, context: grpc.ServicerContext) -> Iterator:
         """The predict route's answer, streamed as the replica sends it."""

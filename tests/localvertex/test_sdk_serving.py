@@ -5,8 +5,8 @@ fields the SDK reads on the way (deployment resource types, versions, deployed m
 traffic split) are Vertex's, and explain is refused as Vertex refuses it. A second version
 uploaded with parent_model is kept, named and deployed as Model Registry does.
 
-(The SDK's Endpoint.raw_predict goes over HTTPS REST, which the emulator does not serve: its
-RawPredict is the gRPC method, tested with the GAPIC client in tests/serving/.)
+(The SDK's Endpoint.raw_predict goes over HTTPS REST, to a dedicated endpoint's own address:
+test_sdk_raw_predict.py; the gRPC RawPredict is tested with the GAPIC client in tests/serving/.)
 """
 
 from __future__ import annotations
