@@ -147,7 +147,8 @@ def test_googles_sdk_gets_through_with_the_token_as_its_credentials(
         emulator: EmulatorProcess, monkeypatch: pytest.MonkeyPatch) -> None:
     with sdk_channel(monkeypatch, emulator):
         assert isinstance(aiplatform.CustomJob.list(), list)
-    guesser: Any = SimpleNamespace(address=emulator.address, token="a-guess")
+    guesser: Any = SimpleNamespace(address=emulator.address, token="a-guess",
+                                   storage_host=emulator.storage_host)
     with sdk_channel(monkeypatch, guesser), pytest.raises(gexc.Unauthenticated) as refused:
         aiplatform.CustomJob.list()
     assert auth.REFUSED in str(refused.value)
