@@ -98,6 +98,18 @@ def test_other_schemes_are_refused_and_gs_says_what_it_needs():
     assert storage_for("/tmp/ckpt").atomic_rename is True
 
 
+def test_a_gs_file_system_a_process_registers_serves_gs(monkeypatch: pytest.MonkeyPatch):
+    """A harness's own gs:// (tests/trainers/strategy_group.py registers a folder as gs://) is
+    what fsspec would use before gcsfs: it serves gs:// even where gcsfs is not installed."""
+    import sys
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    # The module, not the read-only view fsspec's package exports under the same name.
+    monkeypatch.setitem(sys.modules["fsspec.registry"]._registry, "gs", MemoryFileSystem)
+    assert isinstance(storage_for("gs://bucket/ckpt"), FsspecStorage)
+
+
 def run_trainer(config, capsys) -> tuple[int, list[dict]]:
     """One rank in this process (an in-memory process group), its events parsed."""
     threads = torch.get_num_threads()
