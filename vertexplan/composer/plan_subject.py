@@ -30,7 +30,7 @@ class Subject:
     warning: str | None = None
 
 
-def subject(request: JobRequest, built: Built, parameters: int) -> Subject:
+def whose_model(request: JobRequest, built: Built, parameters: int) -> Subject:
     if not built.launch.builtin:
         return Subject("This plan sizes the model entered in the model fields for your own "
                        "code: the control plane cannot read what your code builds.")

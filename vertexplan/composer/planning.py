@@ -14,9 +14,9 @@ from typing import Any
 from vertexplan import memory, memory_text
 from vertexplan.catalog.lookups import allowed_accelerators, get_accelerator, get_machine_type
 from vertexplan.checkpointing import checkpointing_mode
-from vertexplan.composer import plan_subject
 from vertexplan.composer.build import Built
 from vertexplan.composer.parallelism import GPU_STRATEGIES
+from vertexplan.composer.plan_subject import whose_model
 from vertexplan.composer.request import JobRequest
 from vertexplan.perf import expected_step
 
@@ -169,7 +169,7 @@ def _plan(request: JobRequest, built: Built) -> PlanResult:
     plan.notes[:0] = notes
     # Whose model this is: the trainer's own (its figures beside the plan's, a warning where
     # they differ) or the team's code (the plan sizes the fields as entered).
-    whose = plan_subject.subject(request, built, shape.parameters)
+    whose = whose_model(request, built, shape.parameters)
     plan.notes.insert(0, whose.note)
     if whose.warning:
         result.warnings.setdefault("model.parameters", []).append(whose.warning)
