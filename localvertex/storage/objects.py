@@ -165,12 +165,7 @@ class Buckets:
     def info(self, bucket: str, name: str) -> ObjectInfo:
         parts = name_parts(name)
         with self._folder(bucket, parts, create=False) as folder:
-            try:
-                found = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
-            except FileNotFoundError:
-                found = None
-        if found is None or not stat.S_ISREG(found.st_mode):
-            raise StorageError(404, f"No such object: {bucket}/{name}")
+            found = _object_stat(folder, parts[-1], bucket, name)
         return ObjectInfo(bucket, name, found.st_size, found.st_mtime_ns, found.st_mtime_ns)
 
     def open_read(self, bucket: str, name: str) -> tuple[ObjectInfo, int]:
@@ -237,12 +232,7 @@ class Buckets:
         source, target = name_parts(name), name_parts(to_name)
         with self._folder(bucket, source, create=False) as here, \
                 self._folder(bucket, target, create=True) as there:
-            try:
-                found = os.stat(source[-1], dir_fd=here, follow_symlinks=False)
-            except FileNotFoundError:
-                found = None
-            if found is None or not stat.S_ISREG(found.st_mode):
-                raise StorageError(404, f"No such object: {bucket}/{name}")
+            _object_stat(here, source[-1], bucket, name)
             try:
                 os.rename(source[-1], target[-1], src_dir_fd=here, dst_dir_fd=there)
             except IsADirectoryError:
@@ -262,12 +252,7 @@ class Buckets:
         with self._folder(bucket, parts, create=False) as folder:
             if if_generation_match is not None:
                 _check_generation(folder, parts[-1], bucket, name, if_generation_match)
-            try:
-                found = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
-            except FileNotFoundError:
-                raise StorageError(404, f"No such object: {bucket}/{name}") from None
-            if not stat.S_ISREG(found.st_mode):
-                raise StorageError(404, f"No such object: {bucket}/{name}")
+            _object_stat(folder, parts[-1], bucket, name)
             os.unlink(parts[-1], dir_fd=folder)
 
     def listing(self, bucket: str, prefix: str, recursive: bool
@@ -379,3 +364,14 @@ def _inherit(folder: int, name: str, *, directory: bool) -> None:
     os.chown(name, owner.st_uid, owner.st_gid, dir_fd=folder, follow_symlinks=False)
     mode = (stat.S_IMODE(owner.st_mode) & 0o7770) if directory else 0o640
     os.chmod(name, mode, dir_fd=folder)
+
+
+def _object_stat(folder: int, leaf: str, bucket: str, name: str) -> os.stat_result:
+    """The object's file, never followed through a link; 404 unless it is a regular file."""
+    try:
+        found = os.stat(leaf, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        raise StorageError(404, f"No such object: {bucket}/{name}") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise StorageError(404, f"No such object: {bucket}/{name}")
+    return found
