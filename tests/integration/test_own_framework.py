@@ -23,11 +23,9 @@ rank_step_times, what straggler detection reads).
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -35,6 +33,7 @@ import pytest
 from config.devstack import Stack
 from tests import make_env
 from tests.integration.own_frameworks import with_callbacks
+from tests.sdists import write_sdist
 from tests.stacks import Api
 
 pytestmark = pytest.mark.integration
@@ -93,12 +92,7 @@ def _training_package(path: Path) -> None:
     for module, script, replicas in CALLBACK_JOBS.values():
         files[f"ownjobs-0.1/ownjobs/{module}.py"] = script(rank_times_every=3) + (
             with_callbacks.EXIT if replicas > 1 else "")
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    write_sdist(path, files)
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,6 @@ the spec's arguments and environment, as Vertex's prebuilt executor images do.""
 
 from __future__ import annotations
 
-import io
-import tarfile
 import textwrap
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from tests.localvertex.helpers import (
     json_entries,
     watch_states,
 )
+from tests.sdists import write_sdist
 
 State = aiplatform_v1.JobState
 
@@ -38,13 +37,7 @@ def _sdist(path: Path) -> None:
         "trainer-0.1/trainer/__init__.py": "",
         "trainer-0.1/trainer/task.py": TASK,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    write_sdist(path, files)
 
 
 def test_the_module_runs_from_the_package_with_its_args_and_env(

@@ -10,8 +10,6 @@ and the test waits for them together.
 
 from __future__ import annotations
 
-import io
-import tarfile
 import textwrap
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from google.cloud.aiplatform_v1 import JobState, PipelineState
 from localvertex.replicas.storage import local_path
 from tests.localvertex.helpers import EmulatorProcess
 from tests.localvertex.sdk import STAGING_BUCKET, sdk_channel
+from tests.sdists import write_sdist
 
 IMAGE = "us-docker.pkg.dev/test/trainer:latest"
 SERVING_IMAGE = "us-docker.pkg.dev/test/server:latest"
@@ -54,13 +53,7 @@ def _package(path: Path) -> None:
         "trainer-0.1/trainer/__init__.py": "",
         "trainer-0.1/trainer/task.py": TRAIN,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    write_sdist(path, files)
 
 
 def _trained(emulator: EmulatorProcess, model: aiplatform.Model) -> str:
