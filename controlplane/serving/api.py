@@ -4,6 +4,8 @@
     models/                          GET list, POST register a job's checkpoint or final export,
                                      or a Hugging Face model folder (format hf; runtime vllm)
     models/<id>/                     GET
+    models/<id>/trials/              GET the model's runtime trials, POST start one
+                                     (trial_api.py)
     endpoints/                       GET list, POST create
     endpoints/<id>/                  GET, PATCH probe settings, DELETE (undeploy all, delete)
     endpoints/<id>/deployments/      GET, POST deploy a model
@@ -47,6 +49,7 @@ from controlplane.serving import (
     openai_api,
     predictions,
     registry,
+    trial_api,
 )
 from controlplane.serving.models import Deployment, Endpoint, ModelEntry, Slo, SloAlert
 from controlplane.serving.serializers import (
@@ -363,6 +366,8 @@ urlpatterns = [
     path("images/", ServingImages.as_view(), name="api-serving-images"),
     path("models/", ModelList.as_view(), name="api-serving-models"),
     path("models/<int:pk>/", ModelDetail.as_view(), name="api-serving-model"),
+    path("models/<int:pk>/trials/", trial_api.ModelTrials.as_view(),
+         name="api-serving-model-trials"),
     path("endpoints/", EndpointList.as_view(), name="api-serving-endpoints"),
     path("endpoints/<int:pk>/", EndpointDetail.as_view(), name="api-serving-endpoint"),
     path("endpoints/<int:pk>/deployments/", EndpointDeployments.as_view(),

@@ -427,3 +427,7 @@ class SloAlert(models.Model):
         """The last error of each channel that does not have it (yet), one per line."""
         return "\n".join(f"{row.channel.name}: {row.last_error}" for row in self._deliveries()
                           if row.last_error and row.sent_at is None)
+
+
+# A model's runtime trials, kept in their own module (imported here so Django finds the model).
+from controlplane.serving.trial_models import RuntimeTrial  # noqa: E402, F401

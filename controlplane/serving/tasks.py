@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from controlplane.backends.errors import TransientBackendError
 from controlplane.core.queue import task
-from controlplane.serving import lifecycle, packaging, prober, registry, slo, vertex_latency
+from controlplane.serving import (
+    lifecycle,
+    packaging,
+    prober,
+    registry,
+    slo,
+    trials,
+    vertex_latency,
+)
 
 
 @task(retry_on=(TransientBackendError,), max_retries=12)
@@ -15,6 +23,11 @@ def upload_model(entry_id: str) -> None:
 @task(retry_on=(TransientBackendError,), max_retries=12)
 def package_model(entry_id: str) -> None:
     packaging.submit(int(entry_id))
+
+
+@task(retry_on=(TransientBackendError,), max_retries=12)
+def run_runtime_trial(trial_id: str) -> None:
+    trials.submit(int(trial_id))
 
 
 @task(retry_on=(TransientBackendError,), max_retries=12)
@@ -45,6 +58,7 @@ def mutate(deployment_id: str) -> None:
 @task(singleton_ttl_s=120)
 def reconcile_serving() -> None:
     lifecycle.reconcile_all()
+    trials.reconcile_all()
 
 
 @task(singleton_ttl_s=3600, long_running=True)

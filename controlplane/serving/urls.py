@@ -2,12 +2,14 @@
 
 from django.urls import path
 
-from controlplane.serving import views
+from controlplane.serving import trial_views, views
 
 urlpatterns = [
     path("", views.index, name="serving-index"),
     path("endpoints/new/", views.endpoint_create, name="serving-endpoint-create"),
     path("models/new/", views.model_register, name="serving-model-register"),
+    path("models/<int:pk>/", trial_views.model_detail, name="serving-model"),
+    path("models/<int:pk>/trial/", trial_views.model_trial, name="serving-model-trial"),
     path("endpoints/<int:pk>/", views.endpoint_detail, name="serving-endpoint"),
     path("endpoints/<int:pk>/latency.json", views.endpoint_latency,
          name="serving-endpoint-latency"),
