@@ -64,6 +64,8 @@ SUMMARIES: dict[str, str] = {
     "serving_models_list": "List registered models",
     "serving_models_create": "Register a model from a job",
     "serving_models_retrieve": "Retrieve a registered model",
+    "serving_models_trials_list": "List a model's runtime trials",
+    "serving_models_trials_create": "Start a runtime trial of a model",
     "serving_endpoints_list": "List endpoints",
     "serving_endpoints_create": "Create an endpoint",
     "serving_endpoints_retrieve": "Retrieve an endpoint",

@@ -199,6 +199,7 @@ from .restart import Restart
 from .resubmit_request import ResubmitRequest
 from .role_enum import RoleEnum
 from .runtime_enum import RuntimeEnum
+from .runtime_trial import RuntimeTrial
 from .sample import Sample
 from .scheduling_strategy_enum import SchedulingStrategyEnum
 from .serving_endpoints_latency_retrieve_response_200 import (
@@ -219,6 +220,7 @@ from .sharding_enum import ShardingEnum
 from .slo import Slo
 from .slo_request import SloRequest
 from .source_enum import SourceEnum
+from .start_trial_request import StartTrialRequest
 from .state_enum import StateEnum
 from .status_enum import StatusEnum
 from .step import Step
@@ -439,6 +441,7 @@ __all__ = (
     "ResubmitRequest",
     "RoleEnum",
     "RuntimeEnum",
+    "RuntimeTrial",
     "Sample",
     "SchedulingStrategyEnum",
     "ServingEndpointsLatencyRetrieveResponse200",
@@ -451,6 +454,7 @@ __all__ = (
     "Slo",
     "SloRequest",
     "SourceEnum",
+    "StartTrialRequest",
     "StateEnum",
     "StatusEnum",
     "Step",
