@@ -2,16 +2,23 @@
 control plane runs (vertexplan.fairshare), no processes, no database.
 
     python -m bench.fair_share [--seed 38] [--days 7] [--users 11,11,14,11]
+                               [--workload contention|one-job] [--jobs-per-user N]
 
 Two flavors, as one Google Cloud project has them: 64 A100 on-demand in us-central1 and 32
 H100 on spot. Four teams hold guarantees of 24/16/16/8 A100 and 8 H100 each and may borrow
-the whole rest of the cohort. Each team has a number of users (--users) who each keep one job
-submitted at all times, a closed loop: a user submits the next job of their recorded list when
-the last one ends (or is refused), so the queue stays finite. Each team asks for its flavors in
-the proportion of its guarantees, and on average for 1.5x (a), 2x (b), 2.5x (c) and 3x (d) its
-guarantee: the contention. The lists are drawn once from the seeded RNG: a flavor, a shape (1, 2,
-4, 8 or 16 accelerators, small ones most often), a duration (log-normal, median 1.5 h, at most
-24 h), a priority (10% high, 20% low) and whether it checkpoints (90%).
+the whole rest of the cohort. Each team has a number of users (--users), a closed loop: a user
+submits the next job of their recorded list when one ends (or is refused), so the queue stays
+finite. The workload (--workload):
+  contention  (the default) each user asks for one flavor only, a team's users split between
+              the flavors in the proportion of its guarantees (at least one each), and keeps
+              2 jobs submitted: every team asks for more than its guarantee of each flavor
+              nearly all the time (the bench prints the fraction: `contended`).
+  one-job     each user keeps one job of either flavor (drawn per job in that proportion), the
+              workload before: a team whose jobs wait on one flavor often asks less than its
+              guarantee of the other (in a run of seed 1, team b had no H100 job for 30 h).
+The lists are drawn once from the seeded RNG: a shape (1, 2, 4, 8 or 16 accelerators, small ones
+most often), a duration (log-normal, median 1.5 h, at most 24 h), a priority (10% high, 20% low)
+and whether it checkpoints (90%).
 
 The simulation moves from event to event (a submission, an end, a job reaching its checkpoint
 after being asked to stop, which takes up to 30 minutes) and calls decide() after each; a
@@ -20,18 +27,23 @@ decide() weighs is accelerator-seconds per team over the last 24 h, in hourly bu
 
 Figures, each beside its reference:
   share       each team's accelerator-hours of a flavor over the week as a fraction of the
-              flavor's, beside its entitlement (guarantee / the guarantees' sum); the
-              deviation is |share / entitlement - 1| (goal: <= 5%). The same trace run first
-              come, first served (what Vertex's queue does today) is shown beside it.
-              Beside it, per team: the accelerators it held on average, and on average how
-              far its own jobs of the flavor (running and waiting) fell short of its
-              guarantee: capacity it did not ask for, which no order can give back.
+              flavor's, beside its entitlement, demand-aware: at each moment the project's
+              quota of the flavor water-filled by guarantee weight, none over what the team's
+              jobs (running and waiting) ask for (vertexplan.fairshare.entitlement, as Kueue's
+              fair sharing and DRF's evaluation count it), integrated over the week. The
+              deviation is |share / entitlement - 1| (goal: <= 5%). Beside it, labelled, the
+              figure before: the entitlement as guarantee / the guarantees' sum whatever the
+              team asked. The same trace run first come, first served (what Vertex's queue
+              does today) is shown beside it, against its own demand-aware entitlement. Per
+              team: the time it contended (asked for more than its guarantee), how far on
+              average it asked for less, and the accelerators it held on average.
   utilisation accelerators held / the project's quota, over the time any job of the flavor
               waits (goal: >= 95%).
   wait        from submission (or requeue) to start; the longest beside its bound: a job
               holds its flavors (or its team's room) once it has waited
               State.reserve_after_s (6 h by default), and then starts at the latest when the
-              jobs running then have ended, the longest of which runs 24 h: 30 h.
+              jobs running then have ended, the longest of which runs 24 h, and the jobs
+              started on its hold have reached a checkpoint (30 minutes): 30.5 h.
 The last line reads `max share deviation X%, utilisation while waiting Y%, longest wait Z h`.
 """
 
@@ -47,6 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 
 from vertexplan.fairshare import Decisions, Flavor, Job, State, TeamQuota, decide
+from vertexplan.fairshare.entitlement import water_fill
 
 A100 = Flavor("NVIDIA_TESLA_A100", "us-central1")
 H100_SPOT = Flavor("NVIDIA_H100_80GB", "us-central1", spot=True)
@@ -74,16 +87,29 @@ class Recorded:
     limit_s: float  # its timeout, as the user set it: the longest it may run
 
 
-def record(seed: int, users: dict[str, int], days: float) -> dict[tuple[str, int], list[Recorded]]:
+def user_flavors(team: str, count: int) -> list[Flavor]:
+    """The contention workload's users of a team, each bound to one flavor: split in the
+    proportion of the team's guarantees (largest remainder), at least one per flavor."""
+    h100 = max(1, min(count - 1, round(count * (1 - A100_FRACTION[team]))))
+    return [A100] * (count - h100) + [H100_SPOT] * h100
+
+
+def record(seed: int, users: dict[str, int], days: float, workload: str = "contention",
+           jobs_per_user: int = 1) -> dict[tuple[str, int], list[Recorded]]:
     """Each user's list of jobs, long enough for the week (drawn once, from the seed)."""
     rng, limits = random.Random(seed), random.Random(seed + 1)
     lists = {}
     for team, count in sorted(users.items()):
+        bound = user_flavors(team, count) if workload == "contention" else [None] * count
         for user in range(count):
             jobs = []
-            for _ in range(int(days * 24)):  # more than a week of jobs of >= 1 h median
-                # A team asks for each flavor in the proportion of its guarantees.
-                flavor = A100 if rng.random() < A100_FRACTION[team] else H100_SPOT
+            # More than the run's jobs of >= 1 h median, for each job the user keeps (a
+            # short run's users may be lucky: at least 64 each).
+            for _ in range(max(64, int(days * 24)) * jobs_per_user):
+                # A team asks for each flavor in the proportion of its guarantees: each of
+                # its users for one (contention), or each job drawn (one-job).
+                pick = rng.random()
+                flavor = bound[user] or (A100 if pick < A100_FRACTION[team] else H100_SPOT)
                 shape = rng.choices(SHAPES, SHAPE_WEIGHTS)[0]
                 duration = min(LONGEST_S, max(300.0, rng.lognormvariate(math.log(1.5 * HOUR), 0.9)))
                 roll = rng.random()
@@ -122,6 +148,14 @@ class Outcome:
     # short of its guarantee: capacity it did not ask for, which no order can give it back.
     unasked_s: dict[str, dict[Flavor, float]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    # Accelerator-seconds each team was entitled to, demand-aware (water_fill of the
+    # project's quota by guarantee weights, none over what the team asked), and the seconds
+    # its own jobs of the flavor asked for more than its guarantee (it was contending).
+    entitled_s: dict[str, dict[Flavor, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    contended_s: dict[str, dict[Flavor, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    span_s: float = 0.0
     decide_s: float = 0.0
 
 
@@ -144,7 +178,7 @@ def first_come(state: State) -> Decisions:
 
 
 def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
-             policy: Policy = decide) -> Outcome:
+             policy: Policy = decide, jobs_per_user: int = 1) -> Outcome:
     end = days * 24 * HOUR
     quotas = {team: {f: TeamQuota(g, PROJECT[f] - g) for f, g in flavors.items()}
               for team, flavors in GUARANTEES.items()}
@@ -198,6 +232,13 @@ def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
         for team, flavors in GUARANTEES.items():
             for flavor, guarantee in flavors.items():
                 out.unasked_s[team][flavor] += max(0, guarantee - asked[team, flavor]) * span
+                out.contended_s[team][flavor] += span * (asked[team, flavor] > guarantee)
+        for flavor, capacity in PROJECT.items():
+            entitled = water_fill(capacity, {t: asked[t, flavor] for t in GUARANTEES},
+                                  {t: g[flavor] for t, g in GUARANTEES.items()})
+            for team, n in entitled.items():
+                out.entitled_s[team][flavor] += n * span
+        out.span_s += span
 
     def usage() -> dict[str, dict[Flavor, float]]:
         oldest = int(now // HOUR) - int(WINDOW_S // HOUR)
@@ -213,7 +254,8 @@ def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
         return total
 
     for user in lists:
-        submit(user, 0.0)
+        for _ in range(jobs_per_user):
+            submit(user, 0.0)
     rng = random.Random(1)  # where in its checkpoint interval a stopped job is
     while now < end:
         state = State(now=now, quotas=quotas, project_quota=PROJECT,
@@ -265,27 +307,38 @@ def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
 
 @dataclass
 class Figures:
-    deviation: float
+    deviation: float         # from the demand-aware entitlement: the goal's figure
+    static_deviation: float  # from guarantee / the guarantees' sum, whatever teams asked
     shares: dict[str, dict[Flavor, float]]
+    entitled: dict[str, dict[Flavor, float]]  # demand-aware, as a fraction of the flavor's
     utilisation: float
     longest_wait_h: float
 
 
+def static_entitlement(team: str, flavor: Flavor) -> float:
+    return GUARANTEES[team][flavor] / sum(GUARANTEES[t][flavor] for t in GUARANTEES)
+
+
 def figures(out: Outcome) -> Figures:
     shares: dict[str, dict[Flavor, float]] = {}
-    deviation = 0.0
+    entitled: dict[str, dict[Flavor, float]] = {}
+    deviation = static = 0.0
     for flavor in PROJECT:
         total = sum(out.held_s[team][flavor] for team in GUARANTEES)
-        guarantees = sum(GUARANTEES[team][flavor] for team in GUARANTEES)
+        owed = sum(out.entitled_s[team][flavor] for team in GUARANTEES)
         for team in GUARANTEES:
             share = out.held_s[team][flavor] / total if total else 0.0
-            entitlement = GUARANTEES[team][flavor] / guarantees
+            due = out.entitled_s[team][flavor] / owed if owed else 0.0
             shares.setdefault(team, {})[flavor] = share
-            deviation = max(deviation, abs(share / entitlement - 1))
+            entitled.setdefault(team, {})[flavor] = due
+            if due:
+                deviation = max(deviation, abs(share / due - 1))
+            static = max(static, abs(share / static_entitlement(team, flavor) - 1))
     utilisation = min(
         out.waiting_held_s[f] / (out.waiting_s[f] * PROJECT[f]) if out.waiting_s[f] else 1.0
         for f in PROJECT)
-    return Figures(deviation, shares, utilisation, max(out.waits_s, default=0.0) / HOUR)
+    return Figures(deviation, static, shares, entitled, utilisation,
+                   max(out.waits_s, default=0.0) / HOUR)
 
 
 def _reserve_after_s() -> float:
@@ -307,36 +360,56 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--days", type=float, default=7.0)
     parser.add_argument("--users", default="11,11,14,11",
-                        help="users per team a,b,c,d, each keeping one job submitted")
+                        help="users per team a,b,c,d")
+    parser.add_argument("--workload", choices=("contention", "one-job"), default="contention",
+                        help="contention: each user bound to one flavor, keeping "
+                             "--jobs-per-user jobs submitted; one-job: each user keeps one job "
+                             "of either flavor (the workload before, teams often asking less "
+                             "than their guarantee of a flavor)")
+    parser.add_argument("--jobs-per-user", type=int, default=None,
+                        help="jobs each user keeps submitted (contention: 2, one-job: 1)")
     args = parser.parse_args(argv)
     users = parse_users(args.users)
-    lists = record(args.seed, users, args.days)
-    fair = simulate(lists, args.days)
-    fifo = simulate(lists, args.days, first_come)
+    per_user = args.jobs_per_user or (2 if args.workload == "contention" else 1)
+    if per_user < 1:
+        raise SystemExit(f"--jobs-per-user: at least 1; got {per_user}")
+    lists = record(args.seed, users, args.days, args.workload, per_user)
+    fair = simulate(lists, args.days, jobs_per_user=per_user)
+    fifo = simulate(lists, args.days, first_come, jobs_per_user=per_user)
     f, ref = figures(fair), figures(fifo)
-    print(f"teams: {', '.join(f'{t} {users[t]} users' for t in GUARANTEES)}; "
+    print(f"workload {args.workload}, {per_user} job(s) kept per user; "
+          f"teams: {', '.join(f'{t} {users[t]} users' for t in GUARANTEES)}; "
           f"{fair.started} starts, {fair.preempted} stopped at a checkpoint for another team, "
-          f"{fair.refused} refused, "
-          f"decide() {fair.decide_s:.1f} s in all")
-    print(f"{'team':5} {'flavor':38} {'entitled':>9} {'fair share':>11} {'ratio':>6} "
-          f"{'first come':>11} {'ratio':>6} {'held':>5} {'unasked':>8}")
+          f"{fair.refused} refused, decide() {fair.decide_s:.1f} s in all")
+    # entitled: demand-aware (what the goal is measured against); by guarantee: the
+    # guarantee over the guarantees' sum (the figure before); contended: the time the team's
+    # jobs of the flavor asked for more than its guarantee; unasked: on average, how far
+    # they fell short of it; held: accelerators it held on average.
+    print(f"{'team':5} {'flavor':44} {'entitled':>8} {'share':>6} {'ratio':>6} "
+          f"{'first come':>10} {'ratio':>6} {'by guarantee':>12} {'ratio':>6} "
+          f"{'contended':>9} {'unasked':>7} {'held':>5}")
     for team in GUARANTEES:
         for flavor in PROJECT:
-            entitled = GUARANTEES[team][flavor] / sum(GUARANTEES[t][flavor] for t in GUARANTEES)
-            mine, theirs = f.shares[team][flavor], ref.shares[team][flavor]
-            week = args.days * 24 * HOUR
-            # held: accelerators the team held on average (fair share); unasked: on average,
-            # how far its own jobs of the flavor fell short of its guarantee.
-            print(f"{team:5} {flavor.label():38} {entitled:9.1%} {mine:11.1%} "
-                  f"{mine / entitled:6.3f} {theirs:11.1%} {theirs / entitled:6.3f} "
-                  f"{fair.held_s[team][flavor] / week:5.1f} "
-                  f"{fair.unasked_s[team][flavor] / week:8.2f}")
-    print(f"max share deviation {f.deviation:.1%} (goal {SHARE_GOAL:.0%}: "
-          f"{f.deviation / SHARE_GOAL:.2f}x); first come, first served {ref.deviation:.1%}")
+            due, mine = f.entitled[team][flavor], f.shares[team][flavor]
+            theirs, static = ref.shares[team][flavor], static_entitlement(team, flavor)
+            # The reference's own demand (another schedule, other queues) has its own
+            # entitlement; its ratio is to that.
+            ref_due = ref.entitled[team][flavor]
+            print(f"{team:5} {flavor.label():44} {due:8.1%} {mine:6.1%} "
+                  f"{mine / due if due else 0:6.3f} {theirs:10.1%} "
+                  f"{theirs / ref_due if ref_due else 0:6.3f} {static:12.1%} "
+                  f"{mine / static:6.3f} "
+                  f"{fair.contended_s[team][flavor] / fair.span_s:9.0%} "
+                  f"{fair.unasked_s[team][flavor] / fair.span_s:7.2f} "
+                  f"{fair.held_s[team][flavor] / fair.span_s:5.1f}")
+    print(f"max share deviation {f.deviation:.1%} of the demand-aware entitlement (goal "
+          f"{SHARE_GOAL:.0%}: {f.deviation / SHARE_GOAL:.2f}x); first come, first served "
+          f"{ref.deviation:.1%}; of the guarantee over the guarantees' sum: "
+          f"{f.static_deviation:.1%} (first come {ref.static_deviation:.1%})")
     print(f"utilisation while waiting {f.utilisation:.1%} (goal {UTILISATION_GOAL:.0%}: "
           f"{f.utilisation / UTILISATION_GOAL:.3f}x); first come {ref.utilisation:.1%}")
-    bound_h = (_reserve_after_s() + LONGEST_S) / HOUR
-    print(f"longest wait {f.longest_wait_h:.1f} h (bound {bound_h:.0f} h: "
+    bound_h = (_reserve_after_s() + LONGEST_S + CHECKPOINT_EVERY_S) / HOUR
+    print(f"longest wait {f.longest_wait_h:.1f} h (bound {bound_h:.1f} h: "
           f"{f.longest_wait_h / bound_h:.2f}x); first come {ref.longest_wait_h:.1f} h; "
           f"over the project quota: {fair.over_quota} times")
     print(f"max share deviation {f.deviation * 100:.1f}%, utilisation while waiting "

@@ -27,3 +27,22 @@ def test_a_small_seeded_run_keeps_the_quota_and_prints_the_last_line(capsys):
 def test_bad_users_are_refused_with_what_is_valid():
     with pytest.raises(SystemExit, match=r"4 positive counts, one per team \(a, b, c, d\)"):
         fair_share.parse_users("1,2")
+
+
+def test_the_contention_workload_binds_each_user_to_one_flavor_and_entitlement_follows_demand():
+    users = {"a": 3, "b": 3, "c": 4, "d": 3}
+    lists = fair_share.record(7, users, days=0.25, workload="contention", jobs_per_user=2)
+    flavors = {user: {job.flavor for job in jobs} for user, jobs in lists.items()}
+    assert all(len(bound) == 1 for bound in flavors.values())
+    for team in users:  # every team asks for both flavors
+        assert set().union(*(f for (t, _), f in flavors.items() if t == team)) == set(
+            fair_share.PROJECT)
+    out = fair_share.simulate(lists, 0.25, jobs_per_user=2)
+    figures = fair_share.figures(out)
+    for flavor in fair_share.PROJECT:
+        assert sum(figures.entitled[t][flavor] for t in users) == pytest.approx(1)
+        # Entitled to no more than the flavor's capacity at any moment, in all.
+        owed = sum(out.entitled_s[t][flavor] for t in users)
+        assert owed <= fair_share.PROJECT[flavor] * out.span_s + 1e-6
+    assert out.span_s == pytest.approx(0.25 * 24 * 3600)
+    assert figures.static_deviation >= 0 and figures.deviation >= 0

@@ -182,12 +182,14 @@ def test_a_held_flavor_lets_through_jobs_that_end_before_the_held_job_could_star
     # 12 of 16 held until t=10000 (the time limit of a running job that cannot be stopped);
     # the big job has waited long enough to hold A100 for its 14, leaving 2 beside it then: a
     # job whose limit ends before t=10000 still starts, one of 4 whose limit runs past it
-    # does not.
+    # does not (with backfill_until_checkpoint off: on, it could start and be stopped at a
+    # checkpoint later, tests/vertexplan/test_fairshare_holds.py).
     running = [job("r", "b", 12, started_at=0, limit_s=10000, checkpointing=False)]
     waiting = [job("big", "a", 14, submitted_at=0),
                job("short", "b", 2, submitted_at=5000, limit_s=3000),
                job("long", "c", 4, submitted_at=5000, limit_s=9000)]
     d = decide(state(running, waiting, now=6000, reserve_after_s=3600, fair_preemption=False,
+                     backfill_until_checkpoint=False,
                      quotas={"a": {A100: TeamQuota(4, 12)}, "b": {A100: TeamQuota(4, 12)},
                              "c": {A100: TeamQuota(8, 8)}}))
     assert d.admit == ["short"]

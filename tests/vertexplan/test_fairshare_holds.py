@@ -84,3 +84,37 @@ def test_a_starving_job_goes_first_in_its_own_team_whatever_the_priority():
                job("new-high", "a", 4, priority="high", submitted_at=3 * HOUR)]
     d = decide(state(running, waiting, now=3 * HOUR + 1, reserve_after_s=2 * HOUR))
     assert d.admit == ["old-low"]
+
+
+def test_a_job_that_stops_at_a_checkpoint_starts_on_a_hold_and_is_stopped_for_the_held_job():
+    # b's 12 cannot be stopped and run until t=10000; a's 14 has starved since t=3600 and
+    # holds A100. c's job of 4 runs past t=10000 but can stop at a checkpoint: it starts on
+    # the idle 4 (high priority or not); c's job without checkpoints does not.
+    nonstop = job("r", "b", 12, started_at=0, limit_s=10000, checkpointing=False)
+    big = job("big", "a", 14, submitted_at=0)
+    loan = job("loan", "c", 4, submitted_at=5000, limit_s=9000, priority="high")
+    kept = job("kept", "c", 4, submitted_at=5000, limit_s=9000, checkpointing=False)
+    d = decide(state([nonstop], [big, loan, kept], now=6000, reserve_after_s=HOUR))
+    assert d.admit == ["loan"]
+    assert "held for job big" in d.reason("kept")
+    on_loan = [nonstop, job("loan", "c", 4, started_at=6000, limit_s=9000, priority="high")]
+    # Stopping it alone would not free 14: it keeps running.
+    d = decide(state(on_loan, [big, kept], now=8000, reserve_after_s=HOUR))
+    assert (d.admit, d.preempt) == ([], [])
+    # b's job ended: 12 free and 4 on loan make the 14. The loan is asked to stop at its
+    # checkpoint for big, and nothing else starts meanwhile.
+    d = decide(state(on_loan[1:], [big, kept], now=10000, reserve_after_s=HOUR))
+    assert d.admit == []
+    assert [(p.job_id, p.for_job_id, p.lost_accelerator_s) for p in d.preempt] == [
+        ("loan", "big", 0.0)]
+    assert "held for job big" in d.reason("kept")
+
+
+def test_a_job_started_before_the_hold_is_not_stopped_as_a_loan():
+    # c's job of 4 started before big began to starve, within c's guarantee: not on loan, so
+    # big waits for it (and b's) to end, as before.
+    running = [job("c1", "c", 4, started_at=100, limit_s=20000)]
+    d = decide(state(running, [job("big", "a", 14, submitted_at=0)], now=10000,
+                     reserve_after_s=HOUR))
+    assert (d.admit, d.preempt) == ([], [])
+    assert "its accelerators are now held for it" in d.reason("big")

@@ -15,8 +15,11 @@ another) goes first of all, in its team as in the cohort, and holds its flavors 
 backfill: jobs that end before it could start, or fit beside it, still start; accelerators of
 jobs already stopping count as returning); held back by its own team instead (no room in its
 guarantee for a job without checkpoints, or the team at its ceiling), it holds its team's
-room. So a starving job waits at most for the jobs running as it began to starve (and for
-any job starving before it) to end.
+room. A job that can stop at a checkpoint may start on a hold even when its limit runs past
+it (State.backfill_until_checkpoint), so held accelerators do not idle: as soon as stopping
+the jobs started on the hold would free enough, they are asked to stop for the held job. So a
+starving job waits at most for the jobs running as it began to starve (and for any job
+starving before it) to end, and then one checkpoint.
 
 A job that would stay within its team's guarantee but finds the capacity lent to other teams
 takes it back: first from jobs already stopping, then by asking borrowing jobs to stop at
@@ -54,11 +57,15 @@ class _Hold:
     job_id: str
     until: float  # the latest the held job starts; now: held outright
     extra: int    # accelerators left beside it then
+    # A job that stops at a checkpoint may start on the hold, to be stopped for the held job
+    # (State.backfill_until_checkpoint; not for a job waiting on jobs already stopping).
+    until_checkpoint: bool = False
 
     def lets(self, job: Job, n: int, now: float) -> bool:
         """Whether `job` may start beside the hold: it ends before the held job could start,
-        or fits in what will be left beside it."""
-        return (job.limit_s is not None and now + job.limit_s <= self.until) or n <= self.extra
+        fits in what will be left beside it, or can be stopped at a checkpoint for it."""
+        return ((job.limit_s is not None and now + job.limit_s <= self.until)
+                or n <= self.extra or (self.until_checkpoint and _stoppable(job)))
 
 
 class _Book:
@@ -128,6 +135,14 @@ class _Book:
         after = self.state.reserve_after_s
         return after is not None and self.state.now - job.waiting_since() >= after
 
+    def on_hold(self, running: Job, held: Job) -> bool:
+        """Whether `running` started on the hold kept for the starving job `held`: after
+        `held` began to starve, and able to stop at a checkpoint, so it may be asked to."""
+        after = self.state.reserve_after_s
+        return (self.state.backfill_until_checkpoint and after is not None
+                and running.started_at is not None and _stoppable(running)
+                and running.started_at >= held.waiting_since() + after)
+
     def obstacle(self, job: Job) -> tuple[str, str] | None:
         """Why the job cannot start now, as (kind, reason); None when it can."""
         # A held flavor first: a job held back never asks anyone to stop.
@@ -187,7 +202,8 @@ class _Book:
             n = running.demand.get(flavor, 0)
             if not n:
                 continue
-            if running.stopping:
+            if running.stopping or self.on_hold(running, job):
+                # Returning at its next checkpoint, or stoppable for this job.
                 free += n
                 continue
             if running.limit_s is None or running.started_at is None:
@@ -215,11 +231,12 @@ class _Book:
         """Take back lent capacity: promise the job what stopping jobs return, and pick
         borrowing jobs of other teams to stop for the rest. For a job within its guarantee
         (mode "guarantee"), any of them; for a job that has waited `reserve_after_s`
-        ("starving"), those of no higher priority; otherwise ("fair") only those of no higher
-        priority, of teams whose share stays above the job's team's once the job runs, so two
-        teams never take turns. (preemptions, enough, whether returning accelerators were
-        promised)."""
-        fair = mode == "fair"
+        ("starving"), those of no higher priority, and ("hold", State.backfill_until_checkpoint)
+        first the jobs that started on its hold, of any team and priority; otherwise ("fair")
+        only those of no higher priority, of teams whose share stays above the job's team's
+        once the job runs, so two teams never take turns. (preemptions, enough, whether
+        returning accelerators were promised)."""
+        hold = mode == "hold"
         need = self.shortfall(job)
         promised = {f: min(self.returning[f], n) for f, n in need.items()}
         short = {f: n - promised[f] for f, n in need.items() if n > promised[f]}
@@ -227,21 +244,19 @@ class _Book:
         lent = {t: dict(used) for t, used in self.team_used.items()}
         candidates = sorted(
             (j for j in self.running
-             if not j.stopping and j.team != job.team and j.id not in self.admitted
-             and (j.checkpointing or j.may_lose_work)),
-            key=lambda j: (rank(j.priority), -(j.started_at or 0.0), j.id))
+             if not j.stopping and j.id not in self.admitted
+             and ((hold and self.on_hold(j, job)) or (j.team != job.team and _stoppable(j)))),
+            # Jobs started on this job's hold first: they had the accelerators on loan.
+            key=lambda j: (not (hold and self.on_hold(j, job)), rank(j.priority),
+                           -(j.started_at or 0.0), j.id))
         for candidate in candidates:
             if not short:
                 break
             helps = [f for f in short if candidate.demand.get(f)]
-            if not any(lent[candidate.team].get(f, 0)
-                       > self.state.quota(candidate.team, f).guarantee for f in helps):
-                continue
-            if mode != "guarantee" and rank(candidate.priority) > rank(job.priority):
-                continue
-            if fair and (self._share_after(
-                    candidate.team, helps, lent, -candidate.total())
-                    <= self.share(job.team, job.demand, job.total())):
+            # A job started on this job's hold stops for it whatever its team, priority or
+            # share; any other only as a borrower the mode lets it stop.
+            if not helps or not ((hold and self.on_hold(candidate, job))
+                                 or self._may_stop(candidate, job, mode, helps, lent)):
                 continue
             victims.append(candidate)
             for flavor, n in candidate.demand.items():
@@ -270,6 +285,18 @@ class _Book:
                        * v.total())
             for v in victims]
         return preemptions, True, any(promised.values())
+
+    def _may_stop(self, candidate: Job, job: Job, mode: str, helps: list[Flavor],
+                  lent: dict[str, dict[Flavor, int]]) -> bool:
+        """Whether borrowing `candidate` may be asked to stop for `job` in this mode."""
+        if not any(lent[candidate.team].get(f, 0) > self.state.quota(candidate.team, f).guarantee
+                   for f in helps):
+            return False  # not borrowing any of what the job is short of
+        if mode != "guarantee" and rank(candidate.priority) > rank(job.priority):
+            return False
+        return not (mode == "fair" and self._share_after(
+            candidate.team, helps, lent, -candidate.total())
+            <= self.share(job.team, job.demand, job.total()))
 
     def _share_after(self, team: str, flavors, lent: dict[str, dict[Flavor, int]],
                      extra: int) -> float:
@@ -308,8 +335,10 @@ class _Book:
         checkpoint), or letting jobs through that end before it could start anyway."""
         for flavor in job.demand:
             if flavor not in self.held_for:
-                self.held_for[flavor] = (self.shadow(job, flavor) if backfill else
-                                         _Hold(job.id, self.state.now, 0))
+                self.held_for[flavor] = (
+                    replace(self.shadow(job, flavor),
+                            until_checkpoint=self.state.backfill_until_checkpoint)
+                    if backfill else _Hold(job.id, self.state.now, 0))
 
 
 def _stoppable(job: Job) -> bool:
@@ -363,7 +392,8 @@ def decide(state: State) -> Decisions:
         guaranteed, enough = book.within_guarantee(job), False
         starving = book.starving(job)
         modes = ["guarantee"] if guaranteed else (
-            (["fair"] if state.fair_preemption else []) + (["starving"] if starving else []))
+            (["fair"] if state.fair_preemption else [])
+            + ([("hold" if state.backfill_until_checkpoint else "starving")] if starving else []))
         for mode in modes if kind == "capacity" else []:
             preemptions, enough, promised = book.reclaim(job, mode)
             if enough:
@@ -377,7 +407,7 @@ def decide(state: State) -> Decisions:
                     parts.append("accelerators returned by jobs stopping at a checkpoint")
                 why = {"guarantee": f"within team {job.team}'s guarantee",
                        "fair": f"team {job.team} is below its fair share",
-                       "starving": "waited longest"}[mode]
+                       "starving": "waited longest", "hold": "waited longest"}[mode]
                 reason = f"{why}: waiting for {' and '.join(parts)}"
                 break
         if kind == "team" and starving and state.hold_when_starving:

@@ -101,6 +101,11 @@ class State:
     # A borrowing job may also ask jobs of teams above their fair share to stop (at a
     # checkpoint), as a job within its guarantee may ask any borrowing job.
     fair_preemption: bool = True
+    # A job that can stop at a checkpoint may also start on accelerators held for a starving
+    # job when its limit runs past the hold (or is not known): it is asked to stop, as soon
+    # as stopping the jobs started on the hold frees enough for the held one. The held job
+    # starts one checkpoint later (at most), and the accelerators do not idle meanwhile.
+    backfill_until_checkpoint: bool = True
 
     def quota(self, team: str, flavor: Flavor) -> TeamQuota:
         return self.quotas.get(team, {}).get(flavor, NO_QUOTA)
