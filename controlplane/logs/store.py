@@ -8,19 +8,17 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count
 
 from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, RUN_STARTED, TRACKING
-from controlplane.logs import bulk, framework_lines, live, restarts, trust
-from controlplane.logs.models import FrameworkTrack, LogFailure, LogLine, StepMetric
+from controlplane.logs import bulk, failure_scan, framework_lines, live, restarts, trust
+from controlplane.logs.models import FrameworkTrack, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent, output_uri_for
 from controlplane.teams import policy as team_policy
-from vertexplan.logparse import events, failures
-from vertexplan.logparse.entries import SEVERITY_NUMBERS, LogEntry
+from vertexplan.logparse import events
+from vertexplan.logparse.entries import LogEntry
 from vertexplan.logparse.events import ParsedEntry
 
 logger = logging.getLogger(__name__)
@@ -30,10 +28,6 @@ STEP_COLUMNS = ("job", "attempt", "step", "timestamp", "loss", "lr", "tokens_per
                 "step_time_s", "span", "insert_id")
 # What the store writes of a step: the columns above and the step's other numbers.
 STEP_ROW_COLUMNS = (*STEP_COLUMNS, "extra")
-# Lines before a batch that may hold the start of a traceback the batch ends.
-TRACEBACK_LOOKBACK = 200
-# A crash loop prints the same failure again and again: the page needs a few, not thousands.
-MAX_FAILURES_PER_KIND = 20
 # A step event's per-rank step times, kept as an event of their own (straggler detection), for
 # worlds up to this size.
 RANK_TIMES = "rank_step_times"
@@ -67,8 +61,9 @@ class _Rows:
     stepped: set[int] = field(default_factory=set)
     # Jobs the page brought a restart signal for (a run started, a replica restarted).
     signalled: set[int] = field(default_factory=set)
-    # (job, attempt, replica) -> [(entry, message)] of the lines that may report a failure
-    scan: dict[tuple[int, int, str], list[tuple[LogEntry, str]]] = field(
+    # (job, attempt, replica) -> the line rows (LINE_COLUMNS) that may report a failure: the
+    # row holds all the scan reads of a line (its time, severity, message, insertId).
+    scan: dict[tuple[int, int, str], list[tuple[Any, ...]]] = field(
         default_factory=lambda: defaultdict(list))
     refused: int = 0  # entries routed to a job that are not its own (trust.py)
     # job -> {provider: run URL} from its `tracking` events (only http(s) URLs kept)
@@ -91,12 +86,12 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
             [bulk.Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
              bulk.Batch(StepMetric, STEP_ROW_COLUMNS, rows.steps)],
             produce=_route(entries, targets, facts, rows),
-            before_finish=lambda: hits.update(_reporting(rows.scan)),
+            before_finish=lambda: hits.update(failure_scan.reporting(rows.scan)),
             savepoint_made=savepoint_made)
         result.lines, result.steps = lines.count, steps.count
         result.steps += _read_frameworks(rows, facts, lines.new)
         JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
-        _store_failures(rows.scan, hits)
+        failure_scan.store(rows.scan, hits)
         refresh_progress(rows.stepped, rows.totals)
         _store_tracking(rows.tracking)
         # Sent when this transaction commits: watchers never hear of a row they cannot read.
@@ -130,7 +125,9 @@ def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
     """What each job of the batch may say about itself (controlplane/logs/trust.py), the
     reader of the lines its framework's recognizer may read (framework_lines.py), and
     whether the query made bulk's savepoint."""
-    ids = sorted({targets[e.job_id].job_id for e in entries if e.job_id in targets})
+    # A page holds a few CustomJobs: their ids are told apart before any is looked up.
+    ids = sorted({target.job_id for job in {e.job_id for e in entries}
+                  if (target := targets.get(job)) is not None})
     facts: dict[int, trust.JobFacts] = {}
     told: dict[int, tuple[Any, Any]] = {}
     chiefs: dict[int, tuple[str, int]] = {}
@@ -195,32 +192,33 @@ def _route(entries: Sequence[LogEntry], targets: Mapping[str, Target],
     at the first such line of the page, so each other one costs a lookup, its row and its
     place in the scan."""
     check = trust.ReplicaCheck(facts)
-    lines, offer = rows.lines, rows.frameworks.offer
+    lines, offer, plain_line = rows.lines, rows.frameworks.offer, events.plain_line
     routes: dict[tuple[str, str, str], _PlainRoute | None] = {}
-    for n, entry in enumerate(entries, 1):
-        key = (entry.job_id, entry.task_name, entry.log_name)
-        if key in routes:
-            route = routes[key]
-        else:
-            route = routes[key] = _plain_route(rows, check, facts, targets, entry)
-        if route is None:
-            continue  # no job of ours
-        message = events.plain_line(entry)
-        if message is None:
-            _add_parsed(rows, check, entry, facts[route.job_id], route.job_id, route.attempt)
-        elif route.refused:
-            rows.refused += 1
-        else:
-            lines.append((route.job_id, route.attempt, entry.timestamp, entry.severity,
-                          entry.task_name, message, entry.insert_id))
-            if route.scan is None:  # made at the first line to scan, as the parsed ones are
-                route.scan = rows.scan[(route.job_id, route.attempt, entry.task_name)]
-            route.scan.append((entry, message))
-            if route.offered:
-                offer(route.job_id, route.attempt, entry, message)
-        if n % ROUTE_STEP == 0:
-            yield
-    yield
+    for start in range(0, len(entries), ROUTE_STEP):
+        for entry in entries[start:start + ROUTE_STEP]:
+            key = (entry.job_id, entry.task_name, entry.log_name)
+            try:
+                route = routes[key]
+            except KeyError:
+                route = routes[key] = _plain_route(rows, check, facts, targets, entry)
+            if route is None:
+                continue  # no job of ours
+            message = plain_line(entry)
+            if message is None:
+                _add_parsed(rows, check, entry, facts[route.job_id], route.job_id,
+                            route.attempt)
+            elif route.refused:
+                rows.refused += 1
+            else:
+                row = (route.job_id, route.attempt, entry.timestamp, entry.severity,
+                       entry.task_name, message, entry.insert_id)
+                lines.append(row)
+                if route.scan is None:  # made at its first line to scan, as parsed ones are
+                    route.scan = rows.scan[(route.job_id, route.attempt, entry.task_name)]
+                route.scan.append(row)
+                if route.offered:
+                    offer(route.job_id, route.attempt, entry, message)
+        yield
 
 
 @dataclass
@@ -232,7 +230,7 @@ class _PlainRoute:
     refused: bool  # not the job's own output (trust.py)
     offered: bool  # the framework reader may keep some of them
     # Its replica's lines to scan for failures (rows.scan's list, once it has one).
-    scan: list[tuple[LogEntry, str]] | None = None
+    scan: list[tuple[Any, ...]] | None = None
 
 
 def _plain_route(rows: _Rows, check: trust.ReplicaCheck, facts: Mapping[int, trust.JobFacts],
@@ -255,15 +253,17 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
         # Not the job's own output: neither a line of it nor an event.
         rows.refused += 1
         return
-    rows.lines.append((job_id, number, entry.timestamp, entry.severity, entry.task_name,
-                       parsed.message, entry.insert_id))
-    _add_event(rows, entry, parsed, job_facts, job_id, number)
+    row = (job_id, number, entry.timestamp, entry.severity, entry.task_name, parsed.message,
+           entry.insert_id)
+    rows.lines.append(row)
+    _add_event(rows, entry, parsed, job_facts, job_id, number, row)
 
 
 def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: trust.JobFacts,
-               job_id: int, number: int) -> None:
+               job_id: int, number: int, row: tuple[Any, ...] | None = None) -> None:
     """What an entry's event adds: a step, a timeline event, a tracking link, a failure's
-    words to scan; a suspicious event where its paths are not the job's own."""
+    words to scan; a suspicious event where its paths are not the job's own. `row`: the
+    entry's line row, where it has one (a framework's line read later has its own row)."""
     problem = trust.event_problem(parsed.event, parsed.fields, job_facts)
     if problem is not None:
         rows.timeline.append(JobEvent(
@@ -273,16 +273,18 @@ def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: tru
             insert_id=entry.insert_id))
         return
     if parsed.scan:
-        rows.scan[(job_id, number, entry.task_name)].append((entry, parsed.message))
+        rows.scan[(job_id, number, entry.task_name)].append(
+            row or (job_id, number, entry.timestamp, entry.severity, entry.task_name,
+                    parsed.message, entry.insert_id))
     if parsed.event == RUN_STARTED and parsed.fields.get("reporter") == framework_lines.REPORTER:
         rows.frameworks.reports_itself(job_id, number)
     if parsed.is_step:
-        values = events.step_values(parsed)
+        step, values = parsed.step, events.step_values(parsed)
         total = parsed.fields.get("total_steps")
         if isinstance(total, int) and total > 0:
             rows.totals[job_id] = total
         rows.stepped.add(job_id)
-        rows.steps.append((job_id, number, parsed.step, entry.timestamp, values["loss"],
+        rows.steps.append((job_id, number, step, entry.timestamp, values["loss"],
                            values["lr"], values["tokens_per_s"], values["step_time_s"], 1,
                            entry.insert_id, events.extra_values(parsed)))
         per_rank = parsed.fields.get("rank_step_time_s")
@@ -290,7 +292,7 @@ def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: tru
             # Every few steps: what straggler detection reads (controlplane/logs/health.py).
             rows.timeline.append(JobEvent(
                 job_id=job_id, attempt=number, kind=RANK_TIMES, timestamp=entry.timestamp,
-                replica=entry.task_name, step=parsed.step,
+                replica=entry.task_name, step=step,
                 data={"rank_step_time_s": per_rank}, insert_id=entry.insert_id))
     elif parsed.event == TRACKING:
         link = events.tracking_link(parsed.fields)
@@ -342,72 +344,6 @@ def _store_tracking(tracking: Mapping[int, dict[str, str]]) -> None:
     jobs = Job.objects.select_for_update().filter(pk__in=list(tracking)).order_by("pk")
     for job in jobs.only("tracking"):
         job.record_tracking(tracking[job.pk])
-
-
-def _reporting(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str]]]
-               ) -> dict[tuple[int, int, str], set[int]]:
-    """The lines of each replica that may report a failure or start a traceback (outside a
-    traceback the others report nothing): one search each, needing no database."""
-    return {key: failures.reporting([message for _, message in lines])
-            for key, lines in scan.items()}
-
-
-def _store_failures(scan: Mapping[tuple[int, int, str], list[tuple[LogEntry, str]]],
-                    hits: Mapping[tuple[int, int, str], set[int]]) -> None:
-    found: list[LogFailure] = []
-    for (job_id, attempt, replica), lines in scan.items():
-        scanner = failures.TracebackScanner()
-        first = lines[0][0]
-        if failures.is_traceback_continuation(lines[0][1]):
-            for stream, before in _lines_before(job_id, replica, first.timestamp).items():
-                scanner.prime(before, stream)
-        # Fed are the lines that may report (the search's marks) and every line while the
-        # scanner is inside a traceback; the loop jumps from one to the next, not through
-        # the page's thousand lines that report nothing.
-        marks = iter(sorted(hits[(job_id, attempt, replica)]))
-        at = 0 if scanner.in_traceback else next(marks, len(lines))
-        while at < len(lines):
-            entry, message = lines[at]
-            failure = scanner.feed(message, _stream(entry.severity))
-            if failure is not None:
-                found.append(LogFailure(
-                    job_id=job_id, attempt=attempt, kind=failure.kind,
-                    timestamp=entry.timestamp, replica=replica, summary=failure.summary,
-                    last_frame=failure.last_frame, insert_id=entry.insert_id))
-            at += 1
-            if not scanner.in_traceback:
-                at = next((mark for mark in marks if mark >= at), len(lines))
-    if not found:
-        return
-    jobs = {f.job_id for f in found}
-    counts = {(r["job_id"], r["kind"]): r["n"] for r in
-              LogFailure.objects.filter(job_id__in=jobs).values("job_id", "kind")
-              .annotate(n=Count("id"))}
-    kept = []
-    for failure in found:
-        key = (failure.job_id, failure.kind)
-        if counts.get(key, 0) < MAX_FAILURES_PER_KIND:
-            counts[key] = counts.get(key, 0) + 1
-            kept.append(failure)
-    LogFailure.objects.bulk_create(kept, ignore_conflicts=True)
-
-
-def _stream(severity: int) -> str:
-    """Which pipe a line came from. Vertex writes stderr's text at ERROR and stdout's at INFO;
-    the two are read apart, so their lines interleave in time and each is scanned alone."""
-    return "stderr" if severity >= SEVERITY_NUMBERS["ERROR"] else "stdout"
-
-
-def _lines_before(job_id: int, replica: str, before: datetime) -> dict[str, list[str]]:
-    """The replica's preceding lines (every severity: a traceback may be on stdout), oldest
-    first, by stream."""
-    rows = (LogLine.objects.filter(job_id=job_id, replica=replica, timestamp__lt=before)
-            .order_by("-timestamp", "-insert_id")
-            .values_list("severity", "message")[:TRACEBACK_LOOKBACK])
-    by_stream: dict[str, list[str]] = defaultdict(list)
-    for severity, message in reversed(list(rows)):
-        by_stream[_stream(severity)].append(message)
-    return by_stream
 
 
 def refresh_progress(stepped: set[int], totals: Mapping[int, int]) -> None:

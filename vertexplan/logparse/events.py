@@ -74,12 +74,16 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+# JSON numbers arrive through protobuf Struct as floats; steps and ranks are integers.
+_READ_AS_INTEGERS = frozenset(contract_events.READ_AS_INTEGERS)
+# Of a JSON payload, what is not an event's field.
+_NOT_FIELDS = frozenset({"severity", "message", "event"})
+
+
 def _normalise(fields: dict[str, Any]) -> dict[str, Any]:
-    # JSON numbers arrive through protobuf Struct as floats; steps and ranks are integers.
     out = dict(fields)
-    for key in contract_events.READ_AS_INTEGERS:
-        value = out.get(key)
-        if isinstance(value, float) and value.is_integer():
+    for key, value in fields.items():
+        if isinstance(value, float) and key in _READ_AS_INTEGERS and value.is_integer():
             out[key] = int(value)
     return out
 
@@ -109,7 +113,7 @@ def parse(entry: LogEntry, frameworks: JobState | None = None) -> ParsedEntry:
             rest = {k: v for k, v in payload.items() if k not in ("severity", "message")}
             message = json.dumps(rest, sort_keys=True)
         if isinstance(event, str) and event:
-            fields = {k: v for k, v in payload.items() if k not in ("severity", "message", "event")}
+            fields = {k: v for k, v in payload.items() if k not in _NOT_FIELDS}
             # Of the contract's events only `error` carries a failure's words.
             return ParsedEntry(message=message, event=event, fields=fields,
                                scan=event == contract_events.ERROR)
