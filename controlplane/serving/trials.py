@@ -6,11 +6,13 @@ is preselected (vertexplan/runtime_choice.py decides; this module runs the trial
 The trial is a short CustomJob in the serving image (trainers/serving/runtime_trial.py), sent
 through the training backend as the packaging job is (packaging.py): the emulator runs it
 locally as a real process, Vertex in production, on the trial's own machine type with its GPUs.
-It writes its figures to one JSON file beside the weights (``trials/trial-<id>.json``), read
-back once the job has succeeded; the hourly price of that machine (hardware.hourly, integer
-micro-dollars) turns each runtime's throughput into a cost per million tokens. The job's
-display name and labels come from the trial's primary key, so a retried submit finds the job an
-earlier try created.
+It reads the weights and writes its figures to one JSON file in its own output folder, under
+the team's output prefix (``<prefix>/runtime-trials/trial-<id>/figures.json``: the job's
+baseOutputDirectory, which the emulator gives the team's user as Vertex gives the job's
+service account), read back once the job has succeeded; the hourly price of that machine
+(hardware.hourly, integer micro-dollars) turns each runtime's throughput into a cost per
+million tokens. The job's display name and labels come from the trial's primary key, so a
+retried submit finds the job an earlier try created.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from controlplane.core.queue import enqueue, send_now
 from controlplane.serving import hardware, lifecycle, options, packaging
 from controlplane.serving.models import ModelEntry
 from controlplane.serving.trial_models import RuntimeTrial
+from controlplane.teams import policy as team_policy
 from vertexplan import runtime_choice
 
 logger = logging.getLogger(__name__)
 
 MODULE = "trainers.serving.runtime_trial"
 TASK = "controlplane.serving.tasks.run_runtime_trial"
-RESULTS_FOLDER = "trials"
+RESULTS_FOLDER = "runtime-trials"
 PURPOSE = "runtime-trial"
 TRIAL_LABEL = "cp-trial"
 # The product's own runtimes and Triton serve the product's byte-level models; vllm serves
@@ -73,11 +76,13 @@ def weights_of(entry: ModelEntry) -> str:
 
 
 def results_folder(trial: RuntimeTrial) -> str:
-    return f"{weights_of(trial.model_entry)}/{RESULTS_FOLDER}"
+    """The trial job's output folder, under its team's output prefix (as a job's is)."""
+    prefix = team_policy.effective(trial.model_entry.team).output_prefix.rstrip("/")
+    return f"{prefix}/{RESULTS_FOLDER}/trial-{trial.pk}"
 
 
 def results_name(trial: RuntimeTrial) -> str:
-    return f"trial-{trial.pk}.json"
+    return "figures.json"
 
 
 def start(entry: ModelEntry, user: Any, *, traffic: runtime_choice.Traffic,
@@ -134,6 +139,7 @@ def custom_job(trial: RuntimeTrial) -> dict[str, Any]:
             "containerSpec": {"imageUri": options.serving_image(),
                               "command": ["python", "-m", MODULE], "args": args},
         }],
+            "baseOutputDirectory": {"outputUriPrefix": results_folder(trial)},
             # A measurement run again would only repeat itself, at the machine's price.
             "scheduling": {"disableRetries": True}},
     }
@@ -143,7 +149,7 @@ def submit(trial_id: int) -> None:
     """Create the trial's job unless it exists already. Safe to run twice."""
     backend = get_backend()
     with transaction.atomic():
-        trial = RuntimeTrial.objects.select_for_update().select_related(
+        trial = RuntimeTrial.objects.select_for_update(of=("self",)).select_related(
             "model_entry", "model_entry__team").get(pk=trial_id)
         if trial.state != T.PENDING or trial.job_name:
             return
@@ -167,7 +173,8 @@ def reconcile(trial: RuntimeTrial) -> None:
     remote = get_backend().get_custom_job(trial.job_name)
     if not remote.is_terminal:
         return
-    trial = RuntimeTrial.objects.select_related("model_entry").get(pk=trial.pk)
+    trial = RuntimeTrial.objects.select_related("model_entry", "model_entry__team").get(
+        pk=trial.pk)
     if remote.state != "JOB_STATE_SUCCEEDED":
         why = packaging._error_line(remote) or remote.error_message or "no error was logged"
         state = remote.state.removeprefix("JOB_STATE_").lower()

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from controlplane.backends.storage import path_for_writer
 from controlplane.serving import hardware, trials
 from controlplane.serving.models import ModelEntry, RuntimeTrial
 from vertexplan.runtime_choice import Traffic
@@ -35,7 +36,9 @@ ROWS = [
 
 
 @pytest.fixture
-def entry(team: Any, member: Any, tmp_path: Path) -> ModelEntry:
+def entry(team: Any, member: Any, tmp_path: Path, settings: Any) -> ModelEntry:
+    # The buckets kept locally, as the emulator keeps them: the trial's figures land there.
+    settings.CP_LOCAL_GCS_ROOT = str(tmp_path / "gcs")
     weights = tmp_path / "gcs" / "bucket" / "jobs" / "job-1" / "model"
     weights.mkdir(parents=True)
     return ModelEntry.objects.create(team=team, created_by=member, display_name="gpt",
@@ -53,7 +56,7 @@ def _finish(backend: Any, trial: RuntimeTrial, rows: list[dict] | None) -> Runti
     """The job ends; its figures (when given) are where the job writes them."""
     trial.refresh_from_db()
     if rows is not None:
-        folder = Path(trials.results_folder(trial))
+        folder = Path(path_for_writer(trials.results_folder(trial)))
         folder.mkdir(parents=True, exist_ok=True)
         (folder / trials.results_name(trial)).write_text(json.dumps({"rows": rows}))
     backend.set_state(trial.job_name, "JOB_STATE_SUCCEEDED")
@@ -74,8 +77,11 @@ def test_a_trial_runs_one_job_on_the_deployment_machine_and_preselects_the_cheap
     [pool] = spec["jobSpec"]["workerPoolSpecs"]
     assert pool["machineSpec"] == {"machineType": "n1-standard-4"}
     assert pool["containerSpec"]["command"] == ["python", "-m", "trainers.serving.runtime_trial"]
+    # Its figures go to its own output folder, under the team's output prefix.
+    output = spec["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"]
+    assert output == f"gs://cp-local-bucket/jobs/vision/runtime-trials/trial-{trial.pk}"
     assert pool["containerSpec"]["args"] == [
-        entry.artifact_uri, f"{entry.artifact_uri}/trials/trial-{trial.pk}.json",
+        entry.artifact_uri, f"{path_for_writer(output)}/figures.json",
         "--runtimes", "eager,compiled,aot,triton,vllm", "--prompt-tokens", "32",
         "--output-tokens", "16", "--concurrency", "4", "--requests", "16"]
     assert "cp-job" not in spec["labels"] and spec["labels"]["cp-trial"] == str(trial.pk)

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from trainers.storage import storage_for
+from trainers.storage import StorageError, storage_for
 
 RUNTIMES = ("eager", "compiled", "aot", "triton", "vllm")
 PRODUCT_RUNTIMES = ("eager", "compiled", "aot")
@@ -285,9 +285,16 @@ def main(argv: list[str] | None = None) -> int:
               "traffic": {"prompt_tokens": args.prompt_tokens,
                           "output_tokens": args.output_tokens,
                           "concurrency": args.concurrency, "requests": args.requests}}
-    storage = storage_for(args.result)
-    storage.make_dirs(args.result.rsplit("/", 1)[0])
-    storage.replace_file(args.result, json.dumps(result, indent=1).encode())
+    try:
+        storage = storage_for(args.result)
+        storage.make_dirs(args.result.rsplit("/", 1)[0])
+        storage.replace_file(args.result, json.dumps(result, indent=1).encode())
+    except (StorageError, OSError) as exc:
+        # One structured ERROR line: the trial's error on its page (controlplane/serving/
+        # trials.py reads it, as the packaging job's).
+        print(json.dumps({"severity": "ERROR", "message": f"runtime trial: the figures were "
+                          f"not written to {args.result}: {exc}"}), file=sys.stderr)
+        return 2
     return 0
 
 
