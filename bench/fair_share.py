@@ -178,7 +178,10 @@ def first_come(state: State) -> Decisions:
 
 
 def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
-             policy: Policy = decide, jobs_per_user: int = 1) -> Outcome:
+             policy: Policy = decide, jobs_per_user: int = 1,
+             options: dict[str, object] | None = None) -> Outcome:
+    """The week, through `policy`; `options`: State fields as the control plane could set
+    them (e.g. starving_orders_teams)."""
     end = days * 24 * HOUR
     quotas = {team: {f: TeamQuota(g, PROJECT[f] - g) for f, g in flavors.items()}
               for team, flavors in GUARANTEES.items()}
@@ -261,7 +264,7 @@ def simulate(lists: dict[tuple[str, int], list[Recorded]], days: float,
         state = State(now=now, quotas=quotas, project_quota=PROJECT,
                       running=[live.job for live in running.values()],
                       waiting=[live.job for live in waiting.values()],
-                      usage=usage(), window_s=WINDOW_S)
+                      usage=usage(), window_s=WINDOW_S, **(options or {}))
         started = time.perf_counter()
         decisions = policy(state)
         out.decide_s += time.perf_counter() - started
@@ -368,16 +371,22 @@ def main(argv: list[str] | None = None) -> int:
                              "than their guarantee of a flavor)")
     parser.add_argument("--jobs-per-user", type=int, default=None,
                         help="jobs each user keeps submitted (contention: 2, one-job: 1)")
+    parser.add_argument("--starving-first", choices=("cohort", "team"), default="cohort",
+                        help="where a job that has waited past State.reserve_after_s goes "
+                             "first: across teams (the default) or in its own team only "
+                             "(State.starving_orders_teams off)")
     args = parser.parse_args(argv)
     users = parse_users(args.users)
+    options = {"starving_orders_teams": args.starving_first == "cohort"}
     per_user = args.jobs_per_user or (2 if args.workload == "contention" else 1)
     if per_user < 1:
         raise SystemExit(f"--jobs-per-user: at least 1; got {per_user}")
     lists = record(args.seed, users, args.days, args.workload, per_user)
-    fair = simulate(lists, args.days, jobs_per_user=per_user)
+    fair = simulate(lists, args.days, jobs_per_user=per_user, options=options)
     fifo = simulate(lists, args.days, first_come, jobs_per_user=per_user)
     f, ref = figures(fair), figures(fifo)
-    print(f"workload {args.workload}, {per_user} job(s) kept per user; "
+    print(f"workload {args.workload}, {per_user} job(s) kept per user, starving jobs first "
+          f"in the {args.starving_first}; "
           f"teams: {', '.join(f'{t} {users[t]} users' for t in GUARANTEES)}; "
           f"{fair.started} starts, {fair.preempted} stopped at a checkpoint for another team, "
           f"{fair.refused} refused, decide() {fair.decide_s:.1f} s in all")

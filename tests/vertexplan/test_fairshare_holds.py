@@ -118,3 +118,19 @@ def test_a_job_started_before_the_hold_is_not_stopped_as_a_loan():
                      reserve_after_s=HOUR))
     assert (d.admit, d.preempt) == ([], [])
     assert "its accelerators are now held for it" in d.reason("big")
+
+
+def test_with_starving_orders_teams_off_a_starving_job_waits_its_teams_turn():
+    # a's job of 8 borrows (a's guarantee is 4) and has starved; c's fresh job is within c's
+    # guarantee. Off, c's goes first (it takes b's borrowed low-priority 8 back, A100 held
+    # for it meanwhile) and a's waits behind it; on (the default), a's goes first.
+    running = [job("b-high", "b", 8, priority="high", started_at=0),
+               job("b-low", "b", 8, priority="low", started_at=0)]
+    waiting = [job("a-old", "a", 8, submitted_at=0), job("c-new", "c", 8, submitted_at=14000)]
+    kw = {"reserve_after_s": 4 * HOUR, "fair_preemption": False}
+    d = decide(state(running, waiting, now=14400, starving_orders_teams=False, **kw))
+    assert [(p.job_id, p.for_job_id) for p in d.preempt] == [("b-low", "c-new")]
+    assert [w.job_id for w in d.waiting] == ["c-new", "a-old"]
+    assert "held for job c-new" in d.reason("a-old")
+    d = decide(state(running, waiting, now=14400, **kw))
+    assert [(p.job_id, p.for_job_id) for p in d.preempt] == [("b-low", "a-old")]

@@ -126,7 +126,10 @@ class _Book:
         return best
 
     def key(self, job: Job) -> tuple:
-        if self.starving(job):
+        """The order across teams, of each team's next job. A starving job goes first across
+        teams too unless State.starving_orders_teams is off: then it goes first in its team
+        only, and its team waits its turn by share (it still holds what it needs)."""
+        if self.starving(job) and self.state.starving_orders_teams:
             return (0, job.waiting_since(), job.id)
         return (1, not self.within_guarantee(job), -rank(job.priority),
                 self.share(job.team, job.demand), job.submitted_at, job.id)
