@@ -5,11 +5,13 @@ job's denormalised progress. Idempotent: an entry read twice is stored once (uni
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 from django.db import connection, transaction
 
 from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, RUN_STARTED, TRACKING
@@ -118,6 +120,29 @@ def _newest_steps(steps: Sequence[tuple[object, ...]]) -> dict[int, tuple[int, i
 # they are stored (same transaction), so the follower reads them again: nothing lost or
 # doubled, and the commit stops costing a disk flush per page.
 _ASYNCHRONOUS_COMMIT = "set_config('synchronous_commit', 'off', true)"
+# PostgreSQL: the statements sent on every page are prepared once per database session (name
+# -> the psycopg connections that have it): planning them took longer than running them. A
+# prepared statement outlives a rollback, and its plan follows changes to its tables.
+_FACTS_STATEMENT, _PROGRESS_STATEMENT = "cp_log_facts", "cp_log_progress"
+_prepared: dict[str, weakref.WeakSet[Any]] = {}
+
+
+def _preparing(cursor: Any) -> bool:
+    """Whether _execute_prepared serves `cursor` (a Django cursor): PostgreSQL, with psycopg
+    binding client-side as Django does by default (EXECUTE takes no bound parameters)."""
+    return connection.vendor == "postgresql" and isinstance(cursor.cursor, psycopg.ClientCursor)
+
+
+def _execute_prepared(cursor: Any, name: str, types: str, body: str, args: Sequence[Any],
+                      after: str = "") -> None:
+    sessions = _prepared.setdefault(name, weakref.WeakSet())
+    if connection.connection not in sessions:
+        # Asked once per session, in case this process lost count of it.
+        cursor.execute("SELECT COUNT(*) FROM pg_prepared_statements WHERE name = %s", [name])
+        if not cursor.fetchone()[0]:
+            cursor.execute(f"PREPARE {name}({types}) AS {body}")
+        sessions.add(connection.connection)
+    cursor.execute(f"EXECUTE {name}({', '.join(['%s'] * len(args))}){after}", args)
 
 
 def _facts(entries: Sequence[LogEntry], targets: Mapping[str, Target]
@@ -153,26 +178,22 @@ def _job_rows(ids: Sequence[int]) -> tuple[list[tuple[Any, ...]], bool]:
     answer them. The statement also makes bulk's savepoint where it can (True)."""
     if not ids:
         return [], False
-    job = Job._meta
-    team = job.get_field("team").related_model._meta  # type: ignore[union-attr]
-    policy = team.get_field("policy").related_model._meta  # type: ignore[union-attr]
-    track = FrameworkTrack._meta.db_table
-    chief = f"FROM {track} AS f WHERE f.job_id = j.id AND f.replica = %s"
     # PostgreSQL: the page's commit made asynchronous by the same statement (a page whose jobs
     # are all gone stores nothing to commit).
     asynchronous = f", {_ASYNCHRONOUS_COMMIT}" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
         savepoint = bulk.savepoint_after(cursor)
-        cursor.execute(
-            f"SELECT j.id, j.custom_job, j.project, t.slug, p.output_prefix, j.resume_from, "
-            f"j.request, (SELECT MAX(f.framework) {chief}), (SELECT MAX(f.lines_read) {chief})"
-            f"{asynchronous} "
-            f"FROM {job.db_table} AS j JOIN {team.db_table} AS t ON t.id = j.team_id "
-            f"LEFT JOIN {policy.db_table} AS p ON p.team_id = t.id "
-            f"WHERE j.id IN ({', '.join(['%s'] * len(ids))}){savepoint}",
-            [framework_lines.CHIEF, framework_lines.CHIEF, *ids])
+        if _preparing(cursor):
+            _execute_prepared(cursor, _FACTS_STATEMENT, "text, bigint[]",
+                              _facts_select("$1", "= ANY($2)", asynchronous),
+                              [framework_lines.CHIEF, list(ids)], after=savepoint)
+        else:
+            which = f"IN ({', '.join(['%s'] * len(ids))})"
+            cursor.execute(_facts_select("%s", which, asynchronous) + savepoint,
+                           [framework_lines.CHIEF, framework_lines.CHIEF, *ids])
         rows = [row[:9] for row in cursor.fetchall()]
     # JSON as the ORM reads it (text from PostgreSQL, as Django sets up psycopg, and SQLite).
+    job = Job._meta
     custom_job, request = job.get_field("custom_job"), job.get_field("request")
     return [(pk, custom_job.from_db_value(spec, None, connection),  # type: ignore[attr-defined]
              project, slug, stored, resume_from,
@@ -180,6 +201,20 @@ def _job_rows(ids: Sequence[int]) -> tuple[list[tuple[Any, ...]], bool]:
              framework, read)
             for pk, spec, project, slug, stored, resume_from, asked, framework, read in rows
             ], bool(savepoint)
+
+
+def _facts_select(replica: str, which: str, also: str) -> str:
+    """_job_rows's statement: `replica` the chief's name (a placeholder), `which` the jobs,
+    `also` more of the select list."""
+    job = Job._meta
+    team = job.get_field("team").related_model._meta  # type: ignore[union-attr]
+    policy = team.get_field("policy").related_model._meta  # type: ignore[union-attr]
+    chief = (f"FROM {FrameworkTrack._meta.db_table} AS f "
+             f"WHERE f.job_id = j.id AND f.replica = {replica}")
+    return (f"SELECT j.id, j.custom_job, j.project, t.slug, p.output_prefix, j.resume_from, "
+            f"j.request, (SELECT MAX(f.framework) {chief}), (SELECT MAX(f.lines_read) {chief})"
+            f"{also} FROM {job.db_table} AS j JOIN {team.db_table} AS t ON t.id = j.team_id "
+            f"LEFT JOIN {policy.db_table} AS p ON p.team_id = t.id WHERE j.id {which}")
 
 
 def _route(entries: Sequence[LogEntry], targets: Mapping[str, Target],
@@ -380,6 +415,16 @@ def _refresh_steps(jobs: Sequence[int], totals: Mapping[int, int]) -> None:
         for job_id, count in totals.items():
             params += [job_id, count]
     with connection.cursor() as cursor:
+        if _preparing(cursor):
+            # The newest row read once for both columns; the totals as two arrays.
+            _execute_prepared(
+                cursor, _PROGRESS_STATEMENT, "bigint[], bigint[], bigint[]",
+                f"UPDATE {job} SET (last_step, last_loss) = "
+                f"{newest.format('step, m.loss')}, total_steps = COALESCE((SELECT t.total "
+                f"FROM unnest($2, $3) AS t(job_id, total) WHERE t.job_id = {job}.id), "
+                f"total_steps) WHERE id = ANY($1)",
+                [list(jobs), list(totals), list(totals.values())])
+            return
         cursor.execute(
             f"UPDATE {job} SET last_step = {newest.format('step')}, "
             f"last_loss = {newest.format('loss')}, total_steps = {total} "
