@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from controlplane.serving import access, hardware, trials
+from controlplane.serving.models import ModelEntry
 from controlplane.serving.views import errors_text
 from vertexplan import runtime_choice
 from vertexplan.pricing import display_usd
@@ -64,6 +65,8 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "earlier": shown[1:], "form": TrialForm(),
         "can_change": access.can_change(request.user, entry.team),
         "machines": [m.name for m in hardware.serving_machines()],
+        # The trial's choice, preselected in a form that registers the weights to serve so.
+        "runtimes": ModelEntry.Runtime.choices,
     })
 
 

@@ -190,3 +190,24 @@ def test_the_model_page_shows_the_table_and_the_chosen_runtime(
     assert "needs a GPU" in page and "300.0 ms" in page
     cost = trial.results[2]["cost_per_million_micros"]
     assert f"${cost / 1e6:.4f}".rstrip("0") in page
+
+
+def test_the_chosen_runtime_is_preselected_to_register_the_weights_with(
+        fake: Any, queued: list, trained_job: Any, member: Any) -> None:
+    from controlplane.serving import registry
+
+    eager = registry.register(job=trained_job, user=member, step=60)
+    RuntimeTrial.objects.create(
+        model_entry=eager, created_by=member, machine_type="n1-standard-4", prompt_tokens=32,
+        output_tokens=16, concurrency=4, requests=16, p99_target_ms=100, results=ROWS,
+        state=RuntimeTrial.State.SUCCEEDED, chosen_runtime="aot", choice_reason="aot: cheapest")
+    client = Client()
+    client.force_login(member)
+    page = client.get(f"/serving/models/{eager.pk}/").text
+    assert 'id="register-chosen"' in page and '<option value="aot" selected>' in page
+    response = client.post("/serving/models/new/", {
+        "job": trained_job.pk, "step": 60, "format": "product", "runtime": "aot",
+        "next": f"/serving/models/{eager.pk}/"})
+    assert response.status_code == 302 and response.url == f"/serving/models/{eager.pk}/"
+    aot = ModelEntry.objects.get(runtime="aot")
+    assert aot.artifact_uri == eager.artifact_uri  # the same weights, served as measured
