@@ -120,10 +120,11 @@ def _newest_steps(steps: Sequence[tuple[object, ...]]) -> dict[int, tuple[int, i
 # they are stored (same transaction), so the follower reads them again: nothing lost or
 # doubled, and the commit stops costing a disk flush per page.
 _ASYNCHRONOUS_COMMIT = "set_config('synchronous_commit', 'off', true)"
-# PostgreSQL: the statements sent on every page are prepared once per database session (name
-# -> the psycopg connections that have it): planning them took longer than running them. A
-# prepared statement outlives a rollback, and its plan follows changes to its tables.
-_FACTS_STATEMENT, _PROGRESS_STATEMENT = "cp_log_facts", "cp_log_progress"
+# PostgreSQL: the job facts statement, sent on every page, is prepared once per database
+# session (name -> the psycopg connections that have it): planning it took longer than running
+# it. A prepared statement outlives a rollback, and its plan follows changes to its tables.
+# (The progress update, prepared, was no faster: its plan is cheap.)
+_FACTS_STATEMENT = "cp_log_facts"
 _prepared: dict[str, weakref.WeakSet[Any]] = {}
 
 
@@ -415,16 +416,6 @@ def _refresh_steps(jobs: Sequence[int], totals: Mapping[int, int]) -> None:
         for job_id, count in totals.items():
             params += [job_id, count]
     with connection.cursor() as cursor:
-        if _preparing(cursor):
-            # The newest row read once for both columns; the totals as two arrays.
-            _execute_prepared(
-                cursor, _PROGRESS_STATEMENT, "bigint[], bigint[], bigint[]",
-                f"UPDATE {job} SET (last_step, last_loss) = "
-                f"{newest.format('step, m.loss')}, total_steps = COALESCE((SELECT t.total "
-                f"FROM unnest($2, $3) AS t(job_id, total) WHERE t.job_id = {job}.id), "
-                f"total_steps) WHERE id = ANY($1)",
-                [list(jobs), list(totals), list(totals.values())])
-            return
         cursor.execute(
             f"UPDATE {job} SET last_step = {newest.format('step')}, "
             f"last_loss = {newest.format('loss')}, total_steps = {total} "

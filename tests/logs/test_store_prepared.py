@@ -1,6 +1,6 @@
-"""On PostgreSQL the store's per-page statements (the job facts, the progress update) are
-prepared once per database session: they give what the same statements sent as text give,
-and a statement prepared in a transaction that rolls back is still there for the next page."""
+"""On PostgreSQL the store's job facts statement is prepared once per database session: the
+store gives what it gives with the statement sent as text, and a statement prepared in a
+transaction that rolls back is still there for the next page."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_prepared_statements_give_what_the_text_statements_give(
     job = followed_job()
     prepared = _store_pages(job)
     names = set(store._prepared)
-    assert names == {store._FACTS_STATEMENT, store._PROGRESS_STATEMENT}
+    assert names == {store._FACTS_STATEMENT}
     monkeypatch.setattr(store, "_preparing", lambda cursor: False)
     as_text = _store_pages(_another(job))
     assert prepared == as_text == (10, 0.1, 100, 10)
