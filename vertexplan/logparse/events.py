@@ -106,14 +106,18 @@ def plain_line(entry: LogEntry, frameworks: JobState | None = None) -> str | Non
 
 def parse(entry: LogEntry, frameworks: JobState | None = None) -> ParsedEntry:
     if entry.json_payload is not None:
-        payload = _normalise(entry.json_payload)
+        payload = entry.json_payload  # its event and message are not numbers: read as sent
         event = payload.get("event")
         message = payload.get("message")
         if not isinstance(message, str) or not message:
-            rest = {k: v for k, v in payload.items() if k not in ("severity", "message")}
+            rest = {k: v for k, v in _normalise(payload).items()
+                    if k not in ("severity", "message")}
             message = json.dumps(rest, sort_keys=True)
         if isinstance(event, str) and event:
-            fields = {k: v for k, v in payload.items() if k not in _NOT_FIELDS}
+            # _normalise's fields, made in the same pass (most events are steps: every page).
+            fields = {k: int(v) if isinstance(v, float) and k in _READ_AS_INTEGERS
+                      and v.is_integer() else v
+                      for k, v in payload.items() if k not in _NOT_FIELDS}
             # Of the contract's events only `error` carries a failure's words.
             return ParsedEntry(message=message, event=event, fields=fields,
                                scan=event == contract_events.ERROR)
