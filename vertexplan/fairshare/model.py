@@ -110,7 +110,7 @@ class State:
     # ordered among the others by priority and share as any (False). Across teams, the team
     # with the most jobs queued has the most starving ones and so takes more than its share:
     # in bench.fair_share's contention week (seeds 38, 1, 2, 3) the share deviation was
-    # 15-23% on and 10-18% off, but utilisation while waiting 92.5% on and 88-90% off.
+    # 15-23% on and 10-18% off, but utilisation while waiting 92.4-92.6% on and 88-90% off.
     starving_orders_teams: bool = True
 
     def quota(self, team: str, flavor: Flavor) -> TeamQuota:
