@@ -11,15 +11,16 @@ fits (of the same standing: a job within its team's guarantee goes before a borr
 Kueue orders its heads, else the borrower would start only to be stopped at once); a job
 that does not fit lets smaller ones behind it use the capacity (backfill). A job that has
 waited `reserve_after_s` (6 h by default; counted from its requeue for a job stopped for
-another) goes first of all, in its team as in the cohort, and holds its flavors (EASY
-backfill: jobs that end before it could start, or fit beside it, still start; accelerators of
-jobs already stopping count as returning); held back by its own team instead (no room in its
-guarantee for a job without checkpoints, or the team at its ceiling), it holds its team's
-room. A job that can stop at a checkpoint may start on a hold even when its limit runs past
-it (State.backfill_until_checkpoint), so held accelerators do not idle: as soon as stopping
-the jobs started on the hold would free enough, they are asked to stop for the held job. So a
-starving job waits at most for the jobs running as it began to starve (and for any job
-starving before it) to end, and then one checkpoint.
+another) goes first in its team and (State.starving_orders_teams, on by default) in the
+cohort, and holds its flavors (EASY backfill: jobs that end before it could start, or fit
+beside it, still start; accelerators of jobs already stopping count as returning); held back
+by its own team instead (no room in its guarantee for a job without checkpoints, or the team
+at its ceiling), it holds its team's room. A job that can stop at a checkpoint may start on
+a hold even when its limit runs past it (State.backfill_until_checkpoint), so held
+accelerators do not idle: as soon as stopping the jobs started on the hold would free enough,
+they are asked to stop for the held job. So a starving job waits at most for the jobs
+running as it began to starve (and for any job starving before it) to end, and then one
+checkpoint.
 
 A job that would stay within its team's guarantee but finds the capacity lent to other teams
 takes it back: first from jobs already stopping, then by asking borrowing jobs to stop at
@@ -140,7 +141,10 @@ class _Book:
 
     def on_hold(self, running: Job, held: Job) -> bool:
         """Whether `running` started on the hold kept for the starving job `held`: after
-        `held` began to starve, and able to stop at a checkpoint, so it may be asked to."""
+        `held` began to starve, and able to stop at a checkpoint, so it may be asked to. The
+        state keeps no record of how a job started, so one that started then beside the hold
+        (fitting in what was left, or ending before) counts too: it may be the one asked to
+        stop, never more than the held job is short of."""
         after = self.state.reserve_after_s
         return (self.state.backfill_until_checkpoint and after is not None
                 and running.started_at is not None and _stoppable(running)
