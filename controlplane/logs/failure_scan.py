@@ -6,6 +6,7 @@ the failures found, a few of each kind per job. A replica's lines are its line r
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
@@ -28,12 +29,13 @@ def reporting(scan: Mapping[tuple[int, int, str], list[tuple[Any, ...]]]
     """The lines of each replica that may report a failure or start a traceback (outside a
     traceback the others report nothing), by their place in the replica's list: one search
     over the page's lines, needing no database."""
-    found = failures.reporting([row[5] for lines in scan.values() for row in lines])
+    found = sorted(failures.reporting([row[5] for lines in scan.values() for row in lines]))
     marks: dict[tuple[int, int, str], set[int]] = {}
     first = 0
     for key, lines in scan.items():
         last = first + len(lines)
-        marks[key] = {at - first for at in found if first <= at < last}
+        marks[key] = {at - first for at in
+                      found[bisect.bisect_left(found, first):bisect.bisect_left(found, last)]}
         first = last
     return marks
 
