@@ -31,20 +31,43 @@ FAST_TESTS ?= not integration and not stack and not browser and not environment 
 
 .PHONY: demo test test-fast lint venv envs xla-env triton-env ds-ops clean bench client
 
-venv: $(STAMP)
-
-$(STAMP): pyproject.toml constraints.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# torch is pinned to the CPU build (2.13.0): an unpinned torch would pull CUDA wheels.
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[trainers,jax,ray,dev]"
-	touch $(STAMP)
-
 # Environments too big to build for every clone are built once per machine under ENV_CACHE, in
-# a folder named by the Python version and the hash of their requirements file, and shared by
-# every clone: a fresh clone links to it in seconds instead of downloading gigabytes again.
+# a folder named by the Python version and the hash of their requirements, and shared by every
+# clone: a fresh clone links to it in seconds instead of unpacking gigabytes again.
 ENV_CACHE ?= $(HOME)/.cache/vertex-control-plane
 PY_TAG := $(shell $(PYTHON) -c 'import sys; print("py%d%d" % sys.version_info[:2])')
+
+# The project's own dependencies (pyproject's, with the extras trainers, jax, ray and dev),
+# installed once per machine into DEPS_PACKAGES (pip --target, into a temporary folder renamed
+# when complete); .venv is a small virtual environment that adds that folder to its path, with
+# the project installed editable and the dependencies' scripts (celery, gunicorn, ruff...)
+# pointed at it (config/deps_venv.py). The folder is named by the pinned list itself, so an
+# edit of pyproject.toml that changes no dependency reuses it.
+DEPS_KEY := $(shell { $(PYTHON) config/deps_venv.py requirements; cat constraints.txt; } | sha256sum | cut -c1-16)
+DEPS_PACKAGES := $(ENV_CACHE)/deps-$(PY_TAG)-$(DEPS_KEY)
+
+venv: $(STAMP)
+
+# The environment's own pip installs the dependencies too: the machine's may be older than
+# their packages' metadata.
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Each build goes into a folder of its own, renamed when complete: two clones building at once
+# (a test that builds what it misses, in another checkout) each finish, and the first rename wins.
+$(DEPS_PACKAGES): | $(BIN)/python
+	mkdir -p $(ENV_CACHE)
+	$(PYTHON) config/deps_venv.py requirements > $@.requirements
+	# torch is pinned to the CPU build (2.13.0): an unpinned torch would pull CUDA wheels.
+	set -e; partial=$@.partial.$$$$; \
+	$(BIN)/python -m pip install --quiet --target $$partial -c constraints.txt -r $@.requirements; \
+	mv -T $$partial $@ 2>/dev/null || rm -rf $$partial
+
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python $(DEPS_PACKAGES)
+	$(PYTHON) config/deps_venv.py link $(VENV) $(DEPS_PACKAGES)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
 
 # The PyTorch/XLA trainer's own environment (python -m trainers.xla): torch_xla pins torch 2.9,
 # which cannot live beside the project's torch 2.13. The versions of requirements-tpu-xla.txt
@@ -97,18 +120,23 @@ envs: xla-env triton-env ds-ops
 # engine (290 s, and 696 s for this target, measured on this 2-core machine while other test
 # runs shared it; about 90 s on idle cores by an earlier note). The emulator gives each job's
 # replicas a copy
-# (localvertex/replicas/torch_extensions.py). In the environment, as its build file names the
-# environment's paths; built into a temporary folder renamed when complete.
+# (localvertex/replicas/torch_extensions.py, from `<the environment>/torch-extensions`). Built
+# once per machine beside the dependencies it is built from (DS_OPS, named after them: its
+# build file names their paths, which every clone shares) into a temporary folder renamed when
+# complete; each clone's .venv/torch-extensions links to it.
 TORCH_EXTENSIONS := $(VENV)/torch-extensions
-DS_OPS_STAMP := $(TORCH_EXTENSIONS)/.built
-ds-ops: $(DS_OPS_STAMP)
+DS_OPS := $(DEPS_PACKAGES)-torch-extensions
+ds-ops: $(TORCH_EXTENSIONS)
 
-$(DS_OPS_STAMP): $(STAMP)
-	rm -rf $(TORCH_EXTENSIONS) $(TORCH_EXTENSIONS).partial
-	TORCH_EXTENSIONS_DIR=$(CURDIR)/$(TORCH_EXTENSIONS).partial $(BIN)/python -c \
-	    "from deepspeed.ops.op_builder.cpu import ShareMemCommBuilder; ShareMemCommBuilder().load()"
-	touch $(TORCH_EXTENSIONS).partial/.built
-	mv $(TORCH_EXTENSIONS).partial $(TORCH_EXTENSIONS)
+$(DS_OPS): | $(STAMP)
+	set -e; partial=$@.partial.$$$$; \
+	TORCH_EXTENSIONS_DIR=$$partial $(BIN)/python -c \
+	    "from deepspeed.ops.op_builder.cpu import ShareMemCommBuilder; ShareMemCommBuilder().load()"; \
+	touch $$partial/.built; \
+	mv -T $$partial $@ 2>/dev/null || rm -rf $$partial
+
+$(TORCH_EXTENSIONS): | $(DS_OPS)
+	ln -sfn $(DS_OPS) $(TORCH_EXTENSIONS)
 
 # TorchInductor's compile cache (keyed by torch on the graph, its version and its settings) kept
 # per machine beside the environments: the serving tests compile the same small models each
