@@ -60,6 +60,44 @@ def postgres_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(request: pytest.FixtureRequest, django_test_environment: None,
+                    django_db_blocker: Any, django_db_modify_db_settings: None,
+                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """pytest-django's test database, on PostgreSQL a copy of the run's migrated template
+    (tests/stacks.py) made as Django's create_test_db would name and install it; elsewhere
+    Django's own setup, as pytest-django does it."""
+    from django.conf import settings
+    from django.db import connections
+    from django.test.utils import setup_databases, teardown_databases
+
+    url = os.environ.get("DATABASE_URL", "")
+    connection = connections["default"]
+    if not url.startswith(("postgres://", "postgresql://")) or len(settings.DATABASES) != 1:
+        with django_db_blocker.unblock():
+            databases = setup_databases(verbosity=0, interactive=False, keepdb=False)
+        yield
+        with django_db_blocker.unblock():
+            teardown_databases(databases, verbosity=0)
+        return
+    from tests.stacks import copy_of_the_template, drop_database
+
+    original = connection.settings_dict["NAME"]
+    name = connection.creation._get_test_db_name()
+    broker = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
+    with django_db_blocker.unblock():
+        connection.close()
+        copy_of_the_template(url, broker, tmp_path_factory, name)
+        settings.DATABASES["default"]["NAME"] = name
+        connection.settings_dict["NAME"] = name
+    yield
+    with django_db_blocker.unblock():
+        connection.close()
+        settings.DATABASES["default"]["NAME"] = original
+        connection.settings_dict["NAME"] = original
+        drop_database(url, name)
+
+
+@pytest.fixture(scope="session")
 def redis_url() -> str:
     from config.devstack import redis_answers
 

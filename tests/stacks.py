@@ -158,6 +158,17 @@ def _prepare(postgres_url: str, broker_url: str, folder: Path) -> dict[str, str]
         return prepared
 
 
+def copy_of_the_template(postgres_url: str, broker_url: str,
+                                factory: pytest.TempPathFactory, name: str) -> None:
+    """The test process's own database NAME, made afresh as a copy of the run's migrated
+    template: the run migrates once (the template, under its lock) instead of once per test
+    process and once more for the stacks (about 15 CPU-seconds each on two cores)."""
+    prepared = _prepare(postgres_url, broker_url, _run_folder(factory))
+    drop_database(postgres_url, name)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{prepared["template"]}"')
+
+
 def prepared_config(postgres_url: str, broker_url: str, factory: pytest.TempPathFactory,
                     prefix: str, **fields: Any) -> tuple[StackConfig, str]:
     """A stack's configuration on a fresh copy of the run's migrated database, with its own
