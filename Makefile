@@ -53,6 +53,9 @@ venv: $(STAMP)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# Python 3.11's venv brings setuptools 65, which would shadow the dependencies' own (the
+	# project's build needs 69 or later: tests/house/test_wheel.py builds its wheel with it).
+	$(BIN)/python -m pip uninstall --quiet --yes setuptools
 
 # Each build goes into a folder of its own, renamed when complete: two clones building at once
 # (a test that builds what it misses, in another checkout) each finish, and the first rename wins.

@@ -3,8 +3,8 @@ build context (the repository less .dockerignore), install it into a fresh virtu
 Django from there, away from the source tree. A template, static file, data file or subpackage
 that pyproject.toml does not ship fails here instead of in a container.
 
-The new virtualenv borrows the dependencies of the one running the tests through a `.pth` line
-(a plain path entry: the `.pth` files in that directory, the editable install's finder among
+The new virtualenv borrows the dependencies of the one running the tests through `.pth` lines
+(plain path entries: the `.pth` files in those directories, the editable install's finder among
 them, are not executed), so only this project comes from the wheel and nothing is downloaded.
 """
 
@@ -79,7 +79,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     site_packages = Path(run([str(python), "-c",
                               "import sysconfig; print(sysconfig.get_path('purelib'))"],
                              cwd=tmp).stdout.strip())
-    borrowed = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+    # The environment's own folders, and those its .pth files add (make venv keeps the
+    # dependencies in a folder of the machine's environment cache): never the source tree.
+    added = [entry for entry in sys.path if entry and Path(entry).is_dir()
+             and not Path(entry).resolve().is_relative_to(ROOT)
+             and not Path(entry).resolve().is_relative_to(Path(sys.base_prefix).resolve())]
+    borrowed = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib"),
+                              *added])
     (site_packages / "zz_test_dependencies.pth").write_text("".join(f"{p}\n" for p in borrowed))
 
     workdir = tmp / "run"
