@@ -15,6 +15,7 @@ Pure: no Django, no trainers; money in integer micro-dollars (vertexplan.pricing
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,6 +26,9 @@ from vertexplan.pricing.money import round_half_up
 # The runtimes a trial can measure, in the order the table shows them. tensorrt is not one: its
 # engine is built for one GPU by its own packaging job, and measured by deploying it.
 CANDIDATES = ("eager", "compiled", "aot", "triton", "vllm")
+
+# What a row's note keeps of what the job wrote (the error that stopped a runtime).
+NOTE_CHARS = 500
 
 # A trial is a short job: enough requests for a p99 to mean something, few enough that the
 # slowest runtime on a CPU machine ends in minutes. Prompt and output together stay within the
@@ -77,6 +81,7 @@ class Measured:
     p99_ms: float | None = None
     requests: int = 0
     note: str = ""  # "needs a GPU", the error that stopped it; "" when measured
+    start_s: float | None = None  # process start to healthy
 
     @property
     def measured(self) -> bool:
@@ -85,14 +90,23 @@ class Measured:
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any]) -> Measured:
+        """A row as the trial job wrote it: a file in the team's own output folder, so each
+        field is taken only if it has its type (and a note only up to NOTE_CHARS)."""
         def number(key: str) -> float | None:
             value = row.get(key)
             return float(value) if isinstance(value, int | float) and not \
-                isinstance(value, bool) else None
+                isinstance(value, bool) and math.isfinite(value) else None
 
+        requests = row.get("requests")
         return cls(runtime=str(row.get("runtime", "")), tokens_per_s=number("tokens_per_s"),
                    p50_ms=number("p50_ms"), p99_ms=number("p99_ms"),
-                   requests=int(row.get("requests") or 0), note=str(row.get("note") or ""))
+                   requests=requests if type(requests) is int and requests >= 0 else 0,
+                   note=str(row.get("note") or "")[:NOTE_CHARS], start_s=number("start_s"))
+
+    def as_row(self) -> dict[str, Any]:
+        return {"runtime": self.runtime, "tokens_per_s": self.tokens_per_s,
+                "p50_ms": self.p50_ms, "p99_ms": self.p99_ms, "requests": self.requests,
+                "note": self.note, "start_s": self.start_s}
 
 
 def cost_per_million_tokens(hourly_micros: int, tokens_per_s: float) -> int:

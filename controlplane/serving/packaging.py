@@ -134,13 +134,13 @@ def _record(entry: ModelEntry, remote: RemoteJob) -> None:
         if entry.transition(S.UPLOADING):
             enqueue("controlplane.serving.tasks.upload_model", str(entry.pk))
         return
-    why = _error_line(remote) or remote.error_message or "no error was logged"
+    why = error_line(remote) or remote.error_message or "no error was logged"
     state = remote.state.removeprefix("JOB_STATE_").lower()
     entry.transition(S.FAILED, error=f"packaging job {remote.job_id} {state}: "
                                      f"{why}"[:MAX_ERROR_CHARS])
 
 
-def _error_line(remote: RemoteJob) -> str:
+def error_line(remote: RemoteJob) -> str:
     """The newest ERROR line the packaging job's own code logged, or "" when none can be read.
     The tools print their refusal as a structured line (a JSON message: triton_package,
     aot_package), and it is preferred to the platform's closing lines at the same severity

@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 MODULE = "trainers.serving.runtime_trial"
 TASK = "controlplane.serving.tasks.run_runtime_trial"
 RESULTS_FOLDER = "runtime-trials"
+RESULTS_FILE = "figures.json"
 PURPOSE = "runtime-trial"
 TRIAL_LABEL = "cp-trial"
 # The product's own runtimes and Triton serve the product's byte-level models; vllm serves
@@ -81,10 +82,6 @@ def results_folder(trial: RuntimeTrial) -> str:
     return f"{prefix}/{RESULTS_FOLDER}/trial-{trial.pk}"
 
 
-def results_name(trial: RuntimeTrial) -> str:
-    return "figures.json"
-
-
 def start(entry: ModelEntry, user: Any, *, traffic: runtime_choice.Traffic,
           machine_type: str, accelerator_type: str = "", accelerator_count: int = 0
           ) -> RuntimeTrial:
@@ -125,7 +122,7 @@ def custom_job(trial: RuntimeTrial) -> dict[str, Any]:
         machine.update(acceleratorType=trial.accelerator_type,
                        acceleratorCount=trial.accelerator_count)
     args = [path_for_writer(weights_of(trial.model_entry)),
-            path_for_writer(f"{results_folder(trial)}/{results_name(trial)}"),
+            path_for_writer(f"{results_folder(trial)}/{RESULTS_FILE}"),
             "--runtimes", ",".join(trial.runtimes),
             "--prompt-tokens", str(trial.prompt_tokens),
             "--output-tokens", str(trial.output_tokens),
@@ -176,30 +173,29 @@ def reconcile(trial: RuntimeTrial) -> None:
     trial = RuntimeTrial.objects.select_related("model_entry", "model_entry__team").get(
         pk=trial.pk)
     if remote.state != "JOB_STATE_SUCCEEDED":
-        why = packaging._error_line(remote) or remote.error_message or "no error was logged"
+        why = packaging.error_line(remote) or remote.error_message or "no error was logged"
         state = remote.state.removeprefix("JOB_STATE_").lower()
         trial.transition(T.FAILED, error_message=f"trial job {remote.job_id} {state}: "
                                                  f"{why}"[:MAX_ERROR_CHARS])
         return
-    raw = read_small(results_folder(trial), results_name(trial))
-    rows = _rows(raw)
+    raw = read_small(results_folder(trial), RESULTS_FILE)
+    rows = _rows(raw, trial.runtimes)
     if rows is None:
         trial.transition(T.FAILED, error_message=f"trial job {remote.job_id} succeeded but "
                                                  f"left no figures in {results_folder(trial)}/"
-                                                 f"{results_name(trial)}")
+                                                 f"{RESULTS_FILE}")
         return
-    choice = runtime_choice.choose([runtime_choice.Measured.from_dict(r) for r in rows],
-                                   trial.p99_target_ms, trial.hourly_micros)
-    for row in rows:
-        p99 = row.get("p99_ms")
-        row["cost_per_million_micros"] = choice.costs.get(row.get("runtime", ""))
-        row["meets_target"] = None if not isinstance(p99, int | float) \
-            else p99 <= trial.p99_target_ms
-    trial.transition(T.SUCCEEDED, results=rows, chosen_runtime=choice.runtime or "",
+    choice = runtime_choice.choose(rows, trial.p99_target_ms, trial.hourly_micros)
+    results = [{**row.as_row(), "cost_per_million_micros": choice.costs.get(row.runtime),
+                "meets_target": None if row.p99_ms is None
+                else row.p99_ms <= trial.p99_target_ms} for row in rows]
+    trial.transition(T.SUCCEEDED, results=results, chosen_runtime=choice.runtime or "",
                      choice_reason=choice.reason[:300])
 
 
-def _rows(raw: bytes | None) -> list[dict[str, Any]] | None:
+def _rows(raw: bytes | None, runtimes: list[str]) -> list[runtime_choice.Measured] | None:
+    """The figures file's rows, one per runtime the trial asked for, in its order (a row of
+    another runtime, or a second of the same, is dropped); None when it cannot be read."""
     if raw is None:
         return None
     try:
@@ -208,7 +204,12 @@ def _rows(raw: bytes | None) -> list[dict[str, Any]] | None:
         return None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         return None
-    return rows
+    found: dict[str, runtime_choice.Measured] = {}
+    for row in rows:
+        measured = runtime_choice.Measured.from_dict(row)
+        if measured.runtime in runtimes:
+            found.setdefault(measured.runtime, measured)
+    return [found[name] for name in runtimes if name in found]
 
 
 def reconcile_all() -> None:

@@ -58,7 +58,7 @@ def _finish(backend: Any, trial: RuntimeTrial, rows: list[dict] | None) -> Runti
     if rows is not None:
         folder = Path(path_for_writer(trials.results_folder(trial)))
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / trials.results_name(trial)).write_text(json.dumps({"rows": rows}))
+        (folder / trials.RESULTS_FILE).write_text(json.dumps({"rows": rows}))
     backend.set_state(trial.job_name, "JOB_STATE_SUCCEEDED")
     trials.reconcile_all()
     trial.refresh_from_db()
@@ -100,6 +100,27 @@ def test_a_trial_runs_one_job_on_the_deployment_machine_and_preselects_the_cheap
     assert by_runtime["aot"]["cost_per_million_micros"] == round(hourly * 1e6 / (1200 * 3600))
     assert by_runtime["vllm"]["cost_per_million_micros"] is None
     assert [r["meets_target"] for r in trial.results] == [True, False, True, False, None]
+
+
+def test_a_figures_file_is_read_as_figures_only(backend: Any, entry: ModelEntry,
+                                                member: Any) -> None:
+    """The figures file lies in the team's own output folder, which the team's code can write:
+    only the runtimes asked for are kept (the first row of each, in the trial's order), and of
+    each row only its figures, each of its own type."""
+    trial = trials.start(entry, member, traffic=TRAFFIC, machine_type="n1-standard-4")
+    trials.submit(trial.pk)
+    hostile = [{"runtime": "mine", "tokens_per_s": 1e9, "p50_ms": 1.0, "p99_ms": 1.0},
+               {**ROWS[1], "requests": "many", "note": "x" * 5000, "script": "<b>"},
+               {**ROWS[0], "tokens_per_s": float("nan")},
+               {**ROWS[1], "tokens_per_s": 1e9, "p99_ms": 1.0}]
+    trial = _finish(backend, trial, hostile)
+    assert trial.state == RuntimeTrial.State.SUCCEEDED
+    assert [row["runtime"] for row in trial.results] == ["eager", "compiled"]
+    eager, compiled = trial.results
+    assert eager["tokens_per_s"] is None and eager["cost_per_million_micros"] is None
+    assert compiled["requests"] == 0 and len(compiled["note"]) == 500
+    assert "script" not in compiled and compiled["tokens_per_s"] == 1500.0
+    assert trial.chosen_runtime == ""  # compiled's p99 of 300 ms misses the 100 ms target
 
 
 def test_a_gpu_machine_is_asked_for_and_a_failed_or_empty_job_fails_the_trial(
