@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from controlplane.backends.errors import TransientBackendError
 from controlplane.clusters import idle, lifecycle
+from controlplane.clusters.models import Cluster, RayJob
 from controlplane.core.queue import send_now, task
 
 
@@ -20,7 +21,16 @@ def advance_ray_job(job_id: str) -> None:
         send_now(lifecycle.TASKS + "advance_ray_job", job_id, countdown=lifecycle.POLL_S)
 
 
-@task(singleton_ttl_s=120)
+def _no_cluster_alive() -> bool:
+    """Nothing for the sweep: no cluster on its way somewhere or running (the idle flags),
+    no Ray job unfinished."""
+    return not (Cluster.objects.exclude(state__in=(Cluster.State.DELETED, Cluster.State.FAILED))
+                .exists() or
+                RayJob.objects.exclude(state__in=(RayJob.State.SUCCEEDED, RayJob.State.FAILED,
+                                                  RayJob.State.STOPPED)).exists())
+
+
+@task(singleton_ttl_s=120, idle=_no_cluster_alive)
 def reconcile_clusters() -> None:
     lifecycle.reconcile_all()
     idle.flag_idle_clusters()

@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from contract import labels as contract_labels
@@ -297,6 +297,14 @@ def _record_moves(moved: dict[int, RemoteJob]) -> list[int]:
         logger.exception("reconcile: %d moved jobs failed together; one by one", len(moved))
         return []
     return recorded
+
+
+def nothing_to_do() -> bool:
+    """No job for a sweep: none unfinished (unfinished()), none ended recently enough to be
+    trailed (trail_ended()). One read, where a sweep's lease alone is two writes."""
+    return not Job.objects.filter(
+        Q(state__in=ACTIVE_STATES) | Q(ended_at__gte=timezone.now() - RESTART_TRAILING),
+        kind=JobKind.JOB).exists()
 
 
 def trail_ended() -> None:

@@ -21,7 +21,7 @@ def cancel_job(job_id: str) -> None:
     lifecycle.send_cancel(int(job_id))
 
 
-@task(singleton_ttl_s=30)
+@task(singleton_ttl_s=30, idle=reconcile.nothing_to_do)
 def reconcile_jobs() -> None:
     """Level-triggered: every unfinished job, every few seconds, whatever happened before,
     read from Vertex in a few listings per region (controlplane/runs/reconcile.py).

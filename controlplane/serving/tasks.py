@@ -13,6 +13,8 @@ from controlplane.serving import (
     trials,
     vertex_latency,
 )
+from controlplane.serving.models import Endpoint, ModelEntry
+from controlplane.serving.trial_models import RuntimeTrial
 
 
 @task(retry_on=(TransientBackendError,), max_retries=12)
@@ -55,7 +57,24 @@ def mutate(deployment_id: str) -> None:
     lifecycle.send_mutate(int(deployment_id))
 
 
-@task(singleton_ttl_s=120)
+def _nothing_in_flight() -> bool:
+    """Nothing for the serving sweep: no model being packaged or uploaded, no endpoint that
+    is not gone (one being made or deleted, or one whose deployments' replicas it follows), no
+    runtime trial unfinished."""
+    E = Endpoint.State
+    return not (
+        ModelEntry.objects.filter(state__in=(ModelEntry.State.PACKAGING,
+                                             ModelEntry.State.UPLOADING)).exists()
+        or Endpoint.objects.filter(state__in=(E.CREATING, E.READY, E.DELETING)).exists()
+        or RuntimeTrial.objects.filter(state__in=(RuntimeTrial.State.PENDING,
+                                                  RuntimeTrial.State.RUNNING)).exists())
+
+
+def _nothing_to_probe() -> bool:
+    return not Endpoint.objects.filter(state=Endpoint.State.READY, probe_enabled=True).exists()
+
+
+@task(singleton_ttl_s=120, idle=_nothing_in_flight)
 def reconcile_serving() -> None:
     lifecycle.reconcile_all()
     trials.reconcile_all()
@@ -66,7 +85,7 @@ def prune_latency_samples() -> None:
     prober.prune()
 
 
-@task(singleton_ttl_s=30)
+@task(singleton_ttl_s=30, idle=_nothing_to_probe)
 def probe_endpoints() -> None:
     prober.dispatch()
 

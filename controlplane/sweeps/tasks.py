@@ -26,7 +26,11 @@ def cancel_sweep(sweep_id: str) -> None:
     lifecycle.send_cancel(int(sweep_id))
 
 
-@task(singleton_ttl_s=30)
+def _no_sweep_active() -> bool:
+    return not Sweep.objects.filter(state__in=ACTIVE_STATES).exists()
+
+
+@task(singleton_ttl_s=30, idle=_no_sweep_active)
 def reconcile_sweeps() -> None:
     """Every unfinished sweep, longest-unseen first, within a budget well inside the lease."""
     started = time.monotonic()
