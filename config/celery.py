@@ -38,7 +38,7 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         # Clusters being created, resized or deleted, and Ray jobs still running.
         "reconcile-clusters": {
             "task": "controlplane.clusters.tasks.reconcile_clusters",
-            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+            "schedule": settings.CP_RESOURCE_RECONCILE_INTERVAL_S,
         },
         # Clusters idle past their team's limit, deleted (controlplane/clusters/idle.py).
         "delete-idle-clusters": {
@@ -52,7 +52,7 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         # Every unfinished sweep and its trials (controlplane/sweeps/tasks.py).
         "reconcile-sweeps": {
             "task": "controlplane.sweeps.tasks.reconcile_sweeps",
-            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+            "schedule": settings.CP_RESOURCE_RECONCILE_INTERVAL_S,
         },
         "follow-logs": {
             "task": "controlplane.logs.tasks.follow_logs",
@@ -66,7 +66,7 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         # Slack messages whose delivery failed for a passing reason, tried again.
         "deliver-notifications": {
             "task": "controlplane.notifications.tasks.deliver_pending",
-            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+            "schedule": settings.CP_RESOURCE_RECONCILE_INTERVAL_S,
         },
         # The jobs' tally read by the job list's count (controlplane/runs/counts.py).
         "fold-job-tally": {

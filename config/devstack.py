@@ -67,6 +67,8 @@ class StackConfig:
     queue_prefix: str = "cp"
     reconcile_interval_s: float = 2.0
     follow_interval_s: float = 2.0
+    # Clusters, sweeps, serving and the Slack outbox (None: as reconcile_interval_s).
+    resource_reconcile_interval_s: float | None = None
     worker_concurrency: int = 2
     # The database is already migrated and the static files collected where CP_STATIC_ROOT
     # says (the tests prepare both once for all their stacks): start skips prepare().
@@ -164,6 +166,8 @@ class Stack:
             "STORAGE_EMULATOR_HOST": self.storage_url,
             "CP_RECONCILE_INTERVAL_S": str(c.reconcile_interval_s),
             "CP_FOLLOW_INTERVAL_S": str(c.follow_interval_s),
+            "CP_RESOURCE_RECONCILE_INTERVAL_S": str(c.resource_reconcile_interval_s
+                                                    or c.reconcile_interval_s),
             "CP_BASE_URL": self.web_url,
             "PYTHONUNBUFFERED": "1",
             **c.extra_env,

@@ -324,6 +324,10 @@ CP_LIVE_STREAM_S = envfloat("CP_LIVE_STREAM_S", 300.0, minimum=1.0)
 CP_LIVE_STREAMS_PER_USER = envint("CP_LIVE_STREAMS_PER_USER", 10, minimum=0)
 CP_RECONCILE_INTERVAL_S = envfloat("CP_RECONCILE_INTERVAL_S", 5.0, minimum=0.5)
 CP_FOLLOW_INTERVAL_S = envfloat("CP_FOLLOW_INTERVAL_S", 3.0, minimum=0.5)
+# The sweeps of Ray clusters, hyperparameter sweeps, serving and the Slack outbox: by default
+# as often as the jobs'; a site (or a test stack) where they matter less ticks them less often.
+CP_RESOURCE_RECONCILE_INTERVAL_S = envfloat("CP_RESOURCE_RECONCILE_INTERVAL_S",
+                                            CP_RECONCILE_INTERVAL_S, minimum=0.5)
 # A queued job with no CustomJob after this long gets its submission queued again.
 CP_RESUBMIT_AFTER_S = envfloat("CP_RESUBMIT_AFTER_S", 30.0, minimum=1.0)
 # A job Vertex refused for quota is tried again after this, doubling up to the cap.

@@ -185,6 +185,9 @@ def prepared_config(postgres_url: str, broker_url: str, factory: pytest.TempPath
         # Queues of its own: messages left by another run or stack can never reach this one.
         queue_prefix=f"{prefix.replace('_', '-')}-{uuid.uuid4().hex[:6]}",
         reconcile_interval_s=1.0, follow_interval_s=1.0, prepared=True,
+        # The other rooms' sweeps every 2 s: each tick of each stack's beat is a task its
+        # worker receives, runs and acknowledges, and a run keeps several stacks up at once.
+        resource_reconcile_interval_s=2.0,
         # No request quota on the emulator: a stack's tests poll it as fast as they like
         # (tests/localvertex/test_request_quota.py and tests/runs hold the quota).
         crud_quota_per_minute=0, extra_env=extra_env, **fields)

@@ -34,6 +34,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -198,17 +199,28 @@ class _Sweep:
 def open_cursors(project: str, now: datetime, config: FollowConfig) -> list[LogCursor]:
     """The open cursors of the project, after opening one for each attempt seen for the first
     time: from its creation (less clock skew), so nothing it printed is missed."""
-    fresh = (JobAttempt.objects.filter(job__project=project, log_cursor__isnull=True)
-             .exclude(vertex_job_id="")
-             .filter(Q(ended_at__isnull=True) | Q(ended_at__gte=now - config.max_backfill)))
     new = []
-    for attempt in fresh:
+    for attempt in _fresh_attempts(project, now, config):
         times = [t for t in (attempt.created_at, attempt.submitted_at) if t is not None]
         start = min(times) - config.start_margin
         new.append(LogCursor(attempt=attempt, project=project, head_at=start, settled_at=start))
     LogCursor.objects.bulk_create(new, ignore_conflicts=True)
     return list(LogCursor.objects.filter(project=project, done=False)
                 .select_related("attempt").order_by("settled_at", "pk"))
+
+
+def _fresh_attempts(project: str, now: datetime, config: FollowConfig) -> Any:
+    """The attempts with a CustomJob and no cursor yet, unless they ended too long ago."""
+    return (JobAttempt.objects.filter(job__project=project, log_cursor__isnull=True)
+            .exclude(vertex_job_id="")
+            .filter(Q(ended_at__isnull=True) | Q(ended_at__gte=now - config.max_backfill)))
+
+
+def nothing_to_follow() -> bool:
+    """No open cursor and no attempt to open one for: a sweep would read nothing."""
+    project, config = get_backend().project, follow_config()
+    return not (LogCursor.objects.filter(project=project, done=False).exists()
+                or _fresh_attempts(project, timezone.now(), config).exists())
 
 
 def followed_targets(project: str, config: FollowConfig) -> dict[str, Target]:

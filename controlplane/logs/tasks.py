@@ -12,6 +12,6 @@ def apply_log_retention() -> None:
     retention.apply()
 
 
-@task(singleton_ttl_s=120)
+@task(singleton_ttl_s=120, idle=follower.nothing_to_follow)
 def follow_logs() -> None:
     follower.follow()

@@ -21,7 +21,7 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
         },
         "reconcile-serving": {
             "task": "controlplane.serving.tasks.reconcile_serving",
-            "schedule": settings.CP_RECONCILE_INTERVAL_S,
+            "schedule": settings.CP_RESOURCE_RECONCILE_INTERVAL_S,
         },
         "prune-latency-samples": {
             "task": "controlplane.serving.tasks.prune_latency_samples",

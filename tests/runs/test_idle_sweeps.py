@@ -13,6 +13,7 @@ from django.utils import timezone
 from controlplane.clusters import tasks as cluster_tasks
 from controlplane.clusters.models import Cluster
 from controlplane.core.models import Lease
+from controlplane.logs import tasks as log_tasks
 from controlplane.notifications import tasks as notification_tasks
 from controlplane.runs import reconcile
 from controlplane.runs import tasks as run_tasks
@@ -23,7 +24,7 @@ from controlplane.sweeps.models import Sweep
 
 pytestmark = pytest.mark.django_db
 
-SWEEPS = [run_tasks.reconcile_jobs, cluster_tasks.reconcile_clusters,
+SWEEPS = [run_tasks.reconcile_jobs, log_tasks.follow_logs, cluster_tasks.reconcile_clusters,
           sweep_tasks.reconcile_sweeps, notification_tasks.deliver_pending,
           serving_tasks.reconcile_serving, serving_tasks.probe_endpoints]
 
