@@ -167,3 +167,26 @@ def test_seed_demo_prints_a_working_token_and_revokes_the_last(world: World) -> 
     assert api.get("/api/v1/jobs/").status_code == 200
     api.credentials(HTTP_AUTHORIZATION=f"Token {first}")
     assert api.get("/api/v1/jobs/").status_code == 401
+
+
+def test_the_lookup_reads_what_the_orm_reads_in_one_query(
+        world: World, django_assert_num_queries: Any) -> None:
+    """find() reads the token, its user and its team ids in one statement written once per
+    process (tokens._lookup_statement): the same values as the ORM's, none for a wrong key."""
+    from controlplane.security import tokens
+
+    member = world.users["member"]
+    made = tokens.create(member, "narrow", team_slugs=[world.team.slug])
+    tokens.find(made.key)  # its last use written: the next find only reads
+    with django_assert_num_queries(1):
+        found = tokens.find(made.key)
+    assert found is not None
+    orm = ApiToken.objects.select_related("user").get(pk=made.token.pk)
+    names = [f.attname for f in ApiToken._meta.concrete_fields]
+    assert [getattr(found, n) for n in names] == [getattr(orm, n) for n in names]
+    user_names = [f.attname for f in type(orm.user)._meta.concrete_fields]
+    with django_assert_num_queries(0):
+        assert [getattr(found.user, n) for n in user_names] == [
+            getattr(orm.user, n) for n in user_names]
+    assert tokens.team_ids(found) == frozenset({world.team.pk})
+    assert tokens.find(made.key[:-1] + ("A" if made.key[-1] != "A" else "B")) is None
