@@ -146,11 +146,16 @@ $(TORCH_EXTENSIONS): | $(DS_OPS)
 # run, about half their time when the cache is cold. Replicas keep their own (a replica user
 # cannot write the host's; localvertex/replicas/sandbox.py).
 INDUCTOR_CACHE ?= $(ENV_CACHE)/torchinductor
+# JAX's persistent compilation cache for the JAX trainer tests' own processes (keyed by the
+# compiled program and jax's version), per machine too: a cold cache costs those tests about
+# four times their CPU. Never given to the emulator's replicas (a team's cache is its own).
+JAX_TEST_CACHE ?= $(ENV_CACHE)/jax-compile
 
 test: venv lint envs
 	$(BIN)/python -m compileall -q -j 0 $(PROJECT_SOURCES) > /dev/null
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	CELERY_BROKER_URL=$(TEST_REDIS_URL) DEBUG=true TORCHINDUCTOR_CACHE_DIR=$(INDUCTOR_CACHE) \
+	TEST_JAX_CACHE_DIR=$(JAX_TEST_CACHE) \
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: venv

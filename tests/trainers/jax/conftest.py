@@ -9,6 +9,7 @@ share the mesh runs are one group of tests/scheduling.py (trainers-jax-meshes): 
 from __future__ import annotations
 
 import importlib.util
+import os
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,8 +43,9 @@ def jax_runtime() -> None:
 
 @pytest.fixture(scope="session")
 def compile_cache() -> Path:
-    # Keyed by the compiled program (and jax's version): an entry never serves another.
-    cache = ROOT / "var" / "cache" / "jax"
+    # Keyed by the compiled program (and jax's version): an entry never serves another, so
+    # `make test` keeps one per machine (TEST_JAX_CACHE_DIR, the Makefile's JAX_TEST_CACHE).
+    cache = Path(os.environ.get("TEST_JAX_CACHE_DIR") or ROOT / "var" / "cache" / "jax")
     cache.mkdir(parents=True, exist_ok=True)
     return cache
 
