@@ -42,14 +42,9 @@ PY_TAG := $(shell $(PYTHON) -c 'import sys; print("py%d%d" % sys.version_info[:2
 # when complete); .venv is a small virtual environment that adds that folder to its path, with
 # the project installed editable and the dependencies' scripts (celery, gunicorn, ruff...)
 # pointed at it (config/deps_venv.py). The folder is named by the pinned list itself, so an
-# edit of pyproject.toml that changes no dependency reuses it. Its last part is site-packages,
-# as where an installer puts third-party packages: tools tell the project's own code from its
-# dependencies' by it. Hypothesis parses the source of every imported module it takes for the
-# project's own (for constants to try) in every test process: with the dependencies in a folder
-# of another name, that was every dependency imported (3.4 of the 47 CPU-seconds a process
-# spent collecting the suite, and again for each module imported later).
+# edit of pyproject.toml that changes no dependency reuses it.
 DEPS_KEY := $(shell { $(PYTHON) config/deps_venv.py requirements; cat constraints.txt; } | sha256sum | cut -c1-16)
-DEPS_PACKAGES := $(ENV_CACHE)/python-deps-$(PY_TAG)-$(DEPS_KEY)/site-packages
+DEPS_PACKAGES := $(ENV_CACHE)/deps-$(PY_TAG)-$(DEPS_KEY)
 
 venv: $(STAMP)
 
@@ -65,7 +60,7 @@ $(BIN)/python:
 # Each build goes into a folder of its own, renamed when complete: two clones building at once
 # (a test that builds what it misses, in another checkout) each finish, and the first rename wins.
 $(DEPS_PACKAGES): | $(BIN)/python
-	mkdir -p $(dir $@)
+	mkdir -p $(ENV_CACHE)
 	$(PYTHON) config/deps_venv.py requirements > $@.requirements
 	# torch is pinned to the CPU build (2.13.0): an unpinned torch would pull CUDA wheels.
 	set -e; partial=$@.partial.$$$$; \
@@ -143,8 +138,7 @@ $(DS_OPS): | $(STAMP)
 	touch $$partial/.built; \
 	mv -T $$partial $@ 2>/dev/null || rm -rf $$partial
 
-# A normal prerequisite: a link to the op of older dependencies is made again.
-$(TORCH_EXTENSIONS): $(DS_OPS)
+$(TORCH_EXTENSIONS): | $(DS_OPS)
 	ln -sfn $(DS_OPS) $(TORCH_EXTENSIONS)
 
 # TorchInductor's compile cache (keyed by torch on the graph, its version and its settings) kept
