@@ -148,7 +148,8 @@ $(TORCH_EXTENSIONS): | $(DS_OPS)
 INDUCTOR_CACHE ?= $(ENV_CACHE)/torchinductor
 # JAX's persistent compilation cache for the JAX trainer tests' own processes (keyed by the
 # compiled program and jax's version), per machine too: a cold cache costs those tests about
-# four times their CPU. Never given to the emulator's replicas (a team's cache is its own).
+# twice their CPU (test_meshes.py: 120 CPU-seconds cold, 59 warm). Never given to the
+# emulator's replicas (a team's cache is its own).
 JAX_TEST_CACHE ?= $(ENV_CACHE)/jax-compile
 
 test: venv lint envs
