@@ -8,6 +8,7 @@ Imports nothing from Django: it only launches processes and waits for them.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import signal
 import socket
@@ -21,12 +22,6 @@ from pathlib import Path
 from localvertex import auth
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def redis_answers(url: str, timeout_s: float = 0.5) -> bool:
@@ -245,15 +240,30 @@ class Stack:
             self.start_process(name)
         web = self.start_process("web")
         wait_for_port(self.config.web_port, timeout_s, web)
-        self.wait_web(timeout_s)
+        self.wait_web(timeout_s, web)
 
-    def wait_web(self, timeout_s: float) -> None:
+    def wait_web(self, timeout_s: float, web: subprocess.Popen | None = None) -> None:
+        """Until the web server serves its login page. A web process that exits (it could not
+        bind its port, say) or a reply that is not HTTP (another server holds the port) ends the
+        wait at once with what the web server logged, instead of a bare protocol error."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            with (contextlib.suppress(OSError),
-                  urllib.request.urlopen(f"{self.web_url}/login/", timeout=2) as response):
-                if response.status == 200:
-                    return
+            if web is not None and web.poll() is not None:
+                raise RuntimeError(f"the web server exited with {web.returncode}; it said:\n"
+                                   f"{self.log_tail('web', 20)}")
+            try:
+                with urllib.request.urlopen(f"{self.web_url}/login/", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                # Not listening yet, a connection closed while it starts (RemoteDisconnected
+                # is an OSError too), or an error status before its first page is ready.
+                pass
+            except http.client.HTTPException as exc:
+                raise RuntimeError(
+                    f"something other than the web server answers at {self.web_url} "
+                    f"({type(exc).__name__}); the web server said:\n"
+                    f"{self.log_tail('web', 20)}") from exc
             time.sleep(0.2)
         raise TimeoutError(f"the web server did not answer at {self.web_url}")
 

@@ -27,8 +27,9 @@ import psycopg
 import pytest
 import requests
 
-from config.devstack import Stack, StackConfig, free_port
+from config.devstack import Stack, StackConfig
 from tests.notifications import slack_recorder
+from tests.ports import reserve_port
 
 PREPARED = "stack-template.json"
 StackT = TypeVar("StackT", bound=Stack)
@@ -180,8 +181,8 @@ def prepared_config(postgres_url: str, broker_url: str, factory: pytest.TempPath
     extra_env = {"CP_STATIC_ROOT": prepared["static_root"], **fields.pop("extra_env", {})}
     config = StackConfig(
         var_dir=factory.mktemp(prefix), database_url=database_url(postgres_url, name),
-        broker_url=broker_url, web_port=free_port(), emulator_port=free_port(),
-        emulator_admin_port=free_port(), storage_port=free_port(),
+        broker_url=broker_url, web_port=reserve_port(), emulator_port=reserve_port(),
+        emulator_admin_port=reserve_port(), storage_port=reserve_port(),
         # Queues of its own: messages left by another run or stack can never reach this one.
         queue_prefix=f"{prefix.replace('_', '-')}-{uuid.uuid4().hex[:6]}",
         reconcile_interval_s=1.0, follow_interval_s=1.0, prepared=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trainers.job.cluster import free_port
+from tests.ports import reserve_port
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +27,7 @@ def test_the_demo_trains_is_preempted_recovers_and_finishes(tmp_path: Path) -> N
     command = [sys.executable, "-m", "config.demo", "--exit-when-done", "--steps", "150",
                "--timeout", "420", "--var-dir", str(tmp_path / "demo")]
     result = subprocess.run(
-        [*command, "--port", str(free_port()), "--emulator-port", str(free_port())],
+        [*command, "--port", str(reserve_port()), "--emulator-port", str(reserve_port())],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-6000:]
@@ -45,7 +45,7 @@ def test_the_demo_trains_is_preempted_recovers_and_finishes(tmp_path: Path) -> N
     # Started again on the same folder: the same sample job, read with the same token (no
     # second job, no token revoked), already finished as the first start saw it.
     again = subprocess.run(
-        [*command, "--port", str(free_port()), "--emulator-port", str(free_port())],
+        [*command, "--port", str(reserve_port()), "--emulator-port", str(reserve_port())],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out_again = again.stdout + again.stderr
     assert again.returncode == 0, out_again[-6000:]

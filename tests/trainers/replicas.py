@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainers.job.cluster import free_port
+from tests.ports import reserve_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 90
@@ -171,7 +171,7 @@ def start_world(
 ) -> list[Replica]:
     """`world_size` processes joined through RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, as the
     local Vertex emulator starts replicas."""
-    port = str(free_port())
+    port = str(reserve_port())
     replicas: list[Replica] = []
     try:
         for rank in range(world_size):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +17,7 @@ import pytest
 import torch
 
 from contract import prediction
+from tests.ports import reserve_port
 from tests.trainers import triton_env
 from tests.trainers.test_triton_repo import export_model
 from trainers.serving import generate, loader
@@ -29,12 +29,6 @@ HEALTH_ROUTE = "/v2/health/ready"  # triton_local: the routes given as AIP_*_ROU
 PREDICT_ROUTE = "/v2/models/gpt_generate/infer"
 # Vertex's Triton passes a request to another route of its own HTTP API when told so.
 LOGITS = {"X-Vertex-Ai-Triton-Redirect": "v2/models/gpt/infer"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _request(port: int, method: str, path: str, body: dict | None = None,
@@ -66,7 +60,7 @@ def served(tmp_path_factory):
     base = tmp_path_factory.mktemp("triton-serve")
     model = export_model(base / "model", seed=5)
     triton_env.run("-m", "trainers.serving.triton_package", str(model), str(base / "repo"))
-    port = _free_port()
+    port = reserve_port()
     log = open(base / "server.log", "w")  # noqa: SIM115 (closed after the server)
     server = subprocess.Popen(
         [str(triton_env.python()), "-m", "trainers.serving.triton_local", str(base / "repo"),

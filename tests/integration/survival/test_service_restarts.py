@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from config.devstack import free_port, wait_for_port
+from config.devstack import wait_for_port
 from tests.integration.survival.stackutil import (
     TERMINAL,
     VERTEX_TERMINAL,
@@ -22,6 +22,7 @@ from tests.integration.survival.stackutil import (
     jobs_named,
     wait,
 )
+from tests.ports import reserve_port
 from tests.stacks import Api, SurvivalStack, new_stack, running, sleeping_job
 
 pytestmark = pytest.mark.integration
@@ -96,7 +97,7 @@ class PrivateRedis:
     """A redis-server of the test's own, so restarting it disturbs no one else."""
 
     def __init__(self, directory: Path) -> None:
-        self.port = free_port()
+        self.port = reserve_port()
         self.directory = directory
         self.proc: subprocess.Popen | None = None
 

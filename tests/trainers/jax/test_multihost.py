@@ -10,9 +10,9 @@ import signal
 
 import pytest
 
+from tests.ports import reserve_port
 from tests.trainers.jax.conftest import INTERRUPTED_MESH, STOP_STEP, TIMEOUT_S, start_jax
 from tests.trainers.replicas import assert_losses_close, stop_all
-from trainers.job.cluster import free_port
 from vertexplan.health import straggler_verdict
 
 pytestmark = pytest.mark.trainers
@@ -41,7 +41,7 @@ def test_two_hosts_train_as_one_process_of_all_their_devices(compile_cache, mesh
     args = ["--mesh", INTERRUPTED_MESH, "--eval-every", "0", "--checkpoint-dir", str(ckpt),
             "--checkpoint-every", "0", "--debug-slow-rank", "1", "--debug-slow-seconds",
             str(SLOW_S), "--set", "rank_times_every=1"]  # a report at every step up to the stop
-    hosts = start_hosts(args, compile_cache, free_port())
+    hosts = start_hosts(args, compile_cache, reserve_port())
     try:
         hosts[1].wait_for(lambda e: e.get("event") == "paused", TIMEOUT_S)
         hosts[1].signal(signal.SIGTERM)  # a preemption notice that reaches one VM only

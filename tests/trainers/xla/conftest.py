@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import reserve_port
 from tests.trainers.replicas import Replica, Result, child_env, finish_all, stop_all
 from tests.xla_env import ensure_xla_env
-from trainers.job.cluster import free_port
 
 MODULE = "trainers.xla"
 TIMEOUT_S = 300  # XLA compiles each step's program (three of them) in tens of seconds on 2 cores
@@ -116,7 +116,7 @@ SLOW_HOST_S = 0.3
 def start_hosts(python: Path, args: Sequence[str], count: int, **host_1: str) -> list[Replica]:
     """`count` XLA hosts meeting through RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (the CPU PJRT
     client sees no other process: trainers/xla/hosts.py); `host_1`: host 1's extra variables."""
-    port = str(free_port())
+    port = str(reserve_port())
     hosts: list[Replica] = []
     try:
         for rank in range(count):
