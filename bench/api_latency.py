@@ -264,9 +264,9 @@ def cases(busy: list[int], requests_each: int) -> list[tuple[str, str, list[str]
 
 def run_cases(url: str, kind: str, key: str, busy: list[int], requests_each: int
               ) -> list[tuple[str, float, float]]:
-    from config.devstack import free_port
+    from config.ports import reserve_port
 
-    port = free_port()
+    port = reserve_port()
     server = start_server(url, port, kind)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -283,13 +283,13 @@ def run_against(url: str, key: str, busy: list[int], requests_each: int, other: 
                 ) -> dict[str, list[tuple[str, float, float]]]:
     """This checkout's ASGI server and `other`'s on the same database, each request sent to
     both in turn (in alternating order), so that on a busy machine both meet the same load."""
-    from config.devstack import free_port
+    from config.ports import reserve_port
 
     roots = {"this": ROOT, "against": other}
     servers, bases = {}, {}
     try:
         for name, root in roots.items():
-            port = free_port()
+            port = reserve_port()
             servers[name] = start_server(url, port, "asgi", root)
             bases[name] = f"http://127.0.0.1:{port}"
         asking = {name: sessions(base, key) for name, base in bases.items()}

@@ -96,9 +96,10 @@ def start_job(address: str, lines: int, every: float) -> tuple[Any, str]:
 @contextlib.contextmanager
 def web_server(database_url: str) -> Iterator[str]:
     """The stack's web server (config/devstack.py's command) on the bench's database."""
-    from config.devstack import Stack, StackConfig, free_port, wait_for_port
+    from config.devstack import Stack, StackConfig, wait_for_port
+    from config.ports import reserve_port
 
-    port = free_port()
+    port = reserve_port()
     command = Stack(StackConfig(var_dir=ROOT / "var" / "bench", database_url=database_url,
                                 broker_url="", web_port=port)).commands()["web"]
     command = [c for c in command if c not in ("--access-logfile", "-")]

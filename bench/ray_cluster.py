@@ -31,7 +31,7 @@ from google.cloud.aiplatform_v1.services.persistent_resource_service.transports 
 )
 
 from bench.machine import machine
-from config.devstack import free_port
+from config.ports import reserve_port
 from localvertex import auth
 from localvertex.client import job_client, wait_ready
 
@@ -73,7 +73,7 @@ def main() -> int:
     parser.add_argument("--pending-delay", type=float, default=5.0)
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="bench-ray-"))
-    port = free_port()
+    port = reserve_port()
     emulator = subprocess.Popen(
         [sys.executable, "-m", "localvertex", "--port", str(port), "--admin-port", "0",
          "--data-dir", str(data), "--queue-delay", str(args.queue_delay),

@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from config.demo import choose_broker
-from config.devstack import Stack, StackConfig, free_port
+from config.devstack import Stack, StackConfig
+from config.ports import reserve_port
 from localvertex.admin.client import AdminClient
 
 JOB = {"name": "bench-recovery", "spot": True, "args": [],
@@ -227,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     database_url, drop = scratch_database(args.postgres, var_dir)
     stack = BenchStack(StackConfig(
         var_dir=var_dir, database_url=database_url, broker_url=broker,
-        web_port=free_port(), emulator_port=free_port(),
-        emulator_admin_port=free_port(), queue_prefix=f"bench-{os.getpid()}",
+        web_port=reserve_port(), emulator_port=reserve_port(),
+        emulator_admin_port=reserve_port(), queue_prefix=f"bench-{os.getpid()}",
         reconcile_interval_s=args.interval, follow_interval_s=args.interval,
         extra_env={"CP_RECOVERY_BACKOFF_S": "0", "CP_MAX_RECOVERIES": "3"},
     ))

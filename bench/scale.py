@@ -117,7 +117,8 @@ def _cpu_s(pid: int) -> float:
 
 def scale_stack(database_url: str, broker_url: str, var_dir: Path, workers: int,
                 args: argparse.Namespace) -> Any:
-    from config.devstack import Stack, StackConfig, free_port
+    from config.devstack import Stack, StackConfig
+    from config.ports import reserve_port
 
     class ScaleStack(Stack):
         """The stack's emulator counting its calls in synthetic mode, and W one-process
@@ -144,7 +145,7 @@ def scale_stack(database_url: str, broker_url: str, var_dir: Path, workers: int,
 
     config = StackConfig(
         var_dir=var_dir, database_url=database_url, broker_url=broker_url,
-        emulator_port=free_port(), web_port=free_port(),
+        emulator_port=reserve_port(), web_port=reserve_port(),
         queue_prefix=f"scale-{uuid.uuid4().hex[:6]}", prepared=True,
         reconcile_interval_s=args.reconcile_s, follow_interval_s=args.follow_s,
         # The jobs' project and region (write_jobs): the control plane lists where they are.

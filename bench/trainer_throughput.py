@@ -92,9 +92,9 @@ def by_world(names: list[str]) -> dict[int, list[str]]:
 
 def run_workers(world: int, worker_args: list[str]) -> list[dict] | None:
     """Rank 0's JSON lines from ``world`` worker processes; None when one failed."""
-    from trainers.job.cluster import free_port
+    from config.ports import reserve_port
 
-    port = str(free_port())
+    port = str(reserve_port())
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
     env.setdefault("TORCH_EXTENSIONS_DIR", os.path.abspath("var/torch_extensions"))
     workers = [

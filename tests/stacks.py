@@ -28,8 +28,8 @@ import pytest
 import requests
 
 from config.devstack import Stack, StackConfig
+from config.ports import reserve_port
 from tests.notifications import slack_recorder
-from tests.ports import reserve_port
 
 PREPARED = "stack-template.json"
 StackT = TypeVar("StackT", bound=Stack)

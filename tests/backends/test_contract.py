@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from config.devstack import ROOT, ProcessGuard, free_port, wait_for_port
+from config.devstack import ROOT, ProcessGuard, wait_for_port
+from config.ports import reserve_port
 from controlplane.backends import errors
 from controlplane.backends.base import Backend, RemoteJob, RemoteTuningJob
 from controlplane.backends.serving import VertexServing
@@ -56,7 +57,7 @@ class Side:
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     data = tmp_path_factory.mktemp("contract")
-    port = free_port()
+    port = reserve_port()
     log = data / "emulator.log"
     with open(log, "ab") as out:
         proc = subprocess.Popen(

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from trainers.job.cluster import free_port
+from config.ports import reserve_port
 
 
 def test_a_piped_token_is_read_without_a_prompt_or_a_warning(tmp_path: Path) -> None:
-    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens: the token is read, then sent
+    closed = f"http://127.0.0.1:{reserve_port()}"  # nothing listens: the token is read, then sent
     done = subprocess.run(
         [sys.executable, "-m", "vcp.main", "login", "--server", closed], input="a-token\n",
         capture_output=True, text=True, timeout=60, start_new_session=True,  # no terminal

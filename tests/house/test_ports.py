@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from config import ports
 from config.devstack import Stack, StackConfig
-from tests import ports
-from tests.ports import reserve_port
+from config.ports import reserve_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ def test_a_port_is_below_the_ephemeral_range_and_never_given_twice_in_a_process(
 def test_two_processes_reserving_at_once_never_share_a_port() -> None:
     # Both start their search at the same port, so only the locks keep them apart; each
     # holds its ports until its stdin closes.
-    script = ("import sys; sys.path.insert(0, sys.argv[1]); from tests import ports;"
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from config import ports;"
               "ports.random.randrange = lambda count: 0;"
               "print(*[ports.reserve_port() for _ in range(300)]); sys.stdout.flush();"
               "sys.stdin.read()")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ports import reserve_port
+from config.ports import reserve_port
 
 pytestmark = pytest.mark.integration
 

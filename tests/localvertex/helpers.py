@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from google.cloud.logging_v2.types import LogEntry
 from google.protobuf import json_format
 
 from config.devstack import ProcessGuard
+from config.ports import reserve_port
 from localvertex import auth
 from localvertex.admin.client import AdminClient
 from localvertex.client import job_client, logging_client, wait_ready
@@ -43,12 +43,6 @@ FAST_FLAGS = [
 ]  # fmt: skip
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class EmulatorProcess:
     """`python -m localvertex` on a free port (its admin service on another) with its own data
     dir, where it keeps the token its callers need (auth_token)."""
@@ -56,9 +50,9 @@ class EmulatorProcess:
     def __init__(self, data_dir: Path, flags: list[str]) -> None:
         self.data_dir = data_dir
         self.flags = flags
-        self.port = free_port()
-        self.admin_port = free_port()
-        self.storage_port = free_port()
+        self.port = reserve_port()
+        self.admin_port = reserve_port()
+        self.storage_port = reserve_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}-emulator.log"
         # Stops the emulator (and so its replicas) if the test process dies without stop().

@@ -39,6 +39,7 @@ from google.cloud.aiplatform_v1.services.job_service.transports import JobServic
 from google.cloud.logging_v2.types import TailLogEntriesRequest
 
 from config.devstack import ROOT
+from config.ports import reserve_port
 from localvertex import auth
 from localvertex.admin.client import AdminClient
 from localvertex.client import logging_client
@@ -169,18 +170,12 @@ def test_a_replica_holds_neither_the_token_nor_redis_password(emulator: Emulator
         assert secret not in everything
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def redis_with_a_password(tmp_path: Path) -> Iterator[int]:
     """A Redis of the test's own that requires REDIS_PASSWORD (the shared one stays as it is)."""
     server = shutil.which("redis-server")
     require(server is not None, "redis-server (Debian's redis-server package)")
-    port = _free_port()
+    port = reserve_port()
     conf = tmp_path / "redis.conf"
     conf.write_text(f"port {port}\nbind 127.0.0.1\nrequirepass {REDIS_PASSWORD}\nsave \"\"\n"
                     f"appendonly no\ndir {tmp_path}\n")

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import torch
 
+from config.ports import reserve_port
 from contract import prediction
 from tests.serving.models import ddp_checkpoint, export_model
 from trainers.serving import generate, loader
@@ -141,9 +142,7 @@ def _wait_healthy(proc: subprocess.Popen[str], url: str, timeout_s: float) -> No
 
 
 def test_the_entrypoint_follows_the_aip_environment(tmp_path: Path) -> None:
-    from localvertex.replicas.environment import free_ports
-
-    port = free_ports(1)[0]
+    port = reserve_port()
     proc = _serve({"AIP_HTTP_PORT": str(port), "AIP_HEALTH_ROUTE": "/h",
                    "AIP_PREDICT_ROUTE": "/p", "AIP_STORAGE_URI": str(export_model(tmp_path / "m"))},
                   "--threads", "1")
@@ -172,9 +171,7 @@ REQUEST = {"instances": ["def main():\n    ", {"prompt": "import os\n", "max_tok
 def _serve_once(folder: Path, runtime: str) -> tuple[list[dict], dict, list[dict]]:
     """Start the entrypoint on ``folder`` in ``runtime``, answer REQUEST once, stop it: its
     predictions, its serving_started event and every event it printed, in order."""
-    from localvertex.replicas.environment import free_ports
-
-    port = free_ports(1)[0]
+    port = reserve_port()
     proc = _serve({"AIP_STORAGE_URI": str(folder)}, "--port", str(port), "--runtime", runtime)
     try:
         # Healthy only once compiled: the first answer is then as quick as any other.

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.ports import reserve_port
+from config.ports import reserve_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 90

@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
+from config.ports import reserve_port
 from contract import prediction
-from tests.ports import reserve_port
 from tests.trainers import triton_env
 from tests.trainers.test_triton_repo import export_model
 from trainers.serving import generate, loader

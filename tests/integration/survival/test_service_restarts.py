@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from config.devstack import wait_for_port
+from config.ports import reserve_port
 from tests.integration.survival.stackutil import (
     TERMINAL,
     VERTEX_TERMINAL,
@@ -22,7 +23,6 @@ from tests.integration.survival.stackutil import (
     jobs_named,
     wait,
 )
-from tests.ports import reserve_port
 from tests.stacks import Api, SurvivalStack, new_stack, running, sleeping_job
 
 pytestmark = pytest.mark.integration

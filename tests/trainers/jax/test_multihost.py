@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from tests.ports import reserve_port
+from config.ports import reserve_port
 from tests.trainers.jax.conftest import INTERRUPTED_MESH, STOP_STEP, TIMEOUT_S, start_jax
 from tests.trainers.replicas import assert_losses_close, stop_all
 from vertexplan.health import straggler_verdict

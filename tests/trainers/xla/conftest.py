@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ports import reserve_port
+from config.ports import reserve_port
 from tests.trainers.replicas import Replica, Result, child_env, finish_all, stop_all
 from tests.xla_env import ensure_xla_env
 

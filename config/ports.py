@@ -1,4 +1,4 @@
-"""Ports for the servers the tests start, which nothing else on the machine takes.
+"""Ports for the servers tests and benchmarks start, which nothing else on the machine takes.
 
 A port found by binding port 0 and closing the socket is free only for that instant: it lies in
 the kernel's ephemeral range, from which every outgoing connection and every other bind to port
