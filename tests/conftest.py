@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the models load once Django is set up, after this module
 CI = os.environ.get("CI", "").lower() == "true"
 
 # The stacks and their fixtures, defined once for every directory (tests/stacks.py).
-pytest_plugins = ["tests.stacks", "tests.scheduling"]
+pytest_plugins = ["tests.stacks", "tests.scheduling", "tests.cpu_report"]
 
 
 def require(condition: bool, why: str) -> None:
