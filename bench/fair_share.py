@@ -358,6 +358,13 @@ def parse_users(text: str) -> dict[str, int]:
     return dict(zip(GUARANTEES, counts, strict=True))
 
 
+def all_normal(lists: dict[tuple[str, int], list[Recorded]]
+               ) -> dict[tuple[str, int], list[Recorded]]:
+    """The same jobs, every one of normal priority."""
+    return {user: [replace(job, priority="normal") for job in jobs]
+            for user, jobs in lists.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fair_share")
     parser.add_argument("--seed", type=int, default=38)
@@ -375,13 +382,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="where a job that has waited past State.reserve_after_s goes "
                              "first: across teams (the default) or in its own team only "
                              "(State.starving_orders_teams off)")
+    # Each rule apart, to see what it costs the shares (bench/README.md: the decomposition).
+    parser.add_argument("--held-now-weight", type=float, default=None,
+                        help="State.held_now_weight (default: State's)")
+    parser.add_argument("--without", choices=("priorities", "starvation-rule", "both"),
+                        help="every job normal priority, or no job ever holding (no bound)")
     args = parser.parse_args(argv)
     users = parse_users(args.users)
-    options = {"starving_orders_teams": args.starving_first == "cohort"}
+    options: dict[str, object] = {"starving_orders_teams": args.starving_first == "cohort"}
+    if args.held_now_weight is not None:
+        options["held_now_weight"] = args.held_now_weight
+    if args.without in ("starvation-rule", "both"):
+        options["reserve_after_s"] = None
     per_user = args.jobs_per_user or (2 if args.workload == "contention" else 1)
     if per_user < 1:
         raise SystemExit(f"--jobs-per-user: at least 1; got {per_user}")
     lists = record(args.seed, users, args.days, args.workload, per_user)
+    if args.without in ("priorities", "both"):
+        lists = all_normal(lists)
     fair = simulate(lists, args.days, jobs_per_user=per_user, options=options)
     fifo = simulate(lists, args.days, first_come, jobs_per_user=per_user)
     f, ref = figures(fair), figures(fifo)
@@ -418,8 +436,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"utilisation while waiting {f.utilisation:.1%} (goal {UTILISATION_GOAL:.0%}: "
           f"{f.utilisation / UTILISATION_GOAL:.3f}x); first come {ref.utilisation:.1%}")
     bound_h = (_reserve_after_s() + LONGEST_S + CHECKPOINT_EVERY_S) / HOUR
-    print(f"longest wait {f.longest_wait_h:.1f} h (bound {bound_h:.1f} h: "
-          f"{f.longest_wait_h / bound_h:.2f}x); first come {ref.longest_wait_h:.1f} h; "
+    bound = (f"bound {bound_h:.1f} h: {f.longest_wait_h / bound_h:.2f}x"
+             if "reserve_after_s" not in options else "no bound: the starvation rule is off")
+    print(f"longest wait {f.longest_wait_h:.1f} h ({bound}); "
+          f"first come {ref.longest_wait_h:.1f} h; "
           f"over the project quota: {fair.over_quota} times")
     print(f"max share deviation {f.deviation * 100:.1f}%, utilisation while waiting "
           f"{f.utilisation * 100:.1f}%, longest wait {f.longest_wait_h:.1f} h")

@@ -46,3 +46,15 @@ def test_the_contention_workload_binds_each_user_to_one_flavor_and_entitlement_f
         assert owed <= fair_share.PROJECT[flavor] * out.span_s + 1e-6
     assert out.span_s == pytest.approx(0.25 * 24 * 3600)
     assert figures.static_deviation >= 0 and figures.deviation >= 0
+
+
+def test_each_rule_can_be_left_out_to_see_what_it_costs(capsys):
+    assert fair_share.main(["--days", "0.25", "--users", "2,2,3,2", "--seed", "3",
+                            "--without", "both", "--held-now-weight", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "no bound: the starvation rule is off" in out
+    lists = fair_share.record(3, {"a": 2, "b": 2, "c": 3, "d": 2}, days=0.25)
+    assert any(job.priority == "high" for jobs in lists.values() for job in jobs)
+    normal = fair_share.all_normal(lists)
+    assert {job.priority for jobs in normal.values() for job in jobs} == {"normal"}
+    assert [len(jobs) for jobs in normal.values()] == [len(jobs) for jobs in lists.values()]

@@ -93,6 +93,20 @@ def test_priority_first_then_fair_share_then_age():
     assert [(w.job_id, w.place) for w in d.waiting] == [("a-old", 1)]
 
 
+def test_the_weight_of_what_a_team_holds_now_against_what_it_used():
+    """State.held_now_weight: team a used nothing over the window but holds 12 now, team b
+    used 2 on average and holds 4. Weighed alike, b's share is lower (1.5 against 3.0 of
+    its guarantee); with what is held now weighed 0.2, a's is (0.6 against 0.7)."""
+    quotas = {t: {A100: TeamQuota(4, 20)} for t in ("a", "b")}
+    running = [job("a-run", "a", 12, started_at=0), job("b-run", "b", 4, started_at=0)]
+    waiting = [job("a-next", "a", 8, submitted_at=1), job("b-next", "b", 8, submitted_at=2)]
+    usage = {"a": {A100: 0.0}, "b": {A100: 2 * 3600.0}}
+    common = dict(quotas=quotas, project_quota={A100: 24}, usage=usage, window_s=3600.0,
+                  fair_preemption=False)
+    assert decide(state(running, waiting, **common)).admit == ["b-next"]
+    assert decide(state(running, waiting, held_now_weight=0.2, **common)).admit == ["a-next"]
+
+
 def test_never_admits_past_a_higher_priority_job_that_fits():
     waiting = [job("low", "b", 8, priority="low", submitted_at=0),
                job("high", "a", 8, priority="high", submitted_at=50)]

@@ -114,13 +114,14 @@ class _Book:
 
     def share(self, team: str, flavors, extra: int = 0) -> float:
         """The team's dominant share among the given flavors: the accelerators it held on
-        average over the window plus those it holds now (and `extra` more), over its
-        guarantee. A job competes for the flavors it asks for, so only those count."""
+        average over the window plus those it holds now (and `extra` more; weighed by
+        State.held_now_weight), over its guarantee. A job competes for the flavors it asks
+        for, so only those count."""
         usage = self.state.usage.get(team, {})
         best = 0.0
         for flavor in flavors:
-            held = (usage.get(flavor, 0.0) / self.state.window_s + self.team_used[team][flavor]
-                    + extra * (flavor in flavors))
+            held = (usage.get(flavor, 0.0) / self.state.window_s + self.state.held_now_weight
+                    * (self.team_used[team][flavor] + extra * (flavor in flavors)))
             if held > 0:
                 # A team without a guarantee of a flavor ranks after every team with one.
                 best = max(best, held / (self.state.quota(team, flavor).guarantee or 1e-6))
