@@ -15,6 +15,7 @@ two runs, never take the same one.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import random
@@ -43,9 +44,11 @@ def _locks() -> int:
     global _lock_file
     if _lock_file is None:
         path = Path(tempfile.gettempdir()) / "vertex-control-plane-ports.lock"
-        # Shared by every user of the machine who runs a stack: readable and writable by all,
-        # as a lock file holds nothing.
+        # Shared by every user of the machine who runs a stack: readable and writable by all
+        # (a lock file holds nothing), whatever the umask of the first to make it.
         _lock_file = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        with contextlib.suppress(OSError):  # made by another user: theirs to set
+            os.fchmod(_lock_file, 0o666)
     return _lock_file
 
 

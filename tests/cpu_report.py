@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 _KEY = "cpu_s"
+_started = pytest.StashKey[float]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,9 +39,6 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         return
     item.stash[_started] = _cpu_s()
     yield
-
-
-_started = pytest.StashKey[float]()
 
 
 @pytest.hookimpl(hookwrapper=True)
