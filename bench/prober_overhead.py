@@ -181,14 +181,14 @@ def main() -> int:
     import subprocess
 
     from bench.machine import cpu_model
+    from config.ports import reserve_port
     from localvertex.client import wait_ready
-    from localvertex.replicas.environment import free_ports
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; load average "
           f"{os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        port, admin_port = free_ports(2)
+        port, admin_port = reserve_port(), reserve_port()
         emulator = subprocess.Popen(
             [sys.executable, "-m", "localvertex", "--port", str(port), "--data-dir",
              str(tmp / "lv"), "--admin-port", str(admin_port), "--log-level", "WARNING"],

@@ -36,7 +36,6 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,8 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+
+from config.ports import reserve_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,16 +66,10 @@ def export_tiny(folder: Path) -> Path:
     return folder
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(model_dir: Path, max_batch: int, threads: int,
                  runtime: str = "eager") -> tuple[subprocess.Popen, int, float]:
     """The server, its port, and its cold start: seconds from process start to healthy."""
-    port = free_port()
+    port = reserve_port()
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "trainers.serve", "--model-dir", str(model_dir), "--host",
@@ -112,7 +107,7 @@ TRITON_ROUTE = "/v2/models/gpt_generate/infer"  # triton_local's AIP_PREDICT_ROU
 
 
 def start_triton(repository: Path) -> tuple[subprocess.Popen, int, float]:
-    port = free_port()
+    port = reserve_port()
     started = time.monotonic()
     proc = subprocess.Popen(
         [str(ROOT / ".venv" / "triton" / "bin" / "python"), "-m", "trainers.serving.triton_local",

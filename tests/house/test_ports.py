@@ -1,4 +1,4 @@
-"""The tests' servers get ports nobody else takes (tests/ports.py), and a stack whose web port
+"""The tests' servers get ports nobody else takes (config/ports.py), and a stack whose web port
 another server answers on says so at once (config/devstack.py)."""
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ def test_two_processes_reserving_at_once_never_share_a_port() -> None:
             p.communicate("", timeout=30)
     assert all(len(t) == 300 for t in taken)
     assert not taken[0] & taken[1]
-    # Both ended: their ports are free to take again.
     assert all(p.returncode == 0 for p in procs)
 
 
