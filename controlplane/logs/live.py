@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -65,20 +65,22 @@ def line_payload(attempt: int, timestamp: datetime, severity: int, replica: str,
 
 
 def page_stored(rows: Sequence[tuple[Any, ...]], new: set[tuple[int, str]] | None,
-                steps: Mapping[int, tuple[int, int]]) -> None:
+                steps: Sequence[tuple[Any, ...]]) -> None:
     """A page just stored: its line rows (store.LINE_COLUMNS order, time order), of which the
-    (job, insert_id) pairs in `new` were new (all of them when None), and job -> (attempt,
-    newest step) of its step rows. Published after the commit, to the jobs someone watches:
-    one question to Redis for the whole page, and the messages in one round trip. Asked after
-    the commit, so a watcher that subscribes later reads these from the database when it
-    starts."""
+    (job, insert_id) pairs in `new` were new (all of them when None), and its step rows
+    (store.STEP_COLUMNS order, time order). Published after the commit, to the jobs someone
+    watches (with each job's newest step): one question to Redis for the whole page, and the
+    messages in one round trip. Asked after the commit, so a watcher that subscribes later
+    reads these from the database when it starts."""
     if not enabled() or not (rows or steps):
         return
     transaction.on_commit(lambda: _publish_page(rows, new, steps), robust=True)
 
 
 def _publish_page(rows: Sequence[tuple[Any, ...]], new: set[tuple[int, str]] | None,
-                  steps: Mapping[int, tuple[int, int]]) -> None:
+                  step_rows: Sequence[tuple[Any, ...]]) -> None:
+    # Job -> (attempt, step) of its newest step row.
+    steps = {int(row[0]): (int(row[1]), int(row[2])) for row in step_rows}
     jobs = sorted({int(row[0]) for row in rows} | set(steps))
     client = _redis()
     try:

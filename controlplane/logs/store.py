@@ -68,6 +68,10 @@ class _Rows:
     scan: dict[tuple[int, int, str], list[tuple[Any, ...]]] = field(
         default_factory=lambda: defaultdict(list))
     refused: int = 0  # entries routed to a job that are not its own (trust.py)
+    # What the page's events add, worked out once the lines are sent (_add_effects): entry,
+    # its parse, job, attempt, and why the event is not the job's own (None: it is).
+    events: list[tuple[LogEntry, ParsedEntry, int, int, str | None]] = field(
+        default_factory=list)
     # job -> {provider: run URL} from its `tracking` events (only http(s) URLs kept)
     tracking: dict[int, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
     # The plain lines a team's own framework's recognizer may read (framework_lines.py).
@@ -77,10 +81,11 @@ class _Rows:
 
 def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) -> Stored:
     """Store one batch (in timestamp order, as Cloud Logging returns it). Each entry is read
-    and checked as its line goes into the COPY, and the failure scan's search runs before the
-    COPY's end, so both run while PostgreSQL stores the lines sent before."""
+    and checked as its line goes into the COPY, and what the entries' events add (steps,
+    timeline) is worked out once the lines are sent, while PostgreSQL stores the lines sent
+    before; the failure scan and the rest of the page run while it checks the rows'
+    foreign keys."""
     rows = _Rows()
-    hits: dict[tuple[int, int, str], set[int]] = {}
     result = Stored(offered=len(entries))
     with transaction.atomic():
         facts, rows.frameworks, savepoint_made = _facts(entries, targets)
@@ -88,30 +93,28 @@ def store_entries(entries: Sequence[LogEntry], targets: Mapping[str, Target]) ->
             [bulk.Batch(LogLine, LINE_COLUMNS, rows.lines, keys=("job", "insert_id")),
              bulk.Batch(StepMetric, STEP_ROW_COLUMNS, rows.steps)],
             produce=_route(entries, targets, facts, rows),
-            before_finish=lambda: hits.update(failure_scan.reporting(rows.scan)),
-            savepoint_made=savepoint_made)
-        result.lines, result.steps = lines.count, steps.count
-        result.steps += _read_frameworks(rows, facts, lines.new)
-        JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True, batch_size=1000)
-        failure_scan.store(rows.scan, hits)
-        refresh_progress(rows.stepped, rows.totals)
+            before_finish=lambda: _add_events(rows), savepoint_made=savepoint_made)
+        # PostgreSQL checks the rows' jobs (the commit's largest part) while the rest of the
+        # page's work runs, its statements queued behind.
+        with bulk.checked_meanwhile(LogLine, StepMetric):
+            hits = failure_scan.reporting(rows.scan)
+            framework_steps = _read_frameworks(rows, facts, lines.new)
+            JobEvent.objects.bulk_create(rows.timeline, ignore_conflicts=True,
+                                         batch_size=1000)
+            failure_scan.store(rows.scan, hits)
+            refresh_progress(rows.stepped, rows.totals)
+            # Sent when this transaction commits: watchers never hear of a row they cannot
+            # read.
+            live.page_stored(rows.lines, lines.new, rows.steps)
+        # A save() reads its row count: not in the pipeline.
         _store_tracking(rows.tracking)
-        # Sent when this transaction commits: watchers never hear of a row they cannot read.
-        live.page_stored(rows.lines, lines.new, _newest_steps(rows.steps))
+        result.lines, result.steps = lines.count, steps.count + framework_steps
         if rows.signalled:
             transaction.on_commit(lambda: _detect_restarts(rows.signalled))
     if rows.refused:
         logger.warning("refused %d log entries that claimed a followed job's id but are not "
                        "its replicas' output", rows.refused)
     return result
-
-
-def _newest_steps(steps: Sequence[tuple[object, ...]]) -> dict[int, tuple[int, int]]:
-    """Job -> (attempt, step) of the newest step row of the batch (rows in time order)."""
-    newest: dict[int, tuple[int, int]] = {}
-    for row in steps:
-        newest[int(row[0])] = (int(row[1]), int(row[2]))  # type: ignore[call-overload]
-    return newest
 
 
 # Commit without waiting for the WAL flush (SET LOCAL synchronous_commit TO OFF, sent with the
@@ -283,7 +286,8 @@ def _plain_route(rows: _Rows, check: trust.ReplicaCheck, facts: Mapping[int, tru
 
 def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
                 job_facts: trust.JobFacts, job_id: int, number: int) -> None:
-    """An entry that may carry an event (a JSON payload, a restart notice)."""
+    """An entry that may carry an event (a JSON payload, a restart notice): its line now,
+    in the failure scan's order, and what its event adds once the lines are sent."""
     parsed = events.parse(entry)
     if check.problem(job_id, entry, carries_event=parsed.event is not None) is not None:
         # Not the job's own output: neither a line of it nor an event.
@@ -292,15 +296,40 @@ def _add_parsed(rows: _Rows, check: trust.ReplicaCheck, entry: LogEntry,
     row = (job_id, number, entry.timestamp, entry.severity, entry.task_name, parsed.message,
            entry.insert_id)
     rows.lines.append(row)
-    _add_event(rows, entry, parsed, job_facts, job_id, number, row)
+    problem = _scanned(rows, entry, parsed, job_facts, job_id, number, row)
+    if problem is not None or parsed.event is not None:
+        rows.events.append((entry, parsed, job_id, number, problem))
+
+
+def _add_events(rows: _Rows) -> None:
+    """What the page's events add (their lines sent: bulk.insert_batches's before_finish)."""
+    for entry, parsed, job_id, number, problem in rows.events:
+        _add_effects(rows, entry, parsed, job_id, number, problem)
 
 
 def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: trust.JobFacts,
-               job_id: int, number: int, row: tuple[Any, ...] | None = None) -> None:
-    """What an entry's event adds: a step, a timeline event, a tracking link, a failure's
-    words to scan; a suspicious event where its paths are not the job's own. `row`: the
-    entry's line row, where it has one (a framework's line read later has its own row)."""
+               job_id: int, number: int) -> None:
+    """What an event read from a framework's line adds (a line of its own already)."""
+    problem = _scanned(rows, entry, parsed, job_facts, job_id, number, None)
+    _add_effects(rows, entry, parsed, job_id, number, problem)
+
+
+def _scanned(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: trust.JobFacts,
+             job_id: int, number: int, row: tuple[Any, ...] | None) -> str | None:
+    """Why the entry's event is not the job's own (None: it is); where it is, a failure's
+    words in it go to the failure scan. `row`: the entry's line row, where it has one."""
     problem = trust.event_problem(parsed.event, parsed.fields, job_facts)
+    if problem is None and parsed.scan:
+        rows.scan[(job_id, number, entry.task_name)].append(
+            row or (job_id, number, entry.timestamp, entry.severity, entry.task_name,
+                    parsed.message, entry.insert_id))
+    return problem
+
+
+def _add_effects(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_id: int,
+                 number: int, problem: str | None) -> None:
+    """What an entry's event adds: a step, a timeline event, a tracking link; a suspicious
+    event where its paths are not the job's own (`problem`)."""
     if problem is not None:
         rows.timeline.append(JobEvent(
             job_id=job_id, attempt=number, kind=trust.SUSPICIOUS, timestamp=entry.timestamp,
@@ -308,10 +337,6 @@ def _add_event(rows: _Rows, entry: LogEntry, parsed: ParsedEntry, job_facts: tru
             data=trust.suspicious(parsed.event, parsed.fields, problem),
             insert_id=entry.insert_id))
         return
-    if parsed.scan:
-        rows.scan[(job_id, number, entry.task_name)].append(
-            row or (job_id, number, entry.timestamp, entry.severity, entry.task_name,
-                    parsed.message, entry.insert_id))
     if parsed.event == RUN_STARTED and parsed.fields.get("reporter") == framework_lines.REPORTER:
         rows.frameworks.reports_itself(job_id, number)
     if parsed.is_step:
@@ -382,12 +407,6 @@ def _store_tracking(tracking: Mapping[int, dict[str, str]]) -> None:
         job.record_tracking(tracking[job.pk])
 
 
-def refresh_progress(stepped: set[int], totals: Mapping[int, int]) -> None:
-    """Derive progress from what is stored, in one statement whatever the number of jobs."""
-    if stepped:
-        _refresh_steps(sorted(stepped), totals)
-
-
 def _detect_restarts(job_ids: set[int]) -> None:
     """Keep a job's restart count current as its signals arrive, through the one detection
     that counts them (restarts.py): a replica that runs a process per GPU, or a TPU slice's
@@ -401,11 +420,14 @@ def _detect_restarts(job_ids: set[int]) -> None:
             logger.exception("restart detection for job %s failed", job_id)
 
 
-def _refresh_steps(jobs: Sequence[int], totals: Mapping[int, int]) -> None:
-    """Each job's newest stored step and loss (by time: a re-read of older pages never moves
-    progress back), and its total steps where the page told it. Written as SQL (that both
-    PostgreSQL and SQLite read): the ORM's subqueries cost more to build than to run, on every
-    page a running job logs."""
+def refresh_progress(stepped: set[int], totals: Mapping[int, int]) -> None:
+    """Each stepped job's newest stored step and loss (by time: a re-read of older pages
+    never moves progress back), and its total steps where the page told it, in one statement
+    whatever the number of jobs. Written as SQL (that both PostgreSQL and SQLite read): the
+    ORM's subqueries cost more to build than to run, on every page a running job logs."""
+    if not stepped:
+        return
+    jobs = sorted(stepped)
     job, step = Job._meta.db_table, StepMetric._meta.db_table
     newest = (f"(SELECT m.{{}} FROM {step} AS m WHERE m.job_id = {job}.id "
               "ORDER BY m.timestamp DESC, m.step DESC LIMIT 1)")

@@ -1,17 +1,26 @@
 """Storing a page: one COPY into the table when none of its rows is stored yet; when some
-are, the staging table and ON CONFLICT DO NOTHING, nothing stored twice or lost."""
+are, the staging table and ON CONFLICT DO NOTHING, nothing stored twice or lost; the foreign
+key check overlapping the rest of the page, with the inserts queued behind it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+import pytest
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from controlplane.logs.bulk import Batch, Inserted, insert_batches, insert_ignoring_duplicates
-from controlplane.logs.models import LogLine
+from controlplane.logs.bulk import (
+    Batch,
+    Inserted,
+    checked_meanwhile,
+    insert_batches,
+    insert_ignoring_duplicates,
+)
+from controlplane.logs.models import LogLine, StepMetric
 from controlplane.logs.store import LINE_COLUMNS
 from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Role, Team
@@ -86,3 +95,68 @@ def test_rows_made_while_they_are_copied_are_all_stored_past_a_stored_one(
     # All of it again: nothing new.
     finished.clear()
     assert store()[0].count == 0 and finished == [20_000]
+
+
+def test_values_go_in_binary_and_come_back_as_given(postgres_url: str, team: Team) -> None:
+    """The COPY sends each column in its own binary type, the first time and through the
+    staging table: text a log may hold, floats a diverging run reports, JSON, None."""
+    user = make_user("ann", team, Role.MEMBER)
+    job = Job.objects.create(team=team, created_by=user, name="x", request={}, custom_job={},
+                             project="p", region="r", state=JobState.RUNNING)
+    at = datetime(2026, 11, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    odd = ['a "quoted" word', "back\\slash", "NULL", "", "{braces, and commas}", "ünïcode",
+           "two\nlines\ttabbed"]
+    given = [(job.pk, 1, n, at + timedelta(seconds=n), loss, None, 1.5, 0.25, 1, insert_id,
+              {"note": insert_id, "grad_norm": 2.0} if n % 2 else None)
+             for n, (loss, insert_id) in enumerate(zip(
+                 [float("nan"), float("inf"), -float("inf"), 1e-300, 3.0, 0.0, -2.5],
+                 odd, strict=True))]
+    columns = ("job", "attempt", "step", "timestamp", "loss", "lr", "tokens_per_s",
+               "step_time_s", "span", "insert_id", "extra")
+
+    def stored() -> list[tuple[Any, ...]]:
+        return list(StepMetric.objects.filter(job=job).order_by("step").values_list(*[
+            "job_id" if c == "job" else c for c in columns]))
+
+    def same(rows: list[tuple[Any, ...]], expected: list[tuple[Any, ...]]) -> bool:
+        losses = [row[4] for row in rows]
+        return ([row[:4] + row[5:] for row in rows] == [row[:4] + row[5:] for row in expected]
+                and math.isnan(losses[0]) and losses[1:] == [row[4] for row in expected[1:]])
+
+    with transaction.atomic():
+        assert insert_ignoring_duplicates(StepMetric, columns, given[:4]) == 4
+    assert same(stored(), given[:4])
+    # Half of it stored: the staging table's way, in binary too.
+    with transaction.atomic():
+        assert insert_ignoring_duplicates(StepMetric, columns, given) == 3
+    assert same(stored(), given)
+
+
+def test_a_row_of_a_job_that_is_gone_fails_the_transaction(postgres_url: str,
+                                                           team: Team) -> None:
+    """The key check that overlaps the block fails as the commit's would have: as Django's
+    IntegrityError, with nothing of the transaction stored."""
+    user = make_user("ann", team, Role.MEMBER)
+    job = Job.objects.create(team=team, created_by=user, name="x", request={}, custom_job={},
+                             project="p", region="r", state=JobState.RUNNING)
+    gone = Job.objects.create(team=team, created_by=user, name="y", request={},
+                              custom_job={}, project="p", region="r", state=JobState.RUNNING)
+    gone_id = gone.pk
+    gone.delete()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_ignoring_duplicates(LogLine, LINE_COLUMNS,
+                                   rows(job, range(0, 5)) + rows(Job(pk=gone_id), range(5, 6)))
+        with checked_meanwhile(LogLine):
+            pass
+    assert not LogLine.objects.filter(job_id__in=[job.pk, gone_id]).exists()
+    # The keys are deferred again afterwards: a transaction may still write a row before
+    # the row it refers to.
+    with transaction.atomic():
+        with checked_meanwhile(LogLine):
+            pass
+        later = Job(team=team, created_by=user, name="z", request={}, custom_job={},
+                    project="p", region="r", state=JobState.RUNNING)
+        later.pk = gone_id + 1000
+        insert_ignoring_duplicates(LogLine, LINE_COLUMNS, rows(later, range(0, 1)))
+        later.save(force_insert=True)
+    assert LogLine.objects.filter(job_id=later.pk).count() == 1
