@@ -230,7 +230,8 @@ def checked_meanwhile(*tables: type[models.Model]) -> Iterator[None]:
     The keys are deferred again for what the transaction writes next. A query's rows may be
     fetched within the block (that waits for them), but no row count is known there (an ORM
     save() reads one: not here). Elsewhere (SQLite, no transaction): the block alone."""
-    if connection.vendor != "postgresql" or not connection.in_atomic_block:
+    if (connection.vendor != "postgresql" or not connection.in_atomic_block
+            or not psycopg.Pipeline.is_supported()):  # a libpq older than 14: at the commit
         yield
         return
     with connection.cursor() as cursor:

@@ -429,7 +429,8 @@ def refresh_progress(stepped: set[int], totals: Mapping[int, int]) -> None:
         return
     jobs = sorted(stepped)
     job, step = Job._meta.db_table, StepMetric._meta.db_table
-    newest = (f"(SELECT m.{{}} FROM {step} AS m WHERE m.job_id = {job}.id "
+    # Both values from one look at the newest row.
+    newest = (f"(SELECT m.step, m.loss FROM {step} AS m WHERE m.job_id = {job}.id "
               "ORDER BY m.timestamp DESC, m.step DESC LIMIT 1)")
     total = "total_steps"
     params: list[object] = []
@@ -439,6 +440,5 @@ def refresh_progress(stepped: set[int], totals: Mapping[int, int]) -> None:
             params += [job_id, count]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {job} SET last_step = {newest.format('step')}, "
-            f"last_loss = {newest.format('loss')}, total_steps = {total} "
+            f"UPDATE {job} SET (last_step, last_loss) = {newest}, total_steps = {total} "
             f"WHERE id IN ({', '.join(['%s'] * len(jobs))})", [*params, *jobs])
