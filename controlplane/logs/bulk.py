@@ -217,9 +217,6 @@ def _copy_insert(batch: Batch) -> Inserted:
     return Inserted(inserted, new)
 
 
-
-
-
 @contextlib.contextmanager
 def checked_meanwhile(*tables: type[models.Model]) -> Iterator[None]:
     """Check the deferred foreign keys of every row the transaction wrote so far to
@@ -248,6 +245,7 @@ def checked_meanwhile(*tables: type[models.Model]) -> Iterator[None]:
             cursor.execute(f"SET CONSTRAINTS {listed} IMMEDIATE")
             cursor.execute(f"SET CONSTRAINTS {listed} DEFERRED")
         yield
+
 
 def _deferred_foreign_keys(cursor: Any, table: str) -> tuple[str, ...]:
     """The table's foreign keys checked at the commit (a partitioned table's partitions carry

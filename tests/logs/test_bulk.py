@@ -143,6 +143,8 @@ def test_a_row_of_a_job_that_is_gone_fails_the_transaction(postgres_url: str,
                               custom_job={}, project="p", region="r", state=JobState.RUNNING)
     gone_id = gone.pk
     gone.delete()
+    # The test runs inside a transaction that is never committed, so a deferred key is never
+    # checked there: only the block's check can raise.
     with pytest.raises(IntegrityError), transaction.atomic():
         insert_ignoring_duplicates(LogLine, LINE_COLUMNS,
                                    rows(job, range(0, 5)) + rows(Job(pk=gone_id), range(5, 6)))
