@@ -39,6 +39,11 @@ job_health_changed = Signal()
 # created: a new record, resumed_now: the replica just resumed).
 restart_recorded = Signal()
 
+# runs: a job has waited in the queue in front of Vertex past its team's limit (job, detail:
+# waited_min, limit_min, reason, place, earliest_start, attempt); sent once per wait, inside
+# the admission round's transaction.
+queue_wait_long = Signal()
+
 # costs: a team's month's spend crossed its budget (team, crossing: BudgetCrossing).
 budget_crossed = Signal()
 

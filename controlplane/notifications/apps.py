@@ -14,6 +14,7 @@ class NotificationsConfig(AppConfig):
             (signals.job_state_changed, receivers.on_job_state_changed),
             (signals.attempt_submitted, receivers.on_attempt_submitted),
             (signals.budget_crossed, receivers.on_budget_crossed),
+            (signals.queue_wait_long, receivers.on_queue_wait_long),
             (signals.restart_recorded, receivers.on_restart_recorded),
             (signals.job_health_changed, receivers.on_job_health_changed),
             (signals.slo_alert_raised, receivers.on_slo_alert_raised),

@@ -78,6 +78,12 @@ def headline(notification: Notification) -> str:
     if event == NotifyOn.QUEUE:
         if detail.get("what") == "admitted":
             return "was *admitted* from the queue and goes to Vertex AI"
+        if detail.get("what") == "waiting":
+            start = detail.get("earliest_start")
+            return (f"has *waited {_esc(detail.get('waited_min'))} minutes* in the queue "
+                    f"(your team's limit: {_esc(detail.get('limit_min'))}), place "
+                    f"{_esc(detail.get('place'))}: {_esc(detail.get('reason') or 'waiting')}"
+                    + (f"; it could start at {_esc(start)} at the earliest" if start else ""))
         return (f"was *stopped at a checkpoint* for another team: "
                 f"{_esc(detail.get('reason') or 'its team was borrowing')}; it resumes from "
                 "its checkpoint when its team's share allows")

@@ -6,6 +6,7 @@ from typing import Any
 
 from controlplane.clusters.models import IdleFlag
 from controlplane.notifications import service
+from controlplane.notifications.models import NotifyOn
 from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart
 from controlplane.serving.models import SloAlert
 
@@ -23,6 +24,11 @@ def on_attempt_submitted(job: Job, attempt: JobAttempt, **_: Any) -> None:
 
 def on_budget_crossed(job: Job, key: str, detail: dict[str, Any], **_: Any) -> None:
     service.notify(job, "budget", key=key, detail=detail)
+
+
+def on_queue_wait_long(job: Job, detail: dict[str, Any], **_: Any) -> None:
+    service.notify(job, NotifyOn.QUEUE, key=f"waiting-a{detail['attempt']}",
+                   detail={"what": "waiting", **detail})
 
 
 def on_restart_recorded(job: Job, record: JobRestart, created: bool, resumed_now: bool,

@@ -24,12 +24,13 @@ from django.utils import timezone
 from contract import quota_metrics
 from controlplane.backends import errors, quotas
 from controlplane.backends.base import TERMINAL_VERTEX_STATES, get_backend
+from controlplane.core import signals
 from controlplane.core.leases import held_lease
 from controlplane.core.queue import enqueue
 from controlplane.runs import checkpoints
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobState, display_name_for
 from controlplane.teams import quotas as team_quotas
-from controlplane.teams.models import Team, TeamQuota
+from controlplane.teams.models import Team, TeamPolicy, TeamQuota
 from vertexplan import fairshare
 from vertexplan import quota as plan_quota
 
@@ -42,6 +43,10 @@ SUBMIT_TASK = "controlplane.runs.tasks.submit_job"
 HOLDING = (JobState.QUEUED, JobState.WAITING_FOR_QUOTA, JobState.PENDING, JobState.RUNNING,
            JobState.CANCELLING)
 WINDOW = timedelta(hours=24)
+# What a waiting job's queue entry keeps from round to round (the rest is the round's): the
+# run it waits to stop, and the attempt whose wait was told to Slack.
+WAIT_ALERTED = "wait_alerted"
+KEPT = ("stopping", WAIT_ALERTED)
 
 
 def enabled() -> bool:
@@ -208,19 +213,53 @@ def tick() -> fairshare.Decisions | None:
                 stopped = _requeue(preemption, now)
                 if stopped:
                     cancels.append(stopped)
+            alert_after = _wait_alert_limits({by_id[w.job_id].team_id
+                                              for w in decisions.waiting})
             for waiting in decisions.waiting:
                 job = by_id[waiting.job_id]
-                detail = {**{k: v for k, v in (job.queue or {}).items() if k == "stopping"},
+                detail = {**{k: v for k, v in (job.queue or {}).items() if k in KEPT},
                           "reason": waiting.reason, "place": waiting.place}
                 if waiting.earliest_start is not None:
                     detail["earliest_start"] = datetime.fromtimestamp(
                         waiting.earliest_start, tz=UTC).isoformat()
+                _alert_long_wait(job, detail, alert_after.get(job.team_id), now)
                 if detail != job.queue:
                     job.queue = detail
                     job.save(update_fields=["queue"])
         for vertex_name, region in cancels:
             _cancel(vertex_name, region)
         return decisions
+
+
+def _wait_alert_limits(team_ids: set[int]) -> dict[int, int]:
+    """team -> the minutes of waiting its policy tells its channels of (teams that ask)."""
+    return dict(TeamPolicy.objects.filter(team_id__in=team_ids, queue_wait_alert_min__gt=0)
+                .values_list("team_id", "queue_wait_alert_min"))
+
+
+def waiting_since(job: Job) -> datetime:
+    """When the job began its present wait: its submission, or its requeue when it was
+    stopped for another team."""
+    attempt = job.current_attempt()
+    return attempt.created_at if attempt is not None and attempt.reason == "requeue" \
+        else job.created_at
+
+
+def _alert_long_wait(job: Job, detail: dict[str, Any], limit_min: int | None,
+                     now: datetime) -> None:
+    """Past its team's limit, the job's wait is told once (its attempt number noted in
+    `detail`, the job's queue entry; Slack's message keyed by it too, so a second round adds
+    nothing); a requeue starts a new wait, told again."""
+    if not limit_min or detail.get(WAIT_ALERTED) == job.attempt:
+        return
+    waited = now - waiting_since(job)
+    if waited < timedelta(minutes=limit_min):
+        return
+    detail[WAIT_ALERTED] = job.attempt
+    signals.queue_wait_long.send(sender=Job, job=job, detail={
+        "waited_min": int(waited.total_seconds() // 60), "limit_min": limit_min,
+        "reason": detail["reason"], "place": detail["place"],
+        "earliest_start": detail.get("earliest_start"), "attempt": job.attempt})
 
 
 def _admit(job: Job) -> None:

@@ -156,6 +156,11 @@ class PolicySerializer(serializers.Serializer):
         help_text="Delete the team's running clusters idle this many minutes (no Ray job "
                   "queued or running, no job placed on them): 0 never (the default), else "
                   "10 to 10080 (a week).")
+    queue_wait_alert_min = serializers.IntegerField(
+        required=False,
+        help_text="Tell the team's Slack channels that hear of the queue when a job has "
+                  "waited in the queue in front of Vertex this many minutes (once per wait): "
+                  "0 never (the default), else 15 to 10080 (a week).")
     hang_k = serializers.IntegerField(
         required=False,
         help_text="A running job silent for max(hang_k x the p95 of its step intervals, "

@@ -75,6 +75,10 @@ class TeamPolicy(models.Model):
     hang_k = models.PositiveSmallIntegerField(default=10)
     hang_floor_s = models.PositiveIntegerField(default=300)
     restart_on_hang = models.BooleanField(default=False)
+    # A job waiting in the queue in front of Vertex (controlplane/runs/admission.py) longer
+    # than this many minutes is told to the team's Slack channels that hear of the queue,
+    # once per wait; 0: never.
+    queue_wait_alert_min = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

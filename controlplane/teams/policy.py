@@ -37,6 +37,8 @@ MAX_ITEMS = 50
 IDLE_DELETE_MIN, IDLE_DELETE_MAX = 10, 7 * 24 * 60
 # Hang detection: k times the p95 step interval, and the floor in seconds (a minute: the log
 # follower's lag must never look like a hang; a day: NCCL's own watchdog has long fired).
+# A queue wait worth telling (minutes): from a quarter of an hour to a week.
+QUEUE_ALERT_MIN, QUEUE_ALERT_MAX = 15, 7 * 24 * 60
 HANG_K_MIN, HANG_K_MAX = 2, 100
 HANG_FLOOR_MIN_S, HANG_FLOOR_MAX_S = 60, 24 * 3600
 
@@ -54,6 +56,7 @@ class Effective:
     hang_k: int = 10
     hang_floor_s: int = 300
     restart_on_hang: bool = False
+    queue_wait_alert_min: int = 0
 
 
 class PolicyError(ValueError):
@@ -86,6 +89,7 @@ def effective(team: Team) -> Effective:
         allow_web_access=row.allow_web_access,
         delete_idle_clusters_after_min=row.delete_idle_clusters_after_min,
         hang_k=row.hang_k, hang_floor_s=row.hang_floor_s, restart_on_hang=row.restart_on_hang,
+        queue_wait_alert_min=row.queue_wait_alert_min,
     )
 
 
@@ -163,7 +167,8 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
     errors: dict[str, list[str]] = {}
     row = TeamPolicy.objects.filter(team=team).first() or TeamPolicy(team=team)
     known = {"output_prefix", "service_accounts", "networks", "reservations",
-             "allow_web_access", "delete_idle_clusters_after_min", *HANG_FIELDS}
+             "allow_web_access", "delete_idle_clusters_after_min", "queue_wait_alert_min",
+             *HANG_FIELDS}
     for name in sorted(set(data) - known):
         errors[name] = [f"unknown field; valid: {', '.join(sorted(known))}"]
     if "output_prefix" in data:
@@ -214,6 +219,15 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
                 f"to {IDLE_DELETE_MAX:,} (a week)"]
         else:
             row.delete_idle_clusters_after_min = minutes
+    if "queue_wait_alert_min" in data:
+        minutes = data["queue_wait_alert_min"]
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or not (
+                minutes == 0 or QUEUE_ALERT_MIN <= minutes <= QUEUE_ALERT_MAX):
+            errors["queue_wait_alert_min"] = [
+                f"{repr(minutes)[:40]}: 0 (never) or whole minutes from {QUEUE_ALERT_MIN} "
+                f"to {QUEUE_ALERT_MAX:,} (a week)"]
+        else:
+            row.queue_wait_alert_min = minutes
     _hang_rule(row, data, errors)
     if errors:
         raise PolicyError(errors)
@@ -257,4 +271,5 @@ def describe(team: Team) -> dict[str, Any]:
         "hang_k": policy.hang_k,
         "hang_floor_s": policy.hang_floor_s,
         "restart_on_hang": policy.restart_on_hang,
+        "queue_wait_alert_min": policy.queue_wait_alert_min,
     }

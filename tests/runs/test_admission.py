@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
+from django.utils import timezone
 
 from controlplane.backends.base import RemoteJob
 from controlplane.notifications import messages
@@ -160,6 +161,57 @@ def test_a_job_bigger_than_the_project_quota_fails_with_the_figures(
     assert huge.state == JobState.FAILED
     assert "needs 24 NVIDIA_TESLA_A100 in us-central1 (on-demand) at once but 16 is the " \
            "project's whole Vertex quota" in huge.error_message
+
+
+def test_a_wait_past_the_teams_limit_is_told_once_per_wait(
+        team: Team, other_team: Team, backend: Any, project_quota: Any) -> None:
+    ann, ada = make_user("ann", team, Role.MEMBER), make_user("ada", team, Role.ADMIN)
+    quotas(team, other_team)
+    channel(team, ["queue"])
+    client = Client()
+    client.force_login(ada)
+
+    def policy(body: Any) -> Any:
+        return client.patch("/api/v1/teams/vision/policy/", json.dumps(body),
+                            content_type="application/json")
+
+    for bad in (5, -1, 20_000, True, "soon"):
+        refused = policy({"queue_wait_alert_min": bad, "allow_web_access": True})
+        assert refused.status_code == 400, (bad, refused.content)
+        assert "queue_wait_alert_min" in refused.json(), refused.json()
+    assert "15 to 10,080" in policy({"queue_wait_alert_min": 5}).json()[
+        "queue_wait_alert_min"][0]
+    assert policy({"queue_wait_alert_min": 30}).json()["queue_wait_alert_min"] == 30
+
+    first = job(team, ann, 16)
+    assert admission.tick().admit == [str(first.pk)]
+    runs(backend, first)
+    # Its team holds all it may (8 + 8 borrowed): the next one waits.
+    second = job(team, ann, 8)
+
+    def waits(minutes: int) -> list[Notification]:
+        Job.objects.filter(pk=second.pk).update(
+            created_at=timezone.now() - timedelta(minutes=minutes))
+        assert admission.tick().admit == []
+        return list(Notification.objects.filter(job=second, event="queue"))
+
+    assert waits(29) == []
+    [told] = waits(31)
+    assert (told.detail["what"], told.detail["limit_min"], told.detail["waited_min"],
+            told.detail["place"]) == ("waiting", 30, 31, 1)
+    headline = messages.headline(told)
+    assert "waited 31 minutes" in headline and "limit: 30" in headline, headline
+    assert told.detail["reason"] and told.detail["reason"] in headline
+    # Told once: later rounds keep the mark and add nothing.
+    assert waits(90) == [told]
+    second.refresh_from_db()
+    assert second.queue[admission.WAIT_ALERTED] == 1 and second.queue["place"] == 1
+    # A team that asks nothing hears nothing.
+    policy({"queue_wait_alert_min": 0})
+    third = job(team, ann, 8)
+    Job.objects.filter(pk=third.pk).update(created_at=timezone.now() - timedelta(hours=5))
+    admission.tick()
+    assert not Notification.objects.filter(job=third).exists()
 
 
 # --- the quota API ------------------------------------------------------------------------------

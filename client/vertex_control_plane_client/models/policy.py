@@ -23,6 +23,9 @@ class Policy:
         allow_web_access (bool | Unset):
         delete_idle_clusters_after_min (int | Unset): Delete the team's running clusters idle this many minutes (no Ray
             job queued or running, no job placed on them): 0 never (the default), else 10 to 10080 (a week).
+        queue_wait_alert_min (int | Unset): Tell the team's Slack channels that hear of the queue when a job has waited
+            in the queue in front of Vertex this many minutes (once per wait): 0 never (the default), else 15 to 10080 (a
+            week).
         hang_k (int | Unset): A running job silent for max(hang_k x the p95 of its step intervals, hang_floor_s) is a
             suspected hang: 2 to 100 (default 10).
         hang_floor_s (int | Unset): The least silence, in seconds, taken for a hang: 60 to 86400 (default 300).
@@ -36,6 +39,7 @@ class Policy:
     reservations: list[str] | Unset = UNSET
     allow_web_access: bool | Unset = UNSET
     delete_idle_clusters_after_min: int | Unset = UNSET
+    queue_wait_alert_min: int | Unset = UNSET
     hang_k: int | Unset = UNSET
     hang_floor_s: int | Unset = UNSET
     restart_on_hang: bool | Unset = UNSET
@@ -60,6 +64,8 @@ class Policy:
 
         delete_idle_clusters_after_min = self.delete_idle_clusters_after_min
 
+        queue_wait_alert_min = self.queue_wait_alert_min
+
         hang_k = self.hang_k
 
         hang_floor_s = self.hang_floor_s
@@ -81,6 +87,8 @@ class Policy:
             field_dict["allow_web_access"] = allow_web_access
         if delete_idle_clusters_after_min is not UNSET:
             field_dict["delete_idle_clusters_after_min"] = delete_idle_clusters_after_min
+        if queue_wait_alert_min is not UNSET:
+            field_dict["queue_wait_alert_min"] = queue_wait_alert_min
         if hang_k is not UNSET:
             field_dict["hang_k"] = hang_k
         if hang_floor_s is not UNSET:
@@ -105,6 +113,8 @@ class Policy:
 
         delete_idle_clusters_after_min = d.pop("delete_idle_clusters_after_min", UNSET)
 
+        queue_wait_alert_min = d.pop("queue_wait_alert_min", UNSET)
+
         hang_k = d.pop("hang_k", UNSET)
 
         hang_floor_s = d.pop("hang_floor_s", UNSET)
@@ -118,6 +128,7 @@ class Policy:
             reservations=reservations,
             allow_web_access=allow_web_access,
             delete_idle_clusters_after_min=delete_idle_clusters_after_min,
+            queue_wait_alert_min=queue_wait_alert_min,
             hang_k=hang_k,
             hang_floor_s=hang_floor_s,
             restart_on_hang=restart_on_hang,
