@@ -31,7 +31,7 @@ from controlplane.compose import recovery_fields, schemas, submission, validatio
 from controlplane.compose.estimates import estimate_of_checked
 from controlplane.compose.export_notes import mark_not_carried
 from controlplane.compose.models import JobTemplate, memory_policy_for
-from controlplane.compose.quota_check import quota_of_checked
+from controlplane.compose.quota_check import queue_of_checked, quota_of_checked
 from controlplane.compose.serializers import JobRequestSerializer, TemplateSerializer, plain
 from controlplane.compose.text_parsers import TextParser, XYamlParser, YamlParser
 from controlplane.core import bounded
@@ -193,7 +193,7 @@ class JobValidate(APIView):
         checked = check_body(request, require_team=False, strict=True)
         # What it would cost, per hour and until its timeout (the budget's rule).
         return Response({**result(checked), "estimate": estimate_of_checked(checked),
-                         "quota": quota_of_checked(checked)})
+                         "quota": quota_of_checked(checked), "queue": queue_of_checked(checked)})
 
 
 def _export(custom_job: dict[str, Any], fmt: str | None, *, region: str, name: str,

@@ -14,7 +14,9 @@ from typing import Any
 from controlplane.backends import quotas
 from controlplane.backends.errors import BackendError
 from controlplane.compose import validation
+from controlplane.runs import queue_preview
 from controlplane.runs.models import Job, JobKind, JobState
+from controlplane.teams import quotas as team_quotas
 from vertexplan import quota as plan
 
 # States in which a job holds its accelerators (or is about to).
@@ -78,3 +80,15 @@ def quota_of_checked(checked: validation.CheckedRequest) -> dict[str, Any] | Non
                 f"needs {r['needed']} {r['accelerator']} ({r['scheduling']}) in {region}, "
                 f"{r['quota']['left']} left of {r['quota']['limit']}: it will wait for quota"
                 for r in short)}
+
+
+def queue_of_checked(checked: validation.CheckedRequest) -> dict[str, Any] | None:
+    """Validate's ``queue`` section: where the job would land in the queue in front of Vertex
+    (controlplane/runs/queue_preview.py); None with the queue off, for a job without
+    accelerators, or one checked for no team."""
+    if checked.composition is None or checked.team is None or not checked.ok:
+        return None
+    request = checked.composition.request
+    return queue_preview.landing(
+        checked.team, checked.composition.custom_job, request.region,
+        team_quotas.priority_of(request.to_dict(), checked.team))

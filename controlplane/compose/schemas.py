@@ -122,3 +122,10 @@ class JobCheckSerializer(serializers.Serializer):
     request = serializers.DictField()
     custom_job = serializers.DictField(allow_null=True)
     estimate = serializers.DictField(allow_null=True, help_text="Integer micro-dollars.")
+    quota = serializers.DictField(
+        allow_null=True, help_text="The project's Vertex quota for each accelerator it needs.")
+    queue = serializers.DictField(
+        allow_null=True,
+        help_text="With the queue in front of Vertex on: where the job would land "
+                  "(where: admitted | waiting | refused; place, reason, earliest_start, stops, "
+                  "note).")

@@ -21,7 +21,7 @@ from controlplane.compose.estimates import estimate_of_checked, hours_or_none
 from controlplane.compose.export_notes import mark_not_carried
 from controlplane.compose.forms import JobForm, initial_from_request
 from controlplane.compose.models import JobTemplate
-from controlplane.compose.quota_check import quota_of_checked
+from controlplane.compose.quota_check import queue_of_checked, quota_of_checked
 from controlplane.core import bounded
 from controlplane.costs.budgets import BudgetExceeded
 from controlplane.runs import access as runs_access
@@ -194,14 +194,15 @@ class JobValidateView(SubmitterRequiredMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = JobForm(request.POST, user=request.user)
         form.is_valid()
-        estimate = quota = None
+        estimate = quota = queue = None
         if form.checked is not None:
             estimate = estimate_of_checked(
                 form.checked, hours_or_none(request.POST.get("estimate_hours")))
             quota = quota_of_checked(form.checked)
+            queue = queue_of_checked(form.checked)
         return render(request, "compose/partials/validation.html",
                       {"form": form, "checked": form.checked, "estimate": estimate,
-                       "quota": quota, "export_formats": interop.FORMATS,
+                       "quota": quota, "queue": queue, "export_formats": interop.FORMATS,
                        "status": panel_status(form, form.checked, estimate)})
 
 

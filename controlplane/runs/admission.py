@@ -156,7 +156,11 @@ def _still_stopping(job: Job) -> bool:
     return True
 
 
-def _state(now: datetime, waiting_rows: list[Job]) -> tuple[fairshare.State, dict[str, Job]]:
+def plan_state(now: datetime, waiting_rows: list[Job]
+               ) -> tuple[fairshare.State, dict[str, Job]]:
+    """The queue as vertexplan.fairshare reads it: every job holding accelerators, those of
+    `waiting_rows` (the QUEUED_LOCAL jobs), the teams' quotas and usage, the project's quota;
+    and the waiting rows by the ids the decisions name."""
     holding = list(Job.objects.filter(state__in=HOLDING).exclude(kind=JobKind.RAY)
                    .select_related("team").prefetch_related("attempts"))
     rows = list(TeamQuota.objects.select_related("team"))
@@ -202,7 +206,7 @@ def tick() -> fairshare.Decisions | None:
                                 .filter(state=JobState.QUEUED_LOCAL).select_related("team")
                                 .prefetch_related("attempts"))
             now = timezone.now()
-            state, by_id = _state(now, waiting_rows)
+            state, by_id = plan_state(now, waiting_rows)
             decisions = fairshare.decide(state)
             for job_id in decisions.admit:
                 _admit(by_id[job_id])

@@ -312,6 +312,52 @@ def test_a_priority_above_the_cap_and_a_job_over_the_project_quota_are_refused(
     assert checked(team, priority="normal").ok
 
 
+def test_validate_and_the_compose_page_say_where_a_new_job_would_land(
+        team: Team, other_team: Team, backend: Any, settings: Any, project_quota: Any) -> None:
+    settings.CP_ADMISSION = True
+    quotas(team, other_team)
+    ann, bob = make_user("ann", team, Role.MEMBER), make_user("bob", other_team, Role.MEMBER)
+    client = Client()
+
+    def landing(user: Any, slug: str) -> Any:
+        """What validate says of an 8-A100 job of team `slug`."""
+        client.force_login(user)
+        body = {"team": slug, "name": "q", "region": "us-central1", "chief": A100_8}
+        answer = client.post("/api/v1/jobs/validate/", json.dumps(body),
+                             content_type="application/json")
+        assert answer.status_code == 200 and answer.json()["valid"], answer.content
+        return answer.json()["queue"]
+
+    assert landing(bob, "speech")["where"] == "admitted"
+    borrowing = job(team, ann, 16)
+    assert admission.tick().admit == [str(borrowing.pk)]
+    runs(backend, borrowing, checkpoint_step=40)
+    # Within speech's guarantee: vision's borrowing job would be stopped for it.
+    said = landing(bob, "speech")
+    assert (said["where"], said["place"], said["of"], said["stops"]) == (
+        "waiting", 1, 1, [borrowing.pk]), said
+    assert f"job {borrowing.pk} would be stopped at a checkpoint" in said["note"]
+    # Vision holds its guarantee and all it may borrow: its next job waits, stopping nothing.
+    mine = landing(ann, "vision")
+    assert (mine["where"], mine["stops"]) == ("waiting", []) and mine["reason"], mine
+    # Asking changed nothing: no job made, none stopped or requeued.
+    assert Job.objects.count() == 1 and state_of(borrowing) == JobState.RUNNING
+    assert borrowing.attempts.count() == 1 and backend.cancelled == []
+    # The compose page's panel says the same.
+    from tests.compose.test_compose_page import form_data
+
+    client.force_login(bob)
+    page = client.post("/jobs/validate/", form_data(
+        team="speech", chief_machine_type="a2-highgpu-8g", chief_accelerator_type=A100,
+        chief_accelerator_count="8", workers_replica_count="0", region="us-central1"))
+    html = page.content.decode()
+    assert 'id="queue-landing"' in html and f"job {borrowing.pk} would be stopped" in html, \
+        html[-2000:]
+    # With the queue off there is nothing to say.
+    settings.CP_ADMISSION = False
+    assert landing(bob, "speech") is None
+
+
 def test_the_queue_page_shows_why_and_where_and_a_quota_below_the_running_jobs(
         team: Team, other_team: Team, backend: Any) -> None:
     ann = make_user("ann", team, Role.MEMBER)

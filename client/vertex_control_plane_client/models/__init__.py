@@ -78,6 +78,8 @@ from .job_check_deepspeed_config_type_0 import JobCheckDeepspeedConfigType0
 from .job_check_errors import JobCheckErrors
 from .job_check_estimate_type_0 import JobCheckEstimateType0
 from .job_check_memory_plan_type_0 import JobCheckMemoryPlanType0
+from .job_check_queue_type_0 import JobCheckQueueType0
+from .job_check_quota_type_0 import JobCheckQuotaType0
 from .job_check_request import JobCheckRequest
 from .job_check_suggestions import JobCheckSuggestions
 from .job_check_warnings import JobCheckWarnings
@@ -327,6 +329,8 @@ __all__ = (
     "JobCheckEstimateType0",
     "JobCheckMemoryPlanType0",
     "JobCheckpointsItem",
+    "JobCheckQueueType0",
+    "JobCheckQuotaType0",
     "JobCheckRequest",
     "JobCheckSuggestions",
     "JobCheckWarnings",

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from ..models.job_check_errors import JobCheckErrors
     from ..models.job_check_estimate_type_0 import JobCheckEstimateType0
     from ..models.job_check_memory_plan_type_0 import JobCheckMemoryPlanType0
+    from ..models.job_check_queue_type_0 import JobCheckQueueType0
+    from ..models.job_check_quota_type_0 import JobCheckQuotaType0
     from ..models.job_check_request import JobCheckRequest
     from ..models.job_check_suggestions import JobCheckSuggestions
     from ..models.job_check_warnings import JobCheckWarnings
@@ -41,6 +43,9 @@ class JobCheck:
         request (JobCheckRequest):
         custom_job (JobCheckCustomJobType0 | None):
         estimate (JobCheckEstimateType0 | None): Integer micro-dollars.
+        quota (JobCheckQuotaType0 | None): The project's Vertex quota for each accelerator it needs.
+        queue (JobCheckQueueType0 | None): With the queue in front of Vertex on: where the job would land (where:
+            admitted | waiting | refused; place, reason, earliest_start, stops, note).
     """
 
     valid: bool
@@ -56,6 +61,8 @@ class JobCheck:
     request: JobCheckRequest
     custom_job: JobCheckCustomJobType0 | None
     estimate: JobCheckEstimateType0 | None
+    quota: JobCheckQuotaType0 | None
+    queue: JobCheckQueueType0 | None
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +72,8 @@ class JobCheck:
         )
         from ..models.job_check_estimate_type_0 import JobCheckEstimateType0  # noqa: PLC0415
         from ..models.job_check_memory_plan_type_0 import JobCheckMemoryPlanType0  # noqa: PLC0415
+        from ..models.job_check_queue_type_0 import JobCheckQueueType0  # noqa: PLC0415
+        from ..models.job_check_quota_type_0 import JobCheckQuotaType0  # noqa: PLC0415
 
         valid = self.valid
 
@@ -110,6 +119,18 @@ class JobCheck:
         else:
             estimate = self.estimate
 
+        quota: dict[str, Any] | None
+        if isinstance(self.quota, JobCheckQuotaType0):
+            quota = self.quota.to_dict()
+        else:
+            quota = self.quota
+
+        queue: dict[str, Any] | None
+        if isinstance(self.queue, JobCheckQueueType0):
+            queue = self.queue.to_dict()
+        else:
+            queue = self.queue
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -127,6 +148,8 @@ class JobCheck:
                 "request": request,
                 "custom_job": custom_job,
                 "estimate": estimate,
+                "quota": quota,
+                "queue": queue,
             }
         )
 
@@ -141,6 +164,8 @@ class JobCheck:
         from ..models.job_check_errors import JobCheckErrors  # noqa: PLC0415
         from ..models.job_check_estimate_type_0 import JobCheckEstimateType0  # noqa: PLC0415
         from ..models.job_check_memory_plan_type_0 import JobCheckMemoryPlanType0  # noqa: PLC0415
+        from ..models.job_check_queue_type_0 import JobCheckQueueType0  # noqa: PLC0415
+        from ..models.job_check_quota_type_0 import JobCheckQuotaType0  # noqa: PLC0415
         from ..models.job_check_request import JobCheckRequest  # noqa: PLC0415
         from ..models.job_check_suggestions import JobCheckSuggestions  # noqa: PLC0415
         from ..models.job_check_warnings import JobCheckWarnings  # noqa: PLC0415
@@ -234,6 +259,36 @@ class JobCheck:
 
         estimate = _parse_estimate(d.pop("estimate"))
 
+        def _parse_quota(data: object) -> JobCheckQuotaType0 | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                quota_type_0 = JobCheckQuotaType0.from_dict(data)
+
+                return quota_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(JobCheckQuotaType0 | None, data)
+
+        quota = _parse_quota(d.pop("quota"))
+
+        def _parse_queue(data: object) -> JobCheckQueueType0 | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                queue_type_0 = JobCheckQueueType0.from_dict(data)
+
+                return queue_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(JobCheckQueueType0 | None, data)
+
+        queue = _parse_queue(d.pop("queue"))
+
         job_check = cls(
             valid=valid,
             format_=format_,
@@ -248,6 +303,8 @@ class JobCheck:
             request=request,
             custom_job=custom_job,
             estimate=estimate,
+            quota=quota,
+            queue=queue,
         )
 
         job_check.additional_properties = d
