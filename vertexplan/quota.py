@@ -31,10 +31,37 @@ def scheduling_of(custom_job: dict[str, Any]) -> str:
 
 
 def needs(custom_job: dict[str, Any]) -> list[Need]:
-    """The job's accelerators by type, with the quota each draws on (REST JSON in)."""
+    """The job's accelerators by type, with the quota each draws on (REST JSON in). A job
+    placed on a persistent resource (jobSpec.persistentResourceId) runs on that resource's
+    machines and asks for none of its own: the resource holds them (resource_needs)."""
+    spec = custom_job.get("jobSpec") or {}
+    if spec.get("persistentResourceId"):
+        return []
     preemptible = scheduling_of(custom_job) in quota_metrics.PREEMPTIBLE
+    return _needs(spec.get("workerPoolSpecs") or [], preemptible)
+
+
+def resource_needs(resource: dict[str, Any]) -> list[Need]:
+    """A persistent resource's accelerators (REST JSON in): each pool at the most replicas it
+    may scale to, on the on-demand training quotas (docs training/persistent-resource-overview
+    says persistent resources draw on the custom training quota; that they use the same
+    metrics as a CustomJob's on-demand pools is this module's reading, not a stated fact)."""
+    pools = []
+    for pool in resource.get("resourcePools") or []:
+        if not isinstance(pool, dict):
+            continue
+        try:
+            replicas = max(int(pool.get("replicaCount") or 0),
+                           int((pool.get("autoscalingSpec") or {}).get("maxReplicaCount") or 0))
+        except (TypeError, ValueError):
+            continue
+        pools.append({"machineSpec": pool.get("machineSpec") or {}, "replicaCount": replicas})
+    return _needs(pools, preemptible=False)
+
+
+def _needs(pools: list[Any], preemptible: bool) -> list[Need]:
     counts: dict[str, int] = {}
-    for pool in (custom_job.get("jobSpec") or {}).get("workerPoolSpecs") or []:
+    for pool in pools:
         machine = (pool or {}).get("machineSpec") or {}
         accelerator = str(machine.get("acceleratorType") or "")
         try:

@@ -20,6 +20,12 @@ class ClustersConfig(AppConfig):
 
         goodput.register_idle("clusters", idle_time.month_idle)
 
+        # Its accelerators count against its team's quota in the queue in front of Vertex.
+        from controlplane.clusters import holdings
+        from controlplane.runs import holders
+
+        holders.register("clusters", holdings.held_since)
+
         # A Ray job's job page and API record say which cluster it ran on.
         from controlplane.clusters import ray_jobs
         from controlplane.runs import panels

@@ -27,7 +27,7 @@ from controlplane.backends.base import TERMINAL_VERTEX_STATES, get_backend
 from controlplane.core import signals
 from controlplane.core.leases import held_lease
 from controlplane.core.queue import enqueue
-from controlplane.runs import checkpoints
+from controlplane.runs import checkpoints, holders
 from controlplane.runs.models import Job, JobAttempt, JobKind, JobState, display_name_for
 from controlplane.teams import quotas as team_quotas
 from controlplane.teams.models import Team, TeamPolicy, TeamQuota
@@ -114,11 +114,16 @@ def _plan_job(job: Job, demand: dict[fairshare.Flavor, int], lose_work: set[int]
                    if attempt is not None and attempt.reason == "requeue" else None))
 
 
-def _usage(now: datetime) -> dict[str, dict[fairshare.Flavor, float]]:
-    """Accelerator-seconds each team's jobs held over the window (from their start to their
-    end or now)."""
+def _usage(now: datetime, others: list[holders.Held]) -> dict[str, dict[fairshare.Flavor, float]]:
+    """Accelerator-seconds each team's jobs (and its `others`, its clusters) held over the
+    window (from their start to their end or now)."""
     since = now - WINDOW
     out: dict[str, dict[fairshare.Flavor, float]] = {}
+    for other in others:
+        seconds = ((other.until or now) - max(other.since, since)).total_seconds()
+        team = out.setdefault(other.team, {})
+        for flavor, n in other.demand.items():
+            team[flavor] = team.get(flavor, 0.0) + n * max(seconds, 0.0)
     jobs = (Job.objects.filter(started_at__isnull=False).exclude(kind=JobKind.RAY)
             .exclude(ended_at__lt=since).select_related("team").prefetch_related("attempts"))
     for job in jobs:
@@ -171,6 +176,12 @@ def plan_state(now: datetime, waiting_rows: list[Job]
     running, waiting = [], []
     for job in holding:
         running.append(_plan_job(job, demand_of(job), lose_work, checkpointed))
+    others = holders.held_since(now - WINDOW)
+    # Held outside the job path (a cluster): counted, never stopped for another team.
+    running += [fairshare.Job(id=other.key, team=other.team, demand=other.demand,
+                              submitted_at=other.since.timestamp(),
+                              started_at=other.since.timestamp(), checkpointing=False)
+                for other in others if other.until is None]
     for job in waiting_rows:
         demand = demand_of(job)
         if (job.queue or {}).get("stopping"):
@@ -182,7 +193,7 @@ def plan_state(now: datetime, waiting_rows: list[Job]
     state = fairshare.State(
         now=now.timestamp(), quotas=team_quotas.plan_quotas(rows),
         project_quota=project_quota(flavors), running=running, waiting=waiting,
-        usage=_usage(now), window_s=WINDOW.total_seconds())
+        usage=_usage(now, others), window_s=WINDOW.total_seconds())
     return state, {str(j.pk): j for j in waiting_rows}
 
 
@@ -324,8 +335,8 @@ def _cancel(vertex_name: str, region: str) -> None:
 
 
 def over_quota(team: Team, quota: TeamQuota | None) -> list[dict[str, Any]]:
-    """Each flavor where the team's jobs hold more than its quota allows now: they run on, and
-    no new job of the team starts there until they are below."""
+    """Each flavor where the team's jobs and clusters hold more than its quota allows now:
+    they run on, and no new job of the team starts there until they are below."""
     if quota is None:
         return []
     held: dict[fairshare.Flavor, int] = {}
@@ -333,6 +344,10 @@ def over_quota(team: Team, quota: TeamQuota | None) -> list[dict[str, Any]]:
                 .prefetch_related("attempts")):
         for flavor, n in demand_of(job).items():
             held[flavor] = held.get(flavor, 0) + n
+    for other in holders.held_since(timezone.now()):  # its clusters
+        if other.team == team.slug and other.until is None:
+            for flavor, n in other.demand.items():
+                held[flavor] = held.get(flavor, 0) + n
     out = []
     for flavor, limit in team_quotas.plan_quotas([quota]).get(team.slug, {}).items():
         if held.get(flavor, 0) > limit.ceiling:

@@ -153,6 +153,47 @@ def test_the_issue_scenario_through_admission_ticks(
     assert "team speech" in messages.headline(stopped)
 
 
+def test_a_clusters_accelerators_count_against_its_team_and_the_project(
+        team: Team, other_team: Team, backend: Any, project_quota: Any) -> None:
+    from controlplane.clusters.models import Cluster
+
+    ann, bob = make_user("ann", team, Role.MEMBER), make_user("bob", other_team, Role.MEMBER)
+    quotas(team, other_team)
+    # Vision's cluster may scale to 2 replicas of 8 A100: the project's whole quota.
+    cluster = Cluster.objects.create(
+        team=team, created_by=ann, name="ray", region="us-central1", request={},
+        state=Cluster.State.RUNNING, created_at=timezone.now() - timedelta(hours=2),
+        resource={"resourcePools": [{
+            "id": "gpus", "replicaCount": "1",
+            "autoscalingSpec": {"minReplicaCount": "1", "maxReplicaCount": "2"},
+            "machineSpec": {"machineType": "a2-highgpu-8g", "acceleratorType": A100,
+                            "acceleratorCount": 8}}]})
+    speech = job(other_team, bob, 8, priority="high")
+    decisions = admission.tick()
+    # Within speech's guarantee, but nothing is free and a cluster is never stopped for it.
+    assert (decisions.admit, decisions.preempt) == ([], [])
+    speech.refresh_from_db()
+    assert speech.state == JobState.QUEUED_LOCAL and speech.queue["place"] == 1
+    # Its two hours count in vision's share; the quota API counts what it holds.
+    state, _ = admission.plan_state(timezone.now(), [])
+    [flavor] = state.usage["vision"]
+    assert state.usage["vision"][flavor] == pytest.approx(16 * 7200, rel=0.01)
+    TeamQuota.objects.filter(team=team).update(flavors=[
+        {"accelerator": A100, "region": "us-central1", "spot": False, "guarantee": 8,
+         "borrowing_limit": 0}])
+    assert [(o["held"], o["allowed"]) for o in admission.over_quota(
+        team, TeamQuota.objects.get(team=team))] == [(16, 8)]
+    # A job placed on the cluster runs on its machines: it asks the quota for nothing.
+    placed = job(team, ann, 8)
+    placed.custom_job["jobSpec"]["persistentResourceId"] = "ray"
+    placed.save(update_fields=["custom_job"])
+    assert admission.tick().admit == [str(placed.pk)]
+    # Once the cluster is deleted, what it held is free.
+    cluster.state, cluster.deleted_at = Cluster.State.DELETED, timezone.now()
+    cluster.save(update_fields=["state", "deleted_at"])
+    assert admission.tick().admit == [str(speech.pk)]
+
+
 def test_a_job_bigger_than_the_project_quota_fails_with_the_figures(
         team: Team, backend: Any, project_quota: Any) -> None:
     huge = job(team, make_user("ann", team, Role.MEMBER), 24)
