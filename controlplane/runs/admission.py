@@ -370,6 +370,11 @@ def queue_rows(team_ids: list[int], team_slug: str | None = None) -> list[dict[s
     rows = list(TeamQuota.objects.filter(team_id__in=team_ids).select_related("team"))
     guarantees = team_quotas.plan_quotas(rows)
     held: dict[tuple[str, fairshare.Flavor], int] = {}
+    # The teams' clusters hold their part of each guarantee first.
+    for other in holders.held_since(timezone.now()):
+        if other.until is None:
+            for flavor, n in other.demand.items():
+                held[(other.team, flavor)] = held.get((other.team, flavor), 0) + n
     out = []
     for job in jobs:
         demand = demand_of(job)

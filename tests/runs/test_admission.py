@@ -183,6 +183,12 @@ def test_a_clusters_accelerators_count_against_its_team_and_the_project(
          "borrowing_limit": 0}])
     assert [(o["held"], o["allowed"]) for o in admission.over_quota(
         team, TeamQuota.objects.get(team=team))] == [(16, 8)]
+    # The queue page: with the cluster holding vision's guarantee, a job of its own borrows.
+    beside = job(team, ann, 8, state=JobState.QUEUED)
+    runs(backend, beside)
+    [row] = [r for r in admission.queue_rows([team.pk]) if r["id"] == beside.pk]
+    assert row["borrowing"]
+    beside.update_state(JobState.SUCCEEDED, source="test")
     # A job placed on the cluster runs on its machines: it asks the quota for nothing.
     placed = job(team, ann, 8)
     placed.custom_job["jobSpec"]["persistentResourceId"] = "ray"
