@@ -22,6 +22,7 @@ from controlplane.backends.clusters_base import get_cluster_backend
 from controlplane.clusters import policy, ray_jobs
 from controlplane.clusters.models import Cluster, RayJob
 from controlplane.core.queue import enqueue
+from controlplane.teams import quotas as team_quotas
 from vertexplan.clusters import ClusterPlan, compose_persistent_resource, hourly_cost, ray_logs
 from vertexplan.pricing import PricingError
 
@@ -88,11 +89,16 @@ def check_cluster(request: dict[str, Any], region: str) -> ClusterPlan:
     return plan
 
 
-def hold_to_team_policy(team, plan: ClusterPlan) -> None:
+def hold_to_team_policy(team, plan: ClusterPlan, region: str) -> None:
     """A ClusterError naming every field the team's policy does not allow (service account,
-    network, reservations: controlplane/clusters/policy.py)."""
+    network, reservations: controlplane/clusters/policy.py), and, with the queue in front of
+    Vertex on, pools that could never be held (more than the project's quota, or than the
+    team's guarantee: controlplane/teams/quotas.py)."""
     assert plan.resource is not None
     fields = policy.violations(plan.resource, team)
+    too_big = team_quotas.cluster_problem(team, plan.resource, region)
+    if too_big:
+        fields.setdefault("pools", []).append(too_big)
     if fields:
         raise ClusterError(fields)
 
@@ -104,7 +110,7 @@ def price_cluster(request: dict[str, Any], team=None) -> Cluster:
     region = settings.VERTEX_REGION
     plan = check_cluster(request, region)
     if team is not None:
-        hold_to_team_policy(team, plan)
+        hold_to_team_policy(team, plan, region)
     cluster = Cluster(name=plan.request.resource_id, region=region, request=request,
                       resource=plan.resource,
                       ray_version=plan.request.ray.version if plan.request.ray else "")
@@ -117,7 +123,7 @@ def create_cluster(*, team, user, request: dict[str, Any]) -> Cluster:
     ClusterError names every bad field, and nothing is created."""
     region = settings.VERTEX_REGION
     plan = check_cluster(request, region)
-    hold_to_team_policy(team, plan)
+    hold_to_team_policy(team, plan, region)
     with transaction.atomic():
         if Cluster.objects.filter(team=team, name=plan.request.resource_id).exclude(
                 state__in=[C.DELETED, C.FAILED]).exists():
@@ -155,6 +161,9 @@ def set_replicas(cluster: Cluster, replicas: dict[str, Any]) -> Cluster:
         if not plan.ok:
             raise ClusterError(_field_errors(plan.errors))
         assert plan.resource is not None
+        too_big = team_quotas.cluster_problem(cluster.team, plan.resource, cluster.region)
+        if too_big:
+            raise ClusterError({"replicas": [too_big]})
         cluster.request = request
         cluster.resource = plan.resource
         _price(cluster, plan.resource)

@@ -141,9 +141,36 @@ def too_big(custom_job: dict[str, Any], region: str) -> str | None:
     """Why a job can never start because it needs more accelerators at once than the project's
     whole Vertex quota (read from the Cloud Quotas API), or None. Only with the queue in front
     of Vertex on (CP_ADMISSION); an unreadable quota refuses nothing."""
+    return _too_big(plan_quota.needs(custom_job), region)
+
+
+def cluster_problem(team: Team, resource: dict[str, Any], region: str) -> str | None:
+    """Why a cluster (a PersistentResource) could never be held with the queue in front of
+    Vertex on: more accelerators of a kind than the project's whole Vertex quota, or than its
+    team's guarantee where teams hold guarantees of that kind (a cluster is never stopped for
+    another team, so it may not borrow, as a job without checkpoints may not). None with the
+    queue off."""
+    needs = plan_quota.resource_needs(resource)
+    problem = _too_big(needs, region)
+    if problem is None and getattr(settings, "CP_ADMISSION", False):
+        demand = {fairshare.Flavor(need.accelerator, region, need.preemptible): need.count
+                  for need in needs}
+        state = fairshare.State(now=0.0, quotas=plan_quotas(list(
+            TeamQuota.objects.select_related("team"))), project_quota={}, running=[],
+            waiting=[])
+        try:
+            fairshare.check_fits_guarantee(fairshare.Job(
+                id="cluster", team=team.slug, demand=demand, checkpointing=False), state)
+        except fairshare.TooBig as exc:
+            problem = str(exc).replace("a job without checkpoints", "a cluster").replace(
+                "turn on checkpointing or ", "")
+    return problem.replace("the job needs", "the cluster needs") if problem else None
+
+
+def _too_big(needs: list[plan_quota.Need], region: str) -> str | None:
     if not getattr(settings, "CP_ADMISSION", False):
         return None
-    for need in plan_quota.needs(custom_job):
+    for need in needs:
         try:
             found = project_quotas.limit(need.metric, region)
         except backend_errors.BackendError:

@@ -200,6 +200,44 @@ def test_a_clusters_accelerators_count_against_its_team_and_the_project(
     assert admission.tick().admit == [str(speech.pk)]
 
 
+def test_a_cluster_that_could_never_be_held_is_refused_with_the_figures(
+        team: Team, other_team: Team, backend: Any, settings: Any, project_quota: Any) -> None:
+    from controlplane.clusters import lifecycle
+    from controlplane.clusters.models import Cluster
+
+    settings.CP_ADMISSION = True
+    quotas(team, other_team)
+    ann = make_user("ann", team, Role.MEMBER)
+
+    def request(replicas: int) -> dict[str, Any]:
+        return {"name": "gpus", "pools": [
+            {"id": "head", "machine_type": "n1-standard-4"},
+            {"id": "workers", "machine_type": "a2-highgpu-8g", "accelerator_type": A100,
+             "accelerator_count": 8, "replica_count": replicas}], "ray": {"version": "2.47.1"}}
+
+    # 16 A100 fit the project but not vision's guarantee of 8: a cluster is never stopped for
+    # another team, so it may not borrow.
+    with pytest.raises(lifecycle.ClusterError) as refused:
+        lifecycle.create_cluster(team=team, user=ann, request=request(2))
+    assert refused.value.fields["pools"] == [
+        "the cluster needs 16 NVIDIA_TESLA_A100 in us-central1 (on-demand) at once but 8 is "
+        "team vision's guarantee, and a cluster may not borrow; use at most 8"]
+    assert not Cluster.objects.exists()
+    cluster = lifecycle.create_cluster(team=team, user=ann, request=request(1))
+    cluster.transition(Cluster.State.RUNNING)
+    # Scaling past the project's whole quota is refused the same way, and changes nothing.
+    with pytest.raises(lifecycle.ClusterError) as refused:
+        lifecycle.set_replicas(cluster, {"workers": 3})
+    assert "24 NVIDIA_TESLA_A100 in us-central1 (on-demand) at once but 16 is the project's " \
+           "whole Vertex quota" in refused.value.fields["replicas"][0]
+    cluster.refresh_from_db()
+    assert cluster.state == Cluster.State.RUNNING
+    assert cluster.resource["resourcePools"][1]["replicaCount"] in ("1", 1)
+    # With the queue off, nothing is refused for the quotas.
+    settings.CP_ADMISSION = False
+    assert lifecycle.create_cluster(team=team, user=ann, request={**request(2), "name": "big"})
+
+
 def test_a_job_bigger_than_the_project_quota_fails_with_the_figures(
         team: Team, backend: Any, project_quota: Any) -> None:
     huge = job(team, make_user("ann", team, Role.MEMBER), 24)

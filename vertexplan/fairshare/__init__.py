@@ -1,7 +1,7 @@
 """Fair share between teams in front of Vertex: quotas with guarantees and borrowing, priorities,
 and preemption at checkpoints (the admission decision, pure; the control plane applies it)."""
 
-from vertexplan.fairshare.admission import decide
+from vertexplan.fairshare.admission import check_fits_guarantee, decide
 from vertexplan.fairshare.model import (
     PRIORITIES,
     Decisions,
@@ -28,6 +28,7 @@ __all__ = [
     "TeamQuota",
     "TooBig",
     "Waiting",
+    "check_fits_guarantee",
     "check_fits_project",
     "decide",
     "rank",
