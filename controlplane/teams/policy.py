@@ -210,24 +210,8 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
             errors["allow_web_access"] = ["true or false"]
         else:
             row.allow_web_access = data["allow_web_access"]
-    if "delete_idle_clusters_after_min" in data:
-        minutes = data["delete_idle_clusters_after_min"]
-        if isinstance(minutes, bool) or not isinstance(minutes, int) or not (
-                minutes == 0 or IDLE_DELETE_MIN <= minutes <= IDLE_DELETE_MAX):
-            errors["delete_idle_clusters_after_min"] = [
-                f"{repr(minutes)[:40]}: 0 (never) or whole minutes from {IDLE_DELETE_MIN} "
-                f"to {IDLE_DELETE_MAX:,} (a week)"]
-        else:
-            row.delete_idle_clusters_after_min = minutes
-    if "queue_wait_alert_min" in data:
-        minutes = data["queue_wait_alert_min"]
-        if isinstance(minutes, bool) or not isinstance(minutes, int) or not (
-                minutes == 0 or QUEUE_ALERT_MIN <= minutes <= QUEUE_ALERT_MAX):
-            errors["queue_wait_alert_min"] = [
-                f"{repr(minutes)[:40]}: 0 (never) or whole minutes from {QUEUE_ALERT_MIN} "
-                f"to {QUEUE_ALERT_MAX:,} (a week)"]
-        else:
-            row.queue_wait_alert_min = minutes
+    for name, (low, high) in MINUTES_OR_NEVER.items():
+        _minutes_or_never(row, data, errors, name, low, high)
     _hang_rule(row, data, errors)
     if errors:
         raise PolicyError(errors)
@@ -238,6 +222,22 @@ def update(team: Team, data: dict[str, Any]) -> TeamPolicy:
 
 
 HANG_FIELDS = ("hang_k", "hang_floor_s", "restart_on_hang")
+# Fields of whole minutes, 0 meaning never: their bounds otherwise.
+MINUTES_OR_NEVER = {"delete_idle_clusters_after_min": (IDLE_DELETE_MIN, IDLE_DELETE_MAX),
+                    "queue_wait_alert_min": (QUEUE_ALERT_MIN, QUEUE_ALERT_MAX)}
+
+
+def _minutes_or_never(row: TeamPolicy, data: dict[str, Any], errors: dict[str, list[str]],
+                      name: str, low: int, high: int) -> None:
+    if name not in data:
+        return
+    minutes = data[name]
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or not (
+            minutes == 0 or low <= minutes <= high):
+        errors[name] = [f"{repr(minutes)[:40]}: 0 (never) or whole minutes from {low} "
+                        f"to {high:,} (a week)"]
+    else:
+        setattr(row, name, minutes)
 
 
 def _hang_rule(row: TeamPolicy, data: dict[str, Any], errors: dict[str, list[str]]) -> None:
