@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
+from rest_framework.throttling import SimpleRateThrottle
 
 from tests.security.conftest import World
 
@@ -23,21 +24,33 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture
+def mid_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every request at the same instant, half-way through a minute's window: the limit counts
+    a sliding window made of two fixed ones (controlplane/security/throttling.py), so requests
+    that straddle a window's start would see the previous window's count weighed down (a
+    schema request takes seconds on a loaded machine; seen failing so)."""
+    monkeypatch.setattr(SimpleRateThrottle, "timer", lambda *_: 29_000_000 * 60 + 30.0)
+
+
 def test_user_rate_limit_answers_429_with_retry_after(
-        settings: Any, world: World, token_client: Callable[[Any], APIClient]) -> None:
+        settings: Any, world: World, token_client: Callable[[Any], APIClient],
+        mid_window: None) -> None:
     settings.CP_API_RATE_USER = "3/minute"
     api = token_client(world.users["viewer"])
     codes = [api.get("/api/v1/jobs/").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
     limited = api.get("/api/v1/jobs/")
     assert limited.status_code == 429
-    assert 0 < int(limited["Retry-After"]) <= 60
+    # Half-way through a window that holds 3: a request passes once it is the previous
+    # window, 30 s on (a whole number of seconds, rounded up).
+    assert int(limited["Retry-After"]) in (30, 31)
     assert "throttled" in limited.json()["detail"].lower()
     # The limit is per user: another user is not held back by the first.
     assert token_client(world.users["member"]).get("/api/v1/jobs/").status_code == 200
 
 
-def test_anonymous_rate_limit(settings: Any, db: None) -> None:
+def test_anonymous_rate_limit(settings: Any, db: None, mid_window: None) -> None:
     """Per client address, on what answers without a login (the schema); everything else
     answers 401 before any work is done."""
     settings.CP_API_RATE_ANON = "2/minute"
