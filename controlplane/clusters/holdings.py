@@ -9,8 +9,8 @@ from datetime import datetime
 from django.db.models import Q
 
 from controlplane.clusters.models import Cluster
+from controlplane.runs import holders
 from controlplane.runs.holders import Held
-from vertexplan import fairshare
 from vertexplan import quota as plan_quota
 
 
@@ -21,10 +21,8 @@ def held_since(since: datetime) -> list[Held]:
                 .filter(Q(deleted_at__isnull=True) | Q(deleted_at__gte=since))
                 .select_related("team").order_by("pk"))
     for cluster in clusters:
-        demand: dict[fairshare.Flavor, int] = {}
-        for need in plan_quota.resource_needs(cluster.resource or {}):
-            flavor = fairshare.Flavor(need.accelerator, cluster.region, need.preemptible)
-            demand[flavor] = demand.get(flavor, 0) + need.count
+        demand = holders.demand(plan_quota.resource_needs(cluster.resource or {}),
+                                cluster.region)
         if demand:
             until = cluster.deleted_at if cluster.state == Cluster.State.DELETED else None
             out.append(Held(f"cluster-{cluster.pk}", cluster.team.slug, demand,

@@ -58,11 +58,7 @@ def demand_of(job: Job) -> dict[fairshare.Flavor, int]:
     attempt = job.current_attempt()
     spec = attempt.submitted_spec if attempt and attempt.submitted_spec else job.custom_job
     region = (attempt.region if attempt else "") or job.region
-    out: dict[fairshare.Flavor, int] = {}
-    for need in plan_quota.needs(spec):
-        flavor = fairshare.Flavor(need.accelerator, region, need.preemptible)
-        out[flavor] = out.get(flavor, 0) + need.count
-    return out
+    return holders.demand(plan_quota.needs(spec), region)
 
 
 def project_quota(flavors: set[fairshare.Flavor]) -> dict[fairshare.Flavor, int]:

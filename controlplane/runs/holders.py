@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from vertexplan import fairshare
+from vertexplan.quota import Need
 
 
 @dataclass(frozen=True)
@@ -31,3 +32,13 @@ def register(name: str, held_since: Callable[[datetime], list[Held]]) -> None:
 
 def held_since(since: datetime) -> list[Held]:
     return [held for name in sorted(_holders) for held in _holders[name](since)]
+
+
+def demand(needs: list[Need], region: str) -> dict[fairshare.Flavor, int]:
+    """Accelerators needed at once (vertexplan.quota's, of a job or a resource) per flavor:
+    type, region, spot or not."""
+    out: dict[fairshare.Flavor, int] = {}
+    for need in needs:
+        flavor = fairshare.Flavor(need.accelerator, region, need.preemptible)
+        out[flavor] = out.get(flavor, 0) + need.count
+    return out

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from controlplane.runs import admission
+from controlplane.runs import admission, holders
 from controlplane.runs.models import Job, JobState
 from controlplane.teams.models import Team
 from vertexplan import fairshare
@@ -29,10 +29,7 @@ def landing(team: Team, custom_job: dict[str, Any], region: str,
     for it), or `refused` (why). None with the queue off or for a job without accelerators."""
     if not admission.enabled():
         return None
-    demand: dict[fairshare.Flavor, int] = {}
-    for need in plan_quota.needs(custom_job):
-        flavor = fairshare.Flavor(need.accelerator, region, need.preemptible)
-        demand[flavor] = demand.get(flavor, 0) + need.count
+    demand = holders.demand(plan_quota.needs(custom_job), region)
     if not demand:
         return None
     now = timezone.now()
