@@ -13,8 +13,10 @@ if TYPE_CHECKING:  # the models load once Django is set up, after this module
 
 CI = os.environ.get("CI", "").lower() == "true"
 
-# The stacks and their fixtures, defined once for every directory (tests/stacks.py).
-pytest_plugins = ["tests.stacks", "tests.scheduling", "tests.cpu_report"]
+# The stacks and their fixtures, defined once for every directory (tests/stacks.py); where
+# Hypothesis finds the project's own modules (tests/hypothesis_locals.py).
+pytest_plugins = ["tests.stacks", "tests.scheduling", "tests.cpu_report",
+                  "tests.hypothesis_locals"]
 
 
 def require(condition: bool, why: str) -> None:
