@@ -30,6 +30,6 @@ def installed_packages() -> Path:
 
 def pytest_configure() -> None:
     # Hypothesis' own list of installed-package folders (the interpreter's purelib and platlib),
-    # read on each module's first look; those looks are cached, and none is made before this.
+    # read on each module's first look; the looks are cached, so any made before this goes.
     scrutineer.SITE_PACKAGES_DIRS.add(installed_packages())
     scrutineer.ModuleLocation.from_path.cache_clear()
