@@ -387,9 +387,14 @@ def advance_ray_job(job_id: int) -> bool:
             backend.stop_ray_job(dashboard, job.submission_id)
         status = backend.ray_job(dashboard, job.submission_id)
         logs = backend.ray_job_logs(dashboard, job.submission_id)
-        if logs != job.logs:
-            job.logs = logs[-MAX_LOG_CHARS:]
-            job.summary = ray_logs.summary(logs)
+        # The row keeps the output's tail only, so that is what tells whether it changed: the
+        # whole output compared with it would differ at every poll once it outgrew the tail,
+        # and the summary be worked out and the row written again each second of the job.
+        kept = logs[-MAX_LOG_CHARS:]
+        if kept != job.logs:
+            job.logs = kept
+            # Read on from the stored lines (their events are in the summary already).
+            job.summary = ray_logs.summary(logs, after=job.lines_stored, before=job.summary)
             job.save(update_fields=["logs", "summary"])
         # Every line into the log store as the Ray job's job's, before the state that may end
         # it (its last lines are in when the job page says it ended).

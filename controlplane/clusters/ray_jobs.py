@@ -114,10 +114,10 @@ def store_output(ray_job: RayJob, text: str, *, final: bool) -> int:
     line without its newline waits for the next read, unless the job has ended."""
     if ray_job.job_id is None:
         return 0
-    found = ray_logs.lines(text)
-    if found and not final and not text.endswith(("\n", "\r")):
-        found = found[:-1]
-    new = [line for line in found if line.number > ray_job.lines_stored]
+    # Only the lines after those stored are read: Ray gives the whole output at every poll.
+    new = ray_logs.lines(text, after=ray_job.lines_stored)
+    if new and not final and not text.endswith(("\n", "\r")):
+        new = new[:-1]
     key = f"ray-{ray_job.pk}"
     now = timezone.now()
     for first in range(0, len(new), BATCH_LINES):

@@ -9,7 +9,9 @@ import json
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from controlplane.clusters import lifecycle
 from controlplane.clusters.models import Cluster, RayJob
@@ -76,6 +78,36 @@ def test_a_ray_job_gets_one_job_and_its_output_is_stored_once(member, queued, ra
     # The text and its summary stay as they were.
     ray_job.refresh_from_db()
     assert ray_job.summary["finished"]["step"] == 2 and "half a line" in ray_job.logs
+
+
+def test_output_longer_than_the_kept_tail_is_written_again_only_when_it_grows(
+        member, queued, ray) -> None:
+    """Ray gives the whole output at every poll and the row keeps its tail: an output past
+    the tail that did not change since the last poll writes nothing, and only what followed
+    the stored lines is stored when it grows."""
+    _, ray_job = submitted(member)
+    assert lifecycle.advance_ray_job(ray_job.pk)
+    filler = "".join(f"warming up {n:06d}\n" for n in range(lifecycle.MAX_LOG_CHARS // 18 + 10))
+    ray.output = filler + event(event="step", step=1, total_steps=9, loss=3.5) + "\n"
+    assert len(ray.output) > lifecycle.MAX_LOG_CHARS
+    assert lifecycle.advance_ray_job(ray_job.pk)
+    ray_job.refresh_from_db()
+    assert ray_job.summary["loss"] == [[1, 3.5]] and ray_job.logs == \
+        ray.output[-lifecycle.MAX_LOG_CHARS:]
+    stored = LogLine.objects.filter(job=ray_job.job).count()
+    assert stored == ray_job.lines_stored == filler.count("\n") + 1
+    with CaptureQueriesContext(connection) as unchanged:
+        assert lifecycle.advance_ray_job(ray_job.pk)
+    writes = [q["sql"] for q in unchanged.captured_queries
+              if q["sql"].startswith(("UPDATE", "INSERT", "COPY"))]
+    assert writes == [], writes
+    ray.output += event(event="step", step=2, total_steps=9, loss=3.0) + "\n"
+    assert lifecycle.advance_ray_job(ray_job.pk)
+    ray_job.refresh_from_db()
+    assert ray_job.summary["loss"] == [[1, 3.5], [2, 3.0]]
+    assert LogLine.objects.filter(job=ray_job.job).count() == stored + 1
+    assert list(StepMetric.objects.filter(job=ray_job.job).values_list("step", flat=True)) \
+        == [1, 2]
 
 
 def test_a_checkpoint_outside_the_jobs_folder_is_not_its_checkpoint(member, queued, ray

@@ -40,27 +40,52 @@ class LogLine:
     text: str  # without terminal colours
 
 
-def lines(text: str) -> list[LogLine]:
+def lines(text: str, after: int = 0) -> list[LogLine]:
     """The output's lines, each with the severity it states: a logging level near its start
     (after Ray's worker prefix), a Python warning, or a traceback (every line of it, to the
-    exception, is an ERROR). A line that states none is INFO."""
+    exception, is an ERROR). A line that states none is INFO.
+
+    `after`: only the lines numbered above it, read as they would be in the whole output. Ray
+    gives a job's whole output at every read, so a poller that has stored the first lines
+    asks for the rest: the earlier lines are split (in C) but not read, and what the line
+    before the first one asked for tells (the traceback it may be in) is found by walking
+    back over the traceback's own lines only."""
+    raws = text.splitlines()
+    first = min(max(after, 0), len(raws))
     out: list[LogLine] = []
-    in_traceback = False
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = _ANSI.sub("", raw)
+    in_traceback = _traceback_runs_on(raws, first)
+    for number in range(first + 1, len(raws) + 1):
+        line = _ANSI.sub("", raws[number - 1])
         body = _WORKER_PREFIX.sub("", line, count=1)
         if body.startswith(_TRACEBACK):
             in_traceback = True
         if in_traceback:
             severity = ERROR
-            # The traceback ends with the exception's own (unindented) line.
-            in_traceback = body.startswith((" ", "\t", _TRACEBACK)) or not body.strip()
+            in_traceback = _continues_traceback(body)
         elif _EXCEPTION.match(body):
             severity = ERROR
         else:
             severity = _stated_level(body)
         out.append(LogLine(number, severity, line))
     return out
+
+
+def _continues_traceback(body: str) -> bool:
+    """Whether a traceback goes on after this line of it: it ends with the exception's own
+    (unindented) line."""
+    return body.startswith((" ", "\t", _TRACEBACK)) or not body.strip()
+
+
+def _traceback_runs_on(raws: list[str], count: int) -> bool:
+    """Whether the line after the first `count` is inside a traceback begun before it: the
+    lines before it, back to a traceback's first line, all go on with it."""
+    for index in range(count - 1, -1, -1):
+        body = _WORKER_PREFIX.sub("", _ANSI.sub("", raws[index]), count=1)
+        if not _continues_traceback(body):
+            return False
+        if body.startswith(_TRACEBACK):
+            return True
+    return False
 
 
 def _stated_level(body: str) -> int:
@@ -72,9 +97,10 @@ def _stated_level(body: str) -> int:
     return INFO
 
 
-def events_in(text: str) -> list[dict[str, Any]]:
+def events_in(text: str, after: int = 0) -> list[dict[str, Any]]:
+    """The trainers' events in the output's lines numbered above `after`."""
     found = []
-    for line in text.splitlines():
+    for line in text.splitlines()[max(after, 0):]:
         line = _ANSI.sub("", line)
         start = line.find("{")
         if start < 0:
@@ -88,13 +114,21 @@ def events_in(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def summary(text: str) -> dict[str, Any]:
-    """Ranks seen, the loss curve (step -> loss), checkpoints and the end, from the output."""
-    ranks: set[int] = set()
-    losses: dict[int, float] = {}
-    checkpoints: dict[int, str] = {}
-    finished: dict[str, Any] | None = None
-    for event in events_in(text):
+def summary(text: str, *, after: int = 0, before: dict[str, Any] | None = None
+            ) -> dict[str, Any]:
+    """Ranks seen, the loss curve (step -> loss), checkpoints and the end, from the output.
+
+    `before`, `after`: the summary of the output's first lines and how many they were, so only
+    the lines after them are read (Ray gives the whole output at every poll). `before` may
+    have read lines numbered above `after` too (a last line not whole yet): reading lines again
+    in their order changes nothing, as each field is a union or the last event's of its step."""
+    if before is None or after <= 0 or not _is_summary(before):
+        after, before = 0, summary_of_nothing()
+    ranks: set[int] = set(before["ranks"])
+    losses: dict[int, float] = {step: loss for step, loss in before["loss"]}
+    checkpoints: dict[int, str] = {c["step"]: c["path"] for c in before["checkpoints"]}
+    finished: dict[str, Any] | None = before["finished"]
+    for event in events_in(text, after):
         kind = event["event"]
         step = event.get("step")
         if kind == contract_events.RUN_STARTED and isinstance(event.get("rank"), int):
@@ -116,3 +150,14 @@ def summary(text: str) -> dict[str, Any]:
         "checkpoints": [{"step": s, "path": checkpoints[s]} for s in sorted(checkpoints)],
         "finished": finished,
     }
+
+
+def summary_of_nothing() -> dict[str, Any]:
+    return {"ranks": [], "loss": [], "checkpoints": [], "finished": None}
+
+
+def _is_summary(value: Any) -> bool:
+    """A summary as `summary` makes it (a row written before summaries were kept may not be)."""
+    return isinstance(value, dict) and isinstance(value.get("ranks"), list) \
+        and isinstance(value.get("loss"), list) \
+        and isinstance(value.get("checkpoints"), list) and "finished" in value

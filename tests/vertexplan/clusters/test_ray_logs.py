@@ -1,6 +1,9 @@
 """The trainers' events read back from a Ray job's output, as Ray forwards worker lines."""
 
-from vertexplan.clusters.ray_logs import events_in, summary
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vertexplan.clusters.ray_logs import events_in, lines, summary
 
 OUTPUT = "\n".join([
     "2026-11-25 02:21:23,917 INFO worker.py:1691 -- Using address 127.0.0.1:60109",
@@ -39,8 +42,6 @@ def test_no_events_is_an_empty_summary():
 
 
 def test_each_line_has_the_severity_it_states():
-    from vertexplan.clusters.ray_logs import lines
-
     text = "\n".join([
         "2026-11-25 02:21:23,917 INFO worker.py:1691 -- Using address 127.0.0.1:60109",
         "\x1b[36m(RayTrainWorker pid=7377)\x1b[0m WARNING: the loader is slow",
@@ -58,3 +59,51 @@ def test_each_line_has_the_severity_it_states():
         (1, 200), (2, 400), (3, 400), (4, 500), (5, 500), (6, 500), (7, 500), (8, 200),
         (9, 500)]
     assert found[1].text == "(RayTrainWorker pid=7377) WARNING: the loader is slow"
+
+
+# Lines of the kinds that change how the next line is read: a traceback's first line, its
+# indented and blank lines, an exception's line that ends it, and lines that state a level
+# (behind Ray's worker prefix and terminal colours or not).
+KINDS = ["Traceback (most recent call last):", '  File "train.py", line 9', "\tat x", "",
+         "   ", "RuntimeError: out of memory", "ValueError", "plain output",
+         "INFO ready", "(RayTrainWorker pid=7) Traceback (most recent call last):",
+         "\x1b[36m(RayTrainWorker pid=7)\x1b[0m   File \"x.py\"", "(RayTrainWorker pid=7) ",
+         "/x.py:3: UserWarning: slow", "KeyError: 'a'"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(KINDS), max_size=30), st.data(),
+       st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_the_lines_after_those_stored_are_read_as_in_the_whole_output(
+        kinds: list[str], data: st.DataObject, newline: str, ends: bool) -> None:
+    """A poller that stored the first lines reads the rest as a read of the whole output
+    would: a traceback begun before them still makes its lines errors."""
+    text = newline.join(kinds) + (newline if ends else "")
+    after = data.draw(st.integers(-1, len(kinds) + 1), label="after")
+    assert lines(text, after=after) == [line for line in lines(text) if line.number > after]
+
+
+def test_a_traceback_begun_before_the_stored_lines_ends_keeps_its_lines_errors() -> None:
+    text = "ok\nTraceback (most recent call last):\n  File \"t.py\", line 1\n\n" \
+           "  x()\nRuntimeError: boom\nafter\n"
+    assert [(line.number, line.severity) for line in lines(text, after=3)] == [
+        (4, 500), (5, 500), (6, 500), (7, 200)]
+    assert [line.severity for line in lines(text, after=6)] == [200]
+
+
+@settings(max_examples=200)
+@given(st.data())
+def test_a_summary_read_on_from_stored_lines_is_the_whole_outputs(data: st.DataObject) -> None:
+    """Reading on from the summary of the first lines (some of the later ones read already)
+    gives the summary of the whole output."""
+    events = OUTPUT.splitlines()
+    text = "\n".join(data.draw(st.lists(st.sampled_from(events), max_size=25), label="lines"))
+    count = len(text.splitlines())
+    seen = data.draw(st.integers(0, count), label="read before")
+    stored = data.draw(st.integers(0, seen), label="stored")
+    before = summary("\n".join(text.splitlines()[:seen]))
+    assert summary(text, after=stored, before=before) == summary(text)
+
+
+def test_a_summary_not_made_here_is_read_again_from_the_start() -> None:
+    assert summary(OUTPUT, after=3, before={"loss": "?"}) == summary(OUTPUT)
