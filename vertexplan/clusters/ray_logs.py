@@ -18,8 +18,10 @@ from contract import events as contract_events
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 MAX_STEPS = 2000
-# The worker Ray forwarded a line from: `(RayTrainWorker pid=123, ip=10.0.0.2) `.
-_WORKER_PREFIX = re.compile(r"^\([^()]{1,200}\)\s*")
+# The worker Ray forwarded a line from: `(RayTrainWorker pid=123, ip=10.0.0.2) `. One space
+# separates it from the line, and only that one is Ray's: the spaces after it are the line's
+# own (a traceback's indented lines go on with the traceback).
+_WORKER_PREFIX = re.compile(r"^\([^()]{1,200}\) ?")
 # A level word as Python's logging and Ray's own log lines write it, near the line's start.
 _LEVEL = re.compile(r"\b(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 LEVEL_ZONE = 80

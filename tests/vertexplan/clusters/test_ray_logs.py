@@ -61,6 +61,17 @@ def test_each_line_has_the_severity_it_states():
     assert found[1].text == "(RayTrainWorker pid=7377) WARNING: the loader is slow"
 
 
+def test_a_traceback_a_worker_forwarded_is_errors_to_its_exception() -> None:
+    """Ray puts its worker's name before each line the worker printed: the line's own
+    indentation after it still says the traceback goes on."""
+    prefix = "\x1b[36m(RayTrainWorker pid=7377, ip=10.0.0.2)\x1b[0m "
+    text = "\n".join(prefix + line for line in [
+        "Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+        "    loader = make_loader(shards)", "ValueError: shard 17 is empty", "epoch 2 read"])
+    assert [line.severity for line in lines(text)] == [500, 500, 500, 500, 200]
+    assert [line.severity for line in lines(text, after=2)] == [500, 500, 200]
+
+
 # Lines of the kinds that change how the next line is read: a traceback's first line, its
 # indented and blank lines, an exception's line that ends it, and lines that state a level
 # (behind Ray's worker prefix and terminal colours or not).
