@@ -17,13 +17,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shutil
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 SWEEP_S = 5.0
@@ -51,11 +48,9 @@ def main(argv: list[str] | None = None) -> None:
     from django.conf import settings
 
     from bench.machine import machine
-    from controlplane.backends import base
+    from bench.reconcile_sweep import emulator_for_the_backend
     from controlplane.backends.training import VertexBackend
     from controlplane.runs import reconcile
-    from localvertex.config import Settings
-    from localvertex.server import Emulator
 
     calls: Counter[str] = Counter()
 
@@ -64,16 +59,7 @@ def main(argv: list[str] | None = None) -> None:
             calls[what] += 1
             return super()._call(what, fn, **kwargs)
 
-    data = Path(tempfile.mkdtemp(prefix="bench-reconcile-"))
-    emulator = Emulator(Settings(data_dir=data, port=0, replica_user="",
-                                 crud_quota_per_minute=0))
-    emulator.start()
-    try:
-        settings.VERTEX_EMULATOR_ADDR = emulator.address
-        settings.VERTEX_EMULATOR_TOKEN = emulator.token
-        settings.VERTEX_REGION = REGION
-        settings.CP_BACKEND = "controlplane.backends.training.VertexBackend"
-        base.get_backend.cache_clear()
+    with emulator_for_the_backend() as emulator:
         print(f"machine: {machine()}")
         print(f"{'jobs':>6} {'ended':>6} | {'listing calls':>13} {'s':>6} | "
               f"{'per-job calls':>13} {'s':>6} | calls/min at {SWEEP_S:.0f} s sweeps: "
@@ -102,9 +88,6 @@ def main(argv: list[str] | None = None) -> None:
                   f"{got_calls:>13} {got_s:>6.2f} | {listed_calls * per_minute:>6.0f}, "
                   f"{got_calls * per_minute:>6.0f} ({got_calls / listed_calls:.0f}x fewer; "
                   f"expected {_expected(n, ended, reconcile.PAGE_SIZE)} listing calls)")
-    finally:
-        emulator.stop()
-        shutil.rmtree(data, ignore_errors=True)
 
 
 def _expected(n: int, ended: int, page: int) -> int:

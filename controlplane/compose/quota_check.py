@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import OuterRef, Subquery
+
 from controlplane.backends import quotas
 from controlplane.backends.errors import BackendError
 from controlplane.compose import validation
 from controlplane.runs import queue_preview
-from controlplane.runs.models import Job, JobKind, JobState
+from controlplane.runs.models import Job, JobAttempt, JobKind, JobState
 from controlplane.teams import quotas as team_quotas
 from vertexplan import quota as plan
 
@@ -28,11 +30,14 @@ def in_use(region: str) -> dict[str, int]:
     used: dict[str, int] = {}
     # A sweep's trials hold accelerators as any CustomJob; a Ray job runs on its cluster's
     # machines, which hold them already.
-    holding = Job.objects.filter(region=region, state__in=_HOLDING).exclude(kind=JobKind.RAY)
-    for job in holding.only("custom_job"):
-        attempt = job.current_attempt()
-        spec = (attempt.submitted_spec if attempt and attempt.submitted_spec
-                else job.custom_job)
+    # Each job's current attempt's spec as submitted (its CustomJob as composed before it is),
+    # read with the job in one query: a preflight asks this of every holding job.
+    submitted = JobAttempt.objects.filter(job=OuterRef("pk"), number=OuterRef("attempt"))
+    holding = (Job.objects.filter(region=region, state__in=_HOLDING).exclude(kind=JobKind.RAY)
+               .annotate(submitted=Subquery(submitted.values("submitted_spec")[:1]))
+               .values_list("submitted", "custom_job"))
+    for submitted_spec, custom_job in holding:
+        spec = submitted_spec or custom_job
         for need in plan.needs(spec):
             used[need.metric] = used.get(need.metric, 0) + need.count
     return used

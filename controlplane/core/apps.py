@@ -20,6 +20,12 @@ class CoreConfig(AppConfig):
         composer.DEFAULTS.tpu_images = lambda: {"tpu_jax": settings.CP_TPU_JAX_IMAGE,
                                                 "tpu_xla": settings.CP_TPU_XLA_IMAGE}
         _strict_json_booleans()
+        from django.db.backends.signals import connection_created
+
+        from controlplane.core import db_times
+
+        connection_created.connect(db_times.on_connection_created,
+                                   dispatch_uid="core.db_times")
 
 
 def _strict_json_booleans() -> None:

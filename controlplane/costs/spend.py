@@ -14,10 +14,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Prefetch, Q, QuerySet, Sum
 from django.utils import timezone
 
-from controlplane.core import price_table
+from controlplane.core import price_table, row_updates
 from controlplane.runs import recovery
 from controlplane.runs.models import (
     ACTIVE_STATES,
@@ -27,6 +27,7 @@ from controlplane.runs.models import (
     JobKind,
     JobRestart,
     RestartCause,
+    job_documents_except,
 )
 from controlplane.teams.models import Team
 from vertexplan.pricing import PricingError
@@ -150,7 +151,9 @@ def refresh_together(job_ids: list[int]) -> None:
     does, so it never holds up the others."""
     with transaction.atomic():
         jobs = list(Job.objects.select_for_update().filter(pk__in=job_ids, kind=JobKind.JOB)
-                    .order_by("pk").prefetch_related("attempts"))
+                    .defer(*job_documents_except("custom_job", "price_snapshot"))
+                    .order_by("pk").prefetch_related(Prefetch(
+                        "attempts", queryset=JobAttempt.objects.defer("submitted_spec"))))
         rows: dict[int, list[JobRestart]] = {}
         for row in JobRestart.objects.filter(job_id__in=[j.pk for j in jobs],
                                              cause__in=_BILLED_RESTARTS
@@ -174,7 +177,7 @@ def refresh_together(job_ids: list[int]) -> None:
                 job.cost_micros, job.lost_micros, job.cost_updated_at = \
                     cost.billed, cost.lost, now
                 priced.append(job)
-        Job.objects.bulk_update(priced, ["cost_micros", "lost_micros", "cost_updated_at"])
+        row_updates.update_fields(priced, ["cost_micros", "lost_micros", "cost_updated_at"])
     refresh_many(alone)
 
 

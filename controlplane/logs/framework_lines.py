@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contract import events as contract_events
+from controlplane.core import row_updates
 from controlplane.logs.models import FrameworkTrack
 from controlplane.runs.models import Job
 from vertexplan.logparse.entries import LogEntry
@@ -193,7 +194,7 @@ def read_new(reader: Reader, new: set[tuple[Any, ...]] | None) -> Read:
         # than the chief never detects: it only follows).
         known = reader.commanded.get(job_id) or reader.tracks.get(job_id, ("", 0))[0] or None
         _read_group(tracks[key], known, lines, read, (job_id, key[1]) in reader.reported)
-    FrameworkTrack.objects.bulk_update(tracks.values(), ["framework", "state", "lines_read"])
+    row_updates.update_fields(tracks.values(), ["framework", "state", "lines_read"])
     return read
 
 

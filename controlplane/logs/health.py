@@ -41,6 +41,7 @@ from controlplane.runs.models import (
     JobRestart,
     JobState,
     RestartCause,
+    job_documents_except,
 )
 from controlplane.teams import policy as team_policy
 from vertexplan import health
@@ -78,7 +79,8 @@ def check_many(job_ids: list[int], now: datetime | None = None) -> dict[int, str
     (None where its check failed)."""
     now = now or timezone.now()
     jobs = list(Job.objects.select_related("team").filter(
-        pk__in=job_ids, state=JobState.RUNNING, kind=JobKind.JOB))
+        pk__in=job_ids, state=JobState.RUNNING, kind=JobKind.JOB)
+        .defer(*job_documents_except("custom_job", "health_detail")))
     page = _PageReads(jobs)
     rules: dict[int, team_policy.Effective] = {}
     out: dict[int, str | None] = {}

@@ -26,9 +26,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, OuterRef, Q, Subquery
 
 from contract.events import CHECKPOINT_SAVED, PREEMPTED, REPLICA_RESTARTED, RESUMED, RUN_STARTED
-from controlplane.core import preemption_lines, signals
+from controlplane.core import preemption_lines, row_updates, signals
 from controlplane.logs.models import LogLine, StepMetric
-from controlplane.runs.models import Job, JobAttempt, JobEvent, JobRestart, RestartCause
+from controlplane.runs.models import (
+    Job,
+    JobAttempt,
+    JobEvent,
+    JobRestart,
+    RestartCause,
+    job_documents_except,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +94,7 @@ def refresh_many(job_ids: list[int]) -> None:
                    .values("timestamp")[:1])
     newest_signal = (JobEvent.objects.filter(job_id=OuterRef("pk"), kind__in=SIGNAL_KINDS)
                      .order_by("-pk").values("pk")[:1])
-    jobs = list(Job.objects.filter(pk__in=job_ids)
+    jobs = list(Job.objects.filter(pk__in=job_ids).defer(*job_documents_except())
                 .annotate(newest_line=Subquery(newest_line),
                           newest_signal=Subquery(newest_signal)))
     attempts: dict[int, list[JobAttempt]] = {}
@@ -112,7 +119,7 @@ def refresh_many(job_ids: list[int]) -> None:
             scanned.append(job)
         elif job.pk in noticed or job.pk in moved:
             refresh(job.pk)
-    Job.objects.bulk_update(scanned, ["restarts", "restart_scan"])
+    row_updates.update_fields(scanned, ["restarts", "restart_scan"])
 
 
 def _copy_notices_of(jobs: list[Job]) -> set[int]:
@@ -140,7 +147,7 @@ def _copy_notices_of(jobs: list[Job]) -> set[int]:
     JobEvent.objects.bulk_create(found, ignore_conflicts=True)
     for job in due:
         job.notices_scanned_to = job.newest_line
-    Job.objects.bulk_update(due, ["notices_scanned_to"])
+    row_updates.update_fields(due, ["notices_scanned_to"])
     return {event.job_id for event in found}
 
 

@@ -199,7 +199,8 @@ def _page(page: list[tuple[int, Target | None]], listing: Listing,
     states = dict(Job.objects.filter(pk__in=[job_id for job_id, _ in page])
                   .values_list("pk", "state"))
     attempts = {attempt.job_id: attempt for attempt in JobAttempt.objects.filter(
-        job_id__in=list(states), number=F("job__attempt"))}
+        job_id__in=list(states), number=F("job__attempt")).defer("submitted_spec",
+                                                                 "price_snapshot")}
     steady: list[int] = []
     moved: dict[int, RemoteJob] = {}
     for job_id, target in page:
