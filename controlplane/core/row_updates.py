@@ -22,8 +22,8 @@ from django.db import connections, models, router
 
 
 def update_fields(objs: Iterable[models.Model], fields: Sequence[str]) -> int:
-    """Write FIELDS of each saved instance in OBJS (all of one model) as they are on it;
-    how many rows were written. The fields must be concrete, not the primary key."""
+    """Write FIELDS of each saved instance in OBJS (all of one model, each once) as they are
+    on it; how many rows were written. The fields must be concrete, not the primary key."""
     rows = list(objs)
     if not rows or not fields:
         return 0
@@ -33,6 +33,10 @@ def update_fields(objs: Iterable[models.Model], fields: Sequence[str]) -> int:
     connection = connections[database]
     if connection.vendor != "postgresql":
         return model._base_manager.using(database).bulk_update(rows, fields)
+    keys = [row.pk for row in rows]
+    if None in keys or len(set(keys)) != len(keys):
+        # PostgreSQL would write a row named twice from either of its values.
+        raise ValueError("each instance must be saved and given once")
     targets = [meta.get_field(name) for name in fields]
     if any(not field.concrete or field.primary_key or field.many_to_many
            for field in targets):

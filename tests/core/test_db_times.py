@@ -66,7 +66,11 @@ def test_the_orm_reads_back_the_instant_it_wrote(job_for_times) -> None:
 
 def test_without_the_c_module_nothing_is_registered(monkeypatch) -> None:
     monkeypatch.setattr(db_times, "_CTimestamptzLoader", None)
-    assert db_times.loader_for(UTC) is None
+    db_times.loader_for.cache_clear()
+    try:
+        assert db_times.loader_for(UTC) is None
+    finally:
+        db_times.loader_for.cache_clear()
 
 
 @pytest.fixture

@@ -85,3 +85,5 @@ def test_nothing_to_write_asks_nothing_and_the_key_is_refused(team: Team) -> Non
     assert not queries
     with pytest.raises(ValueError, match="non-key"):
         update_fields([job], ["id"])
+    with pytest.raises(ValueError, match="once"):
+        update_fields([job, Job.objects.get(pk=job.pk)], ["cost_micros"])
