@@ -30,8 +30,8 @@ def in_use(region: str) -> dict[str, int]:
     used: dict[str, int] = {}
     # A sweep's trials hold accelerators as any CustomJob; a Ray job runs on its cluster's
     # machines, which hold them already.
-    # Each job's current attempt's spec as submitted (its CustomJob as composed before it is),
-    # read with the job in one query: a preflight asks this of every holding job.
+    # Each job's current attempt's spec as submitted (its CustomJob as composed until it has
+    # one), read with the job in one query: a preflight asks this of every holding job.
     submitted = JobAttempt.objects.filter(job=OuterRef("pk"), number=OuterRef("attempt"))
     holding = (Job.objects.filter(region=region, state__in=_HOLDING).exclude(kind=JobKind.RAY)
                .annotate(submitted=Subquery(submitted.values("submitted_spec")[:1]))
