@@ -2,7 +2,7 @@
 Celery workers: Vertex calls a minute by method, state-change and log-line delays.
 
     python -m bench.scale [--jobs 10000] [--workers 1,2] [--seconds 120] [--lines-per-s 300]
-                          [--reconcile-s 5] [--follow-s 3]
+                          [--reconcile-s 5] [--follow-s 3] [--logs list|tail]
 
 Each run is a fresh stack (config/devstack.py's commands, as the tests and `make demo` start
 it) on a scratch PostgreSQL database (bench.logs_ingest) and Redis (CELERY_BROKER_URL, else
@@ -10,6 +10,9 @@ redis://127.0.0.1:6379/0): the emulator with --synthetic (localvertex/jobs/synth
 replicas are timers printing the trainers' lines), Vertex's request quota (600 a minute per
 region) and Cloud Logging's read quota (60 a minute), the beat at --reconcile-s and --follow-s,
 and W workers of one process each (--concurrency 1), so "2 workers" is twice the processes.
+With --logs tail, fresh lines come by TailLogEntries (`manage.py follow_logs --tail`, a process
+of its own, CP_LOG_TAIL on, its buffer window --tail-buffer) and the beat's sweeps only settle;
+with --logs list (the default, as the compose stack runs), the sweeps read them.
 
 The N jobs are written before the stack starts, as a submit leaves them: a QUEUED CustomJob in
 the emulator's store (with the control plane's labels and a synthetic schedule) and a QUEUED
@@ -129,6 +132,9 @@ def scale_stack(database_url: str, broker_url: str, var_dir: Path, workers: int,
         def commands(self) -> dict[str, list[str]]:
             commands = super().commands()
             py = sys.executable
+            if args.logs == "tail":
+                commands["follower"] = [py, "manage.py", "follow_logs", "--tail",
+                                        "--interval", str(args.follow_s)]
             emulator = commands["emulator"]
             commands["emulator"] = [
                 py, "-m", "bench.scale", "--emulator-child", str(self.counts), "--",
@@ -149,25 +155,44 @@ def scale_stack(database_url: str, broker_url: str, var_dir: Path, workers: int,
         queue_prefix=f"scale-{uuid.uuid4().hex[:6]}", prepared=True,
         reconcile_interval_s=args.reconcile_s, follow_interval_s=args.follow_s,
         # The jobs' project and region (write_jobs): the control plane lists where they are.
-        extra_env={"LOG_LEVEL": "WARNING", "VERTEX_PROJECT": PROJECT, "VERTEX_REGION": REGION})
+        extra_env={"LOG_LEVEL": "WARNING", "VERTEX_PROJECT": PROJECT, "VERTEX_REGION": REGION,
+                   **({"CP_LOG_TAIL": "true", "CP_LOG_TAIL_BUFFER_S": str(args.tail_buffer)}
+                      if args.logs == "tail" else {})})
     return ScaleStack(config)
 
 
 @contextlib.contextmanager
 def started(stack: Any, workers: int, names: list[str] | None = None):
+    """The stack's processes, the emulator last: its jobs start the moment it is up, so the
+    workers (a Celery worker takes seconds to boot) are ready by then, as in a deployment whose
+    jobs start while it runs. The burst's delays are then the control plane's, not its boot."""
     from config.devstack import wait_for_port
 
     names = names or ["emulator", *(f"worker{i}" for i in range(workers)), "beat"]
+    others = [name for name in names if name != "emulator"]
     try:
+        for name in others:
+            stack.start_process(name)
+        deadline = time.monotonic() + 180
+        for name in others:
+            while name.startswith("worker") and " ready." not in _log(stack, name):
+                if time.monotonic() > deadline or stack.dead():
+                    raise RuntimeError(f"{name} not ready: {stack.dead()}\n"
+                                       + stack.log_tail(name))
+                time.sleep(0.2)
         emulator = stack.start_process("emulator")
         wait_for_port(stack.config.emulator_port, 600, emulator)
-        for name in names[1:]:
-            stack.start_process(name)
         yield stack
     finally:
         for name in reversed(names):
-            stack.stop_process(name, timeout_s=60)
+            if name in stack.procs:
+                stack.stop_process(name, timeout_s=60)
         stack.guard.close()
+
+
+def _log(stack: Any, name: str) -> str:
+    path = stack.log_dir / f"{name}.log"
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 # --- one run ---------------------------------------------------------------------------------
@@ -209,7 +234,9 @@ def run_once(n: int, workers: int, args: argparse.Namespace, database_url: str,
     result = Run(workers=workers, n=n, load=[os.getloadavg()[0]])
     seen_event = seen_line = 0
     # The folder goes after the processes have stopped (they write to it until then).
-    with _removed(var_dir), started(stack, workers):
+    names = ["emulator", *(f"worker{i}" for i in range(workers)), "beat",
+             *(["follower"] if args.logs == "tail" else [])]
+    with _removed(var_dir), started(stack, workers, names):
         began = time.time()
         window_from: float | None = None
         window_counts: dict[str, Any] = {}
@@ -380,6 +407,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds after its start before a job's scheduled end, preemption "
                         "or failure (default 30 + 0.3 s a job: after the start burst)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--logs", choices=("list", "tail"), default="list",
+                        help="how fresh lines are read: the beat's list sweeps (as the compose "
+                        "stack runs) or a TailLogEntries follower process")
+    parser.add_argument("--tail-buffer", type=float, default=0.2,
+                        help="with --logs tail: TailLogEntries' buffer window, s (Cloud "
+                        "Logging's default is 2)")
     parser.add_argument("--emulator-only", action="store_true",
                         help="the emulator alone with --jobs synthetic jobs: its start, "
                         "entries a second, CPU, memory and threads")
@@ -399,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine: {machine()}; {postgres_version()}; {args.jobs} synthetic jobs, "
               f"{args.lines_per_s:g} lines/s in all (a step line every "
               f"{max(args.jobs / args.lines_per_s, 0.01):g} s a job); reconcile every "
-              f"{args.reconcile_s:g} s, follow every {args.follow_s:g} s", flush=True)
+              f"{args.reconcile_s:g} s, follow every {args.follow_s:g} s; fresh lines by "
+              + ("list sweeps" if args.logs == "list" else
+                 f"TailLogEntries (buffer window {args.tail_buffer:g} s)"), flush=True)
         base = None
         for workers in [int(w) for w in args.workers.split(",")]:
             run = run_once(args.jobs, workers, args, url, broker)

@@ -9,6 +9,14 @@ stored once (unique insertIds).
 One session per filter of job ids (the same 20,000-character split as the list queries). When
 the set of followed jobs changes, new sessions open before the old ones close, so nothing is
 missed in between; at most MAX_SESSIONS are used, half the project's limit, for that overlap.
+
+Past MAX_SESSIONS filters (some 2,000 running jobs), a list of ids cannot cover them all: one
+session then reads every Vertex job's entries of the project (`resource.type="ml_job"`) and
+stores the followed jobs' ones, the rest (jobs the control plane did not submit, in a shared
+project) read and dropped, as every page's entries of jobs not followed are. It stays open while
+the followed jobs change: only the map of where entries go is replaced, so a fleet whose jobs
+start and end every few seconds does not reopen streams at every refresh. Its cost is the
+stream's own quota (60,000 entries a minute per project), shared with any job not ours.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from controlplane.backends.base import Backend, TailStream
 from controlplane.backends.errors import BackendError
 from controlplane.logs.options import FollowConfig
 from controlplane.logs.store import Target, store_entries
-from vertexplan.logparse.filters import job_filters
+from vertexplan.logparse.filters import VERTEX_JOBS, job_filters
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +53,8 @@ class TailStats:
 
 class _Session:
     def __init__(self, stream: TailStream, targets: dict[str, Target], stats: TailStats) -> None:
+        # Read at each batch: a project-wide session's map is replaced as jobs come and go
+        # (one assignment, so a batch is routed by one map or the other, never a mix).
         self.stream, self.targets, self.stats = stream, targets, stats
         self.alive = True
         self.thread = threading.Thread(target=self._run, name="log-tail", daemon=True)
@@ -85,21 +95,30 @@ class TailFollower:
         self.stats = TailStats()
         self._sessions: list[_Session] = []
         self._ids: tuple[str, ...] = ()
+        self._wide = False  # the one session reads every Vertex job of the project
 
     def refresh(self) -> None:
         """Reopen the sessions when the followed jobs changed or a session ended."""
         targets = self.followed()
         ids = tuple(sorted(targets))
-        if ids == self._ids and all(s.alive for s in self._sessions):
+        alive = all(s.alive for s in self._sessions)
+        if ids == self._ids and alive:
             return
+        queries = job_filters(ids, None)
+        wide = len(queries) > MAX_SESSIONS
+        if wide and self._wide and alive:
+            # The project-wide session reads every job already: only where entries go changes.
+            self._sessions[0].targets = dict(targets)
+            self._ids = ids
+            return
+        if wide:
+            logger.info("log tail: %d jobs need %d filters of ids, more than %d sessions: one "
+                        "session reads the project's Vertex jobs", len(ids), len(queries),
+                        MAX_SESSIONS)
+            queries = [VERTEX_JOBS]
         old = self._sessions
         self._sessions = []
-        filters = job_filters(ids, None)
-        if len(filters) > MAX_SESSIONS:
-            logger.warning("log tail: %d jobs need %d sessions; the first %d are tailed, the "
-                           "rest are read by the list sweeps", len(ids), len(filters),
-                           MAX_SESSIONS)
-        for query in filters[:MAX_SESSIONS]:
+        for query in queries:
             try:
                 stream = self.backend.tail_log_entries(
                     query, buffer_window_s=self.config.tail_buffer_window_s)
@@ -109,7 +128,9 @@ class TailFollower:
                 continue
             self._sessions.append(_Session(stream, dict(targets), self.stats))
             self.stats.sessions_opened += 1
-        self._ids = ids if len(self._sessions) == len(filters[:MAX_SESSIONS]) else ()
+        opened = len(self._sessions) == len(queries)
+        self._ids = ids if opened else ()
+        self._wide = wide and opened
         # The new sessions are open (opening waits for the service's confirmation): only now
         # do the old ones stop, so no entry falls between them.
         for session in old:
@@ -120,6 +141,7 @@ class TailFollower:
             session.close()
         self._sessions = []
         self._ids = ()
+        self._wide = False
 
 
 def run(backend: Backend, config: FollowConfig, followed: Callable[[], dict[str, Target]],

@@ -94,3 +94,45 @@ def test_config_reads_settings_over_defaults(settings: Any) -> None:
     config = follow_config()
     assert config.tail and config.reads_per_minute == 40
     assert isinstance(config, FollowConfig) and config.page_size == 1000
+
+
+def test_more_jobs_than_sessions_are_tailed_by_one_project_wide_session(
+        committed_vertex: VertexBackend, make_attempt: AttemptFactory, log_emulator: Any,
+        monkeypatch: Any) -> None:
+    from controlplane.logs import tail as tail_module
+
+    # Two filters of ids where one session is allowed: 600 ids do not fit in 20,000 characters.
+    monkeypatch.setattr(tail_module, "MAX_SESSIONS", 1)
+    now = timezone.now()
+    first = make_attempt(now - timedelta(minutes=1))
+    elsewhere = {str(10**18 + i): Target(first.job_id, 1) for i in range(600)}
+    followed = {**elsewhere, first.vertex_job_id: Target(first.job_id, 1)}
+    tail = TailFollower(committed_vertex, TAIL, lambda: dict(followed))
+    try:
+        tail.refresh()
+        assert tail.stats.sessions_opened == 1
+        # A Vertex job of the project that is not followed: read by the session, not stored.
+        write(log_emulator.logs, [Line("4242424242", f"x{i}", timezone.now(), text=f"not ours {i}")
+                                  for i in range(5)]
+              + [Line(first.vertex_job_id, f"t{i}", timezone.now(), text=f"live {i}")
+                 for i in range(10)])
+        wait_until(lambda: lines_of(first) == 10)
+        # A job starts: the open session routes its entries from the next refresh, unreopened.
+        second = make_attempt(now)
+        followed[second.vertex_job_id] = Target(second.job_id, 1)
+        tail.refresh()
+        assert tail.stats.sessions_opened == 1
+        write(log_emulator.logs, [Line(second.vertex_job_id, f"u{i}", timezone.now(),
+                                       text=f"second {i}") for i in range(7)])
+        wait_until(lambda: lines_of(second) == 7)
+        # Back under the limit: sessions by ids again, the wide one closed after they opened.
+        for key in elsewhere:
+            del followed[key]
+        tail.refresh()
+        assert tail.stats.sessions_opened == 2 and len(tail._sessions) == 1
+        write(log_emulator.logs, [Line(j.vertex_job_id, f"v{i}", timezone.now(), text=f"by id {i}")
+                                  for i in range(3) for j in (first, second)])
+        wait_until(lambda: lines_of(first) == 13 and lines_of(second) == 10)
+        assert LogLine.objects.count() == 23 and tail.stats.errors == 0
+    finally:
+        tail.close()

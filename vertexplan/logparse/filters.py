@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 
 MAX_FILTER_CHARS = 20_000
 _OR = " OR "
+# Every Vertex AI training job's entries (CustomJobs, and the trials of tuning jobs).
+VERTEX_JOBS = 'resource.type="ml_job"'
 
 
 def rfc3339(moment: datetime) -> str:
@@ -31,7 +33,7 @@ def after(lower: datetime, insert_id: str = "") -> str:
 
 def head(lower: datetime | None, upper: datetime | None = None, insert_id: str = "") -> str:
     """The part every query shares, up to the opening parenthesis of the job ids."""
-    parts = ['resource.type="ml_job"']
+    parts = [VERTEX_JOBS]
     if lower is not None:
         parts.append(after(lower, insert_id))
     if upper is not None:
