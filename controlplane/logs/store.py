@@ -15,6 +15,7 @@ import psycopg
 from django.db import connection, transaction
 
 from contract.events import EVAL, PER_RANK_SECONDS, REPLICA_RESTARTED, RUN_STARTED, TRACKING
+from controlplane.core import row_updates
 from controlplane.logs import bulk, failure_scan, framework_lines, live, restarts, trust
 from controlplane.logs.models import FrameworkTrack, LogLine, StepMetric
 from controlplane.runs.models import Job, JobEvent, output_uri_for
@@ -438,7 +439,15 @@ def refresh_progress(stepped: set[int], totals: Mapping[int, int]) -> None:
         total = "CASE id " + "WHEN %s THEN %s " * len(totals) + "ELSE total_steps END"
         for job_id, count in totals.items():
             params += [job_id, count]
+    if connection.vendor == "postgresql":
+        # The rows locked in id order, as every other writer of several jobs' rows locks them
+        # (controlplane.core.row_updates): a reconcile sweep writes the same rows meanwhile.
+        which = row_updates.in_key_order(connection, job, "id", Job._meta.pk.db_type(connection))
+        params.append(jobs)
+    else:
+        which = f"id IN ({', '.join(['%s'] * len(jobs))})"
+        params += jobs
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {job} SET (last_step, last_loss) = {newest}, total_steps = {total} "
-            f"WHERE id IN ({', '.join(['%s'] * len(jobs))})", [*params, *jobs])
+            f"WHERE {which}", params)

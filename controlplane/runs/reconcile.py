@@ -48,7 +48,7 @@ from django.utils import timezone
 from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJob, get_backend
-from controlplane.core import signals
+from controlplane.core import row_updates, signals
 from controlplane.runs import lifecycle
 from controlplane.runs.job_states import job_state_for
 from controlplane.runs.models import ACTIVE_STATES, Job, JobAttempt, JobKind, JobState
@@ -212,7 +212,7 @@ def _page(page: list[tuple[int, Target | None]], listing: Listing,
         elif listed is not None and _moving(states[job_id], attempts.get(job_id), listed):
             moved[job_id] = listed
     if steady:
-        Job.objects.filter(pk__in=steady).update(reconciled_at=timezone.now())
+        row_updates.update_each(Job, steady, reconciled_at=timezone.now())
     together = steady + _record_moves(moved)
     if together:
         try:

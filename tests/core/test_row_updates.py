@@ -4,16 +4,19 @@ key; rows not given are left alone."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
-from controlplane.core.row_updates import update_fields
+from controlplane.core.row_updates import update_each, update_fields
 from controlplane.logs.models import FrameworkTrack
+from controlplane.logs.store import refresh_progress
 from controlplane.runs.models import Job
 from controlplane.teams.models import Team
 
@@ -87,3 +90,67 @@ def test_nothing_to_write_asks_nothing_and_the_key_is_refused(team: Team) -> Non
         update_fields([job], ["id"])
     with pytest.raises(ValueError, match="once"):
         update_fields([job, Job.objects.get(pk=job.pk)], ["cost_micros"])
+
+
+def _held_by_me() -> bool:
+    """Whether another backend waits on a lock this connection holds."""
+    with connection.cursor() as cursor:
+        # Inside a transaction PostgreSQL answers from one snapshot of the sessions unless
+        # it is cleared.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT count(*) FROM pg_stat_activity"
+                       " WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))")
+        return cursor.fetchone()[0] > 0
+
+
+def _update_fields(jobs: list[Job]) -> None:
+    for job in jobs:
+        job.cost_micros = 7
+    update_fields(jobs, ["cost_micros"])
+
+
+def _update_each(jobs: list[Job]) -> None:
+    update_each(Job, [job.pk for job in jobs], cost_micros=7)
+
+
+def _progress(jobs: list[Job]) -> None:
+    refresh_progress({job.pk for job in jobs}, {job.pk: 7 for job in jobs})
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("write", [_update_fields, _update_each, _progress])
+def test_rows_are_locked_in_key_order_before_any_is_written(team: Team, write: Any) -> None:
+    """Two writers of overlapping rows that each lock them in the order their plan meets them
+    deadlock (a sweep's restart scans and the log store's progress did, with 10,000 jobs).
+    Here the highest key is held elsewhere: a writer in key order waits there holding every
+    lower row; one in the heap's order meets the held row first (the lower ones, updated
+    last, lie after it in the heap) and holds nothing while it waits."""
+    jobs = _jobs(team, 3)
+    for job in jobs[:2]:
+        Job.objects.filter(pk=job.pk).update(cost_micros=1)  # moved after jobs[2] in the heap
+    done: list[BaseException | None] = []
+
+    def writer() -> None:
+        try:
+            write(jobs)
+            done.append(None)
+        except BaseException as exc:
+            done.append(exc)
+        finally:
+            connections.close_all()
+
+    with transaction.atomic():
+        Job.objects.select_for_update().get(pk=jobs[2].pk)
+        thread = threading.Thread(target=writer)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not _held_by_me():
+            assert time.monotonic() < deadline and thread.is_alive(), done
+            time.sleep(0.02)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT id FROM {Job._meta.db_table} WHERE id = ANY(%s)"
+                           " FOR UPDATE SKIP LOCKED", [[job.pk for job in jobs[:2]]])
+            free = cursor.fetchall()
+    thread.join(30)
+    assert done == [None]
+    assert free == [], "the writer waited for the highest key before locking the lower ones"
