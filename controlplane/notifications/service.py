@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from controlplane.clusters.models import IdleFlag
+from controlplane.core import memo
 from controlplane.core.queue import send_now
 from controlplane.core.secrets import SecretUnreadable
 from controlplane.notifications import messages, options, slack
@@ -84,9 +85,10 @@ def notify(job: Job, event: str, *, key: str, detail: dict[str, Any] | None = No
     many messages were queued now."""
     detail = {"state": job.state, "restarts": job.restarts, "attempt": job.attempt,
               **(detail or {})}
-    channels = [channel for channel in SlackChannel.objects.filter(team_id=job.team_id,
-                                                                   enabled=True)
-                if channel.wants(event)]
+    # Once for a reconcile page's many jobs of one team (controlplane.core.memo).
+    enabled = memo.once(("slack-channels", job.team_id), lambda: list(
+        SlackChannel.objects.filter(team_id=job.team_id, enabled=True)))
+    channels = [channel for channel in enabled if channel.wants(event)]
     return _queue(channels, f"job-{job.pk}:{key}", job=job, event=event, detail=detail)
 
 

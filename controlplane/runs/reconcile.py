@@ -48,7 +48,7 @@ from django.utils import timezone
 from contract import labels as contract_labels
 from controlplane.backends import errors
 from controlplane.backends.base import TERMINAL_VERTEX_STATES, Backend, RemoteJob, get_backend
-from controlplane.core import row_updates, signals
+from controlplane.core import memo, row_updates, signals
 from controlplane.runs import lifecycle
 from controlplane.runs.job_states import job_state_for
 from controlplane.runs.models import ACTIVE_STATES, Job, JobAttempt, JobKind, JobState
@@ -280,7 +280,9 @@ def _record_moves(moved: dict[int, RemoteJob]) -> list[int]:
         return []
     recorded: list[int] = []
     try:
-        with transaction.atomic():
+        # One transaction: what the moves read of their teams (their Slack channels) is read
+        # once for the page.
+        with transaction.atomic(), memo.scope():
             jobs = Job.objects.select_for_update(of=("self",)).filter(
                 pk__in=list(moved)).order_by("pk")
             attempts = {attempt.job_id: attempt for attempt in JobAttempt.objects

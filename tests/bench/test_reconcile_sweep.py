@@ -58,3 +58,23 @@ def test_a_fleet_that_moved_is_not_what_it_measures(emulator: Emulator, project:
             reconcile_sweep.timed_sweeps(1, phases)
     finally:
         phases.restore()
+
+
+def test_a_fleet_started_at_once_is_recorded_by_one_sweep_of_moves(
+        emulator: Emulator, project: str, team: Team) -> None:
+    user = get_user_model().objects.create(username="sweeper")
+    template = reconcile_sweep.template_job(team, user)
+    ids = reconcile_sweep.running_jobs(emulator, project, template, 20, steps=4, burst=True)
+    template.delete()
+    jobs = Job.objects.filter(pk__in=ids)
+    assert set(jobs.values_list("state", flat=True)) == {JobState.QUEUED}
+    assert not StepMetric.objects.filter(job_id__in=ids).exists()
+    phases = reconcile_sweep.wrap_phases()
+    try:
+        _, reached, split = reconcile_sweep.timed_sweeps(1, phases)
+    finally:
+        phases.restore()
+    # Every start recorded by the page's moves, none by the per-job code.
+    assert reached == [20] and split["moves"] > 0
+    assert set(jobs.values_list("state", flat=True)) == {JobState.RUNNING}
+    assert all(job.started_at is not None for job in jobs)

@@ -32,8 +32,9 @@ emulator, project, owner = listing.emulator, listing.project, listing.owner
 # jobs run) for a steady page, 25 besides the moved jobs' own for a page that moved.
 PAGE_QUERIES = 30
 # What each job that moved costs: its attempt's row, its job's row and its timeline event (in
-# Job.update_state), its team's Slack channels (the state change's notification): measured 4.
-MOVED_QUERIES = 5
+# Job.update_state): measured 3 (its team's Slack channels, the state change's notification,
+# are read once a page).
+MOVED_QUERIES = 4
 
 
 def _sweep_queries() -> int:
@@ -81,3 +82,32 @@ def test_a_sweep_costs_queries_by_page_not_by_job(emulator: Emulator, project: s
     assert counts[50]["steady"] == counts[10]["steady"], counts
     assert counts[50]["steady again"] == counts[10]["steady again"], counts
     assert counts[50]["moved"] - counts[10]["moved"] <= MOVED_QUERIES * 40, counts
+
+
+def test_a_page_of_starts_reads_its_teams_slack_channels_once(
+        emulator: Emulator, project: str, team: Team, owner: Any) -> None:
+    """Each start queues its RUNNING message for the channels that want it, from one read of
+    the team's channels for the page (it was one read a job)."""
+    from controlplane.notifications.models import Notification, SlackChannel
+
+    wanted, other = (SlackChannel(team=team, name=name, kind="webhook", notify_on=notify_on)
+                     for name, notify_on in (("runs", ["running"]), ("fails", ["failed"])))
+    for channel in (wanted, other):
+        channel.set_secret("https://hooks.slack.com/services/T0/B0/x")
+        channel.save()
+    vertex = Vertex(emulator, project)
+    jobs = _fleet(vertex, team, owner, 20, "slack-")
+    reconcile.sweep(budget_s=3600)
+    started = timezone.now() - timedelta(minutes=1)
+    for job in jobs.values():
+        vertex.move(remote_name(job), "JOB_STATE_RUNNING", started)
+    with CaptureQueriesContext(connection) as queries:
+        reconcile.sweep(budget_s=3600)
+    table = SlackChannel._meta.db_table
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT") and
+             f'FROM "{table}"' in q["sql"]]
+    assert len(reads) == 1, reads
+    sent = Notification.objects.filter(key__endswith=":running")
+    assert Counter(sent.values_list("channel__name", flat=True)) == {"runs": 20}
+    assert set(sent.values_list("key", flat=True)) == {
+        f"job-{job.pk}:running" for job in jobs.values()}
