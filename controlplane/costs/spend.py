@@ -150,7 +150,10 @@ def refresh_together(job_ids: list[int]) -> None:
     written in one. A job whose facts cannot be priced is refreshed alone, as refresh_many
     does, so it never holds up the others."""
     with transaction.atomic():
-        jobs = list(Job.objects.select_for_update().filter(pk__in=job_ids, kind=JobKind.JOB)
+        # FOR NO KEY UPDATE: the page holds up the jobs' other changes, not their log lines
+        # and events (their foreign keys' checks), which the log store writes meanwhile.
+        jobs = list(Job.objects.select_for_update(no_key=True).filter(pk__in=job_ids,
+                                                                      kind=JobKind.JOB)
                     .defer(*job_documents_except("custom_job", "price_snapshot"))
                     .order_by("pk").prefetch_related(Prefetch(
                         "attempts", queryset=JobAttempt.objects.defer("submitted_spec"))))

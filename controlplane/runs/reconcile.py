@@ -283,10 +283,12 @@ def _record_moves(moved: dict[int, RemoteJob]) -> list[int]:
         # One transaction: what the moves read of their teams (their Slack channels) is read
         # once for the page.
         with transaction.atomic(), memo.scope():
-            jobs = Job.objects.select_for_update(of=("self",)).filter(
+            # FOR NO KEY UPDATE: it holds up the jobs' other changes, not their log lines
+            # and events (their foreign keys' checks), which the log store writes meanwhile.
+            jobs = Job.objects.select_for_update(of=("self",), no_key=True).filter(
                 pk__in=list(moved)).order_by("pk")
             attempts = {attempt.job_id: attempt for attempt in JobAttempt.objects
-                        .select_for_update(of=("self",))
+                        .select_for_update(of=("self",), no_key=True)
                         .filter(job_id__in=list(moved), number=F("job__attempt"))}
             for job in jobs:
                 attempt = attempts.get(job.pk)
